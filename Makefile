@@ -1,0 +1,30 @@
+# Two entry points: `make demo` (set up + run the main job) and `make test` (set up + run the tests).
+PYTHON ?= python3.11
+VENV   ?= .venv
+PY      = $(VENV)/bin/python
+PIP     = $(VENV)/bin/pip
+STAMP   = $(VENV)/.xaibench-installed
+
+.PHONY: setup demo test perf clean
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+	# The CPU build of torch that is on disk; installed first so nothing pulls CUDA wheels.
+	$(PIP) install --quiet torch==2.13.0
+	$(PIP) install --quiet -e '.[test]'
+	@touch $(STAMP)
+
+setup: $(STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/xaibench demo
+
+test: $(STAMP)
+	$(PY) -m pytest -q
+
+perf: $(STAMP)
+	$(PY) -m pytest -q -s tests/perf -p no:cacheprovider --override-ini addopts=
+
+clean:
+	rm -rf $(VENV) .xaibench xaibench-data results

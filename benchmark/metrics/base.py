@@ -1,0 +1,52 @@
+"""Metric metadata and registry (after Quantus / ferret: direction, range, family rendered directly)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from benchmark.registry import Registry
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str  # registry key, e.g. "kl"
+    label: str  # short column label, e.g. "KL"
+    direction: str  # "lower" or "higher" is better
+    range: tuple[float, float]
+    family: str  # e.g. "distribution", "localisation"
+    fn: Callable[..., np.ndarray]  # fn(explanations, truths, **params) -> (N,) float64, NaN = excluded
+    description: str = ""
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.direction not in ("lower", "higher"):
+            raise ValueError(f"metric {self.name}: direction must be 'lower' or 'higher'")
+
+    @property
+    def higher_is_better(self) -> bool:
+        return self.direction == "higher"
+
+    @property
+    def arrow(self) -> str:
+        return "↑" if self.higher_is_better else "↓"
+
+    def __call__(self, explanations: Any, truths: Any, **params: Any) -> np.ndarray:
+        return np.asarray(self.fn(explanations, truths, **{**self.params, **params}), dtype=np.float64)
+
+
+METRICS: Registry[Metric] = Registry("metric")
+
+
+def metric(name: str, label: str, direction: str, range: tuple[float, float], family: str,
+           description: str = "", **params: Any) -> Callable[[Callable], Callable]:
+    """Decorator registering a vectorised metric function with its metadata."""
+
+    def wrap(fn: Callable) -> Callable:
+        METRICS.register(name, Metric(name, label, direction, range, family, fn,
+                                      description or (fn.__doc__ or "").strip().split("\n")[0], params))
+        return fn
+
+    return wrap

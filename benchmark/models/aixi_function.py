@@ -1,0 +1,138 @@
+"""AIXI attribution functions (SPECS §3.3) and the function itself as a model (§3.5, Experiment 2).
+
+Counts ι_k = number of objects of pattern k, normalised ι̂_k = ι_k / ι_max (ι_max = 2 for Shape,
+6 for Color).
+* SSIN(x)  = Σ_k w_k sin(π/2 · ι̂_k), w = (1/2, 1/4, 1/6)   (Cortez & Embrechts' weights)
+* SUUM(x)  = Σ_k w_k ι̂_k,            w = (1/2, 1/4, 1/6)
+* Class(x) = [ι_1 > ι_2] (rule "count", default) or [w_1 ι_1 − w_2 ι_2 > 0] (rule "weighted"),
+  GT weights (1, 0.5, 0).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from benchmark.models.base import Model
+
+IOTA_MAX = {"shape": 2, "color": 6}
+PATTERNS = {"shape": ("circle", "square", "cross"), "color": ("intensity1", "intensity2", "intensity3")}
+
+
+@dataclass(frozen=True)
+class AixiFunction:
+    name: str
+    weights: tuple[float, float, float]
+    task: str  # "regression" | "binary"
+    class_rule: str = "count"  # [I] SPECS §3.3: "count" = [ι1 > ι2]; "weighted" = [w1 ι1 − w2 ι2 > 0]
+
+    def __call__(self, counts: np.ndarray, iota_max: int) -> np.ndarray:
+        """counts (N, 3) integer → outputs (N,) float32."""
+        counts = np.asarray(counts, dtype=np.float64)
+        w = np.asarray(self.weights)
+        if self.name == "ssin":
+            out = (w * np.sin(np.pi / 2 * counts / iota_max)).sum(axis=1)
+        elif self.name == "suum":
+            out = (w * counts / iota_max).sum(axis=1)
+        elif self.class_rule == "count":
+            out = (counts[:, 0] > counts[:, 1]).astype(np.float64)
+        elif self.class_rule == "weighted":
+            out = (w[0] * counts[:, 0] - w[1] * counts[:, 1] > 0).astype(np.float64)
+        else:
+            raise ValueError(f"class_rule must be 'count' or 'weighted', got {self.class_rule!r}")
+        return out.astype(np.float32)
+
+
+FUNCTIONS: dict[str, AixiFunction] = {
+    "ssin": AixiFunction("ssin", (1 / 2, 1 / 4, 1 / 6), "regression"),
+    "suum": AixiFunction("suum", (1 / 2, 1 / 4, 1 / 6), "regression"),
+    "class": AixiFunction("class", (1.0, 0.5, 0.0), "binary"),
+}
+
+
+def get_function(name: str, class_rule: str = "count") -> AixiFunction:
+    try:
+        f = FUNCTIONS[name]
+    except KeyError:
+        raise ValueError(f"unknown AIXI function '{name}'; one of {', '.join(FUNCTIONS)}") from None
+    return f if class_rule == f.class_rule else AixiFunction(f.name, f.weights, f.task, class_rule)
+
+
+def ground_truth_map(instances: np.ndarray, patterns: Sequence[int], weights: Sequence[float]) -> np.ndarray:
+    """G_p = Σ_k w_k M_k(p) (SPECS §3.4): each object's pixels get its pattern's weight.
+
+    `instances` (H, W): 0 background, j = object j; `patterns[j-1]` ∈ {0, 1, 2} its pattern."""
+    lut = np.zeros(len(patterns) + 1, dtype=np.float32)
+    lut[1:] = np.asarray(weights, dtype=np.float32)[np.asarray(patterns, dtype=np.int64)]
+    return lut[instances]
+
+
+@dataclass(frozen=True)
+class Reference:
+    """What the function model knows of an instance: its image, objects and their patterns."""
+
+    image: np.ndarray  # (H, W) float32 in [0, 1]
+    instances: np.ndarray  # (H, W) int: 0 background, j = object j
+    patterns: np.ndarray  # (K,) pattern index of object j (at j-1)
+
+
+class FunctionModel(Model):
+    """The attribution function as the model under test (Experiment 2).
+
+    An object counts as present when at least `visible_fraction` of its pixels keep their original
+    value in the (perturbed) input [I: counting rule]; the function is applied to those counts.
+    The source instance of each perturbed input is found among the instances of the current batch
+    (`focus`) as the one whose object pixels explain the input's non-background pixels best
+    (bit-packed comparison, so thousands of perturbations per second are cheap).
+    """
+
+    def __init__(self, function: AixiFunction, dataset: str, references: Mapping[str, Reference],
+                 visible_fraction: float = 0.5, batch_size: int = 1024) -> None:
+        super().__init__(f"function-{function.name}", function.task, 1, batch_size)
+        self.function = function
+        self.iota_max = IOTA_MAX[dataset]
+        self.references = references
+        self.visible_fraction = visible_fraction
+        self._focus: list[str] = []
+        self._bits: np.ndarray | None = None
+
+    def focus(self, ids: Sequence[str]) -> None:
+        self._focus = list(ids)
+        on = np.stack([self.references[i].image > 0 for i in self._focus]).reshape(len(ids), -1)
+        self._bits = np.packbits(on, axis=1)
+
+    def counts(self, inputs: np.ndarray) -> np.ndarray:
+        x = np.asarray(inputs, dtype=np.float32)
+        if x.ndim == 4:
+            x = x[:, 0]
+        if not self._focus:
+            raise RuntimeError("FunctionModel.predict called before focus(ids); the runner sets it")
+        xb = np.packbits((x > 0).reshape(len(x), -1), axis=1)
+        # extra: input pixels that are on where the reference is background; overlap: on in both
+        extra = np.bitwise_count(xb[:, None, :] & ~self._bits[None]).sum(-1)
+        overlap = np.bitwise_count(xb[:, None, :] & self._bits[None]).sum(-1)
+        source = _best_source(extra, overlap)
+        out = np.zeros((len(x), 3), dtype=np.int64)
+        for n, b in enumerate(source):
+            ref = self.references[self._focus[b]]
+            k = len(ref.patterns)
+            if k == 0:
+                continue
+            keep = np.abs(x[n] - ref.image) < 1e-4
+            inst = ref.instances.ravel()
+            tot = np.bincount(inst, minlength=k + 1)[1:]
+            kept = np.bincount(inst, weights=keep.ravel(), minlength=k + 1)[1:]
+            visible = kept >= self.visible_fraction * np.maximum(tot, 1)
+            out[n] = np.bincount(ref.patterns[visible], minlength=3)[:3]
+        return out
+
+    def _predict(self, inputs: np.ndarray) -> np.ndarray:
+        return self.function(self.counts(inputs), self.iota_max)[:, None]
+
+
+def _best_source(extra: np.ndarray, overlap: np.ndarray) -> np.ndarray:
+    """Per row: the reference with the fewest unexplained pixels, then the largest overlap."""
+    key = extra.astype(np.int64) * (1 << 20) - overlap.astype(np.int64)
+    return key.argmin(axis=1)

@@ -1,0 +1,48 @@
+"""Registry of model architectures the harness can rebuild from a resource's `model/` folder."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from benchmark.registry import Registry
+
+ARCHITECTURES: Registry[type[nn.Module]] = Registry("architecture")
+
+
+@ARCHITECTURES.decorator("aixi-cnn")
+class AixiCNN(nn.Module):
+    """The AIXI authors' CNN (SPECS §3.5; miquelmn/aixi@1cfdfea `aixi_dataset/models/aixi.py`).
+
+    conv3×3(25, same) → ReLU → maxpool2 → conv3×3(50, same) → ReLU → maxpool2 → flatten →
+    linear 25 → dropout .5 → ReLU → linear 15 → dropout .5 → ReLU → linear 1 (+ sigmoid for Class).
+    The unused batch-norm layers of the original file are omitted.
+    """
+
+    gradcam_layer = "conv2"
+
+    def __init__(self, size: int = 128, classification: bool = False) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 25, 3, padding=1)
+        self.relu1 = nn.ReLU()
+        self.pool1 = nn.MaxPool2d(2)
+        self.conv2 = nn.Conv2d(25, 50, 3, padding=1)
+        self.relu2 = nn.ReLU()
+        self.pool2 = nn.MaxPool2d(2)
+        self.fc1 = nn.Linear((size // 4) ** 2 * 50, 25)
+        self.drop1 = nn.Dropout(0.5)
+        self.relu3 = nn.ReLU()
+        self.fc2 = nn.Linear(25, 15)
+        self.drop2 = nn.Dropout(0.5)
+        self.relu4 = nn.ReLU()
+        self.fc3 = nn.Linear(15, 1)
+        self.classification = classification
+        self.out = nn.Sigmoid() if classification else nn.Identity()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.pool1(self.relu1(self.conv1(x)))
+        x = self.pool2(self.relu2(self.conv2(x)))
+        x = torch.flatten(x, 1)
+        x = self.relu3(self.drop1(self.fc1(x)))
+        x = self.relu4(self.drop2(self.fc2(x)))
+        return self.out(self.fc3(x))

@@ -1,0 +1,364 @@
+"""Resource layout, writing and lookup.
+
+A resource *family* (e.g. `aixi`) is one Hugging Face dataset repository, `xaibench-<family>`:
+
+    README.md                      card: YAML `configs` (data_files per split), features, license, citation
+    <config>/<split>-00000-of-00001.parquet
+    model/<config>/config.json + model.safetensors     (optional; the model under test)
+    provenance.json                per config: version, revision, generator parameters, seeds,
+                                   statistics, file sizes/rows/sha256
+
+`datasets.load_dataset(<dir>, <config>)` works on it exactly as on the Hub. A config's *revision* is
+a hash of its Parquet files' contents, so a result always says what it was computed on.
+
+Lookup order (`load_resource`): `$XAIBENCH_HOME/resources/<family>`, then the mirror
+(`$XAIBENCH_DATA_MIRROR/xaibench-<family>`, default `../shared/data` beside the repository), then the
+Hub (`huggingface_hub.snapshot_download` of `$XAIBENCH_HUB_ORG/xaibench-<family>`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import yaml
+
+from benchmark.errors import ResourceError
+
+HUB_ORG_DEFAULT = "xaibench"
+
+
+def data_home() -> Path:
+    """`$XAIBENCH_HOME` (default `~/.cache/xaibench`): resources/, cache/, results/ live here."""
+    return Path(os.environ.get("XAIBENCH_HOME", Path.home() / ".cache" / "xaibench")).expanduser()
+
+
+def resource_root(family: str) -> Path:
+    return data_home() / "resources" / family
+
+
+def mirror_root() -> Path | None:
+    """The local data mirror (DESIGN §6): `$XAIBENCH_DATA_MIRROR`, else `../shared/data` if present."""
+    env = os.environ.get("XAIBENCH_DATA_MIRROR")
+    if env:
+        return Path(env)
+    guess = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+    return guess if guess.is_dir() else None
+
+
+def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _atomic_write_text(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(fd, "w") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
+
+
+@dataclass
+class Resource:
+    """One config of a resource family, located on disk and checked for completeness."""
+
+    family: str
+    config: str
+    root: Path
+    meta: dict[str, Any]
+    card: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return f"{self.family}/{self.config}"
+
+    @property
+    def version(self) -> str:
+        return self.meta.get("version", "v1")
+
+    @property
+    def revision(self) -> str:
+        return self.meta["revision"]
+
+    @property
+    def splits(self) -> list[str]:
+        return sorted(self.meta["splits"])
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return self.meta.get("params", {})
+
+    @property
+    def stats(self) -> dict[str, Any]:
+        return self.meta.get("stats", {})
+
+    def path(self, split: str) -> Path:
+        return self.root / self.meta["splits"][split]["file"]
+
+    def table(self, split: str, columns: list[str] | None = None) -> pa.Table:
+        """The split as an Arrow table (read straight from Parquet, no copy into a cache)."""
+        if split not in self.meta["splits"]:
+            raise ResourceError(
+                f"resource {self.name} has no split '{split}' (has: {', '.join(self.splits)})"
+            )
+        try:
+            return pq.read_table(self.path(split), columns=columns)
+        except (OSError, pa.ArrowInvalid) as exc:
+            raise ResourceError(
+                f"resource {self.name} split {split} is unreadable ({exc}); regenerate it with "
+                f"`xaibench generate {self.family} --overwrite`"
+            ) from exc
+
+    def model_dir(self) -> Path:
+        return self.root / "model" / self.config
+
+    def hf_dataset(self, split: str | None = None):
+        """The config through `datasets.load_dataset`, exactly as a Hub user would get it."""
+        import datasets
+
+        return datasets.load_dataset(str(self.root), self.config, split=split)
+
+    def verify(self, full: bool = False) -> None:
+        """Check every split exists, is a readable Parquet file with the recorded row count and
+        size (and, with `full`, the recorded sha256). Raises `ResourceError` naming the fix."""
+        fix = f"regenerate it with `xaibench generate {self.family} --overwrite`"
+        for split, info in self.meta["splits"].items():
+            p = self.root / info["file"]
+            if not p.exists():
+                raise ResourceError(f"resource {self.name}: split file {p} is missing; {fix}")
+            if p.stat().st_size != info["bytes"]:
+                raise ResourceError(
+                    f"resource {self.name}: {p.name} has {p.stat().st_size} bytes, expected "
+                    f"{info['bytes']} (truncated or changed); {fix}"
+                )
+            try:
+                rows = pq.ParquetFile(p).metadata.num_rows
+            except Exception as exc:
+                raise ResourceError(f"resource {self.name}: {p.name} is not valid Parquet ({exc}); {fix}")
+            if rows != info["rows"]:
+                raise ResourceError(f"resource {self.name}: {p.name} has {rows} rows, expected {info['rows']}; {fix}")
+            if full and sha256_file(p) != info["sha256"]:
+                raise ResourceError(f"resource {self.name}: {p.name} does not match its sha256; {fix}")
+
+
+# -- writing -------------------------------------------------------------------------------
+
+
+def _card_yaml(provenance: dict[str, Any], card_info: dict[str, Any]) -> str:
+    configs, infos = [], []
+    for name, meta in sorted(provenance["configs"].items()):
+        configs.append(
+            {
+                "config_name": name,
+                "data_files": [
+                    {"split": s, "path": info["file"]} for s, info in sorted(meta["splits"].items())
+                ],
+            }
+        )
+        infos.append(
+            {
+                "config_name": name,
+                "features": meta["features"],
+                "splits": [
+                    {"name": s, "num_examples": info["rows"], "num_bytes": info["bytes"]}
+                    for s, info in sorted(meta["splits"].items())
+                ],
+            }
+        )
+    header = {
+        "license": card_info.get("license", "mit"),
+        "pretty_name": card_info.get("pretty_name", provenance["family"]),
+        "tags": ["explainability", "xai", "ground-truth", "xaibench"],
+        "configs": configs,
+        "dataset_info": infos,
+    }
+    return yaml.safe_dump(header, sort_keys=False)
+
+
+def _card_body(provenance: dict[str, Any], card_info: dict[str, Any]) -> str:
+    lines = [f"# {card_info.get('pretty_name', provenance['family'])}", "", card_info.get("description", ""), ""]
+    for name, meta in sorted(provenance["configs"].items()):
+        lines += [f"## `{name}` ({meta['version']}, revision `{meta['revision']}`)", ""]
+        lines += [f"- {s}: {info['rows']} rows, {info['bytes'] / 1e6:.1f} MB" for s, info in sorted(meta["splits"].items())]
+        if meta.get("params"):
+            lines += ["", "Parameters:", "", "```json", json.dumps(meta["params"], indent=1, sort_keys=True), "```"]
+        if meta.get("stats"):
+            lines += ["", "Statistics:", "", "| statistic | value |", "|---|---|"]
+            lines += [f"| {k} | {v} |" for k, v in sorted(meta["stats"].items()) if not isinstance(v, (dict, list))]
+        lines.append("")
+    if card_info.get("citation"):
+        lines += ["## Citation", "", "```bibtex", card_info["citation"].strip(), "```", ""]
+    return "\n".join(lines)
+
+
+def read_provenance(root: Path) -> dict[str, Any]:
+    p = root / "provenance.json"
+    if not p.exists():
+        return {}
+    try:
+        return json.loads(p.read_text())
+    except json.JSONDecodeError as exc:
+        raise ResourceError(f"{p} is not valid JSON ({exc}); regenerate the resource") from exc
+
+
+def write_config(
+    root: Path,
+    family: str,
+    config: str,
+    splits: dict[str, pa.Table],
+    features,
+    *,
+    version: str = "v1",
+    params: dict[str, Any] | None = None,
+    stats: dict[str, Any] | None = None,
+    card_info: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Write one config atomically: Parquet files go to a temp folder that is renamed into place,
+    then provenance.json and the README card are rewritten (each by temp file + rename).
+    `features` is a `datasets.Features`; its schema metadata makes `load_dataset` decode columns.
+    Returns the config's provenance entry."""
+    root.mkdir(parents=True, exist_ok=True)
+    tmp_dir = Path(tempfile.mkdtemp(dir=root, prefix=f".{config}."))
+    try:
+        split_meta, digest = {}, hashlib.sha256()
+        schema = features.arrow_schema
+        for split in sorted(splits):
+            table = splits[split]
+            table = table.select(schema.names).cast(schema)
+            fname = f"{split}-00000-of-00001.parquet"
+            pq.write_table(table, tmp_dir / fname, compression="zstd", row_group_size=1000)
+            sha = sha256_file(tmp_dir / fname)
+            digest.update(f"{split}:{sha};".encode())
+            split_meta[split] = {
+                "file": f"{config}/{fname}",
+                "rows": table.num_rows,
+                "bytes": (tmp_dir / fname).stat().st_size,
+                "sha256": sha,
+            }
+        final = root / config
+        if final.exists():
+            shutil.rmtree(final)
+        os.replace(tmp_dir, final)
+    except BaseException:
+        shutil.rmtree(tmp_dir, ignore_errors=True)
+        raise
+    meta = {
+        "version": version,
+        "revision": digest.hexdigest()[:12],
+        "splits": split_meta,
+        "features": features._to_yaml_list(),
+        "params": params or {},
+        "stats": stats or {},
+    }
+    prov = read_provenance(root) or {"family": family, "configs": {}}
+    prov["family"] = family
+    prov["configs"][config] = meta
+    if card_info:
+        prov["card"] = card_info
+    _atomic_write_text(root / "provenance.json", json.dumps(prov, indent=1, sort_keys=True))
+    info = prov.get("card", {})
+    _atomic_write_text(root / "README.md", f"---\n{_card_yaml(prov, info)}---\n\n{_card_body(prov, info)}")
+    return meta
+
+
+def update_config_meta(root: Path, config: str, **updates: Any) -> None:
+    """Merge `updates` into a config's provenance entry (e.g. the trained model's scores)."""
+    prov = read_provenance(root)
+    if config not in prov.get("configs", {}):
+        raise ResourceError(f"{root} has no config '{config}'; generate it first")
+    for key, value in updates.items():
+        if isinstance(value, dict) and isinstance(prov["configs"][config].get(key), dict):
+            prov["configs"][config][key].update(value)
+        else:
+            prov["configs"][config][key] = value
+    _atomic_write_text(root / "provenance.json", json.dumps(prov, indent=1, sort_keys=True))
+    info = prov.get("card", {})
+    _atomic_write_text(root / "README.md", f"---\n{_card_yaml(prov, info)}---\n\n{_card_body(prov, info)}")
+
+
+# -- lookup --------------------------------------------------------------------------------
+
+
+def _split_name(name: str) -> tuple[str, str]:
+    if name.count("/") != 1 or not all(name.split("/")):
+        raise ResourceError(
+            f"resource name '{name}' is not of the form <family>/<config> (e.g. aixi/shape-ssin)"
+        )
+    family, config = name.split("/")
+    return family, config
+
+
+def _candidate_roots(family: str) -> list[Path]:
+    roots = [resource_root(family)]
+    mirror = mirror_root()
+    if mirror is not None:
+        roots.append(mirror / f"xaibench-{family}")
+    return roots
+
+
+def _from_hub(family: str) -> Path | None:
+    """Download `<org>/xaibench-<family>` from the Hub; None when offline or absent."""
+    if os.environ.get("HF_HUB_OFFLINE") == "1" or os.environ.get("XAIBENCH_OFFLINE") == "1":
+        return None
+    try:
+        from huggingface_hub import snapshot_download
+
+        org = os.environ.get("XAIBENCH_HUB_ORG", HUB_ORG_DEFAULT)
+        return Path(snapshot_download(repo_id=f"{org}/xaibench-{family}", repo_type="dataset",
+                                      etag_timeout=5))
+    except Exception:
+        return None
+
+
+def load_resource(name: str, *, root: Path | None = None, hub: bool = True) -> Resource:
+    """Find `<family>/<config>` locally, in the mirror, or on the Hub, and check it is complete."""
+    family, config = _split_name(name)
+    roots = [Path(root)] if root is not None else _candidate_roots(family)
+    for r in roots:
+        prov = read_provenance(r)
+        if config in prov.get("configs", {}):
+            res = Resource(family, config, r, prov["configs"][config], prov.get("card", {}))
+            res.verify()
+            return res
+    if root is None and hub:
+        hub_root = _from_hub(family)
+        if hub_root is not None:
+            prov = read_provenance(hub_root)
+            if config in prov.get("configs", {}):
+                res = Resource(family, config, hub_root, prov["configs"][config], prov.get("card", {}))
+                res.verify()
+                return res
+    where = ", ".join(str(r) for r in roots)
+    raise ResourceError(
+        f"resource {name} not found (looked in {where} and the Hub); "
+        f"create it with `xaibench generate {family}` or check the name with `xaibench list`"
+    )
+
+
+def list_local_resources() -> list[Resource]:
+    """Every config found under `$XAIBENCH_HOME/resources` and the mirror (unverified)."""
+    found: list[Resource] = []
+    bases = [data_home() / "resources"]
+    if (m := mirror_root()) is not None:
+        bases.append(m)
+    for base in bases:
+        if not base.is_dir():
+            continue
+        for r in sorted(base.iterdir()):
+            prov = read_provenance(r) if r.is_dir() else {}
+            fam = prov.get("family")
+            for cfg, meta in sorted(prov.get("configs", {}).items()):
+                found.append(Resource(fam, cfg, r, meta, prov.get("card", {})))
+    return found

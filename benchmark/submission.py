@@ -1,0 +1,196 @@
+"""Submissions: a folder with `submission.toml` and one module (DESIGN §4).
+
+    [submission]
+    name = "integrated-gradients"        # unique; lower-case, digits, '-'
+    version = "1.0.0"
+    kind = "explainer"                   # or "oracle"
+    entry = "explainer:IntegratedGradients"   # <module in the folder>:<class>
+    description = "Captum IntegratedGradients, baseline = black image"
+
+    [capabilities]
+    modalities = ["image"]               # "image" and/or "text"
+    needs_gradients = true               # needs model.module (white box)
+    needs_segments = false               # needs batch.segments (object-level methods)
+    deterministic = true                 # same seed -> same output
+
+    [parameters]                         # defaults, passed to the class constructor;
+    n_steps = 50                         # overridable with `--param key=value`
+
+Submissions are found in the entry-point group `xaibench.submissions` (an entry that is a package is
+scanned for sub-folders holding a `submission.toml`; the built-ins come this way) or by path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import re
+import sys
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from benchmark.errors import RegistryError, SubmissionError
+from benchmark.registry import iter_entry_points
+
+NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+KINDS = ("explainer", "oracle")
+MODALITIES = ("image", "text")
+CAPABILITY_FIELDS = {"modalities": list, "needs_gradients": bool, "needs_segments": bool, "deterministic": bool}
+
+
+@dataclass
+class Submission:
+    name: str
+    version: str
+    kind: str
+    entry: str
+    path: Path
+    description: str = ""
+    modalities: list[str] = field(default_factory=lambda: ["image"])
+    needs_gradients: bool = False
+    needs_segments: bool = False
+    deterministic: bool = True
+    parameters: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def hash(self) -> str:
+        """sha256 over the folder's source files (toml + .py), so a code change is a new key."""
+        h = hashlib.sha256()
+        for p in sorted(self.path.rglob("*")):
+            if p.is_file() and p.suffix in (".py", ".toml") and "__pycache__" not in p.parts:
+                h.update(p.relative_to(self.path).as_posix().encode())
+                h.update(p.read_bytes())
+        return h.hexdigest()[:16]
+
+    def supports(self, modality: str, white_box: bool, has_segments: bool) -> str | None:
+        """None if the submission can run on such a model, else the reason it cannot."""
+        if modality not in self.modalities:
+            return f"{self.name} does not handle {modality} inputs"
+        if self.needs_gradients and not white_box:
+            return f"{self.name} needs gradients and the model is a black box"
+        if self.needs_segments and not has_segments:
+            return f"{self.name} needs an object segmentation the track does not provide"
+        return None
+
+    def instantiate(self, overrides: dict[str, Any] | None = None) -> Any:
+        """Import the entry class from the folder and construct it with the parameters."""
+        module_name, _, class_name = self.entry.partition(":")
+        file = self.path / f"{module_name}.py"
+        if not file.exists() or not class_name:
+            raise SubmissionError(
+                f"{self.path}/submission.toml: entry '{self.entry}' must be '<module>:<Class>' with "
+                f"<module>.py in the folder"
+            )
+        mod_key = f"xaibench_submission_{self.name.replace('-', '_')}_{self.hash}"
+        if mod_key not in sys.modules:
+            spec = importlib.util.spec_from_file_location(mod_key, file)
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[mod_key] = module
+            try:
+                spec.loader.exec_module(module)
+            except Exception as exc:
+                del sys.modules[mod_key]
+                raise SubmissionError(f"{file} failed to import ({type(exc).__name__}: {exc}); fix the module") from exc
+        cls = getattr(sys.modules[mod_key], class_name, None)
+        if cls is None:
+            raise SubmissionError(f"{file} has no class '{class_name}' (named by entry in submission.toml)")
+        params = {**self.parameters, **(overrides or {})}
+        unknown = set(overrides or {}) - set(self.parameters)
+        if unknown:
+            raise SubmissionError(
+                f"{self.name} has no parameter(s) {', '.join(sorted(unknown))}; known: "
+                f"{', '.join(sorted(self.parameters)) or 'none'}"
+            )
+        try:
+            obj = cls(**params)
+        except TypeError as exc:
+            raise SubmissionError(f"{self.name}: {class_name}(**parameters) failed ({exc}); check [parameters]") from exc
+        method = "explain" if self.kind == "explainer" else "judge"
+        if not callable(getattr(obj, method, None)):
+            raise SubmissionError(f"{self.name}: {class_name} has no {method}() method required of an {self.kind}")
+        return obj
+
+
+def _fail(path: Path, msg: str) -> SubmissionError:
+    return SubmissionError(f"{path}: {msg}")
+
+
+def load_submission(path: str | Path) -> Submission:
+    """Parse and validate a submission folder; every problem names the field and the fix."""
+    path = Path(path)
+    toml = path / "submission.toml" if path.is_dir() else path
+    if not toml.exists():
+        raise SubmissionError(f"{path}: no submission.toml; a submission is a folder with submission.toml + a module")
+    try:
+        data = tomllib.loads(toml.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise _fail(toml, f"is not valid TOML ({exc})") from exc
+    sub = data.get("submission")
+    if not isinstance(sub, dict):
+        raise _fail(toml, "missing [submission] table with name, version, kind, entry")
+    for key in ("name", "version", "kind", "entry"):
+        if not isinstance(sub.get(key), str) or not sub[key]:
+            raise _fail(toml, f"[submission] field '{key}' is missing or not a string")
+    if not NAME_RE.match(sub["name"]):
+        raise _fail(toml, f"name '{sub['name']}' must be lower-case letters, digits and '-'")
+    if sub["kind"] not in KINDS:
+        raise _fail(toml, f"kind '{sub['kind']}' must be one of {', '.join(KINDS)}")
+    caps = data.get("capabilities", {})
+    if not isinstance(caps, dict):
+        raise _fail(toml, "[capabilities] must be a table")
+    for key, typ in CAPABILITY_FIELDS.items():
+        if key in caps and not isinstance(caps[key], typ):
+            raise _fail(toml, f"[capabilities] field '{key}' must be a {typ.__name__}")
+    unknown = set(caps) - set(CAPABILITY_FIELDS)
+    if unknown:
+        raise _fail(toml, f"[capabilities] has unknown field(s) {', '.join(sorted(unknown))}")
+    modalities = caps.get("modalities", ["image"])
+    if not modalities or any(m not in MODALITIES for m in modalities):
+        raise _fail(toml, f"[capabilities] modalities must be a non-empty subset of {list(MODALITIES)}")
+    params = data.get("parameters", {})
+    if not isinstance(params, dict):
+        raise _fail(toml, "[parameters] must be a table")
+    return Submission(
+        name=sub["name"], version=sub["version"], kind=sub["kind"], entry=sub["entry"], path=toml.parent,
+        description=sub.get("description", ""), modalities=list(modalities),
+        needs_gradients=caps.get("needs_gradients", False), needs_segments=caps.get("needs_segments", False),
+        deterministic=caps.get("deterministic", True), parameters=params,
+    )
+
+
+def _scan(folder: Path) -> list[Submission]:
+    return [load_submission(p.parent) for p in sorted(folder.glob("*/submission.toml"))]
+
+
+def discover() -> dict[str, Submission]:
+    """All submissions from the `xaibench.submissions` entry-point group (duplicate names refused)."""
+    found: dict[str, Submission] = {}
+    for ep in iter_entry_points("xaibench.submissions"):
+        obj = ep.load()
+        if hasattr(obj, "__path__"):  # a package: scan its sub-folders
+            subs = [s for p in obj.__path__ for s in _scan(Path(p))]
+        elif isinstance(obj, (str, Path)):
+            subs = [load_submission(obj)]
+        else:
+            raise SubmissionError(f"entry point {ep.name}={ep.value} must name a package or a folder path")
+        for s in subs:
+            if s.name in found:
+                raise RegistryError(f"submission '{s.name}' is registered twice ({found[s.name].path} and {s.path})")
+            found[s.name] = s
+    return found
+
+
+def get_submission(name_or_path: str | Path) -> Submission:
+    """A submission by registered name, or by folder path."""
+    p = Path(name_or_path)
+    if p.exists():
+        return load_submission(p)
+    subs = discover()
+    if str(name_or_path) not in subs:
+        raise RegistryError(
+            f"unknown submission '{name_or_path}' (neither a folder nor a registered name); "
+            f"known: {', '.join(sorted(subs)) or 'none'} — see `xaibench list`"
+        )
+    return subs[str(name_or_path)]

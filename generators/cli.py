@@ -1,0 +1,5 @@
+"""CLI commands contributed by the generators package (registered via `xaibench.commands`)."""
+
+
+def register(app) -> None:  # filled in by the generators
+    pass
