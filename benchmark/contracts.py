@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass, field
 from typing import Any, Protocol, Sequence, runtime_checkable
 
@@ -23,7 +24,8 @@ class Batch:
     `segments`: optional per-instance segmentation (B, H, W) int32 — 0 background, 1..K objects —
     which object-level explainers use as interpretable features (it tells *where* objects are, not
     how important they are; the track decides whether to provide it).
-    `seed`: the seed for this batch; stochastic explainers must draw from it only.
+    `seed`: the run seed. Stochastic explainers draw from `instance_seed(i)` (derived from the run
+    seed and the instance id) so an instance's explanation never depends on the batch it is in.
     """
 
     ids: list[str]
@@ -33,6 +35,10 @@ class Batch:
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    def instance_seed(self, i: int) -> int:
+        """A 32-bit seed for instance `i`: stable in (run seed, instance id), not in batch layout."""
+        return zlib.crc32(f"{self.seed}:{self.ids[i]}".encode())
 
 
 @runtime_checkable

@@ -1,0 +1,184 @@
+"""The `xaibench` command line.
+
+Core commands live here (`list`, `evaluate`, `demo`); packages the harness must not import
+(`generators`, `leaderboard`) add theirs through the `xaibench.commands` entry-point group.
+Every `XaibenchError` is printed as one line (`error: ...`) with exit status 2.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from rich.table import Table
+
+from benchmark.errors import XaibenchError
+from benchmark.progress import console
+from benchmark.registry import iter_entry_points
+
+app = typer.Typer(
+    name="xaibench",
+    help="Ground-truth benchmarks for explanation methods: generate resources, evaluate explainers, "
+    "view leaderboards.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+
+def _parse_params(items: list[str] | None) -> dict:
+    """`key=value` pairs; values parsed as JSON when possible (numbers, booleans, lists)."""
+    out = {}
+    for item in items or []:
+        if "=" not in item:
+            raise XaibenchError(f"--param '{item}' must look like key=value (e.g. --param n_samples=16)")
+        k, v = item.split("=", 1)
+        try:
+            out[k] = json.loads(v)
+        except json.JSONDecodeError:
+            out[k] = v
+    return out
+
+
+@app.command("list")
+def list_cmd() -> None:
+    """List tracks (metrics, models), resources found locally or in the mirror, and submissions."""
+    from benchmark.metrics import METRICS
+    from benchmark.resources.store import list_local_resources
+    from benchmark.submission import discover
+    from benchmark.tracks import TRACKS, get_track
+
+    get_track("aixi")  # load built-in tracks
+    t = Table(title="Tracks")
+    for col in ("track", "models", "metrics (primary first)", "configs", "description"):
+        t.add_column(col)
+    for name, trk in TRACKS.items():
+        mets = ", ".join(f"{METRICS.get(m).label} {METRICS.get(m).arrow}" for m in trk.metrics)
+        t.add_row(name, ", ".join(trk.models), mets, ", ".join(trk.configs()), trk.description)
+    console.print(t)
+    r = Table(title="Resources (local and mirror)")
+    for col in ("resource", "version", "revision", "splits", "model", "path"):
+        r.add_column(col)
+    for res in list_local_resources():
+        splits = ", ".join(f"{s}={i['rows']}" for s, i in sorted(res.meta["splits"].items()))
+        has_model = "yes" if (res.model_dir() / "config.json").exists() else "-"
+        r.add_row(res.name, res.version, res.revision, splits, has_model, str(res.root))
+    if not r.rows:
+        r.add_row("(none yet: run `xaibench generate aixi`)", "", "", "", "", "")
+    console.print(r)
+    s = Table(title="Submissions")
+    for col in ("submission", "kind", "version", "modalities", "gradients", "segments", "deterministic", "description"):
+        s.add_column(col)
+    for name, sub in sorted(discover().items()):
+        s.add_row(name, sub.kind, sub.version, ",".join(sub.modalities), "yes" if sub.needs_gradients else "-",
+                  "yes" if sub.needs_segments else "-", "yes" if sub.deterministic else "no", sub.description)
+    console.print(s)
+
+
+@app.command("evaluate")
+def evaluate_cmd(
+    submission: str = typer.Argument(..., help="A submission name (see `xaibench list`), a folder with "
+                                     "submission.toml, or 'all' for every built-in explainer of the track."),
+    track: str = typer.Option("aixi", "--track", "-t", help="The track to evaluate on."),
+    resource: List[str] = typer.Option(["aixi/shape-ssin"], "--resource", "-r",
+                                       help="Resource config(s) <family>/<config>; repeat for several."),
+    model: List[str] = typer.Option(["cnn"], "--model", "-m",
+                                    help="Model(s) under test (aixi: 'function' and/or 'cnn'); repeat for several."),
+    split: Optional[str] = typer.Option(None, help="Split to evaluate (default: the track's, 'validation')."),
+    limit: Optional[int] = typer.Option(None, help="Only the first N instances."),
+    batch_size: int = typer.Option(16, help="Instances per explain() call."),
+    seed: int = typer.Option(0, help="Run seed (stochastic explainers derive per-instance seeds)."),
+    param: Optional[List[str]] = typer.Option(None, "--param", "-p",
+                                              help="Override a submission parameter: key=value (repeatable)."),
+    timeout: float = typer.Option(60.0, help="Per-instance time limit in seconds (0 = none)."),
+    overwrite: bool = typer.Option(False, help="Recompute cached outputs and replace the result."),
+    results: Optional[Path] = typer.Option(None, help="Results folder (default $XAIBENCH_HOME/results)."),
+) -> None:
+    """Explain every instance of a resource with a submission, score against ground truth, write a Result.
+
+    Outputs are cached per instance: an interrupted run resumes where it stopped."""
+    from benchmark.runner import evaluate
+    from benchmark.submission import discover, get_submission
+    from benchmark.tracks import get_track
+
+    trk = get_track(track)
+    params = _parse_params(param)
+    if submission == "all":
+        subs = [s for s in discover().values() if s.kind == "explainer" and trk.modality in s.modalities]
+    else:
+        subs = [get_submission(submission)]
+    for res in resource:
+        for m in model:
+            for sub in subs:
+                try:
+                    r = evaluate(sub, track=track, resource=res, model=m, split=split, limit=limit,
+                                 batch_size=batch_size, seed=seed, params=params if submission != "all" else {},
+                                 timeout_s=timeout, overwrite=overwrite, results_dir=results)
+                except XaibenchError as exc:
+                    if submission == "all" and "cannot evaluate" in str(exc):
+                        console.print(f"[dim]skip {sub.name} on {res}/{m}: {exc}")
+                        continue
+                    raise
+                p = r.metrics[r.primary_metric]
+                mean = "n/a" if p.mean is None else f"{p.mean:.4f}"
+                console.print(f"[bold]{r.submission['name']}[/] on {res}/{m}: {r.primary_metric} = {mean} "
+                              f"(n={p.n}, failed {r.n_failed}/{r.n_instances})")
+
+
+@app.command("demo")
+def demo_cmd(
+    scale: str = typer.Option("demo", help="Generator scale for the demo resources."),
+    limit: int = typer.Option(60, help="Validation instances explained per (resource, model)."),
+    epochs: int = typer.Option(8, help="CNN training epochs."),
+) -> None:
+    """Offline end to end: generate AIXI data, train the CNNs, evaluate every built-in explainer on
+    both models (the function itself and the CNN), print the leaderboard."""
+    resources = ["aixi/shape-ssin", "aixi/color-ssin"]
+    steps = [
+        ["generate", "aixi", "--dataset", "shape", "--scale", scale, "--functions", "ssin"],
+        ["generate", "aixi", "--dataset", "color", "--scale", scale, "--functions", "ssin"],
+        *[["train", "aixi", r, "--epochs", str(epochs)] for r in resources],
+        ["evaluate", "all", "--track", "aixi", *[a for r in resources for a in ("--resource", r)],
+         "--model", "function", "--model", "cnn", "--limit", str(limit)],
+        ["leaderboard", "--track", "aixi"],
+    ]
+    for argv in steps:
+        console.rule(f"xaibench {' '.join(argv)}")
+        _run(argv)
+
+
+def _load_plugins() -> None:
+    for ep in iter_entry_points("xaibench.commands"):
+        ep.load()(app)
+
+
+def _run(argv: list[str]) -> None:
+    try:
+        app(argv, standalone_mode=False)
+    except XaibenchError:
+        raise
+    except SystemExit as exc:
+        if exc.code not in (0, None):
+            raise XaibenchError(f"`xaibench {' '.join(argv)}` failed (exit {exc.code})") from None
+
+
+_plugins_loaded = False
+
+
+def main(argv: list[str] | None = None) -> None:
+    global _plugins_loaded
+    if not _plugins_loaded:
+        _load_plugins()
+        _plugins_loaded = True
+    try:
+        app(argv if argv is not None else sys.argv[1:], standalone_mode=True)
+    except XaibenchError as exc:
+        console.print(f"[red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()

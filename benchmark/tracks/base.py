@@ -1,0 +1,86 @@
+"""The Track contract (metadata-first, after MTEB's tasks).
+
+A track names its resource family, the models it can evaluate on a resource, the metrics (primary
+first) and how to turn a resource split into `Instances`: inputs for submissions, ground truth kept
+by the harness. Submissions only ever see `Instances.batch(...)`, which carries no ground truth.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from benchmark.contracts import Batch
+from benchmark.metrics import METRICS, Metric
+from benchmark.registry import Registry
+
+
+@dataclass
+class Instances:
+    """A split of a resource, split into what submissions may see and what only the harness sees."""
+
+    ids: list[str]
+    inputs: Any  # (N, H, W) float32 images, or list of token lists
+    truths: Any  # ground truth, indexed like ids (never handed to submissions)
+    segments: np.ndarray | None = None  # optional non-ground-truth side information
+    output_shapes: list[tuple[int, ...]] = field(default_factory=list)  # expected explanation shapes
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def index(self) -> dict[str, int]:
+        return {i: n for n, i in enumerate(self.ids)}
+
+    def batch(self, positions: Sequence[int], seed: int) -> Batch:
+        pos = list(positions)
+        seg = None if self.segments is None else self.segments[pos]
+        inputs = self.inputs[pos] if isinstance(self.inputs, np.ndarray) else [self.inputs[p] for p in pos]
+        return Batch(ids=[self.ids[p] for p in pos], inputs=inputs, segments=seg, seed=seed)
+
+
+class Track:
+    """Subclass and register with `TRACKS.register(name, instance)`."""
+
+    name: str = ""
+    family: str = ""
+    modality: str = "image"
+    description: str = ""
+    metrics: tuple[str, ...] = ()  # the first is the primary metric
+    models: tuple[str, ...] = ()  # model names this track can build from a resource
+    default_split: str = "validation"
+
+    @property
+    def primary_metric(self) -> str:
+        return self.metrics[0]
+
+    def metric_objects(self) -> list[Metric]:
+        return [METRICS.get(m) for m in self.metrics]
+
+    def configs(self) -> list[str]:
+        """The resource configs this track knows how to build (for `xaibench list`)."""
+        return []
+
+    def instances(self, resource, split: str, limit: int | None = None) -> Instances:
+        raise NotImplementedError
+
+    def build_model(self, resource, name: str, instances: Instances, **options: Any):
+        """The model under test `name` for this resource. Returns (model, model_info dict)."""
+        raise NotImplementedError
+
+    def score(self, explanations: list[np.ndarray], truths: Any, positions: Sequence[int]) -> dict[str, np.ndarray]:
+        """Per-instance scores of every metric for the explanations of instances at `positions`."""
+        raise NotImplementedError
+
+
+TRACKS: Registry[Track] = Registry("track", group="xaibench.tracks")
+
+
+def get_track(name: str) -> Track:
+    _ensure_builtin()
+    return TRACKS.get(name)
+
+
+def _ensure_builtin() -> None:
+    import benchmark.tracks.aixi  # noqa: F401  (registers itself)
