@@ -94,6 +94,8 @@ class Result:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Result":
         try:
+            if not isinstance(d, dict):
+                raise ResultError(f"result must be a JSON object, got {type(d).__name__}")
             if d.get("schema_version") != SCHEMA_VERSION:
                 raise ResultError(f"schema_version {d.get('schema_version')} is not {SCHEMA_VERSION}")
             metrics = {

@@ -12,6 +12,8 @@ from benchmark.progress import console
 
 generate_app = typer.Typer(help="Build ground-truth resources.", no_args_is_help=True)
 train_app = typer.Typer(help="Train the models under test of a resource.", no_args_is_help=True)
+reproduce_app = typer.Typer(help="Re-run a paper's experiments and print our numbers beside the paper's.",
+                            no_args_is_help=True)
 
 
 @generate_app.command("aixi")
@@ -68,6 +70,23 @@ def train_aixi_cmd(
             f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}" for k, v in val.items()))
 
 
+@reproduce_app.command("aixi")
+def reproduce_aixi(
+    experiment: List[int] = typer.Option([1, 2, 3], "--experiment", "-e",
+                                         help="1 = LIME vs sample size, 2 = function model, 3 = CNN."),
+    dataset: List[str] = typer.Option(["shape", "color"], "--dataset", "-d", help="shape and/or color."),
+    function: List[str] = typer.Option(["ssin", "suum", "class"], "--function", "-f", help="ssin, suum, class."),
+    limit: Optional[int] = typer.Option(None, help="Only the first N validation images (paper: all 2,000)."),
+    results: Optional[Path] = typer.Option(None, help="Results folder (default $XAIBENCH_HOME/results)."),
+) -> None:
+    """AIXI Experiments 1-3 (Miró-Nicolau et al.) with exhaustive LIME; needs the resources (and, for
+    Experiment 3, trained CNNs)."""
+    from generators.aixi.experiments import run, table
+
+    rows = run(tuple(experiment), tuple(dataset), tuple(function), limit=limit, results_dir=results)
+    console.print(table(rows))
+
+
 def publish_cmd(
     family: str = typer.Argument(..., help="Resource family, e.g. aixi."),
     repo_id: str = typer.Option(..., "--repo-id", help="Hub dataset repository, e.g. my-org/xaibench-aixi."),
@@ -88,4 +107,5 @@ def publish_cmd(
 def register(app: typer.Typer) -> None:
     app.add_typer(generate_app, name="generate")
     app.add_typer(train_app, name="train")
+    app.add_typer(reproduce_app, name="reproduce")
     app.command("publish")(publish_cmd)

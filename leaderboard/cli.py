@@ -1,5 +1,182 @@
-"""CLI commands contributed by the leaderboard package (registered via `xaibench.commands`)."""
+"""CLI commands contributed by the leaderboard package (registered via `xaibench.commands`).
+
+`xaibench leaderboard [--track T] [--resource R] [--format rich|md|csv|html] [--results DIR]
+[--output FILE]` — ranked tables per (track, resource, model), per-track and overall mean ranks.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from benchmark.errors import XaibenchError
+
+__all__ = ["Format", "leaderboard", "register"]
 
 
-def register(app) -> None:  # filled in by the leaderboard
-    pass
+class Format(str, Enum):
+    rich = "rich"
+    md = "md"
+    csv = "csv"
+    html = "html"
+
+
+def _warn(message: str) -> None:
+    from benchmark.progress import console  # stderr
+
+    console.print(f"warning: {message}", style="yellow", markup=False, highlight=False, soft_wrap=True)
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    """Temp file beside `path`, then rename: an interrupted write never leaves half a file."""
+    if path.is_dir():
+        raise XaibenchError(f"--output {path} is a directory; give a file name such as {path / 'leaderboard.html'}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _load(directory: Path) -> tuple[list, list[str]]:
+    """`load_results`, robust to files that break its validation with a non-ResultError exception
+    (e.g. a JSON list instead of an object): those become one problem message each as well."""
+    from benchmark.results import Result, load_results
+
+    if not directory.is_dir():
+        return [], []
+    try:
+        return load_results(directory)
+    except (AttributeError, TypeError, ValueError, KeyError):
+        pass
+    found, problems = [], []
+    for path in sorted(directory.rglob("*.json")):
+        try:
+            found.append(Result.load(path))
+        except XaibenchError as exc:
+            problems.append(str(exc))
+        except (AttributeError, TypeError, ValueError, KeyError) as exc:
+            problems.append(f"{path}: result does not follow the schema ({exc}); delete it and re-run `xaibench evaluate`")
+    return found, problems
+
+
+def _matches_resource(name: str, wanted: str) -> bool:
+    """`aixi/shape-ssin` matches itself; `aixi` matches every config of the family."""
+    return name == wanted or name.startswith(wanted.rstrip("/") + "/")
+
+
+def leaderboard(
+    track: Annotated[
+        Optional[str],
+        typer.Option("--track", metavar="TRACK", help="Show only this track (e.g. aixi, rcnn, idc, trust, robustness)."),
+    ] = None,
+    resource: Annotated[
+        Optional[str],
+        typer.Option(
+            "--resource",
+            metavar="RESOURCE",
+            help="Show only this resource: a config such as aixi/shape-ssin, or a family such as aixi.",
+        ),
+    ] = None,
+    fmt: Annotated[
+        Format,
+        typer.Option(
+            "--format",
+            help="Output format: rich (terminal tables), md (Markdown), csv (one row per board and "
+            "submission), html (a self-contained static page).",
+            case_sensitive=False,
+        ),
+    ] = Format.rich,
+    results: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--results",
+            help="Directory of result JSON files, searched recursively.",
+            show_default="$XAIBENCH_HOME/results",
+            metavar="DIR",
+            file_okay=False,
+        ),
+    ] = None,
+    output: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--output",
+            "-o",
+            metavar="FILE",
+            help="Write to this file (atomically) instead of stdout; rich output is written as plain text.",
+            dir_okay=False,
+        ),
+    ] = None,
+) -> None:
+    """Rank submissions per (track, resource, model) by the primary metric, then per track and overall
+    by mean rank. Columns show the direction (↓ lower / ↑ higher is better), mean ± 95% CI half-width
+    and failures; results on different resource revisions are never mixed silently."""
+    from benchmark.resources.store import data_home
+    from leaderboard import render
+    from leaderboard.rank import boards as make_boards
+
+    directory = results if results is not None else data_home() / "results"
+    found, problems = _load(directory)
+    for problem in problems:
+        _warn(problem)
+    if not found:
+        raise XaibenchError(
+            f"no results in {directory}; run `xaibench evaluate path/to/submission --track <track>` first "
+            f"(or point --results at a directory of result files)"
+        )
+
+    selected = found
+    if track is not None:
+        selected = [r for r in selected if r.track == track]
+    if resource is not None:
+        selected = [r for r in selected if _matches_resource(str(r.resource["name"]), resource)]
+    if not selected:
+        tracks = ", ".join(sorted({r.track for r in found}))
+        resources = ", ".join(sorted({str(r.resource["name"]) for r in found}))
+        raise XaibenchError(
+            f"no results in {directory} match the filters (--track {track or '*'}, --resource "
+            f"{resource or '*'}); tracks there: {tracks}; resources there: {resources}"
+        )
+
+    tables = make_boards(selected)
+    if fmt is Format.rich:
+        if output is not None:
+            text = render.to_text(tables)
+        else:
+            from rich.console import Console
+
+            console = Console()
+            if not console.is_terminal and "COLUMNS" not in os.environ:
+                console.width = 160
+            render.print_rich(tables, console)
+            return
+    elif fmt is Format.md:
+        text = render.to_markdown(tables)
+    elif fmt is Format.csv:
+        text = render.to_csv(tables)
+    else:
+        text = render.to_html(tables)
+
+    if output is not None:
+        _atomic_write(output, text)
+        from benchmark.progress import console as err
+
+        err.print(f"wrote {len(tables)} board(s) to {output}", markup=False, highlight=False, soft_wrap=True)
+    else:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+
+
+def register(app: typer.Typer) -> None:
+    """Add the `leaderboard` command to the xaibench CLI."""
+    app.command("leaderboard")(leaderboard)

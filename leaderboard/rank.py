@@ -1,0 +1,317 @@
+"""Ranking: results → one ranked board per (track, resource, model), then mean-rank summaries.
+
+Pure functions over `benchmark.results.Result` objects; nothing here reads files or prints.
+
+* `boards(results)` groups results by (track, resource name, model name). A board never mixes what
+  the results were computed on: when results of one group come from different resource revisions,
+  versions or splits, only those on the newest one (by `created`) are kept and the board carries a
+  warning naming every dropped submission and its revision. A submission appearing twice on a board
+  (e.g. two versions) keeps its newest result, also with a warning.
+* Rows are ranked by the board's primary metric mean, direction-aware; a submission without a mean
+  (every instance failed) ranks last; equal means share a rank (competition ranking: 1, 1, 3).
+* `track_summary(boards)`: per track, each submission's mean rank over the boards of that track it
+  entered (Borda-style mean rank, as MTEB does) and how many it entered.
+* `overall(boards)`: each submission's mean of its per-track mean ranks over the tracks it entered.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Iterable
+
+from benchmark.results import MetricSummary, Result
+
+__all__ = [
+    "Board",
+    "Row",
+    "SummaryRow",
+    "TrackSummary",
+    "boards",
+    "competition_ranks",
+    "overall",
+    "track_summary",
+]
+
+
+@dataclass
+class Row:
+    """One submission on one board."""
+
+    rank: int
+    submission: str
+    version: str
+    metrics: dict[str, MetricSummary]
+    n_instances: int
+    n_failed: int
+    wall_time_s: float
+    hash: str = ""
+    created: str = ""
+
+
+@dataclass
+class Board:
+    """One ranked table: the submissions evaluated on one (track, resource, model)."""
+
+    track: str
+    resource: str
+    model: str
+    revision: str
+    resource_version: str
+    split: str
+    primary_metric: str
+    direction: str  # of the primary metric: "lower" or "higher" is better
+    metric_names: list[str]  # column order: primary first
+    labels: dict[str, str]  # metric name -> short label (the name when the result gave none)
+    directions: dict[str, str]  # metric name -> "lower" / "higher"
+    rows: list[Row]
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.track, self.resource, self.model)
+
+    @property
+    def title(self) -> str:
+        return f"{self.track} · {self.resource} · {self.model}"
+
+
+@dataclass
+class SummaryRow:
+    """A submission's mean rank over the boards (track summary) or tracks (overall) it entered."""
+
+    rank: int
+    submission: str
+    mean_rank: float
+    entered: int  # boards (track summary) or tracks (overall) entered
+    total: int  # boards in the track (track summary) or tracks (overall)
+    parts: dict[str, float] = field(default_factory=dict)  # board title / track -> rank there
+
+
+@dataclass
+class TrackSummary:
+    track: str
+    n_boards: int
+    rows: list[SummaryRow]
+
+
+# --------------------------------------------------------------------------------------------------
+# helpers
+
+
+def _created_key(r: Result) -> float:
+    """Sortable timestamp of `created` (ISO 8601); naive times count as UTC; unparseable → oldest."""
+    text = (r.created or "").strip()
+    if not text:
+        return -math.inf
+    try:
+        dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return -math.inf
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return dt.timestamp()
+
+
+def _newest_first(results: Iterable[Result]) -> list[Result]:
+    """Newest `created` first; ties broken deterministically by submission name/version/hash."""
+    rs = sorted(
+        results,
+        key=lambda r: (
+            str(r.submission.get("name")),
+            str(r.submission.get("version")),
+            str(r.submission.get("hash")),
+            str(r.resource.get("revision")),
+        ),
+    )
+    return sorted(rs, key=_created_key, reverse=True)  # stable: ties keep the order above
+
+
+def _on(r: Result) -> tuple[str, str, str]:
+    """What a result was computed on, beyond the board key: (revision, version, split)."""
+    return (
+        str(r.resource.get("revision", "")),
+        str(r.resource.get("version", "") or ""),
+        str(r.resource.get("split", "")),
+    )
+
+
+def _describe_on(on: tuple[str, str, str]) -> str:
+    revision, version, split = on
+    text = f"revision {revision[:12] or '?'}"
+    extras = [f"version {version}"] if version else []
+    if split:
+        extras.append(f"split {split}")
+    return text + (f" ({', '.join(extras)})" if extras else "")
+
+
+def _sub(r: Result) -> str:
+    return f"{r.submission['name']} {r.submission['version']}".strip()
+
+
+def competition_ranks(values: list[float | None], direction: str) -> list[int]:
+    """Competition ranks (1, 1, 3) of `values`; None ranks after every number (all share it)."""
+    sign = 1.0 if direction == "lower" else -1.0
+    # round away float noise so that means equal to 12 significant digits tie
+    keys = [None if v is None else float(f"{sign * v:.12g}") for v in values]
+    present = [k for k in keys if k is not None]
+    ranks = []
+    for k in keys:
+        if k is None:
+            ranks.append(len(present) + 1)
+        else:
+            ranks.append(1 + sum(1 for other in present if other < k))
+    return ranks
+
+
+def _rank_summary(entries: dict[str, dict[str, float]], total: int) -> list[SummaryRow]:
+    means = {name: sum(parts.values()) / len(parts) for name, parts in entries.items()}
+    names = sorted(entries)
+    ranks = competition_ranks([means[n] for n in names], "lower")
+    rows = [
+        SummaryRow(rank, n, means[n], len(entries[n]), total, dict(sorted(entries[n].items())))
+        for rank, n in zip(ranks, names)
+    ]
+    rows.sort(key=lambda row: (row.rank, -row.entered, row.submission))
+    return rows
+
+
+# --------------------------------------------------------------------------------------------------
+# boards
+
+
+def boards(results: Iterable[Result]) -> list[Board]:
+    """One ranked `Board` per (track, resource name, model name), sorted by that key."""
+    groups: dict[tuple[str, str, str], list[Result]] = defaultdict(list)
+    for r in results:
+        groups[(r.track, str(r.resource["name"]), str(r.model["name"]))].append(r)
+    return [_board(key, groups[key]) for key in sorted(groups)]
+
+
+def _board(key: tuple[str, str, str], results: list[Result]) -> Board:
+    track, resource, model = key
+    warnings: list[str] = []
+    ordered = _newest_first(results)
+
+    # 1. never mix resource revisions / versions / splits: keep the newest one's results
+    kept_on = _on(ordered[0])
+    kept = [r for r in ordered if _on(r) == kept_on]
+    dropped = [r for r in ordered if _on(r) != kept_on]
+    if dropped:
+        n_on = len({_on(r) for r in ordered})
+        listing = "; ".join(f"{_sub(r)} on {_describe_on(_on(r))}" for r in dropped)
+        warnings.append(
+            f"results on {n_on} different resource revisions: showing only the newest, "
+            f"{_describe_on(kept_on)}; dropped {len(dropped)} result(s): {listing}. "
+            f"Re-run `xaibench evaluate` for them on the current revision."
+        )
+
+    # 2. one row per submission: its newest result
+    by_name: dict[str, list[Result]] = defaultdict(list)
+    for r in kept:  # newest first
+        by_name[str(r.submission["name"])].append(r)
+    chosen: list[Result] = []
+    for name in sorted(by_name):
+        first, *rest = by_name[name]
+        chosen.append(first)
+        if rest:
+            others = ", ".join(f"version {r.submission['version']} ({r.created or 'no date'})" for r in rest)
+            warnings.append(
+                f"submission '{name}' has {len(rest) + 1} results on this board: kept the newest, "
+                f"version {first.submission['version']} ({first.created or 'no date'}); dropped {others}."
+            )
+
+    # 3. the primary metric: the one most results name (ties: the newest result's)
+    counts = Counter(r.primary_metric for r in chosen)
+    newest_primary = _newest_first(chosen)[0].primary_metric
+    top = max(counts.values())
+    primary = newest_primary if counts[newest_primary] == top else sorted(k for k, c in counts.items() if c == top)[0]
+    if len(counts) > 1:
+        named = ", ".join(f"{k} ({c})" for k, c in sorted(counts.items()))
+        warnings.append(f"results disagree on the primary metric ({named}); ranking by '{primary}'.")
+
+    # metric columns: primary first, then in order of first appearance (submissions by name)
+    names: list[str] = [primary]
+    labels: dict[str, str] = {}
+    directions: dict[str, str] = {}
+    for r in chosen:
+        for name, m in r.metrics.items():
+            if name not in names:
+                names.append(name)
+            labels.setdefault(name, m.label or name)
+            directions.setdefault(name, m.direction)
+    labels.setdefault(primary, primary)
+    directions.setdefault(primary, "lower")
+    direction = directions[primary]
+
+    values = [r.metrics[primary].mean if primary in r.metrics else None for r in chosen]
+    ranks = competition_ranks(values, direction)
+    rows = [
+        Row(
+            rank=rank,
+            submission=str(r.submission["name"]),
+            version=str(r.submission["version"]),
+            metrics=dict(r.metrics),
+            n_instances=int(r.n_instances),
+            n_failed=int(r.n_failed),
+            wall_time_s=float(r.wall_time_s),
+            hash=str(r.submission.get("hash", "")),
+            created=r.created,
+        )
+        for rank, r in zip(ranks, chosen)
+    ]
+    rows.sort(key=lambda row: (row.rank, row.submission, row.version))
+    return Board(
+        track=track,
+        resource=resource,
+        model=model,
+        revision=kept_on[0],
+        resource_version=kept_on[1],
+        split=kept_on[2],
+        primary_metric=primary,
+        direction=direction,
+        metric_names=names,
+        labels=labels,
+        directions=directions,
+        rows=rows,
+        warnings=warnings,
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# summaries
+
+
+def track_summary(boards: Iterable[Board]) -> list[TrackSummary]:
+    """Per track (sorted by name): each submission's mean rank over the boards of it entered.
+
+    Rows are sorted best first (lowest mean rank; equal mean ranks share a rank, then more boards
+    entered, then name). `parts` maps each entered board's title to the rank there.
+    """
+    per_track: dict[str, list[Board]] = defaultdict(list)
+    for b in boards:
+        per_track[b.track].append(b)
+    out = []
+    for track in sorted(per_track):
+        entries: dict[str, dict[str, float]] = defaultdict(dict)
+        for b in per_track[track]:
+            for row in b.rows:
+                entries[row.submission][b.title] = float(row.rank)
+        out.append(TrackSummary(track, len(per_track[track]), _rank_summary(entries, len(per_track[track]))))
+    return out
+
+
+def overall(boards: Iterable[Board]) -> list[SummaryRow]:
+    """Each submission's mean of its per-track mean ranks over the tracks it entered, best first.
+
+    `parts` maps each entered track to the submission's mean rank there; `entered` / `total` count
+    tracks.
+    """
+    summaries = track_summary(boards)
+    entries: dict[str, dict[str, float]] = defaultdict(dict)
+    for s in summaries:
+        for row in s.rows:
+            entries[row.submission][s.track] = row.mean_rank
+    return _rank_summary(entries, len(summaries))
