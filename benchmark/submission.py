@@ -56,12 +56,17 @@ class Submission:
 
     @property
     def hash(self) -> str:
-        """sha256 over the folder's source files (toml + .py), so a code change is a new key."""
+        """sha256 over the folder's source files (toml + .py) and, when the folder sits in a Python
+        package, that package's own modules (shared helpers such as `submissions/common.py`), so
+        any code change is a new cache key."""
         h = hashlib.sha256()
-        for p in sorted(self.path.rglob("*")):
-            if p.is_file() and p.suffix in (".py", ".toml") and "__pycache__" not in p.parts:
-                h.update(p.relative_to(self.path).as_posix().encode())
-                h.update(p.read_bytes())
+        files = [p for p in sorted(self.path.rglob("*")) if p.is_file() and p.suffix in (".py", ".toml")
+                 and "__pycache__" not in p.parts]
+        if (self.path.parent / "__init__.py").exists():
+            files += sorted(self.path.parent.glob("*.py"))
+        for p in files:
+            h.update(p.relative_to(self.path.parent).as_posix().encode())
+            h.update(p.read_bytes())
         return h.hexdigest()[:16]
 
     def supports(self, modality: str, white_box: bool, has_segments: bool) -> str | None:

@@ -1,0 +1,62 @@
+"""Captum `DeepLift` (rescale rule) from a constant (black) baseline.
+
+DeepLift needs each non-linearity to be its own module used once: AixiCNN has relu1..relu4, two
+MaxPool2d and an output module that is `nn.Sigmoid` (Class) or `nn.Identity` (regression). captum's
+rescale rule covers ReLU, MaxPool2d and Sigmoid, so the explained output is the model's own output — the
+sigmoid probability for Class, as SPECS §3.6 explains (Dropout is the identity in eval mode). A module
+that reuses one activation module would give wrong multipliers; we refuse that case with a clear error.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections import Counter
+
+import numpy as np
+import torch
+
+from submissions.common import image_tensor, require_module, targets, to_maps
+
+_NONLINEAR = (torch.nn.ReLU, torch.nn.ELU, torch.nn.LeakyReLU, torch.nn.Sigmoid, torch.nn.Tanh,
+              torch.nn.Softplus, torch.nn.MaxPool1d, torch.nn.MaxPool2d, torch.nn.MaxPool3d, torch.nn.Softmax)
+
+
+def _check_no_reuse(module: torch.nn.Module, x: torch.Tensor) -> None:
+    """DeepLift's hooks assume every non-linear module runs once per forward."""
+    calls: Counter = Counter()
+    hooks = [m.register_forward_hook(lambda mod, i, o: calls.update([id(mod)]))
+             for m in module.modules() if isinstance(m, _NONLINEAR)]
+    try:
+        with torch.no_grad():
+            module(x[:1])
+    finally:
+        for h in hooks:
+            h.remove()
+    reused = [type(m).__name__ for m in module.modules() if calls.get(id(m), 0) > 1]
+    if reused:
+        raise ValueError(f"deeplift: the model reuses non-linear module(s) {reused} within one forward; "
+                         f"DeepLift needs a distinct module per use (use integrated-gradients instead)")
+
+
+class DeepLiftExplainer:
+    def __init__(self, baseline: float = 0.0, eps: float = 1e-10, batch_size: int = 256) -> None:
+        self.baseline = float(baseline)
+        self.eps = float(eps)
+        self.batch_size = max(1, int(batch_size))
+
+    def explain(self, model, batch) -> list[np.ndarray]:
+        from captum.attr import DeepLift
+
+        module = require_module(model, "deeplift")
+        inputs = np.asarray(batch.inputs, dtype=np.float32)
+        target = targets(model, inputs)
+        if len(inputs):
+            _check_no_reuse(module, image_tensor(inputs[:1]))
+        method = DeepLift(module, eps=self.eps)
+        maps: list[np.ndarray] = []
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*hooks.*", category=UserWarning)
+            for s in range(0, len(inputs), self.batch_size):
+                x = image_tensor(inputs[s : s + self.batch_size], requires_grad=True)
+                maps += to_maps(method.attribute(x, baselines=self.baseline, target=target[s : s + self.batch_size]))
+        return maps

@@ -1,0 +1,25 @@
+"""Captum `Saliency`: |∂ f_target / ∂ x| per pixel (one forward/backward per chunk of instances)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from submissions.common import image_tensor, require_module, targets, to_maps
+
+
+class SaliencyExplainer:
+    def __init__(self, abs: bool = True, batch_size: int = 256) -> None:
+        self.abs = bool(abs)
+        self.batch_size = max(1, int(batch_size))
+
+    def explain(self, model, batch) -> list[np.ndarray]:
+        from captum.attr import Saliency
+
+        method = Saliency(require_module(model, "saliency"))
+        inputs = np.asarray(batch.inputs, dtype=np.float32)
+        target = targets(model, inputs)
+        maps: list[np.ndarray] = []
+        for s in range(0, len(inputs), self.batch_size):
+            x = image_tensor(inputs[s : s + self.batch_size], requires_grad=True)
+            maps += to_maps(method.attribute(x, target=target[s : s + self.batch_size], abs=self.abs))
+        return maps

@@ -1,0 +1,83 @@
+"""submission.toml parsing and validation; registry duplicate checks."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmark.errors import RegistryError, SubmissionError
+from benchmark.registry import Registry
+from benchmark.submission import discover, load_submission
+from tests.conftest import write_submission
+
+
+def test_builtin_submissions_are_discovered():
+    subs = discover()
+    for name in ("lime-exhaustive", "integrated-gradients", "random", "uniform", "grad-cam"):
+        assert name in subs
+    assert subs["integrated-gradients"].needs_gradients
+    assert subs["lime-exhaustive"].needs_segments
+
+
+@pytest.mark.parametrize(
+    "toml, message",
+    [
+        ("", "missing \\[submission\\]"),
+        ('[submission]\nname="x"\nversion="1"\nkind="explainer"\n', "'entry' is missing"),
+        ('[submission]\nname="X y"\nversion="1"\nkind="explainer"\nentry="e:E"\n', "lower-case"),
+        ('[submission]\nname="x"\nversion="1"\nkind="judge"\nentry="e:E"\n', "kind 'judge'"),
+        ('[submission]\nname="x"\nversion="1"\nkind="explainer"\nentry="e:E"\n[capabilities]\nmodalities=["audio"]\n',
+         "modalities"),
+        ('[submission]\nname="x"\nversion="1"\nkind="explainer"\nentry="e:E"\n[capabilities]\nneeds_gradients="yes"\n',
+         "needs_gradients"),
+        ("[submission\n", "not valid TOML"),
+    ],
+)
+def test_bad_submission_toml(tmp_path, toml, message):
+    (tmp_path / "submission.toml").write_text(toml)
+    with pytest.raises(SubmissionError, match=message):
+        load_submission(tmp_path)
+
+
+def test_missing_toml_and_bad_entry(tmp_path):
+    with pytest.raises(SubmissionError, match="no submission.toml"):
+        load_submission(tmp_path)
+    sub = write_submission(tmp_path / "s", "s", "return []\n")
+    (sub / "submission.toml").write_text((sub / "submission.toml").read_text().replace("explainer:Explainer", "nomodule:X"))
+    with pytest.raises(SubmissionError, match="entry 'nomodule:X'"):
+        load_submission(sub).instantiate()
+
+
+def test_unknown_parameter_and_import_error(tmp_path):
+    sub = load_submission(write_submission(tmp_path / "p", "p", "return []\n", params="k = 1"))
+    assert sub.instantiate({"k": 2}).kw == {"k": 2}
+    with pytest.raises(SubmissionError, match="no parameter"):
+        sub.instantiate({"nope": 1})
+    broken = write_submission(tmp_path / "b", "b", "return []\n")
+    (broken / "explainer.py").write_text("import does_not_exist\n")
+    with pytest.raises(SubmissionError, match="failed to import"):
+        load_submission(broken).instantiate()
+
+
+def test_submission_hash_changes_with_code(tmp_path):
+    folder = write_submission(tmp_path / "h", "h", "return []\n")
+    h1 = load_submission(folder).hash
+    (folder / "explainer.py").write_text((folder / "explainer.py").read_text() + "\n# change\n")
+    assert load_submission(folder).hash != h1
+
+
+def test_registry_duplicates_and_unknown():
+    reg: Registry[int] = Registry("thing")
+    reg.register("a", 1)
+    with pytest.raises(RegistryError, match="registered twice"):
+        reg.register("a", 2)
+    with pytest.raises(RegistryError, match="unknown thing 'b'; known: a"):
+        reg.get("b")
+
+
+def test_submission_hash_covers_shared_package_modules(tmp_path):
+    (tmp_path / "__init__.py").write_text("")
+    (tmp_path / "common.py").write_text("X = 1\n")
+    folder = write_submission(tmp_path / "h", "h", "return []\n")
+    h1 = load_submission(folder).hash
+    (tmp_path / "common.py").write_text("X = 2\n")
+    assert load_submission(folder).hash != h1
