@@ -13,6 +13,11 @@ $(STAMP): pyproject.toml
 	# The CPU build of torch that is on disk; installed first so nothing pulls CUDA wheels.
 	$(PIP) install --quiet torch==2.13.0
 	$(PIP) install --quiet -e '.[test]'
+	# lime 0.2.0.1 installs its own benchmark scripts as a top-level package named `benchmark`,
+	# which would shadow ours; remove that stray package (recognised by its files) only.
+	@for d in $(VENV)/lib/python*/site-packages/benchmark; do \
+	  if [ -f "$$d/text_perf.py" ] && [ ! -f "$$d/runner.py" ]; then rm -rf "$$d"; echo "removed lime's stray $$d"; fi; \
+	done
 	@touch $(STAMP)
 
 setup: $(STAMP)
@@ -24,7 +29,7 @@ test: $(STAMP)
 	$(PY) -m pytest -q
 
 perf: $(STAMP)
-	$(PY) -m pytest -q -s tests/perf -p no:cacheprovider --override-ini addopts=
+	$(PY) -m pytest -q -s tests/perf -p no:cacheprovider -o addopts= -o python_files="bench_*.py"
 
 clean:
 	rm -rf $(VENV) .xaibench xaibench-data results

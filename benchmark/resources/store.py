@@ -267,7 +267,7 @@ def write_config(
     prov["configs"][config] = meta
     if card_info:
         prov["card"] = card_info
-    _atomic_write_text(root / "provenance.json", json.dumps(prov, indent=1, sort_keys=True))
+    _atomic_write_text(root / "provenance.json", json.dumps(prov, indent=1))
     info = prov.get("card", {})
     _atomic_write_text(root / "README.md", f"---\n{_card_yaml(prov, info)}---\n\n{_card_body(prov, info)}")
     return meta
@@ -283,7 +283,7 @@ def update_config_meta(root: Path, config: str, **updates: Any) -> None:
             prov["configs"][config][key].update(value)
         else:
             prov["configs"][config][key] = value
-    _atomic_write_text(root / "provenance.json", json.dumps(prov, indent=1, sort_keys=True))
+    _atomic_write_text(root / "provenance.json", json.dumps(prov, indent=1))
     info = prov.get("card", {})
     _atomic_write_text(root / "README.md", f"---\n{_card_yaml(prov, info)}---\n\n{_card_body(prov, info)}")
 

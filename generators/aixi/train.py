@@ -114,7 +114,7 @@ def train_aixi(resource_name: str, config: TrainConfig | None = None, *, overwri
                 loss = loss_fn(model(xb), yb)
                 loss.backward()
                 opt.step()
-                total += float(loss) * len(idx)
+                total += loss.item() * len(idx)
                 bar.advance()
         val = _evaluate(model, xva, yva, classification)
         state["history"].append({"epoch": epoch + 1, "train_loss": total / len(xtr), **val})

@@ -1,0 +1,364 @@
+"""Saliency-map metrics of the AIXI track (SPECS §3.7): KL and EMD on normalised maps, plus the
+relevance mass / rank accuracies of Arras et al. (2022) and Pearson's correlation.
+
+Every metric is vectorised: ``fn(explanations (N,H,W), truths (N,H,W), **params) -> (N,) float64``.
+An instance whose ground truth has no positive mass (ΣG = 0) is undefined for every metric and scores
+NaN (the runner counts it as excluded); so does an explanation containing a non-finite value.
+
+Exact and fast EMD
+------------------
+With a *metric* ground cost d, the 1-Wasserstein distance depends only on P − Q: the mass the two
+distributions have in common in a bin can stay where it is (Kantorovich–Rubinstein), so
+
+    W1(P, Q) = W1((P − Q)⁺, (P − Q)⁻)
+
+exactly, where the right-hand side is a transport problem between the bins where P exceeds Q
+(sources) and the bins where Q exceeds P (sinks) only. Ground-truth maps are sparse, so the problem
+shrinks from g²×g² to (a few dozen)×(the rest); it is solved exactly by POT's network simplex
+(`ot.emd2`). Two further details, neither of which changes the value: the larger side is passed as the
+supply side and ordered by decreasing mass (the network simplex's block pivot search needs ~2× fewer
+pivots than with the spatially ordered grid), and instances are spread over a process pool
+(`workers`; every instance is solved by the same code whatever the pool, so results do not depend on
+it). A solve that does not reach optimality is retried with a 10× larger iteration budget and raises
+``RuntimeError`` if it still fails, never returning an approximate value.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import warnings
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from functools import lru_cache
+
+import numpy as np
+
+from benchmark.metrics.base import metric
+
+EPS = 2.2204e-16  # ε of the saliency-benchmark KL (SPECS §3.7)
+
+# below this many instances a process pool costs more than it saves (≈7 ms per 32×32 map)
+_POOL_MIN_INSTANCES = 64
+_POOL_MIN_CELLS = 256  # a 4×4 or 8×8 problem takes microseconds: never worth a pool
+_OPTIMAL = 1  # POT's result_code for an optimal solution
+_MAX_ITER_REACHED = 3
+
+
+# ----------------------------------------------------------------------------------------- helpers
+def _batch(explanations, truths) -> tuple[np.ndarray, np.ndarray]:
+    """Both inputs as float64 (N,H,W) arrays of the same shape; a single (H,W) map is a batch of one."""
+    s = np.asarray(explanations, dtype=np.float64)
+    g = np.asarray(truths, dtype=np.float64)
+    if s.ndim == 2:
+        s = s[None]
+    if g.ndim == 2:
+        g = g[None]
+    if s.ndim != 3 or s.shape != g.shape:
+        raise ValueError(f"explanations {s.shape} and truths {g.shape} must both be (N, H, W) arrays "
+                         "of the same shape")
+    return s, g
+
+
+def _flat(x: np.ndarray) -> np.ndarray:
+    return x.reshape(len(x), -1)
+
+
+def _undefined(s: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """(N,) bool: the metric is undefined (NaN) — no positive ground-truth mass, or a non-finite map."""
+    sf, gf = _flat(s), _flat(g)
+    return ~(np.isfinite(sf).all(1) & np.isfinite(gf).all(1) & (np.where(gf > 0, gf, 0).sum(1) > 0))
+
+
+def to_distribution(maps) -> np.ndarray:
+    """Saliency maps (N,H,W) as probability distributions (SPECS §3.7):
+    S' = (S − min S)/(max S − min S), P_S = S'/ΣS'; a constant map becomes the uniform distribution.
+    A map with a non-finite value becomes all-NaN."""
+    s = np.asarray(maps, dtype=np.float64)
+    single = s.ndim == 2
+    if single:
+        s = s[None]
+    f = _flat(s)
+    finite = np.isfinite(f).all(1)
+    f = np.where(finite[:, None], f, 0.0)
+    lo, hi = f.min(1, keepdims=True), f.max(1, keepdims=True)
+    span = hi - lo
+    const = span[:, 0] <= 0
+    sp = (f - lo) / np.where(const[:, None], 1.0, span)
+    sp[const] = 1.0
+    p = sp / sp.sum(1, keepdims=True)  # ΣS' ≥ 1 (the maximum cell is 1)
+    p[~finite] = np.nan
+    p = p.reshape(s.shape)
+    return p[0] if single else p
+
+
+def _gt_distribution(truths: np.ndarray) -> np.ndarray:
+    """P_G = G/ΣG (N,H,W); NaN rows where ΣG = 0. Ground truths must be non-negative."""
+    g = _flat(truths)
+    if np.any(g < 0):
+        raise ValueError("ground-truth maps must be non-negative to be read as distributions (P_G = G/ΣG)")
+    tot = g.sum(1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = g / tot
+    p[tot[:, 0] <= 0] = np.nan
+    return p.reshape(truths.shape)
+
+
+# ---------------------------------------------------------------------------------------------- KL
+@metric("kl", "KL", "lower", (0.0, float("inf")), "distribution",
+        "KL(P_G‖P_S) on normalised maps, saliency-benchmark style (ε = 2.2204e-16)")
+def kl(explanations, truths) -> np.ndarray:
+    """Kullback–Leibler divergence of the explanation from the ground truth (SPECS §3.7):
+
+        KL(P_G‖P_S) = Σ_p P_G(p) · log(ε + P_G(p) / (P_S(p) + ε)),   ε = 2.2204e-16,
+
+    P_G = G/ΣG, P_S = to_distribution(S). "Information lost when P_S approximates P_G"
+    (Miró-Nicolau et al. 2023, following Riche et al. 2013 / the MIT saliency benchmark). 0 is best.
+    """
+    s, g = _batch(explanations, truths)
+    bad = _undefined(s, g)
+    pg, ps = _flat(_gt_distribution(g)), _flat(to_distribution(s))
+    with np.errstate(invalid="ignore"):
+        out = (pg * np.log(EPS + pg / (ps + EPS))).sum(1)
+    out[bad] = np.nan
+    return out
+
+
+# --------------------------------------------------------------------------------------------- EMD
+def _area_weights(n_in: int, n_out: int) -> np.ndarray:
+    """(n_out, n_in): the fraction of input pixel i lying in output cell k (area averaging)."""
+    edges = np.arange(n_out + 1) * (n_in / n_out)
+    lo = np.maximum(edges[:-1, None], np.arange(n_in)[None, :])
+    hi = np.minimum(edges[1:, None], np.arange(n_in)[None, :] + 1)
+    return np.clip(hi - lo, 0.0, None)
+
+
+def downsample_mass(p: np.ndarray, grid: int | tuple[int, int] | None) -> np.ndarray:
+    """Mass of (N,H,W) distributions pooled onto a grid×grid map by area averaging (the cell mean of
+    S, renormalised, equals the pooled mass of P). `grid=None` keeps the full resolution."""
+    if grid is None:
+        return p
+    gh, gw = (grid, grid) if np.isscalar(grid) else grid
+    n, h, w = p.shape
+    if gh < 1 or gw < 1:
+        raise ValueError(f"grid must be ≥ 1, got {grid}")
+    if h % gh == 0 and w % gw == 0:
+        return p.reshape(n, gh, h // gh, gw, w // gw).sum((2, 4))
+    a, b = _area_weights(h, gh), _area_weights(w, gw)
+    return np.einsum("kh,nhw,lw->nkl", a, p, b, optimize=True)
+
+
+@lru_cache(maxsize=8)
+def _cell_distances(gh: int, gw: int, cell_h: float, cell_w: float, unit_px: float) -> np.ndarray:
+    """(gh·gw, gh·gw) Euclidean distances between cell centres, in units of `unit_px` pixels."""
+    r, c = np.meshgrid(np.arange(gh) * cell_h, np.arange(gw) * cell_w, indexing="ij")
+    xy = np.stack([r.ravel(), c.ravel()], 1)
+    d = np.sqrt(((xy[:, None, :] - xy[None, :, :]) ** 2).sum(-1)) / unit_px
+    d.setflags(write=False)
+    return d
+
+
+def _solve(a: np.ndarray, b: np.ndarray, m: np.ndarray, num_iter_max: int) -> float:
+    """Exact OT cost between histograms a and b (equal mass) for cost m; raises if not optimal."""
+    import ot
+
+    for it in (int(num_iter_max), 10 * int(num_iter_max)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # POT warns on non-optimal codes; we check them below
+            cost, log = ot.emd2(a, b, m, numItermax=it, log=True, center_dual=False, check_marginals=False)
+        code = int(log["result_code"])
+        if code == _OPTIMAL:
+            return float(cost)
+        if code != _MAX_ITER_REACHED:
+            break
+    raise RuntimeError(f"EMD: the network simplex did not reach optimality ({log.get('warning')}, "
+                       f"numItermax={it}); raise `num_iter_max`")
+
+
+def _emd_rows(pg: np.ndarray, ps: np.ndarray, dist: np.ndarray, num_iter_max: int) -> np.ndarray:
+    """W1 between rows of pg and ps (N, cells) for the ground distance `dist`; NaN rows stay NaN."""
+    out = np.empty(len(pg))
+    flat, ncell = dist.ravel(), dist.shape[1]
+    for n in range(len(pg)):
+        d = pg[n] - ps[n]
+        if not np.isfinite(d).all():
+            out[n] = np.nan
+            continue
+        src = np.flatnonzero(d > 0)
+        snk = np.flatnonzero(d < 0)
+        if len(src) == 0 or len(snk) == 0:  # identical up to rounding
+            out[n] = 0.0
+            continue
+        a, b = d[src], -d[snk]
+        if abs(a.sum() - b.sum()) > 1e-9:
+            raise ValueError(f"EMD: distributions of unequal mass ({a.sum() - b.sum():.3g} apart)")
+        if len(src) == 1:  # one source: it feeds every sink
+            out[n] = float(a[0] / b.sum() * (b * dist[src[0], snk]).sum())
+            continue
+        if len(snk) == 1:  # one sink: every source empties into it
+            out[n] = float(b[0] / a.sum() * (a * dist[src, snk[0]]).sum())
+            continue
+        # the larger side as supply, by decreasing mass: same optimum, ~2x fewer simplex pivots
+        if len(snk) >= len(src):
+            big, small, bidx, sidx = b, a, snk, src
+        else:
+            big, small, bidx, sidx = a, b, src, snk
+        order = np.argsort(-big, kind="stable")
+        bidx = bidx[order]
+        cost = np.take(flat, bidx[:, None] * ncell + sidx[None, :])  # = dist[np.ix_(bidx, sidx)], faster
+        out[n] = _solve(big[order], small * (big.sum() / small.sum()), cost, num_iter_max)
+    return out
+
+
+def _emd_task(pg: np.ndarray, ps: np.ndarray, geom: tuple, num_iter_max: int) -> np.ndarray:
+    return _emd_rows(pg, ps, _cell_distances(*geom), num_iter_max)
+
+
+def _n_workers(workers: int | None, n: int, cells: int) -> int:
+    if workers is None or workers <= 0:
+        try:
+            workers = len(os.sched_getaffinity(0))
+        except AttributeError:  # not Linux
+            workers = os.cpu_count() or 1
+    if n < _POOL_MIN_INSTANCES or cells < _POOL_MIN_CELLS or mp.current_process().daemon:
+        return 1
+    return max(1, min(int(workers), n // 16))
+
+
+def _pool_context():
+    # fork is cheap and safe here (the workers only run NumPy and POT's single-threaded C++ solver);
+    # where it is unavailable, or the parent is multi-threaded on a newer Python, use forkserver/spawn
+    methods = mp.get_all_start_methods()
+    return mp.get_context("fork" if "fork" in methods else methods[0])
+
+
+def emd_distance(explanations, truths, grid: int | None = 32, unit_px: float = 32.0,
+                 workers: int | None = 1, num_iter_max: int = 1_000_000) -> np.ndarray:
+    """EMD(P_G, P_S) (see `emd`), exact; `grid=None` solves at full resolution."""
+    s, g = _batch(explanations, truths)
+    n, h, w = s.shape
+    bad = _undefined(s, g)
+    pg = downsample_mass(np.where(bad[:, None, None], np.nan, _gt_distribution(g)), grid)
+    ps = downsample_mass(to_distribution(s), grid)
+    gh, gw = pg.shape[1:]
+    geom = (gh, gw, h / gh, w / gw, float(unit_px))
+    pg, ps = _flat(pg), _flat(ps)
+    k = _n_workers(workers, n, gh * gw)
+    if k == 1:
+        return _emd_rows(pg, ps, _cell_distances(*geom), num_iter_max)
+    chunks = np.array_split(np.arange(n), min(n, 4 * k))  # ~4 chunks per worker balance the load
+    try:
+        with ProcessPoolExecutor(k, mp_context=_pool_context()) as ex:
+            parts = list(ex.map(_emd_task, [pg[c] for c in chunks], [ps[c] for c in chunks],
+                                [geom] * len(chunks), [num_iter_max] * len(chunks)))
+    except (BrokenProcessPool, OSError) as e:  # no pool available here: same values, serially
+        warnings.warn(f"EMD: process pool unavailable ({e}); computing serially", RuntimeWarning,
+                      stacklevel=2)
+        return _emd_rows(pg, ps, _cell_distances(*geom), num_iter_max)
+    return np.concatenate(parts)
+
+
+@metric("emd", "EMD", "lower", (0.0, float("inf")), "distribution",
+        "Earth mover's distance between P_G and P_S on a 32×32 grid (unit: 32 px), exact",
+        grid=32, unit_px=32.0, workers=1, num_iter_max=1_000_000)
+def emd(explanations, truths, grid=32, unit_px=32.0, workers=1, num_iter_max=1_000_000) -> np.ndarray:
+    """Earth mover's distance (SPECS §3.7; Miró-Nicolau et al. 2023, following Riche et al. 2013):
+
+        EMD(P_G, P_S) = min_{f ≥ 0} Σ_ij f_ij d_ij  s.t.  Σ_j f_ij = P_G(i),  Σ_i f_ij = P_S(j),
+
+    after pooling both distributions onto a `grid` × `grid` map by area averaging; d_ij is the
+    Euclidean distance between cell centres in units of `unit_px` original pixels (default 32 px, the
+    paper's unit: one cell of its 4×4 grid on 128×128 images), so values are comparable across grids.
+    Solved exactly (equal to `ot.emd2` on the full grid) on the positive/negative parts of P_G − P_S;
+    `workers` processes (None = all CPUs; results do not depend on it). 0 is best.
+    """
+    return emd_distance(explanations, truths, grid, unit_px, workers, num_iter_max)
+
+
+@metric("emd-paper", "EMD/4×4", "lower", (0.0, float("inf")), "distribution",
+        "Earth mover's distance on the paper's 4×4 grid (factor-32 down-sampling, unit: 32 px)",
+        grid=4, unit_px=32.0, workers=1, num_iter_max=1_000_000)
+def emd_paper(explanations, truths, grid=4, unit_px=32.0, workers=1, num_iter_max=1_000_000) -> np.ndarray:
+    """`emd` at the paper-parity setting (SPECS §3.7): both maps down-sampled by a factor of 32 with area
+    averaging (a 4×4 grid for 128×128 images), ground distance in down-sampled cells."""
+    return emd_distance(explanations, truths, grid, unit_px, workers, num_iter_max)
+
+
+# ------------------------------------------------------------------------------------ localisation
+@metric("mass-accuracy", "RMA", "higher", (0.0, 1.0), "localisation",
+        "Relevance mass accuracy: share of positive relevance inside the ground truth (Arras et al. 2022)")
+def mass_accuracy(explanations, truths) -> np.ndarray:
+    """Relevance mass accuracy (Arras, Osman & Samek 2022, CLEVR-XAI):
+
+        RMA = Σ_{p: G(p) > 0} max(S(p), 0) / Σ_p max(S(p), 0),
+
+    only positive relevance counts; 0 where the explanation has no positive relevance. 1 is best.
+    """
+    s, g = _batch(explanations, truths)
+    bad = _undefined(s, g)
+    pos = np.where(_flat(s) > 0, _flat(s), 0.0)
+    total = pos.sum(1)
+    inside = (pos * (_flat(g) > 0)).sum(1)
+    out = np.divide(inside, total, out=np.zeros(len(s)), where=total > 0)
+    out[bad] = np.nan
+    return out
+
+
+@metric("rank-accuracy", "RRA", "higher", (0.0, 1.0), "localisation",
+        "Relevance rank accuracy: share of the K most relevant pixels inside the K-pixel ground truth "
+        "(Arras et al. 2022)", ties="stable")
+def rank_accuracy(explanations, truths, ties: str = "stable") -> np.ndarray:
+    """Relevance rank accuracy (Arras, Osman & Samek 2022, CLEVR-XAI): with K = |{p : G(p) > 0}|,
+
+        RRA = |top-K(S) ∩ GT| / K,
+
+    top-K by decreasing relevance. `ties="stable"` (default, SPECS §0): a stable sort, so equal
+    relevances are ranked by ascending pixel index (row-major). `ties="expected"`: the tie-aware
+    variant, the expected RRA when the tie group straddling rank K is ordered uniformly at random.
+    1 is best.
+    """
+    s, g = _batch(explanations, truths)
+    bad = _undefined(s, g)
+    sf = np.where(np.isfinite(_flat(s)), _flat(s), 0.0)
+    supp = _flat(g) > 0
+    k = supp.sum(1)
+    if ties == "stable":
+        order = np.argsort(-sf, axis=1, kind="stable")
+        ranks = np.empty_like(order)
+        np.put_along_axis(ranks, order, np.broadcast_to(np.arange(sf.shape[1]), sf.shape), axis=1)
+        hits = ((ranks < k[:, None]) & supp).sum(1).astype(np.float64)
+    elif ties == "expected":
+        srt = -np.sort(-sf, axis=1)
+        t = srt[np.arange(len(sf)), np.maximum(k - 1, 0)][:, None]  # relevance at rank K
+        above, tied = sf > t, sf == t
+        slots = k - above.sum(1)  # how many of the tie group make it into the top K
+        hits = (above & supp).sum(1) + slots * (tied & supp).sum(1) / np.maximum(tied.sum(1), 1)
+    else:
+        raise ValueError(f"ties must be 'stable' or 'expected', got {ties!r}")
+    out = np.divide(hits, k, out=np.zeros(len(s)), where=k > 0)
+    out[bad] = np.nan
+    return out
+
+
+# -------------------------------------------------------------------------------------- similarity
+@metric("pcc", "PCC", "higher", (-1.0, 1.0), "similarity",
+        "Pearson correlation between the explanation and the ground-truth map")
+def pcc(explanations, truths) -> np.ndarray:
+    """Pearson's correlation coefficient between S and G over pixels,
+
+        PCC = Σ (S − S̄)(G − Ḡ) / sqrt(Σ (S − S̄)² · Σ (G − Ḡ)²);
+
+    NaN (excluded) when either map is constant (SPECS §0). 1 is best.
+    """
+    s, g = _batch(explanations, truths)
+    bad = _undefined(s, g)
+    x, y = _flat(s), _flat(g)
+    x = np.where(np.isfinite(x), x, 0.0)
+    x = x - x.mean(1, keepdims=True)
+    y = y - y.mean(1, keepdims=True)
+    den = np.sqrt((x * x).sum(1) * (y * y).sum(1))
+    const = (np.ptp(_flat(s), 1) == 0) | (np.ptp(_flat(g), 1) == 0) | ~(den > 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = np.clip((x * y).sum(1) / den, -1.0, 1.0)
+    out[bad | const] = np.nan
+    return out

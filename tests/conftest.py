@@ -1,0 +1,64 @@
+"""Shared fixtures: a session-wide XAIBENCH_HOME holding tiny real AIXI resources and a CNN."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("XAIBENCH_PROGRESS", "0")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+
+
+@pytest.fixture(scope="session")
+def aixi_home(tmp_path_factory) -> Path:
+    """Tiny AIXI-Shape and AIXI-Color resources (all three functions) with a CNN for shape-ssin."""
+    home = tmp_path_factory.mktemp("xaibench-home")
+    old = os.environ.get("XAIBENCH_HOME")
+    os.environ["XAIBENCH_HOME"] = str(home)
+    from generators.aixi.build import build_aixi
+    from generators.aixi.train import TrainConfig, train_aixi
+
+    build_aixi("shape", 96, 24, workers=1)
+    build_aixi("color", 48, 24, workers=1)
+    train_aixi("aixi/shape-ssin", TrainConfig(epochs=1, batch_size=32))
+    yield home
+    if old is None:
+        os.environ.pop("XAIBENCH_HOME", None)
+    else:
+        os.environ["XAIBENCH_HOME"] = old
+
+
+@pytest.fixture()
+def home(aixi_home, monkeypatch, tmp_path) -> Path:
+    """The session resources, with a fresh cache/results area per test."""
+    monkeypatch.setenv("XAIBENCH_HOME", str(aixi_home))
+    return aixi_home
+
+
+def write_submission(folder: Path, name: str, body: str, params: str = "", caps: str = "") -> Path:
+    """A submission folder with an `explainer.py` whose Explainer.explain has `body`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "submission.toml").write_text(textwrap.dedent(f"""\
+        [submission]
+        name = "{name}"
+        version = "0.0.1"
+        kind = "explainer"
+        entry = "explainer:Explainer"
+
+        [capabilities]
+        modalities = ["image"]
+        {caps}
+
+        [parameters]
+        {params}
+        """))
+    (folder / "explainer.py").write_text(
+        "import numpy as np\nimport time\n\n\nclass Explainer:\n    def __init__(self, **kw):\n"
+        "        self.kw = kw\n\n    def explain(self, model, batch):\n"
+        + textwrap.indent(textwrap.dedent(body), " " * 8)
+    )
+    return folder

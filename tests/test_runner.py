@@ -1,0 +1,155 @@
+"""The runner: results, resume after a kill, broken submissions, time limits, cache keys."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from benchmark.cache import OutputCache
+from benchmark.errors import CacheError, RegistryError, ResourceError, SubmissionError
+from benchmark.results import Result
+from benchmark.runner import evaluate, validate_output
+from tests.conftest import write_submission
+
+GT_COPY = """
+# a ground-truth-free 'oracle' for tests: paints each object's area (uniform over objects)
+return [np.where(s > 0, 1.0, 0.0).astype(np.float32) for s in batch.segments]
+"""
+
+
+def test_validate_output_reasons():
+    assert validate_output(np.zeros((4, 4)), (4, 4))[1] == ""
+    assert "shape" in validate_output(np.zeros((3, 4)), (4, 4))[1]
+    assert "non-finite" in validate_output(np.full((4, 4), np.nan), (4, 4))[1]
+    assert "numeric" in validate_output("abc", (4, 4))[1]
+
+
+def test_evaluate_writes_valid_result(home, tmp_path):
+    r = evaluate("uniform", track="aixi", resource="aixi/shape-ssin", model="function", limit=8,
+                 results_dir=tmp_path)
+    assert r.n_instances == 8 and r.n_failed == 0
+    files = list(tmp_path.rglob("*.json"))
+    assert len(files) == 1
+    back = Result.load(files[0])
+    assert back.metrics["kl"].mean == pytest.approx(r.metrics["kl"].mean)
+    assert back.resource["revision"] == r.resource["revision"]
+    assert r.primary_metric == "kl" and r.metrics["kl"].direction == "lower"
+
+
+def test_broken_submission_failures_are_recorded(home, tmp_path):
+    body = """
+out = []
+for i, x in zip(batch.ids, batch.inputs):
+    k = int(i.split('-')[-1]) % 4
+    if k == 0:
+        out.append(np.zeros((5, 5)))            # wrong shape
+    elif k == 1:
+        out.append(np.full(x.shape, np.nan))    # NaN
+    elif k == 2:
+        raise RuntimeError('boom ' + i)         # raises (isolated by per-instance retry)
+    else:
+        out.append(np.ones(x.shape))
+return out
+"""
+    sub = write_submission(tmp_path / "broken", "broken", body)
+    r = evaluate(str(sub), track="aixi", resource="aixi/shape-ssin", model="function", limit=8,
+                 batch_size=4, results_dir=tmp_path / "res")
+    reasons = {f.instance: f.reason for f in r.failures}
+    assert r.n_instances == 8 and r.n_failed == 6
+    assert any("shape (5, 5)" in v for v in reasons.values())
+    assert any("non-finite" in v for v in reasons.values())
+    assert any("RuntimeError: boom" in v for v in reasons.values())
+    assert r.metrics["kl"].n == 2
+
+
+def test_hanging_explainer_times_out(home, tmp_path):
+    sub = write_submission(tmp_path / "hang", "hang", "time.sleep(30)\nreturn []\n")
+    r = evaluate(str(sub), track="aixi", resource="aixi/shape-ssin", model="function", limit=2,
+                 batch_size=2, timeout_s=0.3, results_dir=tmp_path / "res")
+    assert r.n_failed == 2 and all("timed out" in f.reason for f in r.failures)
+    assert r.metrics["kl"].mean is None
+
+
+def test_resume_after_kill_computes_each_instance_once(home, tmp_path):
+    log = tmp_path / "calls.log"
+    body = f"""
+with open({str(log)!r}, 'a') as fh:
+    for i in batch.ids:
+        fh.write(i + '\\n')
+import os
+if len(open({str(log)!r}).read().split()) > 6 and not os.path.exists({str(tmp_path / 'resumed')!r}):
+    raise KeyboardInterrupt  # simulated kill in the middle of the third batch
+return [np.where(s > 0, 1.0, 0.0) for s in batch.segments]
+"""
+    sub = write_submission(tmp_path / "killme", "killme", body)
+    kw = dict(track="aixi", resource="aixi/shape-ssin", model="function", limit=12, batch_size=3,
+              results_dir=tmp_path / "res")
+    with pytest.raises(KeyboardInterrupt):
+        evaluate(str(sub), **kw)
+    (tmp_path / "resumed").write_text("1")
+    r = evaluate(str(sub), **kw)
+    calls = log.read_text().split()
+    assert r.n_failed == 0 and r.n_instances == 12
+    # the batch that was interrupted is recomputed, finished batches never are
+    assert len(set(calls)) == 12
+    assert len(calls) == 12 + 3
+    before = len(calls)
+    evaluate(str(sub), **kw)  # finished: nothing recomputed
+    assert len(log.read_text().split()) == before
+
+
+def test_results_do_not_depend_on_batch_size(home, tmp_path):
+    a = evaluate("random", track="aixi", resource="aixi/shape-ssin", model="function", limit=10,
+                 batch_size=3, results_dir=tmp_path / "a", overwrite=True)
+    b = evaluate("random", track="aixi", resource="aixi/shape-ssin", model="function", limit=10,
+                 batch_size=10, results_dir=tmp_path / "b", overwrite=True)
+    assert a.metrics["kl"].mean == pytest.approx(b.metrics["kl"].mean, rel=1e-6)
+
+
+def test_cache_refuses_a_different_revision(tmp_path):
+    key = {"resource": "aixi/x", "revision": "aaa", "model": "m", "submission": "s", "parameters": {}, "seed": 0}
+    OutputCache(tmp_path / "c.sqlite", key).close()
+    with pytest.raises(CacheError, match="revision.*--overwrite"):
+        OutputCache(tmp_path / "c.sqlite", {**key, "revision": "bbb"})
+    OutputCache(tmp_path / "c.sqlite", {**key, "revision": "bbb"}, overwrite=True).close()
+
+
+def test_unknown_names_give_clear_errors(home, tmp_path):
+    with pytest.raises(RegistryError, match="unknown submission 'nope'"):
+        evaluate("nope", track="aixi", resource="aixi/shape-ssin")
+    with pytest.raises(RegistryError, match="unknown track 'nope'"):
+        evaluate("uniform", track="nope", resource="aixi/shape-ssin")
+    with pytest.raises(ResourceError, match="not found.*xaibench generate aixi"):
+        evaluate("uniform", track="aixi", resource="aixi/shape-nothing", model="function")
+    with pytest.raises(ResourceError, match="<family>/<config>"):
+        evaluate("uniform", track="aixi", resource="shape-ssin", model="function")
+
+
+def test_gradient_explainer_refused_on_black_box(home):
+    with pytest.raises(SubmissionError, match="needs gradients"):
+        evaluate("saliency", track="aixi", resource="aixi/shape-ssin", model="function", limit=2)
+
+
+def test_truncated_resource_is_detected_and_not_modified(home, tmp_path, monkeypatch):
+    import shutil
+
+    src = home / "resources" / "aixi"
+    copy = tmp_path / "h" / "resources" / "aixi"
+    shutil.copytree(src, copy)
+    monkeypatch.setenv("XAIBENCH_HOME", str(tmp_path / "h"))
+    f = copy / "shape-ssin" / "validation-00000-of-00001.parquet"
+    data = f.read_bytes()
+    f.write_bytes(data[: len(data) // 2])
+    with pytest.raises(ResourceError, match="truncated.*xaibench generate aixi --overwrite"):
+        evaluate("uniform", track="aixi", resource="aixi/shape-ssin", model="function", limit=2)
+    assert f.read_bytes() == data[: len(data) // 2]
+    prov = json.loads((copy / "provenance.json").read_text())
+    assert "shape-ssin" in prov["configs"]
+
+
+def test_cnn_model_evaluates_with_gradients(home, tmp_path):
+    r = evaluate("saliency", track="aixi", resource="aixi/shape-ssin", model="cnn", limit=4,
+                 results_dir=tmp_path)
+    assert r.n_failed == 0 and r.model["name"] == "cnn" and "validation" in r.model
