@@ -14,13 +14,18 @@ distributions have in common in a bin can stay where it is (Kantorovich–Rubins
 
 exactly, where the right-hand side is a transport problem between the bins where P exceeds Q
 (sources) and the bins where Q exceeds P (sinks) only. Ground-truth maps are sparse, so the problem
-shrinks from g²×g² to (a few dozen)×(the rest); it is solved exactly by POT's network simplex
-(`ot.emd2`). Two further details, neither of which changes the value: the larger side is passed as the
-supply side and ordered by decreasing mass (the network simplex's block pivot search needs ~2× fewer
-pivots than with the spatially ordered grid), and instances are spread over a process pool
-(`workers`; every instance is solved by the same code whatever the pool, so results do not depend on
-it). A solve that does not reach optimality is retried with a 10× larger iteration budget and raises
-``RuntimeError`` if it still fails, never returning an approximate value.
+shrinks from g²×g² to (a few dozen sources)×(the sinks) and is solved exactly by POT's network simplex
+(`ot.emd2`). Neither of the two further details changes the value: the larger side is passed as the
+supply side, ordered by decreasing mass (≈1.5× fewer simplex pivots and ≈2× less time than the
+spatially ordered grid), and instances are spread over a process pool (`workers`; each instance is
+solved by the same code whatever the pool, so results do not depend on it). A solve that does not
+reach optimality is retried with a 10× larger iteration budget and raises ``RuntimeError`` if it still
+fails; an approximate value is never returned.
+
+Cost: the simplex needs ≈4.5 pivots per node, so the time is set by the number of cells where the maps
+differ. A dense explanation leaves ≈975 sink cells on a 32×32 grid (≈8-10 ms per map on one core of
+the development machine, ≈2-2.5× faster than plain `ot.emd2` on the full 1024×1024 problem); a sparse
+one (e.g. LIME with non-negative weights: zero background) takes well under a millisecond.
 """
 
 from __future__ import annotations
@@ -198,15 +203,16 @@ def _emd_rows(pg: np.ndarray, ps: np.ndarray, dist: np.ndarray, num_iter_max: in
         if len(snk) == 1:  # one sink: every source empties into it
             out[n] = float(b[0] / a.sum() * (a * dist[src, snk[0]]).sum())
             continue
-        # the larger side as supply, by decreasing mass: same optimum, ~2x fewer simplex pivots
+        # the larger side as supply, by decreasing mass: same optimum, fewer simplex pivots
         if len(snk) >= len(src):
             big, small, bidx, sidx = b, a, snk, src
         else:
             big, small, bidx, sidx = a, b, src, snk
-        order = np.argsort(-big, kind="stable")
-        bidx = bidx[order]
+        # both sides by decreasing mass: same optimum, fewer pivots (measured 13.5 → 8.2 ms per 32×32 map)
+        order, sorder = np.argsort(-big, kind="stable"), np.argsort(-small, kind="stable")
+        bidx, sidx = bidx[order], sidx[sorder]
         cost = np.take(flat, bidx[:, None] * ncell + sidx[None, :])  # = dist[np.ix_(bidx, sidx)], faster
-        out[n] = _solve(big[order], small * (big.sum() / small.sum()), cost, num_iter_max)
+        out[n] = _solve(big[order], small[sorder] * (big.sum() / small.sum()), cost, num_iter_max)
     return out
 
 
@@ -215,6 +221,8 @@ def _emd_task(pg: np.ndarray, ps: np.ndarray, geom: tuple, num_iter_max: int) ->
 
 
 def _n_workers(workers: int | None, n: int, cells: int) -> int:
+    """Processes to use: `workers` (None or ≤ 0: the usable CPUs), 1 for small jobs or inside a
+    daemonic worker (which may not have children), at most one per 16 instances."""
     if workers is None or workers <= 0:
         try:
             workers = len(os.sched_getaffinity(0))
@@ -226,20 +234,57 @@ def _n_workers(workers: int | None, n: int, cells: int) -> int:
 
 
 def _pool_context():
-    # fork is cheap and safe here (the workers only run NumPy and POT's single-threaded C++ solver);
-    # where it is unavailable, or the parent is multi-threaded on a newer Python, use forkserver/spawn
+    # fork: workers start in milliseconds with everything imported, and they only run NumPy and POT's
+    # single-threaded solver, so threads of the parent (torch's pool) are not touched. Elsewhere: the
+    # platform's default (spawn), which imports this module in each worker.
     methods = mp.get_all_start_methods()
     return mp.get_context("fork" if "fork" in methods else methods[0])
 
 
-def emd_distance(explanations, truths, grid: int | None = 32, unit_px: float = 32.0,
-                 workers: int | None = 1, num_iter_max: int = 1_000_000) -> np.ndarray:
-    """EMD(P_G, P_S) (see `emd`), exact; `grid=None` solves at full resolution."""
-    s, g = _batch(explanations, truths)
+def _pooled_distributions(explanations, truths, grid) -> tuple[np.ndarray, np.ndarray]:
+    """P_G and P_S pooled onto the grid, NaN rows where the metric is undefined.
+
+    Min-max normalisation commutes with sum pooling (each cell holds `area` pixels):
+    pool(S') = (pool(S) − area·min S) / (max S − min S), so the maps are pooled first, straight from
+    their own dtype, and never copied to float64 at full resolution (3.5 s → 0.4 s on 2,000 maps)."""
+    s, g = np.asarray(explanations), np.asarray(truths)
+    if s.ndim == 2:
+        s, g = s[None], g[None]
+    if s.ndim != 3 or s.shape != g.shape:
+        raise ValueError(f"explanations {s.shape} and truths {g.shape} must both be (N, H, W) arrays "
+                         "of the same shape")
     n, h, w = s.shape
-    bad = _undefined(s, g)
-    pg = downsample_mass(np.where(bad[:, None, None], np.nan, _gt_distribution(g)), grid)
-    ps = downsample_mass(to_distribution(s), grid)
+    gh, gw = (h, w) if grid is None else ((grid, grid) if np.isscalar(grid) else grid)
+    if h % gh or w % gw:  # area weights with partial pixels: the general path
+        s64, g64 = _batch(s, g)
+        bad = _undefined(s64, g64)
+        pg = downsample_mass(np.where(bad[:, None, None], np.nan, _gt_distribution(g64)), grid)
+        return pg, downsample_mass(to_distribution(s64), grid)
+    if np.any(g < 0):
+        raise ValueError("ground-truth maps must be non-negative to be read as distributions (P_G = G/ΣG)")
+    bh, bw = h // gh, w // gw
+    finite = np.isfinite(s).all((1, 2)) & np.isfinite(g).all((1, 2))
+    pool_s = s.reshape(n, gh, bh, gw, bw).sum((2, 4), dtype=np.float64)
+    pool_g = g.reshape(n, gh, bh, gw, bw).sum((2, 4), dtype=np.float64)
+    lo = s.min((1, 2)).astype(np.float64)[:, None, None]
+    span = s.max((1, 2)).astype(np.float64)[:, None, None] - lo
+    const = span[:, 0, 0] <= 0
+    sp = (pool_s - bh * bw * lo) / np.where(const[:, None, None], 1.0, span)
+    sp[const] = bh * bw
+    ps = sp / sp.sum((1, 2), keepdims=True)
+    tot = pool_g.sum((1, 2), keepdims=True)
+    bad = ~finite | (tot[:, 0, 0] <= 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        pg = pool_g / tot
+    pg[bad], ps[~finite] = np.nan, np.nan
+    return pg, ps
+
+
+def emd_distance(explanations, truths, grid: int | None = 32, unit_px: float = 32.0,
+                 workers: int | None = None, num_iter_max: int = 1_000_000) -> np.ndarray:
+    """EMD(P_G, P_S) (see `emd`), exact; `grid=None` solves at full resolution."""
+    n, h, w = np.shape(explanations)[-3:] if np.ndim(explanations) == 3 else (1, *np.shape(explanations))
+    pg, ps = _pooled_distributions(explanations, truths, grid)
     gh, gw = pg.shape[1:]
     geom = (gh, gw, h / gh, w / gw, float(unit_px))
     pg, ps = _flat(pg), _flat(ps)
@@ -260,8 +305,8 @@ def emd_distance(explanations, truths, grid: int | None = 32, unit_px: float = 3
 
 @metric("emd", "EMD", "lower", (0.0, float("inf")), "distribution",
         "Earth mover's distance between P_G and P_S on a 32×32 grid (unit: 32 px), exact",
-        grid=32, unit_px=32.0, workers=1, num_iter_max=1_000_000)
-def emd(explanations, truths, grid=32, unit_px=32.0, workers=1, num_iter_max=1_000_000) -> np.ndarray:
+        grid=32, unit_px=32.0, workers=None, num_iter_max=1_000_000)
+def emd(explanations, truths, grid=32, unit_px=32.0, workers=None, num_iter_max=1_000_000) -> np.ndarray:
     """Earth mover's distance (SPECS §3.7; Miró-Nicolau et al. 2023, following Riche et al. 2013):
 
         EMD(P_G, P_S) = min_{f ≥ 0} Σ_ij f_ij d_ij  s.t.  Σ_j f_ij = P_G(i),  Σ_i f_ij = P_S(j),
@@ -277,8 +322,8 @@ def emd(explanations, truths, grid=32, unit_px=32.0, workers=1, num_iter_max=1_0
 
 @metric("emd-paper", "EMD/4×4", "lower", (0.0, float("inf")), "distribution",
         "Earth mover's distance on the paper's 4×4 grid (factor-32 down-sampling, unit: 32 px)",
-        grid=4, unit_px=32.0, workers=1, num_iter_max=1_000_000)
-def emd_paper(explanations, truths, grid=4, unit_px=32.0, workers=1, num_iter_max=1_000_000) -> np.ndarray:
+        grid=4, unit_px=32.0, workers=None, num_iter_max=1_000_000)
+def emd_paper(explanations, truths, grid=4, unit_px=32.0, workers=None, num_iter_max=1_000_000) -> np.ndarray:
     """`emd` at the paper-parity setting (SPECS §3.7): both maps down-sampled by a factor of 32 with area
     averaging (a 4×4 grid for 128×128 images), ground distance in down-sampled cells."""
     return emd_distance(explanations, truths, grid, unit_px, workers, num_iter_max)
