@@ -93,6 +93,9 @@ def evaluate_cmd(
     seed: int = typer.Option(0, help="Run seed (stochastic explainers derive per-instance seeds)."),
     param: Optional[List[str]] = typer.Option(None, "--param", "-p",
                                               help="Override a submission parameter: key=value (repeatable)."),
+    metric_param: Optional[List[str]] = typer.Option(
+        None, "--metric-param", help="Override a metric default: key=value, e.g. attribution=absolute "
+        "(aixi: score |S| instead of the signed map)."),
     timeout: float = typer.Option(60.0, help="Per-instance time limit in seconds (0 = none)."),
     overwrite: bool = typer.Option(False, help="Recompute cached outputs and replace the result."),
     results: Optional[Path] = typer.Option(None, help="Results folder (default $XAIBENCH_HOME/results)."),
@@ -116,7 +119,8 @@ def evaluate_cmd(
                 try:
                     r = evaluate(sub, track=track, resource=res, model=m, split=split, limit=limit,
                                  batch_size=batch_size, seed=seed, params=params if submission != "all" else {},
-                                 timeout_s=timeout, overwrite=overwrite, results_dir=results)
+                                 timeout_s=timeout, overwrite=overwrite, results_dir=results,
+                                 metric_params=_parse_params(metric_param))
                 except XaibenchError as exc:
                     if submission == "all" and "cannot evaluate" in str(exc):
                         console.print(f"[dim]skip {sub.name} on {res}/{m}: {exc}")

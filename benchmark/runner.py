@@ -45,6 +45,7 @@ class RunOptions:
     timeout_s: float = 60.0  # per-instance time limit (a batch gets timeout_s × its size)
     results_dir: Path | None = None
     model_options: dict[str, Any] = field(default_factory=dict)
+    metric_params: dict[str, Any] = field(default_factory=dict)  # e.g. {"attribution": "absolute"}
 
 
 class _Timeout(Exception):
@@ -169,6 +170,8 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
     explainer = sub.instantiate(opts.params)
     params = {**sub.parameters, **opts.params}
     name = display_name(sub, opts.params)
+    if opts.metric_params:  # scored differently: a different leaderboard entry
+        name += "{" + ",".join(f"{k}={v}" for k, v in sorted(opts.metric_params.items())) + "}"
     results_dir = Path(opts.results_dir) if opts.results_dir else data_home() / "results"
 
     param_hash = hashlib.sha256(json.dumps(params, sort_keys=True, default=str).encode()).hexdigest()[:12]
@@ -187,7 +190,7 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
                 cache.put(explain_batch(explainer, model, instances, pos, opts.seed, opts.timeout_s))
                 bar.advance(len(pos))
         entries = cache.get(instances.ids)
-        scores = _score(trk, instances, entries, name)
+        scores = _score(trk, instances, entries, name, opts.metric_params)
     finally:
         cache.close()
 
@@ -214,12 +217,13 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
                     "this_run_s": round(time.perf_counter() - t_start, 3)},
         primary_metric=trk.primary_metric,
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        extra={"metric_params": opts.metric_params} if opts.metric_params else {},
     )
     result.save(result_path(results_dir, track, res.name, opts.model, name))
     return result
 
 
-def _score(trk, instances, entries: dict[str, Entry], name: str) -> dict[str, np.ndarray]:
+def _score(trk, instances, entries: dict[str, Entry], name: str, metric_params: dict) -> dict[str, np.ndarray]:
     """Per-instance scores for every metric; NaN for failed instances (counted as failures)."""
     n = len(instances)
     scores = {m.name: np.full(n, np.nan) for m in trk.metric_objects()}
@@ -228,7 +232,7 @@ def _score(trk, instances, entries: dict[str, Entry], name: str) -> dict[str, np
     with progress_bar(len(ok), f"scoring {name}", unit="inst") as bar:
         for s in range(0, len(ok), chunk):
             pos = ok[s : s + chunk]
-            part = trk.score([entries[instances.ids[p]].array for p in pos], instances.truths, pos)
+            part = trk.score([entries[instances.ids[p]].array for p in pos], instances.truths, pos, **metric_params)
             for k, v in part.items():
                 scores[k][pos] = v
             bar.advance(len(pos))

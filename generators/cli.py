@@ -77,13 +77,16 @@ def reproduce_aixi(
     dataset: List[str] = typer.Option(["shape", "color"], "--dataset", "-d", help="shape and/or color."),
     function: List[str] = typer.Option(["ssin", "suum", "class"], "--function", "-f", help="ssin, suum, class."),
     limit: Optional[int] = typer.Option(None, help="Only the first N validation images (paper: all 2,000)."),
+    attribution: str = typer.Option("signed", help="Score the signed LIME map (SPECS §3.7) or its absolute "
+                                    "value ('absolute')."),
     results: Optional[Path] = typer.Option(None, help="Results folder (default $XAIBENCH_HOME/results)."),
 ) -> None:
     """AIXI Experiments 1-3 (Miró-Nicolau et al.) with exhaustive LIME; needs the resources (and, for
     Experiment 3, trained CNNs)."""
     from generators.aixi.experiments import run, table
 
-    rows = run(tuple(experiment), tuple(dataset), tuple(function), limit=limit, results_dir=results)
+    rows = run(tuple(experiment), tuple(dataset), tuple(function), limit=limit, results_dir=results,
+               attribution=attribution)
     console.print(table(rows))
 
 

@@ -296,3 +296,22 @@ def test_metadata_as_declared():
 
 def test_single_map_is_a_batch_of_one():
     assert kl(np.array([[2.0, 0], [1, 0]]), np.array([[1.0, 0], [1, 0]])).shape == (1,)
+
+
+def test_absolute_attribution_option():
+    from benchmark.metrics import METRICS
+
+    g = np.zeros((1, 4, 4))
+    g[0, 0, 0], g[0, 3, 3] = 1.0, 0.5
+    s = np.zeros((1, 4, 4))
+    s[0, 0, 0], s[0, 3, 3] = 1.0, -0.5  # the second object pushes the output down
+    kl = METRICS.get("kl")
+    # signed: min-max maps the negative object to 0 -> its ground-truth mass is 'lost' (huge KL)
+    assert kl(s, g)[0] > 5
+    # absolute: |S| == G exactly -> 0
+    assert kl(s, g, attribution="absolute")[0] == pytest.approx(0, abs=1e-12)
+    assert METRICS.get("emd")(s, g, attribution="absolute", grid=4, unit_px=1.0)[0] == pytest.approx(0, abs=1e-12)
+    # a parameter a metric does not take is ignored by it
+    assert np.isfinite(METRICS.get("pcc")(s, g, attribution="absolute")).all()
+    with pytest.raises(ValueError, match="attribution"):
+        kl(s, g, attribution="squared")

@@ -34,7 +34,9 @@ class Metric:
         return "↑" if self.higher_is_better else "↓"
 
     def __call__(self, explanations: Any, truths: Any, **params: Any) -> np.ndarray:
-        return np.asarray(self.fn(explanations, truths, **{**self.params, **params}), dtype=np.float64)
+        """Scores with the registered defaults, overridden by those of `params` this metric takes."""
+        own = {k: v for k, v in params.items() if k in self.params}
+        return np.asarray(self.fn(explanations, truths, **{**self.params, **own}), dtype=np.float64)
 
 
 METRICS: Registry[Metric] = Registry("metric")

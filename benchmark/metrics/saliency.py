@@ -75,6 +75,17 @@ def _undefined(s: np.ndarray, g: np.ndarray) -> np.ndarray:
     return ~(np.isfinite(sf).all(1) & np.isfinite(gf).all(1) & (np.where(gf > 0, gf, 0).sum(1) > 0))
 
 
+ATTRIBUTIONS = ("signed", "absolute")
+
+
+def signed_or_absolute(maps, attribution: str):
+    """[I] SPECS §3.7 normalises the signed map; `attribution="absolute"` uses |S| instead (importance
+    as magnitude: a pattern that pushes the output down still matters, as for the Class function)."""
+    if attribution not in ATTRIBUTIONS:
+        raise ValueError(f"attribution must be one of {ATTRIBUTIONS}, got {attribution!r}")
+    return np.abs(maps) if attribution == "absolute" else maps
+
+
 def to_distribution(maps) -> np.ndarray:
     """Saliency maps (N,H,W) as probability distributions (SPECS §3.7):
     S' = (S − min S)/(max S − min S), P_S = S'/ΣS'; a constant map becomes the uniform distribution.
@@ -111,8 +122,8 @@ def _gt_distribution(truths: np.ndarray) -> np.ndarray:
 
 # ---------------------------------------------------------------------------------------------- KL
 @metric("kl", "KL", "lower", (0.0, float("inf")), "distribution",
-        "KL(P_G‖P_S) on normalised maps, saliency-benchmark style (ε = 2.2204e-16)")
-def kl(explanations, truths) -> np.ndarray:
+        "KL(P_G‖P_S) on normalised maps, saliency-benchmark style (ε = 2.2204e-16)", attribution="signed")
+def kl(explanations, truths, attribution: str = "signed") -> np.ndarray:
     """Kullback–Leibler divergence of the explanation from the ground truth (SPECS §3.7):
 
         KL(P_G‖P_S) = Σ_p P_G(p) · log(ε + P_G(p) / (P_S(p) + ε)),   ε = 2.2204e-16,
@@ -120,7 +131,7 @@ def kl(explanations, truths) -> np.ndarray:
     P_G = G/ΣG, P_S = to_distribution(S). "Information lost when P_S approximates P_G"
     (Miró-Nicolau et al. 2023, following Riche et al. 2013 / the MIT saliency benchmark). 0 is best.
     """
-    s, g = _batch(explanations, truths)
+    s, g = _batch(signed_or_absolute(np.asarray(explanations), attribution), truths)
     bad = _undefined(s, g)
     pg, ps = _flat(_gt_distribution(g)), _flat(to_distribution(s))
     with np.errstate(invalid="ignore"):
@@ -281,8 +292,10 @@ def _pooled_distributions(explanations, truths, grid) -> tuple[np.ndarray, np.nd
 
 
 def emd_distance(explanations, truths, grid: int | None = 32, unit_px: float = 32.0,
-                 workers: int | None = None, num_iter_max: int = 1_000_000) -> np.ndarray:
+                 workers: int | None = None, num_iter_max: int = 1_000_000,
+                 attribution: str = "signed") -> np.ndarray:
     """EMD(P_G, P_S) (see `emd`), exact; `grid=None` solves at full resolution."""
+    explanations = signed_or_absolute(np.asarray(explanations), attribution)
     n, h, w = np.shape(explanations)[-3:] if np.ndim(explanations) == 3 else (1, *np.shape(explanations))
     pg, ps = _pooled_distributions(explanations, truths, grid)
     gh, gw = pg.shape[1:]
@@ -305,8 +318,9 @@ def emd_distance(explanations, truths, grid: int | None = 32, unit_px: float = 3
 
 @metric("emd", "EMD", "lower", (0.0, float("inf")), "distribution",
         "Earth mover's distance between P_G and P_S on a 32×32 grid (unit: 32 px), exact",
-        grid=32, unit_px=32.0, workers=None, num_iter_max=1_000_000)
-def emd(explanations, truths, grid=32, unit_px=32.0, workers=None, num_iter_max=1_000_000) -> np.ndarray:
+        grid=32, unit_px=32.0, workers=None, num_iter_max=1_000_000, attribution="signed")
+def emd(explanations, truths, grid=32, unit_px=32.0, workers=None, num_iter_max=1_000_000,
+        attribution="signed") -> np.ndarray:
     """Earth mover's distance (SPECS §3.7; Miró-Nicolau et al. 2023, following Riche et al. 2013):
 
         EMD(P_G, P_S) = min_{f ≥ 0} Σ_ij f_ij d_ij  s.t.  Σ_j f_ij = P_G(i),  Σ_i f_ij = P_S(j),
@@ -317,16 +331,17 @@ def emd(explanations, truths, grid=32, unit_px=32.0, workers=None, num_iter_max=
     Solved exactly (equal to `ot.emd2` on the full grid) on the positive/negative parts of P_G − P_S;
     `workers` processes (None = all CPUs; results do not depend on it). 0 is best.
     """
-    return emd_distance(explanations, truths, grid, unit_px, workers, num_iter_max)
+    return emd_distance(explanations, truths, grid, unit_px, workers, num_iter_max, attribution)
 
 
 @metric("emd-paper", "EMD/4×4", "lower", (0.0, float("inf")), "distribution",
         "Earth mover's distance on the paper's 4×4 grid (factor-32 down-sampling, unit: 32 px)",
-        grid=4, unit_px=32.0, workers=None, num_iter_max=1_000_000)
-def emd_paper(explanations, truths, grid=4, unit_px=32.0, workers=None, num_iter_max=1_000_000) -> np.ndarray:
+        grid=4, unit_px=32.0, workers=None, num_iter_max=1_000_000, attribution="signed")
+def emd_paper(explanations, truths, grid=4, unit_px=32.0, workers=None, num_iter_max=1_000_000,
+              attribution="signed") -> np.ndarray:
     """`emd` at the paper-parity setting (SPECS §3.7): both maps down-sampled by a factor of 32 with area
     averaging (a 4×4 grid for 128×128 images), ground distance in down-sampled cells."""
-    return emd_distance(explanations, truths, grid, unit_px, workers, num_iter_max)
+    return emd_distance(explanations, truths, grid, unit_px, workers, num_iter_max, attribution)
 
 
 # ------------------------------------------------------------------------------------ localisation

@@ -73,10 +73,11 @@ class AixiTrack(Track):
             return model, info
         raise ResourceError(f"the aixi track has no model '{name}'; choose one of: {', '.join(self.models)}")
 
-    def score(self, explanations: list[np.ndarray], truths: Any, positions: Sequence[int]) -> dict[str, np.ndarray]:
-        s = np.stack([np.asarray(e, dtype=np.float64) for e in explanations])
-        g = truths["gt"][list(positions)].astype(np.float64)
-        return {m.name: m(s, g) for m in self.metric_objects()}
+    def score(self, explanations: list[np.ndarray], truths: Any, positions: Sequence[int],
+              **metric_params: Any) -> dict[str, np.ndarray]:
+        s = np.stack([np.asarray(e, dtype=np.float32) for e in explanations])
+        g = truths["gt"][list(positions)]
+        return {m.name: m(s, g, **metric_params) for m in self.metric_objects()}
 
 
 TRACKS.register("aixi", AixiTrack())

@@ -69,8 +69,10 @@ class Track:
         """The model under test `name` for this resource. Returns (model, model_info dict)."""
         raise NotImplementedError
 
-    def score(self, explanations: list[np.ndarray], truths: Any, positions: Sequence[int]) -> dict[str, np.ndarray]:
-        """Per-instance scores of every metric for the explanations of instances at `positions`."""
+    def score(self, explanations: list[np.ndarray], truths: Any, positions: Sequence[int],
+              **metric_params: Any) -> dict[str, np.ndarray]:
+        """Per-instance scores of every metric for the explanations of instances at `positions`;
+        `metric_params` override metric defaults where a metric takes them (e.g. attribution)."""
         raise NotImplementedError
 
 

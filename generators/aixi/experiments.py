@@ -49,7 +49,8 @@ class Row:
 
 
 def run(experiments=(1, 2, 3), datasets=("shape", "color"), functions=("ssin", "suum", "class"),
-        limit: int | None = None, batch_size: int = 32, results_dir=None) -> list[Row]:
+        limit: int | None = None, batch_size: int = 32, results_dir=None,
+        attribution: str = "signed") -> list[Row]:
     rows: list[Row] = []
     for d in datasets:
         for f in functions:
@@ -64,7 +65,8 @@ def run(experiments=(1, 2, 3), datasets=("shape", "color"), functions=("ssin", "
             for exp, model, n in plan:
                 params = {} if n == 0 else {"n_samples": n}
                 r = evaluate("lime-exhaustive", track="aixi", resource=resource, model=model, limit=limit,
-                             batch_size=batch_size, params=params, results_dir=results_dir)
+                             batch_size=batch_size, params=params, results_dir=results_dir,
+                             metric_params={} if attribution == "signed" else {"attribution": attribution})
                 m = r.metrics
                 rows.append(Row(exp, f, d, n, m["kl"].mean, m["emd-paper"].mean, m["emd"].mean,
                                 m["kl"].n, m["kl"].excluded, r.n_failed))
