@@ -24,6 +24,7 @@ from typing import Any, Sequence
 import numpy as np
 
 import benchmark
+from benchmark import allocator
 from benchmark.cache import Entry, OutputCache
 from benchmark.errors import SubmissionError
 from benchmark.progress import progress_bar
@@ -154,6 +155,7 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
     Options are the fields of `RunOptions`. The result is written to
     `<results_dir>/<track>/<family>__<config>/<model>/<submission>.json`."""
     opts = RunOptions(**options)
+    allocator.tune()
     sub = submission if isinstance(submission, Submission) else get_submission(submission)
     trk = get_track(track)
     if sub.kind != "explainer":

@@ -153,3 +153,23 @@ def test_cnn_model_evaluates_with_gradients(home, tmp_path):
     r = evaluate("saliency", track="aixi", resource="aixi/shape-ssin", model="cnn", limit=4,
                  results_dir=tmp_path)
     assert r.n_failed == 0 and r.model["name"] == "cnn" and "validation" in r.model
+
+
+def test_micro_batch_gradient_equals_full_batch():
+    """Training accumulates micro-batch gradients: the same gradient as one pass over the batch."""
+    import torch
+
+    from benchmark.models.architectures import AixiCNN
+
+    torch.manual_seed(0)
+    m = AixiCNN(size=32).eval()  # eval: no dropout, so both passes see the same function
+    x, y = torch.rand(8, 1, 32, 32), torch.rand(8, 1)
+    loss = torch.nn.MSELoss()
+    m.zero_grad()
+    loss(m(x), y).backward()
+    full = [p.grad.clone() for p in m.parameters()]
+    m.zero_grad()
+    for s in range(0, 8, 3):
+        (loss(m(x[s:s + 3]), y[s:s + 3]) * (len(x[s:s + 3]) / 8)).backward()
+    for a, b in zip(full, [p.grad for p in m.parameters()]):
+        assert torch.allclose(a, b, atol=1e-6)

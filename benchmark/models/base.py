@@ -72,7 +72,7 @@ class ImageModel(Model):
         name: str,
         task: str,
         n_outputs: int = 1,
-        batch_size: int = 256,
+        batch_size: int = 16,  # small chunks: activations stay under glibc's mmap threshold (allocator.py)
         gradcam_layer: str | None = None,
     ) -> None:
         super().__init__(name, task, n_outputs, batch_size)
