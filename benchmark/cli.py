@@ -115,6 +115,7 @@ def evaluate_cmd(
         subs = [get_submission(submission)]
     for res in resource:
         for m in model:
+            skipped = []
             for sub in subs:
                 try:
                     r = evaluate(sub, track=track, resource=res, model=m, split=split, limit=limit,
@@ -123,32 +124,33 @@ def evaluate_cmd(
                                  metric_params=_parse_params(metric_param))
                 except XaibenchError as exc:
                     if submission == "all" and "cannot evaluate" in str(exc):
-                        console.print(f"[dim]skip {sub.name} on {res}/{m}: {exc}")
+                        skipped.append(sub.name)
                         continue
                     raise
                 p = r.metrics[r.primary_metric]
                 mean = "n/a" if p.mean is None else f"{p.mean:.4f}"
                 console.print(f"[bold]{r.submission['name']}[/] on {res}/{m}: {r.primary_metric} = {mean} "
                               f"(n={p.n}, failed {r.n_failed}/{r.n_instances})")
+            if skipped:
+                console.print(f"[dim]not applicable to {res}/{m} (capabilities): {', '.join(skipped)}")
 
 
 @app.command("demo")
 def demo_cmd(
-    scale: str = typer.Option("demo", help="Generator scale of the demo resources (demo = 1,000 train / "
-                              "100 validation images)."),
-    limit: int = typer.Option(30, help="Validation images explained per (resource, model)."),
-    epochs: int = typer.Option(6, help="CNN training epochs."),
+    scale: str = typer.Option("demo", help="Generator scale of the demo resources (demo = 2,000 train / "
+                              "200 validation images)."),
+    limit: int = typer.Option(40, help="Validation images explained per (resource, model)."),
+    epochs: int = typer.Option(8, help="CNN training epochs."),
 ) -> None:
-    """Offline end to end: generate AIXI-Shape and AIXI-Color (SSIN), train the CNN on AIXI-Shape,
-    evaluate every built-in explainer on both models under test (the function itself on both
-    datasets, the CNN on AIXI-Shape), print the leaderboard."""
+    """Offline end to end: generate AIXI-Shape and AIXI-Color (SSIN), train the CNN on each, evaluate
+    every built-in explainer on both models under test (the function itself and the CNN), print the
+    leaderboard."""
+    resources = ["aixi/shape-ssin", "aixi/color-ssin"]
     steps = [
         ["generate", "aixi", "--dataset", "shape", "--dataset", "color", "--scale", scale, "--functions", "ssin"],
-        ["train", "aixi", "aixi/shape-ssin", "--epochs", str(epochs)],
-        ["evaluate", "all", "--track", "aixi", "--resource", "aixi/shape-ssin", "--resource", "aixi/color-ssin",
-         "--model", "function", "--limit", str(limit)],
-        ["evaluate", "all", "--track", "aixi", "--resource", "aixi/shape-ssin", "--model", "cnn",
-         "--limit", str(limit)],
+        ["train", "aixi", *resources, "--epochs", str(epochs)],
+        ["evaluate", "all", "--track", "aixi", *[a for r in resources for a in ("--resource", r)],
+         "--model", "function", "--model", "cnn", "--limit", str(limit)],
         ["leaderboard", "--track", "aixi"],
     ]
     for argv in steps:

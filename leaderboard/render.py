@@ -169,13 +169,16 @@ def rich_renderables(boards: Iterable[Board], summaries: bool = True) -> list[Re
             caption_justify="left",
         )
         n_metrics = len(board.metric_names)
+        name_width = max([len(h) for h in header[1:2]] + [len(row[1]) for row in body])
         for i, h in enumerate(header):
             is_metric = 3 <= i < 3 + n_metrics
+            # names never shrink (a truncated name is useless); metric cells wrap at "±" when narrow
             table.add_column(
                 Text(h),
                 justify="right" if i == 0 or i >= 3 else "left",
                 style="bold" if h.endswith(PRIMARY_MARK) else None,
-                no_wrap=is_metric,
+                no_wrap=not is_metric,
+                min_width=name_width if i == 1 else (len(h) if not is_metric else None),
             )
         for cells in body:
             table.add_row(*(Text(c) for c in cells))
