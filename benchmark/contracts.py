@@ -9,8 +9,8 @@
 
 from __future__ import annotations
 
-import zlib
-from dataclasses import dataclass, field
+import hashlib
+from dataclasses import dataclass
 from typing import Any, Protocol, Sequence, runtime_checkable
 
 import numpy as np
@@ -37,8 +37,10 @@ class Batch:
         return len(self.ids)
 
     def instance_seed(self, i: int) -> int:
-        """A 32-bit seed for instance `i`: stable in (run seed, instance id), not in batch layout."""
-        return zlib.crc32(f"{self.seed}:{self.ids[i]}".encode())
+        """A 31-bit seed for instance `i` from (run seed, instance id): stable across runs, batch
+        layouts and machines, so an instance's explanation never depends on its batch."""
+        digest = hashlib.sha256(f"{int(self.seed)}:{self.ids[i]}".encode()).digest()
+        return int.from_bytes(digest[:4], "little") & 0x7FFFFFFF
 
 
 @runtime_checkable

@@ -1,9 +1,8 @@
 """Helpers shared by the built-in image explainers (each folder stays one module + its toml).
 
-* `instance_seed(seed, id)` — a per-instance seed derived from the batch seed and the instance id, so a
-  stochastic explainer's output for an instance does not depend on which other instances share its batch;
 * `seeded_rngs(seed)` — forked, seeded global torch + NumPy RNGs for captum methods that draw from them;
 * `image_tensor` / `targets` / `to_maps` — the conversions every captum explainer needs;
+* `attribute_in_chunks` — a captum attribution over chunks of instances, as (H, W) maps;
 * `blackbox_forward(model)` — `model.predict` as a torch forward function (for perturbation methods);
 * `relabel(segments)` / `paint(labels, weights)` — contiguous object labels and per-object maps.
 """
@@ -11,17 +10,10 @@
 from __future__ import annotations
 
 import contextlib
-import hashlib
 from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 import torch
-
-
-def instance_seed(seed: int, instance_id: str) -> int:
-    """A 31-bit seed from (batch seed, instance id): stable across runs, batches and machines."""
-    digest = hashlib.sha256(f"{int(seed)}:{instance_id}".encode()).digest()
-    return int.from_bytes(digest[:4], "little") & 0x7FFFFFFF
 
 
 @contextlib.contextmanager
@@ -59,6 +51,16 @@ def to_maps(attributions: torch.Tensor | np.ndarray) -> list[np.ndarray]:
         a = a[:, 0]
     a = np.nan_to_num(a.astype(np.float32), nan=0.0, posinf=0.0, neginf=0.0)
     return [np.ascontiguousarray(m) for m in a]
+
+
+def attribute_in_chunks(attribute: Callable[..., torch.Tensor], inputs: np.ndarray, target: list[int],
+                        batch_size: int, **kwargs: Any) -> list[np.ndarray]:
+    """`attribute(x, target=..., **kwargs)` on chunks of `batch_size` instances → one (H, W) map each."""
+    maps: list[np.ndarray] = []
+    for s in range(0, len(inputs), batch_size):
+        x = image_tensor(inputs[s : s + batch_size], requires_grad=True)
+        maps += to_maps(attribute(x, target=target[s : s + batch_size], **kwargs))
+    return maps
 
 
 def blackbox_forward(model: Any) -> Callable[[torch.Tensor], torch.Tensor]:

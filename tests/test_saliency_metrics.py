@@ -153,7 +153,7 @@ def _plain_emd2(s: np.ndarray, g: np.ndarray, grid: int, unit_px: float = 32.0) 
 def test_emd_equals_plain_ot_emd2_on_the_full_grid():
     """Exactness: 30 random pairs (sparse/dense truths × sparse/dense explanations)."""
     rng = np.random.default_rng(1234)
-    s_all, g_all, grids = [], [], []
+    s_all, g_all = [], []
     for k in range(30):
         g = sparse_truth(rng) if k % 3 else rng.random((64, 64)) ** 4  # 2/3 sparse, 1/3 dense truths
         if k % 2:  # dense explanation: smoothed noisy truth + background noise

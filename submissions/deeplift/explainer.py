@@ -15,7 +15,7 @@ from collections import Counter
 import numpy as np
 import torch
 
-from submissions.common import image_tensor, require_module, targets, to_maps
+from submissions.common import attribute_in_chunks, image_tensor, require_module, targets
 
 _NONLINEAR = (torch.nn.ReLU, torch.nn.ELU, torch.nn.LeakyReLU, torch.nn.Sigmoid, torch.nn.Tanh,
               torch.nn.Softplus, torch.nn.MaxPool1d, torch.nn.MaxPool2d, torch.nn.MaxPool3d, torch.nn.Softmax)
@@ -53,10 +53,6 @@ class DeepLiftExplainer:
         if len(inputs):
             _check_no_reuse(module, image_tensor(inputs[:1]))
         method = DeepLift(module, eps=self.eps)
-        maps: list[np.ndarray] = []
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=".*hooks.*", category=UserWarning)
-            for s in range(0, len(inputs), self.batch_size):
-                x = image_tensor(inputs[s : s + self.batch_size], requires_grad=True)
-                maps += to_maps(method.attribute(x, baselines=self.baseline, target=target[s : s + self.batch_size]))
-        return maps
+            return attribute_in_chunks(method.attribute, inputs, target, self.batch_size, baselines=self.baseline)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from submissions.common import image_tensor, require_module, targets, to_maps
+from submissions.common import attribute_in_chunks, require_module, targets
 
 
 class GradCamExplainer:
@@ -25,15 +25,13 @@ class GradCamExplainer:
         method = LayerGradCam(module, model.layer(self.layer))
         inputs = np.asarray(batch.inputs, dtype=np.float32)
         target = targets(model, inputs)
-        maps: list[np.ndarray] = []
-        for s in range(0, len(inputs), self.batch_size):
-            x = image_tensor(inputs[s : s + self.batch_size], requires_grad=True)
-            cam = method.attribute(x, target=target[s : s + self.batch_size],
-                                   relu_attributions=self.relu_attributions)
-            kwargs = {"align_corners": False} if self.interpolate_mode in ("bilinear", "bicubic") else {}
-            up = _interpolate(LayerAttribution, cam, tuple(x.shape[-2:]), self.interpolate_mode, kwargs)
-            maps += to_maps(up)
-        return maps
+        kwargs = {"align_corners": False} if self.interpolate_mode in ("bilinear", "bicubic") else {}
+
+        def upsampled_cam(x, target):
+            cam = method.attribute(x, target=target, relu_attributions=self.relu_attributions)
+            return _interpolate(LayerAttribution, cam, tuple(x.shape[-2:]), self.interpolate_mode, kwargs)
+
+        return attribute_in_chunks(upsampled_cam, inputs, target, self.batch_size)
 
 
 def _interpolate(layer_attribution, cam, size, mode, kwargs):

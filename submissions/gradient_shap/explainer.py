@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from submissions.common import image_tensor, instance_seed, require_module, seeded_rngs, targets, to_maps
+from submissions.common import image_tensor, require_module, seeded_rngs, targets, to_maps
 
 
 class GradientShapExplainer:
@@ -34,7 +34,7 @@ class GradientShapExplainer:
         maps: list[np.ndarray] = []
         for i in range(len(inputs)):
             x = image_tensor(inputs[i : i + 1], requires_grad=True)
-            with seeded_rngs(instance_seed(batch.seed, batch.ids[i])):
+            with seeded_rngs(batch.instance_seed(i)):
                 noise = torch.rand((self.noise_baselines, *x.shape[1:])) * self.noise_level
                 baselines = torch.cat([torch.zeros_like(x), noise])
                 attr = method.attribute(x, baselines=baselines, n_samples=self.n_samples, stdevs=self.stdevs,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from submissions.common import image_tensor, require_module, targets, to_maps
+from submissions.common import attribute_in_chunks, require_module, targets
 
 
 class InputXGradientExplainer:
@@ -17,8 +17,4 @@ class InputXGradientExplainer:
         method = InputXGradient(require_module(model, "input-x-gradient"))
         inputs = np.asarray(batch.inputs, dtype=np.float32)
         target = targets(model, inputs)
-        maps: list[np.ndarray] = []
-        for s in range(0, len(inputs), self.batch_size):
-            x = image_tensor(inputs[s : s + self.batch_size], requires_grad=True)
-            maps += to_maps(method.attribute(x, target=target[s : s + self.batch_size]))
-        return maps
+        return attribute_in_chunks(method.attribute, inputs, target, self.batch_size)

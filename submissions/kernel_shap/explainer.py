@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 import torch
 
-from submissions.common import (blackbox_forward, image_tensor, instance_seed, relabel, require_segments,
+from submissions.common import (blackbox_forward, image_tensor, relabel, require_segments,
                                 seeded_rngs, targets, to_maps)
 
 
@@ -46,7 +46,7 @@ class KernelShapExplainer:
                 maps.append(np.full(labels.shape, float(out[0] - out[1]), dtype=np.float32))
                 continue
             mask = torch.as_tensor(labels, dtype=torch.long)[None, None]
-            with seeded_rngs(instance_seed(batch.seed, batch.ids[i])), warnings.catch_warnings():
+            with seeded_rngs(batch.instance_seed(i)), warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)
                 attr = method.attribute(x, baselines=self.baseline, target=target[i], feature_mask=mask,
                                         n_samples=self.n_samples,

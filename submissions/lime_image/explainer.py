@@ -18,7 +18,7 @@ from typing import Iterator
 
 import numpy as np
 
-from submissions.common import instance_seed, paint, relabel, require_segments, targets
+from submissions.common import paint, relabel, require_segments, targets
 
 
 @contextlib.contextmanager
@@ -61,7 +61,7 @@ class LimeImage:
                 labels, k = relabel(segments[i])
                 # lime numbers superpixels 0..n-1: without background pixels, objects become 0..K-1
                 offset = 0 if (labels == 0).any() else 1
-                seed = instance_seed(batch.seed, batch.ids[i])
+                seed = batch.instance_seed(i)
                 explainer = LimeImageExplainer(kernel_width=self.kernel_width, feature_selection="none",
                                                random_state=seed)
                 exp = explainer.explain_instance(
