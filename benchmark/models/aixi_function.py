@@ -91,19 +91,20 @@ class FunctionModel(Model):
     def __init__(self, function: AixiFunction, dataset: str, references: Mapping[str, Reference],
                  visible_fraction: float = 0.5, batch_size: int = 1024) -> None:
         super().__init__(f"function-{function.name}", function.task, 1, batch_size)
-        self.function = function
-        self.iota_max = IOTA_MAX[dataset]
-        self.references = references
+        # private: the function's weights and the objects' patterns are ground truth
+        self._function = function
+        self._iota_max = IOTA_MAX[dataset]
+        self._references = references
         self.visible_fraction = visible_fraction
         self._focus: list[str] = []
         self._bits: np.ndarray | None = None
 
     def focus(self, ids: Sequence[str]) -> None:
         self._focus = list(ids)
-        on = np.stack([self.references[i].image > 0 for i in self._focus]).reshape(len(ids), -1)
+        on = np.stack([self._references[i].image > 0 for i in self._focus]).reshape(len(ids), -1)
         self._bits = np.packbits(on, axis=1)
 
-    def counts(self, inputs: np.ndarray) -> np.ndarray:
+    def _counts(self, inputs: np.ndarray) -> np.ndarray:
         x = np.asarray(inputs, dtype=np.float32)
         if x.ndim == 4:
             x = x[:, 0]
@@ -116,7 +117,7 @@ class FunctionModel(Model):
         source = _best_source(extra, overlap)
         out = np.zeros((len(x), 3), dtype=np.int64)
         for n, b in enumerate(source):
-            ref = self.references[self._focus[b]]
+            ref = self._references[self._focus[b]]
             k = len(ref.patterns)
             if k == 0:
                 continue
@@ -129,7 +130,7 @@ class FunctionModel(Model):
         return out
 
     def _predict(self, inputs: np.ndarray) -> np.ndarray:
-        return self.function(self.counts(inputs), self.iota_max)[:, None]
+        return self._function(self._counts(inputs), self._iota_max)[:, None]
 
 
 def _best_source(extra: np.ndarray, overlap: np.ndarray) -> np.ndarray:
