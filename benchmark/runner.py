@@ -12,7 +12,6 @@ import hashlib
 import json
 import platform
 import signal
-import subprocess
 import threading
 import time
 from contextlib import contextmanager
@@ -23,11 +22,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
-import benchmark
 from benchmark import allocator
 from benchmark.cache import Entry, OutputCache
 from benchmark.errors import SubmissionError
 from benchmark.progress import progress_bar
+from benchmark.provenance import software
 from benchmark.resources import data_home, load_resource
 from benchmark.results import Failure, MetricSummary, Result
 from benchmark.submission import Submission, get_submission
@@ -118,26 +117,6 @@ def explain_batch(explainer: Any, model: Any, instances, positions: Sequence[int
     return entries
 
 
-def _git_hash() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=Path(__file__).parent,
-                              capture_output=True, text=True, timeout=5).stdout.strip() or "unknown"
-    except Exception:
-        return "unknown"
-
-
-def _libraries() -> dict[str, str]:
-    from importlib.metadata import PackageNotFoundError, version
-
-    out = {}
-    for lib in ("numpy", "torch", "captum", "lime", "POT", "scikit-learn", "datasets"):
-        try:
-            out[lib] = version(lib)
-        except PackageNotFoundError:
-            pass
-    return out
-
-
 def display_name(sub: Submission, overrides: dict[str, Any]) -> str:
     """The submission's name, with non-default parameters appended: `lime-exhaustive[n_samples=1]`."""
     changed = {k: v for k, v in sorted(overrides.items()) if sub.parameters.get(k) != v}
@@ -212,8 +191,7 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
         n_failed=len(failures),
         failures=failures,
         wall_time_s=float(sum(e.seconds for e in entries.values())),
-        provenance={"xaibench": benchmark.__version__, "git": _git_hash(), "seed": opts.seed,
-                    "batch_size": opts.batch_size, "libraries": _libraries(),
+        provenance={**software(), "seed": opts.seed, "batch_size": opts.batch_size,
                     "device": f"cpu ({platform.machine()}, {platform.python_implementation()} "
                               f"{platform.python_version()})",
                     "this_run_s": round(time.perf_counter() - t_start, 3)},

@@ -354,3 +354,17 @@ def test_failure_midway_leaves_previous_configs_intact(tmp_path, monkeypatch):
         load_resource(f"aixi/{cfg}", root=tmp_path).verify(full=True)
     assert load_resource("aixi/shape-ssin", root=tmp_path).params["seed"] == 5
     assert load_resource("aixi/shape-suum", root=tmp_path).params["seed"] == 42
+
+
+def test_provenance_records_generator_software(tmp_path, monkeypatch):
+    import json
+
+    import benchmark
+    from generators.aixi.build import build_aixi
+
+    monkeypatch.setenv("XAIBENCH_HOME", str(tmp_path))
+    build_aixi("shape", 8, 4, functions=("ssin",), workers=1)
+    prov = json.loads((tmp_path / "resources" / "aixi" / "provenance.json").read_text())
+    gen = prov["configs"]["shape-ssin"]["generator"]
+    assert gen["xaibench"] == benchmark.__version__ and gen["git"] and "numpy" in gen["libraries"]
+    assert prov["configs"]["shape-ssin"]["params"]["seed"] == 42

@@ -32,6 +32,7 @@ import pyarrow.parquet as pq
 import yaml
 
 from benchmark.errors import ResourceError
+from benchmark.provenance import software
 
 HUB_ORG_DEFAULT = "xaibench"
 
@@ -261,6 +262,7 @@ def write_config(
         "features": features._to_yaml_list(),
         "params": params or {},
         "stats": stats or {},
+        "generator": software(),
     }
     prov = read_provenance(root) or {"family": family, "configs": {}}
     prov["family"] = family
