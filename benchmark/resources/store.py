@@ -135,7 +135,7 @@ class Resource:
         """Check every split exists, is a readable Parquet file with the recorded row count and
         size (and, with `full`, the recorded sha256). Raises `ResourceError` naming the fix."""
         fix = f"regenerate it with `xaibench generate {self.family} --overwrite`"
-        for split, info in self.meta["splits"].items():
+        for info in self.meta["splits"].values():
             p = self.root / info["file"]
             if not p.exists():
                 raise ResourceError(f"resource {self.name}: split file {p} is missing; {fix}")
@@ -147,7 +147,7 @@ class Resource:
             try:
                 rows = pq.ParquetFile(p).metadata.num_rows
             except Exception as exc:
-                raise ResourceError(f"resource {self.name}: {p.name} is not valid Parquet ({exc}); {fix}")
+                raise ResourceError(f"resource {self.name}: {p.name} is not valid Parquet ({exc}); {fix}") from exc
             if rows != info["rows"]:
                 raise ResourceError(f"resource {self.name}: {p.name} has {rows} rows, expected {info['rows']}; {fix}")
             if full and sha256_file(p) != info["sha256"]:

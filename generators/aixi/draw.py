@@ -305,7 +305,7 @@ def render_chunk(layout: Layout, gt_weights: Sequence[Sequence[float]] = ()) -> 
             arr.fill(0)
         for j, (p, kind, y, x, a, b) in enumerate(objs, start=1):
             draw_object(arrays, (j, pvalue[p], pmask[p], *(c[p] for c in pcodes)), kind, y, x, a, b)
-        for j, (p, kind, y, x, a, b) in enumerate(objs, start=1):  # visible pixels of object j
+        for j, (_, kind, y, x, a, b) in enumerate(objs, start=1):  # visible pixels of object j
             y0, y1, x0, x1 = bbox(kind, y, x, a, b)
             out.visible[offsets[i] + j - 1] = np.count_nonzero(inst[y0:y1, x0:x1] == j)
         out.image.append(enc(image))
