@@ -1,0 +1,97 @@
+"""IDC MILP speed: MR (|V| = 3,000 TF-IDF words) solved to proven optimality (SPECS §5.4).
+
+Run as a script (``python tests/perf/bench_milp.py [--vocab 3000] [--plain 60]``) or as a pytest test
+(``pytest -s tests/perf/bench_milp.py -p no:cacheprovider --override-ini addopts=``).
+
+Instance: the 10,662 MR sentences (pos then neg), a seeded shuffle (``numpy.random.default_rng(0)``),
+the first 80 % (train + validation, SPECS §5.7) as the pool; tokens ``re.findall(r"[a-z0-9']+", line)``
+of the lower-cased line (a stand-in: the project's own tokenisation comes later); V = the top-|V|
+TF-IDF words of the pool; documents with < 5 words of V discarded. Target: proven optimal in < 120 s.
+The plain formulation (no reductions / decomposition) is run for comparison, capped at ``--plain``
+seconds (0 skips it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+
+def _data_dir() -> Path | None:
+    from benchmark.resources.store import mirror_root
+
+    root = mirror_root()
+    if root is None:
+        return None
+    d = Path(root) / "rt_polarity"
+    ok = (d / "rt-polarity.pos").is_file() and (d / "rt-polarity.neg").is_file()
+    return d if ok else None
+
+
+def mr_pool(data: Path, seed: int = 0, frac: float = 0.8):
+    lines, labels = [], []
+    for name, y in (("rt-polarity.pos", 1), ("rt-polarity.neg", 0)):
+        with open(data / name, encoding="latin-1") as fh:
+            for line in fh:
+                lines.append(line)
+                labels.append(y)
+    order = np.random.default_rng(seed).permutation(len(lines))
+    n = int(frac * len(lines))
+    docs = [re.findall(r"[a-z0-9']+", lines[i].lower()) for i in order[:n]]
+    return docs, [labels[i] for i in order[:n]]
+
+
+def run(vocab_size: int = 3000, plain_seconds: float = 60.0, time_limit: float | None = None):
+    from generators.idc.milp import solve_milp, tfidf_vocabulary
+
+    data = _data_dir()
+    if data is None:
+        raise FileNotFoundError("rt_polarity not found under the data mirror")
+    t = time.perf_counter()
+    docs, labels = mr_pool(data)
+    vocab = tfidf_vocabulary(docs, vocab_size)
+    print(f"pool: {len(docs)} documents, |V| = {len(vocab)} (built in {time.perf_counter() - t:.1f}s)")
+    res = solve_milp(docs, labels, vocab, time_limit=time_limit)
+    print(
+        f"reduced+decomposed: documents used {res.n_documents}, discarded {res.n_discarded}\n"
+        f"  variables {res.n_variables} -> {res.reduced_variables} (largest SCIP model), "
+        f"constraints {res.n_constraints} -> {res.reduced_constraints}\n"
+        f"  reductions: {res.reductions}\n"
+        f"  method {res.method}, solve {res.solve_seconds:.2f}s, proven optimal "
+        f"{'yes' if res.optimal else 'no'}, gap {res.gap:.3g}\n"
+        f"  objective {res.objective}, |IF_pos| = {len(res.features[1])}, |IF_neg| = {len(res.features[0])}"
+    )
+    plain = None
+    if plain_seconds and plain_seconds > 0:
+        plain = solve_milp(docs, labels, vocab, reduce=False, time_limit=plain_seconds)
+        print(
+            f"plain formulation (capped at {plain_seconds:.0f}s): {plain.solve_seconds:.2f}s, proven optimal "
+            f"{'yes' if plain.optimal else 'no'}, gap {plain.gap:.3g}, objective {plain.objective}, "
+            f"|IF| = {plain.cardinality}"
+        )
+    return res, plain
+
+
+@pytest.mark.xfail(reason="issue #3 target not met yet: the coupled 2-class model (41 shared words) is not "
+                          "proven optimal within 120 s; per-class covers solve in 64 s / 89 s", strict=False)
+def test_milp_mr_3000():
+    if _data_dir() is None:
+        pytest.skip("MR data absent: no rt_polarity under /work/shared/data or $XAIBENCH_DATA_MIRROR")
+    res, plain = run(3000, plain_seconds=0, time_limit=300)
+    assert res.optimal and res.gap == 0.0
+    assert res.violated == 0
+    assert res.solve_seconds < 120
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--vocab", type=int, default=3000)
+    ap.add_argument("--plain", type=float, default=60.0, help="cap (s) for the plain run; 0 skips it")
+    ap.add_argument("--time-limit", type=float, default=None)
+    a = ap.parse_args()
+    run(a.vocab, a.plain, a.time_limit)
