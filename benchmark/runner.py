@@ -28,7 +28,7 @@ from benchmark.errors import SubmissionError
 from benchmark.progress import progress_bar
 from benchmark.provenance import software
 from benchmark.resources import data_home, load_resource
-from benchmark.results import Failure, MetricSummary, Result
+from benchmark.results import Failure, Result
 from benchmark.submission import Submission, get_submission
 from benchmark.tracks import get_track
 
@@ -178,8 +178,7 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
     failures = [Failure(i, entries[i].reason) for i in instances.ids if not entries[i].ok]
     ok = np.array([entries[i].ok for i in instances.ids], dtype=bool)
     # failures are counted in n_failed; `excluded` counts instances where a metric is undefined
-    metrics = {m.name: MetricSummary.from_scores(scores[m.name][ok], m.direction, m.label)
-               for m in trk.metric_objects()}
+    metrics = trk.summarise(scores, ok)
     result = Result(
         submission={"name": name, "base": sub.name, "version": sub.version, "hash": sub.hash,
                     "parameters": params, "kind": sub.kind},
@@ -206,7 +205,7 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
 def _score(trk, instances, entries: dict[str, Entry], name: str, metric_params: dict) -> dict[str, np.ndarray]:
     """Per-instance scores for every metric; NaN for failed instances (counted as failures)."""
     n = len(instances)
-    scores = {m.name: np.full(n, np.nan) for m in trk.metric_objects()}
+    scores: dict[str, np.ndarray] = {m.name: np.full(n, np.nan) for m in trk.metric_objects()}
     ok = [p for p, i in enumerate(instances.ids) if entries[i].ok]
     chunk = 250
     with progress_bar(len(ok), f"scoring {name}", unit="inst") as bar:
@@ -214,6 +213,9 @@ def _score(trk, instances, entries: dict[str, Entry], name: str, metric_params: 
             pos = ok[s : s + chunk]
             part = trk.score([entries[instances.ids[p]].array for p in pos], instances.truths, pos, **metric_params)
             for k, v in part.items():
+                v = np.asarray(v, dtype=np.float64)
+                if k not in scores:  # extra per-instance values (e.g. counts of a pooled metric)
+                    scores[k] = np.full((n,) + v.shape[1:], np.nan)
                 scores[k][pos] = v
             bar.advance(len(pos))
     return scores

@@ -20,6 +20,9 @@ class Metric:
     fn: Callable[..., np.ndarray]  # fn(explanations, truths, **params) -> (N,) float64, NaN = excluded
     description: str = ""
     params: dict[str, Any] = field(default_factory=dict)
+    # pooled: the per-instance values are contingency counts (N, k); the track's `summarise` computes
+    # the metric once over the summed counts (micro average) instead of averaging per-instance values
+    pooled: bool = False
 
     def __post_init__(self) -> None:
         if self.direction not in ("lower", "higher"):
@@ -43,12 +46,13 @@ METRICS: Registry[Metric] = Registry("metric")
 
 
 def metric(name: str, label: str, direction: str, range: tuple[float, float], family: str,
-           description: str = "", **params: Any) -> Callable[[Callable], Callable]:
+           description: str = "", pooled: bool = False, **params: Any) -> Callable[[Callable], Callable]:
     """Decorator registering a vectorised metric function with its metadata."""
 
     def wrap(fn: Callable) -> Callable:
         METRICS.register(name, Metric(name, label, direction, range, family, fn,
-                                      description or (fn.__doc__ or "").strip().split("\n")[0], params))
+                                      description or (fn.__doc__ or "").strip().split("\n")[0], params,
+                                      pooled))
         return fn
 
     return wrap

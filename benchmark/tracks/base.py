@@ -15,6 +15,7 @@ import numpy as np
 from benchmark.contracts import Batch
 from benchmark.metrics import METRICS, Metric
 from benchmark.registry import Registry
+from benchmark.results import MetricSummary
 
 
 @dataclass
@@ -74,6 +75,14 @@ class Track:
         """Per-instance scores of every metric for the explanations of instances at `positions`;
         `metric_params` override metric defaults where a metric takes them (e.g. attribution)."""
         raise NotImplementedError
+
+
+    def summarise(self, scores: dict[str, np.ndarray], ok: np.ndarray) -> dict[str, MetricSummary]:
+        """The Result's metric summaries from per-instance `scores` (instances where `ok` is False
+        failed and are left out). Default: mean, std and t-interval of every metric over instances;
+        tracks with pooled (micro-averaged) metrics override this."""
+        return {m.name: MetricSummary.from_scores(np.asarray(scores[m.name])[ok], m.direction, m.label)
+                for m in self.metric_objects()}
 
 
 TRACKS: Registry[Track] = Registry("track", group="xaibench.tracks")

@@ -1,0 +1,212 @@
+"""Word-level text models (DESIGN §4): the wrapper submissions see, and the text architectures.
+
+`WordModel` wraps any torch text classifier whose module has
+* `embedding: nn.Embedding` (row 0 = padding, a zero vector; row 1 = unknown word),
+* `forward_embedded(emb (N, L, D), mask (N, L) bool) -> logits (N, C)`,
+and gives submissions, on lists of word tokens:
+* `predict(tokens) -> (N, C)` softmax probabilities (batched), `target(tokens)` = predicted class;
+* `embed(tokens) -> (N, L, D)` and `forward_from_embeddings(emb, mask) -> logits` for gradient methods
+  at the embedding layer (`L` = the longest document of the call; positions beyond a document are
+  padding, masked out); `baseline_embeddings(tokens)` = the padding embedding (zeros) — the reference
+  input of IG / DeepLIFT / occlusion;
+* `embedding_module()` — an `nn.Module` whose `forward(emb, mask)` is `forward_from_embeddings`
+  (what captum's layer-free methods such as LRP need).
+
+Architectures: `KimCNN` (SPECS §5.2; Conv2d over the length × embedding plane and MaxPool2d over
+time, so captum's LRP rules apply) and `WordAttention` (HAN word level: BiGRU + attention, Yang et
+al. 2016 — a sentence is one HAN sentence; `attention(tokens)` gives the word weights).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from benchmark.models.architectures import ARCHITECTURES
+from benchmark.models.base import TextModel
+
+PAD, UNK = "<pad>", "<unk>"
+
+
+@ARCHITECTURES.decorator("kim-cnn")
+class KimCNN(nn.Module):
+    """Kim (2014) CNN as in SPECS §5.2: windows 3/4/5 × 50 filters, "same" padding, ReLU, max over
+    time, dropout 0.5, dense layer to the class logits; 128-d trainable random embeddings.
+
+    Each window size r is a `Conv2d(1, q, (r, D))` over the (length × embedding) plane, padded along the
+    length like Keras' "same" (⌊(r−1)/2⌋ before, ⌈(r−1)/2⌉ after, so window j covers positions
+    j−⌊(r−1)/2⌋ … j+⌈(r−1)/2⌉). Documents are padded to `max_len` positions (the paper's fixed length)
+    and `MaxPool2d((max_len, 1))` pools over time. The padding embedding is the zero vector.
+    """
+
+    def __init__(self, vocab_size: int, n_classes: int = 2, max_len: int = 64, embed_dim: int = 128,
+                 windows: Sequence[int] = (3, 4, 5), filters: int = 50, dropout: float = 0.5) -> None:
+        super().__init__()
+        self.max_len, self.windows, self.filters = int(max_len), tuple(int(r) for r in windows), int(filters)
+        self.embedding = nn.Embedding(vocab_size, embed_dim, padding_idx=0)
+        self.convs = nn.ModuleList(nn.Conv2d(1, filters, (r, embed_dim)) for r in self.windows)
+        self.relus = nn.ModuleList(nn.ReLU() for _ in self.windows)
+        self.pools = nn.ModuleList(nn.MaxPool2d((self.max_len, 1)) for _ in self.windows)
+        self.dropout = nn.Dropout(dropout)
+        self.fc = nn.Linear(filters * len(self.windows), n_classes)
+
+    def pad_to_max(self, emb: torch.Tensor) -> torch.Tensor:
+        """(N, L, D) → (N, max_len, D) with zero (padding) embeddings appended."""
+        n, length, d = emb.shape
+        if length > self.max_len:
+            raise ValueError(f"document of {length} tokens exceeds the model's max_len {self.max_len}")
+        if length == self.max_len:
+            return emb
+        return torch.cat([emb, emb.new_zeros(n, self.max_len - length, d)], dim=1)
+
+    def feature_maps(self, emb: torch.Tensor) -> list[torch.Tensor]:
+        """Post-ReLU feature maps FM_r, each (N, q, max_len) — position j is window j (WGA, Grad-CAM)."""
+        x = self.pad_to_max(emb).unsqueeze(1)  # (N, 1, max_len, D)
+        # "same" padding along the length, functional (not a module) so captum's LRP passes through it
+        return [relu(conv(F.pad(x, (0, 0, (r - 1) // 2, r // 2)))).squeeze(3)
+                for r, conv, relu in zip(self.windows, self.convs, self.relus)]
+
+    def classify(self, maps: Sequence[torch.Tensor]) -> torch.Tensor:
+        pooled = [pool(m.unsqueeze(3)).flatten(1) for pool, m in zip(self.pools, maps)]
+        return self.fc(self.dropout(torch.cat(pooled, dim=1)))
+
+    def forward_embedded(self, emb: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        # positions beyond a document carry the padding embedding; the mask zeroes whatever is there
+        if mask is not None:
+            emb = emb * mask.unsqueeze(-1).to(emb.dtype)
+        return self.classify(self.feature_maps(emb))
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.forward_embedded(self.embedding(ids), ids != 0)
+
+
+@ARCHITECTURES.decorator("word-attention")
+class WordAttention(nn.Module):
+    """HAN word level (Yang et al. 2016): BiGRU encoder, attention u_t = tanh(W h_t + b),
+    a_t = softmax_t(u_t · u_w) over non-padding words, s = Σ a_t h_t, logits = fc(dropout(s))."""
+
+    def __init__(self, vocab_size: int, n_classes: int = 2, embed_dim: int = 128, hidden: int = 50,
+                 dropout: float = 0.5) -> None:
+        super().__init__()
+        self.embedding = nn.Embedding(vocab_size, embed_dim, padding_idx=0)
+        self.gru = nn.GRU(embed_dim, hidden, batch_first=True, bidirectional=True)
+        self.proj = nn.Linear(2 * hidden, 2 * hidden)
+        self.context = nn.Parameter(torch.randn(2 * hidden) * 0.1)
+        self.dropout = nn.Dropout(dropout)
+        self.fc = nn.Linear(2 * hidden, n_classes)
+
+    def attend(self, emb: torch.Tensor, mask: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+        """(sentence vector (N, 2h), attention weights (N, L))."""
+        if mask is None:
+            mask = torch.ones(emb.shape[:2], dtype=torch.bool, device=emb.device)
+        h, _ = self.gru(emb)
+        scores = torch.tanh(self.proj(h)) @ self.context
+        scores = scores.masked_fill(~mask, float("-inf"))
+        weights = torch.softmax(scores, dim=1).nan_to_num(0.0)  # an all-padding row gets zeros
+        return (weights.unsqueeze(-1) * h).sum(1), weights
+
+    def forward_embedded(self, emb: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        return self.fc(self.dropout(self.attend(emb, mask)[0]))
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.forward_embedded(self.embedding(ids), ids != 0)
+
+
+class _EmbeddingForward(nn.Module):
+    """`forward(emb, mask) = module.forward_embedded(emb, mask)` as a module (for captum)."""
+
+    def __init__(self, module: nn.Module) -> None:
+        super().__init__()
+        self.inner = module
+
+    def forward(self, emb: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        return self.inner.forward_embedded(emb, mask)
+
+
+class WordModel(TextModel):
+    """A torch text classifier over word tokens (see the module docstring). Inputs: lists of tokens."""
+
+    def __init__(self, module: nn.Module, vocab: Sequence[str], name: str, n_outputs: int = 2,
+                 batch_size: int = 256, max_len: int | None = None) -> None:
+        super().__init__(name, "binary" if n_outputs == 2 else "multiclass", n_outputs, batch_size)
+        if len(vocab) < 2 or vocab[0] != PAD or vocab[1] != UNK:
+            raise ValueError(f"vocabulary must start with {PAD!r}, {UNK!r}")
+        self.module = module.eval()
+        self.vocab = list(vocab)
+        self.index = {w: i for i, w in enumerate(self.vocab)}
+        self.max_len = max_len if max_len is not None else getattr(module, "max_len", None)
+
+    @property
+    def architecture(self) -> str:
+        return type(self.module).__name__
+
+    # -- encoding --------------------------------------------------------------------------
+    def ids(self, tokens: Sequence[Sequence[str]]) -> tuple[torch.Tensor, torch.Tensor]:
+        """(ids (N, L) int64, mask (N, L) bool); L = longest document (≥ 1); unknown words → <unk>."""
+        docs = [list(t) for t in tokens]
+        for t in docs:
+            if self.max_len is not None and len(t) > self.max_len:
+                raise ValueError(f"document of {len(t)} tokens exceeds the model's max_len {self.max_len}")
+        length = max([1] + [len(t) for t in docs])
+        ids = torch.zeros((len(docs), length), dtype=torch.long)
+        for n, t in enumerate(docs):
+            if t:
+                ids[n, : len(t)] = torch.tensor([self.index.get(w, 1) for w in t], dtype=torch.long)
+        mask = torch.zeros((len(docs), length), dtype=torch.bool)
+        for n, t in enumerate(docs):
+            mask[n, : len(t)] = True
+        return ids, mask
+
+    def known(self, tokens: Sequence[str]) -> np.ndarray:
+        """Boolean per position: is the word in the model's vocabulary."""
+        return np.array([w in self.index for w in tokens], dtype=bool)
+
+    # -- white box ---------------------------------------------------------------------------
+    def embed(self, tokens: Sequence[Sequence[str]]) -> torch.Tensor:
+        ids, _ = self.ids(tokens)
+        with torch.no_grad():
+            return self.module.embedding(ids).detach()
+
+    def mask(self, tokens: Sequence[Sequence[str]]) -> torch.Tensor:
+        return self.ids(tokens)[1]
+
+    def baseline_embeddings(self, tokens: Sequence[Sequence[str]]) -> torch.Tensor:
+        """The reference input: every position carries the padding embedding (zeros)."""
+        return torch.zeros_like(self.embed(tokens))
+
+    def forward_from_embeddings(self, embeddings: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        return self.module.forward_embedded(embeddings, mask)
+
+    def embedding_module(self) -> nn.Module:
+        return _EmbeddingForward(self.module).eval()
+
+    # -- black box ---------------------------------------------------------------------------
+    def _predict(self, inputs) -> np.ndarray:
+        ids, mask = self.ids(inputs)
+        with torch.no_grad():
+            logits = self.module.forward_embedded(self.module.embedding(ids), mask)
+            return torch.softmax(logits, dim=1).numpy()
+
+    def attention(self, tokens: Sequence[Sequence[str]]) -> list[np.ndarray]:
+        """Word attention weights per document (attention models only)."""
+        if not hasattr(self.module, "attend"):
+            raise TypeError(f"model {self.name} ({self.architecture}) has no attention layer")
+        ids, mask = self.ids(tokens)
+        with torch.no_grad():
+            _, w = self.module.attend(self.module.embedding(ids), mask)
+        return [w[n, : len(t)].numpy().astype(np.float32) for n, t in enumerate(tokens)]
+
+
+def build_vocab(docs: Sequence[Sequence[str]], min_count: int = 1, max_size: int | None = None) -> list[str]:
+    """[<pad>, <unk>] + words of `docs` with count ≥ min_count, most frequent first (ties by word)."""
+    from collections import Counter
+
+    counts = Counter(w for d in docs for w in d)
+    words = sorted((w for w, c in counts.items() if c >= min_count), key=lambda w: (-counts[w], w))
+    if max_size is not None:
+        words = words[: max(0, max_size - 2)]
+    return [PAD, UNK] + words
