@@ -149,6 +149,10 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
     if why_not:
         raise SubmissionError(f"cannot evaluate: {why_not} (model '{opts.model}'); choose another model or submission")
     explainer = sub.instantiate(opts.params)
+    unsupported = getattr(explainer, "unsupported", None)
+    why_not = unsupported(model) if callable(unsupported) else None
+    if why_not:
+        raise SubmissionError(f"cannot evaluate: {why_not} (model '{opts.model}'); choose another model or submission")
     params = {**sub.parameters, **opts.params}
     name = display_name(sub, opts.params)
     if opts.metric_params:  # scored differently: a different leaderboard entry
@@ -196,7 +200,8 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
                     "this_run_s": round(time.perf_counter() - t_start, 3)},
         primary_metric=trk.primary_metric,
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        extra={"metric_params": opts.metric_params} if opts.metric_params else {},
+        extra={**({"metric_params": opts.metric_params} if opts.metric_params else {}),
+               **({"excluded_instances": instances.excluded} if instances.excluded else {})},
     )
     result.save(result_path(results_dir, track, res.name, opts.model, name))
     return result

@@ -103,7 +103,12 @@ class WordAttention(nn.Module):
         """(sentence vector (N, 2h), attention weights (N, L))."""
         if mask is None:
             mask = torch.ones(emb.shape[:2], dtype=torch.bool, device=emb.device)
-        h, _ = self.gru(emb)
+        # packed: the backward direction starts at each document's last word, so a document's output
+        # never depends on the padding its batch adds
+        lengths = mask.sum(1).clamp(min=1).cpu()
+        packed = nn.utils.rnn.pack_padded_sequence(emb, lengths, batch_first=True, enforce_sorted=False)
+        h, _ = self.gru(packed)
+        h, _ = nn.utils.rnn.pad_packed_sequence(h, batch_first=True, total_length=emb.shape[1])
         scores = torch.tanh(self.proj(h)) @ self.context
         scores = scores.masked_fill(~mask, float("-inf"))
         weights = torch.softmax(scores, dim=1).nan_to_num(0.0)  # an all-padding row gets zeros
@@ -210,3 +215,13 @@ def build_vocab(docs: Sequence[Sequence[str]], min_count: int = 1, max_size: int
     if max_size is not None:
         words = words[: max(0, max_size - 2)]
     return [PAD, UNK] + words
+
+
+def load_word_model(directory, name: str) -> WordModel:
+    """A trained text classifier saved by `save_model` (config.json with `vocab`, `max_len`,
+    `n_classes`) as the `WordModel` submissions see."""
+    from benchmark.models.base import load_model
+
+    module, config = load_model(directory)
+    return WordModel(module, config["vocab"], name=name, n_outputs=config.get("n_classes", 2),
+                     max_len=config.get("max_len"))

@@ -1,11 +1,17 @@
 """Captum `IntegratedGradients` from a constant (black) baseline, all instances of a batch at once;
-captum splits the n_steps × B path points into passes of `internal_batch_size`."""
+captum splits the n_steps × B path points into passes of `internal_batch_size`.
+
+Text (word-level models): the path runs from the padding embedding (`model.baseline_embeddings`, zeros)
+to the word embeddings, target logit via `model.forward_from_embeddings` with the documents' padding
+mask; the attributions are summed over the embedding dimension (one signed score per word; their sum
+over a document ≈ f(x) − f(padding), completeness). `baseline` applies to images only."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from submissions.common import image_tensor, require_module, targets, to_maps
+from submissions.text_common import connected, gradient_scores, is_text, require_embeddings
 
 
 class IntegratedGradientsExplainer:
@@ -19,6 +25,12 @@ class IntegratedGradientsExplainer:
     def explain(self, model, batch) -> list[np.ndarray]:
         from captum.attr import IntegratedGradients
 
+        if is_text(model):
+            require_embeddings(model, "integrated-gradients")
+            ig = IntegratedGradients(connected(model.forward_from_embeddings))
+            return gradient_scores(model, batch, "integrated-gradients", ig.attribute, 0, baselines=True,
+                                   n_steps=self.n_steps, method=self.method,
+                                   internal_batch_size=self.internal_batch_size)
         if len(batch) == 0:
             return []
         ig = IntegratedGradients(require_module(model, "integrated-gradients"))

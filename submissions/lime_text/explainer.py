@@ -1,0 +1,98 @@
+"""LIME for word-level text models with word POSITIONS as features (SPECS §4.5, §1.7).
+
+The `lime` package's text explainer with the adaptations of SPECS §4.5: every token position is a
+feature (LimeTextExplainer's `bow=False`; the given tokens are the words, no re-tokenisation), and
+removing a feature deletes the token from the list before the model sees it (lime's own `bow=False`
+would put "UNKWORDZ" there instead). Sampling follows `LimeTextExplainer` exactly: from a
+`np.random.RandomState(batch.instance_seed(i))`, sample 0 is the document, each other sample removes
+`randint(1, n + 1)` positions chosen without replacement; distances are cosine distances ×100 on the
+binary keep vectors, weights sqrt(exp(−d²/σ²)) with σ = `kernel_width` (25); `lime.lime_base.LimeBase`
+fits the weighted ridge surrogate (sklearn Ridge, `alpha`, with intercept) of the target class
+probability on all positions (`num_features = n`, `feature_selection = 'none'` — with every feature
+kept, lime's 'auto' selection keeps them all too). Score of position p = its ridge coefficient.
+
+Batched classifier: the perturbed documents of ALL instances of a batch go to one `model.predict`
+call (split into calls of `batch_size` documents when > 0), instead of lime's one call per instance.
+Explaining an instance alone or in a batch gives the same scores (the model permitting).
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import numpy as np
+
+from submissions.text_common import delete_positions, documents, explain_nonempty, predict_in_chunks, text_targets
+
+
+def lime_kernel(d: np.ndarray, kernel_width: float) -> np.ndarray:
+    """lime's default kernel: sqrt(exp(−d² / σ²))."""
+    return np.sqrt(np.exp(-(d**2) / kernel_width**2))
+
+
+def sample_masks(n_words: int, num_samples: int, random_state: np.random.RandomState) -> np.ndarray:
+    """(num_samples, n_words) keep vectors, drawn exactly as LimeTextExplainer draws them."""
+    sizes = random_state.randint(1, n_words + 1, num_samples - 1)
+    data = np.ones((num_samples, n_words))
+    features_range = range(n_words)
+    for i, size in enumerate(sizes, start=1):
+        data[i, random_state.choice(features_range, size, replace=False)] = 0
+    return data
+
+
+def cosine_distances(data: np.ndarray) -> np.ndarray:
+    """lime's text distance: cosine distance of each sample to the first (the document), ×100."""
+    import scipy.sparse
+    from sklearn.metrics.pairwise import pairwise_distances
+
+    x = scipy.sparse.csr_matrix(data)
+    return pairwise_distances(x, x[0], metric="cosine").ravel() * 100
+
+
+class LimeText:
+    def __init__(self, num_samples: int = 5000, kernel_width: float = 25.0, alpha: float = 1.0,
+                 batch_size: int = 0) -> None:
+        if num_samples < 2:
+            raise ValueError(f"num_samples must be ≥ 2 (the document + perturbations), got {num_samples}")
+        if kernel_width <= 0:
+            raise ValueError(f"kernel_width must be > 0, got {kernel_width}")
+        self.num_samples = int(num_samples)
+        self.kernel_width = float(kernel_width)
+        self.alpha = float(alpha)
+        self.batch_size = int(batch_size)
+
+    def explain(self, model, batch) -> list[np.ndarray]:
+        docs = documents(batch)
+
+        def run(idx: list[int]) -> list[np.ndarray]:
+            target = text_targets(model, [docs[i] for i in idx])
+            plans, perturbed = [], []
+            for i in idx:
+                rs = np.random.RandomState(batch.instance_seed(i))
+                data = sample_masks(len(docs[i]), self.num_samples, rs)
+                perturbed += [delete_positions(docs[i], keep) for keep in (data > 0).tolist()]
+                plans.append((data, rs))
+            probs = predict_in_chunks(model, perturbed, self.batch_size)  # the batched classifier
+            scores, start = [], 0
+            for (data, rs), t in zip(plans, target):
+                labels = probs[start : start + len(data)]
+                start += len(data)
+                scores.append(self.fit(data, labels, t, rs))
+            return scores
+
+        return explain_nonempty(docs, run)
+
+    def fit(self, data: np.ndarray, labels: np.ndarray, target: int,
+            random_state: np.random.RandomState) -> np.ndarray:
+        """lime_base's weighted ridge on (keep vectors, class probabilities) → one weight per position."""
+        from lime.lime_base import LimeBase
+        from sklearn.linear_model import Ridge
+
+        base = LimeBase(partial(lime_kernel, kernel_width=self.kernel_width), random_state=random_state)
+        _, exp, _, _ = base.explain_instance_with_data(
+            data, labels, cosine_distances(data), target, data.shape[1], feature_selection="none",
+            model_regressor=Ridge(alpha=self.alpha, fit_intercept=True, random_state=random_state))
+        weights = np.zeros(data.shape[1], dtype=np.float64)
+        for feature, w in exp:
+            weights[int(feature)] = w
+        return weights

@@ -1,0 +1,163 @@
+"""Helpers shared by the built-in explainers on word-level text models (DESIGN §4, SPECS §5.8, §4.5).
+
+A text batch holds lists of word tokens; an explainer returns one float32 score per word position (an
+empty array for an empty document). Explainers dispatch on `model.modality == "text"` (`is_text`).
+
+* `documents(batch)` — fresh copies of the token lists (the batch is never mutated);
+* `explain_nonempty(docs, fn)` — run `fn` on the non-empty documents only, empty arrays for the others;
+* `gradient_scores(...)` — a captum attribution at the embedding layer: the documents of a chunk are
+  embedded together by `model.embed` (padded to the chunk's longest document), the padding mask goes to
+  the forward function as an additional argument, the baseline is `model.baseline_embeddings` (the
+  padding embedding), the target is `model.target`. The (N, L, D) attribution becomes one score per
+  word by `reduce_words` over the embedding dimension — "sum" (the attribution of the word's whole
+  embedding vector: Input×Gradient, IG, DeepLIFT and LRP keep their completeness properties) or "l2"
+  (the Euclidean norm, a common Saliency variant) — and each document keeps its first len(tokens)
+  positions;
+* `connected(forward)` — the forward function given to captum: the model's values, with the embeddings
+  always in the autograd graph (zero gradients, not an autograd error, when a model's output ignores
+  them for a whole chunk, e.g. a rationale model that selects no word);
+* `delete_positions` / `replace_positions` — perturbed documents for black-box methods (SPECS §4.5:
+  removing a word deletes it from the list; occlusion may instead put the padding token there);
+* `predict_in_chunks` — `model.predict` over many perturbed documents, `chunk` documents per call.
+
+Explainers that only work on some text models (attention weights, Kim CNN feature maps, LRP rules)
+expose `unsupported(model) -> str | None`: the reason they cannot explain `model`, or None. `explain`
+raises a ValueError with the same reason; the conformance tests skip such (explainer, model) pairs.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import torch
+
+PAD_TOKEN = "<pad>"  # the project's padding token: word-level models map it to the padding embedding
+REDUCTIONS = ("sum", "l2")
+
+
+def is_text(model: Any) -> bool:
+    """True when `model` takes lists of word tokens (DESIGN §4)."""
+    return getattr(model, "modality", "image") == "text"
+
+
+def documents(batch: Any) -> list[list[str]]:
+    """The batch's documents as fresh lists of str (never the batch's own lists)."""
+    return [[str(w) for w in doc] for doc in batch.inputs]
+
+
+def empty_scores() -> np.ndarray:
+    return np.zeros(0, dtype=np.float32)
+
+
+def explain_nonempty(docs: Sequence[Sequence[str]],
+                     fn: Callable[[list[int]], Sequence[np.ndarray]]) -> list[np.ndarray]:
+    """`fn(indices)` explains the non-empty documents (indices into `docs`, in order); empty documents
+    get an empty array. Every result is a float32 vector of its document's length (non-finite → 0)."""
+    out = [empty_scores() for _ in docs]
+    idx = [i for i, d in enumerate(docs) if len(d)]
+    if idx:
+        for i, s in zip(idx, fn(idx)):
+            s = np.nan_to_num(np.asarray(s, dtype=np.float32).reshape(-1), nan=0.0, posinf=0.0, neginf=0.0)
+            if s.shape != (len(docs[i]),):
+                raise RuntimeError(f"internal error: {len(s)} scores for a document of {len(docs[i])} words")
+            out[i] = np.ascontiguousarray(s)
+    return out
+
+
+def text_targets(model: Any, docs: Sequence[Sequence[str]]) -> list[int]:
+    """The explained output index per document (a list of ints, as captum wants it)."""
+    return [int(t) for t in np.asarray(model.target([list(d) for d in docs])).reshape(-1)]
+
+
+def require_embeddings(model: Any, name: str) -> None:
+    """White-box text access (`embed` + `forward_from_embeddings`), or a clear error."""
+    if getattr(model, "module", None) is None or not all(
+            callable(getattr(model, a, None)) for a in ("embed", "mask", "forward_from_embeddings")):
+        raise ValueError(f"{name} attributes at the embedding layer and needs a white-box text model "
+                         f"(embed / forward_from_embeddings); model {getattr(model, 'name', '?')} is a black box")
+
+
+class Connected(torch.nn.Module):
+    """`forward(emb, mask) = fn(emb, mask) + 0 · Σ emb` — the same values and gradients, but `emb` is
+    always part of the graph. `fn` is a callable or a module (a module is registered as a child, so
+    hook-based methods such as DeepLift see its layers)."""
+
+    def __init__(self, fn: Callable[..., torch.Tensor]) -> None:
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, emb: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        out = self.fn(emb, mask)
+        tie = emb.sum(dim=tuple(range(1, emb.dim()))) * 0.0
+        return out + tie.reshape((-1,) + (1,) * (out.dim() - 1))
+
+
+def connected(fn: Callable[..., torch.Tensor]) -> Connected:
+    return Connected(fn).eval()
+
+
+def reduce_words(attributions: torch.Tensor, lengths: Sequence[int], reduce: str = "sum") -> list[np.ndarray]:
+    """(N, L, D) attributions → N word-score vectors: `reduce` over D, first `lengths[n]` positions."""
+    if reduce == "sum":
+        words = attributions.sum(-1)
+    elif reduce == "l2":
+        words = attributions.norm(dim=-1)
+    else:
+        raise ValueError(f"word reduction must be one of {REDUCTIONS}, got {reduce!r}")
+    w = words.detach().cpu().double().numpy()
+    return [w[n, :k].astype(np.float32) for n, k in enumerate(lengths)]
+
+
+def check_reduce(reduce: str) -> str:
+    if reduce not in REDUCTIONS:
+        raise ValueError(f"word reduction must be one of {REDUCTIONS}, got {reduce!r}")
+    return reduce
+
+
+def gradient_scores(model: Any, batch: Any, name: str, attribute: Callable[..., torch.Tensor],
+                    batch_size: int, reduce: str = "sum", baselines: bool = False,
+                    **kwargs: Any) -> list[np.ndarray]:
+    """`attribute(emb, target=..., additional_forward_args=(mask,), [baselines=...], **kwargs)` on chunks
+    of `batch_size` non-empty documents (0 = all in one call) → one score per word (module docstring)."""
+    require_embeddings(model, name)
+    docs = documents(batch)
+
+    def run(idx: list[int]) -> list[np.ndarray]:
+        scores: list[np.ndarray] = []
+        step = len(idx) if batch_size <= 0 else int(batch_size)
+        for s in range(0, len(idx), step):
+            sub = [docs[i] for i in idx[s : s + step]]
+            emb = model.embed(sub).detach().clone().float().requires_grad_(True)
+            mask = model.mask(sub)
+            extra = dict(kwargs)
+            if baselines:
+                extra["baselines"] = model.baseline_embeddings(sub).detach().clone().float()
+            attr = attribute(emb, target=text_targets(model, sub), additional_forward_args=(mask,), **extra)
+            scores += reduce_words(attr, [len(d) for d in sub], reduce)
+        return scores
+
+    return explain_nonempty(docs, run)
+
+
+# -- perturbations (black box) ----------------------------------------------------------------------
+
+
+def delete_positions(doc: Sequence[str], keep: Sequence[bool] | np.ndarray) -> list[str]:
+    """The document without the positions where `keep` is False (SPECS §4.5 deletion semantics)."""
+    return [w for w, k in zip(doc, keep) if k]
+
+
+def replace_positions(doc: Sequence[str], keep: Sequence[bool] | np.ndarray, token: str = PAD_TOKEN) -> list[str]:
+    """The document with `token` at the positions where `keep` is False (the length is kept)."""
+    return [w if k else token for w, k in zip(doc, keep)]
+
+
+def predict_in_chunks(model: Any, docs: Sequence[Sequence[str]], chunk: int = 0) -> np.ndarray:
+    """`model.predict` over `docs`, `chunk` documents per call (0 = one call), as float64 (N, C)."""
+    docs = list(docs)
+    if not docs:
+        return np.zeros((0, int(getattr(model, "n_outputs", 1))), dtype=np.float64)
+    step = len(docs) if chunk <= 0 else int(chunk)
+    outs = [np.asarray(model.predict(docs[s : s + step]), dtype=np.float64) for s in range(0, len(docs), step)]
+    return np.concatenate([o.reshape(len(o), -1) for o in outs])
