@@ -83,10 +83,11 @@ def evaluate_cmd(
     submission: str = typer.Argument(..., help="A submission name (see `xaibench list`), a folder with "
                                      "submission.toml, or 'all' for every built-in explainer of the track."),
     track: str = typer.Option("aixi", "--track", "-t", help="The track to evaluate on."),
-    resource: List[str] = typer.Option(["aixi/shape-ssin"], "--resource", "-r",
-                                       help="Resource config(s) <family>/<config>; repeat for several."),
-    model: List[str] = typer.Option(["cnn"], "--model", "-m",
-                                    help="Model(s) under test (aixi: 'function' and/or 'cnn'); repeat for several."),
+    resource: Optional[List[str]] = typer.Option(None, "--resource", "-r",
+                                                 help="Resource config(s), repeatable (default: the track's "
+                                                 "first config, e.g. aixi/shape-ssin, idc/mr-wga)."),
+    model: Optional[List[str]] = typer.Option(None, "--model", "-m",
+                                              help="Model(s) under test, repeatable (default: cnn)."),
     split: Optional[str] = typer.Option(None, help="Split to evaluate (default: the track's, 'validation')."),
     limit: Optional[int] = typer.Option(None, help="Only the first N instances."),
     batch_size: int = typer.Option(16, help="Instances per explain() call."),
@@ -108,6 +109,8 @@ def evaluate_cmd(
     from benchmark.tracks import get_track
 
     trk = get_track(track)
+    resource = resource or [f"{trk.family}/{trk.configs()[0]}"]
+    model = model or ["cnn" if "cnn" in trk.models else trk.models[0]]
     params = _parse_params(param)
     if submission == "all":
         subs = [s for s in discover().values() if s.kind == "explainer" and trk.modality in s.modalities]

@@ -48,6 +48,42 @@ def generate_aixi(
                           + ", ".join(f"{s} {i['rows']}" for s, i in sorted(meta["splits"].items())))
 
 
+@generate_app.command("idc")
+def generate_idc(
+    pgt: List[str] = typer.Option(["wga", "milp", "hybrid"], "--pgt", "-p",
+                                  help="Pseudo-ground-truth method(s): wga, milp, hybrid; one config each."),
+    pool: str = typer.Option("train+validation", help="Documents the PGTs are built from: 'train+validation' "
+                             "(the paper's 8K, default) or 'train'."),
+    vocab_size: int = typer.Option(3000, help="|V| for MILP (TF-IDF words) and Hybrid (WGA words)."),
+    alpha: float = typer.Option(0.3, help="WGA relevance threshold α."),
+    beta: float = typer.Option(0.25, help="WGA class margin β."),
+    min_words: int = typer.Option(5, help="MILP: drop documents with fewer words of V."),
+    milp_time_limit: Optional[float] = typer.Option(None, help="Stop SCIP after this many seconds "
+                                                    "(default: solve to proven optimality)."),
+    epochs: int = typer.Option(10, help="Training epochs of the CNN and the HAN (best validation kept)."),
+    seed: int = typer.Option(0, help="Seed of the 60/20/20 split of MR."),
+    source: str = typer.Option("mirror", help="MR from the data mirror, a local folder (--path) or the Hub."),
+    path: Optional[str] = typer.Option(None, help="Folder with rt-polarity.pos/.neg (source=local)."),
+    limit: Optional[int] = typer.Option(None, help="Use only the first N documents of each split (quick runs)."),
+    no_han: bool = typer.Option(False, "--no-han", help="Skip training the HAN attention model."),
+    root: Optional[Path] = typer.Option(None, help="Resource folder (default $XAIBENCH_HOME/resources/idc)."),
+    overwrite: bool = typer.Option(False, help="Retrain the models even if trained on the same corpus."),
+) -> None:
+    """Train the Kim CNN (and HAN) on MR and build the IDC pseudo ground truth (idc/mr-wga, idc/mr-milp,
+    idc/mr-hybrid), SPECS §5."""
+    from generators.idc.build import IdcConfig, build_idc
+
+    cfg = IdcConfig(pgts=tuple(pgt), pool=pool, vocab_size=vocab_size, alpha=alpha, beta=beta,
+                    min_words=min_words, milp_time_limit=milp_time_limit, epochs=epochs, seed=seed,
+                    source=source, path=path, limit=limit, han=not no_han)
+    metas = build_idc(cfg, root=root, overwrite=overwrite)
+    for name, meta in metas.items():
+        st = meta["stats"]
+        console.print(f"[green]idc/mr-{name}[/] revision {meta['revision']}: |IF_c| "
+                      + ", ".join(f"{k} {v}" for k, v in st["features_per_class"].items())
+                      + f", pool covered {st['pool_covered']}, CNN test accuracy {st['cnn']['test_accuracy']:.3f}")
+
+
 @train_app.command("aixi")
 def train_aixi_cmd(
     resource: List[str] = typer.Argument(..., help="Resource config(s), e.g. aixi/shape-ssin."),
@@ -90,6 +126,58 @@ def reproduce_aixi(
     console.print(table(rows))
 
 
+def agreement_cmd(
+    pgt: List[str] = typer.Option([], "--pgt", help="PGT resource(s) to score, e.g. idc/mr-wga; repeatable."),
+    explainer: List[str] = typer.Option([], "--explainer", "-e", help="Explainer submission(s) (name or path)."),
+    model: str = typer.Option("idc/mr-wga:cnn", help="Model under test for explainers: <resource>:<cnn|han>."),
+    rationales: Optional[Path] = typer.Option(None, help="ERASER-format folder (default: the mirror's "
+                                              "eraser_movies)."),
+    split: List[str] = typer.Option(["val"], "--split", help="Rationale split(s): train and/or val."),
+    limit: Optional[int] = typer.Option(None, help="Only the first N documents."),
+    alpha: float = typer.Option(0.3, help="Explainers: tokens with normalised score ≥ α are relevant."),
+    top_fraction: Optional[float] = typer.Option(None, help="Explainers: mark this fraction of each document's "
+                                                 "tokens instead of thresholding."),
+    seed: int = typer.Option(0, help="Seed handed to explainers."),
+    output: Optional[Path] = typer.Option(None, help="Also write the figures as JSON here."),
+) -> None:
+    """Agreement with people: score PGTs and explainers against human rationales (ERASER shape) —
+    Cohen's κ, precision and recall over token positions, pooled and per document."""
+    import json
+
+    from rich.table import Table
+
+    from benchmark.resources import load_resource
+    from benchmark.submission import get_submission
+    from benchmark.tracks import get_track
+    from generators.corpora import load_eraser
+    from generators.idc.agreement import explainer_agreement, pgt_agreement
+
+    if not pgt and not explainer:
+        raise typer.BadParameter("give at least one --pgt or --explainer")
+    corpus = load_eraser(rationales, split=tuple(split))
+    docs = list(corpus.documents())[:limit] if limit else list(corpus.documents())
+    rows = [pgt_agreement(load_resource(p), docs, corpus.classes) for p in pgt]
+    if explainer:
+        res_name, _, model_name = model.partition(":")
+        res = load_resource(res_name)
+        trk = get_track(res.family)
+        wrapped, _ = trk.build_model(res, model_name or "cnn", None)
+        for e in explainer:
+            sub = get_submission(e)
+            rows.append(explainer_agreement(sub.instantiate({}), wrapped, docs, name=f"{sub.name} on {model}",
+                                            seed=seed, alpha=alpha, top_fraction=top_fraction))
+    table = Table(title=f"agreement with human rationales ({corpus.name}, {'+'.join(split)}, {len(docs)} docs)")
+    for col in ("source", "κ pooled", "P pooled", "R pooled", "κ/doc", "P/doc", "R/doc", "marked", "human"):
+        table.add_column(col, justify="left" if col == "source" else "right")
+    for r in rows:
+        table.add_row(r.source, *(f"{r.pooled[k]:.3f}" for k in ("kappa", "precision", "recall")),
+                      *(f"{r.mean[k]:.3f}" for k in ("kappa", "precision", "recall")),
+                      f"{r.selected_fraction:.1%}", f"{r.human_fraction:.1%}")
+    console.print(table)
+    if output:
+        output.write_text(json.dumps([r.as_dict() for r in rows], indent=1))
+
+
 def publish_cmd(
     family: str = typer.Argument(..., help="Resource family, e.g. aixi."),
     repo_id: str = typer.Option(..., "--repo-id", help="Hub dataset repository, e.g. my-org/xaibench-aixi."),
@@ -112,3 +200,4 @@ def register(app: typer.Typer) -> None:
     app.add_typer(train_app, name="train")
     app.add_typer(reproduce_app, name="reproduce")
     app.command("publish")(publish_cmd)
+    app.command("agreement")(agreement_cmd)

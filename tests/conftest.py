@@ -32,6 +32,22 @@ def aixi_home(tmp_path_factory) -> Path:
         os.environ["XAIBENCH_HOME"] = old
 
 
+@pytest.fixture(scope="session")
+def idc_home(aixi_home) -> Path:
+    """Tiny IDC resources (idc/mr-wga, -milp, -hybrid) built from 240 real MR documents per split with a
+    one-epoch Kim CNN and HAN (|V| = 400, ≥ 2 words of V per MILP document), in the session home. Skips when the MR mirror is absent."""
+    from benchmark.resources.store import mirror_root
+
+    root = mirror_root()
+    if root is None or not (Path(root) / "rt_polarity" / "rt-polarity.pos").is_file():
+        pytest.skip("MR mirror (rt_polarity) not found; set XAIBENCH_DATA_MIRROR to the shared data folder")
+    from generators.idc.build import IdcConfig, build_idc
+
+    os.environ["XAIBENCH_HOME"] = str(aixi_home)
+    build_idc(IdcConfig(limit=240, epochs=1, vocab_size=400, min_words=2, milp_threads=1))
+    return aixi_home
+
+
 @pytest.fixture()
 def home(aixi_home, monkeypatch, tmp_path) -> Path:
     """The session resources, with a fresh cache/results area per test."""
@@ -39,7 +55,8 @@ def home(aixi_home, monkeypatch, tmp_path) -> Path:
     return aixi_home
 
 
-def write_submission(folder: Path, name: str, body: str, params: str = "", caps: str = "") -> Path:
+def write_submission(folder: Path, name: str, body: str, params: str = "", caps: str = "",
+                     modalities: str = '["image"]') -> Path:
     """A submission folder with an `explainer.py` whose Explainer.explain has `body`."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "submission.toml").write_text(textwrap.dedent(f"""\
@@ -50,7 +67,7 @@ def write_submission(folder: Path, name: str, body: str, params: str = "", caps:
         entry = "explainer:Explainer"
 
         [capabilities]
-        modalities = ["image"]
+        modalities = {modalities}
         {caps}
 
         [parameters]

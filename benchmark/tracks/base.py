@@ -27,6 +27,7 @@ class Instances:
     truths: Any  # ground truth, indexed like ids (never handed to submissions)
     segments: np.ndarray | None = None  # optional non-ground-truth side information
     output_shapes: list[tuple[int, ...]] = field(default_factory=list)  # expected explanation shapes
+    excluded: dict[str, int] = field(default_factory=dict)  # documents left out by the track, by reason
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -95,3 +96,4 @@ def get_track(name: str) -> Track:
 
 def _ensure_builtin() -> None:
     import benchmark.tracks.aixi  # noqa: F401  (registers itself)
+    import benchmark.tracks.idc  # noqa: F401

@@ -1,0 +1,135 @@
+"""The IDC track (SPECS §5): word-level explainers scored against pseudo interpretation ground truth.
+
+Resources `idc/mr-wga`, `idc/mr-milp`, `idc/mr-hybrid` hold the MR test split with one ground-truth
+flag per token (the token is an interpretation feature IF_c of the document's class). Evaluated
+documents: those the Kim CNN classifies correctly (SPECS §5.6 [I]); class c = the label (= the CNN's
+prediction). Models under test: `cnn` (Kim CNN) and `han` (HAN word attention); for the HAN, c is
+still the label and every CNN-correct document is evaluated.
+
+Per document the explainer's word scores are binarised (`binarise="threshold"`: normalised by the
+document's positive maximum, ≥ `alpha` = 0.3; or `"top-k"` with k = |G_d|) over the distinct word
+types, and compared with G_d = {w ∈ d : w ∈ IF_c}: counts tp, fp, fn, tn. Primary metric: Cohen's κ
+over the pooled counts (micro); P and R likewise; macro averages over documents with G_d ∪ E_d ≠ ∅.
+Metric options (`--metric-param`): binarise, alpha, exclude_punctuation.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Sequence
+
+import numpy as np
+
+import benchmark.metrics.interpretation as interp
+from benchmark.errors import ResourceError
+from benchmark.models.text import load_word_model
+from benchmark.results import MetricSummary
+from benchmark.tracks.base import TRACKS, Instances, Track
+
+PGTS = ("wga", "milp", "hybrid")
+SCORE_OPTIONS = {"binarise": "threshold", "alpha": interp.ALPHA, "exclude_punctuation": False}
+
+
+class IdcTrack(Track):
+    name = "idc"
+    family = "idc"
+    modality = "text"
+    description = "IDC: MR test documents vs WGA / MILP / Hybrid pseudo ground truth; κ, P, R (Khaleel et al. 2022)"
+    metrics = ("interp-kappa", "interp-precision", "interp-recall",
+               "interp-kappa-macro", "interp-precision-macro", "interp-recall-macro")
+    models = ("cnn", "han")
+    default_split = "test"
+
+    def configs(self) -> list[str]:
+        return [f"mr-{p}" for p in PGTS]
+
+    @staticmethod
+    def _check(resource) -> None:
+        if resource.params.get("data_only") or resource.config.endswith("-features"):
+            raise ResourceError(f"{resource.name} holds feature sets only; evaluate on "
+                                f"{resource.family}/{resource.config.removesuffix('-features')}")
+
+    def _max_len(self, resource) -> int | None:
+        cfg = resource.root / "model" / resource.params.get("models", {}).get("cnn", "mr-cnn") / "config.json"
+        return json.loads(cfg.read_text()).get("max_len") if cfg.exists() else None
+
+    def instances(self, resource, split: str, limit: int | None = None) -> Instances:
+        self._check(resource)
+        table = resource.table(split, columns=["id", "tokens", "label", "cnn_correct", "gt"]).to_pydict()
+        max_len = self._max_len(resource)
+        ids, tokens, gts, labels = [], [], [], []
+        skipped = {"cnn_incorrect": 0, "empty": 0, "truncated": 0}
+        for i, t, y, ok, g in zip(table["id"], table["tokens"], table["label"], table["cnn_correct"], table["gt"]):
+            if not ok:
+                skipped["cnn_incorrect"] += 1
+                continue
+            if not t:
+                skipped["empty"] += 1
+                continue
+            if len(t) != len(g):
+                raise ResourceError(f"{resource.name}: document {i} has {len(t)} tokens but {len(g)} gt flags; "
+                                    "regenerate the resource")
+            if max_len is not None and len(t) > max_len:
+                t, g = t[:max_len], g[:max_len]
+                skipped["truncated"] += 1
+            ids.append(i)
+            tokens.append(list(t))
+            gts.append(np.asarray(g, dtype=bool))
+            labels.append(int(y))
+            if limit is not None and len(ids) >= limit:
+                break
+        truths = {"tokens": tokens, "gt": gts, "label": np.asarray(labels, dtype=np.int64)}
+        return Instances(ids=ids, inputs=tokens, truths=truths, output_shapes=[(len(t),) for t in tokens],
+                         excluded={k: v for k, v in skipped.items() if v})
+
+    def build_model(self, resource, name: str, instances: Instances, **options: Any):
+        self._check(resource)
+        folder = resource.params.get("models", {}).get(name)
+        if name not in self.models or not folder:
+            raise ResourceError(f"the idc track has no model '{name}' for {resource.name}; "
+                                f"choose one of: {', '.join(self.models)}")
+        model = load_word_model(resource.root / "model" / folder, name=name)
+        cfg = json.loads((resource.root / "model" / folder / "config.json").read_text())
+        info = {"name": name, "hash": cfg["sha256"][:16], "task": cfg.get("task", "binary"),
+                "architecture": cfg["architecture"], "scores": cfg.get("scores", {})}
+        return model, info
+
+    def score(self, explanations: list[np.ndarray], truths: Any, positions: Sequence[int],
+              **metric_params: Any) -> dict[str, np.ndarray]:
+        opts = self._options(metric_params)
+        counts = np.zeros((len(positions), 4), dtype=np.int64)
+        for n, (e, p) in enumerate(zip(explanations, positions)):
+            tokens, gt = truths["tokens"][p], truths["gt"][p]
+            features = {w for w, g in zip(tokens, gt) if g}
+            counts[n] = interp.document_counts(tokens, np.asarray(e, dtype=np.float64), features,
+                                               binarise=opts["binarise"], alpha=opts["alpha"],
+                                               exclude_punctuation=opts["exclude_punctuation"])
+        out = {m.name: m(counts, None) for m in self.metric_objects()}
+        out["counts"] = counts
+        return out
+
+    @staticmethod
+    def _options(metric_params: dict[str, Any]) -> dict[str, Any]:
+        unknown = set(metric_params) - set(SCORE_OPTIONS)
+        if unknown:
+            raise ValueError(f"unknown idc metric option(s) {sorted(unknown)}; known: {', '.join(SCORE_OPTIONS)}")
+        opts = {**SCORE_OPTIONS, **metric_params}
+        if opts["binarise"] not in interp.BINARISATIONS:
+            raise ValueError(f"binarise must be one of {interp.BINARISATIONS}")
+        return opts
+
+    def summarise(self, scores: dict[str, np.ndarray], ok: np.ndarray) -> dict[str, MetricSummary]:
+        """Pooled metrics: the statistic of the summed counts, with a bootstrap CI over documents
+        (std = bootstrap standard error); macro metrics: mean ± t-interval over documents."""
+        counts = np.asarray(scores["counts"])[ok].astype(np.int64)
+        out = {}
+        for m in self.metric_objects():
+            if m.pooled:
+                which = m.name.removeprefix("interp-")
+                out[m.name] = interp.pooled_summary(counts, which, label=m.label, direction=m.direction)
+            else:
+                out[m.name] = MetricSummary.from_scores(np.asarray(scores[m.name])[ok], m.direction, m.label)
+        return out
+
+
+TRACKS.register("idc", IdcTrack())

@@ -1,0 +1,186 @@
+"""Training the IDC models under test: the Kim CNN (SPECS §5.2) and the HAN word-attention classifier.
+
+Recipe [P]: Adam lr 1e-3, mini-batch 32, at most 10 epochs, cross-entropy, dropout 0.5; the epoch with
+the best validation accuracy is kept [I]. Documents are padded to `max_len` = the longest training
+document, capped at 500 tokens [I]; longer documents are truncated and counted. The vocabulary is every
+training word (+ <pad>, <unk>). A checkpoint after each epoch makes an interrupted training resume; the
+permutation of an epoch depends only on (seed, epoch).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import torch
+from torch import nn
+
+from benchmark import allocator
+from benchmark.errors import ResourceError
+from benchmark.models.base import save_model
+from benchmark.models.text import KimCNN, WordAttention, build_vocab
+from benchmark.progress import console, progress_bar
+
+ARCHES = {"kim-cnn": KimCNN, "word-attention": WordAttention}
+
+
+@dataclass
+class TextTrainConfig:
+    architecture: str = "kim-cnn"  # or "word-attention" (HAN word level)
+    epochs: int = 10  # [P] at most 10
+    batch_size: int = 32  # [P]
+    lr: float = 1e-3  # [P] Adam
+    embed_dim: int = 128  # [P]
+    max_len_cap: int = 500  # [I] pad to the longest training document, capped
+    min_count: int = 1  # vocabulary: training words seen at least this often
+    patience: int | None = None  # stop early after this many epochs without improvement (None: never)
+    # [I] initialisation: "keras" = the paper's TF 2.5 defaults (embeddings U(-0.05, 0.05), Glorot-uniform
+    # kernels, zero biases); "torch" = PyTorch's defaults (embeddings N(0, 1))
+    init: str = "keras"
+    seed: int = 0
+    threads: int | None = None
+
+
+def encode(vocab_index: dict[str, int], docs: Sequence[Sequence[str]], max_len: int) -> np.ndarray:
+    """(N, max_len) int64 ids; unknown words → 1; documents truncated to max_len."""
+    ids = np.zeros((len(docs), max_len), dtype=np.int64)
+    for n, d in enumerate(docs):
+        row = [vocab_index.get(w, 1) for w in d[:max_len]]
+        ids[n, : len(row)] = row
+    return ids
+
+
+def accuracy(module: nn.Module, ids: np.ndarray, labels: np.ndarray, bs: int = 512) -> float:
+    module.eval()
+    correct = 0
+    with torch.no_grad():
+        for s in range(0, len(ids), bs):
+            pred = module(torch.from_numpy(ids[s : s + bs])).argmax(1).numpy()
+            correct += int((pred == labels[s : s + bs]).sum())
+    return correct / max(1, len(ids))
+
+
+def keras_init(module: nn.Module) -> None:
+    """TF 2.5 Keras default initialisers: Embedding U(-0.05, 0.05), Conv/Dense kernels Glorot-uniform,
+    biases 0 (the padding row stays 0); recurrent layers keep PyTorch's defaults."""
+    with torch.no_grad():
+        for m in module.modules():
+            if isinstance(m, nn.Embedding):
+                nn.init.uniform_(m.weight, -0.05, 0.05)
+                if m.padding_idx is not None:
+                    m.weight[m.padding_idx].zero_()
+            elif isinstance(m, (nn.Conv2d, nn.Linear)):
+                nn.init.xavier_uniform_(m.weight)
+                if m.bias is not None:
+                    nn.init.zeros_(m.bias)
+
+
+def corpus_key(train: Sequence[Sequence[str]], labels: Sequence[int]) -> str:
+    h = hashlib.sha256()
+    for d, y in zip(train, labels):
+        h.update((" ".join(d) + f"\t{int(y)}\n").encode())
+    return h.hexdigest()[:16]
+
+
+def train_text_classifier(train: tuple[Sequence[Sequence[str]], Sequence[int]],
+                          validation: tuple[Sequence[Sequence[str]], Sequence[int]],
+                          out_dir: Path, config: TextTrainConfig | None = None, *, n_classes: int = 2,
+                          test: tuple[Sequence[Sequence[str]], Sequence[int]] | None = None,
+                          overwrite: bool = False, name: str = "model") -> dict:
+    """Train (or reuse) a text classifier on (token lists, labels); saves it to `out_dir` (safetensors +
+    config.json with the vocabulary, max_len, recipe and accuracies); returns the model's config dict."""
+    cfg = config or TextTrainConfig()
+    if cfg.architecture not in ARCHES:
+        raise ValueError(f"architecture must be one of {sorted(ARCHES)}")
+    xtr, ytr = list(train[0]), np.asarray(train[1], dtype=np.int64)
+    xva, yva = list(validation[0]), np.asarray(validation[1], dtype=np.int64)
+    if len(xtr) == 0 or len(xva) == 0:
+        raise ResourceError("training and validation sets must both be non-empty")
+    missing = sorted(set(range(n_classes)) - set(ytr.tolist()))
+    if missing:
+        raise ResourceError(f"class(es) {missing} have no training documents; cannot train a classifier")
+    key = {"corpus": corpus_key(xtr, ytr), "validation": corpus_key(xva, yva), "recipe": asdict(cfg)}
+    cfg_path = out_dir / "config.json"
+    if cfg_path.exists() and not overwrite:
+        existing = json.loads(cfg_path.read_text())
+        if existing.get("training_key") == key:
+            console.print(f"[green]{name}: already trained on this corpus (overwrite to retrain)")
+            return existing
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
+    allocator.tune()
+    vocab = build_vocab(xtr, min_count=cfg.min_count)
+    index = {w: i for i, w in enumerate(vocab)}
+    max_len = min(cfg.max_len_cap, max(len(d) for d in xtr))
+    truncated = int(sum(len(d) > max_len for d in xtr + xva))
+    itr, iva = encode(index, xtr, max_len), encode(index, xva, max_len)
+    torch.manual_seed(cfg.seed)
+    if cfg.architecture == "kim-cnn":
+        kwargs = {"vocab_size": len(vocab), "n_classes": n_classes, "max_len": max_len, "embed_dim": cfg.embed_dim}
+    else:
+        kwargs = {"vocab_size": len(vocab), "n_classes": n_classes, "embed_dim": cfg.embed_dim}
+    module = ARCHES[cfg.architecture](**kwargs)
+    if cfg.init == "keras":
+        keras_init(module)
+    elif cfg.init != "torch":
+        raise ValueError(f"init must be 'keras' or 'torch', got {cfg.init!r}")
+    opt = torch.optim.Adam(module.parameters(), lr=cfg.lr)
+    loss_fn = nn.CrossEntropyLoss()
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    ckpt = out_dir / "checkpoint.pt"
+    state = {"epoch": 0, "best": -1.0, "best_epoch": 0, "history": []}
+    best = {k: v.clone() for k, v in module.state_dict().items()}
+    if ckpt.exists() and not overwrite:
+        saved = torch.load(ckpt, weights_only=False)
+        if saved.get("key") == key:
+            module.load_state_dict(saved["model"])
+            opt.load_state_dict(saved["opt"])
+            state, best = saved["state"], saved["best"]
+            console.print(f"resuming {name} training at epoch {state['epoch'] + 1}")
+    t0 = time.perf_counter()
+    n_batches = (len(itr) + cfg.batch_size - 1) // cfg.batch_size
+    for epoch in range(state["epoch"], cfg.epochs):
+        perm = np.random.default_rng([cfg.seed, epoch]).permutation(len(itr))
+        module.train()
+        total = 0.0
+        with progress_bar(n_batches, f"train {name} epoch {epoch + 1}/{cfg.epochs}", unit="batch") as bar:
+            for b in range(n_batches):
+                idx = perm[b * cfg.batch_size : (b + 1) * cfg.batch_size]
+                opt.zero_grad()
+                loss = loss_fn(module(torch.from_numpy(itr[idx])), torch.from_numpy(ytr[idx]))
+                loss.backward()
+                opt.step()
+                total += loss.item() * len(idx)
+                bar.advance()
+        val = accuracy(module, iva, yva)
+        state["history"].append({"epoch": epoch + 1, "train_loss": total / len(itr), "validation_accuracy": val})
+        console.print(f"  {name} epoch {epoch + 1}: train loss {total / len(itr):.4f}, validation accuracy {val:.4f}")
+        if val > state["best"]:
+            state["best"], state["best_epoch"] = val, epoch + 1
+            best = {k: v.clone() for k, v in module.state_dict().items()}
+        state["epoch"] = epoch + 1
+        torch.save({"key": key, "model": module.state_dict(), "opt": opt.state_dict(), "state": state,
+                    "best": best}, ckpt.with_suffix(".tmp"))
+        ckpt.with_suffix(".tmp").replace(ckpt)
+        if cfg.patience is not None and epoch + 1 - state["best_epoch"] >= cfg.patience:
+            break
+    module.load_state_dict(best)
+    scores = {"validation_accuracy": state["best"], "best_epoch": state["best_epoch"]}
+    if test is not None:
+        ite, yte = encode(index, list(test[0]), max_len), np.asarray(test[1], dtype=np.int64)
+        scores["test_accuracy"] = accuracy(module, ite, yte)
+        scores["n_test"] = int(len(yte))
+    extra = {"task": "binary" if n_classes == 2 else "multiclass", "n_classes": n_classes, "vocab": vocab,
+             "max_len": max_len, "truncated_documents": truncated, "recipe": asdict(cfg), "scores": scores,
+             "history": state["history"], "train_seconds": round(time.perf_counter() - t0, 1),
+             "n_train": len(itr), "n_validation": len(iva), "training_key": key}
+    save_model(module, out_dir, cfg.architecture, kwargs, extra=extra)
+    ckpt.unlink(missing_ok=True)
+    return json.loads(cfg_path.read_text())
+
