@@ -1,0 +1,304 @@
+"""The RCNN rationale model of Lei, Barzilay & Jaakkola (2016), independent-selection version
+(SPECS §4.3; taolei87/rcnn@7c45f49 `code/rationale/rationale.py`, `nn/advanced.py`), the model under
+test of the `rcnn` resources (Camburu et al. 2019 zero-contribution verification, SPECS §4).
+
+RCNN unit (order 2, "mode 1" = additive, tanh, no output gate)
+----------------------------------------------------------------
+For input x_t and the previous *visible* state h_{t-1} (all states start at 0):
+
+    λ_t      = σ(W_λ x_t + U_λ h_{t-1} + b_λ)                       (forget gate, a recurrent layer)
+    c⁽¹⁾_t   = λ_t ⊙ c⁽¹⁾_{t-1} + (1 − λ_t) ⊙ (W_1 x_t)
+    c⁽²⁾_t   = λ_t ⊙ c⁽²⁾_{t-1} + (1 − λ_t) ⊙ (c⁽¹⁾_{t-1} + W_2 x_t)
+    h_t      = tanh(c⁽²⁾_t + b)
+
+(`W_1`, `W_2` have no bias; c⁽¹⁾_{t-1}, not c⁽¹⁾_t, enters the second-order cell.) For order k the
+pattern continues: c⁽ⁱ⁾_t = λ_t ⊙ c⁽ⁱ⁾_{t-1} + (1 − λ_t) ⊙ (c⁽ⁱ⁻¹⁾_{t-1} + W_i x_t), h_t = tanh(c⁽ᵏ⁾_t + b).
+
+Masked unit: with a mask m_t ∈ {0, 1}, a position with m_t = 0 leaves *every* state unchanged,
+(c⁽¹⁾_t, c⁽²⁾_t, h_t) = (c⁽¹⁾_{t-1}, c⁽²⁾_{t-1}, h_{t-1}) (copied, `torch.where`, not blended), so the
+recurrence over x with mask m is the recurrence over the sub-sequence of the positions with m_t = 1:
+a masked token provably contributes nothing (its embedding is never read).
+
+Model
+-----
+* generator: embeddings (frozen) → dropout → two independent RCNN layers (left-to-right, and
+  right-to-left over the reversed sequence) → the aligned states concatenated (2·hidden) → dropout →
+  linear → sigmoid = p(z_t = 1 | x). Training samples z_t ~ Bernoulli(p_t); at inference the selection
+  is deterministic, z_t = [p_t ≥ threshold] (threshold 0.5 = the Bernoulli mode, SPECS §4.3 [I]).
+* encoder: embeddings → dropout → masked RCNN layer 1 → dropout → masked RCNN layer 2 (mask = z);
+  representation = the last visible state of every layer concatenated (depth·hidden) → dropout →
+  linear → sigmoid = the aspect rating in [0, 1]. (Lei's output layer has 5 units of which only the
+  aspect's is trained; one unit is the same model.) A review with nothing selected gets σ(bias).
+
+Padding [I]: reviews are right-padded and padding positions are masked in *both* modules (the
+generator's recurrences carry their state over padding), so a review's selection and prediction do
+not depend on the batch it is in. (Lei left-pads and lets the generator read the padding vector.)
+
+`forward_embedded(emb, mask)` is the whole model, RCNN(x) = encoder(x, [generator(x) ≥ 0.5]): the
+function `WordModel.forward_from_embeddings` explains (the hard threshold has zero gradient, so a
+gradient method sees exactly the encoder over the selected tokens). `encode(emb, selection)` is the
+encoder given a selection and `probabilities(emb, mask)` the generator.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from benchmark.errors import ResourceError
+from benchmark.models.architectures import ARCHITECTURES
+from benchmark.models.base import load_model, save_model
+from benchmark.models.text import PAD, UNK, WordModel
+
+ARCHITECTURE = "rcnn-rationale"
+
+
+class RCNNLayer(nn.Module):
+    """One RCNN layer (see the module docstring). `forward(x (N, L, D), mask (N, L) bool | None,
+    reverse=False) -> h (N, L, n_out)`: the visible state after every position (carried over masked
+    positions). Parameters are initialised uniform(−init, init) like Lei's `random_init`."""
+
+    def __init__(self, n_in: int, n_out: int, order: int = 2, init: float = 0.05) -> None:
+        super().__init__()
+        if order < 1:
+            raise ValueError(f"RCNN order must be ≥ 1, got {order}")
+        self.n_in, self.n_out, self.order = int(n_in), int(n_out), int(order)
+        # the input projections of all positions in one matmul: [W_λ | W_1 | … | W_order] x_t
+        self.w_in = nn.Parameter(torch.empty(n_in, (order + 1) * n_out))
+        self.b_forget = nn.Parameter(torch.empty(n_out))  # b_λ
+        self.u_forget = nn.Parameter(torch.empty(n_out, n_out))  # U_λ
+        self.bias = nn.Parameter(torch.empty(n_out))  # b
+        for p in self.parameters():
+            nn.init.uniform_(p, -init, init)
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None, reverse: bool = False) -> torch.Tensor:
+        n, length, _ = x.shape
+        k, d = self.order, self.n_out
+        if length == 0:
+            return x.new_zeros(n, 0, d)
+        proj = (x @ self.w_in).unbind(1)  # per position: (N, (order+1)·d)
+        steps = range(length - 1, -1, -1) if reverse else range(length)
+        if mask is not None:
+            masks = mask.unsqueeze(-1).unbind(1)
+            # positions where no row is masked need no carry (a fast path; the values are the same)
+            full = mask.all(0).tolist()
+        cells = [x.new_zeros(n, d) for _ in range(k)]
+        h = x.new_zeros(n, d)
+        out: list[torch.Tensor] = [h] * length
+        for t in steps:
+            p = proj[t]
+            lam = torch.sigmoid(torch.addmm(p[:, :d] + self.b_forget, h, self.u_forget))
+            new = []
+            for i in range(k):
+                inp = p[:, (i + 1) * d:(i + 2) * d]
+                if i > 0:
+                    inp = inp + cells[i - 1]  # c^(i-1)_{t-1}
+                new.append(torch.lerp(inp, cells[i], lam))  # λ ⊙ c_{t-1} + (1 − λ) ⊙ inp
+            h_new = torch.tanh(new[-1] + self.bias)
+            if mask is not None and not full[t]:
+                m = masks[t]  # masked rows keep every state exactly (copied, not blended)
+                new = [torch.where(m, a, b) for a, b in zip(new, cells)]
+                h_new = torch.where(m, h_new, h)
+            cells, h = new, h_new
+            out[t] = h
+        return torch.stack(out, dim=1)
+
+
+def compact(x: torch.Tensor, selection: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The selected positions of every row moved to the front, in order: (x' (N, K, D), mask' (N, K),
+    positions (N, K)), K = the largest selection. A masked RCNN over (x, selection) equals one over
+    (x', mask'): masked positions carry the state unchanged, so deleting them changes nothing."""
+    sel = selection.bool()
+    counts = sel.sum(1)
+    k = int(counts.max()) if sel.numel() else 0
+    order = torch.argsort((~sel).to(torch.int8), dim=1, stable=True)[:, :k]
+    xc = x.gather(1, order.unsqueeze(-1).expand(-1, -1, x.shape[-1]))
+    mc = torch.arange(k, device=x.device) < counts[:, None]
+    return xc, mc, order
+
+
+@ARCHITECTURES.decorator(ARCHITECTURE)
+class RCNNRationale(nn.Module):
+    """Generator + encoder of Lei et al. (2016) (module docstring). `embedding` row 0 = padding (zero),
+    row 1 = unknown word (zero, as Lei's `<unk>`); the embedding is frozen (not trained)."""
+
+    def __init__(self, vocab_size: int, embed_dim: int = 200, hidden: int = 200, order: int = 2,
+                 depth: int = 2, dropout: float = 0.1, threshold: float = 0.5, init: float = 0.05) -> None:
+        super().__init__()
+        self.embed_dim, self.hidden, self.order, self.depth = int(embed_dim), int(hidden), int(order), int(depth)
+        self.threshold = float(threshold)
+        self.embedding = nn.Embedding(vocab_size, embed_dim, padding_idx=0)
+        self.embedding.weight.requires_grad_(False)
+        self.gen_fwd = RCNNLayer(embed_dim, hidden, order, init)
+        self.gen_bwd = RCNNLayer(embed_dim, hidden, order, init)
+        self.gen_out = nn.Linear(2 * hidden, 1)
+        self.enc_layers = nn.ModuleList(
+            RCNNLayer(embed_dim if i == 0 else hidden, hidden, order, init) for i in range(depth))
+        self.enc_out = nn.Linear(depth * hidden, 1)
+        for lin in (self.gen_out, self.enc_out):
+            nn.init.uniform_(lin.weight, -init, init)
+            nn.init.uniform_(lin.bias, -init, init)
+        self.dropout = nn.Dropout(dropout)
+
+    # -- parameter groups (Lei's two parameter lists; the embedding is in neither) ---------------
+    def generator_parameters(self) -> list[nn.Parameter]:
+        return [*self.gen_fwd.parameters(), *self.gen_bwd.parameters(), *self.gen_out.parameters()]
+
+    def encoder_parameters(self) -> list[nn.Parameter]:
+        return [*self.enc_layers.parameters(), *self.enc_out.parameters()]
+
+    # -- generator -------------------------------------------------------------------------------
+    def logits(self, emb: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        """Selection logits (N, L); padding positions get −inf (p = 0)."""
+        if mask is None:
+            mask = torch.ones(emb.shape[:2], dtype=torch.bool, device=emb.device)
+        x = self.dropout(emb)
+        h = torch.cat([self.gen_fwd(x, mask), self.gen_bwd(x, mask, reverse=True)], dim=2)
+        out = self.gen_out(self.dropout(h)).squeeze(-1)
+        return out.masked_fill(~mask, float("-inf"))
+
+    def probabilities(self, emb: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        """p(z_t = 1 | x) (N, L), 0 on padding."""
+        return torch.sigmoid(self.logits(emb, mask))
+
+    def select(self, emb: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        """The deterministic selection z_t = [p_t ≥ threshold] (N, L) bool, False on padding."""
+        p = self.probabilities(emb, mask)
+        sel = p >= self.threshold
+        return sel if mask is None else sel & mask
+
+    # -- encoder ---------------------------------------------------------------------------------
+    def encode(self, emb: torch.Tensor, selection: torch.Tensor, compacted: bool = True) -> torch.Tensor:
+        """Encoder output (N, 1) in [0, 1] reading only the positions where `selection` is True.
+
+        `compacted` (default) runs the layers over the selected tokens only (`compact`), which is the
+        same function — a masked position carries the state — at the cost of the selection's length;
+        `compacted=False` runs the masked recurrence over every position (the definition)."""
+        selection = selection.bool()
+        if compacted:
+            emb, selection, _ = compact(emb, selection)
+        x = self.dropout(emb)
+        last = []
+        for i, layer in enumerate(self.enc_layers):
+            h = layer(x, selection)
+            last.append(h[:, -1] if h.shape[1] else h.new_zeros(h.shape[0], self.hidden))
+            if i + 1 < len(self.enc_layers):
+                x = self.dropout(h)
+        return torch.sigmoid(self.enc_out(self.dropout(torch.cat(last, dim=1))))
+
+    # -- the whole model ---------------------------------------------------------------------------
+    def forward_embedded(self, emb: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        """RCNN(x) = encoder(x, deterministic selection of the generator), (N, 1)."""
+        return self.encode(emb, self.select(emb, mask))
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.forward_embedded(self.embedding(ids), ids != 0)
+
+
+def generator_log_prob(logits: torch.Tensor, z: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Σ_t log p(z_t | x) per review (N,), padding excluded (stable: −BCE on the logits)."""
+    safe = logits.masked_fill(~mask, 0.0)
+    lp = -F.binary_cross_entropy_with_logits(safe, z.to(safe.dtype), reduction="none")
+    return (lp * mask.to(lp.dtype)).sum(1)
+
+
+class RationaleModel(WordModel):
+    """The wrapper submissions see: a word-level *regression* model with one output in [0, 1].
+
+    `predict(tokens) -> (N, 1)` = RCNN(x) with the deterministic selection; `target` = 0 (the head).
+    White box as every `WordModel`: `embed`, `forward_from_embeddings(emb, mask)` (the whole RCNN),
+    `embedding_module()`. Extra, for the verification (never for submissions): `selections(tokens)`,
+    `probabilities(tokens)`, `encode(tokens, selections)`.
+    """
+
+    def __init__(self, module: RCNNRationale, vocab: Sequence[str], name: str, aspect: str | None = None,
+                 batch_size: int = 256, max_len: int | None = None) -> None:
+        super().__init__(module, vocab, name, n_outputs=1, batch_size=batch_size, max_len=max_len)
+        self.task = "regression"
+        self.aspect = aspect
+
+    def _predict(self, inputs) -> np.ndarray:
+        ids, mask = self.ids(inputs)
+        with torch.no_grad():
+            return self.module.forward_embedded(self.module.embedding(ids), mask).numpy().astype(np.float32)
+
+    def _chunks(self, tokens: Sequence[Sequence[str]]):
+        for s in range(0, len(tokens), self.batch_size):
+            chunk = tokens[s:s + self.batch_size]
+            ids, mask = self.ids(chunk)
+            yield chunk, self.module.embedding(ids), mask
+
+    def probabilities(self, tokens: Sequence[Sequence[str]]) -> list[np.ndarray]:
+        out = []
+        with torch.no_grad():
+            for chunk, emb, mask in self._chunks(tokens):
+                p = self.module.probabilities(emb, mask).numpy()
+                out += [p[n, :len(t)].astype(np.float32) for n, t in enumerate(chunk)]
+        return out
+
+    def selections(self, tokens: Sequence[Sequence[str]]) -> list[np.ndarray]:
+        """The deterministic selection S_x per document (bool per position)."""
+        out = []
+        with torch.no_grad():
+            for chunk, emb, mask in self._chunks(tokens):
+                z = self.module.select(emb, mask).numpy()
+                out += [z[n, :len(t)].copy() for n, t in enumerate(chunk)]
+        return out
+
+    def encode(self, tokens: Sequence[Sequence[str]], selections: Sequence[np.ndarray]) -> np.ndarray:
+        """encoder(x, selection) (N,) for given selections."""
+        out = []
+        with torch.no_grad():
+            for s in range(0, len(tokens), self.batch_size):
+                chunk = tokens[s:s + self.batch_size]
+                ids, mask = self.ids(chunk)
+                sel = torch.zeros_like(mask)
+                for n, z in enumerate(selections[s:s + self.batch_size]):
+                    z = np.asarray(z, dtype=bool)
+                    if len(z) != len(chunk[n]):
+                        raise ValueError(f"selection of length {len(z)} for a document of {len(chunk[n])} tokens")
+                    sel[n, :len(z)] = torch.from_numpy(z)
+                out.append(self.module.encode(self.module.embedding(ids), sel & mask)[:, 0].numpy())
+        return np.concatenate(out) if out else np.zeros(0, dtype=np.float32)
+
+
+# -- persistence ---------------------------------------------------------------------------------
+
+
+def save_rcnn(module: RCNNRationale, vocab: Sequence[str], directory: Path, extra: dict | None = None) -> str:
+    """`model.safetensors` + `config.json` (architecture "rcnn-rationale", the vocabulary under `vocab`
+    as the other text models keep it, task "regression"); returns the weights' sha256."""
+    vocab = list(vocab)
+    if len(vocab) != module.embedding.num_embeddings:
+        raise ValueError(f"vocabulary has {len(vocab)} words, the embedding {module.embedding.num_embeddings} rows")
+    if vocab[:2] != [PAD, UNK]:
+        raise ValueError(f"vocabulary must start with {PAD!r}, {UNK!r}")
+    kwargs = {"vocab_size": len(vocab), "embed_dim": module.embed_dim, "hidden": module.hidden,
+              "order": module.order, "depth": module.depth, "dropout": module.dropout.p,
+              "threshold": module.threshold}
+    return save_model(module, Path(directory), ARCHITECTURE, kwargs,
+                      extra={"task": "regression", "n_outputs": 1, **(extra or {}), "vocab": vocab})
+
+
+def load_rcnn(directory: Path, name: str | None = None, batch_size: int = 256) -> RationaleModel:
+    """The wrapper for a model written by `save_rcnn`."""
+    directory = Path(directory)
+    module, config = load_model(directory)
+    if config.get("architecture") != ARCHITECTURE:
+        raise ResourceError(f"{directory} holds a {config.get('architecture')!r} model, not {ARCHITECTURE!r}")
+    vocab = config.get("vocab") or []
+    if len(vocab) != module.embedding.num_embeddings or vocab[:2] != [PAD, UNK]:
+        raise ResourceError(f"{directory}/config.json: vocabulary does not match the model's embedding "
+                            f"({len(vocab)} words, {module.embedding.num_embeddings} rows); retrain the RCNN")
+    return RationaleModel(module, vocab, name or config.get("name", directory.name),
+                          aspect=config.get("aspect"), batch_size=batch_size)
+
+
+def config_of(directory: Path) -> dict:
+    return json.loads((Path(directory) / "config.json").read_text())

@@ -1,0 +1,2 @@
+"""Builders of the `rcnn` resources (SPECS §4): BeerAdvocate loaders (`data`), word vectors (`vectors`),
+RCNN rationale-model training (`train`) and the zero-contribution verification (`verify`)."""

@@ -1,0 +1,384 @@
+"""Training the RCNN rationale model, one model per aspect (SPECS §4.3; taolei87/rcnn@7c45f49
+`code/rationale/rationale.py`, `options.py`).
+
+Objective (per review x with rating y_a; z sampled once per review from the generator, z_t ~ Bernoulli(p_t)):
+
+    ℓ(x, z)   = (ŷ_a(x, z) − y_a)²
+    Ω(x, z)   = ℓ(x, z) + λ_s Σ_t z_t + λ_c Σ_t |z_t − z_{t−1}|        λ_s = 3e-4, λ_c = 3e-4 × 2.0 = 6e-4
+    encoder   : 10 · mean_batch ℓ + λ_L2 ‖θ_enc‖²
+    generator : 10 · mean_batch [ Ω(x, z) · Σ_t log p(z_t | x) ] + λ_L2 ‖θ_gen‖²   (REINFORCE: Ω is a
+                constant, one sample, no baseline)
+
+Both modules are updated on every mini-batch from the same z; one Adam over both parameter lists is
+the same update as Lei's two Adams (Adam is per parameter). Padding is excluded from Σ z_t, from
+|z_t − z_{t−1}| (pairs of real tokens only) and from log p [I].
+
+Defaults [R]: hidden 200, order 2, encoder depth 2, dropout 0.1, Adam lr 5e-4 (β 0.9/0.999, ε 1e-8), no
+clipping, L2 1e-6, batch 256, ≤ 100 epochs, dev evaluation once per epoch, keep the best dev epoch and stop
+after 10 epochs without improvement, init uniform(±0.05), frozen 200-d embeddings, batches = reviews
+sorted by length cut into chunks of 256, chunk order shuffled every epoch (seed 5817).
+
+Dev criterion (`select_on`): Lei keeps the epoch with the best dev *objective* (mean Ω: MSE plus the
+selection costs) and so prefers the sparser of two equally accurate models; `"mse"` keeps the best dev MSE.
+Dev evaluation uses the deterministic selection z_t = [p_t ≥ 0.5] — the model the verification uses —
+(`dev_selection="sampled"` evaluates with sampled z as Lei does).
+
+Speed: the encoder runs over the *selected* tokens only (`RCNNRationale.encode` compacts them; the same
+function, as a masked position carries the state), so its cost falls with the selection rate; the generator
+reads every token. A checkpoint after every epoch (model, optimiser, RNG states, history, best weights)
+makes an interrupted run resume where it stopped; `max_seconds` ends a run early (after the current batch),
+evaluated and saved like a finished one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+import torch
+
+from benchmark.models.rcnn import RCNNRationale, generator_log_prob, save_rcnn
+from benchmark.progress import console, progress_bar
+from generators.rcnn.data import BeerData, Reviews, aspect_index, aspect_name, load_beer
+from generators.rcnn.vectors import WordVectors, get_vectors
+
+SELECT_ON = ("objective", "mse")
+DEV_SELECTION = ("deterministic", "sampled")
+
+
+@dataclass
+class RCNNTrainConfig:
+    aspect: str = "appearance"
+    hidden: int = 200
+    order: int = 2
+    depth: int = 2
+    dropout: float = 0.1
+    lr: float = 5e-4
+    l2: float = 1e-6
+    sparsity: float = 3e-4  # λ_s
+    coherent: float = 2.0  # λ_c = sparsity × coherent
+    cost_scale: float = 10.0  # the ×10 of both costs
+    batch_size: int = 256
+    max_epochs: int = 100
+    patience: int = 10  # stop after this many epochs without dev improvement
+    select_on: str = "objective"
+    dev_selection: str = "deterministic"
+    threshold: float = 0.5  # deterministic selection p ≥ threshold
+    seed: int = 0  # initialisation, dropout and z sampling
+    batch_seed: int = 5817  # batch-order shuffling (Lei's seed)
+    max_train: int | None = None  # first N training reviews only
+    max_seconds: float | None = None  # wall-clock budget of one call
+    threads: int | None = None
+
+    @property
+    def lambda_s(self) -> float:
+        return self.sparsity
+
+    @property
+    def lambda_c(self) -> float:
+        return self.sparsity * self.coherent
+
+    def __post_init__(self) -> None:
+        aspect_index(self.aspect)
+        if self.select_on not in SELECT_ON:
+            raise ValueError(f"select_on must be one of {SELECT_ON}, got {self.select_on!r}")
+        if self.dev_selection not in DEV_SELECTION:
+            raise ValueError(f"dev_selection must be one of {DEV_SELECTION}, got {self.dev_selection!r}")
+
+
+# -- batching --------------------------------------------------------------------------------------
+
+
+def to_ids(docs: Sequence[Sequence[str]], vocab: Sequence[str]) -> list[np.ndarray]:
+    """Token ids per document; words outside the vocabulary → 1 (<unk>)."""
+    index = {w: i for i, w in enumerate(vocab)}
+    return [np.fromiter((index.get(w, 1) for w in d), dtype=np.int64, count=len(d)) for d in docs]
+
+
+def pad(ids: Sequence[np.ndarray], rows: Sequence[int]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Right-padded (ids (B, L), mask (B, L)) of documents `rows`; L = the longest (≥ 1)."""
+    length = max([1] + [len(ids[r]) for r in rows])
+    out = np.zeros((len(rows), length), dtype=np.int64)
+    for n, r in enumerate(rows):
+        out[n, :len(ids[r])] = ids[r]
+    t = torch.from_numpy(out)
+    lengths = torch.tensor([len(ids[r]) for r in rows])
+    return t, torch.arange(length)[None, :] < lengths[:, None]
+
+
+def length_batches(lengths: np.ndarray, batch_size: int, rng: np.random.Generator | None) -> list[np.ndarray]:
+    """Documents sorted by length (stable), cut into chunks of `batch_size`, chunk order shuffled by `rng`."""
+    order = np.argsort(lengths, kind="stable")
+    chunks = [order[s:s + batch_size] for s in range(0, len(order), batch_size)]
+    if rng is not None:
+        chunks = [chunks[i] for i in rng.permutation(len(chunks))]
+    return chunks
+
+
+# -- costs -----------------------------------------------------------------------------------------
+
+
+def selection_costs(z: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(Σ_t z_t, Σ_t |z_t − z_{t−1}|) per review, over real tokens only (pairs of two real tokens)."""
+    zf = (z.bool() & mask).to(torch.float32)
+    pair = (mask[:, 1:] & mask[:, :-1]).to(torch.float32)
+    return zf.sum(1), ((zf[:, 1:] - zf[:, :-1]).abs() * pair).sum(1)
+
+
+def batch_costs(module: RCNNRationale, ids: torch.Tensor, mask: torch.Tensor, y: torch.Tensor,
+                cfg: RCNNTrainConfig, generator: torch.Generator | None = None,
+                z: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
+    """Everything of one mini-batch: sampled z (unless given), predictions, ℓ, Ω and both costs."""
+    emb = module.embedding(ids)
+    logits = module.logits(emb, mask)
+    if z is None:
+        with torch.no_grad():
+            z = torch.bernoulli(torch.sigmoid(logits), generator=generator).bool() & mask
+    pred = module.encode(emb, z)[:, 0]
+    loss_vec = (pred - y) ** 2
+    zsum, zdiff = selection_costs(z, mask)
+    omega = loss_vec.detach() + cfg.lambda_s * zsum + cfg.lambda_c * zdiff
+    logpz = generator_log_prob(logits, z, mask)
+    l2_gen = sum((p ** 2).sum() for p in module.generator_parameters())
+    l2_enc = sum((p ** 2).sum() for p in module.encoder_parameters())
+    cost_g = cfg.cost_scale * (omega * logpz).mean() + cfg.l2 * l2_gen
+    cost_e = cfg.cost_scale * loss_vec.mean() + cfg.l2 * l2_enc
+    return {"z": z, "pred": pred, "loss_vec": loss_vec, "omega": omega, "logpz": logpz,
+            "cost_g": cost_g, "cost_e": cost_e, "zsum": zsum, "zdiff": zdiff}
+
+
+# -- evaluation ------------------------------------------------------------------------------------
+
+
+def evaluate(module: RCNNRationale, ids: Sequence[np.ndarray], y: np.ndarray, cfg: RCNNTrainConfig,
+             generator: torch.Generator | None = None, batch_size: int = 256) -> dict[str, float]:
+    """Dev MSE, objective (mean Ω) and selection rate (selected / real tokens), dropout off."""
+    was_training = module.training
+    module.eval()
+    sq, om, sel, tok = 0.0, 0.0, 0.0, 0
+    with torch.no_grad():
+        for rows in length_batches(np.array([len(i) for i in ids]), batch_size, None):
+            bid, mask = pad(ids, rows)
+            emb = module.embedding(bid)
+            if cfg.dev_selection == "deterministic":
+                z = module.select(emb, mask)
+            else:
+                z = torch.bernoulli(module.probabilities(emb, mask), generator=generator).bool() & mask
+            pred = module.encode(emb, z)[:, 0]
+            loss = (pred - torch.from_numpy(y[rows])) ** 2
+            zsum, zdiff = selection_costs(z, mask)
+            sq += float(loss.sum())
+            om += float((loss + cfg.lambda_s * zsum + cfg.lambda_c * zdiff).sum())
+            sel += float(zsum.sum())
+            tok += int(mask.sum())
+    module.train(was_training)
+    n = max(1, len(ids))
+    return {"mse": sq / n, "objective": om / n, "selection_rate": sel / max(1, tok), "n": len(ids)}
+
+
+def rationale_precision(module: RCNNRationale, vocab: Sequence[str], annotations: Reviews,
+                        aspect: str | int, batch_size: int = 256) -> dict[str, float]:
+    """Precision of the deterministic selections against the human rationales of `aspect` (Lei's
+    `evaluate_rationale`): `precision` = Σ|z ∩ R| / Σ|z| over all reviews (Lei's prec2), `precision_macro`
+    = mean over reviews with a selection of |z ∩ R| / |z| (prec1); plus the selection rate, the share of
+    human-rationale tokens selected (recall) and the MSE of the aspect rating."""
+    a = aspect_index(aspect)
+    ids = to_ids(annotations.tokens, vocab)
+    truth = annotations.rationale_masks(a)
+    y = annotations.target(a)
+    module.eval()
+    hit = sel = tok = rel = 0
+    per, sq = [], 0.0
+    with torch.no_grad():
+        for s in range(0, len(ids), batch_size):
+            rows = list(range(s, min(len(ids), s + batch_size)))
+            bid, mask = pad(ids, rows)
+            emb = module.embedding(bid)
+            z = module.select(emb, mask)
+            pred = module.encode(emb, z)[:, 0].numpy()
+            zn = z.numpy()
+            for n, r in enumerate(rows):
+                zr = zn[n, :len(ids[r])]
+                h = int((zr & truth[r]).sum())
+                hit, sel, tok, rel = hit + h, sel + int(zr.sum()), tok + len(zr), rel + int(truth[r].sum())
+                if zr.any():
+                    per.append(h / zr.sum())
+                sq += float((pred[n] - y[r]) ** 2)
+    return {"precision": hit / sel if sel else 0.0, "precision_macro": float(np.mean(per)) if per else 0.0,
+            "recall": hit / rel if rel else 0.0, "selection_rate": sel / max(1, tok),
+            "mse": sq / max(1, len(ids)), "n": len(ids), "n_empty_selection": len(ids) - len(per)}
+
+
+# -- training --------------------------------------------------------------------------------------
+
+
+def _fingerprint(*parts: Any) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(json.dumps(p, sort_keys=True, default=str).encode())
+    return h.hexdigest()[:16]
+
+
+def _vectors_for(train: Reviews, out_dir: Path, vectors: WordVectors | None, vectors_path, word2vec: dict,
+                 data_key: str) -> tuple[list[str], np.ndarray, dict]:
+    """(vocab, matrix, info), cached in `out_dir/vectors.npz` for a resumed run on the same data."""
+    cache = out_dir / "vectors.npz"
+    key = _fingerprint(data_key, str(vectors_path), word2vec, None if vectors is None else vectors.info)
+    if cache.exists():
+        saved = np.load(cache, allow_pickle=False)
+        if str(saved["key"]) == key:
+            return list(saved["vocab"]), saved["matrix"], json.loads(str(saved["info"]))
+    wv = vectors if vectors is not None else get_vectors(train.tokens, vectors_path, **word2vec)
+    vocab, matrix = wv.vocab_and_matrix()
+    info = {**wv.info, "coverage_train": round(wv.coverage(train.tokens), 4)}
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tmp = out_dir / "vectors.tmp.npz"
+    np.savez(tmp, vocab=np.array(vocab), matrix=matrix, info=json.dumps(info), key=key)
+    tmp.replace(cache)
+    return vocab, matrix, info
+
+
+def train_rcnn(data: BeerData, out_dir: Path | str, config: RCNNTrainConfig | None = None, *,
+               vectors: WordVectors | None = None, vectors_path: Path | str | None = None,
+               word2vec: dict | None = None, overwrite: bool = False) -> dict[str, Any]:
+    """Train the RCNN of `config.aspect` on `data.train`, early-stopped on `data.dev`; write the model
+    (`save_rcnn`) to `out_dir`. Returns the dev MSE, selection rate and objective of the kept epoch (and
+    the rationale precision on `data.annotations` when present)."""
+    cfg = config or RCNNTrainConfig(aspect=data.aspect)
+    if aspect_index(cfg.aspect) != aspect_index(data.aspect):
+        raise ValueError(f"config aspect {cfg.aspect!r} but data of {data.aspect!r}")
+    out_dir = Path(out_dir)
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
+    train = data.train if cfg.max_train is None else data.train.subset(range(min(cfg.max_train, len(data.train))))
+    data_key = _fingerprint(train.ids, data.dev.ids, train.stats.get("tokenization"), train.stats.get("max_len"))
+    vocab, matrix, vec_info = _vectors_for(train, out_dir, vectors, vectors_path, word2vec or {}, data_key)
+    a = aspect_index(cfg.aspect)
+    tr_ids, dv_ids = to_ids(train.tokens, vocab), to_ids(data.dev.tokens, vocab)
+    ytr, ydv = train.target(a), data.dev.target(a)
+    run_key = _fingerprint(asdict(cfg) | {"max_seconds": None, "threads": None}, data_key, vec_info)
+
+    torch.manual_seed(cfg.seed)
+    module = RCNNRationale(len(vocab), matrix.shape[1], cfg.hidden, cfg.order, cfg.depth, cfg.dropout, cfg.threshold)
+    with torch.no_grad():
+        module.embedding.weight.copy_(torch.from_numpy(matrix))
+    params = module.generator_parameters() + module.encoder_parameters()
+    opt = torch.optim.Adam(params, lr=cfg.lr, betas=(0.9, 0.999), eps=1e-8)
+    sampler = torch.Generator().manual_seed(cfg.seed + 1)
+    state: dict[str, Any] = {"epoch": 0, "best": None, "best_epoch": 0, "history": [], "seconds": 0.0}
+    best_weights = {k: v.clone() for k, v in module.state_dict().items()}
+
+    ckpt = out_dir / "checkpoint.pt"
+    if ckpt.exists() and not overwrite:
+        saved = torch.load(ckpt, weights_only=False)
+        if saved.get("key") == run_key:
+            module.load_state_dict(saved["model"])
+            opt.load_state_dict(saved["opt"])
+            state, best_weights = saved["state"], saved["best_weights"]
+            torch.set_rng_state(saved["torch_rng"])
+            sampler.set_state(saved["sampler"])
+            console.print(f"resuming {cfg.aspect} RCNN training after epoch {state['epoch']}")
+    elif (out_dir / "config.json").exists() and not overwrite:
+        existing = json.loads((out_dir / "config.json").read_text())
+        if existing.get("run_key") == run_key:
+            console.print(f"[green]{cfg.aspect}: RCNN already trained (overwrite=True to retrain)")
+            return existing["validation"]
+
+    t0 = time.perf_counter()
+    lengths = np.array([len(i) for i in tr_ids])
+    stopped = "max_epochs"
+    tokens_done = 0
+    if state["epoch"] and state["epoch"] - state["best_epoch"] >= cfg.patience:
+        stopped = "patience"
+    for epoch in range(state["epoch"], cfg.max_epochs):
+        if stopped == "patience":
+            break
+        module.train()
+        t_epoch = time.perf_counter()
+        batches = length_batches(lengths, cfg.batch_size, np.random.default_rng([cfg.batch_seed, epoch]))
+        sums = {"cost": 0.0, "mse": 0.0, "zrate": 0.0}
+        n_seen = 0
+        out_of_time = False
+        with progress_bar(int(lengths.sum()), f"RCNN {cfg.aspect} epoch {epoch + 1}", unit="tok") as bar:
+            for rows in batches:
+                bid, mask = pad(tr_ids, rows)
+                c = batch_costs(module, bid, mask, torch.from_numpy(ytr[rows]), cfg, sampler)
+                opt.zero_grad()
+                (c["cost_g"] + c["cost_e"]).backward()
+                opt.step()
+                k = len(rows)
+                n_seen += k
+                sums["cost"] += float(c["omega"].sum())
+                sums["mse"] += float(c["loss_vec"].detach().sum())
+                sums["zrate"] += float(c["zsum"].sum()) / max(1, int(mask.sum())) * k
+                ntok = int(mask.sum())
+                tokens_done += ntok
+                bar.advance(ntok)
+                if cfg.max_seconds is not None and time.perf_counter() - t0 > cfg.max_seconds:
+                    out_of_time = True
+                    break
+        dev = evaluate(module, dv_ids, ydv, cfg, sampler)
+        crit = dev["objective"] if cfg.select_on == "objective" else dev["mse"]
+        improved = state["best"] is None or crit < state["best"]["criterion"]
+        if improved:
+            state["best"] = {**dev, "criterion": crit}
+            state["best_epoch"] = epoch + 1
+            best_weights = {k: v.clone() for k, v in module.state_dict().items()}
+        row = {"epoch": epoch + 1, "train_objective": sums["cost"] / max(1, n_seen),
+               "train_mse": sums["mse"] / max(1, n_seen), "train_selection_rate": sums["zrate"] / max(1, n_seen),
+               "dev_mse": dev["mse"], "dev_objective": dev["objective"],
+               "dev_selection_rate": dev["selection_rate"], "reviews": n_seen}
+        state["history"].append(row)
+        console.print(f"  epoch {epoch + 1}: train Ω {row['train_objective']:.4f} mse {row['train_mse']:.4f} "
+                      f"p(z)={row['train_selection_rate']:.3f} | dev mse {dev['mse']:.4f} Ω {dev['objective']:.4f} "
+                      f"selected {dev['selection_rate']:.3f}" + (" *" if improved else ""))
+        state["epoch"] = epoch + 1
+        state["seconds"] += time.perf_counter() - t_epoch
+        out_dir.mkdir(parents=True, exist_ok=True)
+        torch.save({"key": run_key, "model": module.state_dict(), "opt": opt.state_dict(), "state": state,
+                    "best_weights": best_weights, "torch_rng": torch.get_rng_state(),
+                    "sampler": sampler.get_state()}, ckpt.with_suffix(".tmp"))
+        ckpt.with_suffix(".tmp").replace(ckpt)
+        if out_of_time:
+            stopped = "max_seconds"
+            break
+        if state["epoch"] - state["best_epoch"] >= cfg.patience:
+            stopped = "patience"
+            break
+    module.load_state_dict(best_weights)
+    module.eval()
+    best = state["best"] or evaluate(module, dv_ids, ydv, cfg, sampler)
+    elapsed = time.perf_counter() - t0
+    validation = {"aspect": aspect_name(cfg.aspect), "dev_mse": best["mse"], "dev_objective": best["objective"],
+                  "dev_selection_rate": best["selection_rate"], "best_epoch": state["best_epoch"],
+                  "epochs": state["epoch"], "stopped": stopped, "n_train": len(train), "n_dev": len(data.dev),
+                  "train_tokens_per_second": tokens_done / elapsed if elapsed > 0 else None}
+    if data.annotations is not None:
+        validation["rationales"] = rationale_precision(module, vocab, data.annotations, cfg.aspect)
+    save_rcnn(module, vocab, out_dir, extra={
+        "name": f"rcnn-{aspect_name(cfg.aspect)}", "aspect": aspect_name(cfg.aspect), "validation": validation,
+        "recipe": asdict(cfg), "lambda_s": cfg.lambda_s, "lambda_c": cfg.lambda_c, "vectors": vec_info,
+        "data": data.info, "history": state["history"], "run_key": run_key,
+        "train_seconds": round(state["seconds"], 1)})
+    if stopped != "max_seconds":
+        ckpt.unlink(missing_ok=True)
+    return validation
+
+
+def train_aspects(aspects: Sequence[str], source: str | Path | None, out_root: Path | str,
+                  config: RCNNTrainConfig | None = None, *, vectors_path: Path | str | None = None,
+                  overwrite: bool = False, **data_options: Any) -> dict[str, dict]:
+    """One RCNN per aspect, each in `out_root/<aspect>/`; returns the validation of each."""
+    base = config or RCNNTrainConfig()
+    results = {}
+    for a in aspects:
+        name = aspect_name(a)
+        data = load_beer(name, source, **data_options)
+        cfg = RCNNTrainConfig(**{**asdict(base), "aspect": name})
+        results[name] = train_rcnn(data, Path(out_root) / name, cfg, vectors_path=vectors_path, overwrite=overwrite)
+    return results
