@@ -160,9 +160,10 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
     results_dir = Path(opts.results_dir) if opts.results_dir else data_home() / "results"
 
     param_hash = hashlib.sha256(json.dumps(params, sort_keys=True, default=str).encode()).hexdigest()[:12]
-    key = {"resource": res.name, "revision": res.revision, "split": split, "model": model_info["hash"],
+    inputs_name, inputs_rev = trk.inputs_key(res, split)
+    key = {"resource": inputs_name, "revision": inputs_rev, "split": split, "model": model_info["hash"],
            "submission": sub.hash, "parameters": params, "seed": opts.seed}
-    cache_path = (data_home() / "cache" / track / res.name.replace("/", "__") / opts.model /
+    cache_path = (data_home() / "cache" / track / inputs_name.replace("/", "__") / opts.model /
                   f"{sub.name}-{param_hash}-s{opts.seed}-{split}.sqlite")
     cache = OutputCache(cache_path, key, overwrite=opts.overwrite)
     try:

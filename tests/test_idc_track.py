@@ -145,3 +145,14 @@ def test_cli_lists_evaluates_and_scores_agreement(idc, tmp_path, capsys, monkeyp
     rows = json.loads((tmp_path / "a.json").read_text())
     assert [r["source"].split()[0] for r in rows] == ["pgt", "explainer"]
     assert all(-1 <= r["pooled"]["kappa"] <= 1 and r["documents"] == 3 for r in rows)
+
+
+def test_pgt_configs_share_cached_explanations(idc, tmp_path):
+    trk = get_track("idc")
+    keys = {trk.inputs_key(load_resource(f"idc/mr-{p}"), "test") for p in ("wga", "milp", "hybrid")}
+    assert len(keys) == 1  # same documents, same CNN: explained once
+    evaluate("random", "idc", "idc/mr-wga", model="cnn", results_dir=tmp_path / "r")
+    again = evaluate("random", "idc", "idc/mr-milp", model="cnn", results_dir=tmp_path / "r")
+    assert again.resource["name"] == "idc/mr-milp"
+    caches = list((idc / "cache" / "idc").rglob("random-*.sqlite"))
+    assert len(caches) == 1, caches  # the second run read the first run's explanations

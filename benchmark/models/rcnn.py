@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import torch
@@ -57,6 +57,7 @@ from benchmark.models.base import load_model, save_model
 from benchmark.models.text import PAD, UNK, WordModel
 
 ARCHITECTURE = "rcnn-rationale"
+TEXTS_FILE = "texts.parquet"  # the model's unlabeled training texts (tokens only), beside its weights
 
 
 class RCNNLayer(nn.Module):
@@ -213,15 +214,45 @@ class RationaleModel(WordModel):
 
     `predict(tokens) -> (N, 1)` = RCNN(x) with the deterministic selection; `target` = 0 (the head).
     White box as every `WordModel`: `embed`, `forward_from_embeddings(emb, mask)` (the whole RCNN),
-    `embedding_module()`. Extra, for the verification (never for submissions): `selections(tokens)`,
-    `probabilities(tokens)`, `encode(tokens, selections)`.
+    `embedding_module()`. Optional text-model members (None when unknown): `aspect` (the rated aspect)
+    and `unlabeled_texts()` — the reviews the model was fitted on, tokens only, no ratings and no ground
+    truth — for explainers that learn from a corpus on the model's own predictions (L2X). Extra, for the
+    verification (never for submissions): `selections(tokens)`, `probabilities(tokens)`,
+    `encode(tokens, selections)`.
+
+    `predict` sorts the documents of a call by length before cutting them into chunks of `batch_size`
+    (the recurrences run over the longest document of a chunk: perturbed documents of very different
+    lengths, as LIME / SHAP send them, waste little on padding); a document's output does not depend on
+    its chunk (padding is masked), so the order is only a matter of speed.
     """
 
     def __init__(self, module: RCNNRationale, vocab: Sequence[str], name: str, aspect: str | None = None,
-                 batch_size: int = 256, max_len: int | None = None) -> None:
+                 batch_size: int = 256, max_len: int | None = None,
+                 texts: Callable[[], list[list[str]] | None] | Sequence[Sequence[str]] | None = None) -> None:
         super().__init__(module, vocab, name, n_outputs=1, batch_size=batch_size, max_len=max_len)
         self.task = "regression"
         self.aspect = aspect
+        self._texts = texts
+
+    def unlabeled_texts(self) -> list[list[str]] | None:
+        """The model's training reviews as token lists (no ratings), or None; loaded once, then the same
+        list object on every call."""
+        if callable(self._texts):
+            self._texts = self._texts()
+        if self._texts is not None and not isinstance(self._texts, list):
+            self._texts = [list(t) for t in self._texts]
+        return self._texts
+
+    def predict(self, inputs) -> np.ndarray:
+        docs = list(inputs)
+        if not docs:
+            return np.zeros((0, 1), dtype=np.float32)
+        order = np.argsort([len(d) for d in docs], kind="stable")
+        out = np.empty((len(docs), 1), dtype=np.float32)
+        for s in range(0, len(docs), self.batch_size):
+            rows = order[s:s + self.batch_size]
+            out[rows] = self._predict([docs[r] for r in rows])
+        return out
 
     def _predict(self, inputs) -> np.ndarray:
         ids, mask = self.ids(inputs)
@@ -296,8 +327,34 @@ def load_rcnn(directory: Path, name: str | None = None, batch_size: int = 256) -
     if len(vocab) != module.embedding.num_embeddings or vocab[:2] != [PAD, UNK]:
         raise ResourceError(f"{directory}/config.json: vocabulary does not match the model's embedding "
                             f"({len(vocab)} words, {module.embedding.num_embeddings} rows); retrain the RCNN")
+    texts_file = directory / TEXTS_FILE
     return RationaleModel(module, vocab, name or config.get("name", directory.name),
-                          aspect=config.get("aspect"), batch_size=batch_size)
+                          aspect=config.get("aspect"), batch_size=batch_size,
+                          texts=(lambda: read_texts(texts_file)) if texts_file.exists() else None)
+
+
+def write_texts(directory: Path, ids: Sequence[str], tokens: Sequence[Sequence[str]]) -> Path:
+    """The model's unlabeled training texts beside its weights (`texts.parquet`: id, tokens)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    table = pa.table({"id": pa.array([str(i) for i in ids], pa.string()),
+                      "tokens": pa.array([list(t) for t in tokens], pa.list_(pa.string()))})
+    tmp = directory / (TEXTS_FILE + ".tmp")
+    pq.write_table(table, tmp, compression="zstd")
+    tmp.replace(directory / TEXTS_FILE)
+    return directory / TEXTS_FILE
+
+
+def read_texts(path: Path) -> list[list[str]]:
+    import pyarrow.parquet as pq
+
+    try:
+        return [list(t) for t in pq.read_table(path, columns=["tokens"]).column("tokens").to_pylist()]
+    except Exception as exc:  # noqa: BLE001 - any unreadable file is the same problem for the user
+        raise ResourceError(f"{path} is unreadable ({exc}); rebuild the resource") from exc
 
 
 def config_of(directory: Path) -> dict:

@@ -67,6 +67,11 @@ class Track:
     def instances(self, resource, split: str, limit: int | None = None) -> Instances:
         raise NotImplementedError
 
+    def inputs_key(self, resource, split: str) -> tuple[str, str]:
+        """(name, revision) of what submissions are shown; explanations are cached under it, so configs
+        that differ only in ground truth (e.g. IDC's three PGTs) share them. Default: the resource."""
+        return resource.name, resource.revision
+
     def build_model(self, resource, name: str, instances: Instances, **options: Any):
         """The model under test `name` for this resource. Returns (model, model_info dict)."""
         raise NotImplementedError

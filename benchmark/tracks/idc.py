@@ -15,6 +15,7 @@ Metric options (`--metric-param`): binarise, alpha, exclude_punctuation.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any, Sequence
 
@@ -81,6 +82,16 @@ class IdcTrack(Track):
         truths = {"tokens": tokens, "gt": gts, "label": np.asarray(labels, dtype=np.int64)}
         return Instances(ids=ids, inputs=tokens, truths=truths, output_shapes=[(len(t),) for t in tokens],
                          excluded={k: v for k, v in skipped.items() if v})
+
+    def inputs_key(self, resource, split: str) -> tuple[str, str]:
+        """The three PGT configs show the same documents with the same models: one key for all of
+        them — the split's ids and tokens and the CNN's weights (which decides the evaluated documents)."""
+        self._check(resource)
+        t = resource.table(split, columns=["id", "tokens", "cnn_correct"]).to_pydict()
+        h = hashlib.sha256(str(resource.params.get("cnn_sha256", "")).encode())
+        for i, toks, ok in zip(t["id"], t["tokens"], t["cnn_correct"]):
+            h.update(f"{i}\t{int(ok)}\t{' '.join(toks)}\n".encode())
+        return f"{resource.family}/{resource.params.get('dataset', 'mr')}-documents", h.hexdigest()[:12]
 
     def build_model(self, resource, name: str, instances: Instances, **options: Any):
         self._check(resource)

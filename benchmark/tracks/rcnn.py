@@ -1,0 +1,115 @@
+"""The RCNN zero-contribution track (SPECS §4, Camburu et al. 2019): word-level explainers of an RCNN
+rationale model (Lei et al. 2016) scored on reviews whose non-selected tokens provably contribute nothing.
+
+Resources `rcnn/beer-appearance`, `rcnn/beer-aroma`, `rcnn/beer-palate` (generators/rcnn/build.py): split
+`test` = the verified reviews with one label per token — N (non-selected: zero contribution), SDK
+(selected, relevance unknown), SR (selected, clearly relevant: |Δ| ≥ τ). Model under test: `rcnn` (the
+resource's trained RCNN, a regression model with one output in [0, 1]; it exposes its aspect and its
+unlabeled training texts for explainers that learn from a corpus, such as L2X).
+
+Per review the explainer's scores rank the tokens (stable sort by decreasing score, ties by position);
+metrics (lower is better; mean (std) over reviews, SPECS §4.6): `pct-first` (Eq. 4, the top token ∈ N),
+`pct-misrank` (Eq. 5, an N token above the lowest-ranked SR token), `avg-misrank` (Eq. 6, how many), and
+their `-pessimistic` variants (ties broken against the explainer).
+
+Metric options (`--metric-param`): `attribution` = `"absolute"` (default, SPECS §4.5 [I]: LIME / SHAP-style
+signed weights are ranked by magnitude — a rating regressor uses negative tokens as much as positive
+ones; explainers whose scores are "higher = more important" and non-negative, such as L2X, the saliency
+norm or the random control, rank the same either way) or `"signed"` (rank the raw scores).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+import benchmark.metrics.zero_contribution as zc
+from benchmark.errors import ResourceError
+from benchmark.models.rcnn import config_of, load_rcnn
+from benchmark.tracks.base import TRACKS, Instances, Track
+
+ASPECTS = ("appearance", "aroma", "palate")
+SCORE_OPTIONS = {"attribution": "absolute"}  # [I] SPECS §4.5 ranking rule
+
+
+class RcnnTrack(Track):
+    name = "rcnn"
+    family = "rcnn"
+    modality = "text"
+    description = ("RCNN zero-contribution: BeerAdvocate reviews with provably irrelevant (N) and clearly "
+                   "relevant (SR) tokens; %first, %misrank, avg misrank (Camburu et al. 2019)")
+    metrics = ("pct-first", "pct-misrank", "avg-misrank",
+               "pct-first-pessimistic", "pct-misrank-pessimistic", "avg-misrank-pessimistic")
+    models = ("rcnn",)
+    default_split = "test"
+
+    def configs(self) -> list[str]:
+        return [f"beer-{a}" for a in ASPECTS]
+
+    def _check(self, resource) -> None:
+        if resource.config not in self.configs():
+            raise ResourceError(f"{resource.name} is not an rcnn track config; choose one of: "
+                                + ", ".join(f"rcnn/{c}" for c in self.configs()))
+
+    def instances(self, resource, split: str, limit: int | None = None) -> Instances:
+        self._check(resource)
+        table = resource.table(split, columns=["id", "tokens", "partition"])
+        if limit is not None:
+            table = table.slice(0, limit)
+        cols = table.to_pydict()
+        ids, tokens, truths = [], [], []
+        skipped = {"empty": 0}
+        for i, t, p in zip(cols["id"], cols["tokens"], cols["partition"]):
+            if len(t) != len(p):
+                raise ResourceError(f"{resource.name}: review {i} has {len(t)} tokens but {len(p)} partition "
+                                    "labels; regenerate it with `xaibench generate rcnn --overwrite`")
+            if not t:
+                skipped["empty"] += 1
+                continue
+            ids.append(str(i))
+            tokens.append([str(w) for w in t])
+            truths.append(np.asarray(p, dtype=np.int8))
+        return Instances(ids=ids, inputs=tokens, truths={"partition": truths},
+                         output_shapes=[(len(t),) for t in tokens],
+                         excluded={k: v for k, v in skipped.items() if v})
+
+    def build_model(self, resource, name: str, instances: Instances, **options: Any):
+        self._check(resource)
+        if name not in self.models:
+            raise ResourceError(f"the rcnn track has no model '{name}'; choose one of: {', '.join(self.models)}")
+        folder = resource.root / "model" / resource.params.get("model", resource.config)
+        if unknown := set(options) - {"batch_size"}:
+            raise ResourceError(f"unknown rcnn model option(s) {sorted(unknown)}; known: batch_size")
+        model = load_rcnn(folder, name=name, batch_size=int(options.get("batch_size", 256)))
+        cfg = config_of(folder)
+        info = {"name": name, "hash": cfg["sha256"][:16], "task": "regression", "architecture": cfg["architecture"],
+                "aspect": cfg.get("aspect"), "validation": {k: v for k, v in cfg.get("validation", {}).items()
+                                                             if not isinstance(v, dict)}}
+        return model, info
+
+    @staticmethod
+    def _options(metric_params: dict[str, Any]) -> dict[str, Any]:
+        unknown = set(metric_params) - set(SCORE_OPTIONS)
+        if unknown:
+            raise ValueError(f"unknown rcnn metric option(s) {sorted(unknown)}; known: {', '.join(SCORE_OPTIONS)}")
+        opts = {**SCORE_OPTIONS, **metric_params}
+        if opts["attribution"] not in zc.ATTRIBUTIONS:
+            raise ValueError(f"attribution must be one of {zc.ATTRIBUTIONS}, got {opts['attribution']!r}")
+        return opts
+
+    def score(self, explanations: list[np.ndarray], truths: Any, positions: Sequence[int],
+              **metric_params: Any) -> dict[str, np.ndarray]:
+        opts = self._options(metric_params)
+        labels = [truths["partition"][p] for p in positions]
+        out = {}
+        for ties in zc.TIES:
+            errors = zc.zero_contribution_errors(explanations, labels, ties, opts["attribution"])
+            suffix = "" if ties == "position" else "-pessimistic"
+            out[f"pct-first{suffix}"] = errors["first"]
+            out[f"pct-misrank{suffix}"] = errors["misrank"]
+            out[f"avg-misrank{suffix}"] = errors["count"]
+        return out
+
+
+TRACKS.register("rcnn", RcnnTrack())
