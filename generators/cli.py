@@ -126,6 +126,26 @@ def reproduce_aixi(
     console.print(table(rows))
 
 
+@reproduce_app.command("idc")
+def reproduce_idc(
+    pgt: List[str] = typer.Option(["wga", "milp", "hybrid"], "--pgt", "-p", help="PGT configs to score against."),
+    method: Optional[List[str]] = typer.Option(None, "--method", "-m", help="Submissions (default: the paper's "
+                                               "six methods plus input-x-gradient, occlusion, lime-text, "
+                                               "kernel-shap and random)."),
+    limit: Optional[int] = typer.Option(None, help="Only the first N evaluated test documents."),
+    slow_limit: Optional[int] = typer.Option(300, help="Documents for lime-text and kernel-shap."),
+    results: Optional[Path] = typer.Option(None, help="Results folder (default $XAIBENCH_HOME/results)."),
+) -> None:
+    """IDC Table 1 (Khaleel et al.): interpretation methods vs the WGA / MILP / Hybrid PGTs on the MR test
+    set beside the paper's κ / P / R, and RelativeConf per PGT; needs `xaibench generate idc`."""
+    from generators.idc.experiments import EXTRA_METHODS, PAPER_METHODS, run, table
+
+    rows = run(tuple(pgt), tuple(method or PAPER_METHODS + EXTRA_METHODS), limit=limit, slow_limit=slow_limit,
+               results_dir=results)
+    for t in table(rows, tuple(pgt)):
+        console.print(t)
+
+
 def agreement_cmd(
     pgt: List[str] = typer.Option([], "--pgt", help="PGT resource(s) to score, e.g. idc/mr-wga; repeatable."),
     explainer: List[str] = typer.Option([], "--explainer", "-e", help="Explainer submission(s) (name or path)."),

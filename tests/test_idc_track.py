@@ -133,7 +133,9 @@ def _run(capsys, *argv):
 
 
 def test_cli_lists_evaluates_and_scores_agreement(idc, tmp_path, capsys, monkeypatch):
-    monkeypatch.setenv("COLUMNS", "400")
+    from benchmark.progress import console
+
+    monkeypatch.setattr(console, "width", 400)
     code, out = _run(capsys, "list")
     assert code == 0 and "idc" in out and "mr-milp" in out and "lime-text" in out
     code, out = _run(capsys, "evaluate", "uniform", "--track", "idc", "--resource", "idc/mr-hybrid",
@@ -156,3 +158,14 @@ def test_pgt_configs_share_cached_explanations(idc, tmp_path):
     assert again.resource["name"] == "idc/mr-milp"
     caches = list((idc / "cache" / "idc").rglob("random-*.sqlite"))
     assert len(caches) == 1, caches  # the second run read the first run's explanations
+
+
+def test_reproduce_table1_rows_carry_the_papers_numbers(idc, tmp_path):
+    from generators.idc.experiments import run, table
+
+    rows = run(("wga", "milp"), ("lrp", "attention", "random"), limit=8, results_dir=tmp_path / "r")
+    assert [(r.pgt, r.method, r.model) for r in rows][:2] == [("wga", "lrp", "cnn"), ("wga", "attention", "han")]
+    assert rows[0].paper == (0.59, 0.72, 0.63) and rows[2].paper is None
+    assert all(r.n + r.failed == 8 for r in rows)
+    t1, rc = table(rows, ("wga", "milp"))
+    assert t1.row_count == 6 and rc.row_count == 2

@@ -123,7 +123,9 @@ class Resource:
             ) from exc
 
     def model_dir(self) -> Path:
-        return self.root / "model" / self.config
+        """`model/<config>/`, or the first shared model folder the config names (`params["models"]`)."""
+        shared = [v for v in (self.params.get("models") or {}).values() if v]
+        return self.root / "model" / (shared[0] if shared else self.config)
 
     def hf_dataset(self, split: str | None = None):
         """The config through `datasets.load_dataset`, exactly as a Hub user would get it."""
