@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import random
+import time
 
 import pytest
 
@@ -120,3 +121,108 @@ def test_tfidf_vocabulary_hand_example():
     # ties broken by the word
     assert tfidf_vocabulary([["y"], ["x"]], 2) == ["x", "y"]
     assert math.isclose(2 * (math.log(1.5) + 1) / math.hypot(2 * (math.log(1.5) + 1), 1), 0.942153, rel_tol=1e-5)
+
+
+# --------------------------------------------------------------------------------------------------
+# the decomposition stages (per-class relaxation, repair, coupled model) against the plain model
+
+
+def test_hand_instance_conflicting_per_class_optima():
+    # P docs {a,x}, {y,p}, {y,p}; N docs {a,y}, {x,n}, {x,n}   (min_words=1, V = a x y p n, ε = 1/11)
+    # P costs (df in N): a1 x2 y1 p0 n0 ; N costs (df in P): a1 x1 y2 p0 n0
+    # per class: P = {a, p} (cost 1), N = {a, n} (cost 1): both want a -> relaxation bound 2 + 4ε.
+    # coupled: P keeps a -> N needs y (2), or N keeps a -> P needs x (2): optimum 3 with 4 features.
+    docs = [["a", "x"], ["y", "p"], ["y", "p"], ["a", "y"], ["x", "n"], ["x", "n"]]
+    labels = ["P", "P", "P", "N", "N", "N"]
+    vocab = list("axypn")
+    r = solve_milp(docs, labels, vocab, min_words=1)
+    assert r.optimal and r.gap == 0.0 and r.violated == 0
+    assert (r.objective, r.cardinality) == (3, 4)
+    assert r.method == "coupled"
+    assert r.stages["conflicts"] == 1 and r.stages["shared_words"] >= 1
+    assert math.isclose(r.stages["relaxation_bound"], 2 + 4 / 11)
+    assert math.isclose(r.stages["repair_objective"], 3 + 4 / 11)
+    assert r.features in ({"P": ["a", "p"], "N": ["n", "y"]}, {"P": ["p", "x"], "N": ["a", "n"]})
+    plain = solve_milp(docs, labels, vocab, min_words=1, reduce=False)
+    assert (plain.objective, plain.cardinality) == (3, 4)
+
+
+def _shared_vocab_instance(seed):
+    # every word may occur in every class, so the per-class optima often share words
+    rng = random.Random(seed)
+    nv = rng.randint(8, 16)
+    vocab = [f"w{i}" for i in range(nv)]
+    docs = [rng.sample(vocab, rng.randint(2, 6)) for _ in range(rng.randint(12, 40))]
+    labels = [rng.choice("ab" if seed % 4 else "abc") for _ in docs]
+    return docs, labels, vocab
+
+
+def _check_feasible(res, docs, labels):
+    owner = {}
+    for c, feats in res.features.items():
+        for w in feats:
+            assert w not in owner
+            owner[w] = c
+    uncovered = sum(1 for d, y in zip(docs, labels) if not any(owner.get(w) == y for w in d))
+    assert uncovered == res.violated
+
+
+def test_decomposition_stages_match_plain_model():
+    """60 medium instances: every stage ends at the plain model's lexicographic optimum, and all the
+    solution paths (decomposed, repaired, coupled, slack) occur."""
+    methods = set()
+    for seed in range(60):
+        docs, labels, vocab = _shared_vocab_instance(seed)
+        red = solve_milp(docs, labels, vocab, min_words=1)
+        plain = solve_milp(docs, labels, vocab, min_words=1, reduce=False)
+        assert red.optimal and plain.optimal and red.gap == 0.0, seed
+        assert (red.objective, red.cardinality, red.violated) == \
+            (plain.objective, plain.cardinality, plain.violated), seed
+        _check_feasible(red, docs, labels)
+        if red.method != "slack" and red.stages.get("conflicts"):
+            # the relaxation bound never exceeds the optimum, the repair never undercuts it
+            optimum = red.objective + red.cardinality / (len(set(labels)) * len(vocab) + 1)
+            assert red.stages["relaxation_bound"] <= optimum + 1e-9
+            if red.stages.get("repair_objective") is not None:
+                assert red.stages["repair_objective"] >= optimum - 1e-9
+        methods.add(red.method)
+    assert methods == {"decomposed", "repaired", "coupled", "slack"}
+
+
+def test_coupled_infeasible_falls_back_to_slack():
+    # each class alone is coverable (any 5 of the 9 words), both together are not (they need >= 10)
+    import itertools
+
+    words = [f"w{i}" for i in range(9)]
+    subsets = [list(s) for s in itertools.combinations(words, 5)]
+    r = solve_milp(subsets + subsets, [0] * len(subsets) + [1] * len(subsets), words, min_words=5)
+    plain = solve_milp(subsets + subsets, [0] * len(subsets) + [1] * len(subsets), words, min_words=5,
+                       reduce=False)
+    assert r.method == plain.method == "slack"
+    assert r.stages["conflicts"] > 0 and "seconds_coupled" in r.stages  # the coupled model proved it
+    assert (r.objective, r.cardinality, r.violated) == (plain.objective, plain.cardinality, plain.violated)
+
+
+@pytest.mark.parametrize("seed", [5, 6, 9])
+def test_worker_processes_match_sequential(seed):
+    docs, labels, vocab = _shared_vocab_instance(seed)
+    one = solve_milp(docs, labels, vocab, min_words=1, threads=1)
+    two = solve_milp(docs, labels, vocab, min_words=1, threads=2)
+    assert two.optimal and (two.objective, two.cardinality, two.method) == \
+        (one.objective, one.cardinality, one.method)
+    _check_feasible(two, docs, labels)
+
+
+def test_greedy_cover_and_out_of_time_repair():
+    from generators.idc.milp import _greedy_cover, _repair_task
+
+    rows = [frozenset({0, 1}), frozenset({1, 2}), frozenset({2, 3})]
+    w = {0: 1, 1: 5, 2: 1, 3: 9}
+    sol = _greedy_cover(rows, {0, 1, 2, 3}, w)
+    assert all(r & sol for r in rows) and sol == {0, 2}
+    assert _greedy_cover(rows, {0, 3}, w) is None  # {1, 2} has no usable word
+    # class 0 keeps {0, 2}; class 1 (rows {0,1}, {2,3}) must avoid them: past deadline -> greedy {1, 3}
+    out, _ = _repair_task([0, 1], {0: rows, 1: [frozenset({0, 1}), frozenset({2, 3})]},
+                          {0: {0, 1, 2, 3}, 1: {0, 1, 2, 3}}, {0: w, 1: w}, {0: {0, 2}, 1: {0, 2}},
+                          time.time() - 1)
+    assert out == {0: {0, 2}, 1: {1, 3}}

@@ -8,7 +8,8 @@ The program (SPECS §5.4, Eqs. 3–5) over binary ``v^c[j]``::
     s.t. Σ_c v^c[j] ≤ 1            for every word j of V
          d·v^c ≥ 1                 for every retained document d of class c
 
-is solved in the equivalent per-word-cost form ``Σ_c Σ_j v^c[j]·(df_{¬c}(j) + ε)``. With the default
+is solved in the equivalent per-word-cost form ``Σ_c Σ_j v^c[j]·w_c(j)``, ``w_c(j) = df_{¬c}(j) + ε``
+(``df_{¬c}(j)``: retained documents outside class c that contain j). With the default
 ``ε = 1/(|C||V|+1)`` the weights are scaled to the integers ``df_{¬c}(j)·(|C||V|+1) + 1`` (the ε-part
 sums to less than one unit, so the optimum is lexicographic: least cost, then fewest features).
 
@@ -27,13 +28,49 @@ model on random instances):
   In the coupled problem k must also be *exclusive* to c (no other class may use it) so the swap never
   violates ``Σ_c v^c[k] ≤ 1``; in the per-class problems (below) any k qualifies.
 
-Decomposition: dropping the coupling constraints leaves one weighted set cover per class, whose optima
-sum to a lower bound. If the per-class optima are pairwise disjoint their union is feasible for the
-coupled problem and attains the bound, hence optimal. Otherwise the (reduced) coupled model is solved
-with the per-class dual bounds added as valid cuts.
+Only words that survive in constraints of two classes can ever be disputed: a word that occurs only in
+class-c documents is useless to every other class (``unused``), so the coupling rows ``Σ_c v^c[j] ≤ 1``
+are kept for the shared words only.
+
+Solution stages (``MilpResult.stages`` records the time of each and the bounds):
+
+1. **Relaxation / decomposition.** Dropping the coupling rows leaves one weighted set cover per class,
+   reduced again with full per-class dominance and solved by SCIP (in parallel worker processes when
+   ``threads > 1``: the covers are independent). Their optima ``z_c`` (or SCIP's dual bounds, if a time
+   limit stops a solve) sum to a lower bound ``LB = Σ_c z_c`` of the coupled optimum. If the per-class
+   optima are pairwise disjoint their union is feasible and attains LB, hence optimal (``decomposed``).
+2. **Repair (upper bound).** Otherwise, for every class order π (the |C| rotations of the sorted
+   classes, in parallel) the first class keeps its per-class solution and each later class is re-solved
+   as a set cover over the words not yet taken (SCIP, with half of the remaining time; Chvátal's greedy
+   cover once that is spent). Every such solution is feasible for the coupled problem, so the best one
+   is an upper bound UB; it only serves as the incumbent and cannot affect exactness. If UB = LB it is
+   optimal (``repaired``; also returned, unproven, when the time limit leaves no time for stage 3).
+3. **Coupled model.** Otherwise the reduced coupled model is solved by SCIP, started from the repair
+   incumbent, with the valid cuts ``Σ_j w_c(j)·v^c[j] ≥ z_c`` (class c's part of any coupled solution
+   is a class-c cover, so it costs at least z_c) (``coupled``). Its result is proven optimal only when
+   SCIP says so (or it attains LB); otherwise ``gap = (UB − LB)/UB`` on the integer-scaled objective
+   with the best LB of stages 1 and 3, and the best solution found is returned.
+
+``time_limit`` bounds the whole call (wall clock); every stage gets what is left.
 
 If the problem is infeasible, a per-document slack with penalty ``|C||V|`` (in cost units) is added
 and the number of violated documents is reported.
+
+SCIP settings for the cover models (``_COVER_PARAMS``): cutting planes off (on the MR covers the root
+cuts raise the bound by ~0.1 % of a ~10 % LP gap and cost time) and strong branching limited to 10 % of
+the LP iterations (``branching/relpscost/sbiterquot``): with the defaults strong branching took more than
+half of the run time (MR class 0 started from its optimum: 48 → 36 s CPU; class 1 from scratch:
+94 → 67–77 s CPU over two seeds).
+
+Why MR with |V| = 3,000 (6,493 documents) is hard (issue #3): after the reductions each class is a
+~3,200-row × ~1,820-word cover whose root LP is ~10 % below the optimum (class 0: 3,153 vs 3,511 cost
+units) and dual degenerate (for most words df_{¬c}(j) ≈ the number of class-c rows containing j, so row
+prices ≈ 1 give half of the words zero reduced cost); SCIP needs 35–95 s CPU per class, ~35–45 s even
+when given the optimum. The two per-class optima share ~40 of the 1,355 shared words; resolving them
+costs hundreds of cost units (best repair: +555) and the coupled root LP is only the sum of the per-class
+LPs (~18 % below that incumbent), so the coupled branch-and-bound must close both classes' gaps at once.
+Lagrangian prices on the conflicting words (each step = two exact cover solves) moved the conflicts to
+other shared words (29 new ones, bound lowered) rather than closing the gap.
 """
 
 from __future__ import annotations
@@ -69,15 +106,16 @@ class MilpResult:
     n_discarded: int  # documents with fewer than `min_words` words of V
     violated: int  # documents left uncovered (slack); 0 when feasible
     optimal: bool  # proven optimal for the original problem
-    gap: float
+    gap: float  # (upper − lower bound) / upper on the integer-scaled objective; 0 when proven optimal
     solve_seconds: float
     n_variables: int  # of the plain formulation (|C||V|, + slacks when infeasible)
     n_constraints: int  # of the plain formulation (|V| coupling + one per document)
     reduced_variables: int = 0  # largest model actually given to SCIP (per-class or coupled)
     reduced_constraints: int = 0
     reductions: dict = field(default_factory=dict)  # what each reduction removed
-    method: str = ""  # "decomposed", "coupled", "plain" or "slack"
+    method: str = ""  # "decomposed", "repaired", "coupled", "plain" or "slack"
     cardinality: int = 0  # Σ_c |IF_c|
+    stages: dict = field(default_factory=dict)  # seconds per stage, bounds (cost + ε·|IF| units), sizes
 
     def summary(self) -> str:
         return (
@@ -85,12 +123,15 @@ class MilpResult:
             f"vars={self.n_variables}->{self.reduced_variables} cons={self.n_constraints}->"
             f"{self.reduced_constraints} objective={self.objective} |IF|={self.cardinality} "
             f"violated={self.violated} optimal={self.optimal} gap={self.gap:.4g} "
-            f"time={self.solve_seconds:.2f}s reductions={self.reductions}"
+            f"time={self.solve_seconds:.2f}s reductions={self.reductions} stages={self.stages}"
         )
 
 
 # --------------------------------------------------------------------------------------------------
-# SCIP wrapper
+# SCIP wrapper and the parallel runner
+
+# see the module docstring; applied to every cover model (per-class, repair, coupled)
+_COVER_PARAMS = {"separating/maxrounds": 0, "separating/maxroundsroot": 0, "branching/relpscost/sbiterquot": 0.1}
 
 
 def _scip(
@@ -99,10 +140,10 @@ def _scip(
     couplings: list,  # keys with Σ ≤ 1
     cuts: list,  # (keys, rhs): Σ weights[key]·x ≥ rhs
     time_limit: float | None,
-    threads: int,
     hint: set | None = None,
+    params: dict | None = None,
 ):
-    """Solve the binary program; returns (chosen keys, status, objective, dual bound, gap)."""
+    """Solve the binary program; returns (chosen keys, status, objective, dual bound)."""
     from pyscipopt import Model, quicksum
 
     m = Model("idc-milp")
@@ -110,13 +151,10 @@ def _scip(
     m.setParam("limits/gap", 0.0)
     m.setParam("limits/absgap", 0.0)
     m.setParam("randomization/randomseedshift", 0)
+    for name, value in (params or {}).items():
+        m.setParam(name, value)
     if time_limit is not None:
         m.setParam("limits/time", max(float(time_limit), 0.01))
-    if threads and threads > 1:
-        try:
-            m.setParam("lp/threads", int(threads))
-        except Exception:  # pragma: no cover - LP solver without threads
-            pass
     x = {k: m.addVar(vtype="B", obj=float(w), name=f"x{i}") for i, (k, w) in enumerate(weights.items())}
     for i, (keys, slack) in enumerate(covers):
         terms = [x[k] for k in keys]
@@ -136,10 +174,125 @@ def _scip(
     m.optimize()
     status = m.getStatus()
     if m.getNSols() == 0:
-        return None, status, None, m.getDualbound() if status != "infeasible" else None, float("inf")
+        return None, status, None, m.getDualbound() if status != "infeasible" else None
     best = m.getBestSol()
     chosen = {k for k, var in x.items() if m.getSolVal(best, var) > 0.5}
-    return chosen, status, m.getObjVal(), m.getDualbound(), m.getGap()
+    return chosen, status, m.getObjVal(), m.getDualbound()
+
+
+def _left(deadline: float | None) -> float | None:
+    return None if deadline is None else deadline - time.time()
+
+
+def _cover_task(c, rows, avail, weights, deadline):
+    """One class's set cover: per-class reductions (full dominance) + SCIP.
+    Returns (words, status, value, lower bound, (vars, cons), seconds, reduction stats); words is None
+    when the cover is infeasible or SCIP found no solution in time."""
+    t = time.perf_counter()
+    stats = {"superset_rows": 0, "unused": 0, "forced": 0, "dominated": 0, "duplicate_rows": 0}
+    r1, a1 = {c: set(rows)}, {c: set(avail)}
+    f1, bad = _reduce(r1, a1, {c: weights}, stats, coupled=False)
+    if bad:
+        return None, "infeasible", None, None, (0, 0), time.perf_counter() - t, stats
+    words = set(f1[c])
+    value = lower = sum(weights[j] for j in words)
+    status, size = "optimal", (0, 0)
+    if r1[c]:
+        w = {j: weights[j] for j in a1[c]}
+        covers = [(list(r), None) for r in r1[c]]
+        size = (len(w), len(covers))
+        chosen, status, obj, dual = _scip(w, covers, [], [], _left(deadline), params=_COVER_PARAMS)
+        if chosen is None:
+            bound = None if dual is None else lower + dual
+            return None, status, None, bound, size, time.perf_counter() - t, stats
+        words |= chosen
+        value += obj
+        lower += dual
+    return words, status, value, lower, size, time.perf_counter() - t, stats
+
+
+def _greedy_cover(rows, cols, weights):
+    """Chvátal's greedy cover (least weight per newly covered row), then redundant words dropped
+    heaviest first; None if some row has no usable word."""
+    import heapq
+
+    cover_of: dict = {}
+    for i, r in enumerate(rows):
+        usable = [j for j in r if j in cols]
+        if not usable:
+            return None
+        for j in usable:
+            cover_of.setdefault(j, []).append(i)
+    heap = [(weights[j] / len(rs), j) for j, rs in cover_of.items()]
+    heapq.heapify(heap)
+    covered = [False] * len(rows)
+    chosen = []
+    n_left = len(rows)
+    while n_left:
+        score, j = heapq.heappop(heap)
+        g = sum(1 for i in cover_of[j] if not covered[i])
+        if g == 0:
+            continue
+        if weights[j] / g > score:  # stale entry: scores only grow
+            heapq.heappush(heap, (weights[j] / g, j))
+            continue
+        chosen.append(j)
+        for i in cover_of[j]:
+            if not covered[i]:
+                covered[i] = True
+                n_left -= 1
+    count = [0] * len(rows)
+    for j in chosen:
+        for i in cover_of[j]:
+            count[i] += 1
+    keep = set(chosen)
+    for j in sorted(chosen, key=lambda k: -weights[k]):
+        if all(count[i] > 1 for i in cover_of[j]):
+            keep.discard(j)
+            for i in cover_of[j]:
+                count[i] -= 1
+    return keep
+
+
+def _repair_task(order, rows, avail, weights, per_sol, deadline):
+    """Restriction heuristic for the coupled problem: classes in `order`, each keeps its per-class
+    solution if none of its words is taken, else is re-solved as a cover over the untaken words (SCIP;
+    the greedy cover if SCIP runs out of time). Returns ({class: words}, seconds), or (None, seconds)
+    when some class cannot be covered."""
+    t = time.perf_counter()
+    taken: set = set()
+    out = {}
+    for c in order:
+        sol = per_sol[c]
+        if sol & taken:
+            cols = avail[c] - taken
+            left = _left(deadline)
+            sol, status = None, "timelimit"
+            if left is None or left > 1:
+                sol, status, *_ = _cover_task(c, rows[c], cols, weights[c], deadline)
+            if sol is None and status != "infeasible":
+                sol = _greedy_cover(list(rows[c]), cols, weights[c])
+            if sol is None:
+                return None, time.perf_counter() - t
+        out[c] = sol
+        taken |= sol
+    return out, time.perf_counter() - t
+
+
+def _call(task):
+    fn, args = task
+    return fn(*args)
+
+
+def _run(tasks: list, threads: int) -> list:
+    """Run independent (function, args) tasks, in `threads` worker processes when threads > 1."""
+    if threads <= 1 or len(tasks) <= 1:
+        return [fn(*args) for fn, args in tasks]
+    import multiprocessing as mp
+
+    # spawn: safe whatever threads the parent runs (BLAS, torch); the workers import only this module
+    with mp.get_context("spawn").Pool(min(threads, len(tasks))) as pool:
+        return pool.map(_call, tasks, chunksize=1)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -272,8 +425,12 @@ def solve_milp(
     threads: int = 1,
     reduce: bool = True,
 ) -> MilpResult:
-    """Solve SPECS §5.4. `reduce=False` gives the plain formulation (for comparison)."""
+    """Solve SPECS §5.4. `reduce=False` gives the plain formulation (for comparison).
+
+    `threads` > 1 solves independent sub-models (the per-class covers, the repairs) in that many worker
+    processes; SCIP itself runs single-threaded. `time_limit` (seconds) bounds the whole call."""
     t0 = time.perf_counter()
+    deadline = None if time_limit is None else time.time() + float(time_limit)
     if len(docs) != len(labels):
         raise ValueError("docs and labels differ in length")
     vocab = list(dict.fromkeys(vocabulary))
@@ -285,6 +442,7 @@ def solve_milp(
     integral = epsilon > 0 and abs(1.0 / epsilon - round(1.0 / epsilon)) < 1e-9
     unit = int(round(1.0 / epsilon)) if integral else 1.0  # weight of one unit of cost
     eps_w = 1 if integral else epsilon
+    threads = max(1, int(threads or 1))
 
     kept: dict = {c: [] for c in classes}
     n_disc = 0
@@ -304,13 +462,18 @@ def solve_milp(
     cost = {c: [tot[j] - df[c][j] for j in range(nv)] for c in classes}
     weights = {c: [cost[c][j] * unit + eps_w for j in range(nv)] for c in classes}
     n_vars, n_cons = nc * nv, nv + n_docs
+    stages: dict = {}
 
-    def remaining():
-        return None if time_limit is None else time_limit - (time.perf_counter() - t0)
+    def units(weight):  # integer-scaled weight -> cost + ε·|IF| units
+        return None if weight is None else weight / unit
+
+    def lap(name, since):
+        stages[f"seconds_{name}"] = round(time.perf_counter() - since, 3)
 
     def finish(chosen: set, optimal, gap, method, red_vars, red_cons, stats, violated=0):
         feats = {c: sorted(vocab[j] for (cc, j) in chosen if cc == c) for c in classes}
         obj = sum(cost[c][j] for (c, j) in chosen)
+        stages["seconds_total"] = round(time.perf_counter() - t0, 3)
         return MilpResult(
             features=feats,
             objective=obj,
@@ -318,7 +481,7 @@ def solve_milp(
             n_discarded=n_disc,
             violated=violated,
             optimal=bool(optimal),
-            gap=float(gap),
+            gap=0.0 if optimal else float(gap),
             solve_seconds=time.perf_counter() - t0,
             n_variables=n_vars + (n_docs if method == "slack" else 0),
             n_constraints=n_cons,
@@ -327,10 +490,17 @@ def solve_milp(
             reductions=stats,
             method=method,
             cardinality=len(chosen),
+            stages=stages,
         )
+
+    def gap_of(upper, lower):
+        if lower is None:
+            return float("inf")
+        return max(0.0, (upper - lower) / max(abs(upper), 1e-12))
 
     def slack_model(stats):
         # safe reductions only: duplicates (weighted slack) and columns absent from the class
+        ts = time.perf_counter()
         w = {}
         covers = []
         for c in classes:
@@ -348,93 +518,125 @@ def solve_milp(
             if k[0] != "slack":
                 by_word.setdefault(k[1], []).append(k)
         couplings = [ks for ks in by_word.values() if len(ks) > 1]
-        chosen, status, _, _, gap = _scip(w, covers, couplings, [], remaining(), threads)
+        chosen, status, obj, dual = _scip(w, covers, couplings, [], _left(deadline))
+        lap("slack", ts)
         if chosen is None:
             raise RuntimeError(f"SCIP found no solution for the slack model (status {status})")
         violated = sum(w[k] // (nc * nv * unit) for k in chosen if k[0] == "slack")
         feats = {k for k in chosen if k[0] != "slack"}
-        return finish(feats, status == "optimal", gap, "slack", len(w), len(covers) + len(couplings), stats,
-                      violated=int(round(violated)))
+        return finish(feats, status == "optimal", gap_of(obj, dual), "slack", len(w),
+                      len(covers) + len(couplings), stats, violated=int(round(violated)))
 
     if not reduce:
         w = {(c, j): weights[c][j] for c in classes for j in range(nv)}
         covers = [([(c, j) for j in s], None) for c in classes for s in kept[c]]
         couplings = [[(c, j) for c in classes] for j in range(nv)] if nc > 1 else []
-        chosen, status, _, _, gap = _scip(w, covers, couplings, [], remaining(), threads)
+        ts = time.perf_counter()
+        chosen, status, obj, dual = _scip(w, covers, couplings, [], _left(deadline))
+        lap("plain", ts)
         if status == "infeasible":
             return slack_model({})
         if chosen is None:
             raise RuntimeError(f"SCIP found no solution (status {status})")
-        return finish(chosen, status == "optimal", gap, "plain", len(w), len(covers) + len(couplings), {})
+        return finish(chosen, status == "optimal", gap_of(obj, dual), "plain", len(w),
+                      len(covers) + len(couplings), {})
 
+    # ---- exact reductions of the coupled problem
+    ts = time.perf_counter()
     stats = {"duplicate_rows": 0, "superset_rows": 0, "unused": 0, "forced": 0, "dominated": 0}
     rows = {c: set(kept[c]) for c in classes}
     stats["duplicate_rows"] = n_docs - sum(len(r) for r in rows.values())
     avail = {c: set(range(nv)) for c in classes}
     wdict = {c: dict(enumerate(weights[c])) for c in classes}
     forced, infeasible = _reduce(rows, avail, wdict, stats, coupled=True)
+    lap("reduce", ts)
     if infeasible:
         return slack_model(stats)
+    forced_keys = {(c, j) for c in classes for j in forced[c]}
+    forced_w = sum(wdict[c][j] for (c, j) in forced_keys)
+    shared = {j for c in classes for j in avail[c] if any(j in avail[o] for o in classes if o != c)}
+    stages["shared_words"] = len(shared)
 
-    # per-class relaxation (coupling dropped), with full per-class dominance
-    per_sol: dict = {}
-    per_lb: dict = {}
+    # ---- stage 1: per-class relaxation (independent covers; parallel when threads > 1)
+    ts = time.perf_counter()
+    tasks = [(_cover_task, (c, rows[c], avail[c], wdict[c], deadline)) for c in classes]
+    per = dict(zip(classes, _run(tasks, threads)))
+    lap("relaxation", ts)
+    pstats = {"superset_rows": 0, "unused": 0, "forced": 0, "dominated": 0, "duplicate_rows": 0}
+    per_sol, per_lb = {}, {}
     proven = True
     red_vars = red_cons = 0
-    pstats = {"superset_rows": 0, "unused": 0, "forced": 0, "dominated": 0, "duplicate_rows": 0}
     for c in classes:
-        r1 = {c: set(rows[c])}
-        a1 = {c: set(avail[c])}
-        f1, bad = _reduce(r1, a1, wdict, pstats, coupled=False)
-        assert not bad
-        sol = set(f1[c])
-        lb = sum(wdict[c][j] for j in f1[c])
-        if r1[c]:
-            w = {(c, j): wdict[c][j] for j in a1[c]}
-            covers = [([(c, j) for j in r], None) for r in r1[c]]
-            red_vars, red_cons = max(red_vars, len(w)), max(red_cons, len(covers))
-            ts = time.perf_counter()
-            chosen, status, _, dual, _ = _scip(w, covers, [], [], remaining(), threads)
-            stats[f"seconds_class_{c}"] = round(time.perf_counter() - ts, 3)
-            stats[f"size_class_{c}"] = (len(w), len(covers))
-            if chosen is None:
-                raise RuntimeError(f"SCIP found no solution for class {c!r} (status {status})")
-            proven &= status == "optimal"
-            sol |= {j for (_, j) in chosen}
-            lb += dual
-        per_sol[c] = sol
-        per_lb[c] = lb
+        words, status, value, lower, size, secs, st = per[c]
+        for k, v in st.items():
+            pstats[k] += v
+        stages[f"seconds_class_{c}"] = round(secs, 3)
+        stages[f"size_class_{c}"] = size
+        red_vars, red_cons = max(red_vars, size[0]), max(red_cons, size[1])
+        if words is None:
+            if status == "infeasible":  # cannot happen after the coupled reductions, kept for safety
+                return slack_model(stats)
+            raise RuntimeError(f"SCIP found no solution for class {c!r} (status {status})")
+        proven &= status == "optimal"
+        per_sol[c], per_lb[c] = words, lower
     stats.update({f"per_class_{k}": v for k, v in pstats.items()})
+    lb_total = sum(per_lb.values()) + forced_w
+    stages["relaxation_bound"] = units(lb_total)
+    stages["features_per_class_relaxed"] = {c: len(per_sol[c]) + len(forced[c]) for c in classes}
 
     words = [j for c in classes for j in per_sol[c]]
-    if len(words) == len(set(words)):
-        chosen = {(c, j) for c in classes for j in per_sol[c]} | {(c, j) for c in classes for j in forced[c]}
+    conflicts = len(words) - len(set(words))
+    stages["conflicts"] = conflicts
+    if not conflicts:
+        chosen = {(c, j) for c in classes for j in per_sol[c]} | forced_keys
         total = sum(wdict[c][j] for (c, j) in chosen)
-        lb_total = sum(per_lb[c] for c in classes) + sum(wdict[c][j] for c in classes for j in forced[c])
-        gap = 0.0 if proven else (total - lb_total) / max(abs(total), 1e-12)
-        return finish(chosen, proven, gap, "decomposed", red_vars, red_cons, stats)
+        return finish(chosen, proven or total <= lb_total, gap_of(total, lb_total), "decomposed", red_vars,
+                      red_cons, stats)
 
-    # coupled reduced model, per-class dual bounds as valid cuts, conflict-free part of the relaxed
-    # solution kept as a hint
+    # ---- stage 2: repair (upper bound); every class order's rotation, in parallel
+    ts = time.perf_counter()
+    rep_deadline = None if deadline is None else time.time() + 0.5 * max(deadline - time.time(), 0.0)
+    orders = [classes[i:] + classes[:i] for i in range(nc)]
+    tasks = [(_repair_task, (o, rows, avail, wdict, per_sol, rep_deadline)) for o in orders]
+    best = None
+    for out, _ in _run(tasks, threads):
+        if out is not None:
+            cand = {(c, j) for c in classes for j in out[c]}
+            val = sum(wdict[c][j] for (c, j) in cand)
+            if best is None or val < best[0]:
+                best = (val, cand)
+    lap("repair", ts)
+    if best is not None:
+        stages["repair_objective"] = units(best[0] + forced_w)
+        proven_opt = best[0] + forced_w <= lb_total  # attains the lower bound
+        left = _left(deadline)
+        if proven_opt or (left is not None and left <= 1.0):  # optimal, or no time for the coupled model
+            return finish(best[1] | forced_keys, proven_opt, gap_of(best[0] + forced_w, lb_total), "repaired",
+                          red_vars, red_cons, stats)
+
+    # ---- stage 3: coupled reduced model with the per-class lower-bound cuts, from the repair incumbent
+    ts = time.perf_counter()
     w = {(c, j): wdict[c][j] for c in classes for j in avail[c]}
     covers = [([(c, j) for j in r], None) for c in classes for r in rows[c]]
-    by_word: dict = {}
-    for k in w:
-        by_word.setdefault(k[1], []).append(k)
-    couplings = [ks for ks in by_word.values() if len(ks) > 1]
+    couplings = [[(c, j) for c in classes if j in avail[c]] for j in sorted(shared)]
     cuts = []
     for c in classes:
         keys = [(c, j) for j in avail[c]]
         if keys:  # a dual bound is valid whether or not the per-class solve was proven optimal
             cuts.append((keys, per_lb[c] - 1e-6 * max(1.0, abs(per_lb[c]))))
     red_vars, red_cons = max(red_vars, len(w)), max(red_cons, len(covers) + len(couplings) + len(cuts))
-    ts = time.perf_counter()
-    chosen, status, _, _, gap = _scip(w, covers, couplings, cuts, remaining(), threads)
-    stats["seconds_coupled"] = round(time.perf_counter() - ts, 3)
-    stats["conflicts"] = len(words) - len(set(words))
+    chosen, status, obj, dual = _scip(w, covers, couplings, cuts, _left(deadline),
+                                      hint=best[1] if best else None, params=_COVER_PARAMS)
+    lap("coupled", ts)
     if status == "infeasible":
         return slack_model(stats)
-    if chosen is None:
-        raise RuntimeError(f"SCIP found no solution for the coupled model (status {status})")
-    chosen |= {(c, j) for c in classes for j in forced[c]}
-    return finish(chosen, status == "optimal", gap, "coupled", red_vars, red_cons, stats)
+    if chosen is None:  # time limit before SCIP had a solution: the repair incumbent, if any
+        if best is None:
+            raise RuntimeError(f"SCIP found no solution for the coupled model (status {status})")
+        chosen = set(best[1])
+    chosen |= forced_keys
+    total = sum(wdict[c][j] for (c, j) in chosen)
+    lower = max(lb_total, (dual or 0.0) + forced_w)
+    stages["coupled_bound"] = units(lower)
+    return finish(chosen, status == "optimal" or total <= lower, gap_of(total, lower), "coupled", red_vars,
+                  red_cons, stats)
