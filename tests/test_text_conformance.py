@@ -103,7 +103,8 @@ class GuardedModel:
 
     ALLOWED = {"predict", "target", "focus", "module", "modality", "white_box", "task", "n_outputs", "name",
                "batch_size", "max_len", "architecture", "embed", "mask", "baseline_embeddings",
-               "forward_from_embeddings", "embedding_module", "attention", "word_scores"}
+               "forward_from_embeddings", "embedding_module", "attention", "word_scores", "aspect",
+               "unlabeled_texts"}
 
     def __init__(self, model) -> None:
         self._model = model

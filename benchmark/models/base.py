@@ -106,6 +106,12 @@ class TextModel(Model):
     """
 
     modality = "text"
+    aspect: str | None = None  # the rated aspect, for models that predict one (RCNN)
+
+    def unlabeled_texts(self):
+        """Unlabeled token lists the model was trained on, when it exposes them (L2X learns from the
+        model's predictions on them); None otherwise."""
+        return None
 
     def embed(self, tokens: Sequence[Sequence[str]]) -> torch.Tensor:
         raise NotImplementedError

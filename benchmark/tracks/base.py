@@ -102,3 +102,4 @@ def get_track(name: str) -> Track:
 def _ensure_builtin() -> None:
     import benchmark.tracks.aixi  # noqa: F401  (registers itself)
     import benchmark.tracks.idc  # noqa: F401
+    import benchmark.tracks.rcnn  # noqa: F401

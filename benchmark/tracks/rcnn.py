@@ -78,7 +78,9 @@ class RcnnTrack(Track):
         self._check(resource)
         if name not in self.models:
             raise ResourceError(f"the rcnn track has no model '{name}'; choose one of: {', '.join(self.models)}")
-        folder = resource.root / "model" / resource.params.get("model", resource.config)
+        params = resource.params
+        folder = resource.root / "model" / ((params.get("models") or {}).get(name) or params.get("model")
+                                            or resource.config)
         if unknown := set(options) - {"batch_size"}:
             raise ResourceError(f"unknown rcnn model option(s) {sorted(unknown)}; known: batch_size")
         model = load_rcnn(folder, name=name, batch_size=int(options.get("batch_size", 256)))

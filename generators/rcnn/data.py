@@ -17,7 +17,8 @@ Sources
 
 Every source goes through the same checks (`_build`): a line without tokens is skipped and counted
 (`stats["empty"]`, as Lei's reader does); ratings that are not five numbers in [0, 1] and spans outside the
-review raise `ResourceError` naming the file and line; reviews longer than `max_len` (Lei: 256) are
+review raise `ResourceError` naming the file and line (with `bad_scores="exclude"` such a review is left out
+and counted instead, `stats["excluded_scores"]`); reviews longer than `max_len` (Lei: 256) are
 truncated to their first `max_len` tokens or excluded (`long="truncate" | "exclude"`), counted either way.
 
 Tokenisation (`tokenization`)
@@ -55,6 +56,7 @@ N_RATINGS = 5
 MAX_LEN = 256  # Lei's `max_len` [R]
 TOKENIZATIONS = ("project", "lei")
 LONG_POLICIES = ("truncate", "exclude")
+BAD_SCORE_POLICIES = ("raise", "exclude")
 MIRROR_FOLDER = "beer_advocate_lei2016"
 
 
@@ -121,7 +123,9 @@ class Reviews:
 # -- the one normalisation every source goes through -------------------------------------------
 
 
-def _check_options(max_len: int | None, long: str, tokenization: str) -> None:
+def _check_options(max_len: int | None, long: str, tokenization: str, bad_scores: str = "raise") -> None:
+    if bad_scores not in BAD_SCORE_POLICIES:
+        raise ValueError(f"bad_scores must be one of {BAD_SCORE_POLICIES}, got {bad_scores!r}")
     if tokenization not in TOKENIZATIONS:
         raise ValueError(f"tokenization must be one of {TOKENIZATIONS}, got {tokenization!r}")
     if long not in LONG_POLICIES:
@@ -173,18 +177,25 @@ def _spans(raw: Any, n_lei: int, where: str) -> list[tuple[int, int]]:
 
 
 def _build(records: Iterable[tuple[str, Any, list[str], dict[int, Any] | None]], source: str, *,
-           max_len: int | None, long: str, tokenization: str, annotated: bool) -> Reviews:
+           max_len: int | None, long: str, tokenization: str, annotated: bool,
+           bad_scores: str = "raise") -> Reviews:
     """records: (id, raw ratings, Lei tokens, raw spans per aspect index or None)."""
-    _check_options(max_len, long, tokenization)
+    _check_options(max_len, long, tokenization, bad_scores)
     ids, toks, scores, rats = [], [], [], []
     stats = {"source": source, "records": 0, "empty": 0, "truncated": 0, "excluded_long": 0,
-             "tokenization": tokenization, "max_len": max_len, "long": long}
+             "excluded_scores": 0, "tokenization": tokenization, "max_len": max_len, "long": long}
     for rid, raw_scores, lei, raw_spans in records:
         stats["records"] += 1
         if not lei:
             stats["empty"] += 1
             continue
-        vals = _scores(raw_scores, rid)
+        try:
+            vals = _scores(raw_scores, rid)
+        except ResourceError:
+            if bad_scores == "raise":
+                raise
+            stats["excluded_scores"] += 1
+            continue
         tokens, starts = _retokenise(lei, tokenization)
         spans = {}
         if raw_spans is not None:
@@ -231,10 +242,10 @@ def _review_lines(path: Path, limit: int | None) -> Iterator[tuple[str, Any, lis
 
 
 def read_reviews(path: Path | str, *, max_len: int | None = MAX_LEN, long: str = "truncate",
-                 tokenization: str = "project", limit: int | None = None) -> Reviews:
+                 tokenization: str = "project", limit: int | None = None, bad_scores: str = "raise") -> Reviews:
     """A review file of Lei's format (`reviews.aspect{k}.{train,heldout}.txt.gz`); `limit` = first lines."""
     return _build(_review_lines(Path(path), limit), str(path), max_len=max_len, long=long,
-                  tokenization=tokenization, annotated=False)
+                  tokenization=tokenization, annotated=False, bad_scores=bad_scores)
 
 
 def _annotation_lines(path: Path) -> Iterator[tuple[str, Any, list[str], dict[int, Any]]]:
@@ -256,11 +267,11 @@ def _annotation_lines(path: Path) -> Iterator[tuple[str, Any, list[str], dict[in
 
 
 def read_annotations(path: Path | str, *, max_len: int | None = None, long: str = "truncate",
-                     tokenization: str = "project") -> Reviews:
+                     tokenization: str = "project", bad_scores: str = "raise") -> Reviews:
     """`annotations.json` (994 reviews with human rationales). Not truncated by default: Lei evaluates
     rationale precision on the whole review."""
     return _build(_annotation_lines(Path(path)), str(path), max_len=max_len, long=long,
-                  tokenization=tokenization, annotated=True)
+                  tokenization=tokenization, annotated=True, bad_scores=bad_scores)
 
 
 # -- Hub (Parquet) ----------------------------------------------------------------------------------
@@ -290,7 +301,8 @@ def _hub_records(ds, source: str) -> Iterator[tuple[str, Any, list[str], dict[in
 
 
 def load_hub(path: str, split: str = "train", config: str | None = None, *, max_len: int | None = MAX_LEN,
-             long: str = "truncate", tokenization: str = "project", revision: str | None = None) -> Reviews:
+             long: str = "truncate", tokenization: str = "project", revision: str | None = None,
+             bad_scores: str = "raise") -> Reviews:
     """A split of a Hub dataset id, or of a local folder in Hub layout, through `datasets.load_dataset`."""
     import datasets
 
@@ -302,7 +314,7 @@ def load_hub(path: str, split: str = "train", config: str | None = None, *, max_
     source = f"{path}[{config + '/' if config else ''}{split}]"
     annotated = any(c.startswith("rationale_") or c in {"0", "1", "2"} for c in ds.column_names)
     return _build(_hub_records(ds, source), source, max_len=max_len, long=long, tokenization=tokenization,
-                  annotated=annotated)
+                  annotated=annotated, bad_scores=bad_scores)
 
 
 # -- the data of one aspect --------------------------------------------------------------------------
@@ -339,17 +351,18 @@ def split_pool(pool: Reviews, dev_fraction: float = 0.1, seed: int = 0) -> tuple
 
 def load_beer(aspect: str | int, source: str | Path | None = None, *, dev_fraction: float = 0.1,
               seed: int = 0, max_len: int | None = MAX_LEN, long: str = "truncate",
-              tokenization: str = "project", limit: int | None = None) -> BeerData:
+              tokenization: str = "project", limit: int | None = None, bad_scores: str = "raise") -> BeerData:
     """The data of `aspect` from a folder of Lei's files (default: the mirror) or a Hub dataset.
 
     Folder: `reviews.aspect{k}.train.txt.gz` + `reviews.aspect{k}.heldout.txt.gz` when both exist
     (Lei's setting); otherwise the aspect's heldout file — or, failing that, `reviews.aspect0.heldout`
     (the mirror's 10,000 reviews, which carry all five ratings) — split `1 − dev_fraction` / `dev_fraction`
     with `seed`. Hub: splits `train` and `validation` (or `heldout`), and `annotations` if present.
-    `limit` reads only the first lines of each review file (quick runs)."""
+    `limit` reads only the first lines of each review file (quick runs); `bad_scores="exclude"` leaves out
+    (and counts) reviews whose ratings are not five numbers in [0, 1] instead of refusing the file."""
     k = aspect_index(aspect)
     name = RATING_NAMES[k]
-    opts = {"max_len": max_len, "long": long, "tokenization": tokenization}
+    opts = {"max_len": max_len, "long": long, "tokenization": tokenization, "bad_scores": bad_scores}
     if source is None:
         source = mirror_dir()
         if source is None:
@@ -392,7 +405,7 @@ def load_beer(aspect: str | int, source: str | Path | None = None, *, dev_fracti
         if "train" not in splits or dev_split is None:
             raise ResourceError(f"dataset {src!r} needs splits 'train' and 'validation' (has: {', '.join(sorted(splits))})")
         train, dev = load_hub(src, "train", rev_cfg, **opts), load_hub(src, dev_split, rev_cfg, **opts)
-        ann_opts = {"max_len": None, "long": long, "tokenization": tokenization}
+        ann_opts = {"max_len": None, "long": long, "tokenization": tokenization, "bad_scores": bad_scores}
         if "annotations" in configs:
             ann_split = datasets.get_dataset_split_names(src, "annotations")[0]
             annotations = load_hub(src, ann_split, "annotations", **ann_opts)

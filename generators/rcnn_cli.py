@@ -1,0 +1,84 @@
+"""`xaibench generate rcnn`: train the RCNN rationale model of an aspect and build the verified
+zero-contribution resource `rcnn/beer-<aspect>` (SPECS §4). Registered on the `generate` command group
+by `register_rcnn(generate_app)` (generators/cli.py)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from benchmark.progress import console
+
+
+def generate_rcnn(
+    aspect: List[str] = typer.Option(["appearance"], "--aspect", "-a",
+                                     help="Aspect(s): appearance, aroma, palate (or look / smell / 0-2); "
+                                     "one resource config each (rcnn/beer-<aspect>)."),
+    data: Optional[str] = typer.Option(None, help="Folder of Lei's beer files (reviews.aspect<k>.{train,heldout}"
+                                       ".txt.gz, annotations.json) or a Hub dataset id; default: the data mirror."),
+    scale: str = typer.Option("quick", help="RCNN recipe: 'paper' = Lei's defaults (hidden 200, batch 256, "
+                              "lr 5e-4, ≤ 100 epochs, patience 10); 'quick' = hidden 64, batch 64, lr 2e-3, "
+                              "≤ 10 epochs, patience 3 (minutes on a CPU)."),
+    pool: str = typer.Option("rest", help="Instance pool: 'rest' = reviews never used to fit the model "
+                             "(default); 'all' = every review of the files (the paper's reading, SPECS §4.4)."),
+    pool_fraction: float = typer.Option(0.2, help="One review file, --pool rest: the share kept as the pool."),
+    dev_fraction: float = typer.Option(0.1, help="Share of the fitting reviews held out for early stopping."),
+    split_seed: int = typer.Option(0, help="Seed of the train / dev / pool split."),
+    tau: float = typer.Option(0.1, help="Δ threshold of a clearly relevant (SR) token."),
+    tokenization: str = typer.Option("project", help="'project' (re-tokenised) or 'lei' (Lei's tokens)."),
+    long: str = typer.Option("truncate", help="Reviews over 256 tokens: 'truncate' (Lei) or 'exclude'."),
+    limit: Optional[int] = typer.Option(None, help="Read only the first N lines of each review file."),
+    pool_limit: Optional[int] = typer.Option(None, help="Verify only the first N pool reviews."),
+    model_dir: Optional[Path] = typer.Option(None, help="Reuse an RCNN trained elsewhere (its folder with "
+                                             "config.json + model.safetensors) instead of training."),
+    vectors: Optional[Path] = typer.Option(None, help="Lei's review+wiki.filtered.200.txt.gz (default: "
+                                           "word2vec trained on the training reviews)."),
+    hidden: Optional[int] = typer.Option(None, help="Override the recipe's hidden size."),
+    lr: Optional[float] = typer.Option(None, help="Override the recipe's learning rate."),
+    epochs: Optional[int] = typer.Option(None, help="Override the recipe's maximum epochs."),
+    seed: int = typer.Option(0, help="RCNN initialisation / sampling seed."),
+    max_seconds: Optional[float] = typer.Option(None, help="Training time budget of this call; the build "
+                                                "stops with a checkpoint and resumes when run again."),
+    accept_partial: bool = typer.Option(False, help="Build with the best epoch so far when the training "
+                                        "stopped at --max-seconds."),
+    threads: Optional[int] = typer.Option(None, help="torch threads (default: torch's)."),
+    root: Optional[Path] = typer.Option(None, help="Resource folder (default $XAIBENCH_HOME/resources/rcnn)."),
+    overwrite: bool = typer.Option(False, help="Retrain the RCNN even if one was trained on the same data."),
+) -> None:
+    """Train the RCNN rationale model (Lei et al. 2016) and build the zero-contribution ground truth of
+    Camburu et al. (2019): reviews whose tokens are N (zero contribution) / SDK / SR."""
+    import torch
+
+    from benchmark.errors import ResourceError
+    from generators.rcnn.build import SCALES, RCNNBuildConfig, TrainingIncomplete, build_rcnn
+
+    if scale not in SCALES:
+        raise typer.BadParameter(f"scale must be one of {', '.join(SCALES)}")
+    if threads:
+        torch.set_num_threads(threads)
+    overrides = {k: v for k, v in {"hidden": hidden, "lr": lr, "max_epochs": epochs}.items() if v is not None}
+    for a in aspect:
+        try:
+            cfg = RCNNBuildConfig(aspect=a, pool=pool, pool_fraction=pool_fraction, dev_fraction=dev_fraction,
+                                  split_seed=split_seed, tau=tau, tokenization=tokenization, long=long,
+                                  limit=limit, pool_limit=pool_limit)
+            tcfg = replace(SCALES[scale](cfg.aspect, **overrides), seed=seed, max_seconds=max_seconds,
+                           threads=threads)
+            meta = build_rcnn(cfg.aspect, data, root, config=cfg, train_config=tcfg, model_dir=model_dir,
+                              vectors_path=vectors, overwrite=overwrite, accept_partial=accept_partial)
+        except TrainingIncomplete as exc:
+            console.print(f"[yellow]{exc}")
+            raise typer.Exit(3) from exc
+        except (ResourceError, ValueError) as exc:
+            raise typer.BadParameter(str(exc)) from exc
+        st = meta["stats"]
+        console.print(f"[green]rcnn/beer-{cfg.aspect}[/] revision {meta['revision']}: N = {st['N']}, dev MSE "
+                      f"{st['dev_mse']:.4f}, rationale precision {st.get('rationale_precision', float('nan')):.3f}")
+
+
+def register_rcnn(generate_app: typer.Typer) -> None:
+    """Add `generate rcnn` to the `generate` command group."""
+    generate_app.command("rcnn")(generate_rcnn)

@@ -1,0 +1,256 @@
+"""The RCNN zero-contribution track end to end (SPECS §4): a tiny resource built from Lei-format files
+with a random-weight RCNN (generators/rcnn/build.py), the guarantee on its verified reviews, the track's
+scoring through the runner (a selected-first explainer scores 0, the random control far worse), the
+exclusions counted in the card, the CLI, and bad input."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import numpy as np
+import pytest
+import torch
+
+import benchmark.tracks.rcnn  # noqa: F401  (registers the track)
+from benchmark.errors import ResourceError
+from benchmark.metrics.zero_contribution import N, SR
+from benchmark.models.rcnn import RCNNRationale, load_rcnn, save_rcnn
+from benchmark.models.text import PAD, UNK
+from benchmark.resources import load_resource
+from benchmark.runner import evaluate
+from benchmark.tracks import get_track
+from generators.rcnn.build import RCNNBuildConfig, build_rcnn, quick_train_config
+from tests.conftest import write_submission
+
+WORDS = [f"w{i}" for i in range(38)]
+VOCAB = [PAD, UNK, *WORDS]
+
+SELECTED_FIRST = """
+# white-box peek at the RCNN's own selection (a test of the protocol: the ideal feature-selection
+# explanation). Real submissions never need it: it is not ground truth, but it is not the contract either.
+sel = model.selections(batch.inputs)
+return [s.astype(np.float32) for s in sel]
+"""
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
+def random_rcnn(seed: int = 0) -> RCNNRationale:
+    """A small random RCNN with spread-out selection probabilities and a sensitive encoder."""
+    torch.manual_seed(seed)
+    m = RCNNRationale(len(VOCAB), 8, 8)
+    with torch.no_grad():
+        m.embedding.weight[2:] = torch.randn(len(VOCAB) - 2, 8)
+        m.gen_out.weight.mul_(60)
+        m.enc_out.weight.mul_(40)
+        for layer in m.enc_layers:
+            layer.w_in.mul_(10)
+    return m.eval()
+
+
+def write_lei_folder(folder, n: int = 160, seed: int = 0):
+    """Lei-format review file (with one empty line, one rating out of range, one over-long review) and
+    an annotations.json with human rationales for aspect 0."""
+    rng = np.random.default_rng(seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = []
+    for _ in range(n):
+        toks = [WORDS[j] for j in rng.integers(0, len(WORDS), rng.integers(4, 30))]
+        scores = " ".join(f"{v:.1f}" for v in rng.integers(0, 11, 5) / 10)
+        lines.append(f"{scores}\t{' '.join(toks)}")
+    lines[5] = "0.5 0.5 0.5 0.5 0.5\t"  # no tokens: skipped, counted
+    lines[9] = "4.0 3.5 3.0 4.5 3.0\tw1 w2 w3"  # stars, not rescaled: excluded, counted
+    lines[11] = "0.6 0.5 0.5 0.5 0.5\t" + " ".join(WORDS[j % 38] for j in range(300))  # > 256: truncated
+    with gzip.open(folder / "reviews.aspect0.heldout.txt.gz", "wt") as fh:
+        fh.write("\n".join(lines) + "\n")
+    ann = []
+    for _ in range(6):
+        x = [WORDS[j] for j in rng.integers(0, len(WORDS), 12)]
+        ann.append(json.dumps({"x": x, "y": [0.8, 0.6, 0.6, 0.7, 0.7], "0": [[2, 6]], "1": [], "2": [[0, 3]]}))
+    (folder / "annotations.json").write_text("\n".join(ann) + "\n")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """A tiny rcnn/beer-appearance (random RCNN reused through model_dir, pool = 50 % of the file)."""
+    base = tmp_path_factory.mktemp("rcnn")
+    data = write_lei_folder(base / "beer")
+    mdir = base / "random-rcnn"
+    save_rcnn(random_rcnn(), VOCAB, mdir, extra={"aspect": "appearance", "name": "random-rcnn",
+                                                 "validation": {"dev_mse": 0.05, "dev_selection_rate": 0.3}})
+    home = base / "home"
+    root = home / "resources" / "rcnn"
+    meta = build_rcnn("appearance", data, root, model_dir=mdir,
+                      config=RCNNBuildConfig(pool_fraction=0.5, verify_batch=32))
+    return {"home": home, "root": root, "meta": meta, "data": data, "model_dir": mdir}
+
+
+@pytest.fixture()
+def home(built, monkeypatch):
+    monkeypatch.setenv("XAIBENCH_HOME", str(built["home"]))
+    return built["home"]
+
+
+def test_resource_layout_and_card_statistics(home, built):
+    res = load_resource("rcnn/beer-appearance")
+    ds = res.hf_dataset("test")
+    assert set(ds.column_names) == {"id", "tokens", "score", "prediction", "partition", "delta"}
+    assert ds.features["partition"].feature.names == ["N", "SDK", "SR"]
+    st = res.stats
+    assert st["N"] == len(ds) > 5
+    assert all(len(t) == len(p) == len(d) for t, p, d in zip(ds["tokens"], ds["partition"], ds["delta"]))
+    assert all(SR in p for p in ds["partition"])
+    # every exclusion counted: one empty line, one rating outside [0, 1], one review truncated to 256
+    assert (st["records_read"], st["excluded_empty"], st["excluded_scores"], st["truncated_long"]) == (160, 1, 1, 1)
+    # pool = 50 % of the 158 usable reviews, never used for fitting; Table-2 bookkeeping adds up
+    assert st["pool"] == 79 and st["train_reviews"] + st["dev_reviews"] == 79
+    assert st["N"] == st["pool"] - st["eliminated_handshake"] - st["eliminated_no_sr"]
+    assert st["pct_handshake"] == pytest.approx(100 * st["eliminated_handshake"] / st["pool"])
+    assert st["pct_no_sr"] == pytest.approx(100 * st["eliminated_no_sr"] / (st["pool"] - st["eliminated_handshake"]))
+    lens = np.array([len(t) for t in ds["tokens"]])
+    n_sel = np.array([sum(x != N for x in p) for p in ds["partition"]])
+    assert st["len_x_mean"] == pytest.approx(lens.mean()) and st["S_x_mean"] == pytest.approx(n_sel.mean())
+    assert st["N_x_mean"] == pytest.approx((lens - n_sel).mean())
+    assert 0.0 <= st["rationale_precision"] <= 1.0 and st["rationale_n"] == 6
+    assert st["dev_mse"] == 0.05 and st["pool_disjoint_from_training"] is None  # a reused model: unknown
+    assert res.params["pool"] == "rest" and res.params["models"] == {"rcnn": "beer-appearance"}
+    assert res.model_dir() == res.root / "model" / "beer-appearance"
+    assert (res.root / "model" / "beer-appearance" / "texts.parquet").exists()
+
+
+def test_guarantee_deleting_every_n_token_leaves_the_prediction_unchanged(home):
+    res = load_resource("rcnn/beer-appearance")
+    t = res.table("test").to_pydict()
+    model = load_rcnn(res.root / "model" / "beer-appearance")
+    rng = np.random.default_rng(0)
+    same_selection = 0
+    for toks, part, pred in zip(t["tokens"], t["partition"], t["prediction"]):
+        part = np.array(part)
+        y = model.predict([toks])[0, 0]
+        assert y == pytest.approx(pred, abs=1e-6)
+        # delete all of N_x: the generator selects every remaining token, the encoder reads the same
+        kept = [w for w, p in zip(toks, part) if p != N]
+        assert np.array_equal(model.selections([kept])[0], np.ones(len(kept), bool))
+        assert model.predict([kept])[0, 0] == y  # bit for bit
+        # replace every N_x token by another word: with the selection fixed the encoder never reads them
+        replaced = [w if p != N else WORDS[rng.integers(len(WORDS))] for w, p in zip(toks, part)]
+        assert model.encode([replaced], [part != N])[0] == pytest.approx(y, abs=1e-7)
+        # ... and through the whole model whenever the generator still selects the same positions
+        # (a new word may be selected: the generator reads every token, hence the handshake test)
+        if np.array_equal(model.selections([replaced])[0], part != N):
+            same_selection += 1
+            assert model.predict([replaced])[0, 0] == pytest.approx(y, abs=1e-7)
+        # SR by brute force: removing s from the selection moves the prediction by ≥ τ
+        for s in np.flatnonzero(part != N):
+            without = part != N
+            without[s] = False
+            moved = abs(model.encode([toks], [without])[0] - y)
+            assert (moved >= 0.1) == (part[s] == SR)
+    assert same_selection > 0
+
+
+def test_selected_first_scores_zero_and_random_far_worse(home, tmp_path):
+    sub = write_submission(tmp_path / "sel", "selected-first", SELECTED_FIRST, modalities='["text"]')
+    best = evaluate(sub, "rcnn", "rcnn/beer-appearance", model="rcnn", results_dir=tmp_path / "r")
+    n = load_resource("rcnn/beer-appearance").stats["N"]
+    assert best.n_failed == 0 and best.n_instances == n
+    for name, m in best.metrics.items():
+        assert m.mean == 0.0 and m.n == n, name
+    rnd = evaluate("random", "rcnn", "rcnn/beer-appearance", model="rcnn", results_dir=tmp_path / "r")
+    assert rnd.metrics["pct-first"].mean > 25 and rnd.metrics["pct-misrank"].mean > 50
+    assert rnd.metrics["avg-misrank"].mean > 1
+    # expected %first of a random ranking = mean |N_x| / |x| (a sanity check of the metric, ±15 points)
+    t = load_resource("rcnn/beer-appearance").table("test").to_pydict()
+    expected = 100 * np.mean([np.mean(np.array(p) == N) for p in t["partition"]])
+    assert abs(rnd.metrics["pct-first"].mean - expected) < 15
+    assert rnd.primary_metric == "pct-first" and rnd.model["hash"] == best.model["hash"]
+
+
+def test_scores_rank_by_absolute_weight_by_default(home):
+    trk = get_track("rcnn")
+    inst = trk.instances(load_resource("rcnn/beer-appearance"), "test", limit=4)
+    # SR tokens get a large negative weight, N tokens 0.1, SDK tokens 0.05
+    expl = [np.where(p == SR, -5.0, np.where(p == N, 0.1, 0.05)) for p in inst.truths["partition"]]
+    absolute = trk.score(expl, inst.truths, range(4))
+    signed = trk.score(expl, inst.truths, range(4), attribution="signed")
+    assert (absolute["pct-first"] == 0).all() and (absolute["avg-misrank"] == 0).all()
+    assert (signed["pct-first"] == 100).all() and (signed["pct-misrank"] == 100).all()
+    with pytest.raises(ValueError, match="unknown rcnn metric option"):
+        trk.score(expl, inst.truths, range(4), binarise="top-k")
+    with pytest.raises(ValueError, match="attribution must be one of"):
+        trk.score(expl, inst.truths, range(4), attribution="squared")
+
+
+def test_track_metadata_and_bad_input(home, built, tmp_path):
+    trk = get_track("rcnn")
+    assert trk.configs() == ["beer-appearance", "beer-aroma", "beer-palate"]
+    assert trk.primary_metric == "pct-first" and trk.models == ("rcnn",) and trk.default_split == "test"
+    res = load_resource("rcnn/beer-appearance")
+    inst = trk.instances(res, "test", limit=3)
+    assert len(inst) == 3 and inst.output_shapes == [(len(t),) for t in inst.inputs]
+    model, info = trk.build_model(res, "rcnn", inst)
+    assert info["task"] == "regression" and info["aspect"] == "appearance"
+    assert model.aspect == "appearance" and len(model.unlabeled_texts()) == built["meta"]["stats"]["train_reviews"]
+    with pytest.raises(ResourceError, match="no model 'cnn'"):
+        trk.build_model(res, "cnn", inst)
+    with pytest.raises(ResourceError, match="no split 'train'"):
+        trk.instances(res, "train")
+    # unknown aspect, bad pool choice, a model of another aspect, missing data, an empty verification
+    with pytest.raises(ResourceError, match="valid aspects"):
+        build_rcnn("taste", built["data"], tmp_path / "x", model_dir=built["model_dir"])
+    with pytest.raises(ValueError, match="pool must be one of"):
+        RCNNBuildConfig(pool="train")
+    with pytest.raises(ResourceError, match="not 'aroma'"):
+        build_rcnn("aroma", built["data"], tmp_path / "x", model_dir=built["model_dir"])
+    with pytest.raises(ResourceError, match="does not exist|neither"):
+        build_rcnn("appearance", tmp_path / "nowhere", tmp_path / "x", model_dir=built["model_dir"])
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "reviews.aspect0.heldout.txt").write_text("9 9 9 9 9\tw1 w2\n" * 5)
+    with pytest.raises(ResourceError, match="no usable reviews|at least 3"):
+        build_rcnn("appearance", tmp_path / "empty", tmp_path / "x", model_dir=built["model_dir"])
+
+
+def test_training_path_reuses_the_model_and_refuses_an_empty_verification(built, tmp_path, monkeypatch):
+    monkeypatch.setenv("XAIBENCH_HOME", str(tmp_path))
+    cfg = RCNNBuildConfig(pool_fraction=0.5, limit=60)
+    tcfg = quick_train_config(hidden=4, batch_size=32, max_epochs=1)
+    w2v = {"dim": 8, "epochs": 1}
+    # a one-epoch RCNN selects nothing on this data: nothing verified → a clear error, or an empty config
+    with pytest.raises(ResourceError, match="no pool review passed the verification"):
+        build_rcnn("appearance", built["data"], tmp_path / "r", config=cfg, train_config=tcfg, word2vec=w2v)
+    meta = build_rcnn("appearance", built["data"], tmp_path / "r", config=cfg, train_config=tcfg, word2vec=w2v,
+                      allow_empty=True)  # reuses the trained model (same recipe, same data)
+    assert meta["splits"]["test"]["rows"] == meta["stats"]["N"] == 0
+    assert meta["stats"]["pool_disjoint_from_training"] is True
+    work = json.loads((tmp_path / "r" / ".train" / "beer-appearance" / "config.json").read_text())
+    assert meta["params"]["model_sha256"] == work["sha256"]
+
+
+def test_cli_generate_and_evaluate(built, tmp_path, monkeypatch, capsys):
+    import typer
+    from typer.testing import CliRunner
+
+    from generators.rcnn_cli import register_rcnn
+
+    monkeypatch.setenv("XAIBENCH_HOME", str(tmp_path))
+    app = typer.Typer()
+    gen = typer.Typer()
+    register_rcnn(gen)
+    app.add_typer(gen, name="generate")
+    runner = CliRunner()
+    out = runner.invoke(app, ["generate", "rcnn", "--aspect", "look", "--data", str(built["data"]),
+                              "--model-dir", str(built["model_dir"]), "--pool-fraction", "0.5"])
+    assert out.exit_code == 0, out.output
+    assert load_resource("rcnn/beer-appearance").stats["N"] == built["meta"]["stats"]["N"]
+    bad = runner.invoke(app, ["generate", "rcnn", "--aspect", "taste", "--data", str(built["data"])])
+    assert bad.exit_code == 2 and "valid aspects" in bad.output
+    bad = runner.invoke(app, ["generate", "rcnn", "--scale", "huge", "--data", str(built["data"])])
+    assert bad.exit_code == 2 and "scale must be one of" in bad.output
