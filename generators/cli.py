@@ -57,6 +57,8 @@ def generate_idc(
     pool: str = typer.Option("train+validation", help="Documents the PGTs are built from: 'train+validation' "
                              "(the paper's 8K, default) or 'train'."),
     vocab_size: int = typer.Option(3000, help="|V| for MILP (TF-IDF words) and Hybrid (WGA words)."),
+    hybrid_rank: str = typer.Option("total", help="Hybrid's V: 'total' = words with the highest summed WGA "
+                                    "relevance in a class; 'max' = highest max_c RS[w,c]."),
     alpha: float = typer.Option(0.3, help="WGA relevance threshold α."),
     beta: float = typer.Option(0.25, help="WGA class margin β."),
     min_words: int = typer.Option(5, help="MILP: drop documents with fewer words of V."),
@@ -75,7 +77,8 @@ def generate_idc(
     idc/mr-hybrid), SPECS §5."""
     from generators.idc.build import IdcConfig, build_idc
 
-    cfg = IdcConfig(pgts=tuple(pgt), pool=pool, vocab_size=vocab_size, alpha=alpha, beta=beta,
+    cfg = IdcConfig(pgts=tuple(pgt), pool=pool, vocab_size=vocab_size, hybrid_rank=hybrid_rank, alpha=alpha,
+                    beta=beta,
                     min_words=min_words, milp_time_limit=milp_time_limit, epochs=epochs, seed=seed,
                     source=source, path=path, limit=limit, han=not no_han)
     metas = build_idc(cfg, root=root, overwrite=overwrite)

@@ -378,6 +378,22 @@ def test_hybrid_vocabulary_ordering():
     assert hybrid_vocabulary(rs, vocab, size=0) == []
 
 
+def test_hybrid_vocabulary_by_total_relevance():
+    from generators.idc.wga import WgaScores
+
+    vocab = ["d", "b", "a", "c", "e"]
+    rs = np.array([[0.1, 0.7], [0.7, 0.2], [0.0, 0.0], [0.5, 0.7], [0.3, 0.1]])
+    occ = np.array([[9, 1], [1, 1], [0, 0], [4, 2], [10, 0]])
+    scores = WgaScores.__new__(WgaScores)
+    scores.rs, scores.vocab, scores.occurrences = rs, vocab, occ
+    # max_c RS·occ: d max(0.9, 0.7) = 0.9, b 0.7, a 0, c max(2.0, 1.4) = 2.0, e 3.0
+    assert hybrid_vocabulary(scores, size=4, rank="total") == ["e", "c", "d", "b"]
+    with pytest.raises(TypeError, match="needs the WgaScores"):
+        hybrid_vocabulary(rs, vocab, rank="total")
+    with pytest.raises(ValueError, match="rank must be"):
+        hybrid_vocabulary(scores, rank="mean")
+
+
 def test_wga_features_post_processing():
     pytest.importorskip("benchmark.metrics.interpretation")
     vocab = ["good", "bad", "movie", "great", "weak"]

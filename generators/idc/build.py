@@ -63,6 +63,9 @@ class IdcConfig:
     alpha: float = 0.3  # [P]
     beta: float = 0.25  # [P]
     vocab_size: int = 3000  # [P] |V| for MILP and Hybrid
+    # [I] Hybrid's V: "total" = summed WGA relevance (MR: 8,130 of 8,529 pool documents keep ≥ 5 words of
+    # V, the paper reports ≈ 7K); "max" = max_c RS[w,c] (rare words: only 206 documents keep 5)
+    hybrid_rank: str = "total"
     min_words: int = 5  # [P] MILP documents need ≥ 5 words of V [I: within V]
     milp_time_limit: float | None = None  # None: solve to proven optimality
     milp_threads: int = 2
@@ -168,7 +171,7 @@ def build_idc(config: IdcConfig | None = None, *, root: Path | None = None, over
                           "wga_seconds": round(wga.seconds, 2), "vocabulary": len(wga.vocab)})
         else:
             vocab = (tfidf_vocabulary(pool_docs, cfg.vocab_size) if pgt == "milp"
-                     else hybrid_vocabulary(wga, size=cfg.vocab_size))
+                     else hybrid_vocabulary(wga, size=cfg.vocab_size, rank=cfg.hybrid_rank))
             res = solve_milp(pool_docs, pool_labels, vocab, min_words=cfg.min_words,
                              time_limit=cfg.milp_time_limit, threads=cfg.milp_threads)
             df = _other_class_df(pool_docs, pool_labels, len(classes))

@@ -457,9 +457,19 @@ def wga_features(rs, vocab: Sequence[str] | None = None, alpha: float = 0.3,
     return out
 
 
-def hybrid_vocabulary(rs, vocab: Sequence[str] | None = None, size: int = 3000) -> list[str]:
-    """Hybrid's ``V`` (SPECS §5.5): the ``size`` words with the highest ``max_c RS[w,c]``, ties by word."""
+def hybrid_vocabulary(rs, vocab: Sequence[str] | None = None, size: int = 3000, rank: str = "max") -> list[str]:
+    """Hybrid's ``V`` (SPECS §5.5): the ``size`` words with the highest WGA relevance, ties by word.
+
+    ``rank`` [I]: ``"max"`` — ``max_c RS[w,c]`` (SPECS' reading; favours words seen once at a document's
+    maximum); ``"total"`` — ``max_c RS[w,c]·occurrences[w,c]``, the word's summed relevance in its best
+    class (favours frequent relevant words; needs a `WgaScores`)."""
+    if rank not in ("max", "total"):
+        raise ValueError(f"rank must be 'max' or 'total', got {rank!r}")
+    if rank == "total" and not isinstance(rs, WgaScores):
+        raise TypeError("rank='total' needs the WgaScores (occurrence counts), not a bare RS matrix")
+    occ = rs.occurrences if rank == "total" else None
     rs, vocab = _rs_vocab(rs, vocab)
-    key = rs.max(axis=1) if rs.shape[1] else np.zeros(len(vocab))
+    weighted = rs * occ if occ is not None else rs
+    key = weighted.max(axis=1) if rs.shape[1] else np.zeros(len(vocab))
     order = sorted(range(len(vocab)), key=lambda i: (-float(key[i]), vocab[i]))
     return [vocab[i] for i in order[: max(0, int(size))]]
