@@ -78,8 +78,7 @@ def generate_idc(
     from generators.idc.build import IdcConfig, build_idc
 
     cfg = IdcConfig(pgts=tuple(pgt), pool=pool, vocab_size=vocab_size, hybrid_rank=hybrid_rank, alpha=alpha,
-                    beta=beta,
-                    min_words=min_words, milp_time_limit=milp_time_limit, epochs=epochs, seed=seed,
+                    beta=beta, min_words=min_words, milp_time_limit=milp_time_limit, epochs=epochs, seed=seed,
                     source=source, path=path, limit=limit, han=not no_han)
     metas = build_idc(cfg, root=root, overwrite=overwrite)
     for name, meta in metas.items():
