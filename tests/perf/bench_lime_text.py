@@ -17,18 +17,13 @@ overhead of 5,000 one-document calls; one call per batch rather than per instanc
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import numpy as np
 import torch
+from lime_compare import NUM_SAMPLES, compare  # tests/perf/lime_compare.py, shared with bench_lime_rcnn.py
 
-from benchmark.contracts import Batch
 from benchmark.models.text import KimCNN, WordModel, build_vocab
-from benchmark.submission import discover
-
-NUM_SAMPLES = 5000
-MASK = "\x00"  # lime's mask token for removed positions (our classifier deletes it)
 
 
 def corpus(seed: int = 0) -> tuple[list[list[str]], str]:
@@ -59,73 +54,17 @@ def make_model(docs: list[list[str]]) -> WordModel:
     return WordModel(module, vocab, name="kim-cnn-random")
 
 
-def lime_package(model: WordModel, doc: list[str], seed: int, per_document: bool) -> np.ndarray:
-    """The lime package's LimeTextExplainer with positions as features and deletion semantics."""
-    from lime.lime_text import LimeTextExplainer
-
-    def classifier(texts):
-        perturbed = [[w for w in text.split(" ") if w != MASK] for text in texts]
-        if per_document:  # the usual unbatched classifier: one predict call per perturbed document
-            return np.concatenate([model.predict([d]) for d in perturbed])
-        return model.predict(perturbed)
-
-    t = int(model.target([doc])[0])
-    explainer = LimeTextExplainer(feature_selection="none", split_expression=lambda s: s.split(" "), bow=False,
-                                  mask_string=MASK, random_state=seed)
-    exp = explainer.explain_instance(" ".join(doc), classifier, labels=(t,), num_features=len(doc),
-                                     num_samples=NUM_SAMPLES)
-    weights = np.zeros(len(doc))
-    for f, w in exp.local_exp[t]:
-        weights[f] = w
-    return weights
-
-
 def run(n_docs: int = 4, n_reference: int = 2, threads: int = 1) -> dict:
-    saved = torch.get_num_threads()
-    torch.set_num_threads(threads)
-    try:
-        docs, source = corpus()
-        model = make_model(docs)
-        rng = np.random.default_rng(1)
-        typical = [d for d in docs if 15 <= len(d) <= 25]  # around MR's median length (21 tokens)
-        chosen = [typical[i] for i in rng.choice(len(typical), n_docs, replace=False)]
-        batch = Batch(ids=[f"doc{i}" for i in range(n_docs)], inputs=chosen, seed=0)
-        explainer = discover()["lime-text"].instantiate({"num_samples": NUM_SAMPLES})
-        # warm-up (allocator, oneDNN kernels) so that no path pays the first-call costs in its timing
-        discover()["lime-text"].instantiate({"num_samples": 2000}).explain(model, Batch(["w"], chosen[-1:], seed=1))
+    docs, source = corpus()
+    model = make_model(docs)
+    rng = np.random.default_rng(1)
+    typical = [d for d in docs if 15 <= len(d) <= 25]  # around MR's median length (21 tokens)
+    chosen = [typical[i] for i in rng.choice(len(typical), n_docs, replace=False)]
+    title = (f"LIME, word positions as features, {NUM_SAMPLES} samples per document; Kim CNN (random "
+             f"weights, |V| = {len(model.vocab)}, max_len {model.max_len}) on {threads} thread(s)")
+    return compare(model, chosen, source=source, title=title, unit="documents", id_prefix="doc",
+                   n_reference=n_reference, threads=threads, num_samples=NUM_SAMPLES, warmup_samples=2000)
 
-        def timed(fn):
-            """(result, wall seconds, CPU seconds of this process — robust on a shared machine)."""
-            t, c = time.perf_counter(), time.process_time()
-            out = fn()
-            return out, time.perf_counter() - t, time.process_time() - c
-
-        ref_docs = chosen[:n_reference]
-        seeds = [batch.instance_seed(i) for i in range(n_reference)]
-        ours, *t_ours = timed(lambda: explainer.explain(model, batch))
-        unbatched, *t_unb = timed(lambda: [lime_package(model, d, s, True) for d, s in zip(ref_docs, seeds)])
-        per_instance, *t_per = timed(lambda: [lime_package(model, d, s, False) for d, s in zip(ref_docs, seeds)])
-        diff = max(float(np.abs(a - b).max()) for a, b in zip(ours[:n_reference] * 2, unbatched + per_instance))
-    finally:
-        torch.set_num_threads(saved)
-    lengths = [len(d) for d in chosen]
-    rate = {name: (n / wall, n / cpu) for name, n, (wall, cpu) in
-            (("ours", n_docs, t_ours), ("unbatched", n_reference, t_unb), ("per_instance", n_reference, t_per))}
-    print(f"\nLIME, word positions as features, {NUM_SAMPLES} samples per document; Kim CNN (random weights, "
-          f"|V| = {len(model.vocab)}, max_len {model.max_len}) on {threads} thread(s)")
-    print(f"  documents: {source}, {min(lengths)}-{max(lengths)} tokens")
-    print("  explanations per second                              wall      CPU")
-    for label, key, n in (("ours (lime_base, one batched predict per batch)", "ours", n_docs),
-                          ("lime, classifier batched per instance", "per_instance", n_reference),
-                          ("lime, unbatched classifier (predict per document)", "unbatched", n_reference)):
-        print(f"  {label:<50}: {rate[key][0]:7.3f}  {rate[key][1]:7.3f}   ({n} docs)")
-    ratio = [rate["ours"][k] / rate["unbatched"][k] for k in (0, 1)]
-    ratio_pi = [rate["ours"][k] / rate["per_instance"][k] for k in (0, 1)]
-    print(f"  {'speed-up vs the unbatched classifier':<50}: {ratio[0]:7.2f}× {ratio[1]:7.2f}×")
-    print(f"  {'speed-up vs lime batched per instance':<50}: {ratio_pi[0]:7.2f}× {ratio_pi[1]:7.2f}×")
-    print(f"  {'max |ours − lime| over the shared documents':<50}: {diff:.1e}")
-    return {"ratio": ratio[0], "cpu_ratio": ratio[1], "ratio_per_instance": ratio_pi[0],
-            "cpu_ratio_per_instance": ratio_pi[1], "max_abs_diff": diff}
 
 def test_lime_text_throughput():
     r = run()
