@@ -146,11 +146,9 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
     instances = trk.instances(res, split, opts.limit)
     model, model_info = trk.build_model(res, opts.model, instances, **opts.model_options)
     why_not = sub.supports(trk.modality, model.white_box, instances.segments is not None)
-    if why_not:
-        raise SubmissionError(f"cannot evaluate: {why_not} (model '{opts.model}'); choose another model or submission")
-    explainer = sub.instantiate(opts.params)
-    unsupported = getattr(explainer, "unsupported", None)
-    why_not = unsupported(model) if callable(unsupported) else None
+    explainer = None if why_not else sub.instantiate(opts.params)
+    unsupported = getattr(explainer, "unsupported", None)  # an explainer may refuse a model it cannot use
+    why_not = why_not or (unsupported(model) if callable(unsupported) else None)
     if why_not:
         raise SubmissionError(f"cannot evaluate: {why_not} (model '{opts.model}'); choose another model or submission")
     params = {**sub.parameters, **opts.params}

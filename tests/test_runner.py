@@ -132,6 +132,17 @@ def test_gradient_explainer_refused_on_black_box(home):
         evaluate("saliency", track="aixi", resource="aixi/shape-ssin", model="function", limit=2)
 
 
+def test_explainer_may_refuse_a_model_it_cannot_use(home, tmp_path):
+    sub = write_submission(tmp_path / "picky", "picky", "return [np.zeros(x.shape) for x in batch.inputs]")
+    (sub / "explainer.py").write_text((sub / "explainer.py").read_text() + (
+        "\n    def unsupported(self, model):\n"
+        "        return None if model.white_box else 'picky needs a torch module'\n"))
+    with pytest.raises(SubmissionError, match="cannot evaluate: picky needs a torch module"):
+        evaluate(sub, "aixi", "aixi/shape-ssin", model="function", results_dir=tmp_path / "r")
+    res = evaluate(sub, "aixi", "aixi/shape-ssin", model="cnn", limit=2, results_dir=tmp_path / "r")
+    assert res.n_failed == 0
+
+
 def test_truncated_resource_is_detected_and_not_modified(home, tmp_path, monkeypatch):
     import shutil
 
