@@ -57,7 +57,7 @@ from generators.rcnn.data import (
     aspect_name,
     load_beer,
     load_hub,
-    mirror_dir,
+    locate_beer,
     read_annotations,
     read_reviews,
     split_pool,
@@ -171,19 +171,9 @@ def load_splits(cfg: RCNNBuildConfig, data: str | Path | None) -> tuple[BeerData
     a = aspect_index(cfg.aspect)
     opts = {"max_len": cfg.max_len, "long": cfg.long, "tokenization": cfg.tokenization,
             "bad_scores": cfg.bad_scores}
-    source = data if data is not None else mirror_dir()
-    if source is None:
-        raise ResourceError("no beer data: the data mirror has no beer_advocate_lei2016/ (set "
-                            "XAIBENCH_DATA_MIRROR) — pass --data with Lei's files or a Hub dataset id")
-    folder = Path(source)
+    source, folder, lei, find = locate_beer(data)
     info: dict[str, Any] = {"source": str(source), "pool_choice": cfg.pool}
-    if folder.is_dir() and any(folder.glob("reviews.aspect*.txt*")):
-        def find(stem: str) -> Path | None:
-            for cand in (folder / f"{stem}.txt.gz", folder / f"{stem}.txt"):
-                if cand.exists():
-                    return cand
-            return None
-
+    if lei:
         tr_file, he_file = find(f"reviews.aspect{a}.train"), find(f"reviews.aspect{a}.heldout")
         if tr_file is not None and he_file is not None:  # Lei's two files of the aspect
             train_all, heldout = read_reviews(tr_file, limit=cfg.limit, **opts), read_reviews(he_file, limit=cfg.limit, **opts)

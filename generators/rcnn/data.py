@@ -349,6 +349,26 @@ def split_pool(pool: Reviews, dev_fraction: float = 0.1, seed: int = 0) -> tuple
     return pool.subset(np.sort(perm[n_dev:])), pool.subset(np.sort(perm[:n_dev]))
 
 
+def locate_beer(source: str | Path | None):
+    """(source, folder, whether it holds Lei's review files, find(stem) -> the `.txt.gz`/`.txt` file or
+    None). `source` None = the data mirror's beer folder (a clear error when there is none)."""
+    if source is None:
+        source = mirror_dir()
+        if source is None:
+            raise ResourceError(f"no beer data: the data mirror has no {MIRROR_FOLDER}/ (set "
+                                "XAIBENCH_DATA_MIRROR) — pass --data with Lei's files or a Hub dataset id")
+    folder = Path(source)
+
+    def find(stem: str) -> Path | None:
+        for cand in (folder / f"{stem}.txt.gz", folder / f"{stem}.txt"):
+            if cand.exists():
+                return cand
+        return None
+
+    lei = folder.is_dir() and any(folder.glob("reviews.aspect*.txt*"))
+    return source, folder, lei, find
+
+
 def load_beer(aspect: str | int, source: str | Path | None = None, *, dev_fraction: float = 0.1,
               seed: int = 0, max_len: int | None = MAX_LEN, long: str = "truncate",
               tokenization: str = "project", limit: int | None = None, bad_scores: str = "raise") -> BeerData:
@@ -363,21 +383,10 @@ def load_beer(aspect: str | int, source: str | Path | None = None, *, dev_fracti
     k = aspect_index(aspect)
     name = RATING_NAMES[k]
     opts = {"max_len": max_len, "long": long, "tokenization": tokenization, "bad_scores": bad_scores}
-    if source is None:
-        source = mirror_dir()
-        if source is None:
-            raise ResourceError(f"no beer data: the data mirror has no {MIRROR_FOLDER}/ (set "
-                                "XAIBENCH_DATA_MIRROR) — pass --data with Lei's files or a Hub dataset id")
-    folder = Path(source)
+    source, folder, lei, find = locate_beer(source)
     info: dict[str, Any] = {"aspect": name, "source": str(source), "tokenization": tokenization,
                             "max_len": max_len, "long": long}
-    if folder.is_dir() and any(folder.glob("reviews.aspect*.txt*")):
-        def find(stem: str) -> Path | None:
-            for cand in (folder / f"{stem}.txt.gz", folder / f"{stem}.txt"):
-                if cand.exists():
-                    return cand
-            return None
-
+    if lei:
         tr, he = find(f"reviews.aspect{k}.train"), find(f"reviews.aspect{k}.heldout")
         if tr is not None and he is not None:
             train, dev = read_reviews(tr, limit=limit, **opts), read_reviews(he, limit=limit, **opts)
