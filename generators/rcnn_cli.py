@@ -21,7 +21,7 @@ def generate_rcnn(
                                        ".txt.gz, annotations.json) or a Hub dataset id; default: the data mirror."),
     scale: str = typer.Option("quick", help="RCNN recipe: 'paper' = Lei's defaults (hidden 200, batch 256, "
                               "lr 5e-4, ≤ 100 epochs, patience 10); 'quick' = hidden 64, batch 64, lr 2e-3, "
-                              "≤ 10 epochs, patience 3 (minutes on a CPU)."),
+                              "≤ 30 epochs, patience 10 (minutes on a CPU)."),
     pool: str = typer.Option("rest", help="Instance pool: 'rest' = reviews never used to fit the model "
                              "(default); 'all' = every review of the files (the paper's reading, SPECS §4.4)."),
     pool_fraction: float = typer.Option(0.2, help="One review file, --pool rest: the share kept as the pool."),
@@ -45,6 +45,8 @@ def generate_rcnn(
     accept_partial: bool = typer.Option(False, help="Build with the best epoch so far when the training "
                                         "stopped at --max-seconds."),
     threads: Optional[int] = typer.Option(None, help="torch threads (default: torch's)."),
+    device: str = typer.Option("auto", help="Training device: 'auto' (CUDA when available), 'cpu', 'cuda[:k]'. "
+                               "Verification and the saved model run on the CPU."),
     root: Optional[Path] = typer.Option(None, help="Resource folder (default $XAIBENCH_HOME/resources/rcnn)."),
     overwrite: bool = typer.Option(False, help="Retrain the RCNN even if one was trained on the same data."),
 ) -> None:
@@ -66,7 +68,7 @@ def generate_rcnn(
                                   split_seed=split_seed, tau=tau, tokenization=tokenization, long=long,
                                   limit=limit, pool_limit=pool_limit)
             tcfg = replace(SCALES[scale](cfg.aspect, **overrides), seed=seed, max_seconds=max_seconds,
-                           threads=threads)
+                           threads=threads, device=device)
             meta = build_rcnn(cfg.aspect, data, root, config=cfg, train_config=tcfg, model_dir=model_dir,
                               vectors_path=vectors, overwrite=overwrite, accept_partial=accept_partial)
         except TrainingIncomplete as exc:

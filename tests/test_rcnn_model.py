@@ -24,7 +24,15 @@ from benchmark.models.rcnn import (
 )
 from benchmark.models.text import PAD, UNK
 from generators.rcnn.data import BeerData, Reviews
-from generators.rcnn.train import RCNNTrainConfig, batch_costs, pad, selection_costs, to_ids, train_rcnn
+from generators.rcnn.train import (
+    RCNNTrainConfig,
+    batch_costs,
+    pad,
+    resolve_device,
+    selection_costs,
+    to_ids,
+    train_rcnn,
+)
 from generators.rcnn.vectors import WordVectors
 from generators.rcnn.verify import EMPTY, HANDSHAKE, KEPT, NO_SR, table2, verify
 
@@ -425,6 +433,26 @@ def test_training_returns_dev_mse_and_selection_rate_and_resumes(tmp_path):
     assert config["lambda_s"] == 3e-4 and config["lambda_c"] == pytest.approx(6e-4)
     model = load_rcnn(tmp_path / "m")
     assert model.predict(data.dev.tokens).shape == (len(data.dev), 1)
-    # a finished model is not retrained
-    again = train_rcnn(data, tmp_path / "m", cfg, vectors=_toy_vectors(data))
+    assert res["device"] == str(resolve_device("auto"))
+    # a finished model is not retrained, whichever device is asked for (the device is not part of the recipe)
+    again = train_rcnn(data, tmp_path / "m", RCNNTrainConfig(**{**cfg.__dict__, "device": "cpu"}),
+                       vectors=_toy_vectors(data))
     assert again["dev_mse"] == res["dev_mse"]
+
+
+def test_device_resolution():
+    assert resolve_device("cpu").type == "cpu"
+    assert resolve_device("auto").type == ("cuda" if torch.cuda.is_available() else "cpu")
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="no CUDA device"):
+            resolve_device("cuda")
+
+
+def test_quick_recipe_outlasts_the_selection_collapse():
+    """The quick recipe keeps Lei's patience: its selection rate falls to ~0 for a few epochs before
+    recovering, and a patience of 3 stopped in that valley (generators.rcnn.build.quick_train_config)."""
+    from generators.rcnn.build import quick_train_config
+
+    q = quick_train_config("aroma")
+    assert q.aspect == "aroma" and q.patience == RCNNTrainConfig().patience == 10 and q.max_epochs >= 20
+    assert (q.hidden, q.batch_size, q.lr) == (64, 64, 2e-3)

@@ -71,6 +71,13 @@ costs hundreds of cost units (best repair: +555) and the coupled root LP is only
 LPs (~18 % below that incumbent), so the coupled branch-and-bound must close both classes' gaps at once.
 Lagrangian prices on the conflicting words (each step = two exact cover solves) moved the conflicts to
 other shared words (29 new ones, bound lowered) rather than closing the gap.
+Other routes measured on the same reduced instance (1 thread unless said): HiGHS
+(`scipy.optimize.milp`) on the class-0 cover is still 8.7 % from optimal at 150 s (SCIP: optimal in
+58 s); OR-Tools CP-SAT (2 workers) has no useful bound at 120 s; asking SCIP only for a conflict-free
+pair of per-class optima (which would prove LB optimal at once) finds none in 300 s; the cost-only
+objective (ε = 0) is still 7.3 % from optimal at 300 s; the reduced coupled graph is one connected
+component per class, so there is nothing to decompose; and a summed-TF-IDF V (a different [I]
+reading) is harder still (per-class covers 238 s, gap 12 %).
 """
 
 from __future__ import annotations

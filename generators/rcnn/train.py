@@ -74,6 +74,7 @@ class RCNNTrainConfig:
     max_train: int | None = None  # first N training reviews only
     max_seconds: float | None = None  # wall-clock budget of one call
     threads: int | None = None
+    device: str = "auto"  # "auto" (CUDA when available) | "cpu" | "cuda" | "cuda:k"; not part of the recipe key
 
     @property
     def lambda_s(self) -> float:
@@ -155,22 +156,37 @@ def batch_costs(module: RCNNRationale, ids: torch.Tensor, mask: torch.Tensor, y:
 # -- evaluation ------------------------------------------------------------------------------------
 
 
+def resolve_device(name: str) -> torch.device:
+    """"auto" → the first CUDA device when torch sees one, else the CPU; anything else as torch reads it."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    dev = torch.device(name)
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device {name!r} requested but torch sees no CUDA device")
+    return dev
+
+
+def _device_of(module: torch.nn.Module) -> torch.device:
+    return next(module.parameters()).device
+
+
 def evaluate(module: RCNNRationale, ids: Sequence[np.ndarray], y: np.ndarray, cfg: RCNNTrainConfig,
              generator: torch.Generator | None = None, batch_size: int = 256) -> dict[str, float]:
     """Dev MSE, objective (mean Ω) and selection rate (selected / real tokens), dropout off."""
     was_training = module.training
     module.eval()
+    dev = _device_of(module)
     sq, om, sel, tok = 0.0, 0.0, 0.0, 0
     with torch.no_grad():
         for rows in length_batches(np.array([len(i) for i in ids]), batch_size, None):
-            bid, mask = pad(ids, rows)
+            bid, mask = (t.to(dev) for t in pad(ids, rows))
             emb = module.embedding(bid)
             if cfg.dev_selection == "deterministic":
                 z = module.select(emb, mask)
             else:
                 z = torch.bernoulli(module.probabilities(emb, mask), generator=generator).bool() & mask
             pred = module.encode(emb, z)[:, 0]
-            loss = (pred - torch.from_numpy(y[rows])) ** 2
+            loss = (pred - torch.from_numpy(y[rows]).to(dev)) ** 2
             zsum, zdiff = selection_costs(z, mask)
             sq += float(loss.sum())
             om += float((loss + cfg.lambda_s * zsum + cfg.lambda_c * zdiff).sum())
@@ -192,16 +208,17 @@ def rationale_precision(module: RCNNRationale, vocab: Sequence[str], annotations
     truth = annotations.rationale_masks(a)
     y = annotations.target(a)
     module.eval()
+    dev = _device_of(module)
     hit = sel = tok = rel = 0
     per, sq = [], 0.0
     with torch.no_grad():
         for s in range(0, len(ids), batch_size):
             rows = list(range(s, min(len(ids), s + batch_size)))
-            bid, mask = pad(ids, rows)
+            bid, mask = (t.to(dev) for t in pad(ids, rows))
             emb = module.embedding(bid)
             z = module.select(emb, mask)
-            pred = module.encode(emb, z)[:, 0].numpy()
-            zn = z.numpy()
+            pred = module.encode(emb, z)[:, 0].cpu().numpy()
+            zn = z.cpu().numpy()
             for n, r in enumerate(rows):
                 zr = zn[n, :len(ids[r])]
                 h = int((zr & truth[r]).sum())
@@ -261,27 +278,36 @@ def train_rcnn(data: BeerData, out_dir: Path | str, config: RCNNTrainConfig | No
     a = aspect_index(cfg.aspect)
     tr_ids, dv_ids = to_ids(train.tokens, vocab), to_ids(data.dev.tokens, vocab)
     ytr, ydv = train.target(a), data.dev.target(a)
-    run_key = _fingerprint(asdict(cfg) | {"max_seconds": None, "threads": None}, data_key, vec_info)
+    run_key = _fingerprint(asdict(cfg) | {"max_seconds": None, "threads": None, "device": None}, data_key, vec_info)
+    device = resolve_device(cfg.device)
 
     torch.manual_seed(cfg.seed)
     module = RCNNRationale(len(vocab), matrix.shape[1], cfg.hidden, cfg.order, cfg.depth, cfg.dropout, cfg.threshold)
     with torch.no_grad():
         module.embedding.weight.copy_(torch.from_numpy(matrix))
+    module.to(device)
     params = module.generator_parameters() + module.encoder_parameters()
     opt = torch.optim.Adam(params, lr=cfg.lr, betas=(0.9, 0.999), eps=1e-8)
-    sampler = torch.Generator().manual_seed(cfg.seed + 1)
+    sampler = torch.Generator(device=device).manual_seed(cfg.seed + 1)
     state: dict[str, Any] = {"epoch": 0, "best": None, "best_epoch": 0, "history": [], "seconds": 0.0}
-    best_weights = {k: v.clone() for k, v in module.state_dict().items()}
+
+    def snapshot() -> dict:  # best weights, kept on the CPU
+        return {k: v.detach().cpu().clone() for k, v in module.state_dict().items()}
+
+    best_weights = snapshot()
 
     ckpt = out_dir / "checkpoint.pt"
     if ckpt.exists() and not overwrite:
-        saved = torch.load(ckpt, weights_only=False)
+        saved = torch.load(ckpt, weights_only=False, map_location="cpu")
         if saved.get("key") == run_key:
             module.load_state_dict(saved["model"])
             opt.load_state_dict(saved["opt"])
             state, best_weights = saved["state"], saved["best_weights"]
             torch.set_rng_state(saved["torch_rng"])
-            sampler.set_state(saved["sampler"])
+            try:
+                sampler.set_state(saved["sampler"])
+            except RuntimeError:  # checkpoint written on another device type: z sampling reseeded
+                sampler.manual_seed(cfg.seed + 1 + state["epoch"])
             console.print(f"resuming {cfg.aspect} RCNN training after epoch {state['epoch']}")
     elif (out_dir / "config.json").exists() and not overwrite:
         existing = json.loads((out_dir / "config.json").read_text())
@@ -306,8 +332,8 @@ def train_rcnn(data: BeerData, out_dir: Path | str, config: RCNNTrainConfig | No
         out_of_time = False
         with progress_bar(int(lengths.sum()), f"RCNN {cfg.aspect} epoch {epoch + 1}", unit="tok") as bar:
             for rows in batches:
-                bid, mask = pad(tr_ids, rows)
-                c = batch_costs(module, bid, mask, torch.from_numpy(ytr[rows]), cfg, sampler)
+                bid, mask = (t.to(device) for t in pad(tr_ids, rows))
+                c = batch_costs(module, bid, mask, torch.from_numpy(ytr[rows]).to(device), cfg, sampler)
                 opt.zero_grad()
                 (c["cost_g"] + c["cost_e"]).backward()
                 opt.step()
@@ -328,7 +354,7 @@ def train_rcnn(data: BeerData, out_dir: Path | str, config: RCNNTrainConfig | No
         if improved:
             state["best"] = {**dev, "criterion": crit}
             state["best_epoch"] = epoch + 1
-            best_weights = {k: v.clone() for k, v in module.state_dict().items()}
+            best_weights = snapshot()
         row = {"epoch": epoch + 1, "train_objective": sums["cost"] / max(1, n_seen),
                "train_mse": sums["mse"] / max(1, n_seen), "train_selection_rate": sums["zrate"] / max(1, n_seen),
                "dev_mse": dev["mse"], "dev_objective": dev["objective"],
@@ -351,12 +377,12 @@ def train_rcnn(data: BeerData, out_dir: Path | str, config: RCNNTrainConfig | No
             stopped = "patience"
             break
     module.load_state_dict(best_weights)
-    module.eval()
-    best = state["best"] or evaluate(module, dv_ids, ydv, cfg, sampler)
+    module.cpu().eval()
+    best = state["best"] or evaluate(module, dv_ids, ydv, cfg)
     elapsed = time.perf_counter() - t0
     validation = {"aspect": aspect_name(cfg.aspect), "dev_mse": best["mse"], "dev_objective": best["objective"],
                   "dev_selection_rate": best["selection_rate"], "best_epoch": state["best_epoch"],
-                  "epochs": state["epoch"], "stopped": stopped, "n_train": len(train), "n_dev": len(data.dev),
+                  "epochs": state["epoch"], "stopped": stopped, "device": str(device), "n_train": len(train), "n_dev": len(data.dev),
                   "train_tokens_per_second": tokens_done / elapsed if elapsed > 0 else None}
     if data.annotations is not None:
         validation["rationales"] = rationale_precision(module, vocab, data.annotations, cfg.aspect)
