@@ -24,7 +24,7 @@ def generate_rcnn(
                               "≤ 30 epochs, patience 10 (minutes on a CPU)."),
     pool: str = typer.Option("rest", help="Instance pool: 'rest' = reviews never used to fit the model "
                              "(default); 'all' = every review of the files (the paper's reading, SPECS §4.4)."),
-    pool_fraction: float = typer.Option(0.2, help="One review file, --pool rest: the share kept as the pool."),
+    pool_fraction: float = typer.Option(0.4, help="One review file, --pool rest: the share kept as the pool."),
     dev_fraction: float = typer.Option(0.1, help="Share of the fitting reviews held out for early stopping."),
     split_seed: int = typer.Option(0, help="Seed of the train / dev / pool split."),
     tau: float = typer.Option(0.1, help="Δ threshold of a clearly relevant (SR) token."),

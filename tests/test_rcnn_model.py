@@ -451,8 +451,9 @@ def test_device_resolution():
 def test_quick_recipe_outlasts_the_selection_collapse():
     """The quick recipe keeps Lei's patience: its selection rate falls to ~0 for a few epochs before
     recovering, and a patience of 3 stopped in that valley (generators.rcnn.build.quick_train_config)."""
-    from generators.rcnn.build import quick_train_config
+    from generators.rcnn.build import RCNNBuildConfig, quick_train_config
 
+    assert RCNNBuildConfig().pool_fraction == 0.4  # 4,000 of the 10,000-review file → 999 verified reviews
     q = quick_train_config("aroma")
     assert q.aspect == "aroma" and q.patience == RCNNTrainConfig().patience == 10 and q.max_epochs >= 20
     assert (q.hidden, q.batch_size, q.lr) == (64, 64, 2e-3)

@@ -115,7 +115,7 @@ SCALES = {"quick": quick_train_config, "paper": lambda aspect="appearance", **o:
 class RCNNBuildConfig:
     aspect: str = "appearance"
     pool: str = "rest"  # [I] "rest" | "all" (module docstring)
-    pool_fraction: float = 0.2  # [I] one review file, pool="rest": the share of the file kept as the pool
+    pool_fraction: float = 0.4  # [I] one review file, pool="rest": the share of the file kept as the pool (measured: 4,000 → 999 verified)
     dev_fraction: float = 0.1  # share of the fitting reviews held out for early stopping
     split_seed: int = 0
     tau: float = 0.1  # [P] Δ threshold of a clearly relevant token
