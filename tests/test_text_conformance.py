@@ -469,6 +469,47 @@ def test_lime_text_chunked_classifier_gives_the_same_scores(models):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-9)
 
 
+def lime_bow_reference(model, doc: list[str], seed: int, num_samples: int) -> np.ndarray:
+    """The lime package's own defaults (bow=True: word types as features, a removed type deleted
+    everywhere), the type's weight given to each of its positions."""
+    from lime.lime_text import LimeTextExplainer
+
+    def classifier(texts):
+        return model.predict([[w for w in text.split(" ") if w] for text in texts])
+
+    t = int(model.target([doc])[0])
+    types = list(dict.fromkeys(doc))
+    lime = LimeTextExplainer(kernel_width=25, feature_selection="none", split_expression=lambda s: s.split(" "),
+                             bow=True, random_state=seed)
+    exp = lime.explain_instance(" ".join(doc), classifier, labels=(t,), num_features=len(types),
+                                num_samples=num_samples)
+    assert [exp.domain_mapper.indexed_string.word(k) for k in range(len(types))] == types
+    weights = np.zeros(len(types))
+    for f, w in exp.local_exp[t]:
+        weights[f] = w
+    return weights[[types.index(w) for w in doc]]
+
+
+def test_lime_text_type_features_equal_lime_defaults(models):
+    """features="type" (SPECS §4.8.4 strict mode) = LimeTextExplainer(bow=True); repeated words tie."""
+    model = models["kim-cnn"]
+    batch = make_batch()
+    scores, guarded = run(EXPLAINERS["lime-text"].instantiate({"num_samples": 400, "features": "type"}), model, batch)
+    assert guarded.calls == 1
+    for n, (i, s) in enumerate(zip(IDS, scores)):
+        if DOCS[i]:
+            np.testing.assert_allclose(s, lime_bow_reference(model, DOCS[i], batch.instance_seed(n), 400),
+                                       rtol=1e-5, atol=1e-7)
+    rep = scores[IDS.index("rep")]  # ["bad", "bad", "good", "bad"]
+    assert rep[0] == rep[1] == rep[3] and rep[2] != rep[0]
+    # with no repeated word the two modes are the same explainer
+    pos = IDS.index("pos")
+    by_position, _ = run(EXPLAINERS["lime-text"].instantiate({"num_samples": 400}), model, batch)
+    np.testing.assert_allclose(scores[pos], by_position[pos], rtol=1e-6, atol=1e-9)
+    with pytest.raises(ValueError, match="features must be one of"):
+        EXPLAINERS["lime-text"].instantiate({"features": "sentence"})
+
+
 def test_attention_scores_are_the_model_weights(models):
     model = models["han-word"]
     docs = [DOCS[i] for i in IDS if DOCS[i]]

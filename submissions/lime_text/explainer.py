@@ -11,6 +11,11 @@ fits the weighted ridge surrogate (sklearn Ridge, `alpha`, with intercept) of th
 probability on all positions (`num_features = n`, `feature_selection = 'none'` — with every feature
 kept, lime's 'auto' selection keeps them all too). Score of position p = its ridge coefficient.
 
+`features="type"` is SPECS §4.8.4's "strict defaults" mode, closer to LIME's own defaults
+(`LimeTextExplainer(bow=True)`): the features are the word TYPES (in order of first appearance, as lime's
+`IndexedString` orders them), removing a type deletes every occurrence of it, and every occurrence gets
+its type's weight (so repeated words tie; the metrics' tie rule orders them).
+
 Batched classifier: the perturbed documents of ALL instances of a batch go to one `model.predict`
 call (split into calls of `batch_size` documents when > 0), instead of lime's one call per instance.
 Explaining an instance alone or in a batch gives the same scores (the model permitting).
@@ -49,9 +54,19 @@ def cosine_distances(data: np.ndarray) -> np.ndarray:
     return pairwise_distances(x, x[0], metric="cosine").ravel() * 100
 
 
+FEATURES = ("position", "type")
+
+
+def word_types(doc: list[str]) -> tuple[list[str], np.ndarray]:
+    """(types in order of first appearance, the type index of every position)."""
+    types = list(dict.fromkeys(doc))
+    index = {w: k for k, w in enumerate(types)}
+    return types, np.array([index[w] for w in doc], dtype=np.int64)
+
+
 class LimeText:
     def __init__(self, num_samples: int = 5000, kernel_width: float = 25.0, alpha: float = 1.0,
-                 batch_size: int = 0) -> None:
+                 batch_size: int = 0, features: str = "position") -> None:
         if num_samples < 2:
             raise ValueError(f"num_samples must be ≥ 2 (the document + perturbations), got {num_samples}")
         if kernel_width <= 0:
@@ -60,6 +75,9 @@ class LimeText:
         self.kernel_width = float(kernel_width)
         self.alpha = float(alpha)
         self.batch_size = int(batch_size)
+        if features not in FEATURES:
+            raise ValueError(f"features must be one of {FEATURES}, got {features!r}")
+        self.features = features
 
     def explain(self, model, batch) -> list[np.ndarray]:
         docs = documents(batch)
@@ -69,22 +87,26 @@ class LimeText:
             plans, perturbed = [], []
             for i in idx:
                 rs = np.random.RandomState(batch.instance_seed(i))
-                data = sample_masks(len(docs[i]), self.num_samples, rs)
-                perturbed += [delete_positions(docs[i], keep) for keep in (data > 0).tolist()]
-                plans.append((data, rs))
+                if self.features == "type":
+                    types, of = word_types(docs[i])
+                else:
+                    types, of = docs[i], np.arange(len(docs[i]))
+                data = sample_masks(len(types), self.num_samples, rs)
+                perturbed += [delete_positions(docs[i], keep) for keep in (data[:, of] > 0).tolist()]
+                plans.append((data, rs, of))
             probs = predict_in_chunks(model, perturbed, self.batch_size)  # the batched classifier
             scores, start = [], 0
-            for (data, rs), t in zip(plans, target):
+            for (data, rs, of), t in zip(plans, target):
                 labels = probs[start : start + len(data)]
                 start += len(data)
-                scores.append(self.fit(data, labels, t, rs))
+                scores.append(self.fit(data, labels, t, rs)[of])
             return scores
 
         return explain_nonempty(docs, run)
 
     def fit(self, data: np.ndarray, labels: np.ndarray, target: int,
             random_state: np.random.RandomState) -> np.ndarray:
-        """lime_base's weighted ridge on (keep vectors, class probabilities) → one weight per position."""
+        """lime_base's weighted ridge on (keep vectors, class probabilities) → one weight per feature."""
         from lime.lime_base import LimeBase
         from sklearn.linear_model import Ridge
 
