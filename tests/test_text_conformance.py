@@ -419,28 +419,34 @@ def test_kernel_shap_text_efficiency(models):
                                              abs=1e-6)
 
 
-def lime_reference(model, doc: list[str], seed: int, num_samples: int, per_document: bool = False) -> np.ndarray:
-    """The lime package's LimeTextExplainer with the given tokens as words (custom split), positions as
-    features (bow=False) and deleted words dropped (the classifier removes lime's mask token)."""
+def lime_reference(model, doc: list[str], seed: int, num_samples: int, per_document: bool = False,
+                   bow: bool = False) -> np.ndarray:
+    """The lime package's LimeTextExplainer with the given tokens as words (custom split) and deleted
+    words dropped. bow=False: positions as features (the classifier removes lime's mask token);
+    bow=True: lime's own defaults (word types as features, a removed type deleted everywhere), the
+    type's weight given to each of its positions."""
     from lime.lime_text import LimeTextExplainer
 
     mask = "\x00"
 
     def classifier(texts):
-        docs = [[w for w in text.split(" ") if w != mask] for text in texts]
+        docs = [[w for w in text.split(" ") if w and w != mask] for text in texts]
         if per_document:
             return np.concatenate([model.predict([d]) for d in docs])
         return model.predict(docs)
 
     t = int(model.target([doc])[0])
+    features = list(dict.fromkeys(doc)) if bow else doc
     lime = LimeTextExplainer(kernel_width=25, feature_selection="none", split_expression=lambda s: s.split(" "),
-                             bow=False, mask_string=mask, random_state=seed)
-    exp = lime.explain_instance(" ".join(doc), classifier, labels=(t,), num_features=len(doc),
+                             bow=bow, mask_string=None if bow else mask, random_state=seed)
+    exp = lime.explain_instance(" ".join(doc), classifier, labels=(t,), num_features=len(features),
                                 num_samples=num_samples)
-    weights = np.zeros(len(doc))
+    if bow:
+        assert [exp.domain_mapper.indexed_string.word(k) for k in range(len(features))] == features
+    weights = np.zeros(len(features))
     for f, w in exp.local_exp[t]:
         weights[f] = w
-    return weights
+    return weights[[features.index(w) for w in doc]] if bow else weights
 
 
 def test_lime_text_equals_the_lime_package(models):
@@ -469,27 +475,6 @@ def test_lime_text_chunked_classifier_gives_the_same_scores(models):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-9)
 
 
-def lime_bow_reference(model, doc: list[str], seed: int, num_samples: int) -> np.ndarray:
-    """The lime package's own defaults (bow=True: word types as features, a removed type deleted
-    everywhere), the type's weight given to each of its positions."""
-    from lime.lime_text import LimeTextExplainer
-
-    def classifier(texts):
-        return model.predict([[w for w in text.split(" ") if w] for text in texts])
-
-    t = int(model.target([doc])[0])
-    types = list(dict.fromkeys(doc))
-    lime = LimeTextExplainer(kernel_width=25, feature_selection="none", split_expression=lambda s: s.split(" "),
-                             bow=True, random_state=seed)
-    exp = lime.explain_instance(" ".join(doc), classifier, labels=(t,), num_features=len(types),
-                                num_samples=num_samples)
-    assert [exp.domain_mapper.indexed_string.word(k) for k in range(len(types))] == types
-    weights = np.zeros(len(types))
-    for f, w in exp.local_exp[t]:
-        weights[f] = w
-    return weights[[types.index(w) for w in doc]]
-
-
 def test_lime_text_type_features_equal_lime_defaults(models):
     """features="type" (SPECS §4.8.4 strict mode) = LimeTextExplainer(bow=True); repeated words tie."""
     model = models["kim-cnn"]
@@ -498,7 +483,7 @@ def test_lime_text_type_features_equal_lime_defaults(models):
     assert guarded.calls == 1
     for n, (i, s) in enumerate(zip(IDS, scores)):
         if DOCS[i]:
-            np.testing.assert_allclose(s, lime_bow_reference(model, DOCS[i], batch.instance_seed(n), 400),
+            np.testing.assert_allclose(s, lime_reference(model, DOCS[i], batch.instance_seed(n), 400, bow=True),
                                        rtol=1e-5, atol=1e-7)
     rep = scores[IDS.index("rep")]  # ["bad", "bad", "good", "bad"]
     assert rep[0] == rep[1] == rep[3] and rep[2] != rep[0]
