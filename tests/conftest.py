@@ -79,3 +79,15 @@ def write_submission(folder: Path, name: str, body: str, params: str = "", caps:
         + textwrap.indent(textwrap.dedent(body), " " * 8)
     )
     return folder
+
+
+@pytest.fixture()
+def one_torch_thread():
+    """torch on one thread for the test (tiny recurrent steps: OpenMP threads only contend — 10× slower
+    on a busy 2-core machine); the previous setting is restored afterwards."""
+    import torch
+
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)

@@ -37,13 +37,7 @@ from generators.rcnn.vectors import WordVectors
 from generators.rcnn.verify import EMPTY, HANDSHAKE, KEPT, NO_SR, table2, verify
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    """Tiny recurrent steps: OpenMP threads only contend (10× slower on a busy 2-core machine)."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def sigmoid(v: float) -> float:

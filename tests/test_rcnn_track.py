@@ -34,12 +34,7 @@ return [s.astype(np.float32) for s in sel]
 """
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def random_rcnn(seed: int = 0) -> RCNNRationale:
