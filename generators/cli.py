@@ -150,6 +150,41 @@ def reproduce_idc(
         console.print(t)
 
 
+@reproduce_app.command("rcnn")
+def reproduce_rcnn(
+    aspect: List[str] = typer.Option(["appearance", "aroma", "palate"], "--aspect", "-a",
+                                     help="Aspects (those without a built rcnn/beer-<aspect> are skipped)."),
+    method: Optional[List[str]] = typer.Option(None, "--method", "-m", help="Submissions (default: lime-text, "
+                                               "kernel-shap, l2x, plus occlusion, saliency, integrated-gradients, "
+                                               "input-x-gradient and random)."),
+    limit: Optional[int] = typer.Option(None, help="Only the first N verified reviews."),
+    slow_limit: Optional[int] = typer.Option(300, help="Reviews for lime-text and kernel-shap."),
+    results: Optional[Path] = typer.Option(None, help="Results folder (default $XAIBENCH_HOME/results)."),
+) -> None:
+    """Camburu et al.'s Tables 1 and 2 (RCNN zero-contribution): LIME, SHAP, L2X and more on each built
+    aspect beside the paper's error rates, and the verified datasets' statistics beside the paper's;
+    needs `xaibench generate rcnn`."""
+    from generators.rcnn.build import ASPECT_CONFIGS
+    from generators.rcnn.data import aspect_name
+    from generators.rcnn.experiments import EXTRA_METHODS, PAPER_METHODS, built_aspects, run, table
+
+    try:
+        wanted = [aspect_name(a) for a in aspect]
+    except Exception as exc:  # noqa: BLE001 - unknown aspect: a usage error
+        raise typer.BadParameter(str(exc)) from exc
+    found = built_aspects(wanted)
+    missing = [a for a in wanted if a not in found]
+    if missing:
+        console.print(f"[yellow]not built, skipped: {', '.join(missing)} (xaibench generate rcnn --aspect …; "
+                      f"configs {', '.join(ASPECT_CONFIGS)})")
+    if not found:
+        raise typer.Exit(1)
+    rows = run(tuple(found), tuple(method or PAPER_METHODS + EXTRA_METHODS), limit=limit, slow_limit=slow_limit,
+               results_dir=results)
+    for t in table(rows, tuple(found)):
+        console.print(t)
+
+
 def agreement_cmd(
     pgt: List[str] = typer.Option([], "--pgt", help="PGT resource(s) to score, e.g. idc/mr-wga; repeatable."),
     explainer: List[str] = typer.Option([], "--explainer", "-e", help="Explainer submission(s) (name or path)."),

@@ -249,3 +249,25 @@ def test_cli_generate_and_evaluate(built, tmp_path, monkeypatch, capsys):
     assert bad.exit_code == 2 and "valid aspects" in bad.output
     bad = runner.invoke(app, ["generate", "rcnn", "--scale", "huge", "--data", str(built["data"])])
     assert bad.exit_code == 2 and "scale must be one of" in bad.output
+
+
+def test_reproduce_tables_beside_the_paper(home, tmp_path):
+    from typer.testing import CliRunner
+
+    from generators.cli import reproduce_app
+    from generators.rcnn.experiments import PAPER, built_aspects, run, table
+
+    assert built_aspects() == ["appearance"]
+    rows = run(("appearance",), ("random", "saliency", "lime-text"), limit=6, slow_limit=3,
+               results_dir=tmp_path / "res")
+    by = {r.method: r for r in rows}
+    assert by["saliency"].first == 0.0 and by["random"].first > 0.0 and by["lime-text"].n == 3
+    assert by["lime-text"].paper == PAPER["appearance"]["lime-text"] and by["random"].paper is None
+    t1, t2 = table(rows, ("appearance",))
+    assert t1.row_count == 3 and t2.row_count == 1
+    out = CliRunner().invoke(reproduce_app, ["rcnn", "--method", "random", "--limit", "6",
+                                             "--results", str(tmp_path / "res")], terminal_width=250)
+    assert out.exit_code == 0, out.output
+    assert "not built, skipped: aroma, palate" in out.output and "20508" in out.output  # the paper's Table 2 N
+    bad = CliRunner().invoke(reproduce_app, ["rcnn", "--aspect", "taste"])
+    assert bad.exit_code == 2
