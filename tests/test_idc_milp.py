@@ -100,13 +100,7 @@ def test_reductions_match_plain_model(seed):
     assert red.optimal and plain.optimal
     assert (red.objective, red.cardinality, red.violated) == (plain.objective, plain.cardinality, plain.violated)
     # the returned sets are feasible: one class per word, every covered document has a feature of its class
-    owner = {}
-    for c, feats in red.features.items():
-        for w in feats:
-            assert w not in owner
-            owner[w] = c
-    uncovered = sum(1 for d, y in zip(docs, labels) if not any(owner.get(w) == y for w in d))
-    assert uncovered == red.violated
+    _check_feasible(red, docs, labels)
 
 
 def test_tfidf_vocabulary_hand_example():
