@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 import torch
-from lime_compare import NUM_SAMPLES, compare  # tests/perf/lime_compare.py, shared with bench_lime_text.py
+from lime_compare import NUM_SAMPLES, compare, synthetic_corpus  # tests/perf/lime_compare.py, shared with bench_lime_text.py
 
 from benchmark.models.rcnn import RCNNRationale, RationaleModel
 from benchmark.models.text import build_vocab
@@ -34,11 +34,7 @@ def corpus(seed: int = 0) -> tuple[list[list[str]], str]:
     folder = mirror_dir()
     if folder is not None and (folder / "reviews.aspect0.heldout.txt.gz").exists():
         return read_reviews(folder / "reviews.aspect0.heldout.txt.gz", limit=2000).tokens, "BeerAdvocate (mirror)"
-    rng = np.random.default_rng(seed)
-    words = [f"w{i}" for i in range(5000)]
-    zipf = 1.0 / np.arange(1, len(words) + 1)
-    docs = [list(rng.choice(words, size=int(rng.integers(20, 200)), p=zipf / zipf.sum())) for _ in range(2000)]
-    return docs, "synthetic (no beer_advocate_lei2016 in the data mirror)"
+    return synthetic_corpus(2000, 20, 200, seed), "synthetic (no beer_advocate_lei2016 in the data mirror)"
 
 
 def make_model(docs: list[list[str]]) -> RationaleModel:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from lime_compare import NUM_SAMPLES, compare  # tests/perf/lime_compare.py, shared with bench_lime_rcnn.py
+from lime_compare import NUM_SAMPLES, compare, synthetic_corpus  # tests/perf/lime_compare.py, shared with bench_lime_rcnn.py
 
 from benchmark.models.text import KimCNN, WordModel, build_vocab
 
@@ -39,11 +39,7 @@ def corpus(seed: int = 0) -> tuple[list[list[str]], str]:
         docs = [tokenize(mr_text(line)) for name in ("rt-polarity.pos", "rt-polarity.neg")
                 for line in (folder / name).read_text(encoding="latin-1").splitlines()]
         return [d for d in docs if d], "MR (data mirror)"
-    rng = np.random.default_rng(seed)
-    words = [f"w{i}" for i in range(5000)]
-    zipf = 1.0 / np.arange(1, len(words) + 1)
-    docs = [list(rng.choice(words, size=int(rng.integers(5, 40)), p=zipf / zipf.sum())) for _ in range(5000)]
-    return docs, "synthetic (no rt_polarity in the data mirror)"
+    return synthetic_corpus(5000, 5, 40, seed), "synthetic (no rt_polarity in the data mirror)"
 
 
 def make_model(docs: list[list[str]]) -> WordModel:

@@ -54,6 +54,15 @@ def lime_package(model, doc: list[str], seed: int, per_document: bool, *, num_sa
     return weights
 
 
+def synthetic_corpus(n_docs: int, min_len: int, max_len: int, seed: int = 0) -> list[list[str]]:
+    """`n_docs` documents of Zipf-distributed words w0…w4999, lengths uniform in [min_len, max_len)."""
+    rng = np.random.default_rng(seed)
+    words = [f"w{i}" for i in range(5000)]
+    zipf = 1.0 / np.arange(1, len(words) + 1)
+    return [list(rng.choice(words, size=int(rng.integers(min_len, max_len)), p=zipf / zipf.sum()))
+            for _ in range(n_docs)]
+
+
 def timed(fn):
     """(result, wall seconds, CPU seconds of this process — robust on a shared machine)."""
     t, c = time.perf_counter(), time.process_time()
