@@ -70,6 +70,8 @@ class Result:
     schema_version: int = SCHEMA_VERSION
     created: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    coverage: dict[str, Any] = field(default_factory=dict)
+    integrity: dict[str, Any] = field(default_factory=dict)
 
     # -- (de)serialisation with validation --------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -147,3 +149,25 @@ def load_results(directory: Path) -> tuple[list[Result], list[str]]:
         except ResultError as exc:
             problems.append(str(exc))
     return results, problems
+
+
+# interim (replaced by the integrity work): coverage and outputs digest
+def coverage_of(ids, split_size: int, limit):
+    import hashlib as _h
+
+    return {"n": len(ids), "ids_sha256": _h.sha256("\n".join(ids).encode()).hexdigest(), "limit": limit,
+            "complete": len(ids) >= split_size, "split_size": int(split_size)}
+
+
+def outputs_digest(entries) -> str:
+    import hashlib as _h
+
+    h = _h.sha256()
+    for e in entries:
+        h.update(f"{e.instance}\0{int(e.ok)}\0".encode())
+        if e.ok:
+            a = np.ascontiguousarray(e.array, dtype=np.float32)
+            h.update(repr(a.shape).encode() + a.tobytes())
+        else:
+            h.update(str(e.reason).encode())
+    return h.hexdigest()

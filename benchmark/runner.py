@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import platform
-import signal
-import threading
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -24,97 +22,53 @@ import numpy as np
 
 from benchmark import allocator
 from benchmark.cache import Entry, OutputCache
-from benchmark.errors import SubmissionError
+from benchmark.errors import SubmissionError, XaibenchError
+from benchmark.isolation import MAX_CRASHES, Worker, WorkerConfig, WorkerCrash, validate_output
 from benchmark.progress import progress_bar
 from benchmark.provenance import software
 from benchmark.resources import data_home, load_resource
-from benchmark.results import Failure, Result
+from benchmark.results import Failure, Result, coverage_of, outputs_digest
+from benchmark.sandbox import MODES, Limits
 from benchmark.submission import Submission, get_submission
 from benchmark.tracks import get_track
+
+__all__ = ["RunOptions", "evaluate", "validate_output", "result_path", "display_name"]
 
 
 @dataclass
 class RunOptions:
     model: str = "cnn"  # which model under test (track-specific: aixi has "function" and "cnn")
     split: str | None = None  # default: the track's evaluation split
-    limit: int | None = None  # first N instances only
-    batch_size: int = 16
+    limit: int | None = None  # first N instances only (≥ 1)
+    batch_size: int = 16  # instances per worker round trip / explain() call (≥ 1)
     seed: int = 0
     params: dict[str, Any] = field(default_factory=dict)  # overrides of the submission's [parameters]
     overwrite: bool = False  # recompute even if cached / a result exists
-    timeout_s: float = 60.0  # per-instance time limit (a batch gets timeout_s × its size)
+    timeout_s: float = 60.0  # per-instance time limit, 0 = none (a batch gets timeout_s × its size)
     results_dir: Path | None = None
     model_options: dict[str, Any] = field(default_factory=dict)
     metric_params: dict[str, Any] = field(default_factory=dict)  # e.g. {"attribution": "absolute"}
+    sandbox: str = "auto"  # auto | bwrap | none (benchmark.sandbox)
+    memory_gb: float = 8.0  # the worker's address-space limit
 
+    def check(self) -> None:
+        """Refuse bad values before anything runs or is written (one-line XaibenchError)."""
+        def bad(name: str, why: str) -> None:
+            raise XaibenchError(f"{name} {why}")
 
-class _Timeout(Exception):
-    pass
-
-
-@contextmanager
-def time_limit(seconds: float):
-    """Raise `_Timeout` in the main thread after `seconds` (SIGALRM); no limit in other threads."""
-    if seconds <= 0 or threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def handler(signum, frame):
-        raise _Timeout()
-
-    old = signal.signal(signal.SIGALRM, handler)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
-
-
-def validate_output(out: Any, shape: tuple[int, ...]) -> tuple[np.ndarray | None, str]:
-    """(array, "") if `out` is a finite array of `shape`, else (None, reason)."""
-    try:
-        arr = np.asarray(out, dtype=np.float32)
-    except (TypeError, ValueError) as exc:
-        return None, f"output is not a numeric array ({exc})"
-    if arr.shape != tuple(shape):
-        return None, f"output shape {arr.shape} != expected {tuple(shape)}"
-    if not np.isfinite(arr).all():
-        bad = int((~np.isfinite(arr)).sum())
-        return None, f"output has {bad} non-finite values (NaN/inf)"
-    return arr, ""
-
-
-def explain_batch(explainer: Any, model: Any, instances, positions: Sequence[int], seed: int,
-                  timeout_s: float) -> list[Entry]:
-    """Explain one batch; on an exception, retry instance by instance to isolate the bad ones."""
-    batch = instances.batch(positions, seed)
-    t0 = time.perf_counter()
-    try:
-        with time_limit(timeout_s * len(batch)):
-            model.focus(batch.ids)
-            outputs = explainer.explain(model, batch)
-    except _Timeout:
-        reason = f"timed out (limit {timeout_s:g}s per instance; raise --timeout or fix the explainer)"
-        return [Entry(i, False, None, reason, timeout_s) for i in batch.ids]
-    except Exception as exc:  # a broken submission must not stop the run
-        if len(positions) > 1:
-            return [e for p in positions for e in explain_batch(explainer, model, instances, [p], seed, timeout_s)]
-        return [Entry(batch.ids[0], False, None, f"raised {type(exc).__name__}: {exc}"[:500],
-                      time.perf_counter() - t0)]
-    per = (time.perf_counter() - t0) / len(batch)
-    try:
-        outputs = list(outputs)
-    except TypeError:
-        outputs = []
-    if len(outputs) != len(batch):
-        reason = f"returned {len(outputs)} outputs for a batch of {len(batch)}"
-        return [Entry(i, False, None, reason, per) for i in batch.ids]
-    entries = []
-    for p, i, out in zip(positions, batch.ids, outputs):
-        arr, reason = validate_output(out, instances.output_shapes[p])
-        entries.append(Entry(i, arr is not None, arr, reason, per))
-    return entries
+        if isinstance(self.batch_size, bool) or not isinstance(self.batch_size, int) or self.batch_size < 1:
+            bad("batch_size", f"must be an integer ≥ 1, got {self.batch_size!r}")
+        if self.limit is not None and (isinstance(self.limit, bool) or not isinstance(self.limit, int)
+                                       or self.limit < 1):
+            bad("limit", f"must be an integer ≥ 1 (or None for the whole split), got {self.limit!r}")
+        if not isinstance(self.seed, int) or self.seed < 0:
+            bad("seed", f"must be an integer ≥ 0, got {self.seed!r}")
+        if not isinstance(self.timeout_s, (int, float)) or not np.isfinite(self.timeout_s) or self.timeout_s < 0:
+            bad("timeout", f"must be a number of seconds ≥ 0 (0 = no limit), got {self.timeout_s!r}")
+        if not isinstance(self.memory_gb, (int, float)) or not 0.25 <= self.memory_gb <= 1024:
+            bad("memory_gb", f"must be between 0.25 and 1024 GiB, got {self.memory_gb!r}")
+        if self.sandbox not in MODES:
+            bad("sandbox", f"must be one of {', '.join(MODES)}, got {self.sandbox!r}")
 
 
 def display_name(sub: Submission, overrides: dict[str, Any]) -> str:
@@ -123,17 +77,34 @@ def display_name(sub: Submission, overrides: dict[str, Any]) -> str:
     return sub.name + ("[" + ",".join(f"{k}={v}" for k, v in changed.items()) + "]" if changed else "")
 
 
-def result_path(results_dir: Path, track: str, resource: str, model: str, name: str) -> Path:
+def result_path(results_dir: Path, track: str, resource: str, model: str, name: str,
+                coverage: dict | None = None) -> Path:
+    """`<results>/<track>/<family>__<config>/<model>/<name>.json` for a run over the whole split; a run
+    over a subset (`--limit`) gets `<name>@<n>-<ids digest>.json`, so it never replaces a fuller one."""
     safe = name.replace("/", "_").replace(" ", "")
+    if coverage is not None and not coverage.get("complete", True):
+        safe += f"@{coverage['n']}-{str(coverage['ids_sha256'])[:8]}"
     return results_dir / track / resource.replace("/", "__") / model / f"{safe}.json"
+
+
+def hidden_paths(*extra: Path | None) -> list[Path]:
+    """Folders a submission must never see: the data home (resources, caches, results, keys), the
+    data mirror, the Hugging Face cache, and any extra folder given (results, the resource's root)."""
+    from benchmark.resources.store import mirror_root
+
+    hf = Path(os.environ.get("HF_HOME", Path.home() / ".cache" / "huggingface")).expanduser()
+    out = [data_home(), hf, mirror_root(), *extra]
+    return [Path(p) for p in out if p is not None]
 
 
 def evaluate(submission: str | Path | Submission, track: str, resource: str, **options: Any) -> Result:
     """Evaluate `submission` on `resource` (`<family>/<config>`) of `track`; returns the Result.
 
-    Options are the fields of `RunOptions`. The result is written to
-    `<results_dir>/<track>/<family>__<config>/<model>/<submission>.json`."""
+    Options are the fields of `RunOptions`. The submission runs in a fresh worker process (sandboxed,
+    `benchmark.isolation`) that is handed inputs only; ground truth, scoring, the cache and the
+    Result stay here. The result is written to `result_path(...)`."""
     opts = RunOptions(**options)
+    opts.check()
     allocator.tune()
     sub = submission if isinstance(submission, Submission) else get_submission(submission)
     trk = get_track(track)
@@ -144,16 +115,15 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
         raise SubmissionError(f"resource {resource} belongs to family '{res.family}', not the {track} track")
     split = opts.split or trk.default_split
     instances = trk.instances(res, split, opts.limit)
-    model, model_info = trk.build_model(res, opts.model, instances, **opts.model_options)
-    why_not = sub.supports(trk.modality, model.white_box, instances.segments is not None)
-    explainer = None if why_not else sub.instantiate(opts.params)
-    unsupported = getattr(explainer, "unsupported", None)  # an explainer may refuse a model it cannot use
-    why_not = why_not or (unsupported(model) if callable(unsupported) else None)
+    spec, model_info = trk.build_model(res, opts.model, instances, **opts.model_options)
+    why_not = sub.supports(trk.modality, spec.white_box, instances.segments is not None)
     if why_not:
         raise SubmissionError(f"cannot evaluate: {why_not} (model '{opts.model}'); choose another model or submission")
+    sub.check_parameters(opts.params)
     params = {**sub.parameters, **opts.params}
     name = display_name(sub, opts.params)
     if opts.metric_params:  # scored differently: a different leaderboard entry
+        trk.check_metric_params(opts.metric_params)
         name += "{" + ",".join(f"{k}={v}" for k, v in sorted(opts.metric_params.items())) + "}"
     results_dir = Path(opts.results_dir) if opts.results_dir else data_home() / "results"
 
@@ -164,24 +134,39 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
     cache_path = (data_home() / "cache" / track / inputs_name.replace("/", "__") / opts.model /
                   f"{sub.name}-{param_hash}-s{opts.seed}-{split}.sqlite")
     cache = OutputCache(cache_path, key, overwrite=opts.overwrite)
+    config = WorkerConfig(sandbox=opts.sandbox, limits=Limits(memory_bytes=int(opts.memory_gb * (1 << 30))),
+                          hidden=hidden_paths(results_dir, res.root))
+    worker = Worker(sub, opts.params, spec, config)
     try:
         done = cache.done()
         todo = [n for n, i in enumerate(instances.ids) if i not in done]
         t_start = time.perf_counter()
+        if todo:
+            refused = worker.start()
+            if refused:
+                raise SubmissionError(f"cannot evaluate: {refused} (model '{opts.model}'); choose another model "
+                                      "or submission")
+        crashes = _Crashes()
         with progress_bar(len(todo), f"{name} on {res.name}/{opts.model}", unit="inst") as bar:
             for start in range(0, len(todo), opts.batch_size):
                 pos = todo[start : start + opts.batch_size]
-                cache.put(explain_batch(explainer, model, instances, pos, opts.seed, opts.timeout_s))
+                cache.put(_explain(worker, instances, pos, opts, crashes))
                 bar.advance(len(pos))
+        worker.close()
         entries = cache.get(instances.ids)
+        missing = [i for i in instances.ids if i not in entries]
+        if missing:
+            raise XaibenchError(f"cache {cache_path} lost {len(missing)} outputs during the run; rerun the command")
         scores = _score(trk, instances, entries, name, opts.metric_params)
     finally:
+        worker.close()
         cache.close()
 
     failures = [Failure(i, entries[i].reason) for i in instances.ids if not entries[i].ok]
     ok = np.array([entries[i].ok for i in instances.ids], dtype=bool)
     # failures are counted in n_failed; `excluded` counts instances where a metric is undefined
     metrics = trk.summarise(scores, ok)
+    coverage = coverage_of(instances.ids, trk.split_size(res, split, instances, opts.limit), opts.limit)
     result = Result(
         submission={"name": name, "base": sub.name, "version": sub.version, "hash": sub.hash,
                     "parameters": params, "kind": sub.kind},
@@ -196,14 +181,49 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
         provenance={**software(), "seed": opts.seed, "batch_size": opts.batch_size,
                     "device": f"cpu ({platform.machine()}, {platform.python_implementation()} "
                               f"{platform.python_version()})",
+                    "isolation": {"sandbox": worker.mode, "worker_starts": worker.starts,
+                                  "memory_gb": opts.memory_gb},
                     "this_run_s": round(time.perf_counter() - t_start, 3)},
         primary_metric=trk.primary_metric,
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        coverage=coverage,
+        integrity={"outputs_sha256": outputs_digest([entries[i] for i in instances.ids])},
         extra={**({"metric_params": opts.metric_params} if opts.metric_params else {}),
-               **({"excluded_instances": instances.excluded} if instances.excluded else {})},
+               **({"excluded_instances": instances.excluded} if instances.excluded else {}),
+               "cache": str(cache_path.relative_to(data_home()))},
     )
-    result.save(result_path(results_dir, track, res.name, opts.model, name))
+    result.save(result_path(results_dir, track, res.name, opts.model, name, coverage))
     return result
+
+
+@dataclass
+class _Crashes:
+    """Worker crashes in a row without one good instance (a circuit breaker for hopeless runs)."""
+
+    in_a_row: int = 0
+    last: str = ""
+
+
+def _explain(worker: Worker, instances, positions: Sequence[int], opts: RunOptions,
+             crashes: _Crashes) -> list[Entry]:
+    """Entries for one batch; after a worker crash, each instance again alone in a fresh worker."""
+    ids = [instances.ids[p] for p in positions]
+    if crashes.in_a_row >= MAX_CRASHES:
+        reason = f"not run: the worker crashed {crashes.in_a_row} times in a row (last: {crashes.last})"
+        return [Entry(i, False, None, reason[:500], 0.0) for i in ids]
+    batch = instances.batch(positions, opts.seed)
+    try:
+        entries = worker.explain(batch.ids, batch.inputs, batch.segments, opts.seed,
+                                 [instances.output_shapes[p] for p in positions], opts.timeout_s)
+    except WorkerCrash as crash:
+        crashes.in_a_row += 1
+        crashes.last = crash.reason
+        if len(positions) == 1:
+            return [Entry(ids[0], False, None, f"crashed: {crash.reason}"[:500], 0.0)]
+        return [e for p in positions for e in _explain(worker, instances, [p], opts, crashes)]
+    if any(e.ok for e in entries):
+        crashes.in_a_row = 0
+    return entries
 
 
 def _score(trk, instances, entries: dict[str, Entry], name: str, metric_params: dict) -> dict[str, np.ndarray]:

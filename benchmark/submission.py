@@ -79,6 +79,15 @@ class Submission:
             return f"{self.name} needs an object segmentation the track does not provide"
         return None
 
+    def check_parameters(self, overrides: dict[str, Any]) -> None:
+        """Refuse parameter overrides the submission does not declare (before anything runs)."""
+        unknown = set(overrides) - set(self.parameters)
+        if unknown:
+            raise SubmissionError(
+                f"{self.name} has no parameter(s) {', '.join(sorted(unknown))}; known: "
+                f"{', '.join(sorted(self.parameters)) or 'none'}"
+            )
+
     def instantiate(self, overrides: dict[str, Any] | None = None) -> Any:
         """Import the entry class from the folder and construct it with the parameters."""
         module_name, _, class_name = self.entry.partition(":")
@@ -102,12 +111,7 @@ class Submission:
         if cls is None:
             raise SubmissionError(f"{file} has no class '{class_name}' (named by entry in submission.toml)")
         params = {**self.parameters, **(overrides or {})}
-        unknown = set(overrides or {}) - set(self.parameters)
-        if unknown:
-            raise SubmissionError(
-                f"{self.name} has no parameter(s) {', '.join(sorted(unknown))}; known: "
-                f"{', '.join(sorted(self.parameters)) or 'none'}"
-            )
+        self.check_parameters(overrides or {})
         try:
             obj = cls(**params)
         except TypeError as exc:

@@ -48,14 +48,22 @@ def test_function_model_counts_visible_objects(home):
     trk = get_track("aixi")
     res = load_resource("aixi/shape-suum")
     inst = trk.instances(res, "validation")
-    model, info = trk.build_model(res, "function", inst)
-    model.focus(inst.ids)
+    spec, info = trk.build_model(res, "function", inst)
+    # built from ground truth: served by the harness, one explained instance at a time
+    assert spec.served is not None and spec.loader is None and spec.per_instance and not spec.white_box
+    model = spec.served
     labels = res.table("validation", columns=["label"]).column("label").to_numpy()
-    assert np.allclose(model.predict(inst.inputs)[:, 0], labels, atol=1e-6)
+
+    def predict(n, x):
+        model.focus(inst.ids[n])
+        return model.predict(x)[:, 0]
+
+    assert np.allclose([predict(n, inst.inputs[n : n + 1])[0] for n in range(len(inst))], labels, atol=1e-6)
     # hiding every object gives the function of zero counts; hiding one object drops its pattern's term
-    assert np.allclose(model.predict(np.zeros_like(inst.inputs))[:, 0], 0)
+    assert np.allclose([predict(n, np.zeros_like(inst.inputs[n : n + 1]))[0] for n in range(len(inst))], 0)
     n = int(np.argmax([len(p) for p in inst.truths["patterns"]]))
     x = inst.inputs[n].copy()
+    model.focus(inst.ids[n])
     x[inst.segments[n] == 1] = 0
     pattern = int(inst.truths["patterns"][n][0])
     drop = labels[n] - model.predict(x[None])[0, 0]

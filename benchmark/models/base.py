@@ -144,6 +144,20 @@ def save_model(module: torch.nn.Module, directory: Path, architecture: str, kwar
     return digest
 
 
+def read_model_config(directory: Path, rebuild: str = "rebuild the resource's model") -> dict:
+    """A model folder's config.json, or a one-line ResourceError naming the file and the fix."""
+    path = Path(directory) / "config.json"
+    if not path.exists():
+        raise ResourceError(f"no trained model in {directory} (missing config.json); run `{rebuild}`")
+    try:
+        config = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ResourceError(f"model config {path} is damaged ({exc}); run `{rebuild}`") from None
+    if not isinstance(config, dict) or not isinstance(config.get("sha256"), str):
+        raise ResourceError(f"model config {path} is incomplete (no sha256); run `{rebuild}`")
+    return config
+
+
 def load_model(directory: Path) -> tuple[torch.nn.Module, dict]:
     """Rebuild a module from a resource's `model/<config>/` folder; returns (module, config)."""
     from safetensors.torch import load_file

@@ -13,9 +13,11 @@ from typing import Any, Sequence
 import numpy as np
 
 import benchmark.metrics.saliency  # noqa: F401  (registers the metrics)
+from benchmark.metrics.saliency import ATTRIBUTIONS
 from benchmark.errors import ResourceError
 from benchmark.models.aixi_function import FunctionModel, Reference, get_function
-from benchmark.models.base import ImageModel, load_model
+from benchmark.models.base import read_model_config
+from benchmark.models.spec import ModelSpec
 from benchmark.resources.aixi_schema import decode_split
 from benchmark.tracks.base import TRACKS, Instances, Track
 
@@ -60,18 +62,31 @@ class AixiTrack(Track):
             refs = {i: Reference(t["images"][n], t["instances"][n], np.asarray(t["patterns"][n], dtype=np.int64))
                     for n, i in enumerate(instances.ids)}
             model = FunctionModel(fn, dataset, refs, visible_fraction=visible_fraction)
-            key = f"function:{fname}:{fn.class_rule}:{visible_fraction}"
+            # "source=instance": the explained instance is the source of every input (v2; the
+            # earlier model searched the batch for it, which made outputs depend on the batch)
+            key = f"function:{fname}:{fn.class_rule}:{visible_fraction}:source=instance"
             info = {"name": "function", "hash": hashlib.sha256(key.encode()).hexdigest()[:16], "task": fn.task,
                     "visible_fraction": visible_fraction}
-            return model, info
+            # built from ground truth (each object's pattern): served by the harness, never loaded
+            return ModelSpec(name="function", modality="image", white_box=False, served=model,
+                             per_instance=True), info
         if name == "cnn":
-            module, config = load_model(resource.model_dir())
+            directory = resource.model_dir()
+            config = read_model_config(directory, rebuild=f"xaibench train aixi {resource.name}")
             task = config.get("task", "regression")
-            model = ImageModel(module, name="cnn", task=task, gradcam_layer=module.gradcam_layer)
             info = {"name": "cnn", "hash": config["sha256"][:16], "task": task,
                     "validation": config.get("validation", {})}
-            return model, info
+            return ModelSpec(name="cnn", modality="image", white_box=True, loader="image", directory=directory), info
         raise ResourceError(f"the aixi track has no model '{name}'; choose one of: {', '.join(self.models)}")
+
+    def split_size(self, resource, split: str, instances: Instances, limit: int | None) -> int:
+        return resource.table(split, columns=["id"]).num_rows
+
+    def check_metric_params(self, metric_params: dict[str, Any]) -> None:
+        super().check_metric_params(metric_params)
+        if metric_params.get("attribution", "signed") not in ATTRIBUTIONS:
+            raise ResourceError(f"attribution must be one of {', '.join(ATTRIBUTIONS)}, "
+                                f"got {metric_params['attribution']!r}")
 
     def score(self, explanations: list[np.ndarray], truths: Any, positions: Sequence[int],
               **metric_params: Any) -> dict[str, np.ndarray]:

@@ -13,6 +13,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from benchmark.contracts import Batch
+from benchmark.errors import XaibenchError
 from benchmark.metrics import METRICS, Metric
 from benchmark.registry import Registry
 from benchmark.results import MetricSummary
@@ -73,8 +74,26 @@ class Track:
         return resource.name, resource.revision
 
     def build_model(self, resource, name: str, instances: Instances, **options: Any):
-        """The model under test `name` for this resource. Returns (model, model_info dict)."""
+        """The model under test `name` for this resource: (`ModelSpec`, model_info dict).
+
+        The spec is a model folder a worker loads by itself, or a black box the harness serves
+        (`benchmark.models.spec`); a model built from ground truth must be served, never loaded."""
         raise NotImplementedError
+
+    def split_size(self, resource, split: str, instances: Instances, limit: int | None) -> int:
+        """How many instances the whole split has (after the track's exclusions): the coverage a
+        `limit`ed run is measured against. Default: counted by building the instances once more."""
+        if limit is None or len(instances) < limit:
+            return len(instances)
+        return len(self.instances(resource, split, None))
+
+    def check_metric_params(self, metric_params: dict[str, Any]) -> None:
+        """Refuse unknown metric options before anything runs (XaibenchError naming the known ones)."""
+        known = {k for m in self.metric_objects() for k in m.params}
+        unknown = set(metric_params) - known
+        if unknown:
+            raise XaibenchError(f"unknown {self.name} metric option(s) {', '.join(sorted(unknown))}; known: "
+                                f"{', '.join(sorted(known)) or 'none'}")
 
     def score(self, explanations: list[np.ndarray], truths: Any, positions: Sequence[int],
               **metric_params: Any) -> dict[str, np.ndarray]:

@@ -22,8 +22,8 @@ from typing import Any, Sequence
 import numpy as np
 
 import benchmark.metrics.interpretation as interp
-from benchmark.errors import ResourceError
-from benchmark.models.text import load_word_model
+from benchmark.errors import ResourceError, XaibenchError
+from benchmark.models.spec import ModelSpec
 from benchmark.results import MetricSummary
 from benchmark.tracks.base import TRACKS, Instances, Track
 
@@ -99,11 +99,18 @@ class IdcTrack(Track):
         if name not in self.models or not folder:
             raise ResourceError(f"the idc track has no model '{name}' for {resource.name}; "
                                 f"choose one of: {', '.join(self.models)}")
-        model = load_word_model(resource.root / "model" / folder, name=name)
-        cfg = json.loads((resource.root / "model" / folder / "config.json").read_text())
+        directory = resource.root / "model" / folder
+        cfg = json.loads((directory / "config.json").read_text())
+        spec = ModelSpec(name=name, modality="text", white_box=True, loader="word", directory=directory)
         info = {"name": name, "hash": cfg["sha256"][:16], "task": cfg.get("task", "binary"),
                 "architecture": cfg["architecture"], "scores": cfg.get("scores", {})}
-        return model, info
+        return spec, info
+
+    def check_metric_params(self, metric_params: dict[str, Any]) -> None:
+        try:
+            self._options(metric_params)
+        except ValueError as exc:
+            raise XaibenchError(str(exc)) from None
 
     def score(self, explanations: list[np.ndarray], truths: Any, positions: Sequence[int],
               **metric_params: Any) -> dict[str, np.ndarray]:

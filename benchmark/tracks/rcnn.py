@@ -25,8 +25,9 @@ from typing import Any, Sequence
 import numpy as np
 
 import benchmark.metrics.zero_contribution as zc
-from benchmark.errors import ResourceError
-from benchmark.models.rcnn import config_of, load_rcnn
+from benchmark.errors import ResourceError, XaibenchError
+from benchmark.models.rcnn import config_of
+from benchmark.models.spec import ModelSpec
 from benchmark.tracks.base import TRACKS, Instances, Track
 
 ASPECTS = ("appearance", "aroma", "palate")
@@ -83,12 +84,13 @@ class RcnnTrack(Track):
                                             or resource.config)
         if unknown := set(options) - {"batch_size"}:
             raise ResourceError(f"unknown rcnn model option(s) {sorted(unknown)}; known: batch_size")
-        model = load_rcnn(folder, name=name, batch_size=int(options.get("batch_size", 256)))
+        spec = ModelSpec(name=name, modality="text", white_box=True, loader="rcnn", directory=folder,
+                         options={"batch_size": int(options.get("batch_size", 256))})
         cfg = config_of(folder)
         info = {"name": name, "hash": cfg["sha256"][:16], "task": "regression", "architecture": cfg["architecture"],
                 "aspect": cfg.get("aspect"), "validation": {k: v for k, v in cfg.get("validation", {}).items()
                                                              if not isinstance(v, dict)}}
-        return model, info
+        return spec, info
 
     @staticmethod
     def _options(metric_params: dict[str, Any]) -> dict[str, Any]:
@@ -99,6 +101,12 @@ class RcnnTrack(Track):
         if opts["attribution"] not in zc.ATTRIBUTIONS:
             raise ValueError(f"attribution must be one of {zc.ATTRIBUTIONS}, got {opts['attribution']!r}")
         return opts
+
+    def check_metric_params(self, metric_params: dict[str, Any]) -> None:
+        try:
+            self._options(metric_params)
+        except ValueError as exc:
+            raise XaibenchError(str(exc)) from None
 
     def score(self, explanations: list[np.ndarray], truths: Any, positions: Sequence[int],
               **metric_params: Any) -> dict[str, np.ndarray]:

@@ -1,0 +1,356 @@
+"""The harness side of submission isolation: one fresh worker process per evaluation run.
+
+`Worker` starts `benchmark.worker` in the sandbox (`benchmark.sandbox`), hands it the submission and
+the model spec, then explains batches (`explain`). Every instance comes back as a cache `Entry`: a
+validated output, or a recorded failure with its reason. Nothing the worker does can stop the
+harness:
+
+* an exception, a wrong output count or a non-numeric output → failures with the reason (the
+  worker itself retries a failed batch instance by instance);
+* a hang (in Python or native code) past `timeout_s × batch size` → the worker is SIGKILLed, the
+  batch's instances time out, the next batch gets a fresh worker;
+* a crash, segfault, `os._exit`, or a kill by the memory / CPU limit → the batch is retried one
+  instance at a time, each in a fresh worker, so the instance that kills it is named; after
+  `MAX_CRASHES` crashes in a row without one good instance the rest of the run is recorded as not
+  run (the same reason) instead of restarting the worker thousands of times;
+* garbage on the channel, a message over the size limit, an object that cannot be serialised → a
+  failure with the reason (the worker is replaced);
+* output floods on stdout / stderr are drained and dropped (the last few KB are kept for the
+  failure reason).
+
+Served models (`ModelSpec.served`) answer the worker's `predict` requests here, batched: the
+worker never holds the model or anything it was built from.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from benchmark.cache import Entry
+from benchmark.errors import ResourceError, SubmissionError
+from benchmark.models.spec import ModelSpec
+from benchmark.sandbox import (INSIDE_MODEL, INSIDE_SCRATCH, INSIDE_SUBMISSION, Limits, bwrap_argv, resolve_mode,
+                               worker_env)
+from benchmark.submission import Submission
+from benchmark.wire import MAX_BYTES, Channel, Deadline, PeerClosed, WireError
+
+START_TIMEOUT_S = 300.0  # import + model load + constructor
+MAX_CRASHES = 8
+TAIL_BYTES = 4096
+
+
+def _clean(text: str, limit: int = 500) -> str:
+    """Printable, one-line, bounded text from an untrusted source."""
+    text = "".join(ch if ch.isprintable() else " " for ch in str(text))
+    return " ".join(text.split())[:limit]
+
+
+def validate_output(out: Any, shape: tuple[int, ...]) -> tuple[np.ndarray | None, str]:
+    """(array, "") if `out` is a finite array of `shape`, else (None, reason)."""
+    try:
+        arr = np.asarray(out, dtype=np.float32)
+    except (TypeError, ValueError) as exc:
+        return None, f"output is not a numeric array ({exc})"
+    if arr.shape != tuple(shape):
+        return None, f"output shape {arr.shape} != expected {tuple(shape)}"
+    if not np.isfinite(arr).all():
+        bad = int((~np.isfinite(arr)).sum())
+        return None, f"output has {bad} non-finite values (NaN/inf)"
+    return arr, ""
+
+
+class WorkerCrash(Exception):
+    """The worker died or broke the protocol; `reason` says how."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass
+class WorkerConfig:
+    """How workers are started (from `RunOptions`)."""
+
+    sandbox: str = "auto"  # auto | bwrap | none
+    limits: Limits = field(default_factory=Limits)
+    hidden: list[Path] = field(default_factory=list)  # folders that must stay out of reach
+    scratch_root: Path | None = None  # per-submission writable folders live under it
+    max_bytes: int = MAX_BYTES
+    torch_threads: int | None = None
+
+
+def _subreaper() -> None:
+    """Orphans of a worker become our children (so a plain worker's forks can be found and ended)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        pass
+
+
+def _children() -> list[int]:
+    me, out = os.getpid(), []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == me:
+                out.append(int(entry))
+    return out
+
+
+class Worker:
+    """One submission × model run in a worker process (start lazily, `close()` always)."""
+
+    def __init__(self, sub: Submission, overrides: dict[str, Any], spec: ModelSpec, config: WorkerConfig) -> None:
+        self.sub, self.overrides, self.spec, self.config = sub, dict(overrides), spec, config
+        self.mode = resolve_mode(config.sandbox)
+        self.proc: subprocess.Popen | None = None
+        self.channel: Channel | None = None
+        self._tail: deque[bytes] = deque()
+        self._tail_len = 0
+        self._home: tempfile.TemporaryDirectory | None = None
+        self.starts = 0
+        self.unsupported: str | None = None
+
+    # -- life cycle -----------------------------------------------------------------------------
+    def _scratch(self) -> Path:
+        from benchmark.resources import data_home
+
+        root = self.config.scratch_root or data_home() / "scratch"
+        path = root / self.sub.name
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def start(self) -> str | None:
+        """Start a fresh worker; returns the submission's reason to refuse the model (or None).
+        Raises SubmissionError / ResourceError when the submission or the model cannot load."""
+        self.close()
+        self.starts += 1
+        parent, child = socket.socketpair()
+        scratch = self._scratch()
+        worker_argv = [sys.executable, "-m", "benchmark.worker", "--fd", str(child.fileno())]
+        if self.mode == "bwrap":
+            model_dir = Path(self.spec.directory) if self.spec.directory is not None else None
+            argv = bwrap_argv(worker_argv, model_dir=model_dir, submission_dir=self.sub.path,
+                              scratch_dir=scratch, hidden=self.config.hidden, limits=self.config.limits)
+            env, cwd = worker_env(INSIDE_SCRATCH, "/tmp"), None
+            sub_path, model_path = INSIDE_SUBMISSION, INSIDE_MODEL
+        else:
+            _subreaper()
+            self._home = tempfile.TemporaryDirectory(prefix="xaibench-worker-")
+            argv, cwd = worker_argv, self._home.name
+            env = worker_env(str(scratch), self._home.name)
+            sub_path, model_path = str(self.sub.path), None
+        try:
+            self.proc = subprocess.Popen(argv, pass_fds=(child.fileno(),), stdin=subprocess.DEVNULL,
+                                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, cwd=cwd,
+                                         start_new_session=True)
+        finally:
+            child.close()
+        self.channel = Channel(parent, self.config.max_bytes)
+        self._tail.clear()
+        self._tail_len = 0
+        threading.Thread(target=self._drain, args=(self.proc.stdout,), daemon=True).start()
+        start = {"type": "start", "limits": self.config.limits.as_dict(), "torch_threads": self.config.torch_threads,
+                 "model": self.spec.wire(model_path),
+                 "submission": {"name": self.sub.name, "version": self.sub.version, "kind": self.sub.kind,
+                                "entry": self.sub.entry, "path": sub_path, "parameters": self.sub.parameters,
+                                "overrides": self.overrides}}
+        try:
+            self.channel.send(start)
+            reply = self.channel.recv(time.monotonic() + START_TIMEOUT_S)
+        except Deadline:
+            self.close()
+            raise SubmissionError(f"{self.sub.name} did not start within {START_TIMEOUT_S:g} s (import, model "
+                                  "load and constructor); fix its start-up") from None
+        except WireError as exc:
+            why = self._death(str(exc))
+            self.close()
+            raise SubmissionError(f"{self.sub.name}'s worker failed during start-up: {why}") from None
+        if not isinstance(reply, dict) or reply.get("type") not in ("ready", "error"):
+            self.close()
+            raise SubmissionError(f"{self.sub.name}'s worker answered the start with a malformed message")
+        if reply["type"] == "error":
+            self.close()
+            msg = _clean(reply.get("message", ""))
+            if reply.get("stage") == "model":
+                raise ResourceError(f"the model under test could not be loaded: {msg}")
+            raise SubmissionError(msg or f"{self.sub.name} failed to start")
+        self.unsupported = None if reply.get("unsupported") is None else _clean(reply["unsupported"])
+        return self.unsupported
+
+    def _drain(self, stream) -> None:
+        try:
+            for chunk in iter(lambda: stream.read1(65536), b""):
+                self._tail.append(chunk)
+                self._tail_len += len(chunk)
+                while self._tail_len > TAIL_BYTES and len(self._tail) > 1:
+                    self._tail_len -= len(self._tail.popleft())
+        except (OSError, ValueError):
+            pass
+
+    def _death(self, what: str) -> str:
+        """Why the worker is gone: its exit status or signal and the end of its output."""
+        code = None
+        if self.proc is not None:
+            try:
+                code = self.proc.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                code = None
+        if code is None:
+            how = what
+        elif code < 0:
+            try:
+                how = f"killed by {signal.Signals(-code).name}"
+            except ValueError:
+                how = f"killed by signal {-code}"
+        else:
+            how = f"exited with status {code}"
+        tail = _clean(b"".join(self._tail)[-300:].decode("utf-8", "replace"), 300)
+        return f"worker {how}" + (f"; last output: {tail}" if tail else "")
+
+    def close(self) -> None:
+        """End the worker and everything it started."""
+        if self.channel is not None:
+            try:
+                if self.proc is not None and self.proc.poll() is None:
+                    self.channel.send({"type": "stop"})
+            except WireError:
+                pass
+            self.channel.close()
+            self.channel = None
+        if self.proc is not None:
+            try:
+                self.proc.wait(timeout=0.5)
+            except subprocess.TimeoutExpired:
+                pass
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+            if self.mode == "none":
+                self._end_orphans()
+            self.proc = None
+        if self._home is not None:
+            self._home.cleanup()
+            self._home = None
+
+    @staticmethod
+    def _end_orphans() -> None:
+        """Without a PID namespace, forks that outlived the worker were re-parented to us
+        (subreaper): end every child that is not one of the harness's own process pools."""
+        import multiprocessing
+
+        keep = {p.pid for p in multiprocessing.active_children()}
+        for pid in _children():
+            if pid in keep:
+                continue
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except (ProcessLookupError, ChildProcessError, PermissionError):
+                pass
+
+    def __enter__(self) -> "Worker":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # -- explaining -----------------------------------------------------------------------------
+    def _serve_predict(self, msg: dict, ids: Sequence[str]) -> None:
+        model = self.spec.served
+        try:
+            if model is None:
+                raise ValueError("this model is not served by the harness")
+            focus = msg.get("focus")
+            if self.spec.per_instance:
+                if focus not in ids:
+                    raise ValueError("predict() must be called while explaining an instance of the batch")
+                model.focus(focus)
+            inputs = msg.get("inputs")
+            if self.spec.modality == "image":
+                if not isinstance(inputs, np.ndarray) or inputs.ndim not in (3, 4) or inputs.dtype.kind not in "fiub":
+                    raise ValueError("inputs must be an (N, H, W) numeric array")
+                inputs = inputs.astype(np.float32, copy=False)
+            elif not (isinstance(inputs, list) and all(isinstance(d, list) and all(isinstance(w, str) for w in d)
+                                                       for d in inputs)):
+                raise ValueError("inputs must be lists of word tokens")
+            out = np.asarray(model.predict(inputs), dtype=np.float32)
+            reply = {"type": "predicted", "outputs": out}
+        except Exception as exc:  # a bad request is the submission's failure, never the harness's
+            reply = {"type": "predict-error", "message": _clean(f"{type(exc).__name__}: {exc}", 300)}
+        self.channel.send(reply)
+
+    def explain(self, ids: Sequence[str], inputs: Any, segments: np.ndarray | None, seed: int,
+                shapes: Sequence[tuple[int, ...]], timeout_s: float) -> list[Entry]:
+        """Explain one batch; raises WorkerCrash when the worker died (the caller retries)."""
+        if self.proc is None or self.proc.poll() is not None:  # a fresh worker after a crash or time-out
+            try:
+                why_not = self.start()
+            except (SubmissionError, ResourceError) as exc:
+                raise WorkerCrash(f"the worker could not be restarted ({_clean(exc, 300)})") from None
+            if why_not:
+                raise WorkerCrash(f"the restarted worker refused the model ({why_not})")
+        ids = list(ids)
+        t0 = time.perf_counter()
+        deadline = time.monotonic() + timeout_s * len(ids) if timeout_s > 0 else None
+        try:
+            self.channel.send({"type": "batch", "ids": ids, "inputs": inputs, "segments": segments, "seed": int(seed)})
+            while True:
+                msg = self.channel.recv(deadline)
+                if not isinstance(msg, dict):
+                    raise WireError("a message that is not an object")
+                if msg.get("type") == "predict":
+                    self._serve_predict(msg, ids)
+                    continue
+                if msg.get("type") != "outputs" or not isinstance(msg.get("outputs"), list):
+                    raise WireError(f"an unexpected message {str(msg.get('type'))[:40]!r}")
+                outputs = msg["outputs"]
+                break
+        except Deadline:
+            self.close()
+            per = (time.perf_counter() - t0) / len(ids)
+            reason = f"timed out (limit {timeout_s:g}s per instance; raise --timeout or fix the explainer)"
+            return [Entry(i, False, None, reason, per) for i in ids]
+        except PeerClosed:
+            raise WorkerCrash(self._death("closed its channel")) from None
+        except WireError as exc:
+            self.close()
+            raise WorkerCrash(f"worker broke the protocol ({_clean(exc, 200)})") from None
+        per = (time.perf_counter() - t0) / len(ids)
+        if len(outputs) != len(ids):
+            reason = f"returned {len(outputs)} outputs for a batch of {len(ids)}"
+            return [Entry(i, False, None, reason, per) for i in ids]
+        entries = []
+        for i, out, shape in zip(ids, outputs, shapes):
+            if isinstance(out, dict):
+                entries.append(Entry(i, False, None, _clean(out.get("error", "failed")), per))
+                continue
+            if not isinstance(out, np.ndarray) or out.dtype != np.float32:
+                entries.append(Entry(i, False, None, "output is not a float32 array", per))
+                continue
+            arr, reason = validate_output(out, shape)
+            entries.append(Entry(i, arr is not None, arr, reason, per))
+        return entries
