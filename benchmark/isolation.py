@@ -127,6 +127,7 @@ class Worker:
         self._tail_len = 0
         self._home: tempfile.TemporaryDirectory | None = None
         self.starts = 0
+        self._token = ""
         self.unsupported: str | None = None
 
     # -- life cycle -----------------------------------------------------------------------------
@@ -157,6 +158,7 @@ class Worker:
             self._home = tempfile.TemporaryDirectory(prefix="xaibench-worker-")
             argv, cwd = worker_argv, self._home.name
             env = worker_env(str(scratch), self._home.name)
+            self._token = env["XAIBENCH_WORKER"] = os.urandom(8).hex()
             sub_path, model_path = str(self.sub.path), None
         try:
             self.proc = subprocess.Popen(argv, pass_fds=(child.fileno(),), stdin=subprocess.DEVNULL,
@@ -250,21 +252,28 @@ class Worker:
             except subprocess.TimeoutExpired:
                 pass
             if self.mode == "none":
-                self._end_orphans()
+                self._end_orphans(self._token)
             self.proc = None
         if self._home is not None:
             self._home.cleanup()
             self._home = None
 
     @staticmethod
-    def _end_orphans() -> None:
-        """Without a PID namespace, forks that outlived the worker were re-parented to us
-        (subreaper): end every child that is not one of the harness's own process pools."""
+    def _end_orphans(token: str) -> None:
+        """Without a PID namespace, forks that outlived the worker were re-parented to us (we are
+        their subreaper): end every child that carries this worker's token in its environment (or
+        cleared its environment), except the harness's own process pools."""
         import multiprocessing
 
         keep = {p.pid for p in multiprocessing.active_children()}
         for pid in _children():
             if pid in keep:
+                continue
+            try:
+                environ = Path(f"/proc/{pid}/environ").read_bytes()
+            except OSError:
+                continue
+            if environ and f"XAIBENCH_WORKER={token}".encode() not in environ.split(b"\0"):
                 continue
             try:
                 os.kill(pid, signal.SIGKILL)

@@ -134,12 +134,12 @@ class ServedModel:
 
 
 def _model(start: dict, channel: Any) -> Any:
-    from benchmark.models.spec import LOADERS
-
     spec = start["model"]
     if "served" in spec:
         s = spec["served"]
         return ServedModel(channel, s["name"], s["task"], s["n_outputs"], s["modality"], s.get("batch_size", 1024))
+    from benchmark.models.spec import LOADERS
+
     return LOADERS[spec["loader"]](__import__("pathlib").Path(spec["directory"]), spec["name"], **spec["options"])
 
 

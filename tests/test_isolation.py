@@ -1,0 +1,305 @@
+"""Hostile submissions (issue: a leaderboard people can trust). Each test plays an attack or a fault
+and asserts it is contained: no ground truth reached, no file outside the worker's own folders
+changed, the run completes with recorded failures where due, and every other submission's numbers
+and Result files unchanged.
+
+The attacks know the real paths of the harness's data home and results (the worst case): the
+sandbox must hide them, not rely on the submission not knowing where they are.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from benchmark.resources import data_home
+from benchmark.runner import evaluate
+from benchmark.sandbox import bwrap_problem
+from tests.conftest import write_submission
+
+needs_bwrap = pytest.mark.skipif(bwrap_problem() is not None, reason=f"bubblewrap unavailable: {bwrap_problem()}")
+RUN = dict(track="aixi", resource="aixi/shape-ssin", model="function", limit=4, batch_size=2)
+UNIFORM_SHAPED = "return [np.ones(x.shape, np.float32) for x in batch.inputs]"
+
+
+def snapshot(root: Path, skip: tuple[str, ...] = ()) -> dict[str, str]:
+    """sha256 of every file under `root` (paths relative), except those under `skip` prefixes."""
+    out = {}
+    for p in sorted(root.rglob("*")):
+        rel = p.relative_to(root).as_posix()
+        if p.is_file() and not rel.startswith(skip):
+            out[rel] = hashlib.sha256(p.read_bytes()).hexdigest()
+    return out
+
+
+def report(name: str) -> str:
+    """What a hostile submission wrote into its own scratch folder (its only persistent place)."""
+    p = data_home() / "scratch" / name / "report.txt"
+    return p.read_text() if p.exists() else ""
+
+
+@pytest.fixture()
+def reference(home, tmp_path):
+    """A well-behaved submission's Result, evaluated before the attack (its file must survive)."""
+    r = evaluate("uniform", results_dir=tmp_path / "res", **RUN)
+    files = list((tmp_path / "res").rglob("*.json"))
+    assert len(files) == 1
+    return r, files[0], files[0].read_bytes()
+
+
+def hostile(tmp_path: Path, name: str, body: str, **kw) -> Path:
+    return write_submission(tmp_path / name, name, body, **kw)
+
+
+def check_contained(reference, tmp_path) -> None:
+    r, path, data = reference
+    assert path.read_bytes() == data, "another submission's Result file changed"
+    again = evaluate("uniform", results_dir=tmp_path / "res2", **RUN)
+    assert again.metrics["kl"].mean == r.metrics["kl"].mean
+
+
+@needs_bwrap
+def test_reading_ground_truth_files_finds_nothing(reference, tmp_path):
+    home = data_home()
+    body = f"""
+import glob, os, io
+paths = glob.glob({str(home)!r} + '/**/*', recursive=True)
+seen = [p for p in paths if os.path.isfile(p)]
+try:
+    open({str(home / 'resources' / 'aixi' / 'README.md')!r}).read(); card = True
+except OSError:
+    card = False
+with open(os.path.join(os.environ['XAIBENCH_SCRATCH'], 'report.txt'), 'w') as fh:
+    fh.write(f'files={{len(seen)}} card={{card}} env={{os.environ.get("XAIBENCH_HOME")}}')
+{UNIFORM_SHAPED}
+"""
+    before = snapshot(home, skip=("scratch/", "cache/", "results/"))
+    r = evaluate(str(hostile(tmp_path, "gt-reader", body)), results_dir=tmp_path / "res", **RUN)
+    assert r.n_failed == 0
+    assert report("gt-reader").startswith("files=0 card=False env=/tmp/")
+    assert snapshot(home, skip=("scratch/", "cache/", "results/")) == before
+    check_contained(reference, tmp_path)
+
+
+@needs_bwrap
+def test_writing_into_the_data_home_and_results_fails(reference, tmp_path):
+    _, path, _ = reference
+    body = f"""
+import os, json
+hits = []
+for target in ({str(path)!r}, {str(data_home() / 'resources' / 'planted.txt')!r}):
+    try:
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with open(target, 'w') as fh:
+            fh.write(json.dumps({{'metrics': {{'kl': {{'mean': -1}}}}}}))
+        hits.append(target)
+    except OSError:
+        pass
+with open(os.path.join(os.environ['XAIBENCH_SCRATCH'], 'report.txt'), 'w') as fh:
+    fh.write(f'written={{len(hits)}}')
+{UNIFORM_SHAPED}
+"""
+    evaluate(str(hostile(tmp_path, "forger", body)), results_dir=tmp_path / "res", **RUN)
+    # the writes landed (if anywhere) in the worker's private /tmp, never in the real folders
+    assert not (data_home() / "resources" / "planted.txt").exists()
+    check_contained(reference, tmp_path)
+
+
+def test_stack_model_and_memory_hold_no_ground_truth(reference, tmp_path):
+    """inspect.stack(), the model object's __dict__ and every object in the worker's memory: no
+    instance truths, no function-model references (they never leave the harness)."""
+    body = """
+import gc, inspect, os
+found = []
+for f in inspect.stack():
+    for k, v in f.frame.f_locals.items():
+        if k in ('instances', 'truths') or hasattr(v, 'truths'):
+            found.append('stack:' + k)
+d = object.__getattribute__(model, '__dict__')
+found += ['model:' + k for k in d if 'ref' in k.lower() or 'function' in k.lower()]
+for o in gc.get_objects():
+    if isinstance(o, dict) and any(isinstance(o.get(k), (np.ndarray, list)) for k in ('gt', 'patterns', 'truths')):
+        found.append('heap:dict')
+    if type(o).__name__ in ('Instances', 'FunctionModel', 'Reference'):
+        found.append('heap:' + type(o).__name__)
+with open(os.path.join(os.environ['XAIBENCH_SCRATCH'], 'report.txt'), 'w') as fh:
+    fh.write('found=' + ','.join(sorted(set(found))))
+return [np.ones(x.shape, np.float32) for x in batch.inputs]
+"""
+    r = evaluate(str(hostile(tmp_path, "snoop", body)), results_dir=tmp_path / "res", sandbox="none", **RUN)
+    assert r.n_failed == 0
+    assert report("snoop") == "found="
+    check_contained(reference, tmp_path)
+
+
+def test_patching_the_harness_reaches_no_score(reference, tmp_path):
+    body = """
+import benchmark.metrics.saliency as s, benchmark.metrics as m, benchmark.runner as runner
+s.kl = lambda *a, **k: np.zeros(len(a[0]))
+for metric in list(m.METRICS.values()) if hasattr(m.METRICS, 'values') else []:
+    object.__setattr__(metric, 'fn', lambda e, t, **k: np.zeros(len(e)))
+runner.validate_output = lambda out, shape: (np.zeros(shape, np.float32), '')
+return [np.random.default_rng(0).random(x.shape).astype(np.float32) for x in batch.inputs]
+"""
+    r = evaluate(str(hostile(tmp_path, "patcher", body)), results_dir=tmp_path / "res", **RUN)
+    assert r.n_failed == 0 and r.metrics["kl"].mean > 0.05
+    check_contained(reference, tmp_path)
+
+
+def test_os_exit_is_a_recorded_failure(reference, tmp_path):
+    body = """
+import os
+if batch.ids[0].endswith(('1', '3', '5', '7', '9')):
+    os._exit(0)
+return [np.ones(x.shape, np.float32) for x in batch.inputs]
+"""
+    r = evaluate(str(hostile(tmp_path, "exiter", body)), results_dir=tmp_path / "res", **RUN)
+    crashed = [f for f in r.failures if "crashed" in f.reason]
+    assert crashed and all("exited with status 0" in f.reason for f in crashed)
+    assert r.n_failed == len(crashed) < r.n_instances  # the others were explained by fresh workers
+    check_contained(reference, tmp_path)
+
+
+@pytest.mark.parametrize("sandbox", ["auto", "none"])
+def test_native_hang_with_sigalrm_blocked_is_killed(reference, tmp_path, sandbox):
+    body = """
+import ctypes, signal
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM, signal.SIGTERM, signal.SIGINT})
+ctypes.CDLL(None).sleep(40)
+return [np.ones(x.shape, np.float32) for x in batch.inputs]
+"""
+    t0 = time.monotonic()
+    r = evaluate(str(hostile(tmp_path, f"sleeper-{sandbox}", body)), results_dir=tmp_path / "res",
+                 timeout_s=1.0, sandbox=sandbox, **RUN)
+    assert time.monotonic() - t0 < 30  # 2 batches × 2 s limit, plus worker starts; never 40 s per batch
+    assert r.n_failed == 4 and all("timed out" in f.reason for f in r.failures)
+    check_contained(reference, tmp_path)
+
+
+@needs_bwrap
+def test_network_is_unreachable(reference, tmp_path):
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    server.settimeout(0.2)
+    port = server.getsockname()[1]
+    connected = []
+
+    def accept():
+        t0 = time.time()
+        while time.time() - t0 < 20:
+            try:
+                connected.append(server.accept())
+            except OSError:
+                pass
+
+    th = threading.Thread(target=accept, daemon=True)
+    th.start()
+    body = f"""
+import socket, os
+try:
+    socket.create_connection(('127.0.0.1', {port}), timeout=2).sendall(b'gt please'); ok = True
+except OSError as exc:
+    ok = False
+with open(os.path.join(os.environ['XAIBENCH_SCRATCH'], 'report.txt'), 'w') as fh:
+    fh.write(f'connected={{ok}}')
+{UNIFORM_SHAPED}
+"""
+    evaluate(str(hostile(tmp_path, "caller", body)), results_dir=tmp_path / "res", **RUN)
+    assert report("caller") == "connected=False"
+    assert not connected
+    server.close()
+    check_contained(reference, tmp_path)
+
+
+@pytest.mark.parametrize("sandbox", ["auto", "none"])
+def test_forked_process_does_not_outlive_the_run(reference, tmp_path, sandbox):
+    name = f"forker-{sandbox}"
+    body = """
+import os, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        path = os.path.join(os.environ['XAIBENCH_SCRATCH'], 'beat.txt')
+        for _ in range(600):
+            with open(path, 'a') as fh:
+                fh.write('.')
+            time.sleep(0.05)
+    os._exit(0)
+return [np.ones(x.shape, np.float32) for x in batch.inputs]
+"""
+    evaluate(str(hostile(tmp_path, name, body)), results_dir=tmp_path / "res", sandbox=sandbox, **RUN)
+    beat = data_home() / "scratch" / name / "beat.txt"
+    time.sleep(0.5)
+    n = beat.stat().st_size if beat.exists() else 0
+    time.sleep(1.0)
+    assert (beat.stat().st_size if beat.exists() else 0) == n, "a process of the worker is still running"
+    check_contained(reference, tmp_path)
+
+
+def test_allocating_past_the_memory_limit(reference, tmp_path):
+    body = """
+big = np.ones((4 << 30) // 8)  # 4 GiB, over the 2 GiB limit
+return [np.ones(x.shape, np.float32) + big[:1] for x in batch.inputs]
+"""
+    r = evaluate(str(hostile(tmp_path, "hog", body)), results_dir=tmp_path / "res", memory_gb=2, **RUN)
+    assert r.n_failed == 4 and all("MemoryError" in f.reason or "crashed" in f.reason for f in r.failures)
+    check_contained(reference, tmp_path)
+
+
+@pytest.mark.parametrize("body,reason", [
+    ("return [object() for x in batch.inputs]", "not a numeric array"),
+    ("return (np.full(x.shape, np.nan) for x in batch.inputs)", "non-finite"),
+    ("return [np.ones((3, 3)) for x in batch.inputs]", "shape"),
+    ("return [np.ones(batch.inputs[0].shape)]", "returned 1 outputs"),
+    ("import sys\nsys.exit(3)", "SystemExit"),
+    ("print('x' * 50_000_000); import sys; sys.stderr.write('y' * 10_000_000)\n" + UNIFORM_SHAPED, None),
+])
+def test_bad_outputs_are_recorded(reference, tmp_path, body, reason):
+    name = "bad-" + hashlib.sha256(body.encode()).hexdigest()[:8]
+    r = evaluate(str(hostile(tmp_path, name, body)), results_dir=tmp_path / "res", **RUN)
+    if reason is None:
+        assert r.n_failed == 0  # a flood of output is drained, never a hang
+    else:
+        assert r.n_failed == 4 and all(reason in f.reason for f in r.failures), r.failures
+    check_contained(reference, tmp_path)
+
+
+def test_garbage_on_the_channel_is_a_recorded_failure(reference, tmp_path):
+    body = """
+import os, sys
+fd = int(sys.argv[sys.argv.index('--fd') + 1])
+os.write(fd, b'\\xff' * 64 + b'not a frame')
+return [np.ones(x.shape, np.float32) for x in batch.inputs]
+"""
+    r = evaluate(str(hostile(tmp_path, "garbler", body)), results_dir=tmp_path / "res", **RUN)
+    assert r.n_failed == 4 and all("protocol" in f.reason or "crashed" in f.reason for f in r.failures)
+    check_contained(reference, tmp_path)
+
+
+def test_fallback_without_bubblewrap_warns_once(home, tmp_path, monkeypatch, capsys):
+    import benchmark.sandbox as sb
+
+    monkeypatch.setattr(sb, "bwrap_problem", lambda: "bubblewrap (bwrap) is not installed")
+    monkeypatch.setattr(sb, "_warned", False)
+    for k in range(2):
+        r = evaluate("uniform", results_dir=tmp_path / f"r{k}", overwrite=True, **RUN)
+        assert r.provenance["isolation"]["sandbox"] == "none" and r.n_failed == 0
+    err = capsys.readouterr().err
+    assert err.count("without a file-system sandbox") == 1
+
+
+def test_sandbox_required_but_missing_is_a_clear_error(home, tmp_path, monkeypatch):
+    import benchmark.sandbox as sb
+    from benchmark.errors import XaibenchError
+
+    monkeypatch.setattr(sb, "bwrap_problem", lambda: "bubblewrap (bwrap) is not installed")
+    with pytest.raises(XaibenchError, match="apt-get install bubblewrap"):
+        evaluate("uniform", results_dir=tmp_path, sandbox="bwrap", overwrite=True, **RUN)
+    assert not list(tmp_path.rglob("*.json"))
