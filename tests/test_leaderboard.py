@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 import leaderboard.cli
 from benchmark.errors import XaibenchError
-from benchmark.results import Failure, MetricSummary, Result
+from benchmark.results import Failure, MetricSummary, Result, coverage_of
 from leaderboard import render
 from leaderboard.rank import boards, competition_ranks, overall, track_summary
 
@@ -38,10 +38,16 @@ def make_result(
     n_failed=0,
     created="2025-01-01T00:00:00+00:00",
     wall=1.5,
+    split_size=None,
+    limit=None,
+    status="signed",
 ) -> Result:
+    """A Result as the runner makes it: covering the first `n_instances` ids of a split of `split_size`
+    (default: the whole split). `status` stands for what `Result.load` would have found."""
     if metrics is None:
         metrics = {"kl": metric(0.5, "lower", "KL")}
-    return Result(
+    ids = [f"{resource}:{k}" for k in range(n_instances)]
+    r = Result(
         submission={"name": name, "version": version, "hash": f"h-{name}-{version}", "parameters": {},
                     "kind": "explainer"},
         track=track,
@@ -55,7 +61,10 @@ def make_result(
         provenance={},
         primary_metric=primary,
         created=created,
+        coverage=coverage_of(ids, n_instances if split_size is None else split_size, limit),
     )
+    r.status = status
+    return r
 
 
 def ranked(board) -> list[tuple[int, str]]:
@@ -232,8 +241,8 @@ def test_csv_parses_back_with_documented_columns():
     metric_cols = []
     for n in ["emd", "f1", "kl"]:
         metric_cols += [f"{n}_mean", f"{n}_ci_low", f"{n}_ci_high", f"{n}_excluded"]
-    assert header == ["track", "resource", "revision", "model", "rank", "submission", "version",
-                      *metric_cols, "n_instances", "n_failed", "wall_time_s"]
+    assert header == ["track", "resource", "revision", "model", "rank", "submission", "version", "status",
+                      *metric_cols, "n_instances", "n_failed", "wall_time_s", "complete", "ids_sha256"]
     assert len(rows) == 3
     alpha = next(r for r in rows if r["submission"] == "alpha")
     assert alpha["track"] == "aixi" and alpha["revision"] == "rev-a" and alpha["rank"] == "1"
@@ -242,6 +251,7 @@ def test_csv_parses_back_with_documented_columns():
     assert float(alpha["kl_ci_high"]) == pytest.approx(0.1234 + 0.0051)
     assert alpha["emd_excluded"] == "2" and alpha["f1_mean"] == ""
     assert (alpha["n_instances"], alpha["n_failed"], float(alpha["wall_time_s"])) == ("20", "3", 1.5)
+    assert alpha["status"] == "signed" and alpha["complete"] == "true" and len(alpha["ids_sha256"]) == 64
 
 
 def test_markdown_has_arrows_primary_mark_and_failures():
@@ -300,7 +310,8 @@ def app() -> typer.Typer:
 
 
 @pytest.fixture
-def results_dir(tmp_path: Path) -> Path:
+def results_dir(tmp_path: Path, monkeypatch) -> Path:
+    monkeypatch.setenv("XAIBENCH_HOME", str(tmp_path / "home"))  # the signing key lives there
     d = tmp_path / "results"
     for r in [
         make_result("alpha", metrics={"kl": metric(0.1, "lower", "KL")}, n_failed=2),
