@@ -225,7 +225,8 @@ class _Col:
 
 
 def _table(cols: list[_Col]) -> Table:
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1))
+    # a rule under the header, no vertical lines; columns two spaces apart (one padding + the separator)
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1, 0, 0))
     for c in cols:
         table.add_column(Text(c.header), justify=c.justify, style="bold" if c.bold else None,  # type: ignore[arg-type]
                          no_wrap=True, min_width=c.width)
@@ -235,8 +236,8 @@ def _table(cols: list[_Col]) -> Table:
 
 
 def _width(cols: list[_Col]) -> int:
-    """Characters the table of `cols` needs: the widths, one padding space each side, one separator."""
-    return sum(c.width for c in cols) + 3 * len(cols) - 3 if cols else 0
+    """Characters the table of `cols` (see `_table`) needs: the widths and two spaces between columns."""
+    return sum(c.width for c in cols) + 2 * len(cols) - 2 if cols else 0
 
 
 def _fit(cols: list[_Col], width: int, priority: list[int]) -> tuple[list[_Col], list[str], bool]:
