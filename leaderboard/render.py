@@ -144,7 +144,7 @@ def _board_caption(board: Board) -> str:
         parts.append(f"version {board.resource_version}")
     if board.split:
         parts.append(f"split {board.split}")
-    return ", ".join(parts) + f" · ranks {board.coverage_text}"
+    return ", ".join(parts) + (f" · ranks {board.coverage_text}" if board.coverage else " · nothing ranked")
 
 
 def _rank_cell(row: Row, unranked: str = MISSING) -> str:

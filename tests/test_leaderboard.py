@@ -480,6 +480,12 @@ def test_modified_result_is_shown_unranked_and_named():
     assert ranked(pub) == [(1, "b"), (2, "a")]
     page = render.to_html([pub])
     assert "evil.json" in page and "left out 1 result" in page and ">evil<" not in page
+    # a board with nothing verified still appears, saying so and naming what it left out
+    (empty,) = boards([rs[2]], verified_only=True)
+    assert empty.rows == [] and empty.coverage is None
+    page = render.to_html([empty])
+    assert "No verified results" in page and "nothing ranked" in page and "evil.json" in page
+    assert "nothing ranked" in render.to_text([empty], width=80)
 
 
 def test_unverified_results_are_ranked_and_marked_but_not_published():
