@@ -19,7 +19,8 @@ Pure functions over `benchmark.results.Result` objects; nothing here reads files
   xaibench wrote it) takes part in none of the choices above; it is shown as an unranked row
   (`Row.rank` None, after the ranked rows) with a warning naming its file. An "unsigned" result
   (no signature valid on this machine: schema 1, another machine's, hand-made) is ranked like a
-  signed one and marked (`Row.status`), so older results stay visible.
+  signed one and marked (`Row.status`), so older results stay visible. Any other status counts as
+  "modified".
   `boards(results, verified_only=True)` — what the static HTML board uses — keeps only "signed"
   results before any choice is made and names every left-out one in a warning, so a file that
   cannot be verified never changes which revision or coverage is ranked there.
@@ -223,8 +224,10 @@ def boards(results: Iterable[Result], verified_only: bool = False) -> list[Board
 
 
 def _status(r: Result) -> str:
+    """The result's integrity status; a value other than the three known ones (e.g. one a verifier
+    set) is not trusted: it counts as "modified"."""
     s = getattr(r, "status", "unsigned")
-    return s if s in STATUSES else "unsigned"
+    return s if s in STATUSES else "modified"
 
 
 def _file(r: Result) -> str:
