@@ -1,12 +1,30 @@
 """The Result schema: one JSON file per (submission, track, resource revision, model).
 
 Validated on write and on read (`Result.from_dict` raises `ResultError` naming the bad field).
+
+Schema 2 adds two objects:
+
+* `coverage` — exactly which instances the scores cover (see `coverage_of`): `n`, `ids_sha256`
+  (sha256 of the instance ids joined by newlines, in evaluation order), `limit` (the `--limit` of the
+  run, or None), `complete` (True when the run covers the whole evaluation split after the track's
+  exclusions) and `split_size` (the size of that split). A board ranks only results with the same
+  `ids_sha256`. Schema-1 files load with the coverage unknown: `ids_sha256`, `limit`, `complete` and
+  `split_size` None.
+* `integrity` — `outputs_sha256` (set by the runner: `outputs_digest` of the cached outputs the
+  scores were computed from, so `xaibench verify` can re-score and compare), `key_id` and `signature`
+  (set by `Result.save`: HMAC-SHA256 under this machine's result key, see `benchmark.integrity`).
+
+`Result.load` sets the attribute `status` (not written to the file) to "signed", "modified" or
+"unsigned" (`benchmark.integrity.check`) and `path` to the file it read; `Result.save` sets them to
+"signed" and the written path. A Result built in memory starts "unsigned" with `path` None.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import struct
 import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -17,7 +35,92 @@ from scipy import stats
 
 from benchmark.errors import ResultError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+READABLE_SCHEMAS = (1, 2)  # schema 1 is upgraded on read (coverage unknown, unsigned)
+STATUSES = ("signed", "modified", "unsigned")
+
+
+# --------------------------------------------------------------------------------------------------
+# coverage
+
+
+def ids_digest(ids: list[str]) -> str:
+    """sha256 hex of `"\n".join(ids)` (UTF-8), ids in evaluation order."""
+    return hashlib.sha256("\n".join(ids).encode("utf-8")).hexdigest()
+
+
+def coverage_of(ids: list[str], split_size: int, limit: int | None) -> dict[str, Any]:
+    """The `coverage` of a run over `ids` (evaluation order) out of a split of `split_size` instances
+    (after the track's exclusions), started with `--limit limit` (None: no limit).
+
+    `complete` is True when the run covers the whole split (`len(ids) == split_size`), whatever the
+    limit was (a limit above the split size still covers all of it)."""
+    ids = [str(i) for i in ids]
+    if len(set(ids)) != len(ids):
+        raise ValueError("coverage_of: instance ids must be unique")
+    if split_size < len(ids):
+        raise ValueError(f"coverage_of: {len(ids)} ids cannot come from a split of {split_size}")
+    return {
+        "n": len(ids),
+        "ids_sha256": ids_digest(ids),
+        "limit": None if limit is None else int(limit),
+        "complete": len(ids) == int(split_size),
+        "split_size": int(split_size),
+    }
+
+
+def unknown_coverage(n: int) -> dict[str, Any]:
+    """The coverage of a result that did not record it (schema 1): only `n` is known."""
+    return {"n": int(n), "ids_sha256": None, "limit": None, "complete": None, "split_size": None}
+
+
+def describe_coverage(cov: dict[str, Any]) -> str:
+    """Human words for a coverage: "1,598 instances (full split)", "first 40 of 200 instances",
+    "300 of 1,598 instances" (a subset not given by a limit, e.g. a shard), or
+    "300 instances (coverage not recorded)"."""
+    n = int(cov.get("n") or 0)
+    size = cov.get("split_size")
+    if cov.get("ids_sha256") is None:
+        return f"{n:,} instances (coverage not recorded)"
+    if cov.get("complete"):
+        return f"{n:,} instances (full split)"
+    of = f" of {size:,}" if isinstance(size, int) else ""
+    if cov.get("limit") is not None:
+        return f"first {n:,}{of} instances"
+    return f"{n:,}{of} instances"
+
+
+# --------------------------------------------------------------------------------------------------
+# the outputs a result was scored from
+
+
+def outputs_digest(entries: Any) -> str:
+    """sha256 hex over the per-instance outputs a Result was scored from, in instance order.
+
+    `entries` is an iterable of objects with `instance` (id), `ok`, `array` and `reason` attributes
+    (`benchmark.cache.Entry`), in evaluation order. The hashed bytes are, with `u32`/`u64` unsigned
+    little-endian integers and strings UTF-8 encoded:
+
+        b"xaibench-outputs-v1\n"
+        then for each entry:
+            u32 len(id) + id
+            one byte: 1 if ok else 0
+            ok:     u32 ndim + ndim × u64 dims + the array as little-endian float32 ('<f4'), C order
+            failed: u32 len(reason) + reason
+
+    (Timings are not hashed: they change between runs of the same outputs.)"""
+    h = hashlib.sha256(b"xaibench-outputs-v1\n")
+    for e in entries:
+        ident = str(e.instance).encode("utf-8")
+        h.update(struct.pack("<I", len(ident)) + ident)
+        if e.ok:
+            a = np.ascontiguousarray(np.asarray(e.array), dtype="<f4")
+            h.update(b"\x01" + struct.pack("<I", a.ndim) + struct.pack(f"<{a.ndim}Q", *a.shape))
+            h.update(a.tobytes(order="C"))
+        else:
+            reason = str(e.reason or "").encode("utf-8")
+            h.update(b"\x00" + struct.pack("<I", len(reason)) + reason)
+    return h.hexdigest()
 
 
 @dataclass
@@ -70,8 +173,18 @@ class Result:
     schema_version: int = SCHEMA_VERSION
     created: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    # which instances the scores cover (`coverage_of`); left empty, it is filled as unknown coverage
     coverage: dict[str, Any] = field(default_factory=dict)
+    # outputs_sha256 (runner), key_id + signature (save)
     integrity: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.coverage:
+            self.coverage = unknown_coverage(self.n_instances)
+        self.integrity = {"outputs_sha256": None, "signature": None, **(self.integrity or {})}
+        # not serialised: set by load() / save()
+        self.status: str = "unsigned"
+        self.path: Path | None = None
 
     # -- (de)serialisation with validation --------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -92,14 +205,49 @@ class Result:
             _check(m.direction in ("lower", "higher"), f"metrics.{name}.direction", "'lower' or 'higher'")
             if m.mean is not None:
                 _check(np.isfinite(m.mean), f"metrics.{name}.mean", "finite")
+        self._validate_coverage()
+        self._validate_integrity()
+
+    def _validate_coverage(self) -> None:
+        c = self.coverage
+        _check(isinstance(c, dict), "coverage", "an object")
+        _check(_is_int(c.get("n")) and c["n"] == self.n_instances, "coverage.n", "an int equal to n_instances")
+        digest = c.get("ids_sha256")
+        _check(digest is None or _is_hex(digest, 64), "coverage.ids_sha256", "null or 64 hex digits")
+        _check(c.get("limit") is None or (_is_int(c["limit"]) and c["limit"] >= 0), "coverage.limit",
+               "null or an int >= 0")
+        if digest is None:  # unknown coverage (schema 1): nothing else can be claimed
+            _check(c.get("complete") in (None, True, False), "coverage.complete", "null or a bool")
+            _check(c.get("split_size") is None or _is_int(c["split_size"]), "coverage.split_size", "null or an int")
+            return
+        _check(isinstance(c.get("complete"), bool), "coverage.complete", "a bool")
+        size = c.get("split_size")
+        _check(_is_int(size) and size >= c["n"], "coverage.split_size", "an int >= coverage.n")
+        _check(c["complete"] == (size == c["n"]), "coverage.complete", "true exactly when n == split_size")
+
+    def _validate_integrity(self) -> None:
+        g = self.integrity
+        _check(isinstance(g, dict), "integrity", "an object")
+        _check(g.get("outputs_sha256") is None or _is_hex(g["outputs_sha256"], 64), "integrity.outputs_sha256",
+               "null or 64 hex digits")
+        _check(g.get("signature") is None or _is_hex(g["signature"], 64), "integrity.signature",
+               "null or 64 hex digits")
+        _check(g.get("key_id") is None or _is_hex(g["key_id"], 16), "integrity.key_id", "null or 16 hex digits")
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Result":
         try:
             if not isinstance(d, dict):
                 raise ResultError(f"result must be a JSON object, got {type(d).__name__}")
-            if d.get("schema_version") != SCHEMA_VERSION:
-                raise ResultError(f"schema_version {d.get('schema_version')} is not {SCHEMA_VERSION}")
+            if d.get("schema_version") not in READABLE_SCHEMAS:
+                raise ResultError(f"schema_version {d.get('schema_version')} is not one of {READABLE_SCHEMAS}")
+            if d["schema_version"] == 1:  # upgrade: coverage unknown, nothing signed
+                if "coverage" in d or "integrity" in d:
+                    raise ResultError("a schema-1 result has no 'coverage' or 'integrity'")
+                d = {**d, "schema_version": SCHEMA_VERSION, "coverage": unknown_coverage(d["n_instances"]),
+                     "integrity": {"outputs_sha256": None, "signature": None}}
+            elif not (isinstance(d.get("coverage"), dict) and d["coverage"]) or not isinstance(d.get("integrity"), dict):
+                raise ResultError("a schema-2 result needs 'coverage' and 'integrity' objects")
             metrics = {
                 k: MetricSummary(**{**v, "ci95": tuple(v["ci95"]) if v.get("ci95") else None})
                 for k, v in d["metrics"].items()
@@ -114,25 +262,55 @@ class Result:
         return r
 
     def save(self, path: Path) -> Path:
-        """Write atomically (temp file + rename): an interrupted write never leaves a broken file."""
-        data = json.dumps(self.to_dict(), indent=1, sort_keys=True)
+        """Sign (see `benchmark.integrity`) and write atomically (temp file + rename): an interrupted
+        write never leaves a broken file. Sets `integrity.key_id` / `integrity.signature`, `status`
+        ("signed") and `path`."""
+        from benchmark import integrity
+
+        d = self.to_dict()
+        d["integrity"]["signature"] = None
+        signature = integrity.sign(d)  # sets d["integrity"]["key_id"]
+        d["integrity"]["signature"] = signature
+        data = json.dumps(d, indent=1, sort_keys=True, ensure_ascii=False)
+        path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-        with os.fdopen(fd, "w") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(data)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        self.integrity = dict(d["integrity"])
+        self.status, self.path = "signed", path
         return path
 
     @classmethod
     def load(cls, path: Path) -> "Result":
+        """Read and validate `path`; `status` says whether its signature holds on this machine
+        ("signed" / "modified" / "unsigned", see `benchmark.integrity.check`)."""
+        from benchmark import integrity
+
         try:
-            d = json.loads(Path(path).read_text())
-        except (OSError, json.JSONDecodeError) as exc:
+            d = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise ResultError(f"{path} is not a readable result file ({exc}); delete it and re-run") from exc
         try:
-            return cls.from_dict(d)
+            r = cls.from_dict(d)
         except ResultError as exc:
             raise ResultError(f"{path}: {exc}") from None
+        r.status = integrity.check(d) if d.get("schema_version") == SCHEMA_VERSION else "unsigned"
+        r.path = Path(path)
+        return r
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _is_hex(x: Any, length: int) -> bool:
+    return isinstance(x, str) and len(x) == length and all(ch in "0123456789abcdef" for ch in x)
 
 
 def _check(ok: bool, field_name: str, what: str) -> None:
@@ -149,25 +327,3 @@ def load_results(directory: Path) -> tuple[list[Result], list[str]]:
         except ResultError as exc:
             problems.append(str(exc))
     return results, problems
-
-
-# interim (replaced by the integrity work): coverage and outputs digest
-def coverage_of(ids, split_size: int, limit):
-    import hashlib as _h
-
-    return {"n": len(ids), "ids_sha256": _h.sha256("\n".join(ids).encode()).hexdigest(), "limit": limit,
-            "complete": len(ids) >= split_size, "split_size": int(split_size)}
-
-
-def outputs_digest(entries) -> str:
-    import hashlib as _h
-
-    h = _h.sha256()
-    for e in entries:
-        h.update(f"{e.instance}\0{int(e.ok)}\0".encode())
-        if e.ok:
-            a = np.ascontiguousarray(e.array, dtype=np.float32)
-            h.update(repr(a.shape).encode() + a.tobytes())
-        else:
-            h.update(str(e.reason).encode())
-    return h.hexdigest()

@@ -1,7 +1,13 @@
 """CLI commands contributed by the leaderboard package (registered via `xaibench.commands`).
 
 `xaibench leaderboard [--track T] [--resource R] [--format rich|md|csv|html] [--results DIR]
-[--output FILE]` — ranked tables per (track, resource, model), per-track and overall mean ranks.
+[--output FILE] [--verified-only]` — ranked tables per (track, resource, model), per-track and overall
+mean ranks.
+
+Every result file's signature is checked on load (`Result.status`). The rich, md and csv boards show
+every readable result, marking unverified ones and showing modified ones unranked with a warning; the
+html (static) board — and any format with `--verified-only` — ranks only signed results and names the
+rest. For csv, the boards' warnings go to stderr (the CSV itself stays machine-readable).
 """
 
 from __future__ import annotations
@@ -117,10 +123,19 @@ def leaderboard(
             dir_okay=False,
         ),
     ] = None,
+    verified_only: Annotated[
+        bool,
+        typer.Option(
+            "--verified-only",
+            help="Rank only results whose signature holds on this machine (always on for --format html); "
+            "the others are named in each board's warnings.",
+        ),
+    ] = False,
 ) -> None:
     """Rank submissions per (track, resource, model) by the primary metric, then per track and overall
     by mean rank. Columns show the direction (↓ lower / ↑ higher is better), mean ± 95% CI half-width
-    and failures; results on different resource revisions are never mixed silently."""
+    and failures; results on different resource revisions or instances are never mixed silently, and
+    results whose file changed after it was written are marked and not ranked."""
     from benchmark.resources.store import data_home
     from leaderboard import render
     from leaderboard.rank import boards as make_boards
@@ -148,7 +163,7 @@ def leaderboard(
             f"{resource or '*'}); tracks there: {tracks}; resources there: {resources}"
         )
 
-    tables = make_boards(selected)
+    tables = make_boards(selected, verified_only=verified_only or fmt is Format.html)
     if fmt is Format.rich:
         if output is not None:
             text = render.to_text(tables)
@@ -164,6 +179,9 @@ def leaderboard(
         text = render.to_markdown(tables)
     elif fmt is Format.csv:
         text = render.to_csv(tables)
+        for b in tables:
+            for w in b.warnings:
+                _warn(f"{b.title}: {w}")
     else:
         text = render.to_html(tables)
 

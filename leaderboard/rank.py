@@ -5,12 +5,29 @@ Pure functions over `benchmark.results.Result` objects; nothing here reads files
 * `boards(results)` groups results by (track, resource name, model name). A board never mixes what
   the results were computed on: when results of one group come from different resource revisions,
   versions or splits, only those on the newest one (by `created`) are kept and the board carries a
-  warning naming every dropped submission and its revision. A submission appearing twice on a board
-  (e.g. two versions) keeps its newest result, also with a warning.
+  warning naming every dropped submission and its revision.
+* A board ranks only results on the same instances (the same `coverage.ids_sha256`; results that did
+  not record their coverage — schema 1 — count as one coverage per instance count `n`). When a board's
+  results cover several sets of instances, it ranks the set with the most submissions (ties: the
+  larger `n`, then the set holding the newest result) and carries a warning naming every other
+  result and its coverage ("lime-text: first 300 of 1,598 instances"). So a `--limit 10` run never
+  displaces a full run from a board the other submissions ran in full. `Board.coverage_text` states
+  the ranked coverage ("1,598 instances (full split)").
+* A submission appearing twice on the ranked coverage (e.g. two versions) keeps its newest result,
+  also with a warning.
+* Integrity (`Result.status`, see `benchmark.integrity`): a "modified" result (its file changed after
+  xaibench wrote it) takes part in none of the choices above; it is shown as an unranked row
+  (`Row.rank` None, after the ranked rows) with a warning naming its file. An "unsigned" result
+  (no signature valid on this machine: schema 1, another machine's, hand-made) is ranked like a
+  signed one and marked (`Row.status`), so older results stay visible. Any other status counts as
+  "modified".
+  `boards(results, verified_only=True)` — what the static HTML board uses — keeps only "signed"
+  results before any choice is made and names every left-out one in a warning, so a file that
+  cannot be verified never changes which revision or coverage is ranked there.
 * Rows are ranked by the board's primary metric mean, direction-aware; a submission without a mean
   (every instance failed) ranks last; equal means share a rank (competition ranking: 1, 1, 3).
 * `track_summary(boards)`: per track, each submission's mean rank over the boards of that track it
-  entered (Borda-style mean rank, as MTEB does) and how many it entered.
+  entered (Borda-style mean rank, as MTEB does) and how many it entered. Unranked rows do not count.
 * `overall(boards)`: each submission's mean of its per-track mean ranks over the tracks it entered.
 """
 
@@ -22,7 +39,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Iterable
 
-from benchmark.results import MetricSummary, Result
+from benchmark.results import STATUSES, MetricSummary, Result, describe_coverage
 
 __all__ = [
     "Board",
@@ -40,7 +57,7 @@ __all__ = [
 class Row:
     """One submission on one board."""
 
-    rank: int
+    rank: int | None  # None: shown but not ranked (a modified result)
     submission: str
     version: str
     metrics: dict[str, MetricSummary]
@@ -49,6 +66,13 @@ class Row:
     wall_time_s: float
     hash: str = ""
     created: str = ""
+    status: str = "unsigned"  # "signed" / "unsigned" (shown "unverified") / "modified" (rank None)
+    path: str = ""  # the file the result was read from ("" when built in memory)
+    coverage: dict = field(default_factory=dict)
+
+    @property
+    def ranked(self) -> bool:
+        return self.rank is not None
 
 
 @dataclass
@@ -68,6 +92,13 @@ class Board:
     directions: dict[str, str]  # metric name -> "lower" / "higher"
     rows: list[Row]
     warnings: list[str] = field(default_factory=list)
+    coverage: dict | None = None  # the coverage of the ranked results (None: nothing ranked)
+    verified_only: bool = False  # built with boards(..., verified_only=True)
+
+    @property
+    def coverage_text(self) -> str:
+        """The ranked coverage in words, e.g. "1,598 instances (full split)", "first 40 of 200 instances"."""
+        return describe_coverage(self.coverage) if self.coverage else "no ranked results"
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -182,25 +213,108 @@ def _rank_summary(entries: dict[str, dict[str, float]], total: int) -> list[Summ
 # boards
 
 
-def boards(results: Iterable[Result]) -> list[Board]:
-    """One ranked `Board` per (track, resource name, model name), sorted by that key."""
+def boards(results: Iterable[Result], verified_only: bool = False) -> list[Board]:
+    """One ranked `Board` per (track, resource name, model name), sorted by that key.
+
+    `verified_only`: rank only results whose `status` is "signed" (the rest are named in a warning)."""
     groups: dict[tuple[str, str, str], list[Result]] = defaultdict(list)
     for r in results:
         groups[(r.track, str(r.resource["name"]), str(r.model["name"]))].append(r)
-    return [_board(key, groups[key]) for key in sorted(groups)]
+    return [_board(key, groups[key], verified_only) for key in sorted(groups)]
 
 
-def _board(key: tuple[str, str, str], results: list[Result]) -> Board:
+def _status(r: Result) -> str:
+    """The result's integrity status; a value other than the three known ones (e.g. one a verifier
+    set) is not trusted: it counts as "modified"."""
+    s = getattr(r, "status", "unsigned")
+    return s if s in STATUSES else "modified"
+
+
+def _file(r: Result) -> str:
+    path = getattr(r, "path", None)
+    return str(path) if path else "(no file)"
+
+
+_WHY = {
+    "modified": "changed after it was written",
+    "unsigned": "no signature valid on this machine",
+}
+
+
+def _coverage(r: Result) -> dict:
+    cov = getattr(r, "coverage", None)
+    return cov if isinstance(cov, dict) and cov else {"n": int(r.n_instances), "ids_sha256": None}
+
+
+def _cov_key(r: Result) -> tuple[str, int]:
+    """Results with equal keys cover the same instances: the ids digest, or the count when unrecorded."""
+    cov = _coverage(r)
+    digest = cov.get("ids_sha256")
+    return (str(digest), -1) if digest else ("unrecorded", int(cov.get("n") or r.n_instances))
+
+
+def _pick_coverage(ordered: list[Result]) -> tuple[list[Result], list[Result], str]:
+    """(results on the ranked coverage, the others, warning or ""), `ordered` newest first."""
+    groups: dict[tuple[str, int], list[Result]] = defaultdict(list)
+    for r in ordered:
+        groups[_cov_key(r)].append(r)
+    if len(groups) <= 1:
+        return ordered, [], ""
+
+    def strength(k: tuple[str, int]) -> tuple:
+        rs = groups[k]
+        return (len({str(r.submission["name"]) for r in rs}), int(_coverage(rs[0]).get("n") or 0),
+                max(_created_key(r) for r in rs), k)
+
+    best = max(groups, key=strength)
+    kept = groups[best]
+    left = [r for r in ordered if _cov_key(r) != best]
+    words: dict[tuple[str, int], str] = {k: describe_coverage(_coverage(rs[0])) for k, rs in groups.items()}
+    if len(set(words.values())) < len(words):  # two sets of instances with the same description
+        words = {k: w + (f" [ids {k[0][:8]}]" if k[1] == -1 else "") for k, w in words.items()}
+    listing = "; ".join(f"{_sub(r)}: {words[_cov_key(r)]}" for r in left)
+    names = len({str(r.submission["name"]) for r in kept})
+    warning = (
+        f"results cover {len(groups)} different sets of instances; ranking the {names} submission(s) on "
+        f"{words[best]}. Not ranked ({len(left)}): {listing}. Re-run those on the same instances "
+        f"(e.g. without --limit) to rank them."
+    )
+    return kept, left, warning
+
+
+def _board(key: tuple[str, str, str], results: list[Result], verified_only: bool = False) -> Board:
     track, resource, model = key
     warnings: list[str] = []
     ordered = _newest_first(results)
 
+    # 0. integrity: a modified result takes part in no choice below (shown unranked); with
+    #    verified_only, everything not signed is left out
+    if verified_only:
+        candidates = [r for r in ordered if _status(r) == "signed"]
+        unranked: list[Result] = []
+        out = [r for r in ordered if _status(r) != "signed"]
+        if out:
+            listing = "; ".join(f"{_sub(r)} ({_WHY[_status(r)]}: {_file(r)})" for r in out)
+            warnings.append(
+                f"left out {len(out)} result(s) this machine cannot verify: {listing}. Only results whose "
+                f"signature holds here are published; re-run `xaibench evaluate` for them."
+            )
+    else:
+        candidates = [r for r in ordered if _status(r) != "modified"]
+        unranked = [r for r in ordered if _status(r) == "modified"]
+        for r in unranked:
+            warnings.append(
+                f"{_file(r)} was changed after xaibench wrote it (its signature does not match): "
+                f"{_sub(r)} is shown but not ranked and its numbers cannot be trusted. Check it with "
+                f"`xaibench verify` or re-run `xaibench evaluate` for it."
+            )
+
     # 1. never mix resource revisions / versions / splits: keep the newest one's results
-    kept_on = _on(ordered[0])
-    kept = [r for r in ordered if _on(r) == kept_on]
-    dropped = [r for r in ordered if _on(r) != kept_on]
+    kept_on = _on((candidates or ordered)[0])
+    kept = [r for r in candidates if _on(r) == kept_on]
+    dropped = [r for r in candidates if _on(r) != kept_on]
     if dropped:
-        n_on = len({_on(r) for r in ordered})
+        n_on = len({_on(r) for r in candidates})
         listing = "; ".join(f"{_sub(r)} on {_describe_on(_on(r))}" for r in dropped)
         warnings.append(
             f"results on {n_on} different resource revisions: showing only the newest, "
@@ -208,7 +322,12 @@ def _board(key: tuple[str, str, str], results: list[Result]) -> Board:
             f"Re-run `xaibench evaluate` for them on the current revision."
         )
 
-    # 2. one row per submission: its newest result
+    # 2. never mix sets of instances: rank the coverage most submissions ran on
+    kept, _, coverage_warning = _pick_coverage(kept)
+    if coverage_warning:
+        warnings.append(coverage_warning)
+
+    # 3. one row per submission: its newest result
     by_name: dict[str, list[Result]] = defaultdict(list)
     for r in kept:  # newest first
         by_name[str(r.submission["name"])].append(r)
@@ -223,9 +342,10 @@ def _board(key: tuple[str, str, str], results: list[Result]) -> Board:
                 f"version {first.submission['version']} ({first.created or 'no date'}); dropped {others}."
             )
 
-    # 3. the primary metric: the one most results name (ties: the newest result's)
-    counts = Counter(r.primary_metric for r in chosen)
-    newest_primary = _newest_first(chosen)[0].primary_metric
+    # 4. the primary metric: the one most results name (ties: the newest result's)
+    named_by = chosen or unranked or ordered
+    counts = Counter(r.primary_metric for r in named_by)
+    newest_primary = _newest_first(named_by)[0].primary_metric
     top = max(counts.values())
     primary = newest_primary if counts[newest_primary] == top else sorted(k for k, c in counts.items() if c == top)[0]
     if len(counts) > 1:
@@ -236,7 +356,7 @@ def _board(key: tuple[str, str, str], results: list[Result]) -> Board:
     names: list[str] = [primary]
     labels: dict[str, str] = {}
     directions: dict[str, str] = {}
-    for r in chosen:
+    for r in chosen + sorted(unranked, key=lambda r: str(r.submission["name"])):
         for name, m in r.metrics.items():
             if name not in names:
                 names.append(name)
@@ -247,22 +367,10 @@ def _board(key: tuple[str, str, str], results: list[Result]) -> Board:
     direction = directions[primary]
 
     values = [r.metrics[primary].mean if primary in r.metrics else None for r in chosen]
-    ranks = competition_ranks(values, direction)
-    rows = [
-        Row(
-            rank=rank,
-            submission=str(r.submission["name"]),
-            version=str(r.submission["version"]),
-            metrics=dict(r.metrics),
-            n_instances=int(r.n_instances),
-            n_failed=int(r.n_failed),
-            wall_time_s=float(r.wall_time_s),
-            hash=str(r.submission.get("hash", "")),
-            created=r.created,
-        )
-        for rank, r in zip(ranks, chosen)
-    ]
+    ranks: list[int | None] = list(competition_ranks(values, direction))
+    rows = [_row(rank, r) for rank, r in zip(ranks, chosen)]
     rows.sort(key=lambda row: (row.rank, row.submission, row.version))
+    rows += sorted((_row(None, r) for r in unranked), key=lambda row: (row.submission, row.version, row.path))
     return Board(
         track=track,
         resource=resource,
@@ -277,6 +385,25 @@ def _board(key: tuple[str, str, str], results: list[Result]) -> Board:
         directions=directions,
         rows=rows,
         warnings=warnings,
+        coverage=dict(_coverage(_newest_first(chosen)[0])) if chosen else None,
+        verified_only=verified_only,
+    )
+
+
+def _row(rank: int | None, r: Result) -> Row:
+    return Row(
+        rank=rank,
+        submission=str(r.submission["name"]),
+        version=str(r.submission["version"]),
+        metrics=dict(r.metrics),
+        n_instances=int(r.n_instances),
+        n_failed=int(r.n_failed),
+        wall_time_s=float(r.wall_time_s),
+        hash=str(r.submission.get("hash", "")),
+        created=r.created,
+        status=_status(r),
+        path=str(getattr(r, "path", None) or ""),
+        coverage=dict(_coverage(r)),
     )
 
 
@@ -298,7 +425,8 @@ def track_summary(boards: Iterable[Board]) -> list[TrackSummary]:
         entries: dict[str, dict[str, float]] = defaultdict(dict)
         for b in per_track[track]:
             for row in b.rows:
-                entries[row.submission][b.title] = float(row.rank)
+                if row.rank is not None:
+                    entries[row.submission][b.title] = float(row.rank)
         out.append(TrackSummary(track, len(per_track[track]), _rank_summary(entries, len(per_track[track]))))
     return out
 

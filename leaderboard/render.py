@@ -2,8 +2,22 @@
 
 Every format shows, per board: the metric label with its direction arrow (↓ lower is better, ↑ higher
 is better), the primary metric's column marked with ★, cells as `mean ± half-width of the 95% CI`,
-a failures column `n_failed/n_instances`, and the board's warnings under it. Output is deterministic
-(no timestamps; boards, rows and columns in a fixed order).
+a failures column `n_failed/n_instances`, the revision and the coverage the board ranks ("1,598
+instances (full split)"), and the board's warnings under it. Output is deterministic (no timestamps;
+boards, rows and columns in a fixed order).
+
+Integrity markers (`Row.status`, see `benchmark.integrity`): an "unsigned" result is marked
+`unverified` and a "modified" one `MODIFIED` (unranked: rank `✗` in the terminal, `—` elsewhere, and a
+warning naming its file) on the terminal, Markdown and CSV (`status` column) boards. The static HTML
+page publishes only "signed" results: `to_html` refuses boards holding any other row — build them with
+`boards(results, verified_only=True)`, which names the left-out results in each board's warnings.
+
+The terminal (rich) board fits the console width: the rank, the full submission name and the primary
+metric (`mean ± CI`, or the mean alone when even that does not fit) are always shown, names and numbers
+never wrap or get cut; when the full table is too wide, the other metrics show their mean only and are
+added, with `failed`, `time (s)` and `version`, in that order while they fit; a dim line names what was
+left out. At 80 columns an AIXI board shows rank, name, the primary metric with its CI, failures and
+two to four other metrics.
 """
 
 from __future__ import annotations
@@ -12,20 +26,25 @@ import csv
 import html
 import io
 import math
+from dataclasses import dataclass
 from typing import Iterable
 
-from rich.console import Console, Group, RenderableType
+from rich import box
+from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
 from benchmark.results import MetricSummary
-from leaderboard.rank import Board, overall, track_summary
+from leaderboard.rank import Board, Row, overall, track_summary
 
 __all__ = [
     "ARROWS",
+    "MARKERS",
     "PRIMARY_MARK",
     "csv_columns",
     "format_cell",
+    "format_mean",
     "format_number",
     "print_rich",
     "rich_renderables",
@@ -38,9 +57,18 @@ __all__ = [
 ARROWS = {"lower": "↓", "higher": "↑"}
 PRIMARY_MARK = "★"
 MISSING = "—"
+UNRANKED = "✗"
+MARKERS = {"unsigned": "unverified", "modified": "MODIFIED"}  # "signed" rows carry no marker
 LEGEND = (
     f"↓ lower is better · ↑ higher is better · {PRIMARY_MARK} primary metric (ranked by) · "
-    "cells: mean ± half-width of the 95% CI · failed: failed/instances"
+    "cells: mean ± half-width of the 95% CI · failed: failed/instances · "
+    "unverified: no signature valid on this machine (older xaibench, or written elsewhere) · "
+    "MODIFIED: the file changed after xaibench wrote it (not ranked)"
+)
+HTML_LEGEND = (
+    f"↓ lower is better · ↑ higher is better · {PRIMARY_MARK} primary metric (ranked by) · "
+    "cells: mean ± half-width of the 95% CI · failed: failed/instances · "
+    "only results whose signature this machine verified are published here"
 )
 
 
@@ -59,6 +87,18 @@ def format_number(x: float | None) -> str:
     if x is None or not math.isfinite(x):
         return MISSING
     return f"{x:.{_decimals(abs(x))}f}"
+
+
+def format_mean(m: MetricSummary | None) -> str:
+    """The mean alone, as `format_cell` writes it (narrow terminals); `—` when undefined."""
+    if m is None or m.mean is None:
+        return MISSING
+    magnitude = abs(m.mean)
+    if magnitude != 0 and (magnitude < 1e-4 or magnitude >= 1e6):
+        text = f"{m.mean:.3e}"
+    else:
+        text = f"{m.mean:.{_decimals(magnitude)}f}"
+    return text + (f" ({m.excluded} excl.)" if m.excluded else "")
 
 
 def _half_width(m: MetricSummary) -> float | None:
@@ -104,19 +144,29 @@ def _board_caption(board: Board) -> str:
         parts.append(f"version {board.resource_version}")
     if board.split:
         parts.append(f"split {board.split}")
-    return ", ".join(parts)
+    return ", ".join(parts) + (f" · ranks {board.coverage_text}" if board.coverage else " · nothing ranked")
+
+
+def _rank_cell(row: Row, unranked: str = MISSING) -> str:
+    return unranked if row.rank is None else str(row.rank)
+
+
+def _marked(row: Row) -> str:
+    """The submission name with its integrity marker in parentheses (Markdown, HTML)."""
+    marker = MARKERS.get(row.status)
+    return f"{row.submission} ({marker})" if marker else row.submission
 
 
 def _board_table(board: Board) -> tuple[list[str], list[list[str]]]:
-    """Header and body cells of a board, shared by every text format."""
+    """Header and body cells of a board, shared by Markdown and HTML."""
     header = ["rank", "submission", "version", *(_header(board, n) for n in board.metric_names)]
     header += ["failed", "time (s)"]
     body = []
     for row in board.rows:
         body.append(
             [
-                str(row.rank),
-                row.submission,
+                _rank_cell(row),
+                _marked(row),
                 row.version,
                 *(format_cell(row.metrics.get(n)) for n in board.metric_names),
                 _failures(row.n_failed, row.n_instances),
@@ -156,45 +206,161 @@ def _summary_tables(boards: list[Board]) -> list[tuple[str, list[str], list[list
 # rich
 
 
-def rich_renderables(boards: Iterable[Board], summaries: bool = True) -> list[RenderableType]:
-    """Rich tables (each board, its warnings, then the summaries) ready for `Console.print`."""
-    boards = list(boards)
-    out: list[RenderableType] = []
-    for board in boards:
-        header, body = _board_table(board)
-        table = Table(
-            title=Text(board.title, style="bold"),
-            caption=Text(_board_caption(board)),
-            title_justify="left",
-            caption_justify="left",
-        )
-        n_metrics = len(board.metric_names)
-        name_width = max([len(h) for h in header[1:2]] + [len(row[1]) for row in body])
-        for i, h in enumerate(header):
-            is_metric = 3 <= i < 3 + n_metrics
-            # names never shrink (a truncated name is useless); metric cells wrap at "±" when narrow
-            table.add_column(
-                Text(h),
-                justify="right" if i == 0 or i >= 3 else "left",
-                style="bold" if h.endswith(PRIMARY_MARK) else None,
-                no_wrap=not is_metric,
-                min_width=name_width if i == 1 else (len(h) if not is_metric else None),
-            )
-        for cells in body:
-            table.add_row(*(Text(c) for c in cells))
-        parts: list[RenderableType] = [table]
+@dataclass
+class _Col:
+    """One terminal column: its header and cells (a cell may hold several lines, never wrapped)."""
+
+    header: str
+    cells: list[Text]
+    justify: str = "right"
+    bold: bool = False
+    required: bool = False
+    narrow: "_Col | None" = None  # a narrower variant (a metric's mean without its CI)
+    name: str = ""  # how the "not shown" note names it
+
+    @property
+    def width(self) -> int:
+        lines = [len(self.header)] + [len(line) for c in self.cells for line in c.plain.split("\n")]
+        return max(lines)
+
+
+def _table(cols: list[_Col]) -> Table:
+    # a rule under the header, no vertical lines; columns two spaces apart (one padding + the separator)
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1, 0, 0))
+    for c in cols:
+        table.add_column(Text(c.header), justify=c.justify, style="bold" if c.bold else None,  # type: ignore[arg-type]
+                         no_wrap=True, min_width=c.width)
+    for i in range(len(cols[0].cells) if cols else 0):
+        table.add_row(*(c.cells[i] for c in cols))
+    return table
+
+
+def _width(cols: list[_Col]) -> int:
+    """Characters the table of `cols` (see `_table`) needs: the widths and two spaces between columns."""
+    return sum(c.width for c in cols) + 2 * len(cols) - 2 if cols else 0
+
+
+def _fit(cols: list[_Col], width: int, priority: list[int]) -> tuple[list[_Col], list[str], bool]:
+    """The columns to show at `width`, in their order; the names left out; whether metrics lost their CI.
+
+    Everything when it fits. Otherwise the required columns (their narrow variant if still too wide),
+    then the optional ones in `priority` order, each as its narrow variant, when it still fits."""
+    if _width(cols) <= width:
+        return cols, [], False
+    chosen: dict[int, _Col] = {i: c for i, c in enumerate(cols) if c.required}
+    narrowed = False
+    if _width(list(chosen.values())) > width:
+        chosen = {i: (c.narrow or c) for i, c in chosen.items()}
+        narrowed = True
+    for i in priority:
+        if i in chosen:
+            continue
+        cand = cols[i].narrow or cols[i]
+        narrowed = narrowed or cand is not cols[i]
+        if _width([*chosen.values(), cand]) <= width:
+            chosen[i] = cand
+    dropped = [cols[i].name or cols[i].header for i in priority if i not in chosen]
+    return [chosen[i] for i in sorted(chosen)], dropped, narrowed
+
+
+def _fit_note(width: int, dropped: list[str], narrowed: bool) -> Text | None:
+    if not dropped and not narrowed:
+        return None
+    parts = []
+    if dropped:
+        parts.append("not shown: " + ", ".join(dropped))
+    if narrowed:
+        parts.append("metrics without a ± show the mean only")
+    return Text(f"at {width} columns: " + "; ".join(parts) + " (a wider terminal or --format md/csv shows all)",
+                style="dim")
+
+
+def _name_cell(row: Row) -> Text:
+    text = Text(row.submission)
+    marker = MARKERS.get(row.status)
+    if marker:
+        text.append("\n" + marker, style="bold red" if row.status == "modified" else "yellow")
+    return text
+
+
+def _board_columns(board: Board) -> tuple[list[_Col], list[int]]:
+    rows = board.rows
+    cols = [
+        _Col("rank", [Text(_rank_cell(r, UNRANKED)) for r in rows], required=True),
+        _Col("submission", [_name_cell(r) for r in rows], justify="left", required=True),
+        _Col("version", [Text(r.version) for r in rows], justify="left"),
+    ]
+    for n in board.metric_names:
+        header = _header(board, n)
+        primary = n == board.primary_metric
+        narrow = _Col(header, [Text(format_mean(r.metrics.get(n))) for r in rows], bold=primary,
+                      required=primary, name=board.labels.get(n, n))
+        cols.append(_Col(header, [Text(format_cell(r.metrics.get(n))) for r in rows], bold=primary,
+                         required=primary, narrow=narrow, name=board.labels.get(n, n)))
+    cols.append(_Col("failed", [Text(_failures(r.n_failed, r.n_instances)) for r in rows]))
+    cols.append(_Col("time (s)", [Text(_wall(r.wall_time_s)) for r in rows]))
+    metric_idx = list(range(3, 3 + len(board.metric_names)))
+    failed, time_, version = len(cols) - 2, len(cols) - 1, 2
+    priority = [failed, *metric_idx, time_, version]
+    return cols, priority
+
+
+class _BoardView:
+    """A board as rich renders it at the console's width: title, table, what it ranks, warnings."""
+
+    def __init__(self, board: Board) -> None:
+        self.board = board
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        board = self.board
+        width = options.max_width
+        yield Text(board.title, style="bold")
+        if board.rows:
+            cols, priority = _board_columns(board)
+            shown, dropped, narrowed = _fit(cols, width, priority)
+            yield _table(shown)
+            note = _fit_note(width, dropped, narrowed)
+            if note is not None:
+                yield note
+        yield Text(_board_caption(board), style="dim")
         for w in board.warnings:
-            parts.append(Text(f"warning: {w}", style="yellow"))
-        parts.append(Text(""))
-        out.append(Group(*parts))
+            yield Text(f"warning: {w}", style="yellow")
+        yield Text("")
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        return Measurement(1, options.max_width)
+
+
+class _SummaryView:
+    """A summary table (rank, submission, mean rank required; the rest while it fits)."""
+
+    def __init__(self, title: str, header: list[str], body: list[list[str]]) -> None:
+        self.title, self.header, self.body = title, header, body
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        cols = [
+            _Col(h, [Text(row[i]) for row in self.body], justify="left" if i == 1 else "right", required=i < 3)
+            for i, h in enumerate(self.header)
+        ]
+        shown, dropped, narrowed = _fit(cols, options.max_width, list(range(3, len(cols))))
+        yield Text(self.title, style="bold")
+        yield _table(shown)
+        note = _fit_note(options.max_width, dropped, narrowed)
+        if note is not None:
+            yield note
+        yield Text("")
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        return Measurement(1, options.max_width)
+
+
+def rich_renderables(boards: Iterable[Board], summaries: bool = True) -> list[RenderableType]:
+    """Rich renderables (each board with its warnings, then the summaries) for `Console.print`;
+    each lays itself out for the width it is printed at."""
+    boards = list(boards)
+    out: list[RenderableType] = [_BoardView(b) for b in boards]
     if summaries and boards:
-        for title, header, body in _summary_tables(boards):
-            table = Table(title=Text(title, style="bold"), title_justify="left")
-            for i, h in enumerate(header):
-                table.add_column(Text(h), justify="left" if i == 1 else "right")
-            for cells in body:
-                table.add_row(*(Text(c) for c in cells))
-            out.append(Group(table, Text("")))
+        out += [_SummaryView(title, header, body) for title, header, body in _summary_tables(boards)]
         out.append(Text(LEGEND, style="dim"))
     return out
 
@@ -233,6 +399,8 @@ def _md_table(header: list[str], body: list[list[str]], right: set[int]) -> list
 
 
 def to_markdown(boards: Iterable[Board], summaries: bool = True) -> str:
+    """A Markdown page: each board (rows marked "(unverified)" / "(MODIFIED)", unranked rank `—`),
+    its revision and ranked coverage, its warnings, then the summaries."""
     boards = list(boards)
     lines = ["# xaibench leaderboard", "", _md(LEGEND), ""]
     for board in boards:
@@ -260,11 +428,12 @@ def _metric_names_all(boards: list[Board]) -> list[str]:
 
 
 def csv_columns(boards: Iterable[Board]) -> list[str]:
-    """The CSV header: board and submission fields, four columns per metric, then counts."""
-    cols = ["track", "resource", "revision", "model", "rank", "submission", "version"]
+    """The CSV header: board and submission fields, the integrity `status`, four columns per metric,
+    counts, then the row's coverage (`complete`: true/false/empty when unrecorded; `ids_sha256`)."""
+    cols = ["track", "resource", "revision", "model", "rank", "submission", "version", "status"]
     for n in _metric_names_all(list(boards)):
         cols += [f"{n}_mean", f"{n}_ci_low", f"{n}_ci_high", f"{n}_excluded"]
-    return cols + ["n_instances", "n_failed", "wall_time_s"]
+    return cols + ["n_instances", "n_failed", "wall_time_s", "complete", "ids_sha256"]
 
 
 def _num(x: float | None) -> str:
@@ -272,7 +441,10 @@ def _num(x: float | None) -> str:
 
 
 def to_csv(boards: Iterable[Board]) -> str:
-    """One row per (board, submission); metrics at full precision; empty cells where undefined."""
+    """One row per (board, submission); metrics at full precision; empty cells where undefined.
+
+    `rank` is empty for an unranked (modified) row; `status` is signed / unsigned / modified. The
+    boards' warnings are not part of the CSV (the CLI prints them to stderr)."""
     boards = list(boards)
     names = _metric_names_all(boards)
     buf = io.StringIO()
@@ -280,7 +452,8 @@ def to_csv(boards: Iterable[Board]) -> str:
     writer.writerow(csv_columns(boards))
     for b in boards:
         for row in b.rows:
-            cells: list[str] = [b.track, b.resource, b.revision, b.model, str(row.rank), row.submission, row.version]
+            cells: list[str] = [b.track, b.resource, b.revision, b.model, _rank_cell(row, ""), row.submission,
+                                row.version, row.status]
             for n in names:
                 m = row.metrics.get(n)
                 if m is None:
@@ -289,6 +462,8 @@ def to_csv(boards: Iterable[Board]) -> str:
                 lo, hi = m.ci95 if m.ci95 is not None else (None, None)
                 cells += [_num(m.mean), _num(lo), _num(hi), str(m.excluded)]
             cells += [str(row.n_instances), str(row.n_failed), _num(row.wall_time_s)]
+            complete = row.coverage.get("complete")
+            cells += ["" if complete is None else str(bool(complete)).lower(), row.coverage.get("ids_sha256") or ""]
             writer.writerow(cells)
     return buf.getvalue()
 
@@ -340,8 +515,18 @@ def _html_table(header: list[str], body: list[list[str]], left: set[int], primar
 
 
 def to_html(boards: Iterable[Board], summaries: bool = True, title: str = "xaibench leaderboard") -> str:
-    """A self-contained static page (inline CSS, no scripts); every text is HTML-escaped."""
+    """A self-contained static page (inline CSS, no scripts); every text is HTML-escaped.
+
+    The page publishes only results this machine verified: every row must have status "signed",
+    else `ValueError` — build the boards with `boards(results, verified_only=True)`, which leaves out
+    (and names, in the board's warnings) modified and unverified results."""
     boards = list(boards)
+    bad = [f"{b.title}: {r.submission} ({r.status})" for b in boards for r in b.rows if r.status != "signed"]
+    if bad:
+        raise ValueError(
+            "the static board publishes signed results only, but got " + "; ".join(bad)
+            + "; build the boards with leaderboard.rank.boards(results, verified_only=True)"
+        )
     out = [
         "<!DOCTYPE html>",
         '<html lang="en">',
@@ -353,13 +538,16 @@ def to_html(boards: Iterable[Board], summaries: bool = True, title: str = "xaibe
         "</head>",
         "<body>",
         f"<h1>{_e(title)}</h1>",
-        f'<p class="legend">{_e(LEGEND)}</p>',
+        f'<p class="legend">{_e(HTML_LEGEND)}</p>',
     ]
     for board in boards:
         header, body = _board_table(board)
         out.append("<section>")
         out.append(f"<h2>{_e(board.title)}</h2>")
-        out += _html_table(header, body, {1, 2}, 3, _board_caption(board))
+        if body:
+            out += _html_table(header, body, {1, 2}, 3, _board_caption(board))
+        else:
+            out.append(f"<p>No verified results on this board ({_e(_board_caption(board))}).</p>")
         for w in board.warnings:
             out.append(f'<p class="warning"><strong>warning:</strong> {_e(w)}</p>')
         out.append("</section>")

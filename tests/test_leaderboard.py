@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 from pathlib import Path
 
 import pytest
 import typer
+from rich.console import Console
 from typer.testing import CliRunner
 
 import leaderboard.cli
 from benchmark.errors import XaibenchError
-from benchmark.results import Failure, MetricSummary, Result
+from benchmark.results import Failure, MetricSummary, Result, coverage_of
 from leaderboard import render
 from leaderboard.rank import boards, competition_ranks, overall, track_summary
 
@@ -38,10 +40,16 @@ def make_result(
     n_failed=0,
     created="2025-01-01T00:00:00+00:00",
     wall=1.5,
+    split_size=None,
+    limit=None,
+    status="signed",
 ) -> Result:
+    """A Result as the runner makes it: covering the first `n_instances` ids of a split of `split_size`
+    (default: the whole split). `status` stands for what `Result.load` would have found."""
     if metrics is None:
         metrics = {"kl": metric(0.5, "lower", "KL")}
-    return Result(
+    ids = [f"{resource}:{k}" for k in range(n_instances)]
+    r = Result(
         submission={"name": name, "version": version, "hash": f"h-{name}-{version}", "parameters": {},
                     "kind": "explainer"},
         track=track,
@@ -55,7 +63,10 @@ def make_result(
         provenance={},
         primary_metric=primary,
         created=created,
+        coverage=coverage_of(ids, n_instances if split_size is None else split_size, limit),
     )
+    r.status = status
+    return r
 
 
 def ranked(board) -> list[tuple[int, str]]:
@@ -232,8 +243,8 @@ def test_csv_parses_back_with_documented_columns():
     metric_cols = []
     for n in ["emd", "f1", "kl"]:
         metric_cols += [f"{n}_mean", f"{n}_ci_low", f"{n}_ci_high", f"{n}_excluded"]
-    assert header == ["track", "resource", "revision", "model", "rank", "submission", "version",
-                      *metric_cols, "n_instances", "n_failed", "wall_time_s"]
+    assert header == ["track", "resource", "revision", "model", "rank", "submission", "version", "status",
+                      *metric_cols, "n_instances", "n_failed", "wall_time_s", "complete", "ids_sha256"]
     assert len(rows) == 3
     alpha = next(r for r in rows if r["submission"] == "alpha")
     assert alpha["track"] == "aixi" and alpha["revision"] == "rev-a" and alpha["rank"] == "1"
@@ -242,6 +253,7 @@ def test_csv_parses_back_with_documented_columns():
     assert float(alpha["kl_ci_high"]) == pytest.approx(0.1234 + 0.0051)
     assert alpha["emd_excluded"] == "2" and alpha["f1_mean"] == ""
     assert (alpha["n_instances"], alpha["n_failed"], float(alpha["wall_time_s"])) == ("20", "3", 1.5)
+    assert alpha["status"] == "signed" and alpha["complete"] == "true" and len(alpha["ids_sha256"]) == 64
 
 
 def test_markdown_has_arrows_primary_mark_and_failures():
@@ -300,7 +312,8 @@ def app() -> typer.Typer:
 
 
 @pytest.fixture
-def results_dir(tmp_path: Path) -> Path:
+def results_dir(tmp_path: Path, monkeypatch) -> Path:
+    monkeypatch.setenv("XAIBENCH_HOME", str(tmp_path / "home"))  # the signing key lives there
     d = tmp_path / "results"
     for r in [
         make_result("alpha", metrics={"kl": metric(0.1, "lower", "KL")}, n_failed=2),
@@ -385,3 +398,236 @@ def test_cli_survives_a_json_file_that_is_not_an_object(app, results_dir):
     res = CliRunner().invoke(app, ["leaderboard", "--results", str(results_dir), "--format", "md"])
     assert res.exit_code == 0, res.output
     assert "list.json" in res.stderr and "alpha" in res.stdout
+
+
+# --------------------------------------------------------------------------------------------------
+# coverage: a board ranks only results on the same instances
+
+
+def test_partial_run_never_displaces_full_ones():
+    # a, b, c ran on the whole split of 200; a later ran `--limit 10` (newer)
+    rs = [make_result(n, metrics={"kl": metric(m)}, n_instances=200) for n, m in [("a", 0.3), ("b", 0.1), ("c", 0.2)]]
+    rs.append(make_result("a", metrics={"kl": metric(0.01)}, n_instances=10, split_size=200, limit=10,
+                          created="2025-06-01T00:00:00+00:00"))
+    (board,) = boards(rs)
+    assert ranked(board) == [(1, "b"), (2, "c"), (3, "a")]
+    assert board.rows[2].metrics["kl"].mean == 0.3  # a's full run, not its newer partial one
+    assert board.coverage_text == "200 instances (full split)"
+    (w,) = board.warnings
+    assert "a 1.0: first 10 of 200 instances" in w and "not ranked" in w.lower()
+    assert "200 instances (full split)" in w
+
+
+def test_the_coverage_most_submissions_ran_on_is_ranked():
+    rs = [make_result(n, metrics={"kl": metric(m)}, n_instances=40, split_size=200, limit=40)
+          for n, m in [("a", 0.3), ("b", 0.1), ("c", 0.2)]]
+    rs.append(make_result("full", metrics={"kl": metric(0.0)}, n_instances=200, created="2025-09-01T00:00:00+00:00"))
+    (board,) = boards(rs)
+    assert ranked(board) == [(1, "b"), (2, "c"), (3, "a")]
+    assert board.coverage_text == "first 40 of 200 instances"
+    assert "first 40 of 200 instances" in render.to_text([board], width=200)
+    (w,) = board.warnings
+    assert "full 1.0: 200 instances (full split)" in w
+
+
+def test_coverage_ties_go_to_more_instances_then_the_newest():
+    rs = [make_result("a", n_instances=30, split_size=100, limit=30),
+          make_result("b", n_instances=50, split_size=100, limit=50, created="2024-01-01T00:00:00+00:00")]
+    (board,) = boards(rs)
+    assert [r.submission for r in board.rows] == ["b"] and "a 1.0: first 30 of 100" in board.warnings[0]
+    # same n, different instances (e.g. two shards): the set holding the newest result
+    r1 = make_result("a", n_instances=30, split_size=100, created="2025-01-01T00:00:00+00:00")
+    r2 = make_result("b", n_instances=30, split_size=100, created="2025-02-01T00:00:00+00:00")
+    r2.coverage = coverage_of([f"other:{k}" for k in range(30)], 100, None)
+    (board,) = boards([r1, r2])
+    assert [r.submission for r in board.rows] == ["b"]
+    assert "[ids " in board.warnings[0]  # same words for both sets: the ids digest tells them apart
+
+
+def test_results_without_recorded_coverage_group_by_instance_count():
+    old = [make_result(n, n_instances=50) for n in ("a", "b")]
+    for r in old:
+        r.coverage = {"n": 50, "ids_sha256": None, "limit": None, "complete": None, "split_size": None}
+    (board,) = boards([*old, make_result("c", n_instances=50)])
+    assert [r.submission for r in board.rows] == ["a", "b"]
+    assert board.coverage_text == "50 instances (coverage not recorded)"
+    assert "c 1.0: 50 instances (full split)" in board.warnings[0]
+
+
+# --------------------------------------------------------------------------------------------------
+# integrity: modified results are marked and unranked, unverified ones marked, html publishes signed only
+
+
+def test_modified_result_is_shown_unranked_and_named():
+    rs = [make_result("a", metrics={"kl": metric(0.3)}), make_result("b", metrics={"kl": metric(0.2)}),
+          make_result("evil", metrics={"kl": metric(0.0)}, status="modified")]
+    rs[2].path = Path("/results/aixi/evil.json")
+    (board,) = boards(rs)
+    assert [(r.rank, r.submission, r.status) for r in board.rows] == [
+        (1, "b", "signed"), (2, "a", "signed"), (None, "evil", "modified")]
+    (w,) = board.warnings
+    assert "/results/aixi/evil.json" in w and "not ranked" in w
+    assert [(r.submission, r.mean_rank) for r in overall([board])] == [("b", 1.0), ("a", 2.0)]
+    md = render.to_markdown([board])
+    assert "| — | evil (MODIFIED) |" in md and "evil.json" in md
+    text = render.to_text([board], width=200)
+    assert "MODIFIED" in text and "✗" in text and "evil.json" in text
+    rows = {r["submission"]: r for r in csv.DictReader(io.StringIO(render.to_csv([board])))}
+    assert (rows["evil"]["rank"], rows["evil"]["status"]) == ("", "modified")
+    with pytest.raises(ValueError, match="verified_only"):
+        render.to_html([board])
+    (pub,) = boards(rs, verified_only=True)
+    assert ranked(pub) == [(1, "b"), (2, "a")]
+    page = render.to_html([pub])
+    assert "evil.json" in page and "left out 1 result" in page and ">evil<" not in page
+    # a board with nothing verified still appears, saying so and naming what it left out
+    (empty,) = boards([rs[2]], verified_only=True)
+    assert empty.rows == [] and empty.coverage is None
+    page = render.to_html([empty])
+    assert "No verified results" in page and "nothing ranked" in page and "evil.json" in page
+    assert "nothing ranked" in render.to_text([empty], width=80)
+
+
+def test_unverified_results_are_ranked_and_marked_but_not_published():
+    rs = [make_result("old", metrics={"kl": metric(0.1)}, status="unsigned"),
+          make_result("new", metrics={"kl": metric(0.2)})]
+    (board,) = boards(rs)
+    assert ranked(board) == [(1, "old"), (2, "new")] and board.warnings == []
+    assert "old (unverified)" in render.to_markdown([board])
+    assert "unverified" in render.to_text([board], width=200)
+    (pub,) = boards(rs, verified_only=True)
+    assert ranked(pub) == [(1, "new")] and "old 1.0 (no signature valid on this machine" in pub.warnings[0]
+    assert "no signature valid" in render.to_html([pub])
+
+
+def test_unverifiable_files_cannot_steer_the_published_board():
+    # a forged unsigned file on a "newer revision" and on 10 instances would otherwise choose what is ranked
+    good = [make_result(n, metrics={"kl": metric(m)}, n_instances=100) for n, m in [("a", 0.3), ("b", 0.1)]]
+    forged = [make_result(f"f{k}", revision="rev-z", created="2030-01-01T00:00:00+00:00", status="unsigned")
+              for k in range(3)]
+    (pub,) = boards(good + forged, verified_only=True)
+    assert pub.revision == "rev-a" and ranked(pub) == [(1, "b"), (2, "a")]
+    assert pub.coverage_text == "100 instances (full split)"
+
+
+def test_cli_marks_a_file_edited_after_writing(app, results_dir):
+    path = results_dir / "aixi-beta.json"
+    d = json.loads(path.read_text())
+    d["metrics"]["kl"]["mean"] = 0.0001  # beta now claims rank 1
+    path.write_text(json.dumps(d))
+    res = CliRunner().invoke(app, ["leaderboard", "--results", str(results_dir), "--format", "md"])
+    assert res.exit_code == 0, res.output
+    assert "beta (MODIFIED)" in res.stdout and "aixi-beta.json" in res.stdout
+    assert "| 1 | alpha |" in res.stdout
+    res = CliRunner().invoke(app, ["leaderboard", "--results", str(results_dir), "--format", "csv"])
+    assert "aixi-beta.json" in res.stderr  # csv: the warning goes to stderr
+    rows = {r["submission"]: r for r in csv.DictReader(io.StringIO(res.stdout))}
+    assert rows["beta"]["status"] == "modified" and rows["beta"]["rank"] == ""
+    res = CliRunner().invoke(app, ["leaderboard", "--results", str(results_dir), "--format", "html"])
+    assert res.exit_code == 0, res.output
+    assert "aixi-beta.json" in res.stdout and "<td>beta</td>" not in res.stdout and "<td>alpha</td>" in res.stdout
+    res = CliRunner().invoke(app, ["leaderboard", "--results", str(results_dir), "--format", "md", "--verified-only"])
+    assert "beta (MODIFIED)" not in res.stdout and "left out 1 result" in res.stdout
+
+
+# --------------------------------------------------------------------------------------------------
+# 80 columns
+
+AIXI_METRICS = [("kl", "KL", "lower"), ("emd", "EMD", "lower"), ("emd-paper", "EMD/4×4", "lower"),
+                ("mass-accuracy", "RMA", "higher"), ("rank-accuracy", "RRA", "higher"), ("pcc", "PCC", "higher")]
+LONG_NAMES = ["integrated-gradients", "lime-exhaustive[n_samples=1]", "gradient-shap{attribution=absolute}",
+              "saliency", "occlusion", "grad-cam", "kernel-shap"]
+
+
+def realistic_results() -> list[Result]:
+    """Boards as a full run makes them: AIXI with six metrics and long names, RCNN, IDC, trust."""
+    rng = [0.0123, 0.4567, 1.234, 12.5, 0.9876, 123.4, 0.05]
+    rs = []
+    for k, name in enumerate(LONG_NAMES):
+        ms = {m: metric(rng[(k + j) % 7] * (1 + j), d, label, half=rng[(k + j) % 7] / 20, n=1598)
+              for j, (m, label, d) in enumerate(AIXI_METRICS)}
+        rs.append(make_result(name, metrics=ms, n_instances=1598, n_failed=k * 37, wall=1234.5 * k,
+                              status="unsigned" if k == 1 else "modified" if k == 3 else "signed"))
+        zc = {"pct-first": metric(12.34 + k, "lower", "%first", half=0.5),
+              "pct-misrank": metric(45.6 - k, "lower", "%misrnk", half=1.2),
+              "avg-misrank-pessimistic": metric(3.21 * k, "lower", "avg misrnk (pess.)", half=0.1)}
+        rs.append(make_result(name, track="rcnn", resource="rcnn/beer-appearance", model="rcnn", metrics=zc,
+                              primary="pct-first", n_instances=994))
+        idc = {"interp-kappa": metric(0.1 * k, "higher", "κ"), "interp-precision": metric(0.5, "higher", "P"),
+               "interp-recall-macro": metric(0.25, "higher", "R/doc")}
+        rs.append(make_result(name, track="idc", resource="idc/mr-hybrid", model="kim-cnn", metrics=idc,
+                              primary="interp-kappa", n_instances=1066))
+    rs.append(make_result("lime-text", track="idc", resource="idc/mr-hybrid", model="kim-cnn",
+                          metrics={"interp-kappa": metric(0.9, "higher", "κ")}, primary="interp-kappa",
+                          n_instances=300, split_size=1066, limit=300))
+    for t in ("trust", "robustness"):
+        rs.append(make_result("lime-exhaustive[n_samples=1]", track=t, resource=f"{t}/hatexplain-lime",
+                              model="bert-base-uncased", metrics={"f1": metric(0.7, "higher", "F1")}, primary="f1"))
+    return rs
+
+
+def sections(text: str, bs) -> dict[str, list[str]]:
+    """The lines of each board's section of a rich rendering, by board title."""
+    starts = sorted((text.index(b.title + "\n"), b.title) for b in bs)
+    ends = [s for s, _ in starts[1:]] + [len(text)]
+    return {title: text[s:e].splitlines() for (s, title), e in zip(starts, ends)}
+
+
+def assert_readable(bs, width: int) -> dict[str, list[str]]:
+    """Every line fits; every name is whole; every shown metric cell is whole on its row's line."""
+    text = render.to_text(bs, width=width)
+    lines = text.splitlines()
+    assert max(len(line) for line in lines) <= width
+    parts = sections(text, bs)
+    for b in bs:
+        section = parts[b.title]
+        assert b.resource in section[0]  # the title line: resource name whole
+        header = section[1]
+        assert header.startswith("rank") and "submission" in header
+        for row in b.rows:
+            row_line = next((line for line in section[3:] if f"  {row.submission}  " in line), None)
+            assert row_line is not None, (b.title, row.submission)  # the full name, on one line
+            for n in b.metric_names:
+                if render._header(b, n) not in header:
+                    assert n != b.primary_metric  # the primary metric is always shown
+                    continue
+                m = row.metrics.get(n)
+                cells = {render.format_cell(m), render.format_mean(m)}
+                assert any(f" {c}" in row_line for c in cells), (b.title, n, row_line)  # whole, not wrapped
+            if "failed" in header:
+                assert f"{row.n_failed}/{row.n_instances}" in row_line
+    return parts
+
+
+def test_rich_board_is_readable_at_80_columns():
+    bs = boards(realistic_results())
+    buf = io.StringIO()
+    console = Console(file=buf, width=80, color_system=None, force_terminal=False, legacy_windows=False)
+    render.print_rich(bs, console)
+    assert buf.getvalue() == render.to_text(bs, width=80)
+    parts = assert_readable(bs, 80)
+    aixi = "\n".join(parts["aixi · aixi/shape-ssin · cnn"])
+    assert "KL ↓ ★" in aixi and "failed" in aixi and "0.01230 ± 0.00061" in aixi  # primary keeps its CI
+    assert "not shown:" in aixi and "unverified" in aixi and "MODIFIED" in aixi
+    assert "1,598 instances (full split)" in aixi
+    # everything is there when the terminal is wide
+    wide = render.to_text(bs, width=250)
+    assert "PCC ↑" in wide and "time (s)" in wide and "not shown" not in wide
+    assert_readable(bs, 250)
+    assert_readable(bs, 100)
+
+
+def test_80_columns_show_the_primary_and_two_more_metrics_for_typical_names():
+    rs = [r for r in realistic_results() if r.track == "aixi" and len(r.submission["name"]) <= 20]
+    (b,) = boards(rs)
+    header = sections(render.to_text([b], width=80), [b])[b.title][1]
+    shown = [n for n in b.metric_names if render._header(b, n) in header]
+    assert shown[0] == "kl" and len(shown) >= 3, header
+    assert_readable([b], 80)
+
+
+def test_cli_rich_at_80_columns(app, results_dir):
+    res = CliRunner().invoke(app, ["leaderboard", "--results", str(results_dir)], env={"COLUMNS": "80"})
+    assert res.exit_code == 0, res.output
+    assert max(len(line) for line in res.stdout.splitlines()) <= 80
+    assert "alpha" in res.stdout and "0.1000 ± 0.0100" in res.stdout
