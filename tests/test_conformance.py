@@ -70,7 +70,7 @@ class GuardedModel:
     """The model as an explainer may use it: the Model contract only. Counts predict calls/rows and
     records any attribute read outside the contract (e.g. the function model's references)."""
 
-    ALLOWED = {"predict", "target", "focus", "module", "layer", "as_tensor", "modality", "white_box", "task",
+    ALLOWED = {"predict", "target", "module", "layer", "as_tensor", "modality", "white_box", "task",
                "n_outputs", "name", "batch_size", "gradcam_layer"}
 
     def __init__(self, model) -> None:
@@ -103,9 +103,17 @@ def make_model(kind: str, function: str = "ssin"):
 
 
 def run(explainer, model, batch: Batch) -> tuple[list[np.ndarray], GuardedModel]:
+    """What the worker does: one explain call per batch, or — for a model that must know the explained
+    instance (the function model, `ModelSpec.per_instance`) — one call per instance, focused on it."""
     guarded = GuardedModel(model)
-    model.focus(batch.ids)  # what the runner does before each batch
-    return list(explainer.explain(guarded, batch)), guarded
+    if not isinstance(model, FunctionModel):
+        return list(explainer.explain(guarded, batch)), guarded
+    maps = []
+    for n, i in enumerate(batch.ids):
+        model.focus(i)
+        single = Batch(ids=[i], inputs=batch.inputs[n : n + 1], segments=batch.segments[n : n + 1], seed=batch.seed)
+        maps += list(explainer.explain(guarded, single))
+    return maps, guarded
 
 
 EXPLAINERS = {name: s for name, s in discover().items() if s.kind == "explainer"}
@@ -279,10 +287,13 @@ def test_n_samples_sets_the_samples_per_instance(n_samples):
     maps, guarded = run(lime_exhaustive(n_samples=n_samples), model, batch)
     per_instance = [2 ** N_OBJECTS[i] if n_samples in (0, 100) else min(n_samples, 2 ** N_OBJECTS[i])
                     for i in batch.ids]
-    assert guarded.calls == 1  # all perturbations of all instances in one predict call
+    # the function model is explained one instance at a time: one predict call per explain call;
+    # a batch-independent model gets all perturbations of all instances of a batch in one call
+    assert guarded.calls == len(batch)
+    assert run(lime_exhaustive(n_samples=n_samples), make_model("cnn"), batch)[1].calls == 1
     assert guarded.rows == sum(per_instance) == sum(per_instance)
     # each instance's block starts with its unperturbed image (the all-ones vector is always included)
-    seen, start = guarded.seen[0], 0
+    seen, start = np.concatenate(guarded.seen), 0
     for i, n in zip(batch.ids, per_instance):
         assert np.array_equal(seen[start], REFS[i].image)
         block = seen[start : start + n]

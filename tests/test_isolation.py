@@ -257,7 +257,7 @@ return [np.ones(x.shape, np.float32) + big[:1] for x in batch.inputs]
     ("return [object() for x in batch.inputs]", "not a numeric array"),
     ("return (np.full(x.shape, np.nan) for x in batch.inputs)", "non-finite"),
     ("return [np.ones((3, 3)) for x in batch.inputs]", "shape"),
-    ("return [np.ones(batch.inputs[0].shape)]", "returned 1 outputs"),
+    ("return [np.ones(batch.inputs[0].shape)] * (len(batch) + 1)", "outputs for a batch of"),
     ("import sys\nsys.exit(3)", "SystemExit"),
     ("print('x' * 50_000_000); import sys; sys.stderr.write('y' * 10_000_000)\n" + UNIFORM_SHAPED, None),
 ])
