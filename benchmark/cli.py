@@ -8,6 +8,7 @@ Every `XaibenchError` is printed as one line (`error: ...`) with exit status 2.
 from __future__ import annotations
 
 import json
+from enum import Enum
 import sys
 from pathlib import Path
 from typing import List, Optional
@@ -41,6 +42,12 @@ def _parse_params(items: list[str] | None) -> dict:
         except json.JSONDecodeError:
             out[k] = v
     return out
+
+
+class SandboxMode(str, Enum):
+    auto = "auto"
+    bwrap = "bwrap"
+    none = "none"
 
 
 @app.command("list")
@@ -100,10 +107,17 @@ def evaluate_cmd(
     timeout: float = typer.Option(60.0, help="Per-instance time limit in seconds (0 = none)."),
     overwrite: bool = typer.Option(False, help="Recompute cached outputs and replace the result."),
     results: Optional[Path] = typer.Option(None, help="Results folder (default $XAIBENCH_HOME/results)."),
+    sandbox: SandboxMode = typer.Option(SandboxMode.auto,
+                                help="Where submissions run: auto = bubblewrap sandbox when it works here, else "
+                                "a plain worker process (with a warning); bwrap = sandbox or refuse; none = plain "
+                                "worker process."),
+    memory_limit: float = typer.Option(8.0, min=0.25, max=1024.0, help="Address-space limit of the submission's "
+                                       "worker, GiB."),
 ) -> None:
     """Explain every instance of a resource with a submission, score against ground truth, write a Result.
 
-    Outputs are cached per instance: an interrupted run resumes where it stopped."""
+    The submission runs in a fresh, sandboxed worker process that never sees ground truth. Outputs are
+    cached per instance: an interrupted run resumes where it stopped."""
     from benchmark.runner import evaluate
     from benchmark.submission import discover, get_submission
     from benchmark.tracks import get_track
@@ -124,7 +138,8 @@ def evaluate_cmd(
                     r = evaluate(sub, track=track, resource=res, model=m, split=split, limit=limit,
                                  batch_size=batch_size, seed=seed, params=params if submission != "all" else {},
                                  timeout_s=timeout, overwrite=overwrite, results_dir=results,
-                                 metric_params=_parse_params(metric_param))
+                                 metric_params=_parse_params(metric_param), sandbox=sandbox.value,
+                                 memory_gb=memory_limit)
                 except XaibenchError as exc:
                     if submission == "all" and "cannot evaluate" in str(exc):
                         skipped.append(sub.name)
@@ -159,6 +174,42 @@ def demo_cmd(
     for argv in steps:
         console.rule(f"xaibench {' '.join(argv)}")
         _run(argv)
+
+
+@app.command("verify")
+def verify_cmd(
+    paths: Optional[List[Path]] = typer.Argument(None, help="Result files or folders (default: every Result "
+                                                 "under $XAIBENCH_HOME/results)."),
+) -> None:
+    """Re-score Results from their cached outputs: signature, instances, outputs digest and every metric.
+
+    Verdicts are recorded; the leaderboard marks Results that failed (the static board leaves them out).
+    Exit status 1 when any Result fails."""
+    from benchmark.resources import data_home
+    from benchmark.verify import record, verify_result
+
+    files: list[Path] = []
+    for p in paths or [data_home() / "results"]:
+        if p.is_dir():
+            files += sorted(p.rglob("*.json"))
+        elif p.exists():
+            files.append(p)
+        else:
+            raise XaibenchError(f"{p} does not exist; give Result files or folders")
+    verdicts = []
+    for f in files:
+        v = verify_result(f)
+        verdicts.append(v)
+        mark = "[green]ok[/]" if v.ok else "[red]FAILED[/]"
+        console.print(f"{mark} {f}", highlight=False, soft_wrap=True)
+        for problem in v.problems:
+            console.print(f"    {problem}", highlight=False, soft_wrap=True)
+    if verdicts:
+        record(verdicts)
+    bad = sum(not v.ok for v in verdicts)
+    console.print(f"{len(verdicts) - bad} of {len(verdicts)} Results verified")
+    if bad:
+        raise typer.Exit(1)
 
 
 def _load_plugins() -> None:

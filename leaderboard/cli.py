@@ -55,6 +55,15 @@ def _atomic_write(path: Path, text: str) -> None:
 
 
 def _load(directory: Path) -> tuple[list, list[str]]:
+    """The results under `directory` and one problem line per unreadable file; a Result whose latest
+    `xaibench verify` verdict failed (for this very file) is marked "modified" (`benchmark.verify`)."""
+    from benchmark.verify import apply_verdicts
+
+    found, problems = _load_files(directory)
+    return found, problems + apply_verdicts(found)
+
+
+def _load_files(directory: Path) -> tuple[list, list[str]]:
     """`load_results`, robust to files that break its validation with a non-ResultError exception
     (e.g. a JSON list instead of an object): those become one problem message each as well."""
     from benchmark.results import Result, load_results

@@ -1,0 +1,171 @@
+"""`xaibench verify`: re-score Results from the cached outputs they were scored from.
+
+For each Result file:
+1. its signature (`Result.status`): "modified" means the file changed after the harness wrote it;
+2. the instances: the resource (same revision) and split give the instance ids again; their digest
+   must equal `coverage.ids_sha256`;
+3. the outputs: the cached outputs of those instances (read-only) must hash to
+   `integrity.outputs_sha256` (`benchmark.results.outputs_digest`);
+4. the scores: the track scores the cached outputs again; every metric's mean must equal the
+   Result's (relative tolerance 1e-9).
+
+Verdicts are recorded in `$XAIBENCH_HOME/verdicts.json` with the sha256 of the file they judged; the
+leaderboard marks a Result whose latest verdict failed (and the static board leaves it out) for as
+long as the file is the one that was judged.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import sqlite3
+import tempfile
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Iterable
+
+from benchmark.errors import XaibenchError
+
+REL_TOL = 1e-9
+
+
+@dataclass
+class Verdict:
+    path: Path
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def _read_cache(path: Path, ids: list[str]) -> dict:
+    """The cached entries of `ids`, opened read-only (nothing is created or changed)."""
+    from benchmark.cache import Entry, _decode
+
+    if not path.exists():
+        raise XaibenchError(f"its cache {path} is gone")
+    out = {}
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            for start in range(0, len(ids), 500):
+                chunk = ids[start : start + 500]
+                q = ("SELECT instance, ok, array, reason, seconds FROM outputs WHERE instance IN "
+                     f"({','.join('?' * len(chunk))})")
+                for inst, ok, blob, reason, sec in db.execute(q, chunk):
+                    out[inst] = Entry(inst, bool(ok), _decode(blob) if ok else None, reason, sec)
+        finally:
+            db.close()
+    except (sqlite3.DatabaseError, ValueError, TypeError) as exc:
+        raise XaibenchError(f"its cache {path} is unreadable ({exc})") from None
+    return out
+
+
+def verify_result(path: Path) -> Verdict:
+    """Re-check one Result file (see the module docstring)."""
+    import numpy as np
+
+    from benchmark.resources import data_home, load_resource
+    from benchmark.results import Result, ids_digest, outputs_digest
+    from benchmark.runner import _score
+    from benchmark.tracks import get_track
+
+    v = Verdict(Path(path))
+    try:
+        r = Result.load(path)
+    except XaibenchError as exc:
+        v.problems.append(str(exc))
+        return v
+    if r.status == "modified":
+        v.problems.append("the file changed after it was written (signature does not match)")
+    cov, integrity = r.coverage or {}, r.integrity or {}
+    if not cov.get("ids_sha256") or not integrity.get("outputs_sha256") or "cache" not in r.extra:
+        v.problems.append("written by an older xaibench: no coverage / outputs digest to check; re-run it")
+        return v
+    try:
+        res = load_resource(r.resource["name"])
+        if res.revision != r.resource["revision"]:
+            raise XaibenchError(f"resource {res.name} is now at revision {res.revision}, the Result was scored "
+                                f"on {r.resource['revision']}")
+        trk = get_track(r.track)
+        instances = trk.instances(res, r.resource["split"], cov.get("limit"))
+        if ids_digest(instances.ids) != cov["ids_sha256"]:
+            raise XaibenchError("the resource no longer gives the instances the Result covers")
+        entries = _read_cache(data_home() / r.extra["cache"], instances.ids)
+        missing = [i for i in instances.ids if i not in entries]
+        if missing:
+            raise XaibenchError(f"{len(missing)} of its outputs are missing from the cache")
+        if outputs_digest([entries[i] for i in instances.ids]) != integrity["outputs_sha256"]:
+            raise XaibenchError("the cached outputs are not the ones it was scored from")
+        metric_params = r.extra.get("metric_params", {})
+        scores = _score(trk, instances, entries, r.submission["name"], metric_params)
+        ok = np.array([entries[i].ok for i in instances.ids], dtype=bool)
+        metrics = trk.summarise(scores, ok)
+    except XaibenchError as exc:
+        v.problems.append(f"cannot re-score: {exc}")
+        return v
+    for name, stored in r.metrics.items():
+        again = metrics.get(name)
+        a, b = stored.mean, None if again is None else again.mean
+        same = (a is None and b is None) or (a is not None and b is not None and math.isclose(a, b, rel_tol=REL_TOL,
+                                                                                               abs_tol=1e-12))
+        if not same:
+            v.problems.append(f"{name}: the Result says {a}, re-scoring gives {b}")
+    return v
+
+
+def _verdicts_path() -> Path:
+    from benchmark.resources import data_home
+
+    return data_home() / "verdicts.json"
+
+
+def _sha(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def load_verdicts() -> dict[str, dict]:
+    p = _verdicts_path()
+    try:
+        data = json.loads(p.read_text())
+        return data if isinstance(data, dict) else {}
+    except (OSError, json.JSONDecodeError):
+        return {}
+
+
+def record(verdicts: Iterable[Verdict]) -> Path:
+    """Add the verdicts to `$XAIBENCH_HOME/verdicts.json` (atomic write)."""
+    data = load_verdicts()
+    now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    for v in verdicts:
+        data[str(Path(v.path).resolve())] = {"ok": v.ok, "problems": v.problems, "file_sha256": _sha(v.path),
+                                             "checked": now}
+    p = _verdicts_path()
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=".verdicts.")
+    with os.fdopen(fd, "w") as fh:
+        json.dump(data, fh, indent=1, sort_keys=True)
+    os.replace(tmp, p)
+    return p
+
+
+def apply_verdicts(results: list) -> list[str]:
+    """Mark (status "modified") every loaded Result whose recorded verdict failed and whose file is
+    still the one judged; returns one warning line per marked Result."""
+    data, warnings = load_verdicts(), []
+    for r in results:
+        path = getattr(r, "path", None)
+        if path is None:
+            continue
+        v = data.get(str(Path(path).resolve()))
+        if v and not v.get("ok") and v.get("file_sha256") == _sha(path):
+            r.status = "modified"
+            warnings.append(f"{path} failed `xaibench verify` ({'; '.join(v.get('problems', []))[:200]})")
+    return warnings
