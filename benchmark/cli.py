@@ -8,6 +8,7 @@ Every `XaibenchError` is printed as one line (`error: ...`) with exit status 2.
 from __future__ import annotations
 
 import json
+import time
 from enum import Enum
 import sys
 from pathlib import Path
@@ -174,6 +175,35 @@ def demo_cmd(
     for argv in steps:
         console.rule(f"xaibench {' '.join(argv)}")
         _run(argv)
+
+
+@app.command("check")
+def check_cmd(
+    path: Path = typer.Argument(..., help="The submission folder (with submission.toml)."),
+    sandbox: SandboxMode = typer.Option(SandboxMode.auto, help="Where it runs (as for `evaluate`)."),
+    timeout: float = typer.Option(60.0, min=0.0, help="Per-instance time limit in seconds (0 = none)."),
+) -> None:
+    """Check a submission before you submit it: submission.toml, then — in the sandboxed worker, on tiny
+    built-in data of each modality it declares — one finite output of the right shape per instance,
+    deterministic under a seed, batch-size invariant (1, 7, 16). Exit status 1 when a check fails."""
+    from rich.table import Table
+
+    from benchmark.check import check_submission
+
+    t0 = time.perf_counter()
+    sub, rows = check_submission(path, sandbox=sandbox.value, timeout=timeout)
+    table = Table(title=f"xaibench check {sub.name}", show_lines=False)
+    for col in ("check", "model", "result"):
+        table.add_column(col, no_wrap=col != "result")
+    marks = {True: "[green]pass[/]", False: "[red]FAIL[/]", None: "[dim]skip[/]"}
+    for r in rows:
+        table.add_row(r.check, r.model, f"{marks[r.ok]} {r.detail}")
+    console.print(table)
+    failed = [r for r in rows if r.ok is False]
+    console.print(f"{'FAILED' if failed else 'passed'}: {sum(r.ok is True for r in rows)} passed, "
+                  f"{len(failed)} failed, {sum(r.ok is None for r in rows)} skipped in {time.perf_counter() - t0:.1f} s")
+    if failed:
+        raise typer.Exit(1)
 
 
 @app.command("verify")
