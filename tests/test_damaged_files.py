@@ -473,3 +473,43 @@ def test_damaged_submission_folders_are_one_clear_error(own_home, tmp_path):
     with pytest.raises(SubmissionError, match="entry 'explainer:Explainer' must be '<module>:<Class>' with "
                                               "<module>.py in the folder"):
         evaluate(str(sub), **kw)
+
+
+def test_the_named_command_rebuilds_a_damaged_cnn(own_home, tmp_path, capsys):
+    from benchmark.models.base import load_model
+
+    folder = own_home / "resources" / "aixi" / "model" / "shape-ssin"
+    w = folder / "model.safetensors"
+    w.write_bytes(w.read_bytes()[:1000])
+    with pytest.raises(ResourceError):
+        load_model(folder)
+    argv = REBUILD_CNN.split()[1:] + ["--epochs", "1", "--max-train", "32"]
+    with pytest.raises(SystemExit) as exc:
+        cli.main(argv)
+    assert exc.value.code == 0
+    load_model(folder)
+    r = evaluate("saliency", track="aixi", resource="aixi/shape-ssin", model="cnn", limit=2,
+                 results_dir=tmp_path / "r")
+    assert r.n_failed == 0
+    # without --overwrite a damaged model is not "already trained" either
+    w.write_bytes(w.read_bytes()[:1000])
+    with pytest.raises(SystemExit) as exc:
+        cli.main(argv[:-5] + argv[-4:])
+    assert exc.value.code == 0 and "existing model is damaged, training it again" in capsys.readouterr().err
+    load_model(folder)
+
+
+def test_publish_rewrites_a_damaged_card_from_provenance(own_home, capsys):
+    from generators.publish import check_family
+
+    root = own_home / "resources" / "aixi"
+    card = root / "README.md"
+    good = card.read_text()
+    _, files = check_family("aixi")
+    assert "README.md" in files and not warnings_of(capsys)  # a healthy card is left alone
+    card.write_bytes(b"\x00\xff garbage")
+    _, again = check_family("aixi")
+    (line,) = warnings_of(capsys)
+    assert card.read_text() == good and again == files  # rewritten; the old file is not published
+    (aside,) = [p for p in root.iterdir() if p.name.startswith(".README.md.damaged-")]
+    assert aside.read_bytes() == b"\x00\xff garbage" and f"moved to {aside.name}" in line

@@ -342,6 +342,47 @@ def write_config(
     return meta
 
 
+def _card_text(prov: dict[str, Any]) -> str:
+    info = prov.get("card", {})
+    return f"---\n{_card_yaml(prov, info)}---\n\n{_card_body(prov, info)}"
+
+
+def repair_card(root: Path) -> bool:
+    """Check that README.md's YAML header declares exactly what provenance.json records (the card is
+    written from it by `write_config` / `update_config_meta`); when it is unreadable, garbled or stale,
+    move it aside to `.README.md.damaged-<UTC time>` (a dot file: never published, never deleted),
+    rewrite it from provenance.json and say so in one line. Returns True when it was rewritten."""
+    prov = read_provenance(root)
+    if not prov.get("configs"):
+        return False
+    card = root / "README.md"
+    expected = yaml.safe_load(_card_yaml(prov, prov.get("card", {})))
+    try:
+        text = card.read_text(encoding="utf-8")
+        end = text.index("\n---\n", 3)
+        problem = None if text.startswith("---\n") and yaml.safe_load(text[4 : end + 1]) == expected else \
+            "its YAML header does not match provenance.json"
+    except FileNotFoundError:
+        problem = "missing"
+    except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError) as exc:
+        problem = f"{type(exc).__name__}: {' '.join(str(exc).split())[:120]}"
+    if problem is None:
+        return False
+    where = ""
+    if card.exists():
+        from datetime import datetime, timezone
+
+        aside = root / f".README.md.damaged-{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%SZ')}"
+        os.replace(card, aside)
+        where = f"; the old one moved to {aside.name}"
+    _atomic_write_text(card, _card_text(prov))
+    from benchmark.progress import console
+
+    console.print(f"warning: {card} was damaged ({problem}); rewritten from provenance.json{where}",
+                  markup=False, highlight=False, soft_wrap=True)
+    return True
+
+
 def update_config_meta(root: Path, config: str, **updates: Any) -> None:
     """Merge `updates` into a config's provenance entry (e.g. the trained model's scores)."""
     prov = read_provenance(root)
