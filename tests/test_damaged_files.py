@@ -513,3 +513,35 @@ def test_publish_rewrites_a_damaged_card_from_provenance(own_home, capsys):
     assert card.read_text() == good and again == files  # rewritten; the old file is not published
     (aside,) = [p for p in root.iterdir() if p.name.startswith(".README.md.damaged-")]
     assert aside.read_bytes() == b"\x00\xff garbage" and f"moved to {aside.name}" in line
+
+
+def test_two_concurrent_runs_share_one_cache_without_false_damage(own_home, tmp_path):
+    """Two processes run the same job on one home at once: both finish with the same numbers, no file
+    is taken for damaged, nothing is moved aside."""
+    import os
+
+    log = tmp_path / "calls.log"
+    sub = write_submission(tmp_path / "slow", "slow", "time.sleep(0.2)\n" + NOISE.format(log=str(log)))
+    argv = [sys.executable, "-m", "benchmark.cli", "evaluate", str(sub), "--track", "aixi", "--resource",
+            "aixi/shape-ssin", "--model", "function", "--batch-size", "2"]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    procs = [subprocess.Popen(argv + ["--results", str(tmp_path / f"r{k}")], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for k in range(2)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    assert not any("warning" in out + err or "damaged" in out + err for out, err in outs)
+    results = [json.loads(next((tmp_path / f"r{k}").rglob("*.json")).read_text()) for k in range(2)]
+    assert results[0]["metrics"] == results[1]["metrics"] and results[0]["n_failed"] == 0
+    cache = the_cache(own_home)
+    assert not [p for p in cache.parent.iterdir() if ".damaged-" in p.name]
+    print(f"\n{len(calls(log))} explain calls for 24 instances (> 24: the runs overlapped)")
+    shared = OutputCache(cache, _key_of(cache))
+    assert shared.done() == set(calls(log)) and len(set(calls(log))) == 24
+    shared.close()
+
+
+def _key_of(cache: Path) -> dict:
+    db = sqlite3.connect(cache)
+    key = {k: json.loads(v) for k, v in db.execute("SELECT k, v FROM meta")}
+    db.close()
+    return key
