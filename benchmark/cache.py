@@ -288,7 +288,7 @@ class OutputCache:
             self.db.close()
         except sqlite3.Error:
             pass
-        self.db = self._set_aside(f"found while reading: {exc}")
+        self.db = self._set_aside(f"found during the run: {exc}")
 
     def _error(self, exc: sqlite3.DatabaseError) -> CacheError:
         if getattr(exc, "sqlite_errorname", "") in ("SQLITE_BUSY", "SQLITE_LOCKED"):

@@ -183,7 +183,7 @@ def test_damage_found_while_reading_mid_run(tmp_path, capsys):
                                          "run the same command again"):
         c.get(list(arrays))
     (line,) = warnings_of(capsys)
-    assert "found while reading" in line and c.moved and c.moved[0].read_bytes() == damaged
+    assert "found during the run" in line and c.moved and c.moved[0].read_bytes() == damaged
     c.close()
     fresh = OutputCache(path, key)
     kept = fresh.done()
@@ -191,6 +191,27 @@ def test_damage_found_while_reading_mid_run(tmp_path, capsys):
     got = fresh.get(sorted(kept))
     assert all(np.array_equal(got[i].array, arrays[i]) for i in kept)  # what was kept is exact
     fresh.close()
+
+
+def test_damage_found_while_writing_mid_run(tmp_path, capsys):
+    """A put() that meets a damaged file stores its batch in a fresh cache; get() names what was lost."""
+    key = {"resource": "r", "revision": "a"}
+    path = tmp_path / "c.sqlite"
+    c = OutputCache(path, key)
+    c.put([Entry(f"i{k}", True, np.full((4, 4), k, np.float32), "", 0.1) for k in range(10)])
+    c.close()
+    c = OutputCache(path, key)
+    assert len(c.done()) == 10
+    damaged = overwrite(path, 0, 100)  # the header
+    c.db.execute("PRAGMA shrink_memory")
+    capsys.readouterr()
+    c.put([Entry("new", True, np.ones((4, 4), np.float32), "", 0.1)])
+    (line,) = warnings_of(capsys)
+    assert "found during the run: file is not a database" in line and c.moved[0].read_bytes() == damaged
+    assert np.array_equal(c.get(["new"])["new"].array, np.ones((4, 4)))
+    with pytest.raises(CacheError, match="10 output"):
+        c.get([f"i{k}" for k in range(10)])
+    c.close()
 
 
 def test_malformed_tables_or_key_are_damage_but_another_key_is_not(tmp_path, capsys):
