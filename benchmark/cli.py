@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import List, Optional
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from benchmark.errors import XaibenchError
@@ -148,7 +149,7 @@ def evaluate_cmd(
                     raise
                 p = r.metrics[r.primary_metric]
                 mean = "n/a" if p.mean is None else f"{p.mean:.4f}"
-                console.print(f"[bold]{r.submission['name']}[/] on {res}/{m}: {r.primary_metric} = {mean} "
+                console.print(f"[bold]{escape(r.submission['name'])}[/] on {res}/{m}: {r.primary_metric} = {mean} "
                               f"(n={p.n}, failed {r.n_failed}/{r.n_instances})")
             if skipped:
                 console.print(f"[dim]not applicable to {res}/{m} (capabilities): {', '.join(skipped)}")
@@ -271,7 +272,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         app(argv if argv is not None else sys.argv[1:], standalone_mode=True)
     except XaibenchError as exc:
-        console.print(f"[red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)  # text, not markup
         sys.exit(2)
 
 

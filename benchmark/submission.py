@@ -133,9 +133,11 @@ def load_submission(path: str | Path) -> Submission:
     if not toml.exists():
         raise SubmissionError(f"{path}: no submission.toml; a submission is a folder with submission.toml + a module")
     try:
-        data = tomllib.loads(toml.read_text())
-    except tomllib.TOMLDecodeError as exc:
+        data = tomllib.loads(toml.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:  # garbled bytes are not TOML either
         raise _fail(toml, f"is not valid TOML ({exc})") from exc
+    except OSError as exc:
+        raise _fail(toml, f"cannot be read ({exc})") from exc
     sub = data.get("submission")
     if not isinstance(sub, dict):
         raise _fail(toml, "missing [submission] table with name, version, kind, entry")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from benchmark.errors import ResourceError
 from benchmark.resources import load_resource, resource_root
-from benchmark.resources.store import read_provenance
+from benchmark.resources.store import read_provenance, repair_card
 
 
 def check_family(family: str, root: Path | None = None) -> tuple[Path, list[str]]:
@@ -20,10 +20,16 @@ def check_family(family: str, root: Path | None = None) -> tuple[Path, list[str]
     prov = read_provenance(root)
     if not prov.get("configs"):
         raise ResourceError(f"no resource '{family}' at {root}; run `xaibench generate {family}` first")
+    repair_card(root)  # the card is derived from provenance.json: a damaged one is rewritten, not uploaded
     for config in sorted(prov["configs"]):
         res = load_resource(f"{family}/{config}", root=root)
         res.verify(full=True)
-        ds = res.hf_dataset()
+        try:
+            ds = res.hf_dataset()
+        except Exception as exc:  # noqa: BLE001 - whatever `datasets` raises, the resource does not load
+            raise ResourceError(f"{res.name}: load_dataset({root}, {config!r}) failed ({type(exc).__name__}: "
+                                f"{' '.join(str(exc).split())[:300]}); regenerate it with "
+                                f"`xaibench generate {family} --overwrite`") from exc
         for split, info in res.meta["splits"].items():
             if ds[split].num_rows != info["rows"]:
                 raise ResourceError(f"{res.name}/{split}: load_dataset gives {ds[split].num_rows} rows, "

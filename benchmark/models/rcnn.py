@@ -317,20 +317,25 @@ def save_rcnn(module: RCNNRationale, vocab: Sequence[str], directory: Path, extr
                       extra={"task": "regression", "n_outputs": 1, **(extra or {}), "vocab": vocab})
 
 
-def load_rcnn(directory: Path, name: str | None = None, batch_size: int = 256) -> RationaleModel:
-    """The wrapper for a model written by `save_rcnn`."""
+def load_rcnn(directory: Path, name: str | None = None, batch_size: int = 256,
+              rebuild: str | None = None) -> RationaleModel:
+    """The wrapper for a model written by `save_rcnn`. A damaged or inconsistent model folder raises
+    `ResourceError` naming the file and `rebuild` (default: `xaibench generate rcnn --aspect … --overwrite`,
+    read off the resource layout)."""
+    from benchmark.models.base import rebuild_command
+    from benchmark.models.text import check_vocab
+
     directory = Path(directory)
-    module, config = load_model(directory)
+    fix = rebuild or rebuild_command(directory)
+    module, config = load_model(directory, fix)
     if config.get("architecture") != ARCHITECTURE:
-        raise ResourceError(f"{directory} holds a {config.get('architecture')!r} model, not {ARCHITECTURE!r}")
-    vocab = config.get("vocab") or []
-    if len(vocab) != module.embedding.num_embeddings or vocab[:2] != [PAD, UNK]:
-        raise ResourceError(f"{directory}/config.json: vocabulary does not match the model's embedding "
-                            f"({len(vocab)} words, {module.embedding.num_embeddings} rows); retrain the RCNN")
+        raise ResourceError(f"{directory} holds a {config.get('architecture')!r} model, not {ARCHITECTURE!r}; "
+                            f"rebuild it with `{fix}`")
+    vocab = check_vocab(config, module, directory, fix)
     texts_file = directory / TEXTS_FILE
     return RationaleModel(module, vocab, name or config.get("name", directory.name),
                           aspect=config.get("aspect"), batch_size=batch_size,
-                          texts=(lambda: read_texts(texts_file)) if texts_file.exists() else None)
+                          texts=(lambda: read_texts(texts_file, fix)) if texts_file.exists() else None)
 
 
 def write_texts(directory: Path, ids: Sequence[str], tokens: Sequence[Sequence[str]]) -> Path:
@@ -348,14 +353,26 @@ def write_texts(directory: Path, ids: Sequence[str], tokens: Sequence[Sequence[s
     return directory / TEXTS_FILE
 
 
-def read_texts(path: Path) -> list[list[str]]:
+def read_texts(path: Path, rebuild: str | None = None) -> list[list[str]]:
+    """The token lists of `texts.parquet`; `ResourceError` naming the file and the rebuild command when
+    it is not a Parquet file with a list-of-strings `tokens` column."""
     import pyarrow.parquet as pq
 
+    from benchmark.models.base import rebuild_command
+
+    fix = rebuild or rebuild_command(Path(path).parent)
     try:
-        return [list(t) for t in pq.read_table(path, columns=["tokens"]).column("tokens").to_pylist()]
+        texts = [list(t) for t in pq.read_table(path, columns=["tokens"]).column("tokens").to_pylist()]
+        if not all(isinstance(w, str) for t in texts for w in t):
+            raise ValueError("tokens are not strings")
+        return texts
     except Exception as exc:  # noqa: BLE001 - any unreadable file is the same problem for the user
-        raise ResourceError(f"{path} is unreadable ({exc}); rebuild the resource") from exc
+        raise ResourceError(f"model texts {path} are unreadable ({type(exc).__name__}: {exc}); "
+                            f"rebuild them with `{fix}`") from exc
 
 
-def config_of(directory: Path) -> dict:
-    return json.loads((Path(directory) / "config.json").read_text())
+def config_of(directory: Path, rebuild: str | None = None) -> dict:
+    """A saved model's checked `config.json` (`benchmark.models.base.read_model_config`)."""
+    from benchmark.models.base import read_model_config
+
+    return read_model_config(Path(directory), rebuild)

@@ -36,13 +36,13 @@ def _load_image(directory: Path, name: str, **options: Any) -> Model:
 def _load_word(directory: Path, name: str, **options: Any) -> Model:
     from benchmark.models.text import load_word_model
 
-    return load_word_model(directory, name=name)
+    return load_word_model(directory, name=name, rebuild=options.get("rebuild"))
 
 
 def _load_rcnn(directory: Path, name: str, batch_size: int = 256, **options: Any) -> Model:
     from benchmark.models.rcnn import load_rcnn
 
-    return load_rcnn(directory, name=name, batch_size=int(batch_size))
+    return load_rcnn(directory, name=name, batch_size=int(batch_size), **options)
 
 
 LOADERS: dict[str, Callable[..., Model]] = {"image": _load_image, "word": _load_word, "rcnn": _load_rcnn}

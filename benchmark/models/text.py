@@ -217,11 +217,35 @@ def build_vocab(docs: Sequence[Sequence[str]], min_count: int = 1, max_size: int
     return [PAD, UNK] + words
 
 
-def load_word_model(directory, name: str) -> WordModel:
-    """A trained text classifier saved by `save_model` (config.json with `vocab`, `max_len`,
-    `n_classes`) as the `WordModel` submissions see."""
-    from benchmark.models.base import load_model
+def check_vocab(config: dict, module: nn.Module, directory, fix: str) -> list[str]:
+    """The vocabulary of a saved text model's config, checked against its embedding: a list of words
+    starting with <pad>, <unk>, one per embedding row. `ResourceError` naming config.json and `fix`."""
+    from pathlib import Path
 
-    module, config = load_model(directory)
-    return WordModel(module, config["vocab"], name=name, n_outputs=config.get("n_classes", 2),
-                     max_len=config.get("max_len"))
+    from benchmark.errors import ResourceError
+
+    vocab = config.get("vocab")
+    rows = module.embedding.num_embeddings if isinstance(getattr(module, "embedding", None), nn.Embedding) else None
+    if (not isinstance(vocab, list) or not all(isinstance(w, str) for w in vocab) or vocab[:2] != [PAD, UNK]
+            or len(vocab) != rows):
+        what = (f"{len(vocab)} entries" if isinstance(vocab, list) else "missing") + f", embedding of {rows} rows"
+        raise ResourceError(f"model config {Path(directory) / 'config.json'}: 'vocab' is not the model's vocabulary "
+                            f"({what}; it must start with {PAD!r}, {UNK!r}); rebuild the model with `{fix}`")
+    return vocab
+
+
+def load_word_model(directory, name: str, rebuild: str | None = None) -> WordModel:
+    """A trained text classifier saved by `save_model` (config.json with `vocab`, `max_len`,
+    `n_classes`) as the `WordModel` submissions see. A damaged or inconsistent model folder raises
+    `ResourceError` naming the file and `rebuild` (default: read off the resource layout)."""
+    from benchmark.errors import ResourceError
+    from benchmark.models.base import load_model, rebuild_command
+
+    fix = rebuild or rebuild_command(directory)
+    module, config = load_model(directory, fix)
+    vocab = check_vocab(config, module, directory, fix)
+    n_classes, max_len = config.get("n_classes", 2), config.get("max_len")
+    if type(n_classes) is not int or n_classes < 2 or not (max_len is None or (type(max_len) is int and max_len > 0)):
+        raise ResourceError(f"model config {directory}/config.json: n_classes {n_classes!r} / max_len {max_len!r} "
+                            f"are not positive integers; rebuild the model with `{fix}`")
+    return WordModel(module, vocab, name=name, n_outputs=n_classes, max_len=max_len)

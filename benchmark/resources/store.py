@@ -71,6 +71,9 @@ def _atomic_write_text(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+_VERIFIED: dict[Path, tuple[int, int, str]] = {}  # split files whose sha256 was checked, by version
+
+
 @dataclass
 class Resource:
     """One config of a resource family, located on disk and checked for completeness."""
@@ -115,12 +118,30 @@ class Resource:
                 f"resource {self.name} has no split '{split}' (has: {', '.join(self.splits)})"
             )
         try:
+            self._check_digest(split)
             return pq.read_table(self.path(split), columns=columns)
-        except (OSError, pa.ArrowInvalid) as exc:
+        except (OSError, pa.ArrowException) as exc:
             raise ResourceError(
                 f"resource {self.name} split {split} is unreadable ({exc}); regenerate it with "
                 f"`xaibench generate {self.family} --overwrite`"
             ) from exc
+
+    def _check_digest(self, split: str) -> None:
+        """The split file's sha256 against provenance.json, once per process and file version (size,
+        mtime): a file garbled in place keeps its size and row count and may still decode, so only the
+        digest stops it from changing a number. Costs one read of the file (~1.5 GB/s)."""
+        info, p = self.meta["splits"][split], self.path(split)
+        if not info.get("sha256"):
+            return
+        st = p.stat()
+        stamp = (st.st_size, st.st_mtime_ns, info["sha256"])
+        if _VERIFIED.get(p) == stamp:
+            return
+        if sha256_file(p) != info["sha256"]:
+            raise ResourceError(f"resource {self.name}: {p} does not match the sha256 in provenance.json "
+                                f"(damaged or changed); regenerate it with `xaibench generate {self.family} "
+                                f"--overwrite`")
+        _VERIFIED[p] = stamp
 
     def model_dir(self) -> Path:
         """`model/<config>/`, or the first shared model folder the config names (`params["models"]`)."""
@@ -206,14 +227,58 @@ def _card_body(provenance: dict[str, Any], card_info: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def read_provenance(root: Path) -> dict[str, Any]:
+def _provenance_problem(prov: Any) -> str | None:
+    """What is wrong with the structure of a parsed provenance.json (None if nothing): the fields the
+    harness reads must be there with their types, so a damaged file is one clear error, not a KeyError."""
+    if not isinstance(prov, dict):
+        return f"a JSON {type(prov).__name__}, not an object"
+    configs = prov.get("configs", {})
+    if not isinstance(configs, dict):
+        return "'configs' is not an object"
+    for name, meta in configs.items():
+        if not isinstance(meta, dict) or not isinstance(meta.get("revision"), str):
+            return f"config '{name}' has no revision"
+        splits = meta.get("splits")
+        if not isinstance(splits, dict) or not splits:
+            return f"config '{name}' lists no splits"
+        for split, info in splits.items():
+            if not (isinstance(info, dict) and isinstance(info.get("file"), str)
+                    and all(type(info.get(k)) is int for k in ("rows", "bytes"))):
+                return f"config '{name}' split '{split}' lacks its file / rows / bytes"
+        for key in ("params", "stats"):
+            if not isinstance(meta.get(key, {}), dict):
+                return f"config '{name}' {key} is not an object"
+    return None
+
+
+def read_provenance(root: Path, set_aside_damaged: bool = False) -> dict[str, Any]:
+    """The family's provenance.json ({} when absent). A file that is not readable JSON of the expected
+    structure raises `ResourceError` naming it and the regeneration command — or, with
+    `set_aside_damaged` (the generators, about to rewrite it), is moved aside to
+    `provenance.json.damaged-<UTC time>` (never deleted) with one warning line, and {} is returned."""
     p = root / "provenance.json"
     if not p.exists():
         return {}
     try:
-        return json.loads(p.read_text())
-    except json.JSONDecodeError as exc:
-        raise ResourceError(f"{p} is not valid JSON ({exc}); regenerate the resource") from exc
+        prov = json.loads(p.read_text())
+        problem = _provenance_problem(prov)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        problem = f"{type(exc).__name__}: {exc}"
+    if problem is None:
+        return prov
+    if set_aside_damaged:
+        from datetime import datetime, timezone
+
+        from benchmark.progress import console
+
+        target = p.with_name(f"{p.name}.damaged-{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%SZ')}")
+        os.replace(p, target)
+        console.print(f"warning: {p} was damaged ({problem}); moved to {target.name}; configs not rebuilt now "
+                      "must be generated again", markup=False, highlight=False, soft_wrap=True)
+        return {}
+    family = root.name.removeprefix("xaibench-")
+    raise ResourceError(f"{p} is damaged ({problem}); regenerate the resource with "
+                        f"`xaibench generate {family} --overwrite`")
 
 
 def write_config(
@@ -266,7 +331,7 @@ def write_config(
         "stats": stats or {},
         "generator": software(),
     }
-    prov = read_provenance(root) or {"family": family, "configs": {}}
+    prov = read_provenance(root, set_aside_damaged=True) or {"family": family, "configs": {}}
     prov["family"] = family
     prov["configs"][config] = meta
     if card_info:
@@ -275,6 +340,47 @@ def write_config(
     info = prov.get("card", {})
     _atomic_write_text(root / "README.md", f"---\n{_card_yaml(prov, info)}---\n\n{_card_body(prov, info)}")
     return meta
+
+
+def _card_text(prov: dict[str, Any]) -> str:
+    info = prov.get("card", {})
+    return f"---\n{_card_yaml(prov, info)}---\n\n{_card_body(prov, info)}"
+
+
+def repair_card(root: Path) -> bool:
+    """Check that README.md's YAML header declares exactly what provenance.json records (the card is
+    written from it by `write_config` / `update_config_meta`); when it is unreadable, garbled or stale,
+    move it aside to `.README.md.damaged-<UTC time>` (a dot file: never published, never deleted),
+    rewrite it from provenance.json and say so in one line. Returns True when it was rewritten."""
+    prov = read_provenance(root)
+    if not prov.get("configs"):
+        return False
+    card = root / "README.md"
+    expected = yaml.safe_load(_card_yaml(prov, prov.get("card", {})))
+    try:
+        text = card.read_text(encoding="utf-8")
+        end = text.index("\n---\n", 3)
+        problem = None if text.startswith("---\n") and yaml.safe_load(text[4 : end + 1]) == expected else \
+            "its YAML header does not match provenance.json"
+    except FileNotFoundError:
+        problem = "missing"
+    except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError) as exc:
+        problem = f"{type(exc).__name__}: {' '.join(str(exc).split())[:120]}"
+    if problem is None:
+        return False
+    where = ""
+    if card.exists():
+        from datetime import datetime, timezone
+
+        aside = root / f".README.md.damaged-{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%SZ')}"
+        os.replace(card, aside)
+        where = f"; the old one moved to {aside.name}"
+    _atomic_write_text(card, _card_text(prov))
+    from benchmark.progress import console
+
+    console.print(f"warning: {card} was damaged ({problem}); rewritten from provenance.json{where}",
+                  markup=False, highlight=False, soft_wrap=True)
+    return True
 
 
 def update_config_meta(root: Path, config: str, **updates: Any) -> None:

@@ -72,7 +72,7 @@ class AixiTrack(Track):
                              per_instance=True), info
         if name == "cnn":
             directory = resource.model_dir()
-            config = read_model_config(directory, rebuild=f"xaibench train aixi {resource.name}")
+            config = read_model_config(directory)
             task = config.get("task", "regression")
             info = {"name": "cnn", "hash": config["sha256"][:16], "task": task,
                     "validation": config.get("validation", {})}

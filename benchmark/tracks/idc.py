@@ -16,19 +16,20 @@ Metric options (`--metric-param`): binarise, alpha, exclude_punctuation.
 from __future__ import annotations
 
 import hashlib
-import json
 from typing import Any, Sequence
 
 import numpy as np
 
 import benchmark.metrics.interpretation as interp
 from benchmark.errors import ResourceError, XaibenchError
+from benchmark.models.base import read_model_config
 from benchmark.models.spec import ModelSpec
 from benchmark.results import MetricSummary
 from benchmark.tracks.base import TRACKS, Instances, Track
 
 PGTS = ("wga", "milp", "hybrid")
 SCORE_OPTIONS = {"binarise": "threshold", "alpha": interp.ALPHA, "exclude_punctuation": False}
+REBUILD = "xaibench generate idc --overwrite"  # the command that rebuilds the models of an idc resource
 
 
 class IdcTrack(Track):
@@ -52,7 +53,7 @@ class IdcTrack(Track):
 
     def _max_len(self, resource) -> int | None:
         cfg = resource.root / "model" / resource.params.get("models", {}).get("cnn", "mr-cnn") / "config.json"
-        return json.loads(cfg.read_text()).get("max_len") if cfg.exists() else None
+        return read_model_config(cfg.parent, REBUILD).get("max_len") if cfg.exists() else None
 
     def instances(self, resource, split: str, limit: int | None = None) -> Instances:
         self._check(resource)
@@ -100,8 +101,9 @@ class IdcTrack(Track):
             raise ResourceError(f"the idc track has no model '{name}' for {resource.name}; "
                                 f"choose one of: {', '.join(self.models)}")
         directory = resource.root / "model" / folder
-        cfg = json.loads((directory / "config.json").read_text())
-        spec = ModelSpec(name=name, modality="text", white_box=True, loader="word", directory=directory)
+        cfg = read_model_config(directory, REBUILD)
+        spec = ModelSpec(name=name, modality="text", white_box=True, loader="word", directory=directory,
+                         options={"rebuild": REBUILD})
         info = {"name": name, "hash": cfg["sha256"][:16], "task": cfg.get("task", "binary"),
                 "architecture": cfg["architecture"], "scores": cfg.get("scores", {})}
         return spec, info

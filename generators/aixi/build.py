@@ -116,7 +116,7 @@ def build_aixi(
         raise ValueError("functions must name at least one of ssin, suum, class")
     root = Path(root) if root is not None else resource_root(FAMILY)
     names = [f"{dataset}-{f.name}" for f in fns]
-    existing = set(read_provenance(root).get("configs", {})) if root.exists() else set()
+    existing = set(read_provenance(root, set_aside_damaged=True).get("configs", {})) if root.exists() else set()
     clash = [c for c in names if c in existing or (root / c).exists()]
     if clash and not overwrite:
         raise ResourceError(

@@ -9,17 +9,18 @@ provenance records the model. A checkpoint after every epoch makes an interrupte
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import asdict, dataclass
 
 import numpy as np
 import torch
+from rich.markup import escape
 from torch import nn
 
 from benchmark import allocator
+from benchmark.errors import ResourceError
 from benchmark.models.architectures import AixiCNN
-from benchmark.models.base import save_model
+from benchmark.models.base import load_model, save_model
 from benchmark.progress import console, progress_bar
 from benchmark.resources import load_resource
 from benchmark.resources.aixi_schema import decode_split
@@ -73,7 +74,12 @@ def train_aixi(resource_name: str, config: TrainConfig | None = None, *, overwri
     res = load_resource(resource_name)
     out_dir = res.model_dir()
     if (out_dir / "config.json").exists() and not overwrite:
-        existing = json.loads((out_dir / "config.json").read_text())
+        try:  # a damaged model is not "already trained": it is trained again
+            _, existing = load_model(out_dir)
+        except ResourceError as exc:
+            console.print(f"[yellow]{resource_name}: the existing model is damaged, training it again[/] "
+                          f"({escape(str(exc))})")
+            existing = {}
         if existing.get("resource_revision") == res.revision:
             console.print(f"[green]{resource_name}: model already trained (use --overwrite to retrain)")
             return existing["validation"]

@@ -107,7 +107,11 @@ def train_text_classifier(train: tuple[Sequence[Sequence[str]], Sequence[int]],
     key = {"corpus": corpus_key(xtr, ytr), "validation": corpus_key(xva, yva), "recipe": asdict(cfg)}
     cfg_path = out_dir / "config.json"
     if cfg_path.exists() and not overwrite:
-        existing = json.loads(cfg_path.read_text())
+        try:  # an unreadable config is no trained model: it is trained again
+            existing = json.loads(cfg_path.read_text())
+        except (OSError, ValueError):
+            existing = {}
+        existing = existing if isinstance(existing, dict) else {}
         if existing.get("training_key") == key:
             console.print(f"[green]{name}: already trained on this corpus (overwrite to retrain)")
             return existing

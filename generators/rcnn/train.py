@@ -310,7 +310,11 @@ def train_rcnn(data: BeerData, out_dir: Path | str, config: RCNNTrainConfig | No
                 sampler.manual_seed(cfg.seed + 1 + state["epoch"])
             console.print(f"resuming {cfg.aspect} RCNN training after epoch {state['epoch']}")
     elif (out_dir / "config.json").exists() and not overwrite:
-        existing = json.loads((out_dir / "config.json").read_text())
+        try:  # an unreadable config is no trained model: it is trained again
+            existing = json.loads((out_dir / "config.json").read_text())
+        except (OSError, ValueError):
+            existing = {}
+        existing = existing if isinstance(existing, dict) else {}
         if existing.get("run_key") == run_key:
             console.print(f"[green]{cfg.aspect}: RCNN already trained (overwrite=True to retrain)")
             return existing["validation"]
