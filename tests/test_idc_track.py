@@ -16,17 +16,37 @@ from benchmark.tracks import get_track
 from tests.conftest import write_submission
 
 PGT_EXPLAINER = """
-# reads the PGT feature sets from the resource files itself (a test of the protocol: a perfect
-# explainer). Real submissions never get this: the harness hands them tokens only.
-import pyarrow.parquet as pq, os, pathlib
-root = pathlib.Path(os.environ["XAIBENCH_HOME"]) / "resources" / "idc" / "{config}-features"
-t = pq.read_table(next(root.glob("*.parquet"))).to_pydict()
-words = {{}}
-for c, w in zip(t["class"], t["word"]):
-    words.setdefault(c, set()).add(w)
+# a perfect explainer (a test of the protocol): it is shipped with the PGT feature sets in its own
+# folder (features.json, written by the test). Reading them from the resource instead is impossible:
+# the worker's sandbox has no view of $XAIBENCH_HOME (see test_reading_the_pgt_from_the_home_fails).
+import json, pathlib
+words = {int(c): set(w) for c, w in json.loads((pathlib.Path(__file__).parent / "features.json").read_text()).items()}
 targets = model.target(batch.inputs)
 return [np.array([1.0 if w in words.get(int(c), ()) else 0.0 for w in toks]) for toks, c in zip(batch.inputs, targets)]
 """
+
+HOME_READER = """
+import pyarrow.parquet as pq, pathlib
+root = pathlib.Path({home!r}) / "resources" / "idc" / "mr-wga-features"
+t = pq.read_table(next(root.glob("*.parquet")))
+return [np.ones(len(toks)) for toks in batch.inputs]
+"""
+
+
+def pgt_submission(folder, config: str = "mr-wga"):
+    """The perfect explainer, with the PGT's feature sets copied into its folder."""
+    import json
+
+    import pyarrow.parquet as pq
+
+    sub = write_submission(folder, "pgt-copy", PGT_EXPLAINER, modalities='["text"]')
+    root = load_resource(f"idc/{config}").root / f"{config}-features"
+    t = pq.read_table(next(root.glob("*.parquet"))).to_pydict()
+    words: dict = {}
+    for c, w in zip(t["class"], t["word"]):
+        words.setdefault(int(c), []).append(w)
+    (sub / "features.json").write_text(json.dumps(words))
+    return sub
 
 
 @pytest.fixture()
@@ -65,8 +85,7 @@ def test_gt_flags_are_the_feature_sets_applied_per_document(idc):
 
 
 def test_perfect_explainer_scores_kappa_one_and_random_does_not(idc, tmp_path):
-    sub = write_submission(tmp_path / "pgt", "pgt-copy", PGT_EXPLAINER.format(config="mr-wga"),
-                           modalities='["text"]')
+    sub = pgt_submission(tmp_path / "pgt")
     res = evaluate(sub, "idc", "idc/mr-wga", model="cnn", results_dir=tmp_path / "r")
     assert res.n_failed == 0
     assert res.metrics["interp-kappa"].mean == pytest.approx(1.0)
@@ -113,11 +132,25 @@ return out
     assert any("shape" in r for r in reasons) and any("non-finite" in r for r in reasons)
 
 
+@pytest.mark.skipif(__import__("benchmark.sandbox").sandbox.bwrap_problem() is not None, reason="no bubblewrap")
+def test_reading_the_pgt_from_the_home_fails(idc, tmp_path):
+    """The old way the perfect explainer was written (reading the resource's feature files from
+    $XAIBENCH_HOME) finds nothing in the sandbox: every instance fails."""
+    from benchmark.resources import data_home
+
+    sub = write_submission(tmp_path / "reader", "home-reader", HOME_READER.format(home=str(data_home())),
+                           modalities='["text"]')
+    res = evaluate(sub, "idc", "idc/mr-wga", model="cnn", results_dir=tmp_path / "r", limit=4)
+    assert res.n_failed == 4 and all("StopIteration" in f.reason or "Error" in f.reason for f in res.failures)
+
+
 def test_models_and_feature_configs(idc, tmp_path):
     trk = get_track("idc")
     res = load_resource("idc/mr-wga")
     inst = trk.instances(res, "test", limit=5)
-    model, info = trk.build_model(res, "han", inst)
+    spec, info = trk.build_model(res, "han", inst)
+    assert spec.loader == "word" and spec.white_box and spec.served is None
+    model = spec.load()
     assert info["architecture"] == "word-attention" and len(model.attention(inst.inputs)) == 5
     with pytest.raises(ResourceError, match="no model 'bert'"):
         trk.build_model(res, "bert", inst)

@@ -191,8 +191,9 @@ def test_track_metadata_and_bad_input(home, built, tmp_path):
     res = load_resource("rcnn/beer-appearance")
     inst = trk.instances(res, "test", limit=3)
     assert len(inst) == 3 and inst.output_shapes == [(len(t),) for t in inst.inputs]
-    model, info = trk.build_model(res, "rcnn", inst)
-    assert info["task"] == "regression" and info["aspect"] == "appearance"
+    spec, info = trk.build_model(res, "rcnn", inst)
+    assert info["task"] == "regression" and info["aspect"] == "appearance" and spec.loader == "rcnn"
+    model = spec.load()
     assert model.aspect == "appearance" and len(model.unlabeled_texts()) == built["meta"]["stats"]["train_reviews"]
     with pytest.raises(ResourceError, match="no model 'cnn'"):
         trk.build_model(res, "cnn", inst)

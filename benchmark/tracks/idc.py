@@ -141,6 +141,8 @@ class IdcTrack(Track):
     def summarise(self, scores: dict[str, np.ndarray], ok: np.ndarray) -> dict[str, MetricSummary]:
         """Pooled metrics: the statistic of the summed counts, with a bootstrap CI over documents
         (std = bootstrap standard error); macro metrics: mean ± t-interval over documents."""
+        if "counts" not in scores:  # every instance failed: nothing was scored
+            scores = {**scores, "counts": np.zeros((len(ok), 4))}
         counts = np.asarray(scores["counts"])[ok].astype(np.int64)
         out = {}
         for m in self.metric_objects():
