@@ -40,7 +40,7 @@ Scores: the selector's logit per position, shifted to be non-negative (logit −
 logit), so ranking by score, signed or absolute, is ranking by logit; the top-K positions are L2X's
 selection (`select`). Deterministic for a seed (the run seed `batch.seed`): initialisation, shuffling,
 dropout and Gumbel noise are drawn from generators seeded by it. The trained selector is cached on disk
-(`$XAIBENCH_HOME/cache/l2x/<key>.pt`, key = parameters, seed, a hash of the model's weights — or of its
+(`$XAIBENCH_SCRATCH/selectors/<key>.pt`, the submission's own scratch folder, key = parameters, seed, a hash of the model's weights — or of its
 predictions for a black box — and of the corpus), so re-runs reuse it. The first `explain` call trains
 (minutes at the paper's settings on a CPU): evaluate with `--timeout 0` (the runner's per-instance limit
 would otherwise interrupt the training); `max_texts` / `epochs` shorten it.
@@ -295,9 +295,14 @@ class L2X:
 
     @staticmethod
     def _cache_dir() -> Path:
+        """The submission's own scratch folder (`$XAIBENCH_SCRATCH`, writable in the harness's sandbox
+        and kept between runs); outside the harness, `$XAIBENCH_HOME/scratch/l2x`."""
+        scratch = os.environ.get("XAIBENCH_SCRATCH")
+        if scratch:
+            return Path(scratch) / "selectors"
         from benchmark.resources import data_home
 
-        return data_home() / "cache" / "l2x"
+        return data_home() / "scratch" / "l2x" / "selectors"
 
     def _load(self, path: Path, k: int) -> Trained | None:
         if not path.exists():

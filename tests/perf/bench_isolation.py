@@ -1,0 +1,141 @@
+"""Isolation overhead: the sandboxed worker (bubblewrap + a process per run + the wire protocol)
+against today's in-process way (the explainer called in the harness process on the same batches),
+side by side in one run, on the same instances, with the same outputs (checked bit for bit).
+
+Cases (batch size 16, the runner's default):
+* saliency on the AIXI CNN (128×128, random weights) over the 200 validation images of the demo-scale
+  AIXI-Shape resource — a cheap explainer, where the per-batch cost of the pipe shows most;
+* exhaustive LIME on the AIXI function model, which the harness serves: every `predict` of every
+  instance is a round trip over the pipe (up to 2^6 images of 128×128 each);
+* LIME-text (5,000 samples) on a Kim CNN (random weights) over 24 MR sentences — model calls dominate.
+
+Printed per case: the worker's start (import, model load), the per-instance time both ways, the
+overhead per instance and the ratio (isolated / in-process, start-up excluded and included).
+
+    python tests/perf/bench_isolation.py      (or: make perf)
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from benchmark.contracts import Batch
+from benchmark.isolation import Worker, WorkerConfig, validate_output
+from benchmark.models.spec import ModelSpec
+from benchmark.submission import get_submission
+from benchmark.worker import run_explainer
+
+BATCH = 16
+
+
+def in_process(sub, spec: ModelSpec, ids, inputs, segments, shapes) -> tuple[list, float]:
+    """Today's runner, minus caching: explainer and model in this process, batch after batch."""
+    explainer, model = sub.instantiate({}), spec.load()
+    t0 = time.perf_counter()
+    out = []
+    for s in range(0, len(ids), BATCH):
+        sl = slice(s, s + BATCH)
+        b = Batch(ids=list(ids[sl]), inputs=inputs[sl], segments=None if segments is None else segments[sl], seed=0)
+        for o, shape in zip(run_explainer(explainer, model, b, spec.per_instance), shapes[sl]):
+            out.append(validate_output(o, shape)[0])
+    return out, time.perf_counter() - t0
+
+
+def isolated(sub, spec: ModelSpec, ids, inputs, segments, shapes) -> tuple[list, float, float, str]:
+    worker = Worker(sub, {}, spec, WorkerConfig())
+    t0 = time.perf_counter()
+    worker.start()
+    started = time.perf_counter()
+    out = []
+    for s in range(0, len(ids), BATCH):
+        sl = slice(s, s + BATCH)
+        out += [e.array for e in worker.explain(ids[sl], inputs[sl], None if segments is None else segments[sl],
+                                                0, shapes[sl], 0)]
+    done = time.perf_counter()
+    worker.close()
+    return out, started - t0, done - started, worker.mode
+
+
+def aixi_case(tmp: Path):
+    from benchmark.models.architectures import AixiCNN
+    from benchmark.models.base import save_model
+    from benchmark.resources import load_resource
+    from benchmark.tracks import get_track
+    from generators.aixi.build import build_aixi
+
+    os.environ["XAIBENCH_HOME"] = str(tmp / "home")
+    build_aixi("shape", 2000, 200, workers=1, functions=("ssin",))
+    res = load_resource("aixi/shape-ssin")
+    trk = get_track("aixi")
+    inst = trk.instances(res, "validation")
+    with torch.random.fork_rng():
+        torch.manual_seed(0)
+        save_model(AixiCNN(size=128), tmp / "cnn", "aixi-cnn", {"size": 128}, extra={"task": "regression"})
+    cnn = ModelSpec("cnn", "image", True, loader="image", directory=tmp / "cnn")
+    function, _ = trk.build_model(res, "function", inst)
+    return inst, cnn, function
+
+
+def text_case(tmp: Path, n: int = 24):
+    from bench_lime_text import corpus  # tests/perf/bench_lime_text.py
+
+    from benchmark.models.base import save_model
+    from benchmark.models.text import KimCNN, build_vocab
+
+    docs, source = corpus()
+    vocab = build_vocab(docs)
+    rng = np.random.default_rng(1)
+    typical = [d for d in docs if 15 <= len(d) <= 25]
+    chosen = [typical[i] for i in rng.choice(len(typical), n, replace=False)]
+    max_len = max(len(d) for d in docs)
+    with torch.random.fork_rng():
+        torch.manual_seed(0)
+        module = KimCNN(len(vocab), max_len=max_len)
+    save_model(module, tmp / "kim", "kim-cnn", {"vocab_size": len(vocab), "max_len": max_len},
+               extra={"vocab": vocab, "n_classes": 2, "max_len": max_len})
+    return chosen, ModelSpec("kim-cnn", "text", True, loader="word", directory=tmp / "kim"), source
+
+
+def run() -> list[dict]:
+    rows = []
+    with tempfile.TemporaryDirectory() as t:
+        tmp = Path(t)
+        inst, cnn, function = aixi_case(tmp)
+        ids, shapes = inst.ids, inst.output_shapes
+        cases = [("saliency", cnn, ids, inst.inputs, inst.segments, shapes),
+                 ("lime-exhaustive", function, ids[:64], inst.inputs[:64], inst.segments[:64], shapes[:64])]
+        docs, kim, source = text_case(tmp)
+        cases.append(("lime-text", kim, [f"doc-{k}" for k in range(len(docs))], docs, None,
+                      [(len(d),) for d in docs]))
+        for name, spec, ids_, inputs, segments, shapes_ in cases:
+            sub = get_submission(name)
+            ref, t_in = in_process(sub, spec, ids_, inputs, segments, shapes_)
+            out, t_start, t_iso, mode = isolated(sub, spec, ids_, inputs, segments, shapes_)
+            same = all(a is not None and b is not None and np.array_equal(a, b) for a, b in zip(ref, out))
+            n = len(ids_)
+            rows.append({"case": f"{name} on {spec.name}", "n": n, "start_s": t_start, "in_ms": 1000 * t_in / n,
+                         "iso_ms": 1000 * t_iso / n, "overhead_ms": 1000 * (t_iso - t_in) / n,
+                         "ratio": t_iso / t_in, "ratio_with_start": (t_iso + t_start) / t_in, "same": same,
+                         "mode": mode})
+    print(f"\nIsolation overhead (batch {BATCH}; sandbox: {rows[0]['mode']}; text: {source})")
+    print(f"{'case':32} {'n':>4} {'start s':>8} {'in-proc ms/inst':>16} {'isolated ms/inst':>17} "
+          f"{'overhead ms/inst':>17} {'ratio':>6} {'with start':>10} same")
+    for r in rows:
+        print(f"{r['case']:32} {r['n']:>4} {r['start_s']:>8.2f} {r['in_ms']:>16.2f} {r['iso_ms']:>17.2f} "
+              f"{r['overhead_ms']:>17.2f} {r['ratio']:>6.2f} {r['ratio_with_start']:>10.2f} {r['same']}")
+    return rows
+
+
+def test_isolation_overhead():
+    rows = run()
+    assert all(r["same"] for r in rows)  # isolation changes no number
+
+
+if __name__ == "__main__":
+    run()
