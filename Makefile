@@ -18,6 +18,13 @@ $(STAMP): pyproject.toml
 	@for d in $(VENV)/lib/python*/site-packages/benchmark; do \
 	  if [ -f "$$d/text_perf.py" ] && [ ! -f "$$d/runner.py" ]; then rm -rf "$$d"; echo "removed lime's stray $$d"; fi; \
 	done
+	# bubblewrap: the sandbox submissions run in (Debian package `bubblewrap`); installed where this
+	# machine allows (root + apt). Without it submissions still run in a separate ground-truth-free
+	# worker process with resource limits, and the harness says so once.
+	@command -v bwrap >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
+	  { apt-get install -y -qq bubblewrap >/dev/null 2>&1 || \
+	    { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq bubblewrap >/dev/null 2>&1; }; }; } || \
+	  echo "note: bubblewrap is not installed; submissions will run without the file-system sandbox"
 	@touch $(STAMP)
 
 setup: $(STAMP)

@@ -116,6 +116,9 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
     split = opts.split or trk.default_split
     instances = trk.instances(res, split, opts.limit)
     spec, model_info = trk.build_model(res, opts.model, instances, **opts.model_options)
+    if spec.served is None:
+        spec.load()  # the model files, checked on every run: a damaged file is named with its real path
+    sub.precheck()  # the module compiles (nothing of it runs in the harness)
     why_not = sub.supports(trk.modality, spec.white_box, instances.segments is not None)
     if why_not:
         raise SubmissionError(f"cannot evaluate: {why_not} (model '{opts.model}'); choose another model or submission")

@@ -79,6 +79,27 @@ class Submission:
             return f"{self.name} needs an object segmentation the track does not provide"
         return None
 
+    def module_file(self) -> Path:
+        module_name, _, class_name = self.entry.partition(":")
+        file = self.path / f"{module_name}.py"
+        if not file.exists() or not class_name:
+            raise SubmissionError(
+                f"{self.path}/submission.toml: entry '{self.entry}' must be '<module>:<Class>' with "
+                f"<module>.py in the folder"
+            )
+        return file
+
+    def precheck(self) -> None:
+        """The entry module exists and compiles — checked in the harness without running any of it
+        (a syntax error is named with its real path before anything else happens)."""
+        file = self.module_file()
+        try:
+            compile(file.read_bytes(), str(file), "exec", dont_inherit=True)
+        except (SyntaxError, ValueError) as exc:
+            raise SubmissionError(f"{file} failed to import ({type(exc).__name__}: {exc}); fix the module") from None
+        except (OSError, RecursionError, MemoryError) as exc:
+            raise SubmissionError(f"{file} cannot be read or compiled ({type(exc).__name__}); fix the module") from None
+
     def check_parameters(self, overrides: dict[str, Any]) -> None:
         """Refuse parameter overrides the submission does not declare (before anything runs)."""
         unknown = set(overrides) - set(self.parameters)

@@ -28,7 +28,8 @@ PAGE = 4096  # SQLite's default page size
 
 # deterministic per instance, incompressible (so the cache spans many pages), and logged per call
 NOISE = """
-with open({log!r}, 'a') as fh:
+import os
+with open(os.path.join(os.environ['XAIBENCH_SCRATCH'], 'calls.log'), 'a') as fh:
     fh.write(''.join(i + '\\n' for i in batch.ids))
 return [np.random.default_rng(int(i.split('-')[-1])).random(np.asarray(x).shape).astype(np.float32)
         for i, x in zip(batch.ids, batch.inputs)]
@@ -45,8 +46,13 @@ def own_home(aixi_home, tmp_path, monkeypatch) -> Path:
 
 
 def noisy(tmp_path: Path) -> tuple[Path, Path]:
-    log = tmp_path / "calls.log"
-    return write_submission(tmp_path / "noisy", "noisy", NOISE.format(log=str(log))), log
+    """A submission that logs every explained id into its own scratch folder (the only place outside
+    its private /tmp it may write)."""
+    from benchmark.resources import data_home
+
+    log = data_home() / "scratch" / "noisy" / "calls.log"
+    log.unlink(missing_ok=True)
+    return write_submission(tmp_path / "noisy", "noisy", NOISE), log
 
 
 def calls(log: Path) -> list[str]:
@@ -541,8 +547,10 @@ def test_two_concurrent_runs_share_one_cache_without_false_damage(own_home, tmp_
     is taken for damaged, nothing is moved aside."""
     import os
 
-    log = tmp_path / "calls.log"
-    sub = write_submission(tmp_path / "slow", "slow", "time.sleep(0.2)\n" + NOISE.format(log=str(log)))
+    from benchmark.resources import data_home
+
+    log = data_home() / "scratch" / "slow" / "calls.log"
+    sub = write_submission(tmp_path / "slow", "slow", "time.sleep(0.2)\n" + NOISE)
     argv = [sys.executable, "-m", "benchmark.cli", "evaluate", str(sub), "--track", "aixi", "--resource",
             "aixi/shape-ssin", "--model", "function", "--batch-size", "2"]
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}

@@ -93,7 +93,7 @@ def test_deterministic_under_seed_and_cached_on_disk(tmp_path):
     first = l2x()
     a = first.explain(model, batch())
     assert first.last_trained is True
-    assert len(list((tmp_path / "cache" / "l2x").glob("*.pt"))) == 1
+    assert len(list((tmp_path / "scratch" / "l2x" / "selectors").glob("*.pt"))) == 1
     again = l2x()  # a fresh explainer (a new process): loads the trained selector from the cache
     b = again.explain(model, batch())
     assert again.last_trained is False
