@@ -294,10 +294,11 @@ class Worker:
             if model is None:
                 raise ValueError("this model is not served by the harness")
             focus = msg.get("focus")
-            if self.spec.per_instance:
+            if self.spec.one_at_a_time:
                 if focus not in ids:
                     raise ValueError("predict() must be called while explaining an instance of the batch")
-                model.focus(focus)
+                if self.spec.per_instance:
+                    model.focus(focus)
             inputs = msg.get("inputs")
             if self.spec.modality == "image":
                 if not isinstance(inputs, np.ndarray) or inputs.ndim not in (3, 4) or inputs.dtype.kind not in "fiub":

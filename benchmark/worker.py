@@ -133,7 +133,31 @@ class ServedModel:
         return self.predict(inputs).argmax(axis=1)
 
 
+class FixedTargets:
+    """The model with the explained output fixed per instance (`ModelSpec.targets`)."""
+
+    def __init__(self, model: Any, targets: dict) -> None:
+        self._model, self._targets, self._focus = model, {str(k): int(v) for k, v in targets.items()}, None
+
+    def focus(self, instance: str) -> None:
+        self._focus = str(instance)
+        if hasattr(self._model, "focus"):
+            self._model.focus(instance)
+
+    def target(self, inputs: Any) -> np.ndarray:
+        return np.full(len(inputs), self._targets[self._focus], dtype=np.int64)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._model, name)
+
+
 def _model(start: dict, channel: Any) -> Any:
+    model = _base_model(start, channel)
+    targets = start["model"].get("targets")
+    return FixedTargets(model, targets) if targets else model
+
+
+def _base_model(start: dict, channel: Any) -> Any:
     spec = start["model"]
     if "served" in spec:
         s = spec["served"]

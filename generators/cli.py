@@ -220,10 +220,10 @@ def agreement_cmd(
         res_name, _, model_name = model.partition(":")
         res = load_resource(res_name)
         trk = get_track(res.family)
-        wrapped, _ = trk.build_model(res, model_name or "cnn", None)
+        spec, _ = trk.build_model(res, model_name or "cnn", None)
         for e in explainer:
             sub = get_submission(e)
-            rows.append(explainer_agreement(sub.instantiate({}), wrapped, docs, name=f"{sub.name} on {model}",
+            rows.append(explainer_agreement(sub, spec, docs, name=f"{sub.name} on {model}",
                                             seed=seed, alpha=alpha, top_fraction=top_fraction))
     table = Table(title=f"agreement with human rationales ({corpus.name}, {'+'.join(split)}, {len(docs)} docs)")
     for col in ("source", "κ pooled", "P pooled", "R pooled", "κ/doc", "P/doc", "R/doc", "marked", "human"):

@@ -12,6 +12,7 @@ from benchmark import cli
 from benchmark.errors import ResourceError
 from benchmark.resources import load_resource
 from benchmark.runner import evaluate
+from benchmark.submission import load_submission
 from benchmark.tracks import get_track
 from tests.conftest import write_submission
 
@@ -202,3 +203,22 @@ def test_reproduce_table1_rows_carry_the_papers_numbers(idc, tmp_path):
     assert all(r.n + r.failed == 8 for r in rows)
     t1, rc = table(rows, ("wga", "milp"))
     assert t1.row_count == 6 and rc.row_count == 2
+
+
+def test_agreement_explains_each_document_for_its_class_in_the_worker(idc, tmp_path):
+    """An explainer that echoes the explained class as every word's score: under the agreement tool's
+    fixed targets (the document's label, handed to the worker per sentence) it marks every token of
+    the positive documents and none of the negative ones."""
+    from generators.corpora import load_eraser
+    from generators.idc.agreement import explainer_agreement
+
+    every = list(load_eraser(None, split=("val",)).documents())
+    docs = [d for d in every if d.label == 0][:3] + [d for d in every if d.label == 1][:3]
+    assert {d.label for d in docs} == {0, 1}
+    sub = write_submission(tmp_path / "echo", "echo", "t = model.target(batch.inputs)\n"
+                           "return [np.full(len(d), float(c)) for d, c in zip(batch.inputs, t)]",
+                           modalities='["text"]')
+    spec, _ = get_track("idc").build_model(load_resource("idc/mr-wga"), "cnn", None)
+    a = explainer_agreement(load_submission(sub), spec, docs, name="echo")
+    positive = sum(len(d.tokens) for d in docs if d.label == 1)
+    assert a.selected_fraction == pytest.approx(positive / sum(len(d.tokens) for d in docs))

@@ -9,6 +9,9 @@ A track does not hand a model object to a submission; it returns a `ModelSpec`:
   AIXI function model holds every instance's objects and patterns). It stays in the harness; the
   worker gets a proxy whose `predict` calls round-trip over the pipe, batched.
 
+`targets` fixes the explained output of each instance (e.g. a document's labelled class, for
+agreement with people) instead of the model's prediction; it implies one instance per call.
+
 `per_instance = True` declares a model whose output depends on which instance is being explained
 (the function model counts the objects of *that* instance still visible): the worker then calls the
 explainer on one instance at a time and tells the harness the instance before each `predict`, so an
@@ -60,12 +63,18 @@ class ModelSpec:
     options: dict[str, Any] = field(default_factory=dict)
     served: Model | None = None  # harness-held black box (served models); never sent to a worker
     per_instance: bool = False
+    targets: dict[str, int] | None = None  # explain this output per instance (instead of the prediction)
 
     def __post_init__(self) -> None:
         if (self.loader is None) == (self.served is None):
             raise ValueError("a ModelSpec is either loaded (loader + directory) or served (a model)")
         if self.loader is not None and self.loader not in LOADERS:
             raise ValueError(f"unknown model loader {self.loader!r}; one of {', '.join(LOADERS)}")
+
+    @property
+    def one_at_a_time(self) -> bool:
+        """Explain one instance per call (the model must know which instance it is explaining)."""
+        return self.per_instance or self.targets is not None
 
     def load(self) -> Model:
         """The model object itself (in the harness or in a worker)."""
@@ -83,8 +92,9 @@ class ModelSpec:
         """What the worker is told (`directory`: where the folder appears inside its sandbox)."""
         if self.served is not None:
             m = self.served
-            return {"served": {"name": m.name, "task": m.task, "n_outputs": int(m.n_outputs),
-                               "modality": self.modality, "batch_size": int(m.batch_size)},
-                    "per_instance": self.per_instance}
-        return {"loader": self.loader, "name": self.name, "options": dict(self.options),
-                "directory": directory or str(self.directory), "per_instance": self.per_instance}
+            out = {"served": {"name": m.name, "task": m.task, "n_outputs": int(m.n_outputs),
+                              "modality": self.modality, "batch_size": int(m.batch_size)}}
+        else:
+            out = {"loader": self.loader, "name": self.name, "options": dict(self.options),
+                   "directory": directory or str(self.directory)}
+        return {**out, "per_instance": self.one_at_a_time, "targets": self.targets}

@@ -19,7 +19,6 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from benchmark.contracts import Batch
 from benchmark.errors import ResourceError
 from benchmark.metrics.interpretation import binarise_scores, token_agreement
 from benchmark.progress import progress_bar
@@ -74,19 +73,6 @@ def pgt_agreement(resource, docs: Sequence, classes: Sequence[str]) -> Agreement
     return _summary(f"pgt {resource.name}", pred, [d.rationale for d in docs], t0)
 
 
-class FixedTarget:
-    """The model under test with the explained class fixed to `target` (the document's class)."""
-
-    def __init__(self, model, target: int) -> None:
-        self._model, self._target = model, int(target)
-
-    def target(self, inputs) -> np.ndarray:
-        return np.full(len(inputs), self._target, dtype=np.int64)
-
-    def __getattr__(self, name: str):
-        return getattr(self._model, name)
-
-
 def sentences(doc, max_len: int | None) -> list[tuple[int, int]]:
     """Token ranges [a, b) of the document's sentences (its text lines), cut into chunks of ≤ max_len."""
     line_of_source = []
@@ -104,31 +90,46 @@ def sentences(doc, max_len: int | None) -> list[tuple[int, int]]:
     return [r for r in out if r[1] > r[0]]
 
 
-def explainer_agreement(explainer, model, docs: Sequence, *, name: str, seed: int = 0, batch_size: int = 64,
-                        alpha: float = 0.3, top_fraction: float | None = None) -> Agreement:
+def explainer_agreement(sub, spec, docs: Sequence, *, name: str, seed: int = 0, batch_size: int = 64,
+                        alpha: float = 0.3, top_fraction: float | None = None, sandbox: str = "auto") -> Agreement:
     """Explain every document sentence by sentence for its class and compare the binarised token scores
-    with the human rationales."""
+    with the human rationales.
+
+    The explainer (`sub`, a Submission) runs in the harness's sandboxed worker like on a track: it gets
+    the sentences and the model (`spec`, with each sentence's explained class fixed to its document's
+    class); the rationales stay here."""
+    from dataclasses import replace
+
+    from benchmark.isolation import Worker, WorkerConfig
+
     t0 = time.perf_counter()
-    max_len = getattr(model, "max_len", None)
-    pred, human = [], []
-    with progress_bar(len(docs), f"agreement {name}", unit="doc") as bar:
-        for d in docs:
-            spans = sentences(d, max_len)
-            pieces = [d.tokens[a:b] for a, b in spans]
-            fixed = FixedTarget(model, d.label)
-            scores = []
+    max_len = None
+    if spec.served is None:
+        max_len = getattr(spec.load(), "max_len", None)
+    pieces, owners, ids = [], [], []
+    for n, d in enumerate(docs):
+        for a, b in sentences(d, max_len):
+            pieces.append(list(d.tokens[a:b]))
+            owners.append(n)
+            ids.append(f"{d.id}:{a}")
+    spec = replace(spec, targets={i: int(docs[n].label) for i, n in zip(ids, owners)})
+    scores: list[list[np.ndarray]] = [[] for _ in docs]
+    with Worker(sub, {}, spec, WorkerConfig(sandbox=sandbox)) as worker:
+        refused = worker.start()
+        if refused:
+            raise ValueError(f"{name}: the submission refuses the model ({refused})")
+        with progress_bar(len(pieces), f"agreement {name}", unit="sentence") as bar:
             for s in range(0, len(pieces), batch_size):
-                chunk = pieces[s : s + batch_size]
-                ids = [f"{d.id}:{a}" for a, _ in spans[s : s + batch_size]]
-                out = explainer.explain(fixed, Batch(ids=ids, inputs=chunk, seed=seed))
-                for piece, o in zip(chunk, out):
-                    o = np.asarray(o, dtype=np.float64)
-                    if o.shape != (len(piece),) or not np.isfinite(o).all():
-                        raise ValueError(f"{name} returned an invalid explanation for {d.id} "
-                                         f"(shape {o.shape}, expected ({len(piece)},), or non-finite values)")
-                    scores.append(o)
-            s_doc = np.concatenate(scores) if scores else np.zeros(0)
-            pred.append(binarise_scores(s_doc, alpha=alpha, top_fraction=top_fraction))
-            human.append(d.rationale)
-            bar.advance()
+                sl = slice(s, s + batch_size)
+                entries = worker.explain(ids[sl], pieces[sl], None, seed, [(len(p),) for p in pieces[sl]], 0)
+                for e, n in zip(entries, owners[sl]):
+                    if not e.ok:
+                        raise ValueError(f"{name} returned an invalid explanation for {e.instance} ({e.reason})")
+                    scores[n].append(np.asarray(e.array, dtype=np.float64))
+                bar.advance(len(entries))
+    pred, human = [], []
+    for d, parts in zip(docs, scores):
+        s_doc = np.concatenate(parts) if parts else np.zeros(0)
+        pred.append(binarise_scores(s_doc, alpha=alpha, top_fraction=top_fraction))
+        human.append(d.rationale)
     return _summary(f"explainer {name}", pred, human, t0)
