@@ -137,8 +137,9 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
     cache_path = (data_home() / "cache" / track / inputs_name.replace("/", "__") / opts.model /
                   f"{sub.name}-{param_hash}-s{opts.seed}-{split}.sqlite")
     cache = OutputCache(cache_path, key, overwrite=opts.overwrite)
-    config = WorkerConfig(sandbox=opts.sandbox, limits=Limits(memory_bytes=int(opts.memory_gb * (1 << 30))),
-                          hidden=hidden_paths(results_dir, res.root))
+    config = WorkerConfig(sandbox=opts.sandbox, hidden=hidden_paths(results_dir, res.root),
+                          limits=Limits(memory_bytes=int(opts.memory_gb * (1 << 30)),
+                                        cpu_seconds=_cpu_budget(opts.timeout_s, len(instances))))
     worker = Worker(sub, opts.params, spec, config)
     try:
         done = cache.done()
@@ -197,6 +198,14 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
     )
     result.save(result_path(results_dir, track, res.name, opts.model, name, coverage))
     return result
+
+
+def _cpu_budget(timeout_s: float, n: int) -> int | None:
+    """RLIMIT_CPU of a worker: a backstop behind the wall clock — the run's whole time limit on every
+    core, plus start-up (None when there is no time limit)."""
+    if timeout_s <= 0:
+        return None
+    return int(timeout_s * max(n, 1) * (os.cpu_count() or 1) + 600)
 
 
 @dataclass

@@ -303,3 +303,17 @@ def test_sandbox_required_but_missing_is_a_clear_error(home, tmp_path, monkeypat
     with pytest.raises(XaibenchError, match="apt-get install bubblewrap"):
         evaluate("uniform", results_dir=tmp_path, sandbox="bwrap", overwrite=True, **RUN)
     assert not list(tmp_path.rglob("*.json"))
+
+
+def test_limits_are_set_inside_the_worker(home, tmp_path):
+    body = """
+import os, resource
+with open(os.path.join(os.environ['XAIBENCH_SCRATCH'], 'report.txt'), 'w') as fh:
+    fh.write(' '.join(str(resource.getrlimit(r)[1]) for r in (resource.RLIMIT_AS, resource.RLIMIT_CPU,
+             resource.RLIMIT_CORE)))
+return [np.ones(x.shape, np.float32) for x in batch.inputs]
+"""
+    evaluate(str(hostile(tmp_path, "limits", body)), results_dir=tmp_path / "res", memory_gb=3, timeout_s=2, **RUN)
+    mem, cpu, core = map(int, report("limits").split())
+    assert mem == 3 << 30 and core == 0
+    assert cpu == int(2 * 4 * (os.cpu_count() or 1) + 600)

@@ -101,3 +101,24 @@ def test_every_pair_is_batch_invariant(name, model_name, one_torch_thread):
         for bs in (7, 1):
             np.testing.assert_allclose(runs[bs][k], ref, rtol=1e-3, atol=1e-4 * scale,
                                        err_msg=f"{name} on {model_name}: batch {bs} differs for {ids[k]}")
+
+
+def test_a_partial_run_never_replaces_a_full_one(home, tmp_path):
+    """--limit after a full run: the full Result file is untouched, the partial one is kept beside it
+    under its own coverage, and the board ranks the full split."""
+    from benchmark.results import load_results
+    from leaderboard.rank import boards
+
+    full = evaluate("uniform", track="aixi", resource="aixi/shape-ssin", model="function", results_dir=tmp_path)
+    (full_path,) = list(tmp_path.rglob("*.json"))
+    before = full_path.read_bytes()
+    assert full.coverage["complete"] and full_path.name == "uniform.json"
+    part = evaluate("uniform", track="aixi", resource="aixi/shape-ssin", model="function", limit=10,
+                    results_dir=tmp_path)
+    assert full_path.read_bytes() == before
+    assert not part.coverage["complete"] and part.coverage["n"] == 10
+    paths = sorted(p.name for p in tmp_path.rglob("*.json"))
+    assert paths == ["uniform.json", f"uniform@10-{part.coverage['ids_sha256'][:8]}.json"]
+    results, problems = load_results(tmp_path)
+    (board,) = boards(results)
+    assert not problems and [r.n_instances for r in board.rows] == [full.n_instances]
