@@ -211,10 +211,25 @@ def serve(channel: Any) -> int:
         channel.send({"type": "outputs", "outputs": run_explainer(explainer, model, batch, per_instance)})
 
 
+def _die_with_parent() -> None:
+    """SIGKILL this worker when the harness dies (Linux PR_SET_PDEATHSIG), even outside bubblewrap."""
+    try:
+        import ctypes
+        import signal
+
+        parent = os.getppid()
+        ctypes.CDLL(None).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+        if os.getppid() != parent:  # the harness died before the call
+            os._exit(1)
+    except (OSError, AttributeError):
+        pass
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmark.worker")
     parser.add_argument("--fd", type=int, required=True)
     args = parser.parse_args(argv)
+    _die_with_parent()
     from benchmark.wire import PeerClosed, channel_from_fd
 
     channel = channel_from_fd(args.fd)
