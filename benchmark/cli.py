@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import List, Optional
 
 import typer
-from rich.markup import escape
-from rich.table import Table
+from rich.cells import cell_len
+from rich.text import Text
 
 from benchmark.errors import XaibenchError
 from benchmark.options import SEED_MAX, TIMEOUT_MAX_S, lazy_choice
@@ -81,36 +81,14 @@ def _track_models(ctx) -> tuple[str, ...]:
 @app.command("list")
 def list_cmd() -> None:
     """List tracks (metrics, models), resources found locally or in the mirror, and submissions."""
+    from benchmark.listing import resources_listing, submissions_listing, tracks_listing
     from benchmark.metrics import METRICS
     from benchmark.resources.store import list_local_resources
     from benchmark.submission import discover
-    from benchmark.tracks import TRACKS, get_track
 
-    get_track("aixi")  # load built-in tracks
-    t = Table(title="Tracks")
-    for col in ("track", "models", "metrics (primary first)", "configs", "description"):
-        t.add_column(col)
-    for name, trk in TRACKS.items():
-        mets = ", ".join(f"{METRICS.get(m).label} {METRICS.get(m).arrow}" for m in trk.metrics)
-        t.add_row(name, ", ".join(trk.models), mets, ", ".join(trk.configs()), trk.description)
-    console.print(t)
-    r = Table(title="Resources (local and mirror)")
-    for col in ("resource", "version", "revision", "splits", "model", "path"):
-        r.add_column(col)
-    for res in list_local_resources():
-        splits = ", ".join(f"{s}={i['rows']}" for s, i in sorted(res.meta["splits"].items()))
-        has_model = "yes" if (res.model_dir() / "config.json").exists() else "-"
-        r.add_row(res.name, res.version, res.revision, splits, has_model, str(res.root))
-    if not r.rows:
-        r.add_row("(none yet: run `xaibench generate aixi`)", "", "", "", "", "")
-    console.print(r)
-    s = Table(title="Submissions")
-    for col in ("submission", "kind", "version", "modalities", "gradients", "segments", "deterministic", "description"):
-        s.add_column(col)
-    for name, sub in sorted(discover().items()):
-        s.add_row(name, sub.kind, sub.version, ",".join(sub.modalities), "yes" if sub.needs_gradients else "-",
-                  "yes" if sub.needs_segments else "-", "yes" if sub.deterministic else "no", sub.description)
-    console.print(s)
+    console.print(tracks_listing(_tracks(), METRICS))
+    console.print(resources_listing(list_local_resources()))
+    console.print(submissions_listing(discover()))
 
 
 @app.command("evaluate")
@@ -181,10 +159,20 @@ def evaluate_cmd(
                     raise
                 p = r.metrics[r.primary_metric]
                 mean = "n/a" if p.mean is None else f"{p.mean:.4f}"
-                console.print(f"[bold]{escape(r.submission['name'])}[/] on {res}/{m}: {r.primary_metric} = {mean} "
-                              f"(n={p.n}, failed {r.n_failed}/{r.n_instances})")
+                console.print(_result_line(r.submission["name"], f"{res}/{m}", f"{r.primary_metric} = {mean} "
+                                           f"(n={p.n}, failed {r.n_failed}/{r.n_instances})", console.width))
             if skipped:
-                console.print(f"[dim]not applicable to {res}/{m} (capabilities): {', '.join(skipped)}")
+                console.print(Text(f"not applicable to {res}/{m} (capabilities): {', '.join(skipped)}",
+                                   style="dim"))
+
+
+def _result_line(name: str, where: str, figures: str, width: int) -> Text:
+    """`name on where: figures` on one line, or, where that is wider than `width`, the figures on an
+    indented second line: names and numbers are never cut or broken across lines."""
+    text = Text.assemble((name, "bold"), f" on {where}:")
+    sep = " " if text.cell_len + 1 + cell_len(figures) <= width else "\n    "
+    text.append(sep + figures)
+    return text
 
 
 # The AIXI generator's scales (generators.aixi.build.SCALES; tests/test_cli_options.py keeps them equal).
@@ -301,8 +289,6 @@ def _usage_message(exc: _ClickException) -> str:
 
 
 def _fail(message: str, code: int = 2) -> None:
-    from rich.text import Text
-
     console.print(Text.assemble(("error:", "red"), " ", message), highlight=False, soft_wrap=True)
     sys.exit(code)
 
