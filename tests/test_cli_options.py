@@ -152,6 +152,8 @@ BAD = [
     (*EVALUATE, "--limit", "6", "--timeout", "-1"),
     (*EVALUATE, "--limit", "6", "--timeout", "nan"),
     (*EVALUATE, "--limit", "6", "--seed", "-1"),
+    (*EVALUATE, "--limit", "6", "--memory-limit", "0"),
+    (*EVALUATE, "--limit", "6", "--sandbox", "docker"),
     ("evaluate", "uniform", "--track", "aixi", "--model", "han", "--limit", "6"),  # an idc model
     ("evaluate", "uniform", "--track", "no-such-track", "--limit", "6"),
     (*EVALUATE, "--limit", "6", "--no-such-option"),
