@@ -78,7 +78,8 @@ def test_the_walk_sees_every_command():
     for expected in ("xaibench list", "xaibench evaluate", "xaibench demo", "xaibench generate aixi",
                      "xaibench generate idc", "xaibench generate rcnn", "xaibench train aixi",
                      "xaibench reproduce aixi", "xaibench reproduce idc", "xaibench reproduce rcnn",
-                     "xaibench agreement", "xaibench publish", "xaibench leaderboard"):
+                     "xaibench agreement", "xaibench publish", "xaibench leaderboard", "xaibench check",
+                     "xaibench verify"):
         assert expected in paths
 
 
@@ -168,6 +169,7 @@ BAD = [
     ("reproduce", "aixi", "--experiment", "4"),
     ("agreement", "--split", "dev", "--pgt", "idc/mr-wga"),
     ("leaderboard", "--format", "xml"),
+    ("check", "submissions/uniform", "--timeout", "-1"),
 ]
 
 
