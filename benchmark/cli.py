@@ -2,25 +2,38 @@
 
 Core commands live here (`list`, `evaluate`, `demo`); packages the harness must not import
 (`generators`, `leaderboard`) add theirs through the `xaibench.commands` entry-point group.
-Every `XaibenchError` is printed as one line (`error: ...`) with exit status 2.
+Every `XaibenchError` and every usage error (a bad option value, a missing argument, an unknown option)
+is printed as one line (`error: ...`) with exit status 2. Options are validated while the command line is
+parsed (ranges and choices, `benchmark.options`), before a command runs or writes anything.
 """
 
 from __future__ import annotations
 
 import json
-import time
-from enum import Enum
 import sys
+import time
+from enum import Enum, StrEnum
 from pathlib import Path
 from typing import List, Optional
 
 import typer
-from rich.markup import escape
-from rich.table import Table
+from rich.cells import cell_len
+from rich.text import Text
 
 from benchmark.errors import XaibenchError
+from benchmark.options import SEED_MAX, TIMEOUT_MAX_S, lazy_choice
 from benchmark.progress import console
 from benchmark.registry import iter_entry_points
+
+try:
+    from click.exceptions import Abort as _Abort  # what an older typer raises on Ctrl-D
+except ImportError:
+    _Abort = typer.Abort
+
+try:  # recent typer carries its own copy of click
+    from typer._click.exceptions import ClickException as _ClickException, UsageError as _UsageError
+except ImportError:  # older typer runs on click itself
+    from click.exceptions import ClickException as _ClickException, UsageError as _UsageError
 
 app = typer.Typer(
     name="xaibench",
@@ -52,63 +65,60 @@ class SandboxMode(str, Enum):
     none = "none"
 
 
+def _tracks() -> dict:
+    """Every registered track (built-in and from plugins), by name."""
+    from benchmark.tracks.base import TRACKS, _ensure_builtin
+
+    _ensure_builtin()
+    return dict(TRACKS.items())
+
+
+def _track_models(ctx) -> tuple[str, ...]:
+    """The models of the track chosen on the command line (`--track` is eager: parsed first)."""
+    return _tracks()[(ctx.params.get("track") if ctx is not None else None) or "aixi"].models
+
+
 @app.command("list")
 def list_cmd() -> None:
     """List tracks (metrics, models), resources found locally or in the mirror, and submissions."""
+    from benchmark.listing import resources_listing, submissions_listing, tracks_listing
     from benchmark.metrics import METRICS
     from benchmark.resources.store import list_local_resources
     from benchmark.submission import discover
-    from benchmark.tracks import TRACKS, get_track
 
-    get_track("aixi")  # load built-in tracks
-    t = Table(title="Tracks")
-    for col in ("track", "models", "metrics (primary first)", "configs", "description"):
-        t.add_column(col)
-    for name, trk in TRACKS.items():
-        mets = ", ".join(f"{METRICS.get(m).label} {METRICS.get(m).arrow}" for m in trk.metrics)
-        t.add_row(name, ", ".join(trk.models), mets, ", ".join(trk.configs()), trk.description)
-    console.print(t)
-    r = Table(title="Resources (local and mirror)")
-    for col in ("resource", "version", "revision", "splits", "model", "path"):
-        r.add_column(col)
-    for res in list_local_resources():
-        splits = ", ".join(f"{s}={i['rows']}" for s, i in sorted(res.meta["splits"].items()))
-        has_model = "yes" if (res.model_dir() / "config.json").exists() else "-"
-        r.add_row(res.name, res.version, res.revision, splits, has_model, str(res.root))
-    if not r.rows:
-        r.add_row("(none yet: run `xaibench generate aixi`)", "", "", "", "", "")
-    console.print(r)
-    s = Table(title="Submissions")
-    for col in ("submission", "kind", "version", "modalities", "gradients", "segments", "deterministic", "description"):
-        s.add_column(col)
-    for name, sub in sorted(discover().items()):
-        s.add_row(name, sub.kind, sub.version, ",".join(sub.modalities), "yes" if sub.needs_gradients else "-",
-                  "yes" if sub.needs_segments else "-", "yes" if sub.deterministic else "no", sub.description)
-    console.print(s)
+    console.print(tracks_listing(_tracks(), METRICS))
+    console.print(resources_listing(list_local_resources()))
+    console.print(submissions_listing(discover()))
 
 
 @app.command("evaluate")
 def evaluate_cmd(
     submission: str = typer.Argument(..., help="A submission name (see `xaibench list`), a folder with "
                                      "submission.toml, or 'all' for every built-in explainer of the track."),
-    track: str = typer.Option("aixi", "--track", "-t", help="The track to evaluate on."),
+    track: str = typer.Option("aixi", "--track", "-t", help="The track to evaluate on (see `xaibench list`).",
+                              is_eager=True, callback=lazy_choice(lambda ctx: _tracks(), "track")),
     resource: Optional[List[str]] = typer.Option(None, "--resource", "-r",
                                                  help="Resource config(s), repeatable (default: the track's "
                                                  "first config, e.g. aixi/shape-ssin, idc/mr-wga)."),
     model: Optional[List[str]] = typer.Option(None, "--model", "-m",
-                                              help="Model(s) under test, repeatable (default: cnn)."),
+                                              help="Model(s) under test, repeatable (default: cnn); one of the "
+                                              "track's models (see `xaibench list`).",
+                                              callback=lazy_choice(_track_models, "model of this track")),
     split: Optional[str] = typer.Option(None, help="Split to evaluate (default: the track's, 'validation')."),
-    limit: Optional[int] = typer.Option(None, help="Only the first N instances."),
-    batch_size: int = typer.Option(16, help="Instances per explain() call."),
-    seed: int = typer.Option(0, help="Run seed (stochastic explainers derive per-instance seeds)."),
+    limit: Optional[int] = typer.Option(None, min=1, help="Only the first N instances."),
+    batch_size: int = typer.Option(16, min=1, help="Instances per explain() call."),
+    seed: int = typer.Option(0, min=0, max=SEED_MAX,
+                             help="Run seed (stochastic explainers derive per-instance seeds)."),
     param: Optional[List[str]] = typer.Option(None, "--param", "-p",
                                               help="Override a submission parameter: key=value (repeatable)."),
     metric_param: Optional[List[str]] = typer.Option(
         None, "--metric-param", help="Override a metric default: key=value, e.g. attribution=absolute "
         "(aixi: score |S| instead of the signed map)."),
-    timeout: float = typer.Option(60.0, help="Per-instance time limit in seconds (0 = none)."),
+    timeout: float = typer.Option(60.0, min=0, max=TIMEOUT_MAX_S,
+                                  help="Per-instance time limit in seconds (0 = none; at most a day)."),
     overwrite: bool = typer.Option(False, help="Recompute cached outputs and replace the result."),
-    results: Optional[Path] = typer.Option(None, help="Results folder (default $XAIBENCH_HOME/results)."),
+    results: Optional[Path] = typer.Option(None, file_okay=False,
+                                           help="Results folder (default $XAIBENCH_HOME/results)."),
     sandbox: SandboxMode = typer.Option(SandboxMode.auto,
                                 help="Where submissions run: auto = bubblewrap sandbox when it works here, else "
                                 "a plain worker process (with a warning); bwrap = sandbox or refuse; none = plain "
@@ -149,25 +159,39 @@ def evaluate_cmd(
                     raise
                 p = r.metrics[r.primary_metric]
                 mean = "n/a" if p.mean is None else f"{p.mean:.4f}"
-                console.print(f"[bold]{escape(r.submission['name'])}[/] on {res}/{m}: {r.primary_metric} = {mean} "
-                              f"(n={p.n}, failed {r.n_failed}/{r.n_instances})")
+                console.print(_result_line(r.submission["name"], f"{res}/{m}", f"{r.primary_metric} = {mean} "
+                                           f"(n={p.n}, failed {r.n_failed}/{r.n_instances})", console.width))
             if skipped:
-                console.print(f"[dim]not applicable to {res}/{m} (capabilities): {', '.join(skipped)}")
+                console.print(Text(f"not applicable to {res}/{m} (capabilities): {', '.join(skipped)}",
+                                   style="dim"))
+
+
+def _result_line(name: str, where: str, figures: str, width: int) -> Text:
+    """`name on where: figures` on one line, or, where that is wider than `width`, the figures on an
+    indented second line: names and numbers are never cut or broken across lines."""
+    text = Text.assemble((name, "bold"), f" on {where}:")
+    sep = " " if text.cell_len + 1 + cell_len(figures) <= width else "\n    "
+    text.append(sep + figures)
+    return text
+
+
+# The AIXI generator's scales (generators.aixi.build.SCALES; tests/test_cli_options.py keeps them equal).
+DemoScale = StrEnum("DemoScale", {s: s for s in ("tiny", "demo", "default", "paper")})
 
 
 @app.command("demo")
 def demo_cmd(
-    scale: str = typer.Option("demo", help="Generator scale of the demo resources (demo = 2,000 train / "
-                              "200 validation images)."),
-    limit: int = typer.Option(40, help="Validation images explained per (resource, model)."),
-    epochs: int = typer.Option(8, help="CNN training epochs."),
+    scale: DemoScale = typer.Option("demo", help="Generator scale of the demo resources (demo = 2,000 train / "
+                                    "200 validation images; as `xaibench generate aixi --scale`)."),
+    limit: int = typer.Option(40, min=1, help="Validation images explained per (resource, model)."),
+    epochs: int = typer.Option(8, min=1, help="CNN training epochs."),
 ) -> None:
     """Offline end to end: generate AIXI-Shape and AIXI-Color (SSIN), train the CNN on each, evaluate
     every built-in explainer on both models under test (the function itself and the CNN), print the
     leaderboard."""
     resources = ["aixi/shape-ssin", "aixi/color-ssin"]
     steps = [
-        ["generate", "aixi", "--dataset", "shape", "--dataset", "color", "--scale", scale, "--functions", "ssin"],
+        ["generate", "aixi", "--dataset", "shape", "--dataset", "color", "--scale", str(scale), "--functions", "ssin"],
         ["train", "aixi", *resources, "--epochs", str(epochs)],
         ["evaluate", "all", "--track", "aixi", *[a for r in resources for a in ("--resource", r)],
          "--model", "function", "--model", "cnn", "--limit", str(limit)],
@@ -249,31 +273,59 @@ def _load_plugins() -> None:
 
 
 def _run(argv: list[str]) -> None:
-    try:
-        app(argv, standalone_mode=False)
-    except XaibenchError:
-        raise
-    except SystemExit as exc:
-        if exc.code not in (0, None):
-            raise XaibenchError(f"`xaibench {' '.join(argv)}` failed (exit {exc.code})") from None
+    code = app(argv, prog_name="xaibench", standalone_mode=False)
+    if code not in (0, None):
+        raise XaibenchError(f"`xaibench {' '.join(argv)}` failed (exit {code})")
+
+
+def _usage_message(exc: _ClickException) -> str:
+    """A click error as one line: its message with whitespace collapsed (click and typer put choices on
+    separate lines), pydantic's 'Value error, ' prefix dropped, and where to read the command's help."""
+    message = " ".join(exc.format_message().split()).replace("Value error, ", "")
+    ctx = getattr(exc, "ctx", None)
+    if ctx is not None and isinstance(exc, _UsageError):
+        message += f" (see `{ctx.command_path} --help`)"
+    return message
+
+
+def _fail(message: str, code: int = 2) -> None:
+    console.print(Text.assemble(("error:", "red"), " ", message), highlight=False, soft_wrap=True)
+    sys.exit(code)
 
 
 _plugins_loaded = False
 
 
-def main(argv: list[str] | None = None) -> None:
+def load_plugins() -> typer.Typer:
+    """Add the commands of the `xaibench.commands` entry points to `app` (once); returns `app`."""
     global _plugins_loaded
-    from benchmark import allocator
-
-    allocator.tune()
     if not _plugins_loaded:
         _load_plugins()
         _plugins_loaded = True
+    return app
+
+
+def main(argv: list[str] | None = None) -> None:
+    """The `xaibench` entry point: every usage error (bad value, missing argument, unknown option or
+    command) and every `XaibenchError` is one line `error: ...` on stderr with exit status 2; options are
+    validated while parsing, so nothing has run or been written when such an error is printed."""
+    from benchmark import allocator
+
+    allocator.tune()
+    load_plugins()
     try:
-        app(argv if argv is not None else sys.argv[1:], standalone_mode=True)
+        code = app(argv if argv is not None else sys.argv[1:], prog_name="xaibench", standalone_mode=False)
     except XaibenchError as exc:
-        console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)  # text, not markup
-        sys.exit(2)
+        _fail(str(exc))
+    except _ClickException as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError":  # a bare command group: its help is the answer
+            if exc.format_message():  # typer's rich help is printed already; plain click's is the message
+                print(exc.format_message())
+            sys.exit(exc.exit_code)
+        _fail(_usage_message(exc), exc.exit_code)
+    except (typer.Abort, _Abort):
+        _fail("aborted", 1)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

@@ -58,8 +58,57 @@ def progress_bar(total: float | None, description: str, unit: str = "it") -> Ite
         TextColumn("eta"),
         TimeRemainingColumn(),
     ]
-    with Progress(*columns, console=console, transient=False) as p:
+    with FitProgress(*columns, console=console, transient=False) as p:
         yield _Bar(p, p.add_task(description, total=total))
+
+
+class FitProgress(Progress):
+    """A `Progress` whose lines fit the terminal: the first column (the description) is never cut and
+    the bar (the second column) narrows to make room, down to `min_bar` cells; where even that does not
+    fit, the description goes on a line of its own above the bar and the figures. Rich's own layout
+    squeezes every column instead: at 80 columns a long description left a two-cell bar and cut
+    figures ("0…", "-:…")."""
+
+    min_bar = 10
+    max_bar = 40
+
+    def get_renderables(self):
+        from rich.measure import Measurement
+        from rich.table import Column, Table
+
+        tasks = [t for t in self.tasks if t.visible]
+        if not tasks or len(self.columns) < 3 or not isinstance(self.columns[1], BarColumn):
+            yield self.make_tasks_table(tasks)
+            return
+        describe, bar, rest = self.columns[0], self.columns[1], self.columns[2:]
+        width = self.console.width
+        options = self.console.options
+        heads = [describe(t) for t in tasks]
+        figures = [[c(t) for c in rest] for t in tasks]
+        n_rest = len(rest)
+        col_w = [max(Measurement.get(self.console, options, row[i]).maximum for row in figures)
+                 for i in range(n_rest)]
+        figures_w = sum(col_w) + n_rest  # one space before each figure column
+        head_w = max(Measurement.get(self.console, options, h).maximum for h in heads)
+
+        def grid(with_head: bool) -> Table:
+            cols = ([Column(no_wrap=True, width=head_w)] if with_head else []) + [Column(no_wrap=True)]
+            cols += [Column(no_wrap=True, width=w) for w in col_w]
+            return Table.grid(*cols, padding=(0, 1))
+
+        if head_w + 1 + self.min_bar + figures_w <= width:  # one line per task
+            bar.bar_width = min(self.max_bar, width - head_w - 1 - figures_w)
+            table = grid(True)
+            for t, h, row in zip(tasks, heads, figures):
+                table.add_row(h, bar(t), *row)
+            yield table
+            return
+        bar.bar_width = max(1, min(self.max_bar, width - figures_w))  # stacked: description, then the bar
+        for t, h, row in zip(tasks, heads, figures):
+            yield h
+            table = grid(False)
+            table.add_row(bar(t), *row)
+            yield table
 
 
 class _RateColumn(TextColumn):

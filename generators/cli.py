@@ -3,13 +3,41 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
 from typing import List, Optional
 
 import typer
 
+from benchmark.options import SEED_MAX, TIME_BUDGET_MAX_S, exclusive
 from benchmark.progress import console
-from generators.rcnn_cli import register_rcnn
+from generators.rcnn_cli import Aspect, register_rcnn
+
+
+def _choices(name: str, *values: str) -> type[StrEnum]:
+    """A `StrEnum` of `values` for an option annotation: typer lists them in --help and refuses others.
+    Commands hand `str(member)` (the plain value) to the code below them."""
+    return StrEnum(name, {v: v for v in values})
+
+
+# Fixed value sets of the options (tests/test_cli_options.py checks each against the code that reads it).
+AixiDataset = _choices("AixiDataset", "shape", "color")
+AixiScale = _choices("AixiScale", "paper", "default", "demo", "tiny")  # generators.aixi.build.SCALES
+AixiFunction = _choices("AixiFunction", "ssin", "suum", "class")
+ClassRule = _choices("ClassRule", "count", "weighted")
+Pgt = _choices("Pgt", "wga", "milp", "hybrid")  # generators.idc.build.PGTS
+IdcPool = _choices("IdcPool", "train+validation", "train")
+HybridRank = _choices("HybridRank", "total", "max")
+MrSource = _choices("MrSource", "mirror", "local", "hub")
+Attribution = _choices("Attribution", "signed", "absolute")
+Experiment = _choices("Experiment", "1", "2", "3")  # generators.aixi.experiments: Experiments 1-3
+EraserSplit = _choices("EraserSplit", "train", "val", "test")  # ERASER's {split}.jsonl files
+
+
+def _plain(values):
+    """Enum members (or the plain-string defaults) as plain strings: config fingerprints and provenance
+    must not depend on how an option was typed."""
+    return None if values is None else [str(v) for v in values]
 
 generate_app = typer.Typer(help="Build ground-truth resources.", no_args_is_help=True)
 register_rcnn(generate_app)
@@ -20,18 +48,21 @@ reproduce_app = typer.Typer(help="Re-run a paper's experiments and print our num
 
 @generate_app.command("aixi")
 def generate_aixi(
-    dataset: List[str] = typer.Option(["shape", "color"], "--dataset", "-d",
-                                      help="AIXI-Shape ('shape') and/or AIXI-Color ('color'); repeatable."),
-    scale: str = typer.Option("default", help="paper = 50,000 train / 2,000 validation (the authors' setting); "
-                              "default = small enough for a laptop; tiny = for tests."),
-    n_train: Optional[int] = typer.Option(None, help="Override the scale's number of training images."),
-    n_val: Optional[int] = typer.Option(None, help="Override the scale's number of validation images."),
-    functions: List[str] = typer.Option(["ssin", "suum", "class"], "--functions", "-f",
-                                        help="Attribution functions, one config each (ssin, suum, class)."),
-    seed: int = typer.Option(42, help="Seed of the drawing stream (the authors seed Python's random with 42)."),
-    class_rule: str = typer.Option("count", help="Class label rule: 'count' = [ι1 > ι2]; "
-                                   "'weighted' = [w1 ι1 − w2 ι2 > 0]."),
-    workers: Optional[int] = typer.Option(None, help="Rendering processes (default: all cores)."),
+    dataset: List[AixiDataset] = typer.Option(["shape", "color"], "--dataset", "-d",
+                                              help="AIXI-Shape ('shape') and/or AIXI-Color ('color'); repeatable."),
+    scale: AixiScale = typer.Option("default", help="paper = 50,000 train / 2,000 validation (the authors' "
+                                    "setting); default = small enough for a laptop; demo = 2,000 / 200; "
+                                    "tiny = for tests."),
+    n_train: Optional[int] = typer.Option(None, min=1, help="Override the scale's number of training images."),
+    n_val: Optional[int] = typer.Option(None, min=1, help="Override the scale's number of validation images."),
+    functions: List[AixiFunction] = typer.Option(["ssin", "suum", "class"], "--functions", "-f",
+                                                 help="Attribution functions, one config each (ssin, suum, "
+                                                 "class)."),
+    seed: int = typer.Option(42, min=0, max=SEED_MAX,
+                             help="Seed of the drawing stream (the authors seed Python's random with 42)."),
+    class_rule: ClassRule = typer.Option("count", help="Class label rule: 'count' = [ι1 > ι2]; "
+                                         "'weighted' = [w1 ι1 − w2 ι2 > 0]."),
+    workers: Optional[int] = typer.Option(None, min=1, help="Rendering processes (default: all cores)."),
     root: Optional[Path] = typer.Option(None, help="Resource folder (default $XAIBENCH_HOME/resources/aixi)."),
     overwrite: bool = typer.Option(False, help="Replace existing configs."),
 ) -> None:
@@ -39,12 +70,10 @@ def generate_aixi(
     dataset × function, e.g. aixi/shape-ssin)."""
     from generators.aixi.build import SCALES, build_aixi
 
-    if scale not in SCALES:
-        raise typer.BadParameter(f"scale must be one of {', '.join(SCALES)}")
-    nt, nv = SCALES[scale]
-    for d in dataset:
-        metas = build_aixi(d, n_train or nt, n_val or nv, root=root, seed=seed, functions=tuple(functions),
-                           class_rule=class_rule, workers=workers, overwrite=overwrite)
+    nt, nv = SCALES[str(scale)]
+    for d in _plain(dataset):
+        metas = build_aixi(d, n_train or nt, n_val or nv, root=root, seed=seed, functions=tuple(_plain(functions)),
+                           class_rule=str(class_rule), workers=workers, overwrite=overwrite)
         for config, meta in metas.items():
             console.print(f"[green]aixi/{config}[/] revision {meta['revision']}: "
                           + ", ".join(f"{s} {i['rows']}" for s, i in sorted(meta["splits"].items())))
@@ -52,23 +81,26 @@ def generate_aixi(
 
 @generate_app.command("idc")
 def generate_idc(
-    pgt: List[str] = typer.Option(["wga", "milp", "hybrid"], "--pgt", "-p",
+    pgt: List[Pgt] = typer.Option(["wga", "milp", "hybrid"], "--pgt", "-p",
                                   help="Pseudo-ground-truth method(s): wga, milp, hybrid; one config each."),
-    pool: str = typer.Option("train+validation", help="Documents the PGTs are built from: 'train+validation' "
-                             "(the paper's 8K, default) or 'train'."),
-    vocab_size: int = typer.Option(3000, help="|V| for MILP (TF-IDF words) and Hybrid (WGA words)."),
-    hybrid_rank: str = typer.Option("total", help="Hybrid's V: 'total' = words with the highest summed WGA "
-                                    "relevance in a class; 'max' = highest max_c RS[w,c]."),
-    alpha: float = typer.Option(0.3, help="WGA relevance threshold α."),
-    beta: float = typer.Option(0.25, help="WGA class margin β."),
-    min_words: int = typer.Option(5, help="MILP: drop documents with fewer words of V."),
-    milp_time_limit: Optional[float] = typer.Option(None, help="Stop SCIP after this many seconds "
+    pool: IdcPool = typer.Option("train+validation", help="Documents the PGTs are built from: "
+                                 "'train+validation' (the paper's 8K, default) or 'train'."),
+    vocab_size: int = typer.Option(3000, min=1, help="|V| for MILP (TF-IDF words) and Hybrid (WGA words)."),
+    hybrid_rank: HybridRank = typer.Option("total", help="Hybrid's V: 'total' = words with the highest summed "
+                                           "WGA relevance in a class; 'max' = highest max_c RS[w,c]."),
+    alpha: float = typer.Option(0.3, min=0, max=1, help="WGA relevance threshold α (relevance is in [0, 1])."),
+    beta: float = typer.Option(0.25, min=0, max=1, help="WGA class margin β."),
+    min_words: int = typer.Option(5, min=1, help="MILP: drop documents with fewer words of V."),
+    milp_time_limit: Optional[float] = typer.Option(None, min=0, max=TIME_BUDGET_MAX_S, callback=exclusive(0),
+                                                    help="Stop SCIP after this many seconds "
                                                     "(default: solve to proven optimality)."),
-    epochs: int = typer.Option(10, help="Training epochs of the CNN and the HAN (best validation kept)."),
-    seed: int = typer.Option(0, help="Seed of the 60/20/20 split of MR."),
-    source: str = typer.Option("mirror", help="MR from the data mirror, a local folder (--path) or the Hub."),
+    epochs: int = typer.Option(10, min=1, help="Training epochs of the CNN and the HAN (best validation kept)."),
+    seed: int = typer.Option(0, min=0, max=SEED_MAX, help="Seed of the 60/20/20 split of MR."),
+    source: MrSource = typer.Option("mirror", help="MR from the data 'mirror', a 'local' folder (--path) or the "
+                                    "'hub'."),
     path: Optional[str] = typer.Option(None, help="Folder with rt-polarity.pos/.neg (source=local)."),
-    limit: Optional[int] = typer.Option(None, help="Use only the first N documents of each split (quick runs)."),
+    limit: Optional[int] = typer.Option(None, min=1,
+                                        help="Use only the first N documents of each split (quick runs)."),
     no_han: bool = typer.Option(False, "--no-han", help="Skip training the HAN attention model."),
     root: Optional[Path] = typer.Option(None, help="Resource folder (default $XAIBENCH_HOME/resources/idc)."),
     overwrite: bool = typer.Option(False, help="Retrain the models even if trained on the same corpus."),
@@ -77,9 +109,9 @@ def generate_idc(
     idc/mr-hybrid), SPECS §5."""
     from generators.idc.build import IdcConfig, build_idc
 
-    cfg = IdcConfig(pgts=tuple(pgt), pool=pool, vocab_size=vocab_size, hybrid_rank=hybrid_rank, alpha=alpha,
-                    beta=beta, min_words=min_words, milp_time_limit=milp_time_limit, epochs=epochs, seed=seed,
-                    source=source, path=path, limit=limit, han=not no_han)
+    cfg = IdcConfig(pgts=tuple(_plain(pgt)), pool=str(pool), vocab_size=vocab_size, hybrid_rank=str(hybrid_rank),
+                    alpha=alpha, beta=beta, min_words=min_words, milp_time_limit=milp_time_limit, epochs=epochs,
+                    seed=seed, source=str(source), path=path, limit=limit, han=not no_han)
     metas = build_idc(cfg, root=root, overwrite=overwrite)
     for name, meta in metas.items():
         st = meta["stats"]
@@ -91,12 +123,12 @@ def generate_idc(
 @train_app.command("aixi")
 def train_aixi_cmd(
     resource: List[str] = typer.Argument(..., help="Resource config(s), e.g. aixi/shape-ssin."),
-    epochs: int = typer.Option(30, help="Maximum epochs (best validation epoch kept)."),
-    batch_size: int = typer.Option(64, help="Mini-batch size."),
-    lr: float = typer.Option(1e-3, help="Adam learning rate."),
-    patience: int = typer.Option(5, help="Stop after this many epochs without validation improvement."),
-    max_train: Optional[int] = typer.Option(None, help="Use only the first N training images."),
-    seed: int = typer.Option(0, help="Initialisation / shuffling seed."),
+    epochs: int = typer.Option(30, min=1, help="Maximum epochs (best validation epoch kept)."),
+    batch_size: int = typer.Option(64, min=1, help="Mini-batch size."),
+    lr: float = typer.Option(1e-3, min=0, max=1, callback=exclusive(0), help="Adam learning rate (0 < lr ≤ 1)."),
+    patience: int = typer.Option(5, min=1, help="Stop after this many epochs without validation improvement."),
+    max_train: Optional[int] = typer.Option(None, min=1, help="Use only the first N training images."),
+    seed: int = typer.Option(0, min=0, max=SEED_MAX, help="Initialisation / shuffling seed."),
     overwrite: bool = typer.Option(False, help="Retrain even if a model for this revision exists."),
 ) -> None:
     """Train the authors' CNN on a resource and store it (safetensors) in the resource's model/ folder."""
@@ -112,38 +144,40 @@ def train_aixi_cmd(
 
 @reproduce_app.command("aixi")
 def reproduce_aixi(
-    experiment: List[int] = typer.Option([1, 2, 3], "--experiment", "-e",
-                                         help="1 = LIME vs sample size, 2 = function model, 3 = CNN."),
-    dataset: List[str] = typer.Option(["shape", "color"], "--dataset", "-d", help="shape and/or color."),
-    function: List[str] = typer.Option(["ssin", "suum", "class"], "--function", "-f", help="ssin, suum, class."),
-    limit: Optional[int] = typer.Option(None, help="Only the first N validation images (paper: all 2,000)."),
-    attribution: str = typer.Option("signed", help="Score the signed LIME map (SPECS §3.7) or its absolute "
-                                    "value ('absolute')."),
+    experiment: List[Experiment] = typer.Option(["1", "2", "3"], "--experiment", "-e",
+                                                help="1 = LIME vs sample size, 2 = function model, 3 = CNN."),
+    dataset: List[AixiDataset] = typer.Option(["shape", "color"], "--dataset", "-d", help="shape and/or color."),
+    function: List[AixiFunction] = typer.Option(["ssin", "suum", "class"], "--function", "-f",
+                                                help="ssin, suum, class."),
+    limit: Optional[int] = typer.Option(None, min=1, help="Only the first N validation images (paper: all 2,000)."),
+    attribution: Attribution = typer.Option("signed", help="Score the 'signed' LIME map (SPECS §3.7) or its "
+                                            "'absolute' value."),
     results: Optional[Path] = typer.Option(None, help="Results folder (default $XAIBENCH_HOME/results)."),
 ) -> None:
     """AIXI Experiments 1-3 (Miró-Nicolau et al.) with exhaustive LIME; needs the resources (and, for
     Experiment 3, trained CNNs)."""
     from generators.aixi.experiments import run, table
 
-    rows = run(tuple(experiment), tuple(dataset), tuple(function), limit=limit, results_dir=results,
-               attribution=attribution)
+    rows = run(tuple(int(e) for e in experiment), tuple(_plain(dataset)), tuple(_plain(function)), limit=limit,
+               results_dir=results, attribution=str(attribution))
     console.print(table(rows))
 
 
 @reproduce_app.command("idc")
 def reproduce_idc(
-    pgt: List[str] = typer.Option(["wga", "milp", "hybrid"], "--pgt", "-p", help="PGT configs to score against."),
+    pgt: List[Pgt] = typer.Option(["wga", "milp", "hybrid"], "--pgt", "-p", help="PGT configs to score against."),
     method: Optional[List[str]] = typer.Option(None, "--method", "-m", help="Submissions (default: the paper's "
                                                "six methods plus input-x-gradient, occlusion, lime-text, "
                                                "kernel-shap and random)."),
-    limit: Optional[int] = typer.Option(None, help="Only the first N evaluated test documents."),
-    slow_limit: Optional[int] = typer.Option(300, help="Documents for lime-text and kernel-shap."),
+    limit: Optional[int] = typer.Option(None, min=1, help="Only the first N evaluated test documents."),
+    slow_limit: Optional[int] = typer.Option(300, min=1, help="Documents for lime-text and kernel-shap."),
     results: Optional[Path] = typer.Option(None, help="Results folder (default $XAIBENCH_HOME/results)."),
 ) -> None:
     """IDC Table 1 (Khaleel et al.): interpretation methods vs the WGA / MILP / Hybrid PGTs on the MR test
     set beside the paper's κ / P / R, and RelativeConf per PGT; needs `xaibench generate idc`."""
     from generators.idc.experiments import EXTRA_METHODS, PAPER_METHODS, run, table
 
+    pgt = _plain(pgt)
     rows = run(tuple(pgt), tuple(method or PAPER_METHODS + EXTRA_METHODS), limit=limit, slow_limit=slow_limit,
                results_dir=results)
     for t in table(rows, tuple(pgt)):
@@ -152,13 +186,13 @@ def reproduce_idc(
 
 @reproduce_app.command("rcnn")
 def reproduce_rcnn(
-    aspect: List[str] = typer.Option(["appearance", "aroma", "palate"], "--aspect", "-a",
-                                     help="Aspects (those without a built rcnn/beer-<aspect> are skipped)."),
+    aspect: List[Aspect] = typer.Option(["appearance", "aroma", "palate"], "--aspect", "-a", case_sensitive=False,
+                                        help="Aspects (those without a built rcnn/beer-<aspect> are skipped)."),
     method: Optional[List[str]] = typer.Option(None, "--method", "-m", help="Submissions (default: lime-text, "
                                                "kernel-shap, l2x, plus occlusion, saliency, integrated-gradients, "
                                                "input-x-gradient and random)."),
-    limit: Optional[int] = typer.Option(None, help="Only the first N verified reviews."),
-    slow_limit: Optional[int] = typer.Option(300, help="Reviews for lime-text and kernel-shap."),
+    limit: Optional[int] = typer.Option(None, min=1, help="Only the first N verified reviews."),
+    slow_limit: Optional[int] = typer.Option(300, min=1, help="Reviews for lime-text and kernel-shap."),
     results: Optional[Path] = typer.Option(None, help="Results folder (default $XAIBENCH_HOME/results)."),
 ) -> None:
     """Camburu et al.'s Tables 1 and 2 (RCNN zero-contribution): LIME, SHAP, L2X and more on each built
@@ -169,7 +203,7 @@ def reproduce_rcnn(
     from generators.rcnn.experiments import EXTRA_METHODS, PAPER_METHODS, built_aspects, run, table
 
     try:
-        wanted = [aspect_name(a) for a in aspect]
+        wanted = [aspect_name(a) for a in _plain(aspect)]
     except Exception as exc:  # noqa: BLE001 - unknown aspect: a usage error
         raise typer.BadParameter(str(exc)) from exc
     found = built_aspects(wanted)
@@ -191,12 +225,14 @@ def agreement_cmd(
     model: str = typer.Option("idc/mr-wga:cnn", help="Model under test for explainers: <resource>:<cnn|han>."),
     rationales: Optional[Path] = typer.Option(None, help="ERASER-format folder (default: the mirror's "
                                               "eraser_movies)."),
-    split: List[str] = typer.Option(["val"], "--split", help="Rationale split(s): train and/or val."),
-    limit: Optional[int] = typer.Option(None, help="Only the first N documents."),
-    alpha: float = typer.Option(0.3, help="Explainers: tokens with normalised score ≥ α are relevant."),
-    top_fraction: Optional[float] = typer.Option(None, help="Explainers: mark this fraction of each document's "
-                                                 "tokens instead of thresholding."),
-    seed: int = typer.Option(0, help="Seed handed to explainers."),
+    split: List[EraserSplit] = typer.Option(["val"], "--split", help="Rationale split(s): train, val and/or "
+                                            "test (those the folder has)."),
+    limit: Optional[int] = typer.Option(None, min=1, help="Only the first N documents."),
+    alpha: float = typer.Option(0.3, min=0, max=1,
+                                help="Explainers: tokens with normalised score ≥ α are relevant."),
+    top_fraction: Optional[float] = typer.Option(None, min=0, max=1, help="Explainers: mark this fraction of each "
+                                                 "document's tokens instead of thresholding."),
+    seed: int = typer.Option(0, min=0, max=SEED_MAX, help="Seed handed to explainers."),
     output: Optional[Path] = typer.Option(None, help="Also write the figures as JSON here."),
 ) -> None:
     """Agreement with people: score PGTs and explainers against human rationales (ERASER shape) —
@@ -213,6 +249,7 @@ def agreement_cmd(
 
     if not pgt and not explainer:
         raise typer.BadParameter("give at least one --pgt or --explainer")
+    split = _plain(split)
     corpus = load_eraser(rationales, split=tuple(split))
     docs = list(corpus.documents())[:limit] if limit else list(corpus.documents())
     rows = [pgt_agreement(load_resource(p), docs, corpus.classes) for p in pgt]

@@ -5,47 +5,63 @@ by `register_rcnn(generate_app)` (generators/cli.py)."""
 from __future__ import annotations
 
 from dataclasses import replace
+from enum import StrEnum
 from pathlib import Path
 from typing import List, Optional
 
 import typer
 
+from benchmark.options import SEED_MAX, TIME_BUDGET_MAX_S, device_name, exclusive
 from benchmark.progress import console
+
+# Fixed value sets of the options (tests/test_cli_options.py checks each against the code that reads it).
+# Aspects: the names of generators.rcnn.data.ASPECTS, its ALIASES and the indices 0-2.
+Aspect = StrEnum("Aspect", {v: v for v in ("appearance", "aroma", "palate", "look", "smell", "0", "1", "2")})
+RcnnScale = StrEnum("RcnnScale", {v: v for v in ("quick", "paper")})  # generators.rcnn.build.SCALES
+RcnnPool = StrEnum("RcnnPool", {v: v for v in ("rest", "all")})  # generators.rcnn.build.POOLS
+Tokenization = StrEnum("Tokenization", {v: v for v in ("project", "lei")})  # generators.rcnn.data.TOKENIZATIONS
+LongReviews = StrEnum("LongReviews", {v: v for v in ("truncate", "exclude")})
 
 
 def generate_rcnn(
-    aspect: List[str] = typer.Option(["appearance"], "--aspect", "-a",
-                                     help="Aspect(s): appearance, aroma, palate (or look / smell / 0-2); "
-                                     "one resource config each (rcnn/beer-<aspect>)."),
+    aspect: List[Aspect] = typer.Option(["appearance"], "--aspect", "-a", case_sensitive=False,
+                                        help="Aspect(s): appearance, aroma, palate (or look / smell / 0-2); "
+                                        "one resource config each (rcnn/beer-<aspect>)."),
     data: Optional[str] = typer.Option(None, help="Folder of Lei's beer files (reviews.aspect<k>.{train,heldout}"
                                        ".txt.gz, annotations.json) or a Hub dataset id; default: the data mirror."),
-    scale: str = typer.Option("quick", help="RCNN recipe: 'paper' = Lei's defaults (hidden 200, batch 256, "
-                              "lr 5e-4, ≤ 100 epochs, patience 10); 'quick' = hidden 64, batch 64, lr 2e-3, "
-                              "≤ 30 epochs, patience 10 (minutes on a CPU)."),
-    pool: str = typer.Option("rest", help="Instance pool: 'rest' = reviews never used to fit the model "
-                             "(default); 'all' = every review of the files (the paper's reading, SPECS §4.4)."),
-    pool_fraction: float = typer.Option(0.4, help="One review file, --pool rest: the share kept as the pool."),
-    dev_fraction: float = typer.Option(0.1, help="Share of the fitting reviews held out for early stopping."),
-    split_seed: int = typer.Option(0, help="Seed of the train / dev / pool split."),
-    tau: float = typer.Option(0.1, help="Δ threshold of a clearly relevant (SR) token."),
-    tokenization: str = typer.Option("project", help="'project' (re-tokenised) or 'lei' (Lei's tokens)."),
-    long: str = typer.Option("truncate", help="Reviews over 256 tokens: 'truncate' (Lei) or 'exclude'."),
-    limit: Optional[int] = typer.Option(None, help="Read only the first N lines of each review file."),
-    pool_limit: Optional[int] = typer.Option(None, help="Verify only the first N pool reviews."),
+    scale: RcnnScale = typer.Option("quick", help="RCNN recipe: 'paper' = Lei's defaults (hidden 200, batch "
+                                    "256, lr 5e-4, ≤ 100 epochs, patience 10); 'quick' = hidden 64, batch 64, "
+                                    "lr 2e-3, ≤ 30 epochs, patience 10 (minutes on a CPU)."),
+    pool: RcnnPool = typer.Option("rest", help="Instance pool: 'rest' = reviews never used to fit the model "
+                                  "(default); 'all' = every review of the files (the paper's reading, SPECS §4.4)."),
+    pool_fraction: float = typer.Option(0.4, min=0, max=1, callback=exclusive(0, 1),
+                                        help="One review file, --pool rest: the share kept as the pool (0 < f < 1)."),
+    dev_fraction: float = typer.Option(0.1, min=0, max=1, callback=exclusive(0, 1),
+                                       help="Share of the fitting reviews held out for early stopping (0 < f < 1)."),
+    split_seed: int = typer.Option(0, min=0, max=SEED_MAX, help="Seed of the train / dev / pool split."),
+    tau: float = typer.Option(0.1, min=0, callback=exclusive(0),
+                              help="Δ threshold of a clearly relevant (SR) token (> 0)."),
+    tokenization: Tokenization = typer.Option("project", help="'project' (re-tokenised) or 'lei' (Lei's tokens)."),
+    long: LongReviews = typer.Option("truncate", help="Reviews over 256 tokens: 'truncate' (Lei) or 'exclude'."),
+    limit: Optional[int] = typer.Option(None, min=1, help="Read only the first N lines of each review file."),
+    pool_limit: Optional[int] = typer.Option(None, min=1, help="Verify only the first N pool reviews."),
     model_dir: Optional[Path] = typer.Option(None, help="Reuse an RCNN trained elsewhere (its folder with "
                                              "config.json + model.safetensors) instead of training."),
     vectors: Optional[Path] = typer.Option(None, help="Lei's review+wiki.filtered.200.txt.gz (default: "
                                            "word2vec trained on the training reviews)."),
-    hidden: Optional[int] = typer.Option(None, help="Override the recipe's hidden size."),
-    lr: Optional[float] = typer.Option(None, help="Override the recipe's learning rate."),
-    epochs: Optional[int] = typer.Option(None, help="Override the recipe's maximum epochs."),
-    seed: int = typer.Option(0, help="RCNN initialisation / sampling seed."),
-    max_seconds: Optional[float] = typer.Option(None, help="Training time budget of this call; the build "
-                                                "stops with a checkpoint and resumes when run again."),
+    hidden: Optional[int] = typer.Option(None, min=1, help="Override the recipe's hidden size."),
+    lr: Optional[float] = typer.Option(None, min=0, max=1, callback=exclusive(0),
+                                       help="Override the recipe's learning rate (0 < lr ≤ 1)."),
+    epochs: Optional[int] = typer.Option(None, min=1, help="Override the recipe's maximum epochs."),
+    seed: int = typer.Option(0, min=0, max=SEED_MAX, help="RCNN initialisation / sampling seed."),
+    max_seconds: Optional[float] = typer.Option(None, min=0, max=TIME_BUDGET_MAX_S, callback=exclusive(0),
+                                                help="Training time budget of this call; the build stops with a "
+                                                "checkpoint and resumes when run again."),
     accept_partial: bool = typer.Option(False, help="Build with the best epoch so far when the training "
                                         "stopped at --max-seconds."),
-    threads: Optional[int] = typer.Option(None, help="torch threads (default: torch's)."),
-    device: str = typer.Option("auto", help="Training device: 'auto' (CUDA when available), 'cpu', 'cuda[:k]'. "
+    threads: Optional[int] = typer.Option(None, min=1, help="torch threads (default: torch's)."),
+    device: str = typer.Option("auto", callback=device_name,
+                               help="Training device: 'auto' (CUDA when available), 'cpu', 'cuda[:k]'. "
                                "Verification and the saved model run on the CPU."),
     root: Optional[Path] = typer.Option(None, help="Resource folder (default $XAIBENCH_HOME/resources/rcnn)."),
     overwrite: bool = typer.Option(False, help="Retrain the RCNN even if one was trained on the same data."),
@@ -57,17 +73,15 @@ def generate_rcnn(
     from benchmark.errors import ResourceError
     from generators.rcnn.build import SCALES, RCNNBuildConfig, TrainingIncomplete, build_rcnn
 
-    if scale not in SCALES:
-        raise typer.BadParameter(f"scale must be one of {', '.join(SCALES)}")
     if threads:
         torch.set_num_threads(threads)
     overrides = {k: v for k, v in {"hidden": hidden, "lr": lr, "max_epochs": epochs}.items() if v is not None}
-    for a in aspect:
+    for a in (str(a) for a in aspect):
         try:
-            cfg = RCNNBuildConfig(aspect=a, pool=pool, pool_fraction=pool_fraction, dev_fraction=dev_fraction,
-                                  split_seed=split_seed, tau=tau, tokenization=tokenization, long=long,
+            cfg = RCNNBuildConfig(aspect=a, pool=str(pool), pool_fraction=pool_fraction, dev_fraction=dev_fraction,
+                                  split_seed=split_seed, tau=tau, tokenization=str(tokenization), long=str(long),
                                   limit=limit, pool_limit=pool_limit)
-            tcfg = replace(SCALES[scale](cfg.aspect, **overrides), seed=seed, max_seconds=max_seconds,
+            tcfg = replace(SCALES[str(scale)](cfg.aspect, **overrides), seed=seed, max_seconds=max_seconds,
                            threads=threads, device=device)
             meta = build_rcnn(cfg.aspect, data, root, config=cfg, train_config=tcfg, model_dir=model_dir,
                               vectors_path=vectors, overwrite=overwrite, accept_partial=accept_partial)
