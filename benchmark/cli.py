@@ -206,7 +206,8 @@ def demo_cmd(
 def check_cmd(
     path: Path = typer.Argument(..., help="The submission folder (with submission.toml)."),
     sandbox: SandboxMode = typer.Option(SandboxMode.auto, help="Where it runs (as for `evaluate`)."),
-    timeout: float = typer.Option(60.0, min=0.0, help="Per-instance time limit in seconds (0 = none)."),
+    timeout: float = typer.Option(60.0, min=0.0, max=TIMEOUT_MAX_S,
+                                  help="Per-instance time limit in seconds (0 = none)."),
 ) -> None:
     """Check a submission before you submit it: submission.toml, then — in the sandboxed worker, on tiny
     built-in data of each modality it declares — one finite output of the right shape per instance,
