@@ -304,7 +304,7 @@ class _Base:
                  embeddings: Sequence[str] | None = None, embeddings_resource: str = "trust/embeddings",
                  theta_relate: Mapping[str, float] | None = None, lime_samples: int = 5000,
                  explain_batch: int = 64, judge_explanations: str = "given", models: Sequence[WordEmbedding] | None = None,
-                 **unused: Any) -> None:
+                 min_eer_accuracy: float = 0.6, **unused: Any) -> None:
         if unused:
             raise TypeError(f"unknown TOKI parameter(s): {sorted(unused)}")
         if explainer not in EXPLAINERS:
@@ -329,6 +329,7 @@ class _Base:
         self.explain_batch = max(1, int(explain_batch))
         self.judge_explanations = judge_explanations
         self._given_models = list(models) if models is not None else None
+        self.min_eer_accuracy = float(min_eer_accuracy)
         self.counts: dict[str, int] = defaultdict(int)
         self.timings: dict[str, float] = {}
         self.last_diagnostics: list[dict[str, Any]] = []
@@ -345,7 +346,8 @@ class _Base:
         if self._given_models is not None:
             models = self._given_models
         else:
-            models = load_ensemble(self.embedding_names, resource=self.embeddings_resource)
+            models = load_ensemble(self.embedding_names, resource=self.embeddings_resource,
+                                   min_eer_accuracy=self.min_eer_accuracy)
         self.states: list[_ModelState] = []
         for m in models:
             theta = self.theta_override.get(m.name, m.theta_relate)
@@ -476,7 +478,8 @@ class Toki(_Base):
     theta_dist (θ_dist = 0.3), linkage ("average"), tau_vote (0.5), trust_ratio (0.5), lemmatize (True),
     unknown_words ("unrelated": words no model embeds count as unrelated; "ignore": left out of both
     sums), train_limit (None = every correct training prediction; else a seeded sample of that size),
-    class_names, embeddings (names; None = every model of the embeddings resource), theta_relate
+    class_names, embeddings (names; None = every model of the embeddings resource whose accuracy at its
+    equal-error point is ≥ min_eer_accuracy = 0.6), theta_relate
     (overrides per model), judge_explanations ("given": use the instance's explanation when present;
     "own": re-explain with this oracle's explainer).
     """

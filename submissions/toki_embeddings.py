@@ -191,16 +191,25 @@ def embeddings_dir(resource: str = "trust/embeddings") -> Path:
     return resource_root(family) / "model" / config
 
 
-def load_ensemble(names: Sequence[str] | None = None, resource: str = "trust/embeddings") -> list[WordEmbedding]:
-    """The embedding models named (default: every model of the resource), with the resource's θ_relate.
-    Raises a clear error when the resource has not been generated."""
+def load_ensemble(names: Sequence[str] | None = None, resource: str = "trust/embeddings",
+                  min_eer_accuracy: float = 0.6) -> list[WordEmbedding]:
+    """The embedding models named, with the resource's θ_relate. Default (`names=None`): every model of
+    the resource whose accuracy at its equal-error point (TPR = TNR at θ_relate) is ≥ `min_eer_accuracy`
+    [I] — a model that separates synonyms from random pairs no better than chance would only add noise
+    to the vote (the gensim models trained on the small local corpora fall below it). Raises a clear
+    error when the resource has not been generated."""
     d = embeddings_dir(resource)
     meta_path = d / "thresholds.json"
     if not meta_path.is_file():
         raise FileNotFoundError(f"{resource} not found at {d}: run `xaibench generate trust --embeddings` first "
                                 "(it trains the gensim models and estimates θ_relate per model)")
     meta = json.loads(meta_path.read_text())
-    names = list(names or meta["models"])
+    if names is None:
+        names = [n for n, m in meta["models"].items() if min(m["tpr"], m["tnr"]) >= min_eer_accuracy]
+        if not names:
+            raise ValueError(f"no embedding model of {resource} reaches accuracy {min_eer_accuracy} at its "
+                             "equal-error point; name the models to use or lower min_eer_accuracy")
+    names = list(names)
     out = []
     for n in names:
         if n not in meta["models"]:

@@ -172,14 +172,9 @@ def build_embeddings(cfg: EmbeddingsConfig | None = None, *, root: Path | None =
     stats = {"pairs_related": len(related), "pairs_unrelated": len(unrelated), "paper_pairs": "≈32,000 + 32,000",
              "head_words": len(heads), "gensim": gensim_stats, "thresholds": thresholds,
              "seconds": round(time.perf_counter() - t0, 1)}
-    card = {"pretty_name": "xaibench trust: embedding ensemble",
-            "description": ("TOKI's offline word-embedding ensemble with θ_relate per model, estimated by binary "
-                            "search for the equal-error point (TPR = TNR) on WordNet synonym pairs (the 1,000 most "
-                            "frequent WordNet words with their single-word synset lemmas; the paper used "
-                            "Merriam-Webster, ≈32k pairs) vs random WordNet word pairs sharing no synset. "
-                            "word2vec / fastText are trained with gensim on HateXplain, CAMS, ERASER movies and "
-                            "WordNet glosses. Swivel has no offline stand-in."),
-            "license": "other", "citation": ""}
+    from generators.trust.build import CITATION, DESCRIPTION
+
+    card = {"pretty_name": "xaibench trust", "description": DESCRIPTION, "license": "other", "citation": CITATION}
     return write_config(root, FAMILY, CONFIG, {"train": table}, feats, version=VERSION,
                         params={k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(cfg).items()},
                         stats=stats, card_info=card)
