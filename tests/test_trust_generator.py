@@ -137,3 +137,18 @@ def test_tiny_hatexplain_build(tmp_path, monkeypatch):
         assert all(s > 0 for s in r["explanation_scores"])
     assert (res / "model" / "hatexplain-cnn" / "config.json").is_file()
     assert "hatexplain-cnn" in (res / "README.md").read_text()
+
+
+def test_cli_generate_trust_import(tmp_path, capsys):
+    from benchmark import cli
+
+    f = tmp_path / "people.jsonl"
+    _write_jsonl(f, ROWS)
+    try:
+        cli.main(["generate", "trust", "--import", str(f), "--name", "cli-demo", "--class", "neg", "--class", "pos",
+                  "--root", str(tmp_path / "res")])
+    except SystemExit as e:
+        assert e.code in (0, None)
+    assert (tmp_path / "res" / "cli-demo" / "test-00000-of-00001.parquet").is_file()
+    out = capsys.readouterr()
+    assert "trust 2 / untrust 1" in (out.out + out.err).replace("\n", " ")
