@@ -79,9 +79,11 @@ def synonym_pairs(wn, n_heads: int = 1000) -> tuple[list[tuple[str, str]], list[
     return sorted(pairs), heads
 
 
-def random_pairs(wn, n: int, seed: int = 0) -> list[tuple[str, str]]:
-    """n random single-word lemma pairs that share no synset (SPECS §1.3)."""
-    words = sorted({w for syn in wn.all_synsets() for lem in syn.lemma_names() if (w := _single(lem))})
+def random_pairs(wn, n: int, seed: int = 0, words: list[str] | None = None) -> list[tuple[str, str]]:
+    """n random single-word lemma pairs that share no synset (SPECS §1.3); `words` = the vocabulary to
+    draw from (default: every single-word alphabetic WordNet lemma)."""
+    if words is None:
+        words = sorted({w for syn in wn.all_synsets() for lem in syn.lemma_names() if (w := _single(lem))})
     rng = np.random.default_rng(seed)
     out: set[tuple[str, str]] = set()
     tries = 0
