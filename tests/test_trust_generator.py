@@ -152,3 +152,11 @@ def test_cli_generate_trust_import(tmp_path, capsys):
     assert (tmp_path / "res" / "cli-demo" / "test-00000-of-00001.parquet").is_file()
     out = capsys.readouterr()
     assert "trust 2 / untrust 1" in (out.out + out.err).replace("\n", " ")
+    # the oracles see the inputs only and are scored on the pooled table
+    from generators.trust.experiments import INPUT_COLUMNS, run_oracles
+
+    assert "trust" not in INPUT_COLUMNS and "rationale" not in INPUT_COLUMNS
+    res = run_oracles("hatexplain-cnn", ["naive-oracle", "random-oracle"])
+    for name in ("naive-oracle", "random-oracle"):
+        c = res[name]["counts"]
+        assert sum(c.values()) == 6 and c["tp"] + c["fn"] == s["trust"]
