@@ -203,6 +203,7 @@ def build_trust(cfg: TrustBuildConfig | None = None, *, root: Path | None = None
         "seconds": {"train": round(train_s, 1), "lime": round(lime_s, 1),
                     "lime_per_instance": round(lime_s / max(1, len(rows)), 3)},
     }
+    stats.update({f"exclusion_{k}": v for k, v in counts.items()})  # flat, so the card's table shows them
     meta = _write(root, name, cfg, corpus, xy, tr_pred, tr_conf, rows, stats, mcfg)
     console.print(f"[green]trust/{name}[/]: trust {n_trust} / untrust {len(rows) - n_trust} "
                   f"(paper {paper['trust']} / {paper['untrust']}); model accuracy {acc:.3f} (paper {paper['accuracy']})")

@@ -172,6 +172,10 @@ def build_embeddings(cfg: EmbeddingsConfig | None = None, *, root: Path | None =
     stats = {"pairs_related": len(related), "pairs_unrelated": len(unrelated), "paper_pairs": "≈32,000 + 32,000",
              "head_words": len(heads), "gensim": gensim_stats, "thresholds": thresholds,
              "seconds": round(time.perf_counter() - t0, 1)}
+    for name, res in thresholds.items():  # flat, so the card's table shows them
+        stats.update({f"{name}_theta_relate": round(res["theta"], 4), f"{name}_tpr": round(res["tpr"], 4),
+                      f"{name}_tnr": round(res["tnr"], 4),
+                      f"{name}_pairs": f"{res['n_related']} related + {res['n_unrelated']} unrelated"})
     from generators.trust.build import CITATION, DESCRIPTION
 
     card = {"pretty_name": "xaibench trust", "description": DESCRIPTION, "license": "other", "citation": CITATION}

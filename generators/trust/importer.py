@@ -215,7 +215,8 @@ def import_trust_set(path: str | Path, name: str, classes: Sequence[str], *, cla
     if n_trust in (0, len(test)):
         counts["one_class_only"] = 1  # metrics such as Spec / Sen will be undefined (reported, not averaged)
     stats = {"trust": n_trust, "untrust": len(test) - n_trust, "total": len(test), "train_documents": len(train),
-             "exclusions": dict(counts), "source_file": str(path)}
+             "exclusions": dict(counts), "source_file": str(path),
+             **{f"exclusion_{k}": v for k, v in counts.items()}}
     params = {"dataset": name, "model": "imported", "classes": list(classes),
               "class_words": list(class_words or classes), "tie": tie, "label_source": "people (imported)",
               "ground_truth_columns": ["trust", "precision", "rationale"]}
