@@ -137,6 +137,14 @@ def test_tiny_hatexplain_build(tmp_path, monkeypatch):
         assert all(s > 0 for s in r["explanation_scores"])
     assert (res / "model" / "hatexplain-cnn" / "config.json").is_file()
     assert "hatexplain-cnn" in (res / "README.md").read_text()
+    # the oracles see the inputs only and are scored on the pooled table
+    from generators.trust.experiments import INPUT_COLUMNS, run_oracles
+
+    assert "trust" not in INPUT_COLUMNS and "rationale" not in INPUT_COLUMNS
+    res = run_oracles("hatexplain-cnn", ["naive-oracle", "random-oracle"])
+    for name in ("naive-oracle", "random-oracle"):
+        c = res[name]["counts"]
+        assert sum(c.values()) == 6 and c["tp"] + c["fn"] == s["trust"]
 
 
 def test_cli_generate_trust_import(tmp_path, capsys):
@@ -152,11 +160,3 @@ def test_cli_generate_trust_import(tmp_path, capsys):
     assert (tmp_path / "res" / "cli-demo" / "test-00000-of-00001.parquet").is_file()
     out = capsys.readouterr()
     assert "trust 2 / untrust 1" in (out.out + out.err).replace("\n", " ")
-    # the oracles see the inputs only and are scored on the pooled table
-    from generators.trust.experiments import INPUT_COLUMNS, run_oracles
-
-    assert "trust" not in INPUT_COLUMNS and "rationale" not in INPUT_COLUMNS
-    res = run_oracles("hatexplain-cnn", ["naive-oracle", "random-oracle"])
-    for name in ("naive-oracle", "random-oracle"):
-        c = res[name]["counts"]
-        assert sum(c.values()) == 6 and c["tp"] + c["fn"] == s["trust"]
