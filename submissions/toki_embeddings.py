@@ -95,14 +95,21 @@ class StaticEmbedding(WordEmbedding):
 
 
 class GensimEmbedding(WordEmbedding):
-    """gensim KeyedVectors (word2vec) or FastTextKeyedVectors (sub-word n-grams: no OOV)."""
+    """gensim KeyedVectors (word2vec) or FastTextKeyedVectors (sub-word n-grams: no OOV).
 
-    def __init__(self, name: str, kv, theta_relate: float | None = None) -> None:
+    `center=True` [I] subtracts the mean unit vector of the vocabulary before the cosine (the first step of
+    Mu & Viswanath's "all-but-the-top", ICLR 2018): vectors trained on a few million tokens share a strong
+    common direction, and without it random pairs of rare words come out *more* similar than synonyms
+    (measured on the WordNet pairs: word2vec TPR = TNR = 0.28 uncentred vs 0.74 centred; fastText 0.42 vs 0.70).
+    """
+
+    def __init__(self, name: str, kv, theta_relate: float | None = None, center: bool = True) -> None:
         super().__init__(theta_relate)
         self.name = name
         self.kv = kv
         self.dim = kv.vector_size
         self.subword = hasattr(kv, "buckets_word") or type(kv).__name__ == "FastTextKeyedVectors"
+        self.mean = _unit(np.asarray(kv.vectors)).mean(0) if center and len(kv.vectors) else None
 
     def _embed(self, words: list[str]) -> tuple[np.ndarray, np.ndarray]:
         out = np.zeros((len(words), self.dim))
@@ -114,6 +121,8 @@ class GensimEmbedding(WordEmbedding):
                     known[i] = bool(np.any(out[i]))
                 except KeyError:
                     pass
+        if self.mean is not None:
+            out = np.where(known[:, None], _unit(out) - self.mean, 0.0)
         return out, known
 
 

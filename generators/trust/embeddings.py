@@ -52,6 +52,7 @@ class EmbeddingsConfig:
     max_iter: int = 60
     wordnet_corpus: bool = True  # also train gensim on WordNet glosses + examples
     corpus_limit: int | None = None  # sentences (tests)
+    retrain: bool = False  # retrain the gensim models even when trained with the same recipe
 
 
 def local_sentences(wn=None, limit: int | None = None) -> Iterator[list[str]]:
@@ -97,13 +98,20 @@ def train_gensim(sentences: list[list[str]], folder: Path, cfg: EmbeddingsConfig
 
     folder.mkdir(parents=True, exist_ok=True)
     out = {}
+    recipe = json.dumps({k: getattr(cfg, k) for k in ("dim", "window", "min_count", "epochs", "seed",
+                                                         "wordnet_corpus", "corpus_limit")}, sort_keys=True)
     for name, cls in (("word2vec", Word2Vec), ("fasttext", FastText)):
         if name not in cfg.models:
+            continue
+        side = folder / f"{name}.recipe.json"
+        if (folder / f"{name}.kv").is_file() and side.is_file() and side.read_text() == recipe and not cfg.retrain:
+            out[name] = {"reused": True}
             continue
         t = time.perf_counter()
         m = cls(sentences=sentences, vector_size=cfg.dim, window=cfg.window, min_count=cfg.min_count, sg=1,
                 epochs=cfg.epochs, workers=1, seed=cfg.seed)
         m.wv.save(str(folder / f"{name}.kv"))
+        side.write_text(recipe)
         out[name] = {"vocabulary": len(m.wv), "train_seconds": round(time.perf_counter() - t, 1)}
     return out
 
