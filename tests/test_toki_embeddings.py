@@ -58,3 +58,20 @@ def test_wordnet_setup_and_random_pairs(tmp_path, monkeypatch):
         assert a != b and not set(wn.synsets(a)) & set(wn.synsets(b))
         assert {a, b} not in ({"car", "auto"}, {"car", "automobile"}, {"happy", "glad"})  # synonyms rejected
     assert pairs == random_pairs(wn, 12, seed=1, words=vocab)
+
+
+def test_gensim_embedding_centring():
+    from gensim.models import KeyedVectors
+
+    from submissions.toki_embeddings import GensimEmbedding
+
+    # every vector = a big shared offset + a small own direction: raw cosines are all ≈ 1
+    own = {"a": [1, 0, 0], "b": [0.9, 0.1, 0], "c": [0, 0, 1], "d": [0, 1, 0]}
+    kv = KeyedVectors(vector_size=4)
+    kv.add_vectors(list(own), [np.array(v + [10.0], dtype=np.float32) for v in own.values()])
+    raw = GensimEmbedding("w2v", kv, center=False)
+    v, known = raw.vectors(["a", "c", "zzz"])
+    assert known.tolist() == [True, True, False] and v[0] @ v[1] > 0.98
+    cen = GensimEmbedding("w2v", kv, center=True)
+    v, _ = cen.vectors(["a", "b", "c"])
+    assert v[0] @ v[1] > 0.9 and v[0] @ v[2] < 0  # the shared direction no longer dominates
