@@ -2,7 +2,6 @@
 real HateXplain build (skipped without the data mirror)."""
 
 import json
-import os
 from pathlib import Path
 
 import pyarrow.parquet as pq

@@ -31,7 +31,7 @@ from benchmark.resources import resource_root, write_config
 from benchmark.resources.store import mirror_root
 from benchmark.tokenize import is_word, tokenize
 from submissions.toki_core import theta_relate_search
-from submissions.toki_embeddings import DEFAULT_MODELS, STANDS_IN_FOR, GensimEmbedding, make_embedding
+from submissions.toki_embeddings import DEFAULT_MODELS, STANDS_IN_FOR, make_embedding
 
 FAMILY = "trust"
 CONFIG = "embeddings"
