@@ -303,7 +303,7 @@ class _Base:
                  lemmatize: bool = True, unknown_words: str = "unrelated", class_names: Sequence[str] | None = None,
                  embeddings: Sequence[str] | None = None, embeddings_resource: str = "trust/embeddings",
                  theta_relate: Mapping[str, float] | None = None, lime_samples: int = 5000,
-                 explain_batch: int = 64, judge_explanations: str = "given", models: Sequence[WordEmbedding] | None = None,
+                 explain_batch: int = 16, judge_explanations: str = "given", models: Sequence[WordEmbedding] | None = None,
                  min_eer_accuracy: float = 0.6, **unused: Any) -> None:
         if unused:
             raise TypeError(f"unknown TOKI parameter(s): {sorted(unused)}")
