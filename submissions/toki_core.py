@@ -29,7 +29,7 @@ Pipeline 2 — labelling (SPECS §1.4, vectorised over a batch)
     (literal Eq. 6), counted in `counts["empty_explanations"]`.
 
 Every [I] choice of SPECS §1 is a named constructor parameter: `linkage`, `theta_dist`, `tau_vote`,
-`trust_ratio`, `top_k`, `lemmatize`, `unknown_words`, `train_limit`, `class_names`.
+`trust_ratio`, `top_k`, `lemmatize`, `words_only`, `unknown_words`, `train_limit`, `class_names`.
 
 Baselines: `TokiKI` (–K.I, SPECS §1.6: r_m(w, c) = [cos_m(w, emb(c)) ≥ θ_relate^m], voted), `Naive`
 (trustworthy iff confidence ≥ θ_conf = 0.9, inclusive), `RandomOracle` (a coin per instance from the
@@ -68,11 +68,16 @@ class Explanation:
 
 
 def top_positive(words: Sequence[str], scores: Sequence[float], top_k: int,
-                 normalise: Callable[[str], str] = str.lower) -> Explanation:
+                 normalise: Callable[[str], str] = str.lower, words_only: bool = False) -> Explanation:
     """Word/score pairs → Explanation: scores of the same (normalised) word are summed inside the
-    explanation (SPECS §1.2 [I]), only s > 0 kept, top-k by score (stable: ties by first occurrence)."""
+    explanation (SPECS §1.2 [I]), only s > 0 kept, top-k by score (stable: ties by first occurrence).
+    `words_only` drops punctuation tokens first (LIME's own tokenizer never yields them [I])."""
+    from benchmark.tokenize import is_word
+
     agg: dict[str, float] = {}
     for w, s in zip(words, scores):
+        if words_only and not is_word(str(w)):
+            continue
         key = normalise(str(w))
         agg[key] = agg.get(key, 0.0) + float(s)
     items = [(w, s) for w, s in agg.items() if s > 0 and math.isfinite(s)]
@@ -304,7 +309,7 @@ class _Base:
                  embeddings: Sequence[str] | None = None, embeddings_resource: str = "trust/embeddings",
                  theta_relate: Mapping[str, float] | None = None, lime_samples: int = 5000,
                  explain_batch: int = 16, judge_explanations: str = "given", models: Sequence[WordEmbedding] | None = None,
-                 min_eer_accuracy: float = 0.6, **unused: Any) -> None:
+                 min_eer_accuracy: float = 0.6, words_only: bool = True, **unused: Any) -> None:
         if unused:
             raise TypeError(f"unknown TOKI parameter(s): {sorted(unused)}")
         if explainer not in EXPLAINERS:
@@ -330,6 +335,7 @@ class _Base:
         self.judge_explanations = judge_explanations
         self._given_models = list(models) if models is not None else None
         self.min_eer_accuracy = float(min_eer_accuracy)
+        self.words_only = bool(words_only)
         self.counts: dict[str, int] = defaultdict(int)
         self.timings: dict[str, float] = {}
         self.last_diagnostics: list[dict[str, Any]] = []
@@ -408,7 +414,7 @@ class _Base:
                 batch = Batch(ids=list(ids[s : s + self.explain_batch]), inputs=sub, seed=self.seed)
                 scores = explainer.explain(self.model, batch)
                 pairs = [type_scores(d, sc, agg) for d, sc in zip(sub, scores)]
-            out += [top_positive(w, sc, self.top_k, self._norm) for w, sc in pairs]
+            out += [top_positive(w, sc, self.top_k, self._norm, self.words_only) for w, sc in pairs]
         return out
 
     def _vectors(self, st: _ModelState, words: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -422,8 +428,8 @@ class _Base:
             docs = [list(x["tokens"]) for x in items]
             exps = self.explain(docs, preds, list(batch.ids))
         else:
-            exps = [top_positive(x["explanation_words"], x["explanation_scores"], self.top_k, self._norm)
-                    for x in items]
+            exps = [top_positive(x["explanation_words"], x["explanation_scores"], self.top_k, self._norm,
+                                 self.words_only) for x in items]
         return exps, preds
 
     def _vote_words(self, words: list[str], c: int, per_model: Callable[[_ModelState, list[str], int], tuple[np.ndarray, np.ndarray]]):
@@ -521,7 +527,7 @@ class Toki(_Base):
         """Pipeline 1 from ready explanations (word/score pairs per correct training prediction and its
         class) instead of running the explainer — the same steps as `fit` after explaining."""
         self._setup(context)
-        exps = [top_positive(w, s, self.top_k, self._norm) for w, s in explanations]
+        exps = [top_positive(w, s, self.top_k, self._norm, self.words_only) for w, s in explanations]
         self.counts["train_explained"] = len(exps)
         self.fit_pools(exps, classes)
 

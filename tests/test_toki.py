@@ -42,6 +42,7 @@ def test_theta_search_equal_error_point():
 
 # ----------------------------------------------------------------------------- pipeline pieces
 def test_top_positive_and_pool():
+    assert top_positive(["!", "a"], [0.9, 0.1], 5, words_only=True).words == ["a"]
     e = top_positive(["Good", "the", "good", "bad", "x", "y"], [0.2, 0.1, 0.3, -0.5, 0.1, 0.0], top_k=2)
     assert e.words == ["good", "the"] and e.scores.tolist() == pytest.approx([0.5, 0.1])  # summed, ties stable
     e = top_positive(["a", "b", "c"], [0.1, 0.1, 0.1], top_k=2)
