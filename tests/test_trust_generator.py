@@ -159,3 +159,27 @@ def test_cli_generate_trust_import(tmp_path, capsys):
     assert (tmp_path / "res" / "cli-demo" / "test-00000-of-00001.parquet").is_file()
     out = capsys.readouterr()
     assert "trust 2 / untrust 1" in (out.out + out.err).replace("\n", " ")
+
+
+def test_loaders_count_exclusions():
+    from benchmark.resources.store import mirror_root
+
+    root = mirror_root()
+    if root is None or not (Path(root) / "cams" / "added_CAMS_data.csv").is_file():
+        pytest.skip("CAMS / HateXplain mirror not found; set XAIBENCH_DATA_MIRROR to the shared data folder")
+    from generators.trust.data import load_cams, load_hatexplain
+
+    c = load_cams()
+    # SOURCE.md: 3,155 + 1,461 + 370 rows; 3 training rows have an empty label
+    assert c.stats["rows"] == 3155 + 1461 + 370 and c.stats["excluded_no_label"] == 3
+    kept = sum(len(v) for v in c.splits.values())
+    assert kept == c.stats["rows"] - sum(c.stats[k] for k in ("excluded_no_label", "excluded_bad_label",
+                                                              "excluded_empty_text", "duplicates_dropped"))
+    for d in c.splits["test"]:
+        assert d.rationale <= set(d.tokens)  # G only holds words of the post (the rest is counted)
+    h = load_hatexplain()
+    assert {k: len(v) for k, v in h.splits.items()} == {"train": 5514, "validation": 1922, "test": 1924}
+    test = h.splits["test"]
+    assert sum(d.label == 1 for d in test) == 1142 and all(bool(d.rationale) == (d.label == 1) for d in test)
+    d = next(d for d in h.splits["train"] + test + h.splits["validation"] if d.id == "13851720_gab")
+    assert {"disgusting", "kike", "language", "exterminate", "the", "goyim"} <= d.rationale
