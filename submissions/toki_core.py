@@ -438,7 +438,13 @@ class _Base:
         return st.emb.vectors(list(words))
 
     def _instance_explanations(self, batch: Any) -> tuple[list[Explanation], list[int]]:
+        if not hasattr(self, "states"):
+            raise RuntimeError("judge() before fit(): call fit(context) once per model under test first")
         items = [instance_fields(x) for x in batch.inputs]
+        missing = [i for i, x in enumerate(items) if "prediction" not in x or ("tokens" not in x and
+                                                                               "explanation_words" not in x)]
+        if missing:
+            raise ValueError(f"instance(s) {missing[:5]} lack 'prediction' or both 'tokens' and 'explanation_words'")
         preds = [int(x["prediction"]) for x in items]
         need_own = self.judge_explanations == "own" or any("explanation_words" not in x for x in items)
         if need_own:
@@ -629,7 +635,11 @@ class Naive:
         return None
 
     def judge(self, batch: Any) -> list[bool]:
-        return [float(instance_fields(x)["confidence"]) >= self.theta_conf for x in batch.inputs]
+        items = [instance_fields(x) for x in batch.inputs]
+        bad = [i for i, x in enumerate(items) if not 0.0 <= float(x.get("confidence", float("nan"))) <= 1.0]
+        if bad:
+            raise ValueError(f"instance(s) {bad[:5]} have no confidence in [0, 1]; Naive judges by the model's confidence")
+        return [float(x["confidence"]) >= self.theta_conf for x in items]
 
 
 class RandomOracle:

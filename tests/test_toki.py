@@ -174,6 +174,10 @@ def test_toki_without_keywords_ablation():
 def test_naive_and_random():
     items = [{"confidence": c} for c in (0.95, 0.9, 0.8999)]
     assert Naive().judge(Batch(ids=list("abc"), inputs=items)) == [True, True, False]
+    with pytest.raises(ValueError, match="confidence"):
+        Naive().judge(Batch(ids=["a"], inputs=[{"prediction": 1}]))
+    with pytest.raises(RuntimeError, match="fit"):
+        Toki(models=[toy_embedding()], class_names=["a", "b"]).judge(Batch(ids=["a"], inputs=[{}]))
     r = RandomOracle().judge(Batch(ids=[str(i) for i in range(400)], inputs=[{}] * 400, seed=3))
     assert 150 < sum(r) < 250
     assert r == RandomOracle().judge(Batch(ids=[str(i) for i in range(400)], inputs=[{}] * 400, seed=3))
