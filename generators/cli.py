@@ -41,6 +41,7 @@ def _plain(values):
 
 generate_app = typer.Typer(help="Build ground-truth resources.", no_args_is_help=True)
 register_rcnn(generate_app)
+__import__("generators.trust.cli").trust.cli.register(generate_app)
 train_app = typer.Typer(help="Train the models under test of a resource.", no_args_is_help=True)
 reproduce_app = typer.Typer(help="Re-run a paper's experiments and print our numbers beside the paper's.",
                             no_args_is_help=True)

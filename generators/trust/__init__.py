@@ -1,0 +1,2 @@
+"""The trust track's generators (SPECS §1.8): trust sets from people's rationales, the importer for
+trust sets labelled by people, and the `trust/embeddings` resource (θ_relate per embedding model)."""

@@ -1,0 +1,249 @@
+"""Trust sets from people's rationales (SPECS §1.8): `trust/<dataset>-<model>` resources.
+
+Pipeline (per data set; `xaibench generate trust --dataset hatexplain|cams|movies`):
+1. load the data set from the mirror (`generators.trust.data`, exclusions counted); documents longer than
+   `max_len` tokens are truncated (counted) — the stored tokens are exactly what the model saw;
+2. train the CPU-default model under test — the project's Kim CNN (`generators.idc.train`, Adam 1e-3,
+   batch 32, best validation epoch kept) — and predict train and test (prediction = argmax,
+   confidence = max class probability);
+3. for every *correctly predicted* test instance with a non-empty rationale G, explain the predicted
+   class with the project's batched LIME (`submissions/lime_text`, `features="type"`: lime's
+   bag-of-words defaults, 5,000 samples [P]), take E = the top-k (10) positive word types (punctuation
+   left out when `words_only` [I]; ties by first occurrence), and label the prediction trustworthy iff
+   explanation precision |E ∩ G| / |E| ≥ 0.5 [P]; |E| = 0 → precision 0 → untrustworthy (counted) [I];
+4. write config `<dataset>-cnn` with splits `train` (id, text, tokens, label, prediction, confidence:
+   what an oracle may fit on) and `test` (the same + explanation_words / explanation_scores, and the
+   ground truth: `trust`, `precision`, `rationale`), the model in `model/<dataset>-cnn/`, and a card
+   with trust / untrust counts beside the paper's Table 2, the model accuracy beside the paper's, and
+   every exclusion.
+
+The transformer model under test (MiniLM fine-tuned) is not built here yet (see the README note).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from benchmark.contracts import Batch
+from benchmark.errors import ResourceError
+from benchmark.models.text import load_word_model
+from benchmark.progress import console, progress_bar
+from benchmark.resources import resource_root, write_config
+from benchmark.tokenize import is_word
+from generators.idc.train import TextTrainConfig, train_text_classifier
+from generators.trust.data import DATASETS, TrustCorpus, load_trust_corpus
+
+FAMILY = "trust"
+VERSION = "v1"
+
+# paper Table 2 (SPECS §1.8): trust / untrust counts and the model under test's accuracy
+PAPER = {
+    "hatexplain": {"trust": 3002, "untrust": 304, "model": "bert-base-uncased", "accuracy": 0.797},
+    "cams": {"trust": 1206, "untrust": 739, "model": "mentalbert-base-uncased", "accuracy": 0.397},
+    "movies": {"trust": None, "untrust": None, "model": "(not in the paper: Dong's movie set used an MLP, acc. 0.832)",
+               "accuracy": None},
+}
+
+CITATION = """@inproceedings{nguyen2025toki,
+  title     = {Automated Trustworthiness Oracle Generation for Machine Learning Text Classifiers},
+  author    = {Nguyen Tung, Lam and Cho, Steven and Du, Xiaoning and Neelofar and Terragni, Valerio and
+               Ruberto, Stefano and Aleti, Aldeida},
+  booktitle = {FSE},
+  year      = {2025}
+}"""
+
+DESCRIPTION = (
+    "Trust sets for trustworthiness oracles (TOKI, Nguyen Tung et al.; SPECS §1.8). Configs "
+    "`<dataset>-<model>`: `train` = the model's training split with its predictions and confidences (what an "
+    "oracle may fit on); `test` = correctly predicted test instances with the LIME explanation (top-10 positive "
+    "word types) and confidence, and the ground truth `trust` = explanation precision |E ∩ G|/|E| ≥ 0.5 against "
+    "the people's rationale words G (`precision`, `rationale`; never given to submissions). `embeddings`: TOKI's "
+    "offline embedding ensemble with θ_relate per model. Models under test in model/<config>/."
+)
+
+
+# [I] the Kim CNN pads every input to max_len, so LIME's cost grows with it: HateXplain's test posts have at
+# most 80 tokens (a few training posts are longer and are truncated, counted); CAMS / movies are capped
+MAX_LEN = {"hatexplain": 80, "cams": 256, "movies": 500}
+
+
+@dataclass
+class TrustBuildConfig:
+    dataset: str = "hatexplain"
+    model: str = "cnn"  # the CPU default: the project's Kim CNN
+    top_k: int = 10  # [P]
+    num_samples: int = 5000  # [P] LIME samples
+    precision_threshold: float = 0.5  # [P]
+    words_only: bool = True  # [I] E and G are word types (punctuation tokens left out)
+    max_len: int | None = None  # [I] documents truncated to this many tokens (counted); None = MAX_LEN[dataset]
+    epochs: int = 10
+    seed: int = 0  # corpus split seed (CAMS, movies)
+    train_seed: int = 0
+    explain_batch: int = 8  # instances per LIME batch (all their perturbations in one predict call)
+    test_limit: int | None = None  # explain a seeded random sample of N eligible test instances (reduced scale)
+    limit: int | None = None  # first N documents of every split (tests)
+    lime_seed: int = 0
+
+
+def explanation_precision(explained: Sequence[str], rationale: set[str] | frozenset[str]) -> float:
+    """|E ∩ G| / |E| over word types (SPECS §1.8); |E| = 0 → 0.0."""
+    e = set(explained)
+    if not e:
+        return 0.0
+    return len(e & set(rationale)) / len(e)
+
+
+def top_words(tokens: Sequence[str], scores: Sequence[float], top_k: int, words_only: bool = True
+              ) -> tuple[list[str], list[float]]:
+    """Top-k positive word types from per-position LIME scores (bag-of-words mode: every occurrence
+    carries its type's weight, the first is taken); stable ranking, ties by first occurrence."""
+    seen: dict[str, float] = {}
+    for t, s in zip(tokens, scores):
+        if t not in seen and (not words_only or is_word(t)):
+            seen[t] = float(s)
+    items = sorted(((w, s) for w, s in seen.items() if s > 0), key=lambda x: -x[1])[:top_k]
+    return [w for w, _ in items], [s for _, s in items]
+
+
+def _truncate(corpus: TrustCorpus, max_len: int) -> int:
+    n = 0
+    for docs in corpus.splits.values():
+        for d in docs:
+            if len(d.tokens) > max_len:
+                d.tokens = d.tokens[:max_len]
+                n += 1
+    return n
+
+
+def build_trust(cfg: TrustBuildConfig | None = None, *, root: Path | None = None,
+                overwrite: bool = False) -> dict[str, Any]:
+    from submissions.lime_text.explainer import LimeText
+
+    cfg = cfg or TrustBuildConfig()
+    if cfg.dataset not in DATASETS:
+        raise ResourceError(f"unknown trust data set {cfg.dataset!r}; choose from {', '.join(DATASETS)}")
+    if cfg.model != "cnn":
+        raise ResourceError(f"model {cfg.model!r} is not available yet; the CPU default is 'cnn' (Kim CNN)")
+    root = Path(root) if root else resource_root(FAMILY)
+    t0 = time.perf_counter()
+    corpus = load_trust_corpus(cfg.dataset, seed=cfg.seed, limit=cfg.limit)
+    max_len = cfg.max_len or MAX_LEN[cfg.dataset]
+    truncated = _truncate(corpus, max_len)
+    xy = {s: ([d.tokens for d in v], [d.label for d in v]) for s, v in corpus.splits.items()}
+    name = f"{cfg.dataset}-{cfg.model}"
+    mcfg = train_text_classifier(xy["train"], xy["validation"], root / "model" / name,
+                                 TextTrainConfig(epochs=cfg.epochs, seed=cfg.train_seed, max_len_cap=max_len),
+                                 n_classes=len(corpus.classes), test=xy["test"], overwrite=overwrite, name=name)
+    model = load_word_model(root / "model" / name, name)
+    train_s = time.perf_counter() - t0
+
+    def predict(docs):
+        p = np.concatenate([model.predict([d[: model.max_len] for d in docs[s:s + 512]])
+                            for s in range(0, len(docs), 512)]) if docs else np.zeros((0, len(corpus.classes)))
+        return p.argmax(1), p.max(1)
+
+    tr_pred, tr_conf = predict(xy["train"][0])
+    te_docs = corpus.splits["test"]
+    te_pred, te_conf = predict([d.tokens for d in te_docs])
+    correct = te_pred == np.array([d.label for d in te_docs])
+    # longer than the model's fixed length (only when the training documents were all shorter)
+    for d in te_docs:
+        d.tokens = d.tokens[: model.max_len]
+    counts: dict[str, Any] = {"test_documents": len(te_docs), "test_incorrect": int((~correct).sum()),
+                              "excluded_no_rationale": 0, "excluded_by_test_limit": 0, "empty_explanations": 0,
+                              "truncated_documents": truncated}
+    eligible = []
+    for i, d in enumerate(te_docs):
+        if not correct[i]:
+            continue
+        if not d.rationale:
+            counts["excluded_no_rationale"] += 1
+            continue
+        eligible.append(i)
+    if cfg.test_limit is not None and len(eligible) > cfg.test_limit:
+        counts["excluded_by_test_limit"] = len(eligible) - cfg.test_limit
+        keep = np.random.default_rng(cfg.seed).choice(len(eligible), cfg.test_limit, replace=False)
+        eligible = [eligible[k] for k in sorted(keep)]  # a seeded random sample, in test order
+    lime = LimeText(num_samples=cfg.num_samples, features="type")
+    rows = []
+    t1 = time.perf_counter()
+    with progress_bar(len(eligible), f"LIME {name}", unit="inst") as bar:
+        for s in range(0, len(eligible), cfg.explain_batch):
+            idx = eligible[s : s + cfg.explain_batch]
+            batch = Batch(ids=[te_docs[i].id for i in idx], inputs=[te_docs[i].tokens for i in idx], seed=cfg.lime_seed)
+            for i, sc in zip(idx, lime.explain(model, batch)):
+                d = te_docs[i]
+                words, scores = top_words(d.tokens, sc, cfg.top_k, cfg.words_only)
+                g = d.rationale if not cfg.words_only else frozenset(w for w in d.rationale if is_word(w))
+                prec = explanation_precision(words, g)
+                counts["empty_explanations"] += int(not words)
+                rows.append({"id": d.id, "text": d.text, "tokens": d.tokens, "label": d.label,
+                             "prediction": int(te_pred[i]), "confidence": float(te_conf[i]),
+                             "explanation_words": words, "explanation_scores": scores,
+                             "trust": bool(prec >= cfg.precision_threshold), "precision": float(prec),
+                             "rationale": sorted(g)})
+                bar.advance()
+    lime_s = time.perf_counter() - t1
+    n_trust = sum(r["trust"] for r in rows)
+    acc = float(mcfg["scores"].get("test_accuracy", float("nan")))
+    paper = PAPER[cfg.dataset]
+    stats = {
+        "trust": n_trust, "untrust": len(rows) - n_trust, "total": len(rows),
+        "paper_trust": paper["trust"], "paper_untrust": paper["untrust"],
+        "model_accuracy": acc, "paper_model": paper["model"], "paper_accuracy": paper["accuracy"],
+        "validation_accuracy": mcfg["scores"].get("validation_accuracy"),
+        "train_documents": len(xy["train"][0]), "train_correct": int((tr_pred == np.array(xy["train"][1])).sum()),
+        "exclusions": counts, "corpus": corpus.stats,
+        "seconds": {"train": round(train_s, 1), "lime": round(lime_s, 1),
+                    "lime_per_instance": round(lime_s / max(1, len(rows)), 3)},
+    }
+    stats.update({f"exclusion_{k}": v for k, v in counts.items()})  # flat, so the card's table shows them
+    meta = _write(root, name, cfg, corpus, xy, tr_pred, tr_conf, rows, stats, mcfg)
+    console.print(f"[green]trust/{name}[/]: trust {n_trust} / untrust {len(rows) - n_trust} "
+                  f"(paper {paper['trust']} / {paper['untrust']}); model accuracy {acc:.3f} (paper {paper['accuracy']})")
+    return {"meta": meta, "stats": stats}
+
+
+def schemas(classes: Sequence[str]):
+    import datasets
+
+    base = {"id": datasets.Value("string"), "text": datasets.Value("string"),
+            "tokens": datasets.Sequence(datasets.Value("string")), "label": datasets.ClassLabel(names=list(classes)),
+            "prediction": datasets.ClassLabel(names=list(classes)), "confidence": datasets.Value("float64")}
+    train = datasets.Features(base)
+    test = datasets.Features({**base, "explanation_words": datasets.Sequence(datasets.Value("string")),
+                              "explanation_scores": datasets.Sequence(datasets.Value("float64")),
+                              "trust": datasets.Value("bool"), "precision": datasets.Value("float64"),
+                              "rationale": datasets.Sequence(datasets.Value("string"))})
+    return train, test
+
+
+GROUND_TRUTH_COLUMNS = ("trust", "precision", "rationale")
+
+
+def write_trust_config(root: Path, name: str, classes: Sequence[str], train_rows: list[dict], test_rows: list[dict],
+                       params: dict, stats: dict) -> dict[str, Any]:
+    """Write one `trust/<name>` config: splits `train` and `test` with one schema (HF needs one per config);
+    train rows carry no explanation (empty lists) and null ground truth."""
+    _, schema = schemas(classes)
+    fill = {"explanation_words": [], "explanation_scores": [], "trust": None, "precision": None, "rationale": []}
+    train = pa.Table.from_pylist([{**fill, **r} for r in train_rows], schema=schema.arrow_schema)
+    test = pa.Table.from_pylist(test_rows, schema=schema.arrow_schema)
+    card = {"pretty_name": "xaibench trust", "description": DESCRIPTION, "license": "other", "citation": CITATION}
+    return write_config(root, FAMILY, name, {"train": train, "test": test}, schema, version=VERSION,
+                        params=params, stats=stats, card_info=card)
+
+
+def _write(root, name, cfg, corpus, xy, tr_pred, tr_conf, rows, stats, mcfg) -> dict[str, Any]:
+    train_rows = [{"id": d.id, "text": d.text, "tokens": d.tokens, "label": d.label, "prediction": int(p),
+                   "confidence": float(c)} for d, p, c in zip(corpus.splits["train"], tr_pred, tr_conf)]
+    params = {**asdict(cfg), "classes": list(corpus.classes), "class_words": list(corpus.class_words),
+              "model_dir": f"model/{name}", "model_sha256": mcfg.get("sha256"),
+              "ground_truth_columns": list(GROUND_TRUTH_COLUMNS), "source": "Nguyen Tung et al., SPECS §1.8"}
+    return write_trust_config(root, name, corpus.classes, train_rows, rows, params, stats)

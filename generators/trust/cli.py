@@ -1,0 +1,67 @@
+"""`xaibench generate trust`: trust sets from people's rationales (SPECS §1.8), the embedding ensemble
+resource (θ_relate per model, SPECS §1.3/§1.5) and the importer for trust sets labelled by people.
+Registered on the `generate` command group by `register(generate_app)` (generators/cli.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from benchmark.progress import console
+
+
+def generate_trust(
+    dataset: List[str] = typer.Option([], "--dataset", "-d",
+                                      help="hatexplain, cams and/or movies (repeatable): train the model under "
+                                      "test, explain its correct test predictions with LIME and label them by "
+                                      "explanation precision ≥ 0.5 (config trust/<dataset>-cnn)."),
+    embeddings: bool = typer.Option(False, "--embeddings", help="Build trust/embeddings: train word2vec / fastText "
+                                    "on the local corpora and estimate θ_relate per embedding model."),
+    import_file: Optional[Path] = typer.Option(None, "--import", help="Import a trust set labelled by people "
+                                               "(CSV / JSON lines / Parquet; layout in generators/trust/importer.py)."),
+    name: Optional[str] = typer.Option(None, help="--import: config name (trust/<name>)."),
+    classes: List[str] = typer.Option([], "--class", help="--import: class names in label order (repeatable)."),
+    tie: str = typer.Option("exclude", help="--import: vote ties → exclude | trustworthy | untrustworthy."),
+    num_samples: int = typer.Option(5000, help="LIME samples per explained prediction (paper: 5,000)."),
+    top_k: int = typer.Option(10, help="Top positive words per explanation (paper: 10)."),
+    epochs: int = typer.Option(10, help="Training epochs of the Kim CNN (best validation epoch kept)."),
+    max_len: Optional[int] = typer.Option(None, help="Truncate documents to N tokens (default per data set: "
+                                          "hatexplain 80, cams 256, movies 500)."),
+    test_limit: Optional[int] = typer.Option(None, help="Explain a seeded random sample of N eligible test "
+                                             "predictions (reduced scale; the rest are counted as excluded)."),
+    seed: int = typer.Option(0, help="Split / sampling seed."),
+    root: Optional[Path] = typer.Option(None, help="Resource folder (default $XAIBENCH_HOME/resources/trust)."),
+    overwrite: bool = typer.Option(False, help="Retrain the model even if trained on the same corpus."),
+) -> None:
+    """Build trust-track resources (SPECS §1.8): trust/<dataset>-cnn, trust/embeddings, imported sets."""
+    if not dataset and not embeddings and import_file is None:
+        raise typer.BadParameter("give --dataset, --embeddings or --import")
+    if embeddings:
+        from generators.trust.embeddings import build_embeddings
+
+        meta = build_embeddings(root=root)
+        console.print(f"[green]trust/embeddings[/] revision {meta['revision']}")
+    for d in dataset:
+        from generators.trust.build import TrustBuildConfig, build_trust
+        from generators.trust.data import DATASETS
+
+        if d not in DATASETS:
+            raise typer.BadParameter(f"dataset must be one of {', '.join(DATASETS)}")
+        build_trust(TrustBuildConfig(dataset=d, num_samples=num_samples, top_k=top_k, epochs=epochs,
+                                     max_len=max_len, test_limit=test_limit, seed=seed), root=root, overwrite=overwrite)
+    if import_file is not None:
+        from generators.trust.importer import import_trust_set
+
+        if not name or not classes:
+            raise typer.BadParameter("--import needs --name and the --class names in label order")
+        out = import_trust_set(import_file, name, classes, tie=tie, root=root)
+        s = out["stats"]
+        console.print(f"[green]trust/{name}[/]: trust {s['trust']} / untrust {s['untrust']}; "
+                      f"exclusions {s['exclusions']}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add `trust` to the `generate` command group."""
+    app.command("trust")(generate_trust)

@@ -1,0 +1,74 @@
+"""Run built-in oracles on a trust set and score them (SPECS §1.10) — a measurement helper, not the
+`trust` track (the harness's runner integration is separate).
+
+`run_oracles("hatexplain-cnn", ["naive-oracle", "toki-omis"], params={...})` loads `trust/<config>`
+(its model, the train split and the test split *without* the ground-truth columns), fits each oracle
+once on an `OracleContext`, judges the test instances in batches, and returns per oracle the pooled
+six metrics (`benchmark.metrics.trust.trust_scores`; undefined → None with a reason), the counts the
+oracle recorded, and the fit / judge times.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+import pyarrow.parquet as pq
+
+from benchmark.contracts import Batch, OracleContext
+from benchmark.metrics.trust import trust_scores
+from benchmark.models.text import load_word_model
+from benchmark.resources import resource_root
+from benchmark.resources.store import read_provenance
+
+GROUND_TRUTH = ("trust", "precision", "rationale")
+INPUT_COLUMNS = ("tokens", "prediction", "confidence", "explanation_words", "explanation_scores")
+
+
+def load_trust_set(config: str, root: Path | None = None) -> dict[str, Any]:
+    root = Path(root) if root else resource_root("trust")
+    meta = read_provenance(root)["configs"][config]
+    train = pq.read_table(root / meta["splits"]["train"]["file"]).to_pylist()
+    test = pq.read_table(root / meta["splits"]["test"]["file"]).to_pylist()
+    model = load_word_model(root / meta["params"]["model_dir"], config) if meta["params"].get("model_dir") else None
+    return {"meta": meta, "train": train, "test": test, "model": model}
+
+
+def run_oracles(config: str, oracles: Sequence[str], params: dict[str, dict[str, Any]] | None = None, *,
+                root: Path | None = None, batch_size: int = 256, seed: int = 0) -> dict[str, Any]:
+    from benchmark.submission import discover
+
+    data = load_trust_set(config, root)
+    subs = discover()
+    class_words = data["meta"]["params"].get("class_words")
+    train = {k: [r[k] for r in data["train"]] for k in ("id", "tokens", "label", "prediction", "confidence")}
+    inputs = [{k: r[k] for k in INPUT_COLUMNS} for r in data["test"]]
+    truth = [bool(r["trust"]) for r in data["test"]]
+    ids = [r["id"] for r in data["test"]]
+    out: dict[str, Any] = {}
+    for name in oracles:
+        p = dict((params or {}).get(name, {}))
+        sub = subs[name]
+        oracle = sub.instantiate({k: v for k, v in p.items() if k in sub.parameters})
+        for k, v in p.items():  # attributes that are not submission parameters (e.g. embedding_names)
+            if k not in sub.parameters:
+                if not hasattr(oracle, k):
+                    raise ValueError(f"{name} has no parameter or attribute {k!r}")
+                setattr(oracle, k, v)
+        if getattr(oracle, "class_names", "absent") is None:  # TOKI: the data set's class-name map
+            oracle.class_names = list(class_words)
+        t0 = time.perf_counter()
+        oracle.fit(OracleContext(model=data["model"], train=train, explainer=None, seed=seed))
+        t1 = time.perf_counter()
+        judged: list[bool] = []
+        for s in range(0, len(inputs), batch_size):
+            judged += [bool(x) for x in oracle.judge(Batch(ids=ids[s:s + batch_size], inputs=inputs[s:s + batch_size],
+                                                           seed=seed))]
+        t2 = time.perf_counter()
+        sc = trust_scores(judged=judged, truth=truth)
+        out[name] = {**sc.as_dict(), "fit_seconds": round(t1 - t0, 2), "judge_seconds": round(t2 - t1, 2),
+                     "judged_per_second": round(len(judged) / max(t2 - t1, 1e-9), 1),
+                     "oracle_counts": dict(getattr(oracle, "counts", {}) or {}),
+                     "oracle_timings": dict(getattr(oracle, "timings", {}) or {})}
+    return out

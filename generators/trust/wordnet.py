@@ -1,0 +1,100 @@
+"""Offline WordNet 3.0 for NLTK (data/wordnet/SOURCE.md recipe) and the θ_relate pairs (SPECS §1.3).
+
+`ensure_wordnet()` copies the Debian `wordnet-base` + `wordnet-sense-index` files (plain files only)
+and the mirror's `lexnames` into `<data home>/nltk_data/corpora/wordnet` once, and returns the
+NLTK WordNet reader. `synonym_pairs` / `random_pairs` build the related / unrelated pairs:
+
+* related [I, SPECS §1.3]: the `n_heads` most common single-word English lemmas (ranked by the sum of
+  WordNet `lemma.count()` over the word's lemmas; ties by word), each paired with every single-token,
+  lower-case, alphabetic synset lemma name ≠ the head word of every synset of the head word
+  (Merriam-Webster's synonyms are not openly available);
+* unrelated [P count, I rule]: pairs drawn uniformly from the single-word alphabetic lemmas, rejecting
+  pairs that share a synset, identical words and duplicates, as many as the related pairs (or `n`).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+
+from benchmark.errors import ResourceError
+
+SYSTEM_WORDNET = Path("/usr/share/wordnet")
+
+
+def ensure_wordnet(target: Path | None = None):
+    """The NLTK WordNet corpus reader, setting the files up under the data home if needed."""
+    import nltk
+
+    from benchmark.resources.store import mirror_root
+    from submissions.toki_embeddings import nltk_data_dir
+
+    home = Path(target) if target else nltk_data_dir()
+    corpus = home / "corpora" / "wordnet"
+    if not (corpus / "lexnames").is_file() or not (corpus / "index.sense").is_file():
+        if not (SYSTEM_WORDNET / "data.noun").is_file() or not (SYSTEM_WORDNET / "index.sense").is_file():
+            raise ResourceError("WordNet 3.0 files not found in /usr/share/wordnet: "
+                                "apt-get install -y wordnet-base wordnet-sense-index (data/wordnet/SOURCE.md)")
+        mirror = mirror_root()
+        lex = Path(mirror) / "wordnet" / "lexnames" if mirror else None
+        if lex is None or not lex.is_file():
+            raise ResourceError("WordNet `lexnames` not found in the data mirror (wordnet/lexnames); set "
+                                "XAIBENCH_DATA_MIRROR to the shared data folder")
+        corpus.mkdir(parents=True, exist_ok=True)
+        for f in SYSTEM_WORDNET.iterdir():
+            if f.is_file():
+                shutil.copyfile(f, corpus / f.name)
+        shutil.copyfile(lex, corpus / "lexnames")
+    if str(home) not in nltk.data.path:
+        nltk.data.path.insert(0, str(home))
+    from nltk.corpus import wordnet as wn
+
+    wn.ensure_loaded()
+    return wn
+
+
+def _single(name: str) -> str | None:
+    w = name.lower()
+    return w if w.isalpha() and "_" not in w else None
+
+
+def synonym_pairs(wn, n_heads: int = 1000) -> tuple[list[tuple[str, str]], list[str]]:
+    """(related pairs, head words): the n_heads most frequent single-word lemmas with their synonyms."""
+    freq: dict[str, int] = {}
+    for syn in wn.all_synsets():
+        for lem in syn.lemmas():
+            w = _single(lem.name())
+            if w:
+                freq[w] = freq.get(w, 0) + lem.count()
+    heads = sorted(freq, key=lambda w: (-freq[w], w))[:n_heads]
+    pairs: set[tuple[str, str]] = set()
+    for h in heads:
+        for syn in wn.synsets(h):
+            for lem in syn.lemma_names():
+                w = _single(lem)
+                if w and w != h:
+                    pairs.add((h, w))
+    return sorted(pairs), heads
+
+
+def random_pairs(wn, n: int, seed: int = 0, words: list[str] | None = None) -> list[tuple[str, str]]:
+    """n random single-word lemma pairs that share no synset (SPECS §1.3); `words` = the vocabulary to
+    draw from (default: every single-word alphabetic WordNet lemma)."""
+    if words is None:
+        words = sorted({w for syn in wn.all_synsets() for lem in syn.lemma_names() if (w := _single(lem))})
+    rng = np.random.default_rng(seed)
+    out: set[tuple[str, str]] = set()
+    tries = 0
+    while len(out) < n:
+        tries += 1
+        if tries > 50 * n:
+            raise ResourceError(f"could not draw {n} unrelated pairs")
+        a, b = (words[i] for i in rng.integers(0, len(words), 2))
+        if a == b or (a, b) in out:
+            continue
+        if set(wn.synsets(a)) & set(wn.synsets(b)):
+            continue
+        out.add((a, b))
+    return sorted(out)

@@ -1,0 +1,658 @@
+"""TOKI — automated trustworthiness oracle (Nguyen Tung et al. 2024; SPECS §1) and its baselines, as
+plain classes with `fit(context)` / `judge(batch)` (DESIGN §4 oracle contract).
+
+What `judge` receives
+---------------------
+`batch.inputs` is a list of *explained correct predictions*, one mapping each (the trust resource's
+test columns minus the ground truth): ``tokens`` (list of words), ``prediction`` (class index),
+``confidence`` (max class probability) and, optionally, the explanation the trust set was labelled
+with, ``explanation_words`` / ``explanation_scores`` (word types with scores). `judge` returns one bool
+per instance (True = trustworthy); `last_diagnostics` keeps IS_rel, IS_unr and the per-word r(w, c).
+
+`fit(context)`: `context.train` holds the training split (a pyarrow Table, a dict of columns or a
+list of row mappings) with ``tokens``, ``label`` and ``prediction``; `context.model` is the model
+under test (a word-level `TextModel`); `context.seed` the run seed.
+
+Pipeline 1 — keyword identification (SPECS §1.2, once per model under test)
+    explain every correctly predicted training instance (all of them in batched explainer calls),
+    keep its top-k positive words (lower-cased, lemmatised), pool per class (Eq. 2: s_w = mean score
+    of w over the class's explanations containing it), cluster each pool per embedding model
+    (agglomerative, `linkage`, cosine distance, cut at θ_dist; Eq. 3), mark clusters whose mean
+    vector has cos ≥ θ_relate^m with the class-name vector as keywords (Eq. 4), then vote across
+    models: K_c = {w : mean_m [w ∈ K_c^m] ≥ τ_vote} over the models that embed w (SPECS §1.5).
+Pipeline 2 — labelling (SPECS §1.4, vectorised over a batch)
+    r_m(w, c) = [max_{k ∈ K_c} cos_m(k, w) ≥ max_{f ∈ F_c} cos_m(f, w)] (Eq. 5; K_c = ∅ → 0;
+    F_c = ∅ ≠ K_c → 1; a pool word's self-similarity is exactly 1, ties → keyword; OOV → model m
+    abstains); r(w, c) = [mean_m r_m(w, c) ≥ τ_vote]; IS_rel = Σ s_i r(w_i, c), IS_unr =
+    Σ s_i (1 − r(w_i, c)); trustworthy iff IS_rel ≥ trust_ratio · (IS_rel + IS_unr) (Eq. 6 for
+    trust_ratio = 0.5). An explanation with no positive word has IS_rel = IS_unr = 0 → trustworthy
+    (literal Eq. 6), counted in `counts["empty_explanations"]`.
+
+Every [I] choice of SPECS §1 is a named constructor parameter: `linkage`, `theta_dist`, `tau_vote`,
+`trust_ratio`, `top_k`, `lemmatize`, `words_only`, `unknown_words`, `train_limit`, `class_names`.
+
+Baselines: `TokiKI` (–K.I, SPECS §1.6: r_m(w, c) = [cos_m(w, emb(c)) ≥ θ_relate^m], voted), `Naive`
+(trustworthy iff confidence ≥ θ_conf = 0.9, inclusive), `RandomOracle` (a coin per instance from the
+instance seed).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from submissions.toki_embeddings import WordEmbedding, load_ensemble
+
+LINKAGES = ("average", "complete", "single", "weighted")
+UNKNOWN_WORDS = ("unrelated", "ignore")
+EXPLAINERS = ("lime", "omission", "grad", "context", "given")
+STOP_WORDS = frozenset(
+    "a an and are as at be by for from in is it of on or the to with its this that".split())
+
+
+# ------------------------------------------------------------------------------ explanations
+@dataclass
+class Explanation:
+    """Top-k positive words of one explained prediction (word types, scores > 0, descending)."""
+
+    words: list[str]
+    scores: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+
+def top_positive(words: Sequence[str], scores: Sequence[float], top_k: int,
+                 normalise: Callable[[str], str] = str.lower, words_only: bool = False) -> Explanation:
+    """Word/score pairs → Explanation: scores of the same (normalised) word are summed inside the
+    explanation (SPECS §1.2 [I]), only s > 0 kept, top-k by score (stable: ties by first occurrence).
+    `words_only` drops punctuation tokens first (LIME's own tokenizer never yields them [I])."""
+    from benchmark.tokenize import is_word
+
+    agg: dict[str, float] = {}
+    for w, s in zip(words, scores):
+        if words_only and not is_word(str(w)):
+            continue
+        key = normalise(str(w))
+        agg[key] = agg.get(key, 0.0) + float(s)
+    items = [(w, s) for w, s in agg.items() if s > 0 and math.isfinite(s)]
+    items.sort(key=lambda t: -t[1])  # Python's sort is stable: ties keep first-occurrence order
+    items = items[: int(top_k)]
+    return Explanation([w for w, _ in items], np.array([s for _, s in items], dtype=np.float64))
+
+
+def type_scores(tokens: Sequence[str], scores: Sequence[float], aggregate: str = "sum") -> tuple[list[str], list[float]]:
+    """Per-position scores → per word type: "sum" over occurrences (gradient, SPECS §1.7) or "first"
+    (explainers that give every occurrence its type's weight: LIME bag-of-words, type omission)."""
+    out: dict[str, float] = {}
+    for w, s in zip(tokens, scores):
+        if aggregate == "first":
+            out.setdefault(w, float(s))
+        else:
+            out[w] = out.get(w, 0.0) + float(s)
+    return list(out), list(out.values())
+
+
+def omission_scores(model: Any, docs: Sequence[Sequence[str]], targets: Sequence[int],
+                    batch_size: int = 4096) -> list[tuple[list[str], list[float]]]:
+    """Word omission (SPECS §1.7 -omis): score(w) = p_c(x) − p_c(x without every occurrence of w), for
+    every word type of every document, all perturbations of all documents in batched predict calls."""
+    from submissions.text_common import predict_in_chunks
+
+    plans, perturbed = [], []
+    for doc in docs:
+        types = list(dict.fromkeys(doc))
+        plans.append(types)
+        perturbed.append(list(doc))
+        perturbed += [[w for w in doc if w != t] for t in types]
+    probs = predict_in_chunks(model, perturbed, batch_size)
+    out, start = [], 0
+    for types, c in zip(plans, targets):
+        p = probs[start : start + 1 + len(types), int(c)]
+        start += 1 + len(types)
+        out.append((types, (p[0] - p[1:]).tolist()))
+    return out
+
+
+class Lemmatizer:
+    """Lower-case + WordNet lemmatiser (noun reading; SPECS §1.2 [I: no lemmatisation table]); the
+    WordNet data must be set up (generators/trust/wordnet.py: `ensure_wordnet`)."""
+
+    def __init__(self, enabled: bool = True) -> None:
+        self.enabled = enabled
+        self._cache: dict[str, str] = {}
+        self._lem = None
+        if enabled:
+            from submissions.toki_embeddings import wordnet_lemmatizer
+
+            self._lem = wordnet_lemmatizer()
+
+    def __call__(self, word: str) -> str:
+        w = str(word).lower()
+        if not self.enabled:
+            return w
+        out = self._cache.get(w)
+        if out is None:
+            out = self._lem.lemmatize(w) if w.isalpha() else w
+            self._cache[w] = out
+        return out
+
+
+# ------------------------------------------------------------------------------ θ_relate search
+def theta_relate_search(sim_related: Sequence[float], sim_unrelated: Sequence[float], tol: float = 1e-4,
+                        max_iter: int = 60, lo: float = -1.0, hi: float = 1.0) -> dict[str, float]:
+    """Binary search of θ_relate (SPECS §1.3 [I]): a pair is related iff cos ≥ t; TPR(t) = recall of
+    the related pairs, TNR(t) = recall of the unrelated pairs; TPR > TNR → raise t (lo ← t), else
+    lower it (hi ← t); stop when |TPR − TNR| < tol or after max_iter halvings. Returns t with TPR, TNR
+    and both precisions at the solution, the iterations and the pair counts."""
+    rel = np.asarray(sim_related, dtype=np.float64)
+    unr = np.asarray(sim_unrelated, dtype=np.float64)
+    if rel.size == 0 or unr.size == 0:
+        raise ValueError("θ_relate needs related and unrelated pairs (got "
+                         f"{rel.size} related, {unr.size} unrelated)")
+
+    def rates(t: float) -> tuple[float, float]:
+        return float((rel >= t).mean()), float((unr < t).mean())
+
+    t = (lo + hi) / 2
+    it = 0
+    for it in range(1, max_iter + 1):
+        t = (lo + hi) / 2
+        tpr, tnr = rates(t)
+        if abs(tpr - tnr) < tol:
+            break
+        if tpr > tnr:
+            lo = t
+        else:
+            hi = t
+    tpr, tnr = rates(t)
+    tp, fn = tpr * rel.size, (1 - tpr) * rel.size
+    tn, fp = tnr * unr.size, (1 - tnr) * unr.size
+    return {"theta": float(t), "tpr": tpr, "tnr": tnr,
+            "precision_related": float(tp / (tp + fp)) if tp + fp else float("nan"),
+            "precision_unrelated": float(tn / (tn + fn)) if tn + fn else float("nan"),
+            "iterations": it, "n_related": int(rel.size), "n_unrelated": int(unr.size)}
+
+
+# ------------------------------------------------------------------------------ pipeline 1 pieces
+def word_pool(explanations: Sequence[Explanation], classes: Sequence[int]) -> dict[int, dict[str, float]]:
+    """Eq. 2: W_c = {w: mean of w's scores over the explanations of class c that contain it}."""
+    sums: dict[int, dict[str, list[float]]] = defaultdict(lambda: defaultdict(lambda: [0.0, 0]))
+    for e, c in zip(explanations, classes):
+        for w, s in zip(e.words, e.scores):
+            acc = sums[int(c)][w]
+            acc[0] += float(s)
+            acc[1] += 1
+    return {c: {w: a[0] / a[1] for w, a in d.items()} for c, d in sums.items()}
+
+
+def cluster_labels(vectors: np.ndarray, theta_dist: float, linkage: str = "average") -> np.ndarray:
+    """Eq. 3: agglomerative clustering of unit vectors on cosine distance 1 − cos, dendrogram cut at
+    θ_dist (scipy `fcluster`, criterion "distance"); one word → one cluster."""
+    from scipy.cluster.hierarchy import fcluster, linkage as scipy_linkage
+    from scipy.spatial.distance import pdist
+
+    if linkage not in LINKAGES:
+        raise ValueError(f"linkage must be one of {LINKAGES}, got {linkage!r}")
+    n = len(vectors)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    if n == 1:
+        return np.ones(1, dtype=np.int64)
+    d = np.clip(pdist(np.asarray(vectors, dtype=np.float64), metric="cosine"), 0.0, 2.0)
+    return fcluster(scipy_linkage(d, method=linkage), t=float(theta_dist), criterion="distance").astype(np.int64)
+
+
+def keyword_mask(vectors: np.ndarray, class_vector: np.ndarray, theta_dist: float, theta_relate: float,
+                 linkage: str = "average") -> np.ndarray:
+    """Eq. 3–4 for one model and class: True for the words of clusters whose mean (unit) vector has
+    cos ≥ θ_relate with the class-name vector."""
+    labels = cluster_labels(vectors, theta_dist, linkage)
+    out = np.zeros(len(labels), dtype=bool)
+    cv = class_vector / (np.linalg.norm(class_vector) or 1.0)
+    for k in np.unique(labels):
+        members = labels == k
+        mean = vectors[members].mean(0)
+        norm = np.linalg.norm(mean)
+        if norm > 0 and float(mean @ cv) / norm >= theta_relate:
+            out[members] = True
+    return out
+
+
+def relatedness(word_vecs: np.ndarray, pool_vecs: np.ndarray, is_keyword: np.ndarray,
+                self_index: np.ndarray | None = None) -> np.ndarray:
+    """Eq. 5 for one model, vectorised: (U,) r(w, c) of U words against a pool (P unit vectors,
+    `is_keyword` (P,)). `self_index[u]` = the pool index of word u (or −1): its similarity is set to
+    exactly 1 (ties → keyword). K = ∅ → 0; F = ∅ ≠ K → 1."""
+    u = len(word_vecs)
+    k = np.asarray(is_keyword, dtype=bool)
+    if u == 0:
+        return np.zeros(0, dtype=bool)
+    if not k.any():
+        return np.zeros(u, dtype=bool)
+    if k.all():
+        return np.ones(u, dtype=bool)
+    sims = np.clip(np.asarray(word_vecs) @ np.asarray(pool_vecs).T, -1.0, 1.0)
+    if self_index is not None:
+        rows = np.flatnonzero(np.asarray(self_index) >= 0)
+        sims[rows, np.asarray(self_index)[rows]] = 1.0
+    return sims[:, k].max(1) >= sims[:, ~k].max(1)
+
+
+def importance_sums(scores: Sequence[float], related: Sequence[bool]) -> tuple[float, float]:
+    """Eq. 6: (IS_rel, IS_unr) = (Σ s_i r_i, Σ s_i (1 − r_i))."""
+    s = np.asarray(scores, dtype=np.float64)
+    r = np.asarray(related, dtype=bool)
+    return float(s[r].sum()), float(s[~r].sum())
+
+
+def decide(is_rel: float, is_unr: float, trust_ratio: float = 0.5) -> bool:
+    """Eq. 6 generalised: IS_rel ≥ trust_ratio · (IS_rel + IS_unr); 0.5 ⇔ IS_rel ≥ IS_unr; 0 + 0 → True."""
+    if trust_ratio == 0.5:
+        return bool(is_rel >= is_unr)
+    return bool(is_rel >= trust_ratio * (is_rel + is_unr))
+
+
+# ------------------------------------------------------------------------------ helpers
+def columns(data: Any, names: Sequence[str]) -> dict[str, list]:
+    """A table-like (pyarrow Table, dict of columns, list of mappings, pandas frame) → columns."""
+    if hasattr(data, "column_names") and hasattr(data, "to_pydict"):
+        d = data.select([n for n in names if n in data.column_names]).to_pydict()
+    elif isinstance(data, Mapping):
+        d = {n: list(data[n]) for n in names if n in data}
+    elif hasattr(data, "to_dict") and hasattr(data, "columns"):
+        d = {n: list(data[n]) for n in names if n in data.columns}
+    else:
+        rows = list(data)
+        d = {n: [r[n] for r in rows] for n in names if rows and n in rows[0]}
+    return d
+
+
+def instance_fields(item: Any) -> dict[str, Any]:
+    if isinstance(item, Mapping):
+        return dict(item)
+    raise TypeError(f"an oracle instance must be a mapping with tokens / prediction / confidence, got {type(item)}")
+
+
+def class_name_words(name: str) -> list[str]:
+    """'Sci/Tech' → ['sci', 'tech']; 'jobs and careers' → ['jobs', 'careers'] (content words, SPECS §1.2 [I])."""
+    import re
+
+    words = [w for w in re.split(r"[^a-z0-9]+", str(name).lower()) if w]
+    content = [w for w in words if w not in STOP_WORDS]
+    return content or words
+
+
+# ------------------------------------------------------------------------------ the oracle
+@dataclass
+class _ModelState:
+    """Per-embedding-model state: θ_relate, class-name vectors, per-class pool vectors."""
+
+    emb: WordEmbedding
+    theta: float
+    class_vecs: dict[int, np.ndarray | None] = field(default_factory=dict)
+    pools: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)  # (pool idx known, vecs)
+
+
+class _Base:
+    """Shared machinery of TOKI and TOKI (–K.I): explanations, embedding cache, voting."""
+
+    uses_keywords = True
+
+    def __init__(self, explainer: str = "lime", top_k: int = 10, tau_vote: float = 0.5, trust_ratio: float = 0.5,
+                 lemmatize: bool = True, unknown_words: str = "unrelated", class_names: Sequence[str] | None = None,
+                 embeddings: Sequence[str] | None = None, embeddings_resource: str = "trust/embeddings",
+                 theta_relate: Mapping[str, float] | None = None, lime_samples: int = 5000,
+                 explain_batch: int = 16, judge_explanations: str = "given", models: Sequence[WordEmbedding] | None = None,
+                 min_eer_accuracy: float = 0.6, words_only: bool = True, precompute_vocabulary: bool = True,
+                 **unused: Any) -> None:
+        if unused:
+            raise TypeError(f"unknown TOKI parameter(s): {sorted(unused)}")
+        if explainer not in EXPLAINERS:
+            raise ValueError(f"explainer must be one of {EXPLAINERS}, got {explainer!r}")
+        if unknown_words not in UNKNOWN_WORDS:
+            raise ValueError(f"unknown_words must be one of {UNKNOWN_WORDS}, got {unknown_words!r}")
+        if judge_explanations not in ("given", "own"):
+            raise ValueError("judge_explanations must be 'given' (use the instance's explanation) or 'own'")
+        if not 0 <= tau_vote <= 1 or not 0 <= trust_ratio <= 1:
+            raise ValueError("tau_vote and trust_ratio must lie in [0, 1]")
+        self.explainer_name = explainer
+        self.top_k = int(top_k)
+        self.tau_vote = float(tau_vote)
+        self.trust_ratio = float(trust_ratio)
+        self.lemmatize = bool(lemmatize)
+        self.unknown_words = unknown_words
+        self.class_names = list(class_names) if class_names else None
+        self.embedding_names = list(embeddings) if embeddings else None
+        self.embeddings_resource = embeddings_resource
+        self.theta_override = dict(theta_relate or {})
+        self.lime_samples = int(lime_samples)
+        self.explain_batch = max(1, int(explain_batch))
+        self.judge_explanations = judge_explanations
+        self._given_models = list(models) if models is not None else None
+        self.min_eer_accuracy = float(min_eer_accuracy)
+        self.words_only = bool(words_only)
+        self.precompute_vocabulary = bool(precompute_vocabulary)
+        self.counts: dict[str, int] = defaultdict(int)
+        self.timings: dict[str, float] = {}
+        self.last_diagnostics: list[dict[str, Any]] = []
+        self._norm: Lemmatizer | None = None
+        self.model = None
+        self.seed = 0
+
+    # -- set-up ---------------------------------------------------------------------------
+    def _setup(self, context: Any | None) -> None:
+        self.model = getattr(context, "model", None)
+        self.seed = int(getattr(context, "seed", 0))
+        self._context_explainer = getattr(context, "explainer", None)
+        self._norm = Lemmatizer(self.lemmatize)
+        if self._given_models is not None:
+            models = self._given_models
+        else:
+            models = load_ensemble(self.embedding_names, resource=self.embeddings_resource,
+                                   min_eer_accuracy=self.min_eer_accuracy)
+        self.states: list[_ModelState] = []
+        for m in models:
+            theta = self.theta_override.get(m.name, m.theta_relate)
+            if theta is None:
+                raise ValueError(f"embedding {m.name!r} has no θ_relate: estimate it (xaibench generate trust "
+                                 "--embeddings) or pass theta_relate={name: value}")
+            self.states.append(_ModelState(m, float(theta)))
+        if not self.states:
+            raise ValueError("TOKI needs at least one embedding model")
+        names = self.class_names or getattr(self.model, "class_names", None)
+        if names is None:
+            raise ValueError("TOKI needs the class names (class_names=[...]) to embed them")
+        self.n_classes = len(names)
+        self._class_words = [class_name_words(n) for n in names]
+        for st in self.states:
+            for c, words in enumerate(self._class_words):
+                vecs, known = st.emb.vectors(words)
+                if known.any():  # mean of the known content words' unit vectors, re-normalised
+                    v = vecs[known].mean(0)
+                    st.class_vecs[c] = v / (np.linalg.norm(v) or 1.0)
+                else:  # this model abstains for class c (counted)
+                    st.class_vecs[c] = None
+                    self.counts[f"class_without_embedding:{st.emb.name}:{c}"] += 1
+        missing = [c for c in range(self.n_classes) if all(s.class_vecs.get(c) is None for s in self.states)]
+        if missing:
+            raise ValueError(f"no embedding model embeds the class name(s) {[names[c] for c in missing]}: "
+                             "give class_names that some model knows")
+
+    def _precompute(self, train: Any) -> None:
+        """Embed every (normalised) word type of the training split once, at fit time, so that labelling
+        (pipeline 2) mostly looks vectors up (the embedding models memoise)."""
+        if not self.precompute_vocabulary or train is None:
+            return
+        from benchmark.tokenize import is_word
+
+        t0 = time.perf_counter()
+        docs = columns(train, ("tokens",)).get("tokens", [])
+        vocab = sorted({self._norm(w) for d in docs for w in d if not self.words_only or is_word(str(w))})
+        for st in self.states:
+            st.emb.vectors(vocab)
+        self.counts["vocabulary_precomputed"] = len(vocab)
+        self.timings["fit_vocabulary_s"] = time.perf_counter() - t0
+
+    def _explainer(self):
+        if self.explainer_name == "context":
+            if self._context_explainer is None:
+                raise ValueError("explainer='context' but the oracle context carries no explainer")
+            return self._context_explainer, "first"
+        if self.explainer_name == "lime":
+            from submissions.lime_text.explainer import LimeText
+
+            return LimeText(num_samples=self.lime_samples, features="type"), "first"
+        if self.explainer_name == "grad":
+            from submissions.input_x_gradient.explainer import InputXGradientExplainer
+
+            return InputXGradientExplainer(), "sum"
+        return None, "first"  # omission: own batched implementation
+
+    def explain(self, docs: Sequence[Sequence[str]], targets: Sequence[int], ids: Sequence[str]) -> list[Explanation]:
+        """Top-k positive explanations of `docs` (explained class = `targets`), batched."""
+        from benchmark.contracts import Batch
+
+        out: list[Explanation] = []
+        if self.explainer_name == "given":
+            raise ValueError("explainer='given' cannot explain new documents (pipeline 1 needs an explainer)")
+        explainer, agg = self._explainer()
+        for s in range(0, len(docs), self.explain_batch):
+            sub = [list(d) for d in docs[s : s + self.explain_batch]]
+            tg = list(targets[s : s + self.explain_batch])
+            if explainer is None:
+                pairs = omission_scores(self.model, sub, tg)
+            else:
+                batch = Batch(ids=list(ids[s : s + self.explain_batch]), inputs=sub, seed=self.seed)
+                scores = explainer.explain(self.model, batch)
+                pairs = [type_scores(d, sc, agg) for d, sc in zip(sub, scores)]
+            out += [top_positive(w, sc, self.top_k, self._norm, self.words_only) for w, sc in pairs]
+        return out
+
+    def _vectors(self, st: _ModelState, words: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        return st.emb.vectors(list(words))
+
+    def _instance_explanations(self, batch: Any) -> tuple[list[Explanation], list[int]]:
+        if not hasattr(self, "states"):
+            raise RuntimeError("judge() before fit(): call fit(context) once per model under test first")
+        items = [instance_fields(x) for x in batch.inputs]
+        missing = [i for i, x in enumerate(items) if "prediction" not in x or ("tokens" not in x and
+                                                                               "explanation_words" not in x)]
+        if missing:
+            raise ValueError(f"instance(s) {missing[:5]} lack 'prediction' or both 'tokens' and 'explanation_words'")
+        preds = [int(x["prediction"]) for x in items]
+        need_own = self.judge_explanations == "own" or any("explanation_words" not in x for x in items)
+        if need_own:
+            docs = [list(x["tokens"]) for x in items]
+            exps = self.explain(docs, preds, list(batch.ids))
+        else:
+            exps = [top_positive(x["explanation_words"], x["explanation_scores"], self.top_k, self._norm,
+                                 self.words_only) for x in items]
+        return exps, preds
+
+    def _vote_words(self, words: list[str], c: int, per_model: Callable[[_ModelState, list[str], int], tuple[np.ndarray, np.ndarray]]):
+        """r(w, c) = [mean over the models that know w of r_m(w, c) ≥ τ_vote]; (r, known_by_any)."""
+        votes = np.zeros(len(words))
+        voters = np.zeros(len(words))
+        for st in self.states:
+            r, known = per_model(st, words, c)
+            votes += np.where(known, r, 0)
+            voters += known
+        with np.errstate(invalid="ignore", divide="ignore"):
+            r = np.where(voters > 0, votes / np.maximum(voters, 1) >= self.tau_vote - 1e-12, False)
+        return r, voters > 0
+
+    def judge(self, batch: Any) -> list[bool]:
+        t0 = time.perf_counter()
+        exps, preds = self._instance_explanations(batch)
+        t1 = time.perf_counter()
+        by_class: dict[int, set[str]] = defaultdict(set)
+        for e, c in zip(exps, preds):
+            by_class[c].update(e.words)
+        rel: dict[tuple[int, str], tuple[bool, bool]] = {}
+        for c, ws in by_class.items():
+            words = sorted(ws)
+            r, known = self._vote_words(words, c, self._relatedness_model)
+            for w, ri, ki in zip(words, r, known):
+                rel[(c, w)] = (bool(ri), bool(ki))
+        out, diags = [], []
+        for e, c in zip(exps, preds):
+            flags = [rel[(c, w)] for w in e.words]
+            keep = np.array([k or self.unknown_words == "unrelated" for _, k in flags], dtype=bool)
+            r = np.array([f[0] for f in flags], dtype=bool)
+            self.counts["unknown_words"] += int(sum(not k for _, k in flags))
+            is_rel, is_unr = importance_sums(e.scores[keep] if len(e) else [], r[keep] if len(e) else [])
+            if len(e) == 0:
+                self.counts["empty_explanations"] += 1
+            d = decide(is_rel, is_unr, self.trust_ratio)
+            out.append(d)
+            diags.append({"is_rel": is_rel, "is_unr": is_unr, "words": e.words, "scores": e.scores.tolist(),
+                          "related": r.tolist(), "known": [k for _, k in flags]})
+        self.counts["judged"] += len(out)
+        self.last_diagnostics = diags
+        self.timings["judge_explain_s"] = self.timings.get("judge_explain_s", 0.0) + t1 - t0
+        self.timings["judge_label_s"] = self.timings.get("judge_label_s", 0.0) + time.perf_counter() - t1
+        return out
+
+
+class Toki(_Base):
+    """TOKI (SPECS §1.2–1.5): keyword identification on the training split, then Eq. 5–6 labelling.
+
+    Parameters (all [I] choices named): explainer ("lime" | "omission" | "grad" | "context"), top_k (10),
+    theta_dist (θ_dist = 0.3), linkage ("average"), tau_vote (0.5), trust_ratio (0.5), lemmatize (True),
+    unknown_words ("unrelated": words no model embeds count as unrelated; "ignore": left out of both
+    sums), train_limit (None = every correct training prediction; else a seeded sample of that size),
+    class_names, embeddings (names; None = every model of the embeddings resource whose accuracy at its
+    equal-error point is ≥ min_eer_accuracy = 0.6), theta_relate
+    (overrides per model), judge_explanations ("given": use the instance's explanation when present;
+    "own": re-explain with this oracle's explainer).
+    """
+
+    def __init__(self, theta_dist: float = 0.3, linkage: str = "average", train_limit: int | None = None,
+                 **kw: Any) -> None:
+        super().__init__(**kw)
+        if linkage not in LINKAGES:
+            raise ValueError(f"linkage must be one of {LINKAGES}, got {linkage!r}")
+        if not 0 <= theta_dist <= 2:
+            raise ValueError("theta_dist is a cosine distance in [0, 2]")
+        self.theta_dist = float(theta_dist)
+        self.linkage = linkage
+        # None or a negative value: every correct training prediction
+        self.train_limit = None if train_limit is None or int(train_limit) < 0 else int(train_limit)
+
+    # -- pipeline 1 ------------------------------------------------------------------------
+    def fit(self, context: Any) -> None:
+        self._setup(context)
+        self._precompute(getattr(context, "train", None))
+        t0 = time.perf_counter()
+        cols = columns(context.train, ("id", "tokens", "label", "prediction"))
+        docs, labels = cols["tokens"], [int(y) for y in cols["label"]]
+        preds = ([int(p) for p in cols["prediction"]] if "prediction" in cols
+                 else np.asarray(self.model.predict([list(d) for d in docs])).argmax(1).tolist())
+        ids = cols.get("id") or [f"train-{i}" for i in range(len(docs))]
+        idx = [i for i in range(len(docs)) if preds[i] == labels[i] and len(docs[i])]
+        self.counts["train_incorrect"] = sum(p != y for p, y in zip(preds, labels))
+        if self.train_limit is not None and len(idx) > int(self.train_limit):
+            rng = np.random.default_rng(self.seed)
+            idx = sorted(rng.choice(idx, int(self.train_limit), replace=False).tolist())
+        self.counts["train_explained"] = len(idx)
+        exps = self.explain([docs[i] for i in idx], [preds[i] for i in idx], [str(ids[i]) for i in idx])
+        t1 = time.perf_counter()
+        self.fit_pools(exps, [preds[i] for i in idx])
+        self.timings.update({"fit_explain_s": t1 - t0, "fit_keywords_s": time.perf_counter() - t1})
+
+    def fit_explained(self, explanations: Sequence[tuple[Sequence[str], Sequence[float]]], classes: Sequence[int],
+                      context: Any | None = None) -> None:
+        """Pipeline 1 from ready explanations (word/score pairs per correct training prediction and its
+        class) instead of running the explainer — the same steps as `fit` after explaining."""
+        self._setup(context)
+        exps = [top_positive(w, s, self.top_k, self._norm, self.words_only) for w, s in explanations]
+        self.counts["train_explained"] = len(exps)
+        self.fit_pools(exps, classes)
+
+    def fit_pools(self, explanations: Sequence[Explanation], classes: Sequence[int]) -> None:
+        """Pool (Eq. 2), cluster and select keywords per model (Eq. 3–4), vote (SPECS §1.5)."""
+        pools = word_pool(explanations, classes)
+        self.pool_words: dict[int, list[str]] = {}
+        self.pool_scores: dict[int, np.ndarray] = {}
+        self.keywords: dict[int, np.ndarray] = {}
+        self._index: dict[int, dict[str, int]] = {}
+        for c in range(self.n_classes):
+            words = sorted(pools.get(c, {}))
+            self.pool_words[c] = words
+            self.pool_scores[c] = np.array([pools[c][w] for w in words]) if words else np.zeros(0)
+            votes = np.zeros(len(words))
+            voters = np.zeros(len(words))
+            for st in self.states:
+                vecs, known = self._vectors(st, words)
+                kidx = np.flatnonzero(known)
+                st.pools[c] = (kidx, vecs[kidx])
+                cv = st.class_vecs.get(c)
+                if cv is None or len(kidx) == 0:
+                    continue  # this model abstains for class c (counted in _setup)
+                mask = keyword_mask(vecs[kidx], cv, self.theta_dist, st.theta, self.linkage)
+                votes[kidx] += mask
+                voters[kidx] += 1
+            self.counts["pool_words_unknown"] += int((voters == 0).sum())
+            self.keywords[c] = (voters > 0) & (votes / np.maximum(voters, 1) >= self.tau_vote - 1e-12)
+            self._index[c] = {w: i for i, w in enumerate(words)}
+
+    def keyword_sets(self) -> dict[int, tuple[list[str], list[str]]]:
+        """(K_c, F_c) word lists per class."""
+        return {c: ([w for w, k in zip(ws, self.keywords[c]) if k], [w for w, k in zip(ws, self.keywords[c]) if not k])
+                for c, ws in self.pool_words.items()}
+
+    # -- pipeline 2 ------------------------------------------------------------------------
+    def _relatedness_model(self, st: _ModelState, words: list[str], c: int) -> tuple[np.ndarray, np.ndarray]:
+        vecs, known = self._vectors(st, words)
+        kidx, pvecs = st.pools.get(c, (np.zeros(0, dtype=np.int64), np.zeros((0, 1))))
+        is_kw = self.keywords.get(c, np.zeros(0, dtype=bool))[kidx] if len(kidx) else np.zeros(0, dtype=bool)
+        r = np.zeros(len(words), dtype=bool)
+        rows = np.flatnonzero(known)
+        if len(rows) == 0:
+            return r, known
+        if len(kidx) == 0:
+            return r, known  # K_c = F_c = ∅ for this model: K = ∅ → 0
+        pos = {int(p): j for j, p in enumerate(kidx)}
+        index = self._index.get(c, {})
+        self_idx = np.array([pos.get(index.get(words[i], -1), -1) for i in rows])
+        r[rows] = relatedness(vecs[rows], pvecs, is_kw, self_idx)
+        return r, known
+
+
+class TokiKI(_Base):
+    """TOKI (–K.I) (SPECS §1.6): no keyword identification; r_m(w, c) = [cos_m(w, emb(c)) ≥ θ_relate^m],
+    voted across models as in TOKI; fit only sets up the embeddings and class-name vectors."""
+
+    uses_keywords = False
+
+    def fit(self, context: Any) -> None:
+        self._setup(context)
+        self._precompute(getattr(context, "train", None))
+
+    def _relatedness_model(self, st: _ModelState, words: list[str], c: int) -> tuple[np.ndarray, np.ndarray]:
+        vecs, known = self._vectors(st, words)
+        cv = st.class_vecs.get(c)
+        if cv is None:
+            return np.zeros(len(words), dtype=bool), np.zeros(len(words), dtype=bool)  # abstains
+        return (vecs @ cv >= st.theta) & known, known
+
+
+class Naive:
+    """Naive baseline (SPECS §1.6): trustworthy iff confidence ≥ θ_conf (inclusive; θ_conf = 0.9)."""
+
+    def __init__(self, theta_conf: float = 0.9) -> None:
+        if not 0 <= theta_conf <= 1:
+            raise ValueError("theta_conf must lie in [0, 1]")
+        self.theta_conf = float(theta_conf)
+
+    def fit(self, context: Any) -> None:
+        return None
+
+    def judge(self, batch: Any) -> list[bool]:
+        items = [instance_fields(x) for x in batch.inputs]
+        bad = [i for i, x in enumerate(items) if not 0.0 <= float(x.get("confidence", float("nan"))) <= 1.0]
+        if bad:
+            raise ValueError(f"instance(s) {bad[:5]} have no confidence in [0, 1]; Naive judges by the model's confidence")
+        return [float(x["confidence"]) >= self.theta_conf for x in items]
+
+
+class RandomOracle:
+    """Control: trustworthy with probability `p`, one draw per instance from `batch.instance_seed(i)`
+    (never looks at the model, the explanation or the confidence)."""
+
+    def __init__(self, p: float = 0.5) -> None:
+        if not 0 <= p <= 1:
+            raise ValueError("p must lie in [0, 1]")
+        self.p = float(p)
+
+    def fit(self, context: Any) -> None:
+        return None
+
+    def judge(self, batch: Any) -> list[bool]:
+        return [bool(np.random.default_rng(batch.instance_seed(i)).random() < self.p) for i in range(len(batch))]

