@@ -4,6 +4,7 @@ VENV   ?= .venv
 PY      = $(VENV)/bin/python
 PIP     = $(VENV)/bin/pip
 STAMP   = $(VENV)/.xaibench-installed
+SYSTEM_PACKAGES = bubblewrap wordnet-base wordnet-sense-index
 
 .PHONY: setup demo test perf clean
 
@@ -18,13 +19,14 @@ $(STAMP): pyproject.toml
 	@for d in $(VENV)/lib/python*/site-packages/benchmark; do \
 	  if [ -f "$$d/text_perf.py" ] && [ ! -f "$$d/runner.py" ]; then rm -rf "$$d"; echo "removed lime's stray $$d"; fi; \
 	done
-	# bubblewrap: the sandbox submissions run in (Debian package `bubblewrap`); installed where this
-	# machine allows (root + apt). Without it submissions still run in a separate ground-truth-free
-	# worker process with resource limits, and the harness says so once.
-	@command -v bwrap >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
-	  { apt-get install -y -qq bubblewrap >/dev/null 2>&1 || \
-	    { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq bubblewrap >/dev/null 2>&1; }; }; } || \
-	  echo "note: bubblewrap is not installed; submissions will run without the file-system sandbox"
+	# System packages, installed where this machine allows (root + apt): bubblewrap, the sandbox
+	# submissions run in (without it they run in a plain ground-truth-free worker, and the harness says
+	# so once); WordNet 3.0 for the trust track (data/wordnet/SOURCE.md; its tests skip without it).
+	@{ command -v bwrap >/dev/null 2>&1 && [ -f /usr/share/wordnet/data.noun ]; } || \
+	  { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
+	    { apt-get install -y -qq $(SYSTEM_PACKAGES) >/dev/null 2>&1 || \
+	      { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq $(SYSTEM_PACKAGES) >/dev/null 2>&1; }; }; } || \
+	  echo "note: could not install $(SYSTEM_PACKAGES); no sandbox for submissions, no WordNet for the trust track"
 	@touch $(STAMP)
 
 setup: $(STAMP)

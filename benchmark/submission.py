@@ -57,13 +57,13 @@ class Submission:
     @property
     def hash(self) -> str:
         """sha256 over the folder's source files (toml + .py) and, when the folder sits in a Python
-        package, that package's own modules (shared helpers such as `submissions/common.py`), so
-        any code change is a new cache key."""
+        package, the package modules those files import (transitively; e.g. `submissions/common.py`),
+        so any change of the code a submission runs is a new cache key — and only such a change."""
         h = hashlib.sha256()
         files = [p for p in sorted(self.path.rglob("*")) if p.is_file() and p.suffix in (".py", ".toml")
                  and "__pycache__" not in p.parts]
         if (self.path.parent / "__init__.py").exists():
-            files += sorted(self.path.parent.glob("*.py"))
+            files += _package_imports(self.path.parent, [p for p in files if p.suffix == ".py"])
         for p in files:
             h.update(p.relative_to(self.path.parent).as_posix().encode())
             h.update(p.read_bytes())
@@ -141,6 +141,30 @@ class Submission:
         if not callable(getattr(obj, method, None)):
             raise SubmissionError(f"{self.name}: {class_name} has no {method}() method required of an {self.kind}")
         return obj
+
+
+def _package_imports(package: Path, sources: list[Path]) -> list[Path]:
+    """The modules of `package` (a folder with __init__.py) that `sources` import, transitively, in
+    sorted order (read with `ast`; nothing is executed). Unparsable sources import nothing here."""
+    import ast
+
+    name, found, todo = package.name, set(), list(sources)
+    while todo:
+        try:
+            tree = ast.parse(todo.pop().read_bytes())
+        except (SyntaxError, ValueError, OSError):
+            continue
+        for node in ast.walk(tree):
+            mods = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                    else [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else [])
+            for mod in mods:
+                parts = mod.split(".")
+                if parts[0] == name and len(parts) > 1:
+                    file = package / f"{parts[1]}.py"
+                    if file.is_file() and file not in found:
+                        found.add(file)
+                        todo.append(file)
+    return sorted(found)
 
 
 def _fail(path: Path, msg: str) -> SubmissionError:

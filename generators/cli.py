@@ -12,6 +12,7 @@ import typer
 from benchmark.options import SEED_MAX, TIME_BUDGET_MAX_S, exclusive
 from benchmark.progress import console
 from generators.rcnn_cli import Aspect, register_rcnn
+from generators.trust.cli import register as register_trust
 
 
 def _choices(name: str, *values: str) -> type[StrEnum]:
@@ -41,7 +42,7 @@ def _plain(values):
 
 generate_app = typer.Typer(help="Build ground-truth resources.", no_args_is_help=True)
 register_rcnn(generate_app)
-__import__("generators.trust.cli").trust.cli.register(generate_app)
+register_trust(generate_app)
 train_app = typer.Typer(help="Train the models under test of a resource.", no_args_is_help=True)
 reproduce_app = typer.Typer(help="Re-run a paper's experiments and print our numbers beside the paper's.",
                             no_args_is_help=True)

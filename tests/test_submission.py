@@ -74,10 +74,17 @@ def test_registry_duplicates_and_unknown():
         reg.get("b")
 
 
-def test_submission_hash_covers_shared_package_modules(tmp_path):
-    (tmp_path / "__init__.py").write_text("")
-    (tmp_path / "common.py").write_text("X = 1\n")
-    folder = write_submission(tmp_path / "h", "h", "return []\n")
-    h1 = load_submission(folder).hash
-    (tmp_path / "common.py").write_text("X = 2\n")
-    assert load_submission(folder).hash != h1
+def test_hash_covers_the_package_modules_a_submission_imports_and_only_those(tmp_path):
+    """A new module beside the submissions (e.g. another submission's helper) does not invalidate
+    every cache; a change in a helper the submission imports (transitively) does."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "helper.py").write_text("from pkg.deep import X\n")
+    (pkg / "deep.py").write_text("X = 1\n")
+    folder = write_submission(pkg / "mine", "mine", "from pkg.helper import X\nreturn []")
+    h0 = load_submission(folder).hash
+    (pkg / "unrelated.py").write_text("Y = 2\n")
+    assert load_submission(folder).hash == h0
+    (pkg / "deep.py").write_text("X = 2\n")
+    assert load_submission(folder).hash != h0
