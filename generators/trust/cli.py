@@ -4,16 +4,30 @@ Registered on the `generate` command group by `register(generate_app)` (generato
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
 from typing import List, Optional
 
 import typer
 
+from benchmark.options import SEED_MAX
 from benchmark.progress import console
 
 
+class TrustDataset(str, Enum):
+    hatexplain = "hatexplain"
+    cams = "cams"
+    movies = "movies"
+
+
+class Tie(str, Enum):
+    exclude = "exclude"
+    trustworthy = "trustworthy"
+    untrustworthy = "untrustworthy"
+
+
 def generate_trust(
-    dataset: List[str] = typer.Option([], "--dataset", "-d",
+    dataset: List[TrustDataset] = typer.Option([], "--dataset", "-d",
                                       help="hatexplain, cams and/or movies (repeatable): train the model under "
                                       "test, explain its correct test predictions with LIME and label them by "
                                       "explanation precision ≥ 0.5 (config trust/<dataset>-cnn)."),
@@ -23,15 +37,15 @@ def generate_trust(
                                                "(CSV / JSON lines / Parquet; layout in generators/trust/importer.py)."),
     name: Optional[str] = typer.Option(None, help="--import: config name (trust/<name>)."),
     classes: List[str] = typer.Option([], "--class", help="--import: class names in label order (repeatable)."),
-    tie: str = typer.Option("exclude", help="--import: vote ties → exclude | trustworthy | untrustworthy."),
-    num_samples: int = typer.Option(5000, help="LIME samples per explained prediction (paper: 5,000)."),
-    top_k: int = typer.Option(10, help="Top positive words per explanation (paper: 10)."),
-    epochs: int = typer.Option(10, help="Training epochs of the Kim CNN (best validation epoch kept)."),
-    max_len: Optional[int] = typer.Option(None, help="Truncate documents to N tokens (default per data set: "
+    tie: Tie = typer.Option(Tie.exclude, help="--import: vote ties → exclude | trustworthy | untrustworthy."),
+    num_samples: int = typer.Option(5000, min=1, max=1_000_000, help="LIME samples per explained prediction (paper: 5,000)."),
+    top_k: int = typer.Option(10, min=1, max=1000, help="Top positive words per explanation (paper: 10)."),
+    epochs: int = typer.Option(10, min=1, max=10_000, help="Training epochs of the Kim CNN (best validation epoch kept)."),
+    max_len: Optional[int] = typer.Option(None, min=1, max=100_000, help="Truncate documents to N tokens (default per data set: "
                                           "hatexplain 80, cams 256, movies 500)."),
-    test_limit: Optional[int] = typer.Option(None, help="Explain a seeded random sample of N eligible test "
+    test_limit: Optional[int] = typer.Option(None, min=1, help="Explain a seeded random sample of N eligible test "
                                              "predictions (reduced scale; the rest are counted as excluded)."),
-    seed: int = typer.Option(0, help="Split / sampling seed."),
+    seed: int = typer.Option(0, min=0, max=SEED_MAX, help="Split / sampling seed."),
     root: Optional[Path] = typer.Option(None, help="Resource folder (default $XAIBENCH_HOME/resources/trust)."),
     overwrite: bool = typer.Option(False, help="Retrain the model even if trained on the same corpus."),
 ) -> None:
@@ -43,7 +57,7 @@ def generate_trust(
 
         meta = build_embeddings(root=root)
         console.print(f"[green]trust/embeddings[/] revision {meta['revision']}")
-    for d in dataset:
+    for d in [str(x.value) for x in dataset]:
         from generators.trust.build import TrustBuildConfig, build_trust
         from generators.trust.data import DATASETS
 
@@ -56,7 +70,7 @@ def generate_trust(
 
         if not name or not classes:
             raise typer.BadParameter("--import needs --name and the --class names in label order")
-        out = import_trust_set(import_file, name, classes, tie=tie, root=root)
+        out = import_trust_set(import_file, name, classes, tie=tie.value, root=root)
         s = out["stats"]
         console.print(f"[green]trust/{name}[/]: trust {s['trust']} / untrust {s['untrust']}; "
                       f"exclusions {s['exclusions']}")
