@@ -134,8 +134,10 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
     inputs_name, inputs_rev = trk.inputs_key(res, split)
     key = {"resource": inputs_name, "revision": inputs_rev, "split": split, "model": model_info["hash"],
            "submission": sub.hash, "parameters": params, "seed": opts.seed}
+    # the submission's code and the model's weights name the file: changed code or a retrained model
+    # starts a fresh cache (the old one stays); the key inside still refuses any other mismatch
     cache_path = (data_home() / "cache" / track / inputs_name.replace("/", "__") / opts.model /
-                  f"{sub.name}-{param_hash}-s{opts.seed}-{split}.sqlite")
+                  f"{sub.name}-{sub.hash[:8]}-{str(model_info['hash'])[:8]}-{param_hash}-s{opts.seed}-{split}.sqlite")
     cache = OutputCache(cache_path, key, overwrite=opts.overwrite)
     config = WorkerConfig(sandbox=opts.sandbox, hidden=hidden_paths(results_dir, res.root),
                           limits=Limits(memory_bytes=int(opts.memory_gb * (1 << 30)),

@@ -203,3 +203,16 @@ def test_micro_batch_gradient_equals_full_batch():
         (loss(m(x[s:s + 3]), y[s:s + 3]) * (len(x[s:s + 3]) / 8)).backward()
     for a, b in zip(full, [p.grad for p in m.parameters()]):
         assert torch.allclose(a, b, atol=1e-6)
+
+
+def test_changed_submission_code_starts_a_fresh_cache(home, tmp_path):
+    """Editing a submission (or upgrading xaibench's built-ins) never makes a rerun fail on the old
+    cache: the code's hash names the cache file, so the new code gets its own."""
+    sub = write_submission(tmp_path / "ed", "edited", "return [np.ones(x.shape) for x in batch.inputs]")
+    kw = dict(track="aixi", resource="aixi/shape-ssin", model="function", limit=3, results_dir=tmp_path / "r")
+    evaluate(str(sub), **kw)
+    (sub / "explainer.py").write_text((sub / "explainer.py").read_text() + "\n# edited\n")
+    assert evaluate(str(sub), **kw).n_failed == 0
+    from benchmark.resources import data_home
+
+    assert len(list((data_home() / "cache").rglob("edited-*.sqlite"))) == 2
