@@ -111,13 +111,8 @@ class Submission:
 
     def instantiate(self, overrides: dict[str, Any] | None = None) -> Any:
         """Import the entry class from the folder and construct it with the parameters."""
-        module_name, _, class_name = self.entry.partition(":")
-        file = self.path / f"{module_name}.py"
-        if not file.exists() or not class_name:
-            raise SubmissionError(
-                f"{self.path}/submission.toml: entry '{self.entry}' must be '<module>:<Class>' with "
-                f"<module>.py in the folder"
-            )
+        file = self.module_file()
+        class_name = self.entry.partition(":")[2]
         mod_key = f"xaibench_submission_{self.name.replace('-', '_')}_{self.hash}"
         if mod_key not in sys.modules:
             spec = importlib.util.spec_from_file_location(mod_key, file)

@@ -161,7 +161,7 @@ def theta_relate_search(sim_related: Sequence[float], sim_unrelated: Sequence[fl
 
     t = (lo + hi) / 2
     it = 0
-    for it in range(1, max_iter + 1):
+    for it in range(1, max_iter + 1):  # noqa: B007 - the count is returned
         t = (lo + hi) / 2
         tpr, tnr = rates(t)
         if abs(tpr - tnr) < tol:

@@ -42,7 +42,6 @@ encoder given a selection and `probabilities(emb, mask)` the generator.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Callable, Sequence
 
