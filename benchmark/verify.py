@@ -43,8 +43,9 @@ class Verdict:
 
 
 def _read_cache(path: Path, ids: list[str]) -> dict:
-    """The cached entries of `ids`, opened read-only (nothing is created or changed)."""
-    from benchmark.cache import Entry, _decode
+    """The cached entries of `ids` that read back (`benchmark.cache`'s row checks), opened read-only:
+    nothing is created, changed or moved aside."""
+    from benchmark.cache import _BadRow, _entry
 
     if not path.exists():
         raise XaibenchError(f"its cache {path} is gone")
@@ -56,8 +57,11 @@ def _read_cache(path: Path, ids: list[str]) -> dict:
                 chunk = ids[start : start + 500]
                 q = ("SELECT instance, ok, array, reason, seconds FROM outputs WHERE instance IN "
                      f"({','.join('?' * len(chunk))})")
-                for inst, ok, blob, reason, sec in db.execute(q, chunk):
-                    out[inst] = Entry(inst, bool(ok), _decode(blob) if ok else None, reason, sec)
+                for row in db.execute(q, chunk):
+                    try:
+                        out[row[0]] = _entry(row)
+                    except _BadRow:
+                        pass  # reported below as missing
         finally:
             db.close()
     except (sqlite3.DatabaseError, ValueError, TypeError) as exc:
