@@ -138,11 +138,11 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
     # starts a fresh cache (the old one stays); the key inside still refuses any other mismatch
     cache_path = (data_home() / "cache" / track / inputs_name.replace("/", "__") / opts.model /
                   f"{sub.name}-{sub.hash[:8]}-{str(model_info['hash'])[:8]}-{param_hash}-s{opts.seed}-{split}.sqlite")
-    cache = OutputCache(cache_path, key, overwrite=opts.overwrite)
     config = WorkerConfig(sandbox=opts.sandbox, hidden=hidden_paths(results_dir, res.root),
                           limits=Limits(memory_bytes=int(opts.memory_gb * (1 << 30)),
                                         cpu_seconds=_cpu_budget(opts.timeout_s, len(instances))))
-    worker = Worker(sub, opts.params, spec, config)
+    worker = Worker(sub, opts.params, spec, config)  # resolves the sandbox (or refuses) before any file is made
+    cache = OutputCache(cache_path, key, overwrite=opts.overwrite)
     try:
         done = cache.done()
         todo = [n for n, i in enumerate(instances.ids) if i not in done]

@@ -300,9 +300,13 @@ def test_sandbox_required_but_missing_is_a_clear_error(home, tmp_path, monkeypat
     from benchmark.errors import XaibenchError
 
     monkeypatch.setattr(sb, "bwrap_problem", lambda: "bubblewrap (bwrap) is not installed")
+    from benchmark.resources import data_home
+
+    caches = sorted(data_home().rglob("*.sqlite"))
     with pytest.raises(XaibenchError, match="apt-get install bubblewrap"):
         evaluate("uniform", results_dir=tmp_path, sandbox="bwrap", overwrite=True, **RUN)
     assert not list(tmp_path.rglob("*.json"))
+    assert sorted(data_home().rglob("*.sqlite")) == caches  # refused before any file was made
 
 
 def test_limits_are_set_inside_the_worker(home, tmp_path):
