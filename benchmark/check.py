@@ -107,16 +107,6 @@ def text_models(folder: Path, docs: list[list[str]]) -> list[ModelSpec]:
             ModelSpec("han", "text", True, loader="word", directory=folder / "han")]
 
 
-def _explain_all(worker: Worker, ids, inputs, segments, shapes, batch_size: int, timeout: float) -> list:
-    out = []
-    for s in range(0, len(ids), batch_size):
-        sl = slice(s, s + batch_size)
-        seg = None if segments is None else segments[sl]
-        entries = worker.explain(ids[sl], inputs[sl], seg, 0, shapes[sl], timeout)
-        out += entries
-    return out
-
-
 def _same(a: list, b: list) -> str:
     """'' when every output of `a` equals `b`'s (relative 1e-3, absolute 1e-4 × scale), else the first
     difference."""
@@ -166,7 +156,7 @@ def _check_model(sub, spec, ids, inputs, segments, shapes, sandbox, timeout) -> 
                 for bs, n in plan:
                     t0 = time.perf_counter()
                     seg = None if segments is None else segments[:n]
-                    runs[(label, bs)] = (_explain_all(worker, ids[:n], inputs[:n], seg, shapes[:n], bs, timeout),
+                    runs[(label, bs)] = (worker.explain_all(ids[:n], inputs[:n], seg, shapes[:n], bs, 0, timeout),
                                          (time.perf_counter() - t0) / n)
     except (WorkerCrash, XaibenchError) as exc:
         return [Row("runs", spec.name, False, str(getattr(exc, "reason", exc))[:300])]

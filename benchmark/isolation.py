@@ -313,6 +313,16 @@ class Worker:
             reply = {"type": "predict-error", "message": _clean(f"{type(exc).__name__}: {exc}", 300)}
         self.channel.send(reply)
 
+    def explain_all(self, ids: Sequence[str], inputs: Any, segments: np.ndarray | None, shapes: Sequence[tuple],
+                    batch_size: int, seed: int = 0, timeout_s: float = 0) -> list[Entry]:
+        """`explain` over consecutive batches of `batch_size` instances (no crash retry: a crash raises)."""
+        out: list[Entry] = []
+        for s in range(0, len(ids), batch_size):
+            sl = slice(s, s + batch_size)
+            out += self.explain(ids[sl], inputs[sl], None if segments is None else segments[sl], seed, shapes[sl],
+                                timeout_s)
+        return out
+
     def explain(self, ids: Sequence[str], inputs: Any, segments: np.ndarray | None, seed: int,
                 shapes: Sequence[tuple[int, ...]], timeout_s: float) -> list[Entry]:
         """Explain one batch; raises WorkerCrash when the worker died (the caller retries)."""

@@ -23,6 +23,7 @@ import argparse
 import os
 import sys
 import traceback
+from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
@@ -164,7 +165,7 @@ def _base_model(start: dict, channel: Any) -> Any:
         return ServedModel(channel, s["name"], s["task"], s["n_outputs"], s["modality"], s.get("batch_size", 1024))
     from benchmark.models.spec import LOADERS
 
-    return LOADERS[spec["loader"]](__import__("pathlib").Path(spec["directory"]), spec["name"], **spec["options"])
+    return LOADERS[spec["loader"]](Path(spec["directory"]), spec["name"], **spec["options"])
 
 
 def serve(channel: Any) -> int:
@@ -188,7 +189,7 @@ def serve(channel: Any) -> int:
     s = start["submission"]
     try:
         sub = Submission(name=s["name"], version=s["version"], kind=s["kind"], entry=s["entry"],
-                         path=__import__("pathlib").Path(s["path"]), parameters=s["parameters"])
+                         path=Path(s["path"]), parameters=s["parameters"])
         explainer = sub.instantiate(s["overrides"])
         unsupported = getattr(explainer, "unsupported", None)
         why_not = unsupported(model) if callable(unsupported) else None

@@ -56,14 +56,10 @@ def isolated(sub, spec: ModelSpec, ids, inputs, segments, shapes) -> tuple[list,
     t0 = time.perf_counter()
     worker.start()
     t_start = time.perf_counter() - t0
-    worker.explain(ids[:BATCH], inputs[:BATCH], None if segments is None else segments[:BATCH], 0,
-                   shapes[:BATCH], 0)  # untimed warm-up batch
+    worker.explain_all(ids[:BATCH], inputs[:BATCH], None if segments is None else segments[:BATCH], shapes[:BATCH],
+                       BATCH)  # untimed warm-up batch
     started = time.perf_counter()
-    out = []
-    for s in range(0, len(ids), BATCH):
-        sl = slice(s, s + BATCH)
-        out += [e.array for e in worker.explain(ids[sl], inputs[sl], None if segments is None else segments[sl],
-                                                0, shapes[sl], 0)]
+    out = [e.array for e in worker.explain_all(ids, inputs, segments, shapes, BATCH)]
     done = time.perf_counter()
     worker.close()
     return out, t_start, done - started, worker.mode
