@@ -245,7 +245,7 @@ def _score(trk, instances, entries: dict[str, Entry], name: str, metric_params: 
     n = len(instances)
     scores: dict[str, np.ndarray] = {m.name: np.full(n, np.nan) for m in trk.metric_objects()}
     ok = [p for p, i in enumerate(instances.ids) if entries[i].ok]
-    chunk = 250
+    chunk = trk.score_chunk or max(1, len(ok))
     with progress_bar(len(ok), f"scoring {name}", unit="inst") as bar:
         for s in range(0, len(ok), chunk):
             pos = ok[s : s + chunk]

@@ -53,6 +53,8 @@ class Track:
     metrics: tuple[str, ...] = ()  # the first is the primary metric
     models: tuple[str, ...] = ()  # model names this track can build from a resource
     default_split: str = "validation"
+    submission_kind: str = "explainer"  # "explainer" (explain) or "oracle" (fit once, then judge)
+    score_chunk: int | None = 250  # instances per `score` call; None = every instance in one call
 
     @property
     def primary_metric(self) -> str:
