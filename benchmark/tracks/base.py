@@ -124,3 +124,4 @@ def _ensure_builtin() -> None:
     import benchmark.tracks.aixi  # noqa: F401  (registers itself)
     import benchmark.tracks.idc  # noqa: F401
     import benchmark.tracks.rcnn  # noqa: F401
+    import benchmark.tracks.robustness  # noqa: F401
