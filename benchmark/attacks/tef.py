@@ -65,6 +65,7 @@ class AttackConfig:
     pos_filter: bool = True
     mask_token: str = MASK_TOKEN
     seed: int = 0
+    batched: bool = True  # False: one predict and one attribute call per text (the sequential baseline)
 
     def check(self) -> None:
         if self.method not in METHODS:
@@ -154,10 +155,13 @@ class Attacker:
 
     # -- helpers ---------------------------------------------------------------------------
     def _attribute(self, texts: list[list[str]], res: AttackResult) -> list[np.ndarray]:
-        res.calls["attribute"] += 1
+        res.calls["attribute"] += 1 if self.cfg.batched else len(texts)
         res.calls["texts_attributed"] += len(texts)
         try:
-            out = list(self.attribute_fn(texts))
+            if self.cfg.batched:
+                out = list(self.attribute_fn(texts))
+            else:
+                out = [a for t in texts for a in self.attribute_fn([t])]
         except Exception as exc:  # noqa: BLE001 - any explainer failure is recorded, never hidden
             raise AttributionFailed(f"{type(exc).__name__}: {exc}"[:300]) from exc
         if len(out) != len(texts):
@@ -172,6 +176,9 @@ class Attacker:
         return vecs
 
     def _predict(self, texts: list[list[str]], res: AttackResult) -> np.ndarray:
+        if not self.cfg.batched:
+            res.calls["predict"] += len(texts)
+            return np.concatenate([np.asarray(self.predict([t]), dtype=np.float64).reshape(1, -1) for t in texts])
         res.calls["predict"] += 1
         return np.asarray(self.predict(texts), dtype=np.float64).reshape(len(texts), -1)
 
@@ -191,7 +198,7 @@ class Attacker:
                  if c != text[j] and (c.lower() not in self._stop)]
         if cands and self.cfg.pos_filter and self.tagger is not None:
             texts = [text[:j] + [c] + text[j + 1 :] for c in cands]
-            tags = self.tagger.tag(texts)
+            tags = self.tagger.tag(texts) if self.cfg.batched else [self.tagger.tag([t])[0] for t in texts]
             cands = [c for c, t in zip(cands, tags) if t and t[j] == pos0]
         return cands
 
