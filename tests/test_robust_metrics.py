@@ -86,3 +86,18 @@ def test_track_pairs_originals_and_attacks_and_counts_failures():
     assert summ["rob-acc-tef"].mean == pytest.approx(0.0)
     assert summ["rob-acc-tef"].excluded == 1
     assert summ["rob-acc-ra"].mean == pytest.approx(0.125)
+
+
+def test_policy_extraction_on_a_hand_built_event_log():
+    from generators.robustness.experiments import apply_policy, policy
+
+    events = [("Movie", "cinematographic"), ("movie", "cinematographic"), ("movie", "pic"),
+              ("film", "cinematographic"), ("film", "cine"), ("good", "decent"), ("good", "decent"),
+              ("story", "conte"), ("bad", "wicked"), ("bad", "wicked"), ("bad", "evil")]
+    pol = policy(events)
+    # counts desc, ties alphabetical; replacement: most frequent, ties alphabetical
+    assert pol == [("bad", "wicked", 3), ("movie", "cinematographic", 3), ("film", "cine", 2),
+                   ("good", "decent", 2), ("story", "conte", 1)]
+    text = ["a", "good", "movie", "and", "a", "bad", "movie", ".", "x", "y"]
+    adv, r = apply_policy(text, pol, rho_max=0.2)  # (r+1)/10 > 0.2 stops at r = 2
+    assert r == 2 and adv == ["a", "good", "cinematographic", "and", "a", "wicked", "movie", ".", "x", "y"]
