@@ -164,3 +164,30 @@ def test_pos_filter_uses_the_real_tagger():
     assert tags == ("DET", "ADJ", "ADJ", "NOUN", "VERB", "ADP", "DET", "ADJ", "NOUN")
     res = Attacker(predict, attribute, space(), AttackConfig()).attack(TEXT)
     assert res.r / res.n <= 0.4
+
+
+def test_a2t_flips_within_budget_and_toki_rule_orders_candidates():
+    from benchmark.attacks.a2t import A2TAttacker, A2TConfig, embedding_candidates, max_words, summary, toki_candidates
+
+    sp = space()
+    cfg = A2TConfig(pos_filter=False, min_cos=0.5)
+
+    def importance(tokens, label):
+        return np.array([abs(WEIGHTS.get(w, 0.0)) for w in tokens])
+
+    text = ["superb", "story", "and", "okay", "actor"]
+    res = A2TAttacker(predict, importance, embedding_candidates(sp, cfg), cfg).attack(text)
+    assert len(res.positions) <= max_words(len(text), cfg) == 4
+    assert res.success == (np.argmax(predict([res.adversarial])[0]) != res.label)
+    skipped = A2TAttacker(predict, importance, embedding_candidates(sp, cfg), cfg).attack(text, label=0)
+    assert skipped.skipped == "misclassified"
+    s = summary([res, skipped])
+    assert s["attacked"] == 1 and s["skipped"] == 1
+    # TOKI: a related word gets low-importance keywords of its class first; an unrelated one high-importance
+    # non-keywords of the other class first
+    kw = {1: {"great": 0.9, "fine": 0.1, "nice": 0.5}}
+    feats = {0: {"poor": 0.2, "dull": 0.8}, 1: {"okay": 0.3}}
+    rule = toki_candidates(sp, lambda w, c: w in kw[c], kw, feats, min_cos=0.5)
+    assert rule(["superb"], 0, 1) == []  # superb is not a keyword → other-class pool, none similar
+    assert rule(["great"], 0, 1) == ["fine", "nice"]
+    assert rule(["bad"], 0, 1) == ["dull", "poor"]
