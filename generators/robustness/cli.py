@@ -55,6 +55,8 @@ def generate_robustness(
 
 def reproduce_tef(
     out: Optional[Path] = typer.Option(None, help="Output folder (default $XAIBENCH_HOME/results/tef)."),
+    a2t: int = typer.Option(0, min=0, max=100_000, help="Also run A2T (SPECS §1.9) on this many MR test "
+                            "sentences against the CNN (0 = skip)."),
 ) -> None:
     """TEF (Ivankay et al. 2022): PCC-vs-ρ curves (PNG) and ACC per explainer / model / attack, from the
     robustness resources (`xaibench generate robustness`)."""
@@ -63,6 +65,10 @@ def reproduce_tef(
 
     text, png = reproduce(out or data_home() / "results" / "tef")
     console.print(text)
+    if a2t:
+        from generators.robustness.experiments import a2t_table
+
+        console.print(a2t_table("cnn", n=a2t))
     console.print(f"curves: {png}")
 
 
