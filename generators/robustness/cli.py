@@ -33,6 +33,10 @@ def generate_robustness(
     vectors: Optional[Path] = typer.Option(None, help="Counter-fitted word vectors (text file, the paper's "
                                            "synonym space); default: GloVe-50d counter-fitted with WordNet."),
     seed: int = typer.Option(0, min=0, max=SEED_MAX, help="Sample choice and random attack seed."),
+    explainer_param: Optional[List[str]] = typer.Option(None, "--explainer-param", help="Override an explainer "
+                                                        "parameter, repeatable: NAME:KEY=VALUE (e.g. "
+                                                        "integrated-gradients:n_steps=10)."),
+    append: bool = typer.Option(False, help="Keep the rows of other explainers already in the config."),
     no_similarity: bool = typer.Option(False, "--no-similarity", help="Skip the MiniLM sentence similarity."),
     root: Optional[Path] = typer.Option(None, help="Resource folder (default $XAIBENCH_HOME/resources/robustness)."),
     overwrite: bool = typer.Option(False, help="Retrain the models even if trained on the same corpus."),
@@ -46,11 +50,29 @@ def generate_robustness(
                            explainers=tuple(explainer or DEFAULT_EXPLAINERS),
                            reference_explainer=reference, n_samples=samples, slow_samples=slow_samples, n_candidates=candidates,
                            epochs=epochs, vectors=str(vectors) if vectors else None, seed=seed,
-                           similarity=not no_similarity)
+                           similarity=not no_similarity, explainer_params=_params(explainer_param or []),
+                           append=append)
     metas = build_robustness(cfg, root=root, overwrite=overwrite)
     for name, meta in metas.items():
         accs = ", ".join(f"{k} {v['acc']:.3f}" for k, v in meta["stats"]["curves"].items())
         console.print(f"[green]robustness/mr-{name}[/] revision {meta['revision']}: ACC {accs}")
+
+
+def _params(items: list[str]) -> dict:
+    import json
+
+    out: dict = {}
+    for it in items:
+        name, _, kv = it.partition(":")
+        key, eq, value = kv.partition("=")
+        if not name or not key or not eq:
+            raise typer.BadParameter(f"--explainer-param {it!r}: expected NAME:KEY=VALUE")
+        try:
+            v = json.loads(value)
+        except ValueError:
+            v = value
+        out.setdefault(name, {})[key] = v
+    return out
 
 
 def reproduce_tef(
