@@ -235,7 +235,7 @@ def build_robustness(config: RobustnessConfig | None = None, *, root: Path | Non
     unknown = set(cfg.models) - set(MODELS)
     if unknown:
         raise ResourceError(f"unknown model(s) {sorted(unknown)}; choose from {', '.join(MODELS)}")
-    if cfg.reference_explainer not in cfg.explainers:
+    if cfg.reference_explainer not in cfg.explainers and not cfg.append:
         raise ResourceError(f"reference explainer {cfg.reference_explainer} must be one of the explainers")
     torch.set_num_threads(1)
     root = Path(root) if root else resource_root(FAMILY)
