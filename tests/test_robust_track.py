@@ -90,3 +90,19 @@ def test_uniform_explainer_is_an_excluded_constant(rhome, tmp_path):
                    sandbox="none")
     m = res.metrics["rob-acc-tef"]
     assert m.mean is None and m.excluded > 0  # PCC undefined for every pair: counted, never a made-up curve
+
+
+def test_append_keeps_the_other_explainers_rows(rhome):
+    from benchmark.resources import load_resource
+    from generators.robustness.build import RobustnessConfig, build_robustness
+
+    before = load_resource("robustness/mr-cnn").table("test").to_pydict()
+    vfile = rhome / "vectors.txt"
+    build_robustness(RobustnessConfig(models=("cnn",), attacks=("ra",), explainers=("input-x-gradient",),
+                                      n_samples=2, limit=120, epochs=1, vectors=str(vfile), similarity=False,
+                                      append=True, explainer_params={"input-x-gradient": {"batch_size": 4}}))
+    after = load_resource("robustness/mr-cnn").table("test").to_pydict()
+    sal = [i for i, e in enumerate(after["explainer"]) if e == "saliency"]
+    assert [after["id"][i] for i in sal] == before["id"]
+    assert {"input-x-gradient"} == set(after["explainer"]) - {"saliency"}
+    assert "input-x-gradient/ra" in load_resource("robustness/mr-cnn").stats["curves"]

@@ -82,6 +82,17 @@ class RobustnessTrack(Track):
         return Instances(ids=ids, inputs=inputs, truths=truths, output_shapes=[(len(x),) for x in inputs],
                          excluded=skipped)
 
+    def inputs_key(self, resource, split: str) -> tuple[str, str]:
+        """The texts submissions are shown (original + scored adversarial texts) and the model's weights:
+        adding another explainer's attacks to the config (`--append`) keeps cached explanations valid."""
+        import hashlib
+
+        inst = self.instances(resource, split)
+        h = hashlib.sha256(str(resource.params.get("model_sha256", "")).encode())
+        for i, toks in zip(inst.ids, inst.inputs):
+            h.update(f"{i}\t{' '.join(toks)}\n".encode())
+        return f"{resource.name}-texts", h.hexdigest()[:12]
+
     def build_model(self, resource, name: str, instances: Instances, **options: Any):
         folder = resource.params.get("models", {}).get(name)
         if not folder:
