@@ -37,7 +37,6 @@ def _load_image(directory: Path, name: str, **options: Any) -> Model:
 
 
 def _load_word(directory: Path, name: str, **options: Any) -> Model:
-    import benchmark.models.recurrent  # noqa: F401  (registers the BiLSTM architectures)
     from benchmark.models.text import load_word_model
 
     return load_word_model(directory, name=name, rebuild=options.get("rebuild"))
