@@ -88,7 +88,7 @@ def plot(data: dict[str, dict], out: Path) -> Path:
         ax.set_xlabel("realised ρ")
         ax.set_ylabel("PCC(a, ã)")
         ax.set_xlim(0, 0.4)
-        ax.set_ylim(-0.2, 1.02)
+        ax.set_ylim(-0.6, 1.02)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
     for ax in list(axes.flat)[len(panels):]:
