@@ -270,3 +270,22 @@ def test_score_chunk_none_scores_in_one_call():
 def test_oracle_folder_is_one_submission():
     sub = load_submission(Path(__file__).resolve().parents[1] / "submissions" / "naive_oracle")
     assert sub.kind == "oracle" and "text" in sub.modalities
+
+
+def test_reproduce_trust_prints_table3_beside_the_paper(trust_home, tmp_path, capsys):
+    from benchmark import cli
+    from generators.trust.reproduce import paper_rows, run
+
+    rows = run(["hatexplain-cnn"], ["naive-oracle", "random-oracle"], results_dir=tmp_path)
+    ours = [r for r in rows if r.source == "ours"]
+    assert [r.method for r in ours] == ["Naive", "random"] and all(r.n == N_TEST for r in ours)
+    fig6 = [r for r in paper_rows("hatexplain-cnn") if r.source.startswith("Fig. 6")][0]
+    assert fig6.values["gmean"] == pytest.approx(0.624, abs=0.001)  # Table 3's Naive row from the Fig. 6 counts
+    try:
+        cli.main(["reproduce", "trust", "--dataset", "hatexplain-cnn", "--oracle", "naive-oracle",
+                  "--results", str(tmp_path)])
+    except SystemExit as e:
+        assert e.code in (0, None)
+    captured = capsys.readouterr()
+    out = captured.out + captured.err
+    assert "Table 3" in out and "paper" in out and "Fig. 6" in out and ".624" in out
