@@ -289,3 +289,29 @@ def test_reproduce_trust_prints_table3_beside_the_paper(trust_home, tmp_path, ca
     captured = capsys.readouterr()
     out = captured.out + captured.err
     assert "Table 3" in out and "paper" in out and "Fig. 6" in out and ".624" in out
+
+
+def test_imported_trust_set_without_a_model(trust_home, tmp_path):
+    """A set labelled by people and imported without its model: oracles that read the explained
+    predictions only are scored; one that queries the model fails with the reason, per instance."""
+    from benchmark.errors import ResourceError
+    from generators.trust.importer import import_trust_set
+    from tests.test_trust_generator import ROWS, _write_jsonl
+
+    f = tmp_path / "people.jsonl"
+    _write_jsonl(f, ROWS)
+    import_trust_set(f, "people-demo", ["neg", "pos"])
+    r = evaluate("naive-oracle", "trust", "trust/people-demo", model="imported", results_dir=tmp_path)
+    assert r.n_instances == 3 and r.n_failed == 0 and r.model["architecture"] == "none"
+    with pytest.raises(ResourceError, match="use --model imported"):
+        evaluate("naive-oracle", "trust", "trust/people-demo", model="cnn", results_dir=tmp_path)
+    sub = _oracle(tmp_path / "asks-model", """
+        class Oracle:
+            def fit(self, context):
+                self.model = context.model
+
+            def judge(self, batch):
+                return [bool(p[1] > 0.5) for p in self.model.predict([x["tokens"] for x in batch.inputs])]
+        """)
+    r = evaluate(str(sub), "trust", "trust/people-demo", model="imported", results_dir=tmp_path)
+    assert r.n_failed == 3 and all("imported without its model" in f.reason for f in r.failures)

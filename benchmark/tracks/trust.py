@@ -34,13 +34,14 @@ import numpy as np
 
 import benchmark.metrics.trust as trust_metrics
 from benchmark.errors import ResourceError
-from benchmark.models.base import read_model_config
+from benchmark.models.base import TextModel, read_model_config
 from benchmark.models.spec import ModelSpec
 from benchmark.results import MetricSummary
 from benchmark.tracks.base import TRACKS, Instances, Track
 
 DATASETS = ("hatexplain", "cams", "movies")
 MODEL_LOADERS = {"cnn": "word", "minilm": "minilm"}  # model under test → `benchmark.models.spec` loader
+IMPORTED = "imported"  # a trust set labelled by people, imported without its model (generators/trust/importer.py)
 EMBEDDINGS = "trust/embeddings"  # the asset TOKI reads (word vectors + θ_relate per model)
 INPUT_COLUMNS = ("id", "tokens", "text", "prediction", "confidence", "explanation_words", "explanation_scores")
 TRAIN_COLUMNS = ("tokens", "text", "label", "prediction", "confidence")
@@ -53,7 +54,7 @@ class TrustTrack(Track):
     modality = "text"
     description = "TOKI trust sets: oracles judge explained predictions trustworthy or not; Acc … G-mean (Nguyen Tung et al. 2025)"
     metrics = tuple(f"trust-{m}" for m in ("gmean", "acc", "pre", "sen", "f1", "spec"))
-    models = tuple(MODEL_LOADERS)
+    models = (*MODEL_LOADERS, IMPORTED)
     default_split = "test"
     submission_kind = "oracle"
 
@@ -62,7 +63,7 @@ class TrustTrack(Track):
 
     @staticmethod
     def _check(resource) -> None:
-        if resource.config == "embeddings" or "model_dir" not in resource.params:
+        if resource.config == "embeddings" or "classes" not in resource.params:
             raise ResourceError(f"{resource.name} is not a trust set (it holds no explained predictions); "
                                 f"evaluate on trust/<dataset>-<model>, e.g. trust/hatexplain-cnn")
 
@@ -110,7 +111,12 @@ class TrustTrack(Track):
         if name != built:
             raise ResourceError(f"{resource.name} was built with the model under test '{built}'; "
                                 f"use --model {built}")
-        if built not in MODEL_LOADERS:
+        if built == IMPORTED:  # no model: oracles that only read the explained predictions can still run
+            names = self.class_names(resource)
+            spec = ModelSpec(name=name, modality="text", white_box=False, served=NoModel(resource.name, len(names)))
+            return spec, {"name": name, "hash": IMPORTED, "task": spec.served.task, "architecture": "none",
+                          "scores": {}}
+        if built not in MODEL_LOADERS or "model_dir" not in resource.params:
             raise ResourceError(f"{resource.name}: unknown model under test '{built}' "
                                 f"(known: {', '.join(MODEL_LOADERS)})")
         directory = resource.root / str(resource.params["model_dir"])
@@ -165,6 +171,19 @@ class TrustTrack(Track):
         """Why each undefined metric is undefined (for the Result)."""
         counts = np.asarray(scores.get("counts", np.zeros((len(ok), 4))))[ok].astype(np.int64)
         return {f"trust-{k}": v for k, v in trust_metrics.trust_scores(counts.sum(0)).undefined.items()}
+
+
+class NoModel(TextModel):
+    """The model under test of an imported trust set, which does not come with one: `predict`
+    refuses with the reason (served by the harness, so an oracle's call becomes its recorded failure)."""
+
+    def __init__(self, resource: str, n_classes: int) -> None:
+        super().__init__(IMPORTED, "binary" if n_classes == 2 else "multiclass", max(2, n_classes))
+        self.resource = resource
+
+    def _predict(self, inputs) -> np.ndarray:
+        raise ValueError(f"{self.resource} was imported without its model under test: this oracle needs the "
+                         "model; use one that reads the explained predictions only (e.g. naive-oracle)")
 
 
 def pooled_summaries(counts: np.ndarray, metrics: Sequence[tuple[str, str, str]], n_boot: int = N_BOOT,
