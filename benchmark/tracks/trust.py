@@ -52,7 +52,8 @@ class TrustTrack(Track):
     name = "trust"
     family = "trust"
     modality = "text"
-    description = "TOKI trust sets: oracles judge explained predictions trustworthy or not; Acc … G-mean (Nguyen Tung et al. 2025)"
+    description = ("TOKI trust sets: oracles judge explained predictions trustworthy or not; Acc, Pre, Sen, F1, "
+                   "Spec, G-mean (Nguyen Tung et al. 2025)")
     metrics = tuple(f"trust-{m}" for m in ("gmean", "acc", "pre", "sen", "f1", "spec"))
     models = (*MODEL_LOADERS, IMPORTED)
     default_split = "test"
