@@ -261,3 +261,26 @@ def test_model_hash_covers_the_tokenizer(folder):
     h = transformer.model_hash(config)
     assert h != transformer.model_hash({**config, "tokenizer_sha256": "0" * 64})
     assert h != transformer.model_hash({**config, "max_pieces": K + 1})
+
+
+# -- fine-tuning --------------------------------------------------------------------------------------
+
+
+def test_train_minilm_saves_a_loadable_model_and_reuses_it(tmp_path):
+    """A tiny model fine-tuned on a separable toy corpus: the saved folder loads through the "minilm"
+    loader, predicts the training labels, records its recipe and scores, and is reused unless overwritten."""
+    from generators.corpora.transformer import MiniLMTrainConfig, train_minilm
+
+    pos = [["good", "fun", "film"], ["a", "good", "film"], ["fun", "and", "good"], ["good"]] * 4
+    neg = [["bad", "dull", "film"], ["a", "bad", "film"], ["dull", "and", "bad"], ["bad"]] * 4
+    docs, labels = pos + neg, [1] * len(pos) + [0] * len(neg)
+    cfg = MiniLMTrainConfig(epochs=6, lr=3e-3, batch_size=8, max_pieces=K, freeze_embeddings=False, warmup=0.0)
+    out = tmp_path / "model"
+    config = train_minilm((docs, labels), (docs, labels), out, cfg, test=(docs, labels),
+                          init=lambda: tiny_module(seed=1))
+    assert config["scores"]["validation_accuracy"] == 1.0 and config["scores"]["test_accuracy"] == 1.0
+    assert config["recipe"]["epochs"] == 6 and config["n_train"] == len(docs) and config["max_pieces"] == K
+    model = load(out)
+    assert (model.predict(docs).argmax(1) == np.array(labels)).all()
+    again = train_minilm((docs, labels), (docs, labels), out, cfg, init=lambda: pytest.fail("retrained"))
+    assert again["sha256"] == config["sha256"]
