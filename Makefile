@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	$(PIP) install --quiet --upgrade pip
 	# The CPU build of torch that is on disk; installed first so nothing pulls CUDA wheels.
 	$(PIP) install --quiet torch==2.13.0
-	$(PIP) install --quiet -e '.[test]'
+	$(PIP) install --quiet -e '.[test,ray]'
 	# lime 0.2.0.1 installs its own benchmark scripts as a top-level package named `benchmark`,
 	# which would shadow ours; remove that stray package (recognised by its files) only.
 	@for d in $(VENV)/lib/python*/site-packages/benchmark; do \
