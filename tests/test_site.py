@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import copy
-import json
 import re
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 
-from benchmark.results import MetricSummary, Result
 
 
 class _Links(HTMLParser):
@@ -29,61 +26,6 @@ def local_links(page: Path) -> list[str]:
     p = _Links()
     p.feed(page.read_text(encoding="utf-8"))
     return [x for x in p.links if not re.match(r"^(https?:|data:|#)", x)]
-
-
-@pytest.fixture(scope="module")
-def site_results(aixi_home, tmp_path_factory):
-    """Real results: occlusion, random, uniform on aixi/shape-ssin (cnn and function, 6 images), written
-    to a fresh results folder, plus hand-made bad inputs. Returns (results_dir, details)."""
-    import os
-
-    os.environ["XAIBENCH_HOME"] = str(aixi_home)
-    from benchmark.runner import evaluate
-
-    results = tmp_path_factory.mktemp("site-results")
-    made = {}
-    for sub in ("occlusion", "random", "uniform"):
-        for model in ("cnn", "function"):
-            made[(sub, model)] = evaluate(sub, "aixi", "aixi/shape-ssin", model=model, limit=6, batch_size=4,
-                                          results_dir=results, sandbox="none", timeout_s=0)
-    # a result on another resource revision (signed, so only the revision check can drop it)
-    other = copy.deepcopy(made[("occlusion", "cnn")])
-    other.resource["revision"] = "0" * 16
-    other.submission["name"] = "occlusion-old"
-    other.created = "2000-01-01T00:00:00+00:00"
-    other.save(results / "aixi" / "old-revision.json")
-    # a result that fails verification: changed after it was written
-    tampered = results / "aixi" / "tampered.json"
-    t = copy.deepcopy(made[("random", "cnn")])
-    t.submission["name"] = "tampered"
-    t.save(tampered)
-    d = json.loads(tampered.read_text())
-    d["metrics"]["kl"]["mean"] = 0.0
-    tampered.write_text(json.dumps(d))
-    # a board with one submission whose metric is undefined for every instance, and whose cache is gone
-    lone = copy.deepcopy(made[("occlusion", "function")])
-    lone.resource["name"] = "aixi/color-ssin"
-    lone.metrics["pcc"] = MetricSummary(None, None, None, 0, lone.n_instances, "higher", "PCC")
-    lone.extra["cache"] = "cache/does-not-exist.sqlite"
-    lone.save(results / "aixi" / "lone.json")
-    # a ranked result whose cache is gone: its picture cannot be drawn
-    gone = copy.deepcopy(made[("uniform", "function")])
-    gone.submission["name"] = "no-cache"
-    gone.extra["cache"] = "cache/does-not-exist.sqlite"
-    gone.save(results / "aixi" / "no-cache.json")
-    # a file that is not a result
-    (results / "broken.json").write_text("[1, 2")
-    return results, made
-
-
-@pytest.fixture(scope="module")
-def site(site_results, tmp_path_factory):
-    from leaderboard.site import build_site
-
-    results, _ = site_results
-    out = tmp_path_factory.mktemp("site") / "site"
-    report = build_site(out, results, sample=2)
-    return out, report
 
 
 def test_pages_and_links(site):
