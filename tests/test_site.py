@@ -63,7 +63,8 @@ def test_board_numbers_and_warnings(site, site_results):
     lone = (out / "board" / "aixi__aixi__color-ssin__function.html").read_text()
     assert "Only one submission is ranked" in lone
     assert "undefined for every instance" in lone and "n/a (undefined for all 6 instances)" in lone
-    assert "picture not drawn: resource aixi/color-ssin here is at revision" in lone
+    assert "picture not drawn: resource aixi/color-ssin is not here at the board" in lone
+    assert "found it at other revisions" in lone
     fn = (out / "board" / "aixi__aixi__shape-ssin__function.html").read_text()
     assert "no-cache: image · true map · explanation: picture not drawn: its cache" in fn
     assert "does-not-exist.sqlite is gone" in fn

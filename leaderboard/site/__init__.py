@@ -430,9 +430,9 @@ def _copy_cards(tables, site: Path) -> dict[str, tuple[str | None, str]]:
         try:
             from benchmark.resources import load_resource
 
-            res = load_resource(b.resource, hub=False)
+            res = load_resource(b.resource, hub=False, revision=b.revision)
             card = Path(res.root) / "README.md"
-            if card.is_file() and res.revision == b.revision:
+            if card.is_file():
                 local = f"cards/{_slug(family, b.resource.split('/')[-1])}.md.txt"
                 shutil.copyfile(card, site / local)
         except Exception:

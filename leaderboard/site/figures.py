@@ -100,10 +100,11 @@ def _instances(ctx: FigureContext, result) -> tuple[Any, Any]:
     from benchmark.tracks import get_track
 
     try:
-        res = load_resource(key[0], hub=False)
-        if res.revision != ctx.board.revision:
-            raise _Unavailable(f"resource {res.name} here is at revision {res.revision[:12]}, the board's results "
-                               f"are on {ctx.board.revision[:12]}")
+        try:
+            res = load_resource(key[0], hub=False, revision=ctx.board.revision)
+        except XaibenchError as exc:
+            raise _Unavailable(f"resource {key[0]} is not here at the board's revision "
+                               f"{ctx.board.revision[:12]} ({exc})") from None
         inst = get_track(result.track).instances(res, key[1], key[2])
         digest = (result.coverage or {}).get("ids_sha256")
         if digest and ids_digest(inst.ids) != digest:
