@@ -132,3 +132,42 @@ def test_cli_site(site_results, tmp_path):
                                             "--no-figures"])
     assert r.exit_code == 0, r.output
     assert (tmp_path / "out" / "index.html").is_file() and not any((tmp_path / "out" / "img").iterdir())
+
+
+def test_publish_site_dry_run_and_folder(site, tmp_path, monkeypatch, capsys):
+    import shutil
+
+    import huggingface_hub
+
+    from benchmark import cli
+
+    out, report = site
+
+    def no_network(*a, **k):
+        raise AssertionError("a dry run must not talk to the Hub")
+
+    monkeypatch.setattr(huggingface_hub, "HfApi", no_network)
+
+    def run(*argv):
+        with pytest.raises(SystemExit) as exc:
+            cli.main(list(argv))
+        got = capsys.readouterr()
+        return exc.value.code, " ".join((got.out + got.err).split())
+
+    code, text = run("publish", "--site", str(out), "--repo-id", "me/leaderboard", "--dry-run")
+    assert code == 0, text
+    n = len([p for p in out.rglob("*") if p.is_file()])
+    assert f"would upload {n} files of {out} to the Space me/leaderboard" in text
+    # a static host folder: a real copy, every file
+    code, text = run("publish", "--site", str(out), "--to", str(tmp_path / "www"))
+    assert code == 0, text
+    assert sorted(p.relative_to(tmp_path / "www") for p in (tmp_path / "www").rglob("*") if p.is_file()) == \
+        sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file())
+    # a site with a missing picture is not published
+    broken = tmp_path / "broken"
+    shutil.copytree(out, broken)
+    (broken / report.images[0]).unlink()
+    code, text = run("publish", "--site", str(broken), "--to", str(tmp_path / "www2"))
+    assert code == 2 and "broken link" in text and not (tmp_path / "www2").exists()
+    code, text = run("publish", "--site", str(out))
+    assert code == 2 and "exactly one target" in text
