@@ -580,7 +580,7 @@ def _submission_page(name: str, entries, info: dict | None, control: bool, built
     headers = [("board", ""), ("rank", ""), ("primary metric", "mean ± 95% CI half-width"), ("failed", ""),
                ("time s", "")]
     rows = []
-    for b, row, r, _ in entries:
+    for b, row, _r, _ in entries:
         text, v = _cell(row.metrics.get(b.primary_metric))
         n_ranked = sum(1 for x in b.rows if x.rank is not None)
         rank = f"{row.rank} of {n_ranked}" if row.rank is not None else "not ranked"
@@ -593,7 +593,7 @@ def _submission_page(name: str, entries, info: dict | None, control: bool, built
     parts.append(_table(headers, rows))
     parts.append("<h2>Failures</h2>")
     any_fail = False
-    for b, row, r, _ in entries:
+    for b, _row, r, _ in entries:
         if r is None or not r.failures:
             continue
         any_fail = True

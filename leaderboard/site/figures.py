@@ -245,7 +245,7 @@ def _text_heatmap(ctx: FigureContext, truth_of: Callable[[Any, int], np.ndarray]
         n_lines = sum(len(d[4]) + 2 for d in docs)
         fig = plt.figure(figsize=(6.4, 0.2 * n_lines + 0.4))
         y, dy, cw = 1.0, 1.0 / (n_lines + 1), 1.0 / (per_line + 2)
-        for ident, toks, attr, marked, lines, e in docs:
+        for ident, _toks, attr, marked, lines, e in docs:
             head = f"{ident}" + ("" if attr is not None else
                                  ("  (not in the cache)" if e is None else f"  (failed: {e.reason[:60]})"))
             y -= dy
