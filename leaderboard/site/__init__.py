@@ -164,8 +164,7 @@ def _cell(m) -> tuple[str, str]:
     if m is None:
         return "not scored", ""
     if m.mean is None:
-        why = f"undefined for all {m.excluded} instances" if m.excluded else "no value"
-        return f"n/a ({why})", ""
+        return "n/a", ""
     return format_cell(m), repr(float(m.mean))
 
 
@@ -181,7 +180,7 @@ header.top{display:flex;flex-wrap:wrap;gap:4px 16px;align-items:baseline;border-
 margin-bottom:12px;padding-bottom:6px}
 header.top a{font-weight:600;text-decoration:none}
 h1{font-size:1.5em;margin:.4em 0}h2{font-size:1.2em;margin:1.2em 0 .4em}h3{font-size:1.05em;margin:1em 0 .3em}
-.mute{color:var(--mute)}code{font-size:.9em;word-break:break-all}
+.mute{color:var(--mute)}code{font-size:.9em;overflow-wrap:anywhere}h1 code{overflow-wrap:normal}
 .scroll{overflow-x:auto;-webkit-overflow-scrolling:touch;max-width:100%}
 table{border-collapse:collapse;margin:.3em 0 1em;font-variant-numeric:tabular-nums}
 th,td{border-bottom:1px solid var(--line);padding:4px 8px;text-align:right;white-space:nowrap;vertical-align:top}
@@ -290,8 +289,8 @@ def control_warning(board, controls: set[str]) -> str | None:
     if not above:
         return None
     who = ", ".join(f"{r.submission} (rank {r.rank})" for r in above)
-    return (f"A control ranks above the median explainer (median rank {median:g} of {len(explainers)} explainers): "
-            f"{who}. A control never looks at the model, so on this board the metric does not separate "
+    return (f"A control ranks above the median explainer (the median rank of the {len(explainers)} "
+            f"explainer(s) is {median:g}): {who}. A control never looks at the model, so on this board the metric does not separate "
             f"explainers from chance — often because the model under test has not learnt the function the "
             f"ground truth describes (see its quality below).")
 
@@ -477,6 +476,7 @@ def _board_page(b, results: dict[str, Any], controls: set[str], figs: list[Figur
     headers += [("excl.", "instances where a metric is undefined (most on any metric)"),
                 ("failed", "failed / total instances"), ("time s", "explanation wall time, seconds")]
     rows = []
+    notes: set[str] = set()
     for row in b.rows:
         base = row.submission.split("[")[0].split("{")[0]
         cls = " ".join(x for x in ("control" if base in controls else "", "" if row.rank is not None else "unranked") if x)
@@ -486,8 +486,16 @@ def _board_page(b, results: dict[str, Any], controls: set[str], figs: list[Figur
              + ("" if row.status == "signed" else f" <span class=\"bad\">({e(row.status)})</span>"), None, "name l"),
         ]
         for name in b.metric_names:
-            text, v = _cell(row.metrics.get(name))
-            cells.append((e(text), v, ""))
+            m = row.metrics.get(name)
+            text, v = _cell(m)
+            if m is not None and m.mean is None:  # say why where the number would be
+                why = f"undefined for all {m.excluded} instances" if m.excluded else "no value"
+                text_html = f"<span title=\"{e(why)}\">n/a<sup>†</sup></span>"
+                notes.add(f"† n/a: {b.labels.get(name, name)} is undefined for every instance of that submission "
+                          f"(e.g. a constant map has no correlation), so it has no mean and is not ranked on it.")
+                cells.append((text_html, v, ""))
+            else:
+                cells.append((e(text), v, ""))
         excl = max((m.excluded for m in row.metrics.values()), default=0)
         cells += [(e(excl), str(excl), ""), (f"{row.n_failed}/{row.n_instances}", str(row.n_failed), ""),
                   (f"{row.wall_time_s:.1f}", repr(row.wall_time_s), "")]
@@ -496,6 +504,7 @@ def _board_page(b, results: dict[str, Any], controls: set[str], figs: list[Figur
     parts.append(f"<p class=\"mute\">Ranked by {e(b.labels.get(b.primary_metric, b.primary_metric))} "
                  f"({e(b.direction)} is better) over {e(b.coverage_text)}. Click a column header to sort.</p>")
     parts.append(_table(headers, rows, cls="board"))
+    parts += [f"<p class=\"mute\">{e(n)}</p>" for n in sorted(notes)]
 
     # model under test
     parts.append("<h2>Model under test</h2><dl class=\"facts\">")

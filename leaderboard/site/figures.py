@@ -196,7 +196,7 @@ def aixi_gallery(ctx: FigureContext) -> list[Figure]:
                 a_.set_yticks([])
                 if row == 0:
                     a_.set_title(t, fontsize=8)
-            ax[0].set_ylabel(ident[:14], fontsize=6)
+            ax[0].set_ylabel(ident if len(ident) <= 16 else "…" + ident[-14:], fontsize=6)
         fig.tight_layout(pad=0.3)
         return fig
 
