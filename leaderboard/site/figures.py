@@ -224,7 +224,10 @@ def _text_heatmap(ctx: FigureContext, truth_of: Callable[[Any, int], np.ndarray]
     from matplotlib import colormaps
 
     cmap = colormaps["RdBu_r"]
-    per_line = 58  # characters of monospace text per line
+    per_line = 72  # characters of monospace text per line
+    size = 9  # points; a monospace character is about 0.6 em wide
+    char_in = size / 72 * 0.6
+    width_in = (per_line + 3) * char_in
 
     def draw(res, inst, pos, entries, name):
         docs = []
@@ -243,24 +246,28 @@ def _text_heatmap(ctx: FigureContext, truth_of: Callable[[Any, int], np.ndarray]
             lines.append(line)
             docs.append((inst.ids[p], toks, attr, marked, lines, e))
         n_lines = sum(len(d[4]) + 2 for d in docs)
-        fig = plt.figure(figsize=(6.4, 0.2 * n_lines + 0.4))
-        y, dy, cw = 1.0, 1.0 / (n_lines + 1), 1.0 / (per_line + 2)
+        line_in = size / 72 * 1.9
+        height_in = line_in * (n_lines + 1.5)
+        fig = plt.figure(figsize=(width_in, height_in))
+        y, dy, cw = 1.0, line_in / height_in, char_in / width_in
         for ident, _toks, attr, marked, lines, e in docs:
             head = f"{ident}" + ("" if attr is not None else
                                  ("  (not in the cache)" if e is None else f"  (failed: {e.reason[:60]})"))
             y -= dy
-            fig.text(0.01, y, head, fontsize=7, family="monospace", weight="bold", va="top")
+            fig.text(0.01, y, head, fontsize=size - 1, family="monospace", weight="bold", va="top")
             lim = float(np.max(np.abs(attr))) if attr is not None and attr.size else 0.0
             for line in lines:
                 y -= dy
                 for k, t, col in line:
-                    color = "white" if attr is None or lim == 0 else cmap(0.5 + 0.5 * float(attr[k]) / lim)
-                    fig.text(0.01 + col * cw, y, t, fontsize=7, family="monospace", va="top",
+                    level = 0.0 if attr is None or lim == 0 else float(attr[k]) / lim
+                    color = cmap(0.5 + 0.5 * level)
+                    fig.text(0.01 + col * cw, y, t, fontsize=size, family="monospace", va="top",
+                             color="white" if abs(level) > 0.6 else "black",
                              weight="bold" if marked[k] else "normal",
                              bbox={"boxstyle": "square,pad=0.1", "facecolor": color,
                                    "edgecolor": "black" if marked[k] else "none", "linewidth": 0.6})
             y -= dy
-        fig.text(0.01, 0.005, legend + "; red = supports the explained output, blue = against", fontsize=6)
+        fig.text(0.01, 0.3 * dy, legend + "; red = supports the explained output, blue = against", fontsize=size - 2)
         return fig
 
     return _per_submission(ctx, draw, "tokens shaded by attribution")
