@@ -144,3 +144,21 @@ def test_plan_units():
     assert [len(u) for u in units] == [3, 3, 3, 1]
     assert [p for u in units for b in u for p in b] == list(range(20))  # every position once, in order
     assert plan_units([], 2) == [] and plan_units(batches[:1], 8) == [[[0, 1]]]
+
+
+def test_backend_options_are_checked(home, tmp_path, capsys):
+    from benchmark import cli
+    from benchmark.errors import XaibenchError
+    from benchmark.runner import RunOptions
+
+    for argv in (["--backend", "spark"], ["--backend", "ray", "--workers", "0"]):
+        with pytest.raises(SystemExit) as exc:
+            cli.main(["evaluate", "uniform", "--track", "aixi", "-m", "function", "--limit", "2",
+                      "--results", str(tmp_path), *argv])
+        assert exc.value.code == 2
+    assert "spark" in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())
+    with pytest.raises(XaibenchError, match="backend must be one of local, ray"):
+        RunOptions(backend="dask").check()
+    with pytest.raises(XaibenchError, match="workers must be an integer"):
+        RunOptions(backend="ray", workers=0).check()
