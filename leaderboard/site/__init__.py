@@ -76,14 +76,21 @@ class SiteReport:
 # facts shown on the pages
 
 
-def _submission_info(base: str) -> dict[str, Any] | None:
+def _installed() -> dict[str, Any]:
+    try:
+        from benchmark.submission import discover
+
+        return discover()
+    except Exception:  # a broken plugin must not stop the site
+        return {}
+
+
+def _submission_info(base: str, installed: dict[str, Any] | None = None) -> dict[str, Any] | None:
     """The installed submission `base` (capabilities, description, toml flags), or None."""
     try:
         import tomllib
 
-        from benchmark.submission import discover
-
-        sub = discover().get(base)
+        sub = (installed if installed is not None else _installed()).get(base)
         if sub is None:
             return None
         try:
@@ -345,6 +352,7 @@ def build_site(out: Path, results_dir: Path | None = None, *, sample: int = 4, f
         (tmp / "sort.js").write_text(JS, encoding="utf-8")
 
         infos: dict[str, dict | None] = {}
+        installed = _installed()
         controls: set[str] = set()
         chosen: dict[tuple, dict[str, Any]] = {}  # board key -> submission -> Result
         for b in tables:
@@ -358,7 +366,7 @@ def build_site(out: Path, results_dir: Path | None = None, *, sample: int = 4, f
                     got[row.submission] = r
                     base = str(r.submission.get("base") or row.submission)
                     if base not in infos:
-                        infos[base] = _submission_info(base)
+                        infos[base] = _submission_info(base, installed)
                     if is_control(base, infos[base]):
                         controls.add(row.submission.split("[")[0].split("{")[0])
                         controls.add(base)

@@ -138,29 +138,37 @@ def _sample_ids(inst, ctx: FigureContext) -> list[int]:
     return list(range(min(ctx.sample, len(inst.ids))))
 
 
-def _per_submission(ctx: FigureContext, draw: Callable[[Any, Any, list[int], dict, str], None],
-                    what: str) -> list[Figure]:
+def _per_submission(ctx: FigureContext, draw: Callable[..., Any], what: str) -> list[Figure]:
+    """One picture per ranked submission: `draw(res, inst, positions, entries, name, state)` returns the
+    matplotlib figure (it may keep one figure in `state` and only update it, which is much cheaper)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     out: list[Figure] = []
-    for name, result in ctx.results.items():
-        try:
-            res, inst = _instances(ctx, result)
-            pos = _sample_ids(inst, ctx)
-            if not pos:
-                raise _Unavailable("the board covers no instances")
-            entries = _outputs(result, [inst.ids[p] for p in pos])
-            path, rel = ctx.image_path(name)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fig = draw(res, inst, pos, entries, name)
-            fig.savefig(path, dpi=80)
-            plt.close(fig)
-            out.append(Figure(f"{name}: {what}", rel, f"first {len(pos)} instances of the board", name))
-        except _Unavailable as exc:
-            out.append(Figure(f"{name}: {what}", None, f"picture not drawn: {exc}", name))
+    states: dict[int, dict] = {}  # one drawing state per instance set (id of the Instances object)
+    try:
+        for name, result in ctx.results.items():
+            try:
+                res, inst = _instances(ctx, result)
+                pos = _sample_ids(inst, ctx)
+                if not pos:
+                    raise _Unavailable("the board covers no instances")
+                entries = _outputs(result, [inst.ids[p] for p in pos])
+                path, rel = ctx.image_path(name)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                fig = draw(res, inst, pos, entries, name, states.setdefault(id(inst), {}))
+                fig.savefig(path, dpi=80)
+                if fig not in [st.get("fig") for st in states.values()]:
+                    plt.close(fig)
+                out.append(Figure(f"{name}: {what}", rel, f"first {len(pos)} instances of the board", name))
+            except _Unavailable as exc:
+                out.append(Figure(f"{name}: {what}", None, f"picture not drawn: {exc}", name))
+    finally:
+        for st in states.values():
+            if st.get("fig") is not None:
+                plt.close(st["fig"])
     return out
 
 
@@ -173,32 +181,49 @@ def aixi_gallery(ctx: FigureContext) -> list[Figure]:
     """Per submission: for each sampled instance, the image, the true map and the explanation."""
     import matplotlib.pyplot as plt
 
-    def draw(res, inst, pos, entries, name):
-        fig, axes = plt.subplots(len(pos), 3, figsize=(4.8, 1.65 * len(pos)), squeeze=False)
+    def draw(res, inst, pos, entries, name, state):
+        # the image and true-map columns are the same for every submission: drawn once, then only
+        # the explanation column's data changes
+        if "fig" not in state:
+            fig, axes = plt.subplots(len(pos), 3, figsize=(4.8, 1.65 * len(pos)), squeeze=False)
+            shown, notes = [], []
+            for row, p in enumerate(pos):
+                ident = inst.ids[p]
+                img = np.asarray(inst.inputs[p], dtype=np.float32)
+                gt = np.asarray(inst.truths["gt"][p], dtype=np.float32)
+                ax = axes[row]
+                ax[0].imshow(img, cmap="gray" if img.ndim == 2 else None)
+                if gt.min() < 0:  # a signed map (e.g. SSIN): the explanation's diverging colours
+                    glim = float(np.max(np.abs(gt))) or 1.0
+                    ax[1].imshow(gt, cmap="RdBu_r", vmin=-glim, vmax=glim)
+                else:
+                    ax[1].imshow(gt, cmap="magma")
+                shown.append(ax[2].imshow(np.zeros(gt.shape[:2], dtype=np.float32), cmap="RdBu_r", vmin=-1, vmax=1))
+                notes.append(ax[2].text(0.5, 0.5, "", ha="center", va="center", fontsize=6,
+                                        transform=ax[2].transAxes))
+                for a_, t in zip(ax, ("image", "true map", "explanation")):
+                    a_.set_xticks([])
+                    a_.set_yticks([])
+                    if row == 0:
+                        a_.set_title(t, fontsize=8)
+                ax[0].set_ylabel(ident if len(ident) <= 16 else "…" + ident[-14:], fontsize=6)
+            fig.tight_layout(pad=0.3)
+            state.update(fig=fig, shown=shown, notes=notes)
         for row, p in enumerate(pos):
-            ident = inst.ids[p]
-            img = np.asarray(inst.inputs[p], dtype=np.float32)
-            gt = np.asarray(inst.truths["gt"][p], dtype=np.float32)
-            e = entries.get(ident)
-            ax = axes[row]
-            ax[0].imshow(img, cmap="gray" if img.ndim == 2 else None)
-            ax[1].imshow(gt, cmap="magma")
+            e = entries.get(inst.ids[p])
+            im, note = state["shown"][row], state["notes"][row]
             if e is not None and e.ok:
                 a = np.asarray(e.array, dtype=np.float32)
                 lim = float(np.max(np.abs(a))) or 1.0
-                ax[2].imshow(a, cmap="RdBu_r", vmin=-lim, vmax=lim)
+                im.set_data(a)
+                im.set_clim(-lim, lim)
+                im.set_visible(True)
+                note.set_text("")
             else:
+                im.set_visible(False)
                 why = "not in the cache" if e is None else f"failed: {e.reason}"
-                ax[2].text(0.5, 0.5, "\n".join(_wrap(why, 22)[:4]), ha="center", va="center", fontsize=6,
-                           transform=ax[2].transAxes)
-            for a_, t in zip(ax, ("image", "true map", "explanation")):
-                a_.set_xticks([])
-                a_.set_yticks([])
-                if row == 0:
-                    a_.set_title(t, fontsize=8)
-            ax[0].set_ylabel(ident if len(ident) <= 16 else "…" + ident[-14:], fontsize=6)
-        fig.tight_layout(pad=0.3)
-        return fig
+                note.set_text("\n".join(_wrap(why, 22)[:4]))
+        return state["fig"]
 
     return _per_submission(ctx, draw, "image · true map · explanation")
 
@@ -229,7 +254,7 @@ def _text_heatmap(ctx: FigureContext, truth_of: Callable[[Any, int], np.ndarray]
     char_in = size / 72 * 0.6
     width_in = (per_line + 3) * char_in
 
-    def draw(res, inst, pos, entries, name):
+    def draw(res, inst, pos, entries, name, state):
         docs = []
         for p in pos:
             toks = [str(t) for t in inst.inputs[p]][:max_tokens]
