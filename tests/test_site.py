@@ -71,6 +71,7 @@ def test_board_numbers_and_warnings(site, site_results):
     index = (out / "index.html").read_text()
     assert "could not be read" in index and "broken.json" in index
     assert "Overall" in index and "Resource revisions" in index
+    assert "Track rcnn" in index and "no results yet" in index  # every registered track is listed
 
 
 def test_control_warning_rule():

@@ -627,6 +627,17 @@ def _submission_page(name: str, entries, info: dict | None, control: bool, built
     return _page(name, "".join(parts), 1, built)
 
 
+def _other_tracks(shown: set[str]) -> list[tuple[str, str]]:
+    """Registered tracks without a board (name, description)."""
+    try:
+        from benchmark.tracks.base import TRACKS, _ensure_builtin
+
+        _ensure_builtin()
+        return [(n, t.description) for n, t in TRACKS.items() if n not in shown]
+    except Exception:
+        return []
+
+
 def _index_page(tables, summaries, overall_rows, problems: list[str], built: str, git: str, controls: set[str]) -> str:
     parts = ["<h1>xaibench leaderboard</h1>",
              "<p>Explainers scored against ground truth that holds by construction, from people, or against an "
@@ -676,6 +687,9 @@ def _index_page(tables, summaries, overall_rows, problems: list[str], built: str
                       (f"{r.mean_rank:.2f}", repr(r.mean_rank), ""), (f"{r.entered}/{r.total}", str(r.entered), "")])
                     for r in s.rows]
             parts.append(_table(headers, rows))
+    for track, description in _other_tracks(set(per_track)):
+        parts.append(f"<h2>Track {e(track)}</h2><p class=\"mute\">{e(description)} — no results yet: "
+                     f"<code>xaibench evaluate &lt;submission&gt; --track {e(track)}</code>.</p>")
     revs = sorted({(b.resource, b.revision, b.resource_version) for b in tables})
     if revs:
         parts.append("<h2>Resource revisions</h2><ul>" + "".join(
