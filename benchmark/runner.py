@@ -202,6 +202,8 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
                               f"{platform.python_version()})",
                     "isolation": {"sandbox": worker.mode, "worker_starts": worker.starts,
                                   "memory_gb": opts.memory_gb},
+                    **({"backend": {"name": opts.backend, "address": opts.address, "workers": opts.workers}}
+                       if opts.backend != "local" else {}),  # ray: worker_starts counts none of the tasks
                     "this_run_s": round(time.perf_counter() - t_start, 3)},
         primary_metric=trk.primary_metric,
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),

@@ -80,6 +80,9 @@ def test_ray_gives_the_local_result(home, tmp_path):
     for f in files:
         a, b = _metrics(local / f), _metrics(remote / f)
         assert a == b, f
+        prov = json.loads((remote / f).read_text())["provenance"]
+        assert prov["backend"] == {"name": "ray", "address": None, "workers": 2}
+        assert "backend" not in json.loads((local / f).read_text())["provenance"]
 
 
 def _rows(cache: Path) -> dict[str, float]:
