@@ -170,11 +170,13 @@ def run_batches(batches: list[list[int]], local: Callable[[list[int]], list], *,
                 unit = pending.pop(ref)
                 try:
                     results = ray.get(ref)
-                except ray.exceptions.RayTaskError as exc:
-                    cause = exc.as_instanceof_cause()
+                except ray.exceptions.RayError as exc:  # a task raised, or its process / node died
+                    cause = getattr(exc, "cause", None)
                     if isinstance(cause, XaibenchError):
-                        raise type(cause)(str(cause).split("\n")[-1] or str(cause)) from None
-                    raise XaibenchError(f"a Ray task failed: {exc}") from None
+                        raise cause from None
+                    first = " ".join(str(exc).split())[:400]
+                    raise XaibenchError(f"a Ray task failed ({type(exc).__name__}: {first}); the units "
+                                        "already in the cache are kept: rerun the command to resume") from None
                 for b, entries in zip(unit, results):
                     yield b, entries
     finally:
