@@ -309,17 +309,35 @@ def agreement_cmd(
 
 
 def publish_cmd(
-    family: str = typer.Argument(..., help="Resource family, e.g. aixi."),
-    repo_id: str = typer.Option(..., "--repo-id", help="Hub dataset repository, e.g. my-org/xaibench-aixi."),
+    family: Optional[str] = typer.Argument(None, help="Resource family, e.g. aixi (not with --site)."),
+    repo_id: Optional[str] = typer.Option(None, "--repo-id", help="Hub repository: a dataset (org/xaibench-aixi) "
+                                          "for a resource, a static Space (org/leaderboard) for --site."),
     root: Optional[Path] = typer.Option(None, help="Resource folder (default $XAIBENCH_HOME/resources/<family>)."),
     private: bool = typer.Option(False, help="Create the repository as private."),
     dry_run: bool = typer.Option(False, help="Verify and list the files, upload nothing."),
+    site: Optional[Path] = typer.Option(None, "--site", file_okay=False, help="Publish a site built by "
+                                        "`xaibench site --out DIR` instead of a resource: to a Hub Space "
+                                        "(--repo-id) or a static host folder (--to)."),
+    to: Optional[Path] = typer.Option(None, "--to", file_okay=False, help="--site: copy it into this folder "
+                                      "(replaced atomically), e.g. a web server's document root."),
 ) -> None:
-    """Verify a resource family (checksums, `load_dataset` on every config) and upload it to the Hub."""
-    from generators.publish import publish
+    """Verify a resource family (checksums, `load_dataset` on every config) and upload it to the Hub; or,
+    with --site, check a built leaderboard site (every link) and upload or copy it."""
+    from benchmark.errors import XaibenchError
+    from generators.publish import publish, publish_site
 
-    files = publish(family, repo_id, root=root, private=private, dry_run=dry_run)
     verb = "would upload" if dry_run else "uploaded"
+    if site is not None:
+        if family is not None:
+            raise XaibenchError("give either a resource family or --site, not both")
+        files = publish_site(site, repo_id=repo_id, to=to, private=private, dry_run=dry_run)
+        where = f"the Space {repo_id}" if repo_id else str(to)
+        console.print(f"{'would copy' if dry_run and to else 'copied' if to else verb} {len(files)} files of "
+                      f"{site} to {where}")
+        return
+    if family is None or repo_id is None:
+        raise XaibenchError("publish needs a resource family and --repo-id (or --site DIR with --repo-id / --to)")
+    files = publish(family, repo_id, root=root, private=private, dry_run=dry_run)
     console.print(f"{verb} {len(files)} files to {repo_id}:")
     for f in files:
         console.print(f"  {f}")
