@@ -221,7 +221,7 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
         integrity={"outputs_sha256": outputs_digest([entries[i] for i in instances.ids])},
         extra={**({"metric_params": opts.metric_params} if opts.metric_params else {}),
                **({"excluded_instances": instances.excluded} if instances.excluded else {}),
-               **({"undefined": undefined} if (undefined := trk.undefined(scores, ok)) else {}),
+               **trk.summary_extra(scores, ok),
                **({"fit_s": fit_s} if fit_s is not None else {}),
                "seconds_per_instance": round(sum(e.seconds for e in entries.values()) / max(1, len(instances)), 6),
                "cache": str(cache_path.relative_to(data_home()))},

@@ -225,8 +225,10 @@ def test_one_class_split_reports_undefined_metrics():
     summary = trk.summarise(scores, ok)
     assert summary["trust-spec"].mean is None and summary["trust-gmean"].mean is None
     assert summary["trust-sen"].mean == pytest.approx(0.6) and summary["trust-acc"].mean == pytest.approx(0.6)
-    why = trk.undefined(scores, ok)
+    extra = trk.summary_extra(scores, ok)
+    why = extra["undefined"]
     assert "no untrustworthy prediction" in why["trust-spec"] and "Spec" in why["trust-gmean"]
+    assert extra["confusion"] == {"tp": 3, "fp": 0, "fn": 2, "tn": 0}
 
 
 def test_pooled_bootstrap_interval_contains_the_value():
@@ -315,3 +317,17 @@ def test_imported_trust_set_without_a_model(trust_home, tmp_path):
         """)
     r = evaluate(str(sub), "trust", "trust/people-demo", model="imported", results_dir=tmp_path)
     assert r.n_failed == 3 and all("imported without its model" in f.reason for f in r.failures)
+
+
+def test_site_draws_each_oracles_confusion_matrix(trust_home, tmp_path):
+    from leaderboard.site import build_site
+
+    res = tmp_path / "results"
+    r = evaluate("naive-oracle", "trust", "trust/hatexplain-cnn", results_dir=res)
+    c = r.extra["confusion"]
+    assert sum(c.values()) == N_TEST
+    build_site(tmp_path / "site", res)
+    pngs = list((tmp_path / "site" / "img").glob("trust__*naive-oracle*.png"))
+    assert len(pngs) == 1 and pngs[0].stat().st_size > 1000
+    board = next((tmp_path / "site" / "board").glob("trust*.html")).read_text()
+    assert "confusion matrix" in board and f"{N_TEST} judged predictions" in board

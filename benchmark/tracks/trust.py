@@ -22,7 +22,8 @@ model) and the offline WordNet are mounted in the worker; `XAIBENCH_ASSET_TRUST_
 Metrics (SPECS §1.10), trustworthy = positive, pooled over the judged predictions: Acc, Pre, Sen, F1,
 Spec and G-mean (primary); the summary's CI is a percentile bootstrap over predictions. A metric
 whose denominator is empty (e.g. a test split with one class) is undefined: no value, the reason in
-the Result (`extra.undefined`), never a NaN averaged into a board.
+the Result (`extra.undefined`), never a NaN averaged into a board; `extra.confusion` keeps the
+pooled table.
 """
 
 from __future__ import annotations
@@ -168,10 +169,13 @@ class TrustTrack(Track):
         counts = np.asarray(scores.get("counts", np.zeros((len(ok), 4))))[ok].astype(np.int64)
         return pooled_summaries(counts, [(m.name, m.label, m.direction) for m in self.metric_objects()])
 
-    def undefined(self, scores: dict[str, np.ndarray], ok: np.ndarray) -> dict[str, str]:
-        """Why each undefined metric is undefined (for the Result)."""
+    def summary_extra(self, scores: dict[str, np.ndarray], ok: np.ndarray) -> dict[str, Any]:
+        """The pooled confusion table (`confusion`: tp, fp, fn, tn over the judged predictions) and why
+        each undefined metric is undefined (`undefined`, when any is)."""
         counts = np.asarray(scores.get("counts", np.zeros((len(ok), 4))))[ok].astype(np.int64)
-        return {f"trust-{k}": v for k, v in trust_metrics.trust_scores(counts.sum(0)).undefined.items()}
+        pooled = trust_metrics.trust_scores(counts.sum(0))
+        why = {f"trust-{k}": v for k, v in pooled.undefined.items()}
+        return {"confusion": pooled.counts, **({"undefined": why} if why else {})}
 
 
 class NoModel(TextModel):

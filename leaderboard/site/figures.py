@@ -313,5 +313,39 @@ def rcnn_heatmaps(ctx: FigureContext) -> list[Figure]:
                          "boxed bold = clearly relevant (SR) token; others: SDK or zero contribution (N)")
 
 
+@register_figures("trust")
+def trust_confusion(ctx: FigureContext) -> list[Figure]:
+    """Per oracle: its pooled confusion table (trustworthy = positive) from the Result's
+    `extra.confusion`, as a 2×2 heat map with the counts written in."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out: list[Figure] = []
+    for name, result in ctx.results.items():
+        c = (getattr(result, "extra", None) or {}).get("confusion")
+        if not isinstance(c, dict) or not all(isinstance(c.get(k), int) for k in ("tp", "fp", "fn", "tn")):
+            out.append(Figure(f"{name}: confusion matrix", None, "picture not drawn: the result records no "
+                              "confusion table (written by an older xaibench)", name))
+            continue
+        table = np.array([[c["tp"], c["fp"]], [c["fn"], c["tn"]]])
+        fig, ax = plt.subplots(figsize=(2.8, 2.5))
+        ax.imshow(table, cmap="Blues", vmin=0, vmax=max(1, int(table.max())))
+        for (i, j), v in np.ndenumerate(table):
+            ax.text(j, i, str(v), ha="center", va="center", color="white" if v > table.max() / 2 else "black")
+        ax.set_xticks([0, 1], ["truth\ntrustworthy", "truth\nuntrustw."], fontsize=8)
+        ax.set_yticks([0, 1], ["judged\ntrustworthy", "judged\nuntrustw."], fontsize=8)
+        ax.set_title(name[:40], fontsize=9)
+        fig.tight_layout()
+        path, rel = ctx.image_path(name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, dpi=80)
+        plt.close(fig)
+        n = int(table.sum())
+        out.append(Figure(f"{name}: confusion matrix", rel, f"{n} judged predictions, trustworthy = positive", name))
+    return out
+
+
 def finite(x: float | None) -> bool:
     return x is not None and math.isfinite(x)
