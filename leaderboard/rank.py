@@ -69,6 +69,7 @@ class Row:
     status: str = "unsigned"  # "signed" / "unsigned" (shown "unverified") / "modified" (rank None)
     path: str = ""  # the file the result was read from ("" when built in memory)
     coverage: dict = field(default_factory=dict)
+    fit_s: float | None = None  # an oracle's fit (TOKI: keyword identification), from the Result's extra
 
     @property
     def ranked(self) -> bool:
@@ -404,7 +405,13 @@ def _row(rank: int | None, r: Result) -> Row:
         status=_status(r),
         path=str(getattr(r, "path", None) or ""),
         coverage=dict(_coverage(r)),
+        fit_s=_fit(r),
     )
+
+
+def _fit(r: Result) -> float | None:
+    v = (r.extra or {}).get("fit_s")
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
 
 # --------------------------------------------------------------------------------------------------

@@ -331,3 +331,16 @@ def test_site_draws_each_oracles_confusion_matrix(trust_home, tmp_path):
     assert len(pngs) == 1 and pngs[0].stat().st_size > 1000
     board = next((tmp_path / "site" / "board").glob("trust*.html")).read_text()
     assert "confusion matrix" in board and f"{N_TEST} judged predictions" in board
+
+
+def test_trust_board_shows_fit_time(trust_home, tmp_path, capsys):
+    from benchmark import cli
+
+    res = tmp_path / "results"
+    evaluate("naive-oracle", "trust", "trust/hatexplain-cnn", results_dir=res)
+    try:
+        cli.main(["leaderboard", "--results", str(res), "--format", "md"])
+    except SystemExit as e:
+        assert e.code in (0, None)
+    out = capsys.readouterr().out
+    assert "fit (s)" in out and "naive-oracle" in out
