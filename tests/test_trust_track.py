@@ -344,3 +344,16 @@ def test_trust_board_shows_fit_time(trust_home, tmp_path, capsys):
         assert e.code in (0, None)
     out = capsys.readouterr().out
     assert "fit (s)" in out and "naive-oracle" in out
+
+
+def test_model_dir_of_trust_and_embedding_configs(tmp_path):
+    """`xaibench list` asks every resource for its model folder: a trust set names it in `model_dir`,
+    the embeddings resource records its models as a list (not a name → folder map)."""
+    from benchmark.resources.store import Resource
+
+    trust = Resource("trust", "x-cnn", tmp_path, {"params": {"model_dir": "model/x-cnn"}})
+    assert trust.model_dir() == tmp_path / "model" / "x-cnn"
+    emb = Resource("trust", "embeddings", tmp_path, {"params": {"models": ["glove-50d", "word2vec"]}})
+    assert emb.model_dir() == tmp_path / "model" / "embeddings"
+    idc = Resource("idc", "mr-wga", tmp_path, {"params": {"models": {"cnn": "mr-cnn", "han": "mr-han"}}})
+    assert idc.model_dir() == tmp_path / "model" / "mr-cnn"

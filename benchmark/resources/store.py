@@ -144,8 +144,12 @@ class Resource:
         _VERIFIED[p] = stamp
 
     def model_dir(self) -> Path:
-        """`model/<config>/`, or the first shared model folder the config names (`params["models"]`)."""
-        shared = [v for v in (self.params.get("models") or {}).values() if v]
+        """`model/<config>/`, or the folder the config names: `params["model_dir"]` (relative to the
+        resource root) or the first shared model folder of `params["models"]` (a name → folder map)."""
+        if isinstance(self.params.get("model_dir"), str):
+            return self.root / self.params["model_dir"]
+        models = self.params.get("models")
+        shared = [v for v in models.values() if isinstance(v, str) and v] if isinstance(models, dict) else []
         return self.root / "model" / (shared[0] if shared else self.config)
 
     def hf_dataset(self, split: str | None = None):
