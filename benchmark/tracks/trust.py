@@ -126,7 +126,13 @@ class TrustTrack(Track):
         cfg = read_model_config(directory, rebuild)
         spec = ModelSpec(name=name, modality="text", white_box=True, loader=MODEL_LOADERS[built],
                          directory=directory, options={"rebuild": rebuild})
-        info = {"name": name, "hash": cfg["sha256"][:16], "task": cfg.get("task", "binary"),
+        if built == "minilm":  # the tokenizer and the pieces per word change its outputs too
+            from benchmark.models.transformer import model_hash
+
+            digest = model_hash(cfg)
+        else:
+            digest = cfg["sha256"]
+        info = {"name": name, "hash": digest[:16], "task": cfg.get("task", "binary"),
                 "architecture": cfg.get("architecture", built), "scores": cfg.get("scores", {})}
         return spec, info
 
