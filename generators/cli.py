@@ -26,6 +26,7 @@ AixiDataset = _choices("AixiDataset", "shape", "color")
 AixiScale = _choices("AixiScale", "paper", "default", "demo", "tiny")  # generators.aixi.build.SCALES
 AixiFunction = _choices("AixiFunction", "ssin", "suum", "class")
 ClassRule = _choices("ClassRule", "count", "weighted")
+Schedule = _choices("Schedule", "constant", "onecycle")  # generators.aixi.train.TrainConfig.schedule
 Pgt = _choices("Pgt", "wga", "milp", "hybrid")  # generators.idc.build.PGTS
 IdcPool = _choices("IdcPool", "train+validation", "train")
 HybridRank = _choices("HybridRank", "total", "max")
@@ -138,6 +139,9 @@ def train_aixi_cmd(
     patience: int = typer.Option(5, min=1, help="Stop after this many epochs without validation improvement."),
     max_train: Optional[int] = typer.Option(None, min=1, help="Use only the first N training images."),
     seed: int = typer.Option(0, min=0, max=SEED_MAX, help="Initialisation / shuffling seed."),
+    schedule: Schedule = typer.Option("constant", help="Learning rate: 'constant' (Adam at --lr) or 'onecycle' "
+                                      "(warm-up to --lr, then cosine annealing over all --epochs)."),
+    init_output_bias: bool = typer.Option(False, help="Start the output bias at the training labels' mean."),
     overwrite: bool = typer.Option(False, help="Retrain even if a model for this revision exists."),
 ) -> None:
     """Train the authors' CNN on a resource and store it (safetensors) in the resource's model/ folder."""
@@ -145,7 +149,7 @@ def train_aixi_cmd(
 
     for r in resource:
         cfg = TrainConfig(epochs=epochs, batch_size=batch_size, lr=lr, patience=patience, seed=seed,
-                          max_train=max_train)
+                          max_train=max_train, schedule=str(schedule), init_output_bias=init_output_bias)
         val = train_aixi(r, cfg, overwrite=overwrite)
         console.print(f"[green]{r}[/] CNN validation: " + ", ".join(
             f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}" for k, v in val.items()))
