@@ -26,6 +26,7 @@ AixiDataset = _choices("AixiDataset", "shape", "color")
 AixiScale = _choices("AixiScale", "paper", "default", "demo", "tiny")  # generators.aixi.build.SCALES
 AixiFunction = _choices("AixiFunction", "ssin", "suum", "class")
 ClassRule = _choices("ClassRule", "count", "weighted")
+Schedule = _choices("Schedule", "constant", "onecycle")  # generators.aixi.train.TrainConfig.schedule
 Pgt = _choices("Pgt", "wga", "milp", "hybrid")  # generators.idc.build.PGTS
 IdcPool = _choices("IdcPool", "train+validation", "train")
 HybridRank = _choices("HybridRank", "total", "max")
@@ -93,9 +94,13 @@ def generate_idc(
     alpha: float = typer.Option(0.3, min=0, max=1, help="WGA relevance threshold α (relevance is in [0, 1])."),
     beta: float = typer.Option(0.25, min=0, max=1, help="WGA class margin β."),
     min_words: int = typer.Option(5, min=1, help="MILP: drop documents with fewer words of V."),
-    milp_time_limit: Optional[float] = typer.Option(None, min=0, max=TIME_BUDGET_MAX_S, callback=exclusive(0),
-                                                    help="Stop SCIP after this many seconds "
-                                                    "(default: solve to proven optimality)."),
+    milp_time_limit: float = typer.Option(300.0, min=0, max=TIME_BUDGET_MAX_S,
+                                          help="Seconds per MILP solve (MILP and Hybrid each); the best solution "
+                                          "found is kept and its gap recorded. 0 = until proven optimal (on MR "
+                                          "the TF-IDF MILP is not proven within 25 minutes)."),
+    milp_sample: Optional[int] = typer.Option(None, min=1, help="Build the MILP PGT on a seeded random sample "
+                                              "of this many documents (those with ≥ --min-words words of V); "
+                                              "the paper's MILP saw ≈2,000."),
     epochs: int = typer.Option(10, min=1, help="Training epochs of the CNN and the HAN (best validation kept)."),
     seed: int = typer.Option(0, min=0, max=SEED_MAX, help="Seed of the 60/20/20 split of MR."),
     source: MrSource = typer.Option("mirror", help="MR from the data 'mirror', a 'local' folder (--path) or the "
@@ -112,14 +117,17 @@ def generate_idc(
     from generators.idc.build import IdcConfig, build_idc
 
     cfg = IdcConfig(pgts=tuple(_plain(pgt)), pool=str(pool), vocab_size=vocab_size, hybrid_rank=str(hybrid_rank),
-                    alpha=alpha, beta=beta, min_words=min_words, milp_time_limit=milp_time_limit, epochs=epochs,
-                    seed=seed, source=str(source), path=path, limit=limit, han=not no_han)
+                    alpha=alpha, beta=beta, min_words=min_words, milp_time_limit=milp_time_limit,
+                    milp_sample=milp_sample, epochs=epochs, seed=seed, source=str(source), path=path, limit=limit,
+                    han=not no_han)
     metas = build_idc(cfg, root=root, overwrite=overwrite)
     for name, meta in metas.items():
         st = meta["stats"]
         console.print(f"[green]idc/mr-{name}[/] revision {meta['revision']}: |IF_c| "
                       + ", ".join(f"{k} {v}" for k, v in st["features_per_class"].items())
                       + f", pool covered {st['pool_covered']}, CNN test accuracy {st['cnn']['test_accuracy']:.3f}")
+        if "milp_status" in st:
+            console.print(f"    MILP: {st['milp_status']}")
 
 
 @train_app.command("aixi")
@@ -131,6 +139,9 @@ def train_aixi_cmd(
     patience: int = typer.Option(5, min=1, help="Stop after this many epochs without validation improvement."),
     max_train: Optional[int] = typer.Option(None, min=1, help="Use only the first N training images."),
     seed: int = typer.Option(0, min=0, max=SEED_MAX, help="Initialisation / shuffling seed."),
+    schedule: Schedule = typer.Option("constant", help="Learning rate: 'constant' (Adam at --lr) or 'onecycle' "
+                                      "(warm-up to --lr, then cosine annealing over all --epochs)."),
+    init_output_bias: bool = typer.Option(False, help="Start the output bias at the training labels' mean."),
     overwrite: bool = typer.Option(False, help="Retrain even if a model for this revision exists."),
 ) -> None:
     """Train the authors' CNN on a resource and store it (safetensors) in the resource's model/ folder."""
@@ -138,7 +149,7 @@ def train_aixi_cmd(
 
     for r in resource:
         cfg = TrainConfig(epochs=epochs, batch_size=batch_size, lr=lr, patience=patience, seed=seed,
-                          max_train=max_train)
+                          max_train=max_train, schedule=str(schedule), init_output_bias=init_output_bias)
         val = train_aixi(r, cfg, overwrite=overwrite)
         console.print(f"[green]{r}[/] CNN validation: " + ", ".join(
             f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}" for k, v in val.items()))

@@ -343,6 +343,16 @@ def _board(key: tuple[str, str, str], results: list[Result], verified_only: bool
                 f"version {first.submission['version']} ({first.created or 'no date'}); dropped {others}."
             )
 
+    # 3b. a model under test below its quality floor (e.g. an AIXI CNN that has not learned its function)
+    low = [r for r in chosen if (r.model.get("quality") or {}).get("meets_floor") is False]
+    if low:
+        q = low[0].model["quality"]
+        warnings.append(
+            f"model under test below its quality floor: validation {q['metric']} {q['value']:.3f} < "
+            f"{q['floor']} — it has not learned its function, so this board says little about the explainers "
+            f"(retrain it, e.g. `xaibench train aixi` with more epochs or images)."
+        )
+
     # 4. the primary metric: the one most results name (ties: the newest result's)
     named_by = chosen or unranked or ordered
     counts = Counter(r.primary_metric for r in named_by)
