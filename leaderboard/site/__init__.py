@@ -20,6 +20,7 @@ a value is said on the page where it matters.
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import json
 import math
@@ -172,7 +173,8 @@ def _cell(m) -> tuple[str, str]:
         return "not scored", ""
     if m.mean is None:
         return "n/a", ""
-    return format_cell(m), repr(float(m.mean))
+    # exclusions have their own column (and the cell's title): not repeated in the cell
+    return format_cell(dataclasses.replace(m, excluded=0)), repr(float(m.mean))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -182,15 +184,15 @@ CSS = """
 :root{--fg:#1b1f24;--mute:#5b6470;--line:#d6dae0;--bg:#fff;--warn:#8a4b00;--warnbg:#fff4e0;--bad:#a40000}
 *{box-sizing:border-box}
 body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg);
-margin:0 auto;max-width:1200px;padding:12px 16px 40px}
+margin:0 auto;max-width:1240px;padding:12px 16px 40px}
 header.top{display:flex;flex-wrap:wrap;gap:4px 16px;align-items:baseline;border-bottom:1px solid var(--line);
 margin-bottom:12px;padding-bottom:6px}
 header.top a{font-weight:600;text-decoration:none}
 h1{font-size:1.5em;margin:.4em 0}h2{font-size:1.2em;margin:1.2em 0 .4em}h3{font-size:1.05em;margin:1em 0 .3em}
 .mute{color:var(--mute)}code{font-size:.9em;overflow-wrap:anywhere}h1 code{overflow-wrap:normal}
 .scroll{overflow-x:auto;-webkit-overflow-scrolling:touch;max-width:100%}
-table{border-collapse:collapse;margin:.3em 0 1em;font-variant-numeric:tabular-nums}
-th,td{border-bottom:1px solid var(--line);padding:4px 8px;text-align:right;white-space:nowrap;vertical-align:top}
+table{border-collapse:collapse;margin:.3em 0 1em;font-variant-numeric:tabular-nums;font-size:14px}
+th,td{border-bottom:1px solid var(--line);padding:4px 7px;text-align:right;white-space:nowrap;vertical-align:top}
 th{background:#f3f5f8;position:sticky;top:0}
 th:first-child,td:first-child,th.l,td.l{text-align:left}
 table.sortable th{cursor:pointer;user-select:none}
@@ -502,6 +504,9 @@ def _board_page(b, results: dict[str, Any], controls: set[str], figs: list[Figur
                 notes.add(f"† n/a: {b.labels.get(name, name)} is undefined for every instance of that submission "
                           f"(e.g. a constant map has no correlation), so it has no mean and is not ranked on it.")
                 cells.append((text_html, v, ""))
+            elif m is not None and m.excluded:
+                cells.append((f"<span title=\"{m.excluded} instance(s) excluded: the metric is undefined there\">"
+                              f"{e(text)}</span>", v, ""))
             else:
                 cells.append((e(text), v, ""))
         excl = max((m.excluded for m in row.metrics.values()), default=0)
