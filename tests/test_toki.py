@@ -260,3 +260,33 @@ def test_oracle_submissions_are_found_and_instantiate():
     assert subs["toki-omis"].instantiate().explainer_name == "omission"
     assert subs["toki-lime"].instantiate().train_limit is None
     assert subs["naive-oracle"].instantiate().theta_conf == 0.9
+
+
+def test_dedup_model_predicts_each_distinct_document_once():
+    from submissions.toki_core import DedupModel
+
+    m = Bag({"good": 2.0, "bad": -2.0})
+    seen = []
+    inner_predict = m.predict
+    m.predict = lambda docs: (seen.append(len(docs)), inner_predict(docs))[1]
+    d = DedupModel(m)
+    docs = [["good"], ["bad", "x"], ["good"], [], ["bad", "x"], []]
+    out = d.predict(docs)
+    assert seen == [3] and d.documents == 6 and d.distinct == 3
+    assert np.allclose(out, inner_predict(docs))
+    assert d.target(docs).tolist() == [1, 0, 1, 0, 0, 0] and d.n_outputs == 2
+
+
+def test_toki_lime_pipeline1_dedup_gives_the_same_keywords():
+    model = Bag({"ball": 2.0, "goal": 1.5, "pizza": -2.0, "the": 0.1, "team": 0.8})
+    train = {"tokens": [["ball", "the", "goal"], ["goal", "ball", "team"], ["pizza", "the"], ["pizza", "soup"]],
+             "label": [1, 1, 0, 0], "prediction": [1, 1, 0, 0]}
+    fitted = []
+    for dedup in (True, False):
+        toki = Toki(explainer="lime", lime_samples=300, models=[toy_embedding()], class_names=["food", "sport"],
+                    lemmatize=False, dedup_predictions=dedup)
+        toki.fit(OracleContext(model=model, train=train))
+        fitted.append(toki)
+    assert fitted[0].keyword_sets() == fitted[1].keyword_sets()
+    assert fitted[0].counts["explain_distinct_documents"] < fitted[0].counts["explain_documents"]
+    assert all(np.allclose(fitted[0].pool_scores[c], fitted[1].pool_scores[c]) for c in (0, 1))
