@@ -581,6 +581,7 @@ class Toki(_Base):
             idx = sorted(rng.choice(idx, int(self.train_limit), replace=False).tolist())
         self.counts["train_explained"] = len(idx)
         exps = self.explain([docs[i] for i in idx], [preds[i] for i in idx], [str(ids[i]) for i in idx])
+        self.fit_explanations = dict(zip((str(ids[i]) for i in idx), exps))  # per training id (diagnostics)
         t1 = time.perf_counter()
         self.fit_pools(exps, [preds[i] for i in idx])
         self.timings.update({"fit_explain_s": t1 - t0, "fit_keywords_s": time.perf_counter() - t1})

@@ -183,3 +183,16 @@ def test_loaders_count_exclusions():
     assert sum(d.label == 1 for d in test) == 1142 and all(bool(d.rationale) == (d.label == 1) for d in test)
     d = next(d for d in h.splits["train"] + test + h.splits["validation"] if d.id == "13851720_gab")
     assert {"disgusting", "kike", "language", "exterminate", "the", "goyim"} <= d.rationale
+
+
+def test_truncation_drops_rationale_words_the_model_never_saw():
+    from generators.trust.build import _truncate
+    from generators.trust.data import TrustCorpus, TrustDoc
+
+    docs = [TrustDoc("a", "", ["good", "film", "x", "great", "plot"], 1, frozenset({"good", "great", "plot"})),
+            TrustDoc("b", "", ["x", "y", "z", "great"], 1, frozenset({"great"})),
+            TrustDoc("c", "", ["great", "y"], 1, frozenset({"great"}))]
+    corpus = TrustCorpus("t", ["neg", "pos"], ["negative", "positive"], {"test": docs})
+    assert _truncate(corpus, 3) == (2, 3, 1)  # a loses great + plot, b loses its whole rationale
+    assert docs[0].rationale == {"good"} and docs[1].rationale == frozenset() and docs[2].rationale == {"great"}
+    assert docs[0].tokens == ["good", "film", "x"]
