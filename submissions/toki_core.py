@@ -320,6 +320,26 @@ def class_name_words(name: str) -> list[str]:
     return content or words
 
 
+def class_names_from_rows(train: Any) -> list[str] | None:
+    """Class names from a training split's `class_name` column (the name of each row's predicted class, as the
+    trust sets store it): index = prediction. None without that column; an error if a class index has two
+    names. Classes never predicted in the split are unnamed → None (TOKI then needs class_names)."""
+    if train is None:
+        return None
+    cols = columns(train, ("prediction", "class_name"))
+    if "class_name" not in cols or "prediction" not in cols:
+        return None
+    found: dict[int, str] = {}
+    for p, n in zip(cols["prediction"], cols["class_name"]):
+        if n is None:
+            continue
+        if found.setdefault(int(p), str(n)) != str(n):
+            raise ValueError(f"class {int(p)} has two names in the training split: {found[int(p)]!r} and {n!r}")
+    if not found or sorted(found) != list(range(max(found) + 1)):
+        return None
+    return [found[c] for c in range(len(found))]
+
+
 # ------------------------------------------------------------------------------ the oracle
 @dataclass
 class _ModelState:
@@ -398,9 +418,11 @@ class _Base:
             self.states.append(_ModelState(m, float(theta)))
         if not self.states:
             raise ValueError("TOKI needs at least one embedding model")
-        names = self.class_names or getattr(self.model, "class_names", None)
-        if names is None:
-            raise ValueError("TOKI needs the class names (class_names=[...]) to embed them")
+        names = (self.class_names or getattr(context, "class_names", None) or getattr(self.model, "class_names", None)
+                 or class_names_from_rows(getattr(context, "train", None)))
+        if not names:
+            raise ValueError("TOKI needs the class names to embed them: class_names=[...], context.class_names, "
+                             "model.class_names, or a 'class_name' column beside 'prediction' in the training split")
         self.n_classes = len(names)
         self._class_words = [class_name_words(n) for n in names]
         for st in self.states:

@@ -290,3 +290,29 @@ def test_toki_lime_pipeline1_dedup_gives_the_same_keywords():
     assert fitted[0].keyword_sets() == fitted[1].keyword_sets()
     assert fitted[0].counts["explain_distinct_documents"] < fitted[0].counts["explain_documents"]
     assert all(np.allclose(fitted[0].pool_scores[c], fitted[1].pool_scores[c]) for c in (0, 1))
+
+
+def test_class_names_from_the_training_split_column():
+    from submissions.toki_core import class_names_from_rows
+
+    train = {"tokens": [["a"], ["b"], ["c"]], "label": [0, 1, 1], "prediction": [0, 1, 1],
+             "class_name": ["food", "sport", "sport"]}
+    assert class_names_from_rows(train) == ["food", "sport"]
+    assert class_names_from_rows({"prediction": [1], "class_name": ["sport"]}) is None  # class 0 unnamed
+    with pytest.raises(ValueError, match="two names"):
+        class_names_from_rows({"prediction": [0, 0], "class_name": ["food", "meal"]})
+    ki = TokiKI(models=[toy_embedding()], lemmatize=False)
+    ki.fit(OracleContext(model=None, train=train))
+    assert ki.n_classes == 2 and ki._class_words == [["food"], ["sport"]]
+    with pytest.raises(ValueError, match="class names"):
+        TokiKI(models=[toy_embedding()], lemmatize=False).fit(OracleContext(model=None, train={"prediction": [0]}))
+
+
+def test_class_name_unknown_to_one_model_abstains_and_is_counted():
+    m1, m2 = toy_embedding(), toy_embedding(drop=("food",))
+    m2.name = "toy2"
+    toki = Toki(models=[m1, m2], class_names=["sport", "food"], lemmatize=False)
+    toki.fit_explained([(["pizza", "ball"], [0.5, 0.4])], [1])
+    assert toki.counts["class_without_embedding:toy2:1"] == 1
+    # only model 1 votes on the food pool: pizza near food (keyword), ball not
+    assert toki.keyword_sets()[1] == (["pizza"], ["ball"])

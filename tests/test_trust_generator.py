@@ -132,6 +132,7 @@ def test_tiny_hatexplain_build(tmp_path, monkeypatch):
     test = pq.read_table(res / "hatexplain-cnn" / "test-00000-of-00001.parquet").to_pylist()
     for r in test:
         assert r["prediction"] == r["label"] and 1 <= len(r["explanation_words"]) <= 10
+        assert r["class_name"] == ["normal", "hateful offensive"][r["prediction"]]  # the name TOKI embeds
         assert r["trust"] == (explanation_precision(r["explanation_words"], set(r["rationale"])) >= 0.5)
         assert all(s > 0 for s in r["explanation_scores"])
     assert (res / "model" / "hatexplain-cnn" / "config.json").is_file()

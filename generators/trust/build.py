@@ -236,7 +236,8 @@ def schemas(classes: Sequence[str]):
 
     base = {"id": datasets.Value("string"), "text": datasets.Value("string"),
             "tokens": datasets.Sequence(datasets.Value("string")), "label": datasets.ClassLabel(names=list(classes)),
-            "prediction": datasets.ClassLabel(names=list(classes)), "confidence": datasets.Value("float64")}
+            "prediction": datasets.ClassLabel(names=list(classes)), "confidence": datasets.Value("float64"),
+            "class_name": datasets.Value("string")}
     train = datasets.Features(base)
     test = datasets.Features({**base, "explanation_words": datasets.Sequence(datasets.Value("string")),
                               "explanation_scores": datasets.Sequence(datasets.Value("float64")),
@@ -251,8 +252,13 @@ GROUND_TRUTH_COLUMNS = ("trust", "precision", "rationale")
 def write_trust_config(root: Path, name: str, classes: Sequence[str], train_rows: list[dict], test_rows: list[dict],
                        params: dict, stats: dict) -> dict[str, Any]:
     """Write one `trust/<name>` config: splits `train` and `test` with one schema (HF needs one per config);
-    train rows carry no explanation (empty lists) and null ground truth."""
+    train rows carry no explanation (empty lists) and null ground truth. Every row gets `class_name`, the name
+    of its *predicted* class as TOKI embeds it (the per-dataset class-name map `params["class_words"]`, e.g.
+    HateXplain "hateful offensive" for the class `toxic`; SPECS §1.2 [I]) unless the row has one."""
     _, schema = schemas(classes)
+    names = list(params.get("class_words") or classes)
+    train_rows = [{"class_name": names[int(r["prediction"])], **r} for r in train_rows]
+    test_rows = [{"class_name": names[int(r["prediction"])], **r} for r in test_rows]
     fill = {"explanation_words": [], "explanation_scores": [], "trust": None, "precision": None, "rationale": []}
     train = pa.Table.from_pylist([{**fill, **r} for r in train_rows], schema=schema.arrow_schema)
     test = pa.Table.from_pylist(test_rows, schema=schema.arrow_schema)
