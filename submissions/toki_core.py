@@ -152,8 +152,14 @@ class DedupModel:
 
 
 class Lemmatizer:
-    """Lower-case + WordNet lemmatiser (noun reading; SPECS §1.2 [I: no lemmatisation table]); the
-    WordNet data must be set up (generators/trust/wordnet.py: `ensure_wordnet`)."""
+    """Lower-case + WordNet lemmatiser (SPECS §1.2 [I: no lemmatisation table]); the WordNet data must be set
+    up (generators/trust/wordnet.py: `ensure_wordnet`).
+
+    Rule [I], closer to a lemma table (the released script loads one): a function word (scikit-learn's English
+    stop-word list, plus does / did / doing / having) takes only its *verb* lemma (was/is/are → be, has → have, does → do) and is otherwise kept;
+    any other word takes its noun lemma (jews → jew, women → woman) and, when that leaves it unchanged, its verb
+    lemma (fucking → fuck). The noun reading alone mangles function words: was → "wa", has → "ha", us → "u",
+    does → "doe", as → "a" (WordNet knows those nouns), which sent them to unrelated embeddings."""
 
     def __init__(self, enabled: bool = True) -> None:
         self.enabled = enabled
@@ -170,9 +176,28 @@ class Lemmatizer:
             return w
         out = self._cache.get(w)
         if out is None:
-            out = self._lem.lemmatize(w) if w.isalpha() else w
+            if not w.isalpha():
+                out = w
+            elif w in _function_words():
+                out = self._lem.lemmatize(w, "v")
+            else:
+                out = self._lem.lemmatize(w)
+                if out == w:
+                    out = self._lem.lemmatize(w, "v")
             self._cache[w] = out
         return out
+
+
+_FUNCTION_WORDS: frozenset[str] | None = None
+
+
+def _function_words() -> frozenset[str]:
+    global _FUNCTION_WORDS
+    if _FUNCTION_WORDS is None:
+        from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+        _FUNCTION_WORDS = frozenset(ENGLISH_STOP_WORDS) | {"does", "did", "doing", "having"}  # auxiliaries it lacks
+    return _FUNCTION_WORDS
 
 
 # ------------------------------------------------------------------------------ θ_relate search
