@@ -211,6 +211,8 @@ def build_trust(cfg: TrustBuildConfig | None = None, *, root: Path | None = None
                 bar.advance()
     lime_s = time.perf_counter() - t1
     n_trust = sum(r["trust"] for r in rows)
+    if rows and n_trust in (0, len(rows)):
+        counts["one_class_only"] = 1  # Sen or Spec (and G-mean) undefined on this set: reported, never averaged
     acc = float(mcfg["scores"].get("test_accuracy", float("nan")))
     paper = PAPER[cfg.dataset]
     stats = {
