@@ -186,6 +186,38 @@ def reproduce_idc(
         console.print(t)
 
 
+@reproduce_app.command("trust")
+def reproduce_trust(
+    dataset: Optional[List[str]] = typer.Option(None, "--dataset", "-d", help="Trust configs, e.g. hatexplain-cnn "
+                                                "(default: every built trust set)."),
+    oracle: Optional[List[str]] = typer.Option(None, "--oracle", "-o", help="Oracle submissions (default: TOKI-lime "
+                                               "/ -omis / -grad, Naive, the three –K.I rows and random)."),
+    train_limit: int = typer.Option(-1, min=-1, help="TOKI pipeline 1 on a seeded sample of N correct training "
+                                    "predictions (-1 = all of them, the paper's budget for CAMS / HateXplain)."),
+    lime_samples: int = typer.Option(5000, min=1, help="LIME samples per explanation in TOKI-lime (paper: 5,000)."),
+    limit: Optional[int] = typer.Option(None, min=1, help="Only the first N test predictions."),
+    fit_timeout: float = typer.Option(0.0, min=0, help="Time limit of each oracle's fit, s (0 = none)."),
+    results: Optional[Path] = typer.Option(None, help="Results folder (default $XAIBENCH_HOME/results)."),
+) -> None:
+    """TOKI Table 3 (Nguyen Tung et al.): TOKI, Naive and the –K.I ablations on every built trust set,
+    run as oracles in the sandboxed worker, beside the paper's rows and Naive from the Fig. 6 counts."""
+    from generators.trust.reproduce import ORACLES, run, table
+
+    toki = {"train_limit": train_limit, "lime_samples": lime_samples}
+    params = {s: {k: v for k, v in toki.items() if k in _declared(s)} for _, s in ORACLES if s.startswith("toki")}
+    rows = run(dataset, oracle, params=params, limit=limit, results_dir=results, fit_timeout_s=fit_timeout)
+    if not rows:
+        raise typer.BadParameter("no trust set is built: run `xaibench generate trust --dataset hatexplain` first")
+    for t in table(rows):
+        console.print(t)
+
+
+def _declared(name: str) -> set[str]:
+    from benchmark.submission import get_submission
+
+    return set(get_submission(name).parameters)
+
+
 @reproduce_app.command("rcnn")
 def reproduce_rcnn(
     aspect: List[Aspect] = typer.Option(["appearance", "aroma", "palate"], "--aspect", "-a", case_sensitive=False,

@@ -8,6 +8,7 @@ by the harness. Submissions only ever see `Instances.batch(...)`, which carries 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
@@ -53,6 +54,8 @@ class Track:
     metrics: tuple[str, ...] = ()  # the first is the primary metric
     models: tuple[str, ...] = ()  # model names this track can build from a resource
     default_split: str = "validation"
+    submission_kind: str = "explainer"  # "explainer" (explain) or "oracle" (fit once, then judge)
+    score_chunk: int | None = 250  # instances per `score` call; None = every instance in one call
 
     @property
     def primary_metric(self) -> str:
@@ -79,6 +82,20 @@ class Track:
         The spec is a model folder a worker loads by itself, or a black box the harness serves
         (`benchmark.models.spec`); a model built from ground truth must be served, never loaded."""
         raise NotImplementedError
+
+    def assets(self, resource) -> dict[str, Path]:
+        """Read-only folders (no ground truth) every worker of this track gets, by name; the worker
+        finds each through `XAIBENCH_ASSET_<NAME>` (`benchmark.sandbox.asset_env`). Default: none."""
+        return {}
+
+    def fit_context(self, resource) -> dict[str, Any] | None:
+        """For oracle tracks: what `fit` is handed (training split columns, class names, explainer);
+        sent to every fresh worker before its first batch. Default: nothing (explainers)."""
+        return None
+
+    def undefined(self, scores: dict[str, np.ndarray], ok: np.ndarray) -> dict[str, str]:
+        """Why a summarised metric has no value (metric name → reason); recorded in the Result."""
+        return {}
 
     def split_size(self, resource, split: str, instances: Instances, limit: int | None) -> int:
         """How many instances the whole split has (after the track's exclusions): the coverage a
@@ -122,3 +139,4 @@ def _ensure_builtin() -> None:
     import benchmark.tracks.aixi  # noqa: F401  (registers itself)
     import benchmark.tracks.idc  # noqa: F401
     import benchmark.tracks.rcnn  # noqa: F401
+    import benchmark.tracks.trust  # noqa: F401
