@@ -13,6 +13,7 @@ from benchmark.options import SEED_MAX, TIME_BUDGET_MAX_S, exclusive
 from benchmark.progress import console
 from generators.rcnn_cli import Aspect, register_rcnn
 from generators.trust.cli import register as register_trust
+from generators.robustness.cli import register as register_robustness
 
 
 def _choices(name: str, *values: str) -> type[StrEnum]:
@@ -47,6 +48,7 @@ register_trust(generate_app)
 train_app = typer.Typer(help="Train the models under test of a resource.", no_args_is_help=True)
 reproduce_app = typer.Typer(help="Re-run a paper's experiments and print our numbers beside the paper's.",
                             no_args_is_help=True)
+register_robustness(generate_app, reproduce_app)
 
 
 @generate_app.command("aixi")

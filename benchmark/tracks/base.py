@@ -141,3 +141,4 @@ def _ensure_builtin() -> None:
     import benchmark.tracks.idc  # noqa: F401
     import benchmark.tracks.rcnn  # noqa: F401
     import benchmark.tracks.trust  # noqa: F401
+    import benchmark.tracks.robustness  # noqa: F401
