@@ -55,12 +55,18 @@ class Explainer(Protocol):
 
 @dataclass(frozen=True)
 class OracleContext:
-    """What an oracle gets once per model under test: a training split, the model, an explainer."""
+    """What an oracle gets once per model under test: a training split, the model, an explainer.
+
+    `train`: the resource's training split as columns (`tokens`, `label`, `prediction`, `confidence`);
+    `explainer`: the built-in explainer that produced the explanations it will judge (None when it
+    cannot be built), `explainer_name` its registered name; `class_names`: one name per class."""
 
     model: Any
     train: Any
     explainer: Explainer | None = None
     seed: int = 0
+    class_names: Sequence[str] = ()
+    explainer_name: str = ""
 
 
 @runtime_checkable

@@ -42,8 +42,8 @@ import numpy as np
 from benchmark.cache import Entry
 from benchmark.errors import ResourceError, SubmissionError
 from benchmark.models.spec import ModelSpec
-from benchmark.sandbox import (INSIDE_MODEL, INSIDE_SCRATCH, INSIDE_SUBMISSION, Limits, bwrap_argv, resolve_mode,
-                               worker_env)
+from benchmark.sandbox import (INSIDE_MODEL, INSIDE_SCRATCH, INSIDE_SUBMISSION, Limits, asset_paths, bwrap_argv,
+                               resolve_mode, worker_env)
 from benchmark.submission import Submission
 from benchmark.wire import MAX_BYTES, Channel, Deadline, PeerClosed, WireError
 
@@ -75,9 +75,10 @@ def validate_output(out: Any, shape: tuple[int, ...]) -> tuple[np.ndarray | None
 class WorkerCrash(Exception):
     """The worker died or broke the protocol; `reason` says how."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, fatal: bool = False) -> None:
         super().__init__(reason)
         self.reason = reason
+        self.fatal = fatal  # retrying in a fresh worker cannot help (an oracle's fit failed)
 
 
 @dataclass
@@ -90,6 +91,12 @@ class WorkerConfig:
     scratch_root: Path | None = None  # per-submission writable folders live under it
     max_bytes: int = MAX_BYTES
     torch_threads: int | None = None
+    assets: dict[str, Path] = field(default_factory=dict)  # read-only folders the track hands the worker
+    fit_timeout_s: float = 0.0  # an oracle's fit (0 = no limit)
+
+
+class FitError(SubmissionError):
+    """An oracle's `fit` raised, hung past its limit or killed its worker (the reason says which)."""
 
 
 def _subreaper() -> None:
@@ -118,8 +125,13 @@ def _children() -> list[int]:
 class Worker:
     """One submission × model run in a worker process (start lazily, `close()` always)."""
 
-    def __init__(self, sub: Submission, overrides: dict[str, Any], spec: ModelSpec, config: WorkerConfig) -> None:
+    def __init__(self, sub: Submission, overrides: dict[str, Any], spec: ModelSpec, config: WorkerConfig,
+                 fit: dict[str, Any] | None = None) -> None:
+        """`fit`: for an oracle, the `fit` message (train columns, class names, explainer, seed) sent
+        to every fresh worker before its first batch; `fit_seconds` records each fit's duration."""
         self.sub, self.overrides, self.spec, self.config = sub, dict(overrides), spec, config
+        self.fit = fit
+        self.fit_seconds: list[float] = []
         self.mode = resolve_mode(config.sandbox)
         self.proc: subprocess.Popen | None = None
         self.channel: Channel | None = None
@@ -150,14 +162,15 @@ class Worker:
         if self.mode == "bwrap":
             model_dir = Path(self.spec.directory) if self.spec.directory is not None else None
             argv = bwrap_argv(worker_argv, model_dir=model_dir, submission_dir=self.sub.path,
-                              scratch_dir=scratch, hidden=self.config.hidden, limits=self.config.limits)
-            env, cwd = worker_env(INSIDE_SCRATCH, "/tmp"), None
+                              scratch_dir=scratch, hidden=self.config.hidden, limits=self.config.limits,
+                              assets=self.config.assets)
+            env, cwd = {**worker_env(INSIDE_SCRATCH, "/tmp"), **asset_paths(self.config.assets, True)}, None
             sub_path, model_path = INSIDE_SUBMISSION, INSIDE_MODEL
         else:
             _subreaper()
             self._home = tempfile.TemporaryDirectory(prefix="xaibench-worker-")
             argv, cwd = worker_argv, self._home.name
-            env = worker_env(str(scratch), self._home.name)
+            env = {**worker_env(str(scratch), self._home.name), **asset_paths(self.config.assets, False)}
             self._token = env["XAIBENCH_WORKER"] = os.urandom(8).hex()
             sub_path, model_path = str(self.sub.path), None
         try:
@@ -196,7 +209,34 @@ class Worker:
                 raise ResourceError(f"the model under test could not be loaded: {msg}")
             raise SubmissionError(msg or f"{self.sub.name} failed to start")
         self.unsupported = None if reply.get("unsupported") is None else _clean(reply["unsupported"])
+        if self.unsupported is None and self.fit is not None:
+            self._fit()
         return self.unsupported
+
+    def _fit(self) -> None:
+        """Send the oracle's `fit` and wait for it (FitError on an exception, a hang or a crash)."""
+        limit = self.config.fit_timeout_s
+        try:
+            deadline = time.monotonic() + limit if limit > 0 else None
+            self.channel.send({"type": "fit", **self.fit})
+            reply = self.channel.recv(deadline)
+            while isinstance(reply, dict) and reply.get("type") == "predict":  # a served model, while fitting
+                self._serve_predict(reply, [])
+                reply = self.channel.recv(deadline)
+        except Deadline:
+            self.close()
+            raise FitError(f"fit timed out (limit {limit:g} s; raise --fit-timeout or fix the oracle)") from None
+        except WireError as exc:
+            why = self._death(str(exc))
+            self.close()
+            raise FitError(f"fit crashed: {why}") from None
+        if isinstance(reply, dict) and reply.get("type") == "fitted" and isinstance(reply.get("seconds"), (int, float)):
+            self.fit_seconds.append(float(reply["seconds"]))
+            return
+        self.close()
+        if isinstance(reply, dict) and reply.get("type") == "fit-error":
+            raise FitError(f"fit {_clean(reply.get('message', 'failed'))}")
+        raise FitError("fit answered with a malformed message")
 
     def _drain(self, stream) -> None:
         try:
@@ -329,6 +369,8 @@ class Worker:
         if self.proc is None or self.proc.poll() is not None:  # a fresh worker after a crash or time-out
             try:
                 why_not = self.start()
+            except FitError as exc:
+                raise WorkerCrash(f"the restarted worker's {_clean(exc, 300)}", fatal=True) from None
             except (SubmissionError, ResourceError) as exc:
                 raise WorkerCrash(f"the worker could not be restarted ({_clean(exc, 300)})") from None
             if why_not:

@@ -21,9 +21,10 @@ from typing import Any, Sequence
 import numpy as np
 
 from benchmark import allocator
+from benchmark.backends import BACKENDS, Job, run_batches
 from benchmark.cache import Entry, OutputCache
 from benchmark.errors import SubmissionError, XaibenchError
-from benchmark.isolation import MAX_CRASHES, Worker, WorkerConfig, WorkerCrash, validate_output
+from benchmark.isolation import MAX_CRASHES, FitError, Worker, WorkerConfig, WorkerCrash, validate_output
 from benchmark.progress import progress_bar
 from benchmark.provenance import software
 from benchmark.resources import data_home, load_resource
@@ -50,6 +51,10 @@ class RunOptions:
     metric_params: dict[str, Any] = field(default_factory=dict)  # e.g. {"attribution": "absolute"}
     sandbox: str = "auto"  # auto | bwrap | none (benchmark.sandbox)
     memory_gb: float = 8.0  # the worker's address-space limit
+    fit_timeout_s: float = 3600.0  # an oracle's fit, per worker start (0 = none)
+    backend: str = "local"  # local | ray (benchmark.backends)
+    address: str | None = None  # ray: a cluster to join (None: a private local Ray instance)
+    workers: int | None = None  # ray: CPUs of the local instance / units in flight (None: all CPUs)
 
     def check(self) -> None:
         """Refuse bad values before anything runs or is written (one-line XaibenchError)."""
@@ -63,10 +68,15 @@ class RunOptions:
             bad("limit", f"must be an integer ≥ 1 (or None for the whole split), got {self.limit!r}")
         if not isinstance(self.seed, int) or self.seed < 0:
             bad("seed", f"must be an integer ≥ 0, got {self.seed!r}")
-        if not isinstance(self.timeout_s, (int, float)) or not np.isfinite(self.timeout_s) or self.timeout_s < 0:
-            bad("timeout", f"must be a number of seconds ≥ 0 (0 = no limit), got {self.timeout_s!r}")
+        for name, value in (("timeout", self.timeout_s), ("fit_timeout", self.fit_timeout_s)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value) or value < 0:
+                bad(name, f"must be a number of seconds ≥ 0 (0 = no limit), got {value!r}")
         if not isinstance(self.memory_gb, (int, float)) or not 0.25 <= self.memory_gb <= 1024:
             bad("memory_gb", f"must be between 0.25 and 1024 GiB, got {self.memory_gb!r}")
+        if self.backend not in BACKENDS:
+            bad("backend", f"must be one of {', '.join(BACKENDS)}, got {self.backend!r}")
+        if self.workers is not None and (not isinstance(self.workers, int) or self.workers < 1):
+            bad("workers", f"must be an integer ≥ 1 (or None for all CPUs), got {self.workers!r}")
         if self.sandbox not in MODES:
             bad("sandbox", f"must be one of {', '.join(MODES)}, got {self.sandbox!r}")
 
@@ -108,8 +118,8 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
     allocator.tune()
     sub = submission if isinstance(submission, Submission) else get_submission(submission)
     trk = get_track(track)
-    if sub.kind != "explainer":
-        raise SubmissionError(f"{sub.name} is an {sub.kind}; the {track} track evaluates explainers")
+    if sub.kind != trk.submission_kind:
+        raise SubmissionError(f"{sub.name} is an {sub.kind}; the {track} track evaluates {trk.submission_kind}s")
     res = load_resource(resource)
     if res.family != trk.family:
         raise SubmissionError(f"resource {resource} belongs to family '{res.family}', not the {track} track")
@@ -138,27 +148,40 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
     # starts a fresh cache (the old one stays); the key inside still refuses any other mismatch
     cache_path = (data_home() / "cache" / track / inputs_name.replace("/", "__") / opts.model /
                   f"{sub.name}-{sub.hash[:8]}-{str(model_info['hash'])[:8]}-{param_hash}-s{opts.seed}-{split}.sqlite")
+    fit = trk.fit_context(res)
     config = WorkerConfig(sandbox=opts.sandbox, hidden=hidden_paths(results_dir, res.root),
                           limits=Limits(memory_bytes=int(opts.memory_gb * (1 << 30)),
-                                        cpu_seconds=_cpu_budget(opts.timeout_s, len(instances))))
-    worker = Worker(sub, opts.params, spec, config)  # resolves the sandbox (or refuses) before any file is made
+                                        cpu_seconds=_cpu_budget(opts.timeout_s, len(instances),
+                                                                opts.fit_timeout_s if fit is not None else None)),
+                          assets=trk.assets(res), fit_timeout_s=opts.fit_timeout_s)
+    worker = Worker(sub, opts.params, spec, config,  # resolves the sandbox (or refuses) before any file is made
+                    fit=None if fit is None else {**fit, "seed": opts.seed})
     cache = OutputCache(cache_path, key, overwrite=opts.overwrite)
     try:
         done = cache.done()
         todo = [n for n, i in enumerate(instances.ids) if i not in done]
         t_start = time.perf_counter()
-        if todo:
-            refused = worker.start()
+        crashes = _Crashes()
+        if todo and opts.backend == "local":
+            try:
+                refused = worker.start()
+            except FitError as exc:  # the oracle cannot judge anything: every instance fails with the reason
+                refused, crashes.stopped = None, f"not run: {exc}"
             if refused:
                 raise SubmissionError(f"cannot evaluate: {refused} (model '{opts.model}'); choose another model "
                                       "or submission")
-        crashes = _Crashes()
         with progress_bar(len(todo), f"{name} on {res.name}/{opts.model}", unit="inst") as bar:
-            for start in range(0, len(todo), opts.batch_size):
-                pos = todo[start : start + opts.batch_size]
-                cache.put(_explain(worker, instances, pos, opts, crashes))
+            # the backend explains the batches (here, or as Ray tasks with their own workers); only this
+            # process writes the cache, batch by batch as they come back (benchmark.backends)
+            batches = [todo[start : start + opts.batch_size] for start in range(0, len(todo), opts.batch_size)]
+            job = Job(sub, opts.params, spec, config, opts, fit=worker.fit)
+            for pos, got in run_batches(batches, lambda pos: _explain(worker, instances, pos, opts, crashes),
+                                        backend=opts.backend, address=opts.address, workers=opts.workers,
+                                        instances=instances, job=job):
+                cache.put(got)
                 bar.advance(len(pos))
         worker.close()
+        fit_s = _fit_seconds(cache_path, worker.fit_seconds, opts.overwrite) if fit is not None else None
         entries = cache.get(instances.ids)
         missing = [i for i in instances.ids if i not in entries]
         if missing:
@@ -189,6 +212,8 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
                               f"{platform.python_version()})",
                     "isolation": {"sandbox": worker.mode, "worker_starts": worker.starts,
                                   "memory_gb": opts.memory_gb},
+                    **({"backend": {"name": opts.backend, "address": opts.address, "workers": opts.workers}}
+                       if opts.backend != "local" else {}),  # ray: worker_starts counts none of the tasks
                     "this_run_s": round(time.perf_counter() - t_start, 3)},
         primary_metric=trk.primary_metric,
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -196,18 +221,39 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
         integrity={"outputs_sha256": outputs_digest([entries[i] for i in instances.ids])},
         extra={**({"metric_params": opts.metric_params} if opts.metric_params else {}),
                **({"excluded_instances": instances.excluded} if instances.excluded else {}),
+               **trk.summary_extra(scores, ok),
+               **({"fit_s": fit_s} if fit_s is not None else {}),
+               "seconds_per_instance": round(sum(e.seconds for e in entries.values()) / max(1, len(instances)), 6),
                "cache": str(cache_path.relative_to(data_home()))},
     )
     result.save(result_path(results_dir, track, res.name, opts.model, name, coverage))
     return result
 
 
-def _cpu_budget(timeout_s: float, n: int) -> int | None:
-    """RLIMIT_CPU of a worker: a backstop behind the wall clock — the run's whole time limit on every
-    core, plus start-up (None when there is no time limit)."""
-    if timeout_s <= 0:
+def _fit_seconds(cache_path: Path, this_run: list[float], overwrite: bool) -> float | None:
+    """An oracle's fit time: this run's first fit, kept beside the cache (`<cache>.fit.json`) so a
+    resumed run that needed no fit still reports it; None when no fit ever ran."""
+    side = cache_path.with_name(cache_path.name + ".fit.json")
+    if this_run:
+        tmp = side.with_name(side.name + ".tmp")
+        tmp.write_text(json.dumps({"fit_s": round(this_run[0], 3), "fits_this_run": len(this_run)}))
+        os.replace(tmp, side)
+        return round(this_run[0], 3)
+    if overwrite or not side.is_file():
         return None
-    return int(timeout_s * max(n, 1) * (os.cpu_count() or 1) + 600)
+    try:
+        value = json.loads(side.read_text()).get("fit_s")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _cpu_budget(timeout_s: float, n: int, fit_s: float | None = None) -> int | None:
+    """RLIMIT_CPU of a worker: a backstop behind the wall clock — the run's whole time limit (and an
+    oracle's fit limit, `fit_s`; None = no fit) on every core, plus start-up (None when unlimited)."""
+    if timeout_s <= 0 or fit_s == 0:
+        return None
+    return int((timeout_s * max(n, 1) + (fit_s or 0.0)) * (os.cpu_count() or 1) + 600)
 
 
 @dataclass
@@ -216,20 +262,24 @@ class _Crashes:
 
     in_a_row: int = 0
     last: str = ""
+    stopped: str = ""  # a reason that ends the run (e.g. an oracle whose fit failed)
 
 
 def _explain(worker: Worker, instances, positions: Sequence[int], opts: RunOptions,
              crashes: _Crashes) -> list[Entry]:
     """Entries for one batch; after a worker crash, each instance again alone in a fresh worker."""
     ids = [instances.ids[p] for p in positions]
-    if crashes.in_a_row >= MAX_CRASHES:
-        reason = f"not run: the worker crashed {crashes.in_a_row} times in a row (last: {crashes.last})"
+    if crashes.stopped or crashes.in_a_row >= MAX_CRASHES:
+        reason = crashes.stopped or f"not run: the worker crashed {crashes.in_a_row} times in a row (last: {crashes.last})"
         return [Entry(i, False, None, reason[:500], 0.0) for i in ids]
     batch = instances.batch(positions, opts.seed)
     try:
         entries = worker.explain(batch.ids, batch.inputs, batch.segments, opts.seed,
                                  [instances.output_shapes[p] for p in positions], opts.timeout_s)
     except WorkerCrash as crash:
+        if crash.fatal:  # e.g. a restarted oracle whose fit now fails: retrying cannot help
+            crashes.stopped = f"not run: {crash.reason}"
+            return [Entry(i, False, None, crashes.stopped[:500], 0.0) for i in ids]
         crashes.in_a_row += 1
         crashes.last = crash.reason
         if len(positions) == 1:

@@ -44,6 +44,15 @@ MODES = ("auto", "bwrap", "none")
 INSIDE_MODEL = "/xaibench/model"
 INSIDE_SUBMISSION = "/xaibench/submission"
 INSIDE_SCRATCH = "/xaibench/scratch"
+INSIDE_ASSETS = "/xaibench/assets"  # read-only folders a track hands every worker (e.g. word embeddings)
+
+
+def asset_env(name: str) -> str:
+    """The environment variable that tells a worker where asset `name` is: `XAIBENCH_ASSET_<NAME>`
+    (upper case, every character other than a letter or digit → `_`)."""
+    import re
+
+    return "XAIBENCH_ASSET_" + re.sub(r"[^A-Z0-9]", "_", name.upper())
 
 
 class SandboxError(XaibenchError):
@@ -151,7 +160,8 @@ def _under(path: Path, root: Path) -> bool:
 
 
 def bwrap_argv(worker_argv: list[str], *, model_dir: Path | None, submission_dir: Path,
-               scratch_dir: Path, hidden: list[Path], limits: Limits) -> list[str]:
+               scratch_dir: Path, hidden: list[Path], limits: Limits,
+               assets: dict[str, Path] | None = None) -> list[str]:
     """The bubblewrap command line that runs `worker_argv` in the sandbox described above."""
     argv = [shutil.which("bwrap") or "bwrap", "--unshare-all", "--die-with-parent", "--new-session",
             "--cap-drop", "ALL"]
@@ -186,8 +196,24 @@ def bwrap_argv(worker_argv: list[str], *, model_dir: Path | None, submission_dir
     if model_dir is not None:
         ro(model_dir, INSIDE_MODEL)
     ro(submission_dir, INSIDE_SUBMISSION)
+    for name, folder in sorted((assets or {}).items()):
+        ro(Path(folder), f"{INSIDE_ASSETS}/{_asset_name(name)}")
     argv.extend(["--bind", str(scratch_dir), INSIDE_SCRATCH, "--chdir", "/tmp", "--"])
     return argv + worker_argv
+
+
+def _asset_name(name: str) -> str:
+    import re
+
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", name):
+        raise ValueError(f"asset name {name!r} must be 1–64 letters, digits, '_', '.', '-'")
+    return name
+
+
+def asset_paths(assets: dict[str, Path] | None, inside: bool) -> dict[str, str]:
+    """`XAIBENCH_ASSET_<NAME>` → where the worker finds each asset (its sandbox path, or the real one)."""
+    return {asset_env(n): (f"{INSIDE_ASSETS}/{_asset_name(n)}" if inside else str(Path(p).resolve()))
+            for n, p in (assets or {}).items()}
 
 
 def worker_env(scratch: str, home: str) -> dict[str, str]:

@@ -15,6 +15,12 @@ inside the sandbox (`benchmark.sandbox`), and talks to it over one socket (`benc
    A served model's `predict` sends `predict` (inputs, the instance in focus) and waits for
    `predicted` or `predict-error`.
 3. harness → `stop`, or the harness kills the worker.
+
+Oracles (`kind = "oracle"`, the trust track) take the same path with two differences: after `ready`
+the harness sends `fit` (the resource's training split, the class names, the explainer that produced
+the explanations, the seed) and the worker answers `fitted` (seconds) or `fit-error`; each `batch`
+is then judged (`judge`), one bool per instance, sent as a one-element float32 array (1 = trustworthy)
+so the harness validates and caches verdicts like explanations.
 """
 
 from __future__ import annotations
@@ -61,6 +67,60 @@ class _CountError(Exception):
     pass
 
 
+def to_verdict(value: Any) -> Any:
+    """A judged bool as a one-element float32 array (1 = trustworthy), or {"error": why}. The exact
+    type is checked (not isinstance, which a hostile object can fake) and nothing of it is called."""
+    if type(value) is bool or type(value) is np.bool_:
+        return np.array([1.0 if bool(value) else 0.0], dtype=np.float32)
+    return {"error": f"judge returned a {type(value).__name__[:60]} for an instance, not a bool"}
+
+
+def _judge(oracle: Any, batch: Any) -> list[Any]:
+    verdicts = oracle.judge(batch)
+    try:
+        verdicts = list(verdicts)
+    except TypeError:
+        verdicts = []
+    if len(verdicts) != len(batch):
+        raise _CountError(f"judged {len(verdicts)} instances for a batch of {len(batch)}")
+    return [to_verdict(v) for v in verdicts]
+
+
+def run_oracle(oracle: Any, batch: Any) -> list[Any]:
+    """One verdict per instance of `batch` (see `to_verdict`); the whole batch in one `judge` call,
+    again instance by instance if that raises."""
+    return _guarded_batch(lambda b: _judge(oracle, b), batch)
+
+
+def _single(batch: Any, i: int) -> Any:
+    from benchmark.contracts import Batch
+
+    seg = None if batch.segments is None else batch.segments[i : i + 1]
+    return Batch(ids=[batch.ids[i]], inputs=batch.inputs[i : i + 1], segments=seg, seed=batch.seed)
+
+
+def _guarded(call: Any, b: Any) -> list[Any]:
+    try:
+        return call(b)
+    except _CountError as exc:
+        return [{"error": str(exc)}] * len(b)
+    except BaseException as exc:  # noqa: BLE001 - SystemExit / KeyboardInterrupt from a submission too
+        return [{"error": reason_of(exc)}] * len(b)
+
+
+def _guarded_batch(call: Any, batch: Any) -> list[Any]:
+    """`call(batch)`; if it raises, `call` on each instance alone so one bad instance does not fail
+    its companions. A wrong number of outputs fails the whole call (every instance gets the reason)."""
+    try:
+        return call(batch)
+    except _CountError as exc:
+        return [{"error": str(exc)}] * len(batch)
+    except BaseException as exc:  # noqa: BLE001
+        if len(batch) == 1:
+            return [{"error": reason_of(exc)}]
+        return [item for i in range(len(batch)) for item in _guarded(call, _single(batch, i))]
+
+
 def run_explainer(explainer: Any, model: Any, batch: Any, per_instance: bool = False) -> list[Any]:
     """One item per instance of `batch`: a float32 array, or {"error": reason}.
 
@@ -68,35 +128,14 @@ def run_explainer(explainer: Any, model: Any, batch: Any, per_instance: bool = F
     output depends on the explained instance). Otherwise the whole batch in one call; if that
     raises, instance by instance so one bad instance does not fail its companions. A wrong number
     of outputs fails the whole call (every instance gets the reason)."""
-    from benchmark.contracts import Batch
-
-    def single(i: int) -> Batch:
-        seg = None if batch.segments is None else batch.segments[i : i + 1]
-        inp = batch.inputs[i : i + 1]
-        return Batch(ids=[batch.ids[i]], inputs=inp, segments=seg, seed=batch.seed)
-
-    def guarded(b: Batch) -> list[Any]:
-        try:
-            return _call(explainer, model, b)
-        except _CountError as exc:
-            return [{"error": str(exc)}] * len(b)
-        except BaseException as exc:  # noqa: BLE001 - SystemExit / KeyboardInterrupt from a submission too
-            return [{"error": reason_of(exc)}] * len(b)
-
+    call = lambda b: _call(explainer, model, b)  # noqa: E731
     if per_instance:
         out = []
         for i in range(len(batch)):
             model.focus(batch.ids[i])
-            out += guarded(single(i))
+            out += _guarded(call, _single(batch, i))
         return out
-    try:
-        return _call(explainer, model, batch)
-    except _CountError as exc:
-        return [{"error": str(exc)}] * len(batch)
-    except BaseException as exc:  # noqa: BLE001
-        if len(batch) == 1:
-            return [{"error": reason_of(exc)}]
-        return [item for i in range(len(batch)) for item in guarded(single(i))]
+    return _guarded_batch(call, batch)
 
 
 class ServedModel:
@@ -200,16 +239,61 @@ def serve(channel: Any) -> int:
     channel.send({"type": "ready", "unsupported": None if why_not is None else str(why_not)[:MAX_REASON]})
     from benchmark.contracts import Batch
 
+    oracle = s["kind"] == "oracle"
     while True:
         msg = channel.recv()
         kind = msg.get("type")
         if kind == "stop":
             return 0
+        if kind == "fit" and oracle:
+            channel.send(fit_oracle(explainer, model, msg))
+            continue
         if kind != "batch":
             continue
         inputs = msg["inputs"]
         batch = Batch(ids=list(msg["ids"]), inputs=inputs, segments=msg.get("segments"), seed=int(msg["seed"]))
-        channel.send({"type": "outputs", "outputs": run_explainer(explainer, model, batch, per_instance)})
+        outputs = run_oracle(explainer, batch) if oracle else run_explainer(explainer, model, batch, per_instance)
+        channel.send({"type": "outputs", "outputs": outputs})
+
+
+def fit_oracle(oracle: Any, model: Any, msg: dict) -> dict:
+    """`oracle.fit(OracleContext(...))` from a `fit` message → `fitted` (seconds) or `fit-error`."""
+    import time
+
+    from benchmark.contracts import OracleContext
+
+    class_names = [str(c) for c in msg.get("class_names") or []]
+    if class_names:
+        try:
+            model.class_names = class_names
+        except AttributeError:
+            pass
+    context = OracleContext(model=model, train=msg.get("train"), explainer=_context_explainer(msg.get("explainer")),
+                            seed=int(msg.get("seed", 0)), class_names=class_names,
+                            explainer_name=str((msg.get("explainer") or {}).get("name", "")))
+    t0 = time.perf_counter()
+    try:
+        oracle.fit(context)
+    except BaseException as exc:  # noqa: BLE001
+        return {"type": "fit-error", "message": reason_of(exc), "trace": traceback.format_exc()[-2000:]}
+    return {"type": "fitted", "seconds": time.perf_counter() - t0}
+
+
+def _context_explainer(spec: Any) -> Any:
+    """The built-in explainer that produced the resource's explanations (None if it cannot be built)."""
+    if not isinstance(spec, dict) or not spec.get("name"):
+        return None
+    try:
+        import submissions
+        from benchmark.submission import get_submission
+
+        sub = get_submission(str(spec["name"]))
+        builtin = any(Path(sub.path).resolve().is_relative_to(Path(p).resolve()) for p in submissions.__path__)
+        if sub.kind != "explainer" or not builtin:
+            return None
+        return sub.instantiate(dict(spec.get("parameters") or {}))
+    except Exception:  # noqa: BLE001 - a context without an explainer; the oracle may bring its own
+        return None
 
 
 def _die_with_parent() -> None:

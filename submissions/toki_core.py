@@ -119,9 +119,47 @@ def omission_scores(model: Any, docs: Sequence[Sequence[str]], targets: Sequence
     return out
 
 
+class DedupModel:
+    """A model wrapper for pipeline 1 whose `predict` sends every *distinct* document once to the wrapped
+    model and copies the rows back (an exact shortcut: LIME's bag-of-words perturbations repeat — on the
+    HateXplain training posts about half of 5,000 samples are duplicates — and the empty document recurs
+    in every instance). `target` goes through the same `predict`; every other attribute is the model's.
+    `calls` / `documents` / `distinct` count what it saved."""
+
+    def __init__(self, model: Any) -> None:
+        self._model = model
+        self.documents = 0
+        self.distinct = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._model, name)
+
+    def predict(self, docs: Sequence[Sequence[str]]) -> np.ndarray:
+        keys = [tuple(d) for d in docs]
+        index: dict[tuple, int] = {}
+        rows = np.fromiter((index.setdefault(k, len(index)) for k in keys), dtype=np.int64, count=len(keys))
+        self.documents += len(keys)
+        self.distinct += len(index)
+        if not keys:
+            return np.asarray(self._model.predict([]))
+        out = np.asarray(self._model.predict([list(k) for k in index]))
+        return out[rows]
+
+    def target(self, docs: Sequence[Sequence[str]]) -> np.ndarray:
+        p = self.predict(docs)
+        n_out = int(getattr(self._model, "n_outputs", p.shape[1] if p.ndim == 2 else 1))
+        return np.zeros(len(docs), dtype=np.int64) if n_out == 1 else p.argmax(axis=1)
+
+
 class Lemmatizer:
-    """Lower-case + WordNet lemmatiser (noun reading; SPECS §1.2 [I: no lemmatisation table]); the
-    WordNet data must be set up (generators/trust/wordnet.py: `ensure_wordnet`)."""
+    """Lower-case + WordNet lemmatiser (SPECS §1.2 [I: no lemmatisation table]); the WordNet data must be set
+    up (generators/trust/wordnet.py: `ensure_wordnet`).
+
+    Rule [I], closer to a lemma table (the released script loads one): a function word (scikit-learn's English
+    stop-word list, plus does / did / doing / having) takes only its *verb* lemma (was/is/are → be, has → have, does → do) and is otherwise kept;
+    any other word takes its noun lemma (jews → jew, women → woman) and, when that leaves it unchanged, its verb
+    lemma (fucking → fuck). The noun reading alone mangles function words: was → "wa", has → "ha", us → "u",
+    does → "doe", as → "a" (WordNet knows those nouns), which sent them to unrelated embeddings."""
 
     def __init__(self, enabled: bool = True) -> None:
         self.enabled = enabled
@@ -138,9 +176,28 @@ class Lemmatizer:
             return w
         out = self._cache.get(w)
         if out is None:
-            out = self._lem.lemmatize(w) if w.isalpha() else w
+            if not w.isalpha():
+                out = w
+            elif w in _function_words():
+                out = self._lem.lemmatize(w, "v")
+            else:
+                out = self._lem.lemmatize(w)
+                if out == w:
+                    out = self._lem.lemmatize(w, "v")
             self._cache[w] = out
         return out
+
+
+_FUNCTION_WORDS: frozenset[str] | None = None
+
+
+def _function_words() -> frozenset[str]:
+    global _FUNCTION_WORDS
+    if _FUNCTION_WORDS is None:
+        from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+        _FUNCTION_WORDS = frozenset(ENGLISH_STOP_WORDS) | {"does", "did", "doing", "having"}  # auxiliaries it lacks
+    return _FUNCTION_WORDS
 
 
 # ------------------------------------------------------------------------------ θ_relate search
@@ -288,6 +345,26 @@ def class_name_words(name: str) -> list[str]:
     return content or words
 
 
+def class_names_from_rows(train: Any) -> list[str] | None:
+    """Class names from a training split's `class_name` column (the name of each row's predicted class, as the
+    trust sets store it): index = prediction. None without that column; an error if a class index has two
+    names. Classes never predicted in the split are unnamed → None (TOKI then needs class_names)."""
+    if train is None:
+        return None
+    cols = columns(train, ("prediction", "class_name"))
+    if "class_name" not in cols or "prediction" not in cols:
+        return None
+    found: dict[int, str] = {}
+    for p, n in zip(cols["prediction"], cols["class_name"]):
+        if n is None:
+            continue
+        if found.setdefault(int(p), str(n)) != str(n):
+            raise ValueError(f"class {int(p)} has two names in the training split: {found[int(p)]!r} and {n!r}")
+    if not found or sorted(found) != list(range(max(found) + 1)):
+        return None
+    return [found[c] for c in range(len(found))]
+
+
 # ------------------------------------------------------------------------------ the oracle
 @dataclass
 class _ModelState:
@@ -310,7 +387,7 @@ class _Base:
                  theta_relate: Mapping[str, float] | None = None, lime_samples: int = 5000,
                  explain_batch: int = 16, judge_explanations: str = "given", models: Sequence[WordEmbedding] | None = None,
                  min_eer_accuracy: float = 0.6, words_only: bool = True, precompute_vocabulary: bool = True,
-                 **unused: Any) -> None:
+                 dedup_predictions: bool = True, **unused: Any) -> None:
         if unused:
             raise TypeError(f"unknown TOKI parameter(s): {sorted(unused)}")
         if explainer not in EXPLAINERS:
@@ -338,6 +415,7 @@ class _Base:
         self.min_eer_accuracy = float(min_eer_accuracy)
         self.words_only = bool(words_only)
         self.precompute_vocabulary = bool(precompute_vocabulary)
+        self.dedup_predictions = bool(dedup_predictions)
         self.counts: dict[str, int] = defaultdict(int)
         self.timings: dict[str, float] = {}
         self.last_diagnostics: list[dict[str, Any]] = []
@@ -365,9 +443,11 @@ class _Base:
             self.states.append(_ModelState(m, float(theta)))
         if not self.states:
             raise ValueError("TOKI needs at least one embedding model")
-        names = self.class_names or getattr(self.model, "class_names", None)
-        if names is None:
-            raise ValueError("TOKI needs the class names (class_names=[...]) to embed them")
+        names = (self.class_names or getattr(context, "class_names", None) or getattr(self.model, "class_names", None)
+                 or class_names_from_rows(getattr(context, "train", None)))
+        if not names:
+            raise ValueError("TOKI needs the class names to embed them: class_names=[...], context.class_names, "
+                             "model.class_names, or a 'class_name' column beside 'prediction' in the training split")
         self.n_classes = len(names)
         self._class_words = [class_name_words(n) for n in names]
         for st in self.states:
@@ -422,6 +502,9 @@ class _Base:
         if self.explainer_name == "given":
             raise ValueError("explainer='given' cannot explain new documents (pipeline 1 needs an explainer)")
         explainer, agg = self._explainer()
+        # LIME's bag-of-words samples repeat: predict each distinct perturbed document once (exact)
+        model = DedupModel(self.model) if self.dedup_predictions and self.explainer_name in ("lime", "context") \
+            else self.model
         for s in range(0, len(docs), self.explain_batch):
             sub = [list(d) for d in docs[s : s + self.explain_batch]]
             tg = list(targets[s : s + self.explain_batch])
@@ -429,9 +512,12 @@ class _Base:
                 pairs = omission_scores(self.model, sub, tg)
             else:
                 batch = Batch(ids=list(ids[s : s + self.explain_batch]), inputs=sub, seed=self.seed)
-                scores = explainer.explain(self.model, batch)
+                scores = explainer.explain(model, batch)
                 pairs = [type_scores(d, sc, agg) for d, sc in zip(sub, scores)]
             out += [top_positive(w, sc, self.top_k, self._norm, self.words_only) for w, sc in pairs]
+        if isinstance(model, DedupModel):
+            self.counts["explain_documents"] += model.documents
+            self.counts["explain_distinct_documents"] += model.distinct
         return out
 
     def _vectors(self, st: _ModelState, words: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -542,6 +628,7 @@ class Toki(_Base):
             idx = sorted(rng.choice(idx, int(self.train_limit), replace=False).tolist())
         self.counts["train_explained"] = len(idx)
         exps = self.explain([docs[i] for i in idx], [preds[i] for i in idx], [str(ids[i]) for i in idx])
+        self.fit_explanations = dict(zip((str(ids[i]) for i in idx), exps))  # per training id (diagnostics)
         t1 = time.perf_counter()
         self.fit_pools(exps, [preds[i] for i in idx])
         self.timings.update({"fit_explain_s": t1 - t0, "fit_keywords_s": time.perf_counter() - t1})

@@ -193,9 +193,17 @@ def glove_50d(theta_relate: float | None = None) -> StaticEmbedding:
 
 
 def embeddings_dir(resource: str = "trust/embeddings") -> Path:
-    """Where the generator keeps the embeddings resource's model files (gensim vectors, θ_relate)."""
-    from benchmark.resources.store import resource_root
+    """Where the embeddings resource's model files are (gensim vectors, θ_relate): inside an oracle's
+    worker, the read-only folder the trust track mounts (`XAIBENCH_ASSET_<NAME>`, e.g.
+    `XAIBENCH_ASSET_TRUST_EMBEDDINGS`); elsewhere the generator's folder in the data home."""
+    import os
 
+    from benchmark.resources.store import resource_root
+    from benchmark.sandbox import asset_env
+
+    mounted = os.environ.get(asset_env(resource.replace("/", "-")))
+    if mounted:
+        return Path(mounted)
     family, config = resource.split("/", 1)
     return resource_root(family) / "model" / config
 
@@ -247,7 +255,8 @@ def make_embedding(name: str, theta: float | None = None, folder: Path | None = 
 def nltk_data_dir() -> Path:
     from benchmark.resources.store import data_home
 
-    return Path(os.environ.get("NLTK_DATA", data_home() / "nltk_data"))
+    mounted = os.environ.get("XAIBENCH_ASSET_NLTK_DATA")  # inside an oracle's worker (the trust track's asset)
+    return Path(mounted or os.environ.get("NLTK_DATA", data_home() / "nltk_data"))
 
 
 def wordnet_lemmatizer():

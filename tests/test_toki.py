@@ -260,3 +260,59 @@ def test_oracle_submissions_are_found_and_instantiate():
     assert subs["toki-omis"].instantiate().explainer_name == "omission"
     assert subs["toki-lime"].instantiate().train_limit is None
     assert subs["naive-oracle"].instantiate().theta_conf == 0.9
+
+
+def test_dedup_model_predicts_each_distinct_document_once():
+    from submissions.toki_core import DedupModel
+
+    m = Bag({"good": 2.0, "bad": -2.0})
+    seen = []
+    inner_predict = m.predict
+    m.predict = lambda docs: (seen.append(len(docs)), inner_predict(docs))[1]
+    d = DedupModel(m)
+    docs = [["good"], ["bad", "x"], ["good"], [], ["bad", "x"], []]
+    out = d.predict(docs)
+    assert seen == [3] and d.documents == 6 and d.distinct == 3
+    assert np.allclose(out, inner_predict(docs))
+    assert d.target(docs).tolist() == [1, 0, 1, 0, 0, 0] and d.n_outputs == 2
+
+
+def test_toki_lime_pipeline1_dedup_gives_the_same_keywords():
+    model = Bag({"ball": 2.0, "goal": 1.5, "pizza": -2.0, "the": 0.1, "team": 0.8})
+    train = {"tokens": [["ball", "the", "goal"], ["goal", "ball", "team"], ["pizza", "the"], ["pizza", "soup"]],
+             "label": [1, 1, 0, 0], "prediction": [1, 1, 0, 0]}
+    fitted = []
+    for dedup in (True, False):
+        toki = Toki(explainer="lime", lime_samples=300, models=[toy_embedding()], class_names=["food", "sport"],
+                    lemmatize=False, dedup_predictions=dedup)
+        toki.fit(OracleContext(model=model, train=train))
+        fitted.append(toki)
+    assert fitted[0].keyword_sets() == fitted[1].keyword_sets()
+    assert fitted[0].counts["explain_distinct_documents"] < fitted[0].counts["explain_documents"]
+    assert all(np.allclose(fitted[0].pool_scores[c], fitted[1].pool_scores[c]) for c in (0, 1))
+
+
+def test_class_names_from_the_training_split_column():
+    from submissions.toki_core import class_names_from_rows
+
+    train = {"tokens": [["a"], ["b"], ["c"]], "label": [0, 1, 1], "prediction": [0, 1, 1],
+             "class_name": ["food", "sport", "sport"]}
+    assert class_names_from_rows(train) == ["food", "sport"]
+    assert class_names_from_rows({"prediction": [1], "class_name": ["sport"]}) is None  # class 0 unnamed
+    with pytest.raises(ValueError, match="two names"):
+        class_names_from_rows({"prediction": [0, 0], "class_name": ["food", "meal"]})
+    ki = TokiKI(models=[toy_embedding()], lemmatize=False)
+    ki.fit(OracleContext(model=None, train=train))
+    assert ki.n_classes == 2 and ki._class_words == [["food"], ["sport"]]
+    with pytest.raises(ValueError, match="class names"):
+        TokiKI(models=[toy_embedding()], lemmatize=False).fit(OracleContext(model=None, train={"prediction": [0]}))
+
+
+def test_class_name_unknown_to_one_model_abstains_and_is_counted():
+    m1, m2 = toy_embedding(), toy_embedding(drop=("food",))
+    m2.name = "toy2"
+    toki = Toki(models=[m1, m2], class_names=["sport", "food"], lemmatize=False)
+    toki.fit_explained([(["pizza", "ball"], [0.5, 0.4])], [1])
+    assert toki.counts["class_without_embedding:toy2:1"] == 1
+    # only model 1 votes on the food pool: pizza near food (keyword), ball not
+    assert toki.keyword_sets()[1] == (["pizza"], ["ball"])

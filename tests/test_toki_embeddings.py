@@ -75,3 +75,17 @@ def test_gensim_embedding_centring():
     cen = GensimEmbedding("w2v", kv, center=True)
     v, _ = cen.vectors(["a", "b", "c"])
     assert v[0] @ v[1] > 0.9 and v[0] @ v[2] < 0  # the shared direction no longer dominates
+
+
+def test_lemmatizer_keeps_function_words_out_of_wordnet_nouns():
+    from submissions.toki_core import Lemmatizer
+
+    try:
+        lem = Lemmatizer(True)
+    except LookupError:
+        pytest.skip("WordNet is not set up (xaibench generate trust --embeddings)")
+    got = {w: lem(w) for w in ("was", "has", "us", "does", "as", "is", "his", "Jews", "women", "fucking", "people",
+                               "<user>", "glasses")}
+    assert got == {"was": "be", "has": "have", "us": "us", "does": "do", "as": "as", "is": "be", "his": "his",
+                   "Jews": "jew", "women": "woman", "fucking": "fuck", "people": "people", "<user>": "<user>",
+                   "glasses": "glass"}

@@ -128,10 +128,12 @@ def test_tiny_hatexplain_build(tmp_path, monkeypatch):
     assert ex["test_documents"] == 300
     assert ex["test_incorrect"] + ex["excluded_no_rationale"] + ex["excluded_by_test_limit"] + s["total"] == 300
     assert s["paper_trust"] == 3002 and s["paper_untrust"] == 304
+    assert ex.get("one_class_only", 0) == int(s["trust"] in (0, 6))  # flagged: Sen or Spec undefined
     res = tmp_path / "resources" / "trust"
     test = pq.read_table(res / "hatexplain-cnn" / "test-00000-of-00001.parquet").to_pylist()
     for r in test:
         assert r["prediction"] == r["label"] and 1 <= len(r["explanation_words"]) <= 10
+        assert r["class_name"] == ["normal", "hateful offensive"][r["prediction"]]  # the name TOKI embeds
         assert r["trust"] == (explanation_precision(r["explanation_words"], set(r["rationale"])) >= 0.5)
         assert all(s > 0 for s in r["explanation_scores"])
     assert (res / "model" / "hatexplain-cnn" / "config.json").is_file()
@@ -183,3 +185,16 @@ def test_loaders_count_exclusions():
     assert sum(d.label == 1 for d in test) == 1142 and all(bool(d.rationale) == (d.label == 1) for d in test)
     d = next(d for d in h.splits["train"] + test + h.splits["validation"] if d.id == "13851720_gab")
     assert {"disgusting", "kike", "language", "exterminate", "the", "goyim"} <= d.rationale
+
+
+def test_truncation_drops_rationale_words_the_model_never_saw():
+    from generators.trust.build import _truncate
+    from generators.trust.data import TrustCorpus, TrustDoc
+
+    docs = [TrustDoc("a", "", ["good", "film", "x", "great", "plot"], 1, frozenset({"good", "great", "plot"})),
+            TrustDoc("b", "", ["x", "y", "z", "great"], 1, frozenset({"great"})),
+            TrustDoc("c", "", ["great", "y"], 1, frozenset({"great"}))]
+    corpus = TrustCorpus("t", ["neg", "pos"], ["negative", "positive"], {"test": docs})
+    assert _truncate(corpus, 3) == (2, 3, 1)  # a loses great + plot, b loses its whole rationale
+    assert docs[0].rationale == {"good"} and docs[1].rationale == frozenset() and docs[2].rationale == {"great"}
+    assert docs[0].tokens == ["good", "film", "x"]

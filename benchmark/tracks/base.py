@@ -8,6 +8,7 @@ by the harness. Submissions only ever see `Instances.batch(...)`, which carries 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
@@ -82,6 +83,21 @@ class Track:
         (`benchmark.models.spec`); a model built from ground truth must be served, never loaded."""
         raise NotImplementedError
 
+    def assets(self, resource) -> dict[str, Path]:
+        """Read-only folders (no ground truth) every worker of this track gets, by name; the worker
+        finds each through `XAIBENCH_ASSET_<NAME>` (`benchmark.sandbox.asset_env`). Default: none."""
+        return {}
+
+    def fit_context(self, resource) -> dict[str, Any] | None:
+        """For oracle tracks: what `fit` is handed (training split columns, class names, explainer);
+        sent to every fresh worker before its first batch. Default: nothing (explainers)."""
+        return None
+
+    def summary_extra(self, scores: dict[str, np.ndarray], ok: np.ndarray) -> dict[str, Any]:
+        """What the Result records beside the metric summaries (its `extra`), e.g. a pooled confusion
+        table and why a metric has no value (`{"undefined": {metric: reason}}`). Default: nothing."""
+        return {}
+
     def split_size(self, resource, split: str, instances: Instances, limit: int | None) -> int:
         """How many instances the whole split has (after the track's exclusions): the coverage a
         `limit`ed run is measured against. Default: counted by building the instances once more."""
@@ -124,4 +140,5 @@ def _ensure_builtin() -> None:
     import benchmark.tracks.aixi  # noqa: F401  (registers itself)
     import benchmark.tracks.idc  # noqa: F401
     import benchmark.tracks.rcnn  # noqa: F401
+    import benchmark.tracks.trust  # noqa: F401
     import benchmark.tracks.robustness  # noqa: F401

@@ -38,6 +38,7 @@ from benchmark.resources import resource_root, write_config
 from benchmark.tokenize import is_word
 from generators.idc.train import TextTrainConfig, train_text_classifier
 from generators.trust.data import DATASETS, TrustCorpus, load_trust_corpus
+from submissions.toki_core import DedupModel
 
 FAMILY = "trust"
 VERSION = "v1"
@@ -111,14 +112,23 @@ def top_words(tokens: Sequence[str], scores: Sequence[float], top_k: int, words_
     return [w for w, _ in items], [s for _, s in items]
 
 
-def _truncate(corpus: TrustCorpus, max_len: int) -> int:
-    n = 0
+def _truncate(corpus: TrustCorpus, max_len: int) -> tuple[int, int, int]:
+    """Cut every document to `max_len` tokens. The rationale G keeps only word types that remain in the
+    truncated text — a rationale word the model never saw cannot be part of a plausible explanation [I]
+    (before this, a word seen only past the cut still counted in |E ∩ G|). Returns (documents truncated,
+    rationale word types dropped by the cut, documents whose whole rationale fell past the cut)."""
+    n = dropped = emptied = 0
     for docs in corpus.splits.values():
         for d in docs:
             if len(d.tokens) > max_len:
                 d.tokens = d.tokens[:max_len]
                 n += 1
-    return n
+                if d.rationale:
+                    kept = frozenset(d.rationale & set(d.tokens))
+                    dropped += len(d.rationale) - len(kept)
+                    emptied += int(not kept)
+                    d.rationale = kept
+    return n, dropped, emptied
 
 
 def build_trust(cfg: TrustBuildConfig | None = None, *, root: Path | None = None,
@@ -134,7 +144,7 @@ def build_trust(cfg: TrustBuildConfig | None = None, *, root: Path | None = None
     t0 = time.perf_counter()
     corpus = load_trust_corpus(cfg.dataset, seed=cfg.seed, limit=cfg.limit)
     max_len = cfg.max_len or MAX_LEN[cfg.dataset]
-    truncated = _truncate(corpus, max_len)
+    truncated, rationale_cut, rationale_emptied = _truncate(corpus, max_len)
     xy = {s: ([d.tokens for d in v], [d.label for d in v]) for s, v in corpus.splits.items()}
     name = f"{cfg.dataset}-{cfg.model}"
     mcfg = train_text_classifier(xy["train"], xy["validation"], root / "model" / name,
@@ -154,10 +164,18 @@ def build_trust(cfg: TrustBuildConfig | None = None, *, root: Path | None = None
     correct = te_pred == np.array([d.label for d in te_docs])
     # longer than the model's fixed length (only when the training documents were all shorter)
     for d in te_docs:
-        d.tokens = d.tokens[: model.max_len]
+        if len(d.tokens) > model.max_len:
+            d.tokens = d.tokens[: model.max_len]
+            if d.rationale:
+                kept = frozenset(d.rationale & set(d.tokens))
+                rationale_cut += len(d.rationale) - len(kept)
+                rationale_emptied += int(not kept)
+                d.rationale = kept
     counts: dict[str, Any] = {"test_documents": len(te_docs), "test_incorrect": int((~correct).sum()),
                               "excluded_no_rationale": 0, "excluded_by_test_limit": 0, "empty_explanations": 0,
-                              "truncated_documents": truncated}
+                              "truncated_documents": truncated,
+                              "rationale_words_past_max_len": rationale_cut,
+                              "rationale_entirely_past_max_len": rationale_emptied}
     eligible = []
     for i, d in enumerate(te_docs):
         if not correct[i]:
@@ -171,13 +189,15 @@ def build_trust(cfg: TrustBuildConfig | None = None, *, root: Path | None = None
         keep = np.random.default_rng(cfg.seed).choice(len(eligible), cfg.test_limit, replace=False)
         eligible = [eligible[k] for k in sorted(keep)]  # a seeded random sample, in test order
     lime = LimeText(num_samples=cfg.num_samples, features="type")
+    # each distinct perturbed document predicted once (exact; bag-of-words samples repeat)
+    lime_model = DedupModel(model)
     rows = []
     t1 = time.perf_counter()
     with progress_bar(len(eligible), f"LIME {name}", unit="inst") as bar:
         for s in range(0, len(eligible), cfg.explain_batch):
             idx = eligible[s : s + cfg.explain_batch]
             batch = Batch(ids=[te_docs[i].id for i in idx], inputs=[te_docs[i].tokens for i in idx], seed=cfg.lime_seed)
-            for i, sc in zip(idx, lime.explain(model, batch)):
+            for i, sc in zip(idx, lime.explain(lime_model, batch)):
                 d = te_docs[i]
                 words, scores = top_words(d.tokens, sc, cfg.top_k, cfg.words_only)
                 g = d.rationale if not cfg.words_only else frozenset(w for w in d.rationale if is_word(w))
@@ -191,6 +211,8 @@ def build_trust(cfg: TrustBuildConfig | None = None, *, root: Path | None = None
                 bar.advance()
     lime_s = time.perf_counter() - t1
     n_trust = sum(r["trust"] for r in rows)
+    if rows and n_trust in (0, len(rows)):
+        counts["one_class_only"] = 1  # Sen or Spec (and G-mean) undefined on this set: reported, never averaged
     acc = float(mcfg["scores"].get("test_accuracy", float("nan")))
     paper = PAPER[cfg.dataset]
     stats = {
@@ -200,6 +222,7 @@ def build_trust(cfg: TrustBuildConfig | None = None, *, root: Path | None = None
         "validation_accuracy": mcfg["scores"].get("validation_accuracy"),
         "train_documents": len(xy["train"][0]), "train_correct": int((tr_pred == np.array(xy["train"][1])).sum()),
         "exclusions": counts, "corpus": corpus.stats,
+        "lime_distinct_documents": [lime_model.distinct, lime_model.documents],
         "seconds": {"train": round(train_s, 1), "lime": round(lime_s, 1),
                     "lime_per_instance": round(lime_s / max(1, len(rows)), 3)},
     }
@@ -215,7 +238,8 @@ def schemas(classes: Sequence[str]):
 
     base = {"id": datasets.Value("string"), "text": datasets.Value("string"),
             "tokens": datasets.Sequence(datasets.Value("string")), "label": datasets.ClassLabel(names=list(classes)),
-            "prediction": datasets.ClassLabel(names=list(classes)), "confidence": datasets.Value("float64")}
+            "prediction": datasets.ClassLabel(names=list(classes)), "confidence": datasets.Value("float64"),
+            "class_name": datasets.Value("string")}
     train = datasets.Features(base)
     test = datasets.Features({**base, "explanation_words": datasets.Sequence(datasets.Value("string")),
                               "explanation_scores": datasets.Sequence(datasets.Value("float64")),
@@ -230,8 +254,13 @@ GROUND_TRUTH_COLUMNS = ("trust", "precision", "rationale")
 def write_trust_config(root: Path, name: str, classes: Sequence[str], train_rows: list[dict], test_rows: list[dict],
                        params: dict, stats: dict) -> dict[str, Any]:
     """Write one `trust/<name>` config: splits `train` and `test` with one schema (HF needs one per config);
-    train rows carry no explanation (empty lists) and null ground truth."""
+    train rows carry no explanation (empty lists) and null ground truth. Every row gets `class_name`, the name
+    of its *predicted* class as TOKI embeds it (the per-dataset class-name map `params["class_words"]`, e.g.
+    HateXplain "hateful offensive" for the class `toxic`; SPECS §1.2 [I]) unless the row has one."""
     _, schema = schemas(classes)
+    names = list(params.get("class_words") or classes)
+    train_rows = [{"class_name": names[int(r["prediction"])], **r} for r in train_rows]
+    test_rows = [{"class_name": names[int(r["prediction"])], **r} for r in test_rows]
     fill = {"explanation_words": [], "explanation_scores": [], "trust": None, "precision": None, "rationale": []}
     train = pa.Table.from_pylist([{**fill, **r} for r in train_rows], schema=schema.arrow_schema)
     test = pa.Table.from_pylist(test_rows, schema=schema.arrow_schema)

@@ -1,0 +1,359 @@
+"""The trust track end to end: oracles fit and judge in the sandboxed worker, never see the trust
+label, are validated (count, bool), cached and resumed, and scored on the pooled confusion table."""
+
+from __future__ import annotations
+
+import json
+import os
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+from benchmark.metrics.trust import trust_scores
+from benchmark.runner import evaluate
+from benchmark.submission import discover, load_submission
+
+N_TEST = 8
+
+
+@pytest.fixture(scope="session")
+def trust_home(aixi_home) -> Path:
+    """A tiny real trust set `trust/hatexplain-cnn` (600 HateXplain posts, a 3-epoch Kim CNN, LIME
+    with 100 samples on 8 correct test predictions) and a one-model embedding asset (GloVe-50d with
+    a stated θ_relate), in the session home. Skips when the HateXplain mirror is absent."""
+    from benchmark.resources.store import mirror_root
+
+    root = mirror_root()
+    if root is None or not (Path(root) / "hatexplain" / "test.jsonl").is_file():
+        pytest.skip("HateXplain mirror not found; set XAIBENCH_DATA_MIRROR to the shared data folder")
+    import torch
+
+    torch.set_num_threads(1)
+    from generators.trust.build import TrustBuildConfig, build_trust
+
+    os.environ["XAIBENCH_HOME"] = str(aixi_home)
+    build_trust(TrustBuildConfig(dataset="hatexplain", limit=600, epochs=3, num_samples=100, test_limit=N_TEST,
+                                 max_len=60))
+    emb = aixi_home / "resources" / "trust" / "model" / "embeddings"
+    emb.mkdir(parents=True, exist_ok=True)
+    (emb / "thresholds.json").write_text(json.dumps({"models": {"glove-50d": {"theta": 0.1915, "tpr": 0.768,
+                                                                              "tnr": 0.768}}}))
+    return aixi_home
+
+
+def _test_rows(home: Path) -> list[dict]:
+    return pq.read_table(home / "resources" / "trust" / "hatexplain-cnn" / "test-00000-of-00001.parquet").to_pylist()
+
+
+FAST = {  # small fits: the conformance test checks the contract, not TOKI's accuracy
+    "toki": {"train_limit": 12, "lime_samples": 60, "lemmatize": False},
+}
+
+
+def _oracles() -> list[str]:
+    return sorted(n for n, s in discover().items() if s.kind == "oracle")
+
+
+def test_every_registered_oracle_conforms(trust_home, tmp_path):
+    """One bool per instance, no failure, deterministic under a seed (a second run from a fresh cache
+    with another batch size gives the same verdicts), scored on the pooled table."""
+    names = _oracles()
+    assert {"naive-oracle", "random-oracle", "toki-lime", "toki-omis", "toki-grad"} <= set(names)
+    rows = _test_rows(trust_home)
+    for name in names:
+        declared = discover()[name].parameters
+        params = {k: v for k, v in FAST["toki"].items() if k in declared} if name.startswith("toki") else {}
+        a = evaluate(name, "trust", "trust/hatexplain-cnn", params=params, results_dir=tmp_path / "a", batch_size=8)
+        b = evaluate(name, "trust", "trust/hatexplain-cnn", params=params, results_dir=tmp_path / "b", batch_size=3,
+                     overwrite=True)
+        assert a.n_instances == N_TEST and a.n_failed == 0, (name, [f.reason for f in a.failures][:2])
+        assert a.integrity["outputs_sha256"] == b.integrity["outputs_sha256"], name
+        assert a.submission["kind"] == "oracle" and a.primary_metric == "trust-gmean"
+        counts = a.metrics["trust-acc"]
+        assert counts.n == N_TEST
+        if name.startswith("toki"):
+            assert a.extra["fit_s"] > 0
+    # Naive by hand: trustworthy iff confidence ≥ 0.9, pooled against the labels
+    naive = evaluate("naive-oracle", "trust", "trust/hatexplain-cnn", results_dir=tmp_path / "a")
+    want = trust_scores(judged=np.array([r["confidence"] >= 0.9 for r in rows]),
+                        truth=np.array([r["trust"] for r in rows]))
+    for m in ("acc", "pre", "sen", "f1", "spec", "gmean"):
+        got = naive.metrics[f"trust-{m}"].mean
+        assert (got is None and want.values[m] is None) or got == pytest.approx(want.values[m]), m
+
+
+def _oracle(folder: Path, body: str, params: str = "") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "submission.toml").write_text(textwrap.dedent(f"""\
+        [submission]
+        name = "{folder.name}"
+        version = "0.1"
+        kind = "oracle"
+        entry = "oracle:Oracle"
+        [capabilities]
+        modalities = ["text"]
+        [parameters]
+        {params}
+        """))
+    (folder / "oracle.py").write_text(textwrap.dedent(body))
+    return folder
+
+
+def test_oracle_is_never_handed_the_trust_label(trust_home, tmp_path):
+    """What fit and judge receive carries no ground-truth column; in the sandbox the resource files
+    cannot be opened even by their real path."""
+    test_file = trust_home / "resources" / "trust" / "hatexplain-cnn" / "test-00000-of-00001.parquet"
+    sub = _oracle(tmp_path / "snoop-oracle", f"""
+        import json, os
+
+        class Oracle:
+            def fit(self, context):
+                self.seen = {{"train": sorted(context.train), "class_names": list(context.class_names),
+                             "explainer": context.explainer_name, "has_explainer": context.explainer is not None}}
+                try:
+                    open({str(test_file)!r}, "rb").read(4)
+                    self.seen["read_resource"] = True
+                except OSError:
+                    self.seen["read_resource"] = False
+
+            def judge(self, batch):
+                self.seen["inputs"] = sorted({{k for item in batch.inputs for k in item}})
+                path = os.path.join(os.environ["XAIBENCH_SCRATCH"], "seen.json")
+                with open(path, "w") as f:
+                    json.dump(self.seen, f)
+                return [True] * len(batch)
+        """)
+    r = evaluate(str(sub), "trust", "trust/hatexplain-cnn", results_dir=tmp_path / "res", sandbox="auto")
+    assert r.n_failed == 0
+    from benchmark.resources import data_home
+
+    seen = json.loads((data_home() / "scratch" / "snoop-oracle" / "seen.json").read_text())
+    truth = {"trust", "precision", "rationale", "label"}
+    assert not truth & set(seen["inputs"]), seen["inputs"]
+    assert {"tokens", "prediction", "class_name", "confidence", "explanation_words", "explanation_scores"} <= set(
+        seen["inputs"])
+    assert {"tokens", "label", "prediction", "confidence"} <= set(seen["train"])  # training labels are not GT
+    assert not {"trust", "precision", "rationale"} & set(seen["train"])
+    assert seen["class_names"] == ["normal", "hateful offensive"] and seen["explainer"] == "lime-text"
+    assert seen["has_explainer"]
+    if r.provenance["isolation"]["sandbox"] == "bwrap":
+        assert seen["read_resource"] is False
+
+
+BAD = {
+    "raises": ("raise ValueError('no verdict')", "raised ValueError: no verdict"),
+    "count": ("return [True]", "judged 1 instances for a batch of"),
+    "not-bool": ("return [1] * len(batch)", "judge returned a int for an instance, not a bool"),
+    "float": ("return [0.9] * len(batch)", "not a bool"),
+    "hang": ("import time; time.sleep(60)", "timed out"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_bad_judge_is_a_recorded_failure(trust_home, tmp_path, case):
+    body, reason = BAD[case]
+    sub = _oracle(tmp_path / f"bad-{case}", f"""
+        class Oracle:
+            def fit(self, context):
+                pass
+
+            def judge(self, batch):
+                {body}
+        """)
+    r = evaluate(str(sub), "trust", "trust/hatexplain-cnn", results_dir=tmp_path / "res", timeout_s=1.0,
+                 batch_size=4)
+    assert r.n_failed == N_TEST
+    assert all(reason in f.reason for f in r.failures), r.failures[0].reason
+    assert r.metrics["trust-gmean"].mean is None
+
+
+def test_bad_fit_fails_every_instance_with_the_reason(trust_home, tmp_path):
+    raises = _oracle(tmp_path / "fit-raises", """
+        class Oracle:
+            def fit(self, context):
+                raise RuntimeError("cannot learn")
+
+            def judge(self, batch):
+                return [True] * len(batch)
+        """)
+    r = evaluate(str(raises), "trust", "trust/hatexplain-cnn", results_dir=tmp_path / "res")
+    assert r.n_failed == N_TEST and all("fit raised RuntimeError: cannot learn" in f.reason for f in r.failures)
+    hangs = _oracle(tmp_path / "fit-hangs", """
+        class Oracle:
+            def fit(self, context):
+                import time
+                time.sleep(120)
+
+            def judge(self, batch):
+                return [True] * len(batch)
+        """)
+    r = evaluate(str(hangs), "trust", "trust/hatexplain-cnn", results_dir=tmp_path / "res", fit_timeout_s=2.0)
+    assert r.n_failed == N_TEST and all("fit timed out" in f.reason for f in r.failures)
+    assert "fit_s" not in r.extra
+
+
+def test_resume_needs_no_second_fit_and_keeps_fit_time(trust_home, tmp_path):
+    first = evaluate("naive-oracle", "trust", "trust/hatexplain-cnn", results_dir=tmp_path / "r", overwrite=True)
+    again = evaluate("naive-oracle", "trust", "trust/hatexplain-cnn", results_dir=tmp_path / "r")
+    assert again.provenance["isolation"]["worker_starts"] == 0  # every verdict came from the cache
+    assert again.extra["fit_s"] == first.extra["fit_s"]
+    assert again.integrity["outputs_sha256"] == first.integrity["outputs_sha256"]
+
+
+def test_explainers_and_oracles_are_not_mixed(trust_home, tmp_path):
+    from benchmark.errors import SubmissionError
+
+    with pytest.raises(SubmissionError, match="the trust track evaluates oracles"):
+        evaluate("occlusion", "trust", "trust/hatexplain-cnn", results_dir=tmp_path)
+    with pytest.raises(SubmissionError, match="evaluates explainers"):
+        evaluate("naive-oracle", "idc", "idc/mr-wga", results_dir=tmp_path)
+
+
+def test_one_class_split_reports_undefined_metrics():
+    """Spec and G-mean have no value when the truth has no untrustworthy prediction: None with the
+    reason, never a NaN averaged into a board."""
+    from benchmark.tracks import get_track
+
+    trk = get_track("trust")
+    truths = {"trust": np.ones(5, dtype=bool)}
+    verdicts = [np.array([v], dtype=np.float32) for v in (1, 1, 0, 1, 0)]
+    scores = trk.score(verdicts, truths, range(5))
+    ok = np.ones(5, dtype=bool)
+    summary = trk.summarise(scores, ok)
+    assert summary["trust-spec"].mean is None and summary["trust-gmean"].mean is None
+    assert summary["trust-sen"].mean == pytest.approx(0.6) and summary["trust-acc"].mean == pytest.approx(0.6)
+    extra = trk.summary_extra(scores, ok)
+    why = extra["undefined"]
+    assert "no untrustworthy prediction" in why["trust-spec"] and "Spec" in why["trust-gmean"]
+    assert extra["confusion"] == {"tp": 3, "fp": 0, "fn": 2, "tn": 0}
+
+
+def test_pooled_bootstrap_interval_contains_the_value():
+    from benchmark.tracks.trust import pooled_summaries
+
+    rng = np.random.default_rng(1)
+    counts = np.eye(4, dtype=np.int64)[rng.integers(0, 4, 400)]
+    s = pooled_summaries(counts, [("trust-gmean", "G-mean", "higher"), ("trust-acc", "Acc", "higher")])
+    want = trust_scores(counts.sum(0))
+    for m in ("gmean", "acc"):
+        lo, hi = s[f"trust-{m}"].ci95
+        assert lo <= want.values[m] <= hi and s[f"trust-{m}"].mean == pytest.approx(want.values[m])
+        assert 0 < s[f"trust-{m}"].std < 0.1
+
+
+def test_score_chunk_none_scores_in_one_call():
+    from benchmark.cache import Entry
+    from benchmark.runner import _score
+    from benchmark.tracks.base import Instances
+    from benchmark.tracks.trust import TrustTrack
+
+    calls = []
+
+    class OneCall(TrustTrack):
+        score_chunk = None
+
+        def score(self, explanations, truths, positions, **kw):
+            calls.append(len(list(positions)))
+            return super().score(explanations, truths, positions, **kw)
+
+    n = 600
+    inst = Instances(ids=[str(i) for i in range(n)], inputs=[{}] * n, truths={"trust": np.ones(n, dtype=bool)})
+    entries = {str(i): Entry(str(i), True, np.array([1.0], dtype=np.float32), "", 0.0) for i in range(n)}
+    _score(OneCall(), inst, entries, "x", {})
+    assert calls == [n]
+    calls.clear()
+    _score(type("Chunked", (OneCall,), {"score_chunk": 250})(), inst, entries, "x", {})
+    assert calls == [250, 250, 100]
+
+
+def test_oracle_folder_is_one_submission():
+    sub = load_submission(Path(__file__).resolve().parents[1] / "submissions" / "naive_oracle")
+    assert sub.kind == "oracle" and "text" in sub.modalities
+
+
+def test_reproduce_trust_prints_table3_beside_the_paper(trust_home, tmp_path, capsys):
+    from benchmark import cli
+    from generators.trust.reproduce import paper_rows, run
+
+    rows = run(["hatexplain-cnn"], ["naive-oracle", "random-oracle"], results_dir=tmp_path)
+    ours = [r for r in rows if r.source == "ours"]
+    assert [r.method for r in ours] == ["Naive", "random"] and all(r.n == N_TEST for r in ours)
+    fig6 = [r for r in paper_rows("hatexplain-cnn") if r.source.startswith("Fig. 6")][0]
+    assert fig6.values["gmean"] == pytest.approx(0.624, abs=0.001)  # Table 3's Naive row from the Fig. 6 counts
+    try:
+        cli.main(["reproduce", "trust", "--dataset", "hatexplain-cnn", "--oracle", "naive-oracle",
+                  "--results", str(tmp_path)])
+    except SystemExit as e:
+        assert e.code in (0, None)
+    captured = capsys.readouterr()
+    out = captured.out + captured.err
+    assert "Table 3" in out and "paper" in out and "Fig. 6" in out and ".624" in out
+
+
+def test_imported_trust_set_without_a_model(trust_home, tmp_path):
+    """A set labelled by people and imported without its model: oracles that read the explained
+    predictions only are scored; one that queries the model fails with the reason, per instance."""
+    from benchmark.errors import ResourceError
+    from generators.trust.importer import import_trust_set
+    from tests.test_trust_generator import ROWS, _write_jsonl
+
+    f = tmp_path / "people.jsonl"
+    _write_jsonl(f, ROWS)
+    import_trust_set(f, "people-demo", ["neg", "pos"])
+    r = evaluate("naive-oracle", "trust", "trust/people-demo", model="imported", results_dir=tmp_path)
+    assert r.n_instances == 3 and r.n_failed == 0 and r.model["architecture"] == "none"
+    with pytest.raises(ResourceError, match="use --model imported"):
+        evaluate("naive-oracle", "trust", "trust/people-demo", model="cnn", results_dir=tmp_path)
+    sub = _oracle(tmp_path / "asks-model", """
+        class Oracle:
+            def fit(self, context):
+                self.model = context.model
+
+            def judge(self, batch):
+                return [bool(p[1] > 0.5) for p in self.model.predict([x["tokens"] for x in batch.inputs])]
+        """)
+    r = evaluate(str(sub), "trust", "trust/people-demo", model="imported", results_dir=tmp_path)
+    assert r.n_failed == 3 and all("imported without its model" in f.reason for f in r.failures)
+
+
+def test_site_draws_each_oracles_confusion_matrix(trust_home, tmp_path):
+    from leaderboard.site import build_site
+
+    res = tmp_path / "results"
+    r = evaluate("naive-oracle", "trust", "trust/hatexplain-cnn", results_dir=res)
+    c = r.extra["confusion"]
+    assert sum(c.values()) == N_TEST
+    build_site(tmp_path / "site", res)
+    pngs = list((tmp_path / "site" / "img").glob("trust__*naive-oracle*.png"))
+    assert len(pngs) == 1 and pngs[0].stat().st_size > 1000
+    board = next((tmp_path / "site" / "board").glob("trust*.html")).read_text()
+    assert "confusion matrix" in board and f"{N_TEST} judged predictions" in board
+
+
+def test_trust_board_shows_fit_time(trust_home, tmp_path, capsys):
+    from benchmark import cli
+
+    res = tmp_path / "results"
+    evaluate("naive-oracle", "trust", "trust/hatexplain-cnn", results_dir=res)
+    try:
+        cli.main(["leaderboard", "--results", str(res), "--format", "md"])
+    except SystemExit as e:
+        assert e.code in (0, None)
+    out = capsys.readouterr().out
+    assert "fit (s)" in out and "naive-oracle" in out
+
+
+def test_model_dir_of_trust_and_embedding_configs(tmp_path):
+    """`xaibench list` asks every resource for its model folder: a trust set names it in `model_dir`,
+    the embeddings resource records its models as a list (not a name → folder map)."""
+    from benchmark.resources.store import Resource
+
+    trust = Resource("trust", "x-cnn", tmp_path, {"params": {"model_dir": "model/x-cnn"}})
+    assert trust.model_dir() == tmp_path / "model" / "x-cnn"
+    emb = Resource("trust", "embeddings", tmp_path, {"params": {"models": ["glove-50d", "word2vec"]}})
+    assert emb.model_dir() == tmp_path / "model" / "embeddings"
+    idc = Resource("idc", "mr-wga", tmp_path, {"params": {"models": {"cnn": "mr-cnn", "han": "mr-han"}}})
+    assert idc.model_dir() == tmp_path / "model" / "mr-cnn"
