@@ -43,7 +43,7 @@ class RobustnessTrack(Track):
     description = "TEF: attribution robustness under prediction-preserving synonym swaps; ACC (Ivankay et al. 2022)"
     metrics = ("rob-acc-tef", "rob-acc-ra", "rob-pcc-tef", "rob-pcc-ra", "rob-kendall-tef", "rob-spearman-tef",
                "rob-top10-tef", "rob-top30-tef", "rob-top50-tef")
-    models = ("cnn", "lstm", "lstm-att")  # the transformer (loader "minilm") joins once it is on main
+    models = ("cnn", "lstm", "lstm-att", "minilm")
     default_split = "test"
     score_chunk = None
 
@@ -100,7 +100,8 @@ class RobustnessTrack(Track):
                                 f"evaluate with --model {resource.params.get('model')}")
         directory = resource.root / "model" / folder
         cfg = read_model_config(directory, REBUILD)
-        spec = ModelSpec(name=name, modality="text", white_box=True, loader="word", directory=directory,
+        spec = ModelSpec(name=name, modality="text", white_box=True, loader="minilm" if name == "minilm" else "word",
+                         directory=directory,
                          options={"rebuild": REBUILD})
         info = {"name": name, "hash": cfg["sha256"][:16], "task": cfg.get("task", "binary"),
                 "architecture": cfg["architecture"], "scores": cfg.get("scores", {})}

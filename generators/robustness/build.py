@@ -227,7 +227,6 @@ def build_robustness(config: RobustnessConfig | None = None, *, root: Path | Non
     import torch
 
     from benchmark.attacks.filters import PosTagger
-    from benchmark.models.text import load_word_model
     from generators.corpora import load_mr
     from generators.robustness.train import MODELS, train_models
 
@@ -249,7 +248,7 @@ def build_robustness(config: RobustnessConfig | None = None, *, root: Path | Non
     tagger = PosTagger()
     out = {}
     for name in cfg.models:
-        model = load_word_model(root / "model" / f"mr-{name}", name)
+        model = _load(root, name)
         docs = choose_samples(model, splits["test"], cfg.n_samples, cfg.seed)
         rows, runs, skipped = _existing(root, name, cfg, trained[name]) if cfg.append else ([], {}, {})
         for e in cfg.explainers:
@@ -316,3 +315,13 @@ def _existing(root: Path, name: str, cfg: RobustnessConfig, mcfg: dict) -> tuple
     skipped = {k: v for k, v in res.stats.get("skipped_explainers", {}).items() if k not in cfg.explainers}
     json.dumps(runs)
     return rows, runs, skipped
+
+
+def _load(root: Path, name: str):
+    from benchmark.models.text import load_word_model
+
+    if name == "minilm":
+        from benchmark.models.transformer import load_minilm
+
+        return load_minilm(root / "model" / "mr-minilm", name)
+    return load_word_model(root / "model" / f"mr-{name}", name)

@@ -12,13 +12,13 @@ from benchmark.options import SEED_MAX
 from benchmark.progress import console
 
 
-RobustModel = StrEnum("RobustModel", {v: v for v in ("cnn", "lstm", "lstm-att")})  # generators.robustness.train.MODELS
+RobustModel = StrEnum("RobustModel", {v: v for v in ("cnn", "lstm", "lstm-att", "minilm")})  # generators.robustness.train.MODELS
 RobustAttack = StrEnum("RobustAttack", {v: v for v in ("tef", "ra", "ri", "rs")})  # benchmark.attacks.tef.METHODS
 
 
 def generate_robustness(
     model: List[RobustModel] = typer.Option(["cnn", "lstm", "lstm-att"], "--model", "-m",
-                                    help="Models under test: cnn, lstm, lstm-att (one config robustness/mr-<model> each)."),
+                                    help="Models under test: cnn, lstm, lstm-att, minilm (one config robustness/mr-<model> each)."),
     attack: List[RobustAttack] = typer.Option(["tef", "ra", "ri", "rs"], "--attack", "-a", help="tef, ra, ri, rs."),
     explainer: Optional[List[str]] = typer.Option(None, "--explainer", "-e",
                                                   help="Explainers attacked live, repeatable (default: saliency, "

@@ -20,13 +20,21 @@ from generators.idc import train as idc_train
 idc_train.ARCHES.setdefault("bilstm", BiLSTM)
 idc_train.ARCHES.setdefault("bilstm-attention", BiLSTMAttention)
 
-MODELS = {"cnn": "kim-cnn", "lstm": "bilstm", "lstm-att": "bilstm-attention"}
+MODELS = {"cnn": "kim-cnn", "lstm": "bilstm", "lstm-att": "bilstm-attention", "minilm": "minilm"}
+LOADERS = {"cnn": "word", "lstm": "word", "lstm-att": "word", "minilm": "minilm"}  # benchmark.models.spec
 
 
 def train_models(xy: dict, root: Path, models=tuple(MODELS), epochs: int = 10, seed: int = 0,
                  overwrite: bool = False, threads: int | None = 1) -> dict[str, dict]:
     out = {}
     for name in models:
+        if name == "minilm":  # all-MiniLM-L6-v2 fine-tuned at the transformer helper's CPU scale
+            from generators.corpora.transformer import MiniLMTrainConfig, train_minilm
+
+            out[name] = train_minilm(xy["train"], xy["validation"], Path(root) / "model" / "mr-minilm",
+                                     MiniLMTrainConfig.cpu(seed=seed, threads=threads), test=xy["test"],
+                                     overwrite=overwrite, name="mr-minilm")
+            continue
         cfg = idc_train.TextTrainConfig(architecture=MODELS[name], epochs=epochs, seed=seed, threads=threads,
                                         patience=3)
         out[name] = idc_train.train_text_classifier(xy["train"], xy["validation"], Path(root) / "model" / f"mr-{name}",
