@@ -98,11 +98,13 @@ def test_append_keeps_the_other_explainers_rows(rhome):
 
     before = load_resource("robustness/mr-cnn").table("test").to_pydict()
     vfile = rhome / "vectors.txt"
-    build_robustness(RobustnessConfig(models=("cnn",), attacks=("ra",), explainers=("input-x-gradient",),
+    build_robustness(RobustnessConfig(models=("cnn",), attacks=("ra",), explainers=("input-x-gradient", "attention"),
                                       n_samples=2, limit=120, epochs=1, vectors=str(vfile), similarity=False,
                                       append=True, explainer_params={"input-x-gradient": {"batch_size": 4}}))
     after = load_resource("robustness/mr-cnn").table("test").to_pydict()
     sal = [i for i, e in enumerate(after["explainer"]) if e == "saliency"]
     assert [after["id"][i] for i in sal] == before["id"]
     assert {"input-x-gradient"} == set(after["explainer"]) - {"saliency"}
-    assert "input-x-gradient/ra" in load_resource("robustness/mr-cnn").stats["curves"]
+    stats = load_resource("robustness/mr-cnn").stats
+    assert "input-x-gradient/ra" in stats["curves"]
+    assert "no word attention layer" in stats["skipped_explainers"]["attention"]  # a recorded reason

@@ -255,6 +255,7 @@ def build_robustness(config: RobustnessConfig | None = None, *, root: Path | Non
             attribute, why = explainer_fn(e, model, cfg.explainer_params.get(e))
             if why:
                 skipped[e] = why
+                out.pop(name, None)  # written again below, with the reason
                 continue
             edocs = docs if e in FAST_EXPLAINERS or cfg.slow_samples is None else docs[: cfg.slow_samples]
             for a in cfg.attacks:
