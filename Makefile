@@ -5,15 +5,16 @@ PY      = $(VENV)/bin/python
 PIP     = $(VENV)/bin/pip
 STAMP   = $(VENV)/.xaibench-installed
 SYSTEM_PACKAGES = bubblewrap wordnet-base wordnet-sense-index
+BROWSER_PACKAGES = chromium chromium-driver
 
-.PHONY: setup demo test perf clean
+.PHONY: setup demo test perf site screenshots clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 	# The CPU build of torch that is on disk; installed first so nothing pulls CUDA wheels.
 	$(PIP) install --quiet torch==2.13.0
-	$(PIP) install --quiet -e '.[test]'
+	$(PIP) install --quiet -e '.[test,ray]'
 	# lime 0.2.0.1 installs its own benchmark scripts as a top-level package named `benchmark`,
 	# which would shadow ours; remove that stray package (recognised by its files) only.
 	@for d in $(VENV)/lib/python*/site-packages/benchmark; do \
@@ -27,6 +28,13 @@ $(STAMP): pyproject.toml
 	    { apt-get install -y -qq $(SYSTEM_PACKAGES) >/dev/null 2>&1 || \
 	      { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq $(SYSTEM_PACKAGES) >/dev/null 2>&1; }; }; } || \
 	  echo "note: could not install $(SYSTEM_PACKAGES); no sandbox for submissions, no WordNet for the trust track"
+	# Debian's Chromium and its driver (~120 MB) for the site's browser tests and `make screenshots`
+	# (those tests skip, saying why, without them). Separate, so a failure here costs nothing above.
+	@{ command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1; } || \
+	  { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
+	    { apt-get install -y -qq $(BROWSER_PACKAGES) >/dev/null 2>&1 || \
+	      { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq $(BROWSER_PACKAGES) >/dev/null 2>&1; }; }; } || \
+	  echo "note: could not install $(BROWSER_PACKAGES); the site's browser tests will skip"
 	@touch $(STAMP)
 
 setup: $(STAMP)
@@ -37,8 +45,16 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest -q
 
+# The leaderboard as a static site, from the results in $$XAIBENCH_HOME (after `make demo`).
+site: $(STAMP)
+	$(VENV)/bin/xaibench site --out site
+
+# The README's two leaderboard screenshots (1280 px, headless Chromium) of the current code and results.
+screenshots: site
+	$(PY) -m leaderboard.site.browser site docs
+
 perf: $(STAMP)
 	$(PY) -m pytest -q -s tests/perf -p no:cacheprovider -o addopts= -o python_files="bench_*.py"
 
 clean:
-	rm -rf $(VENV) .xaibench xaibench-data results
+	rm -rf $(VENV) .xaibench xaibench-data results site

@@ -13,6 +13,10 @@ word-level Kim CNN, a HAN with word attention, and a black-box text model). Chec
   depends on its batch companions;
 * **ground truth** — by construction: the worker is handed ids, inputs, a segmentation and a seed.
 
+Oracles (`kind = "oracle"`) get the same checks on the word-level Kim CNN: `fit` on the 16 texts as a
+training split, then `judge` on them as explained predictions (word-deletion scores); outputs =
+one bool each.
+
 A model the submission cannot use (capabilities, or its own `unsupported(model)`) is skipped with the
 reason. Everything runs offline in well under a minute for the built-in explainers.
 """
@@ -123,10 +127,16 @@ def _same(a: list, b: list) -> str:
 def check_submission(path: str | Path, sandbox: str = "auto", timeout: float = 60.0) -> tuple[Submission, list[Row]]:
     """Run the checks of the module docstring; returns the submission and one row per check."""
     sub = load_submission(path)
-    if sub.kind != "explainer":
-        raise SubmissionError(f"{sub.name} is an {sub.kind}; `xaibench check` checks explainers so far")
+    if sub.kind not in ("explainer", "oracle"):
+        raise SubmissionError(f"{sub.name} is an {sub.kind}; `xaibench check` checks explainers and oracles")
     rows: list[Row] = [Row("submission.toml", "-", True, f"{sub.name} {sub.version}: {', '.join(sub.modalities)}")]
     with tempfile.TemporaryDirectory(prefix="xaibench-check-") as tmp:
+        if sub.kind == "oracle":
+            if "text" not in sub.modalities:
+                return sub, rows + [Row("applicable", "-", None, "oracles are checked on text (the trust track)")]
+            for spec in text_models(Path(tmp), [t.split() for t in TEXTS])[:1]:
+                rows += _check_oracle(sub, spec, sandbox, timeout)
+            return sub, rows
         for modality in sub.modalities:
             ids = [f"{modality}-{k:02d}" for k in range(N)]
             if modality == "image":
@@ -141,7 +151,42 @@ def check_submission(path: str | Path, sandbox: str = "auto", timeout: float = 6
     return sub, rows
 
 
-def _check_model(sub, spec, ids, inputs, segments, shapes, sandbox, timeout) -> list[Row]:
+def oracle_data(spec: ModelSpec) -> tuple[dict, list[dict]]:
+    """A `fit` message and judge inputs for an oracle check: the 16 texts as a training split (labels
+    = the model's predictions, except every fourth) and as explained predictions (each word scored by
+    how much deleting it lowers the predicted class's probability — one batched predict call)."""
+    model = spec.load()
+    docs = [t.split() for t in TEXTS]
+    prob = model.predict(docs)
+    pred = prob.argmax(1)
+    train = {"tokens": docs, "text": list(TEXTS), "label": [int(p if k % 4 else 1 - p) for k, p in enumerate(pred)],
+             "prediction": [int(p) for p in pred], "confidence": [float(c) for c in prob.max(1)]}
+    variants = [d[:j] + d[j + 1 :] for d in docs for j in range(len(d))]
+    drop = model.predict(variants)
+    items, k = [], 0
+    for n, d in enumerate(docs):
+        scores = [float(prob[n, pred[n]] - drop[k + j, pred[n]]) for j in range(len(d))]
+        k += len(d)
+        items.append({"tokens": d, "text": TEXTS[n], "prediction": int(pred[n]), "class_name": ("negative", "positive")[pred[n]],
+                      "confidence": float(prob[n].max()), "explanation_words": d, "explanation_scores": scores})
+    fit = {"train": train, "class_names": ["negative", "positive"], "explainer": {"name": "lime-text",
+                                                                                  "parameters": {"num_samples": 200}}}
+    return fit, items
+
+
+def _check_oracle(sub, spec, sandbox, timeout) -> list[Row]:
+    """The explainer checks, for verdicts: one bool each, deterministic, batch invariant; `fit` on a
+    tiny training split first (the trust track's assets — embeddings, WordNet — when built here)."""
+    from benchmark.tracks.trust import TrustTrack
+
+    fit, items = oracle_data(spec)
+    config = WorkerConfig(sandbox=sandbox, assets=TrustTrack().assets(None), fit_timeout_s=max(timeout, 1.0) * N)
+    return _check_model(sub, spec, [f"text-{k:02d}" for k in range(N)], items, None, [(1,)] * N, sandbox, timeout,
+                        config=config, fit={**fit, "seed": 0})
+
+
+def _check_model(sub, spec, ids, inputs, segments, shapes, sandbox, timeout, config: WorkerConfig | None = None,
+                 fit: dict | None = None) -> list[Row]:
     why = sub.supports(spec.modality, spec.white_box, segments is not None)
     if why:
         return [Row("applicable", spec.name, None, why)]
@@ -149,7 +194,7 @@ def _check_model(sub, spec, ids, inputs, segments, shapes, sandbox, timeout) -> 
     half = len(ids) // 2  # batch 1 and the fresh worker: the first half is enough to compare
     try:
         for label, plan in (("first", ((16, len(ids)), (7, len(ids)), (1, half))), ("fresh worker", ((16, half),))):
-            with Worker(sub, {}, spec, WorkerConfig(sandbox=sandbox)) as worker:
+            with Worker(sub, {}, spec, config or WorkerConfig(sandbox=sandbox), fit=fit) as worker:
                 refused = worker.start()
                 if refused:
                     return [Row("applicable", spec.name, None, f"the submission refuses it: {refused}")]

@@ -91,6 +91,9 @@ def list_cmd() -> None:
     console.print(submissions_listing(discover()))
 
 
+Backend = StrEnum("Backend", {b: b for b in ("local", "ray")})  # benchmark.backends.BACKENDS
+
+
 @app.command("evaluate")
 def evaluate_cmd(
     submission: str = typer.Argument(..., help="A submission name (see `xaibench list`), a folder with "
@@ -128,6 +131,12 @@ def evaluate_cmd(
     fit_timeout: float = typer.Option(3600.0, min=0, max=TIMEOUT_MAX_S,
                                       help="Oracles (trust track): time limit of fit() per worker start, "
                                       "seconds (0 = none)."),
+    backend: Backend = typer.Option(Backend.local, help="Where batches are explained: local = one worker here; "
+                                    "ray = Ray tasks, each with its own worker (pip install 'xaibench[ray]')."),
+    address: Optional[str] = typer.Option(None, help="ray: the cluster to join (e.g. auto, host:6379, "
+                                          "ray://host:10001); default: a private local Ray instance."),
+    workers: Optional[int] = typer.Option(None, min=1, max=4096, help="ray: CPUs of the local Ray instance "
+                                          "(default: all)."),
 ) -> None:
     """Explain every instance of a resource with a submission, score against ground truth, write a Result.
 
@@ -154,7 +163,8 @@ def evaluate_cmd(
                                  batch_size=batch_size, seed=seed, params=params if submission != "all" else {},
                                  timeout_s=timeout, overwrite=overwrite, results_dir=results,
                                  metric_params=_parse_params(metric_param), sandbox=sandbox.value,
-                                 memory_gb=memory_limit, fit_timeout_s=fit_timeout)
+                                 memory_gb=memory_limit, fit_timeout_s=fit_timeout, backend=backend.value,
+                                 address=address, workers=workers)
                 except XaibenchError as exc:
                     if submission == "all" and "cannot evaluate" in str(exc):
                         skipped.append(sub.name)

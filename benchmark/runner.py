@@ -21,6 +21,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from benchmark import allocator
+from benchmark.backends import BACKENDS, Job, run_batches
 from benchmark.cache import Entry, OutputCache
 from benchmark.errors import SubmissionError, XaibenchError
 from benchmark.isolation import MAX_CRASHES, FitError, Worker, WorkerConfig, WorkerCrash, validate_output
@@ -51,6 +52,9 @@ class RunOptions:
     sandbox: str = "auto"  # auto | bwrap | none (benchmark.sandbox)
     memory_gb: float = 8.0  # the worker's address-space limit
     fit_timeout_s: float = 3600.0  # an oracle's fit, per worker start (0 = none)
+    backend: str = "local"  # local | ray (benchmark.backends)
+    address: str | None = None  # ray: a cluster to join (None: a private local Ray instance)
+    workers: int | None = None  # ray: CPUs of the local instance / units in flight (None: all CPUs)
 
     def check(self) -> None:
         """Refuse bad values before anything runs or is written (one-line XaibenchError)."""
@@ -69,6 +73,10 @@ class RunOptions:
                 bad(name, f"must be a number of seconds ≥ 0 (0 = no limit), got {value!r}")
         if not isinstance(self.memory_gb, (int, float)) or not 0.25 <= self.memory_gb <= 1024:
             bad("memory_gb", f"must be between 0.25 and 1024 GiB, got {self.memory_gb!r}")
+        if self.backend not in BACKENDS:
+            bad("backend", f"must be one of {', '.join(BACKENDS)}, got {self.backend!r}")
+        if self.workers is not None and (not isinstance(self.workers, int) or self.workers < 1):
+            bad("workers", f"must be an integer ≥ 1 (or None for all CPUs), got {self.workers!r}")
         if self.sandbox not in MODES:
             bad("sandbox", f"must be one of {', '.join(MODES)}, got {self.sandbox!r}")
 
@@ -154,7 +162,7 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
         todo = [n for n, i in enumerate(instances.ids) if i not in done]
         t_start = time.perf_counter()
         crashes = _Crashes()
-        if todo:
+        if todo and opts.backend == "local":
             try:
                 refused = worker.start()
             except FitError as exc:  # the oracle cannot judge anything: every instance fails with the reason
@@ -163,9 +171,14 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
                 raise SubmissionError(f"cannot evaluate: {refused} (model '{opts.model}'); choose another model "
                                       "or submission")
         with progress_bar(len(todo), f"{name} on {res.name}/{opts.model}", unit="inst") as bar:
-            for start in range(0, len(todo), opts.batch_size):
-                pos = todo[start : start + opts.batch_size]
-                cache.put(_explain(worker, instances, pos, opts, crashes))
+            # the backend explains the batches (here, or as Ray tasks with their own workers); only this
+            # process writes the cache, batch by batch as they come back (benchmark.backends)
+            batches = [todo[start : start + opts.batch_size] for start in range(0, len(todo), opts.batch_size)]
+            job = Job(sub, opts.params, spec, config, opts, fit=worker.fit)
+            for pos, got in run_batches(batches, lambda pos: _explain(worker, instances, pos, opts, crashes),
+                                        backend=opts.backend, address=opts.address, workers=opts.workers,
+                                        instances=instances, job=job):
+                cache.put(got)
                 bar.advance(len(pos))
         worker.close()
         fit_s = _fit_seconds(cache_path, worker.fit_seconds, opts.overwrite) if fit is not None else None
@@ -199,6 +212,8 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
                               f"{platform.python_version()})",
                     "isolation": {"sandbox": worker.mode, "worker_starts": worker.starts,
                                   "memory_gb": opts.memory_gb},
+                    **({"backend": {"name": opts.backend, "address": opts.address, "workers": opts.workers}}
+                       if opts.backend != "local" else {}),  # ray: worker_starts counts none of the tasks
                     "this_run_s": round(time.perf_counter() - t_start, 3)},
         primary_metric=trk.primary_metric,
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -206,7 +221,7 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
         integrity={"outputs_sha256": outputs_digest([entries[i] for i in instances.ids])},
         extra={**({"metric_params": opts.metric_params} if opts.metric_params else {}),
                **({"excluded_instances": instances.excluded} if instances.excluded else {}),
-               **({"undefined": undefined} if (undefined := trk.undefined(scores, ok)) else {}),
+               **trk.summary_extra(scores, ok),
                **({"fit_s": fit_s} if fit_s is not None else {}),
                "seconds_per_instance": round(sum(e.seconds for e in entries.values()) / max(1, len(instances)), 6),
                "cache": str(cache_path.relative_to(data_home()))},

@@ -13,6 +13,7 @@ from benchmark.options import SEED_MAX, TIME_BUDGET_MAX_S, exclusive
 from benchmark.progress import console
 from generators.rcnn_cli import Aspect, register_rcnn
 from generators.trust.cli import register as register_trust
+from generators.robustness.cli import register as register_robustness
 
 
 def _choices(name: str, *values: str) -> type[StrEnum]:
@@ -26,6 +27,7 @@ AixiDataset = _choices("AixiDataset", "shape", "color")
 AixiScale = _choices("AixiScale", "paper", "default", "demo", "tiny")  # generators.aixi.build.SCALES
 AixiFunction = _choices("AixiFunction", "ssin", "suum", "class")
 ClassRule = _choices("ClassRule", "count", "weighted")
+Schedule = _choices("Schedule", "constant", "onecycle")  # generators.aixi.train.TrainConfig.schedule
 Pgt = _choices("Pgt", "wga", "milp", "hybrid")  # generators.idc.build.PGTS
 IdcPool = _choices("IdcPool", "train+validation", "train")
 HybridRank = _choices("HybridRank", "total", "max")
@@ -46,6 +48,7 @@ register_trust(generate_app)
 train_app = typer.Typer(help="Train the models under test of a resource.", no_args_is_help=True)
 reproduce_app = typer.Typer(help="Re-run a paper's experiments and print our numbers beside the paper's.",
                             no_args_is_help=True)
+register_robustness(generate_app, reproduce_app)
 
 
 @generate_app.command("aixi")
@@ -93,9 +96,13 @@ def generate_idc(
     alpha: float = typer.Option(0.3, min=0, max=1, help="WGA relevance threshold α (relevance is in [0, 1])."),
     beta: float = typer.Option(0.25, min=0, max=1, help="WGA class margin β."),
     min_words: int = typer.Option(5, min=1, help="MILP: drop documents with fewer words of V."),
-    milp_time_limit: Optional[float] = typer.Option(None, min=0, max=TIME_BUDGET_MAX_S, callback=exclusive(0),
-                                                    help="Stop SCIP after this many seconds "
-                                                    "(default: solve to proven optimality)."),
+    milp_time_limit: float = typer.Option(300.0, min=0, max=TIME_BUDGET_MAX_S,
+                                          help="Seconds per MILP solve (MILP and Hybrid each); the best solution "
+                                          "found is kept and its gap recorded. 0 = until proven optimal (on MR "
+                                          "the TF-IDF MILP is not proven within 25 minutes)."),
+    milp_sample: Optional[int] = typer.Option(None, min=1, help="Build the MILP PGT on a seeded random sample "
+                                              "of this many documents (those with ≥ --min-words words of V); "
+                                              "the paper's MILP saw ≈2,000."),
     epochs: int = typer.Option(10, min=1, help="Training epochs of the CNN and the HAN (best validation kept)."),
     seed: int = typer.Option(0, min=0, max=SEED_MAX, help="Seed of the 60/20/20 split of MR."),
     source: MrSource = typer.Option("mirror", help="MR from the data 'mirror', a 'local' folder (--path) or the "
@@ -112,14 +119,17 @@ def generate_idc(
     from generators.idc.build import IdcConfig, build_idc
 
     cfg = IdcConfig(pgts=tuple(_plain(pgt)), pool=str(pool), vocab_size=vocab_size, hybrid_rank=str(hybrid_rank),
-                    alpha=alpha, beta=beta, min_words=min_words, milp_time_limit=milp_time_limit, epochs=epochs,
-                    seed=seed, source=str(source), path=path, limit=limit, han=not no_han)
+                    alpha=alpha, beta=beta, min_words=min_words, milp_time_limit=milp_time_limit,
+                    milp_sample=milp_sample, epochs=epochs, seed=seed, source=str(source), path=path, limit=limit,
+                    han=not no_han)
     metas = build_idc(cfg, root=root, overwrite=overwrite)
     for name, meta in metas.items():
         st = meta["stats"]
         console.print(f"[green]idc/mr-{name}[/] revision {meta['revision']}: |IF_c| "
                       + ", ".join(f"{k} {v}" for k, v in st["features_per_class"].items())
                       + f", pool covered {st['pool_covered']}, CNN test accuracy {st['cnn']['test_accuracy']:.3f}")
+        if "milp_status" in st:
+            console.print(f"    MILP: {st['milp_status']}")
 
 
 @train_app.command("aixi")
@@ -131,6 +141,9 @@ def train_aixi_cmd(
     patience: int = typer.Option(5, min=1, help="Stop after this many epochs without validation improvement."),
     max_train: Optional[int] = typer.Option(None, min=1, help="Use only the first N training images."),
     seed: int = typer.Option(0, min=0, max=SEED_MAX, help="Initialisation / shuffling seed."),
+    schedule: Schedule = typer.Option("constant", help="Learning rate: 'constant' (Adam at --lr) or 'onecycle' "
+                                      "(warm-up to --lr, then cosine annealing over all --epochs)."),
+    init_output_bias: bool = typer.Option(False, help="Start the output bias at the training labels' mean."),
     overwrite: bool = typer.Option(False, help="Retrain even if a model for this revision exists."),
 ) -> None:
     """Train the authors' CNN on a resource and store it (safetensors) in the resource's model/ folder."""
@@ -138,7 +151,7 @@ def train_aixi_cmd(
 
     for r in resource:
         cfg = TrainConfig(epochs=epochs, batch_size=batch_size, lr=lr, patience=patience, seed=seed,
-                          max_train=max_train)
+                          max_train=max_train, schedule=str(schedule), init_output_bias=init_output_bias)
         val = train_aixi(r, cfg, overwrite=overwrite)
         console.print(f"[green]{r}[/] CNN validation: " + ", ".join(
             f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}" for k, v in val.items()))
@@ -309,17 +322,35 @@ def agreement_cmd(
 
 
 def publish_cmd(
-    family: str = typer.Argument(..., help="Resource family, e.g. aixi."),
-    repo_id: str = typer.Option(..., "--repo-id", help="Hub dataset repository, e.g. my-org/xaibench-aixi."),
+    family: Optional[str] = typer.Argument(None, help="Resource family, e.g. aixi (not with --site)."),
+    repo_id: Optional[str] = typer.Option(None, "--repo-id", help="Hub repository: a dataset (org/xaibench-aixi) "
+                                          "for a resource, a static Space (org/leaderboard) for --site."),
     root: Optional[Path] = typer.Option(None, help="Resource folder (default $XAIBENCH_HOME/resources/<family>)."),
     private: bool = typer.Option(False, help="Create the repository as private."),
     dry_run: bool = typer.Option(False, help="Verify and list the files, upload nothing."),
+    site: Optional[Path] = typer.Option(None, "--site", file_okay=False, help="Publish a site built by "
+                                        "`xaibench site --out DIR` instead of a resource: to a Hub Space "
+                                        "(--repo-id) or a static host folder (--to)."),
+    to: Optional[Path] = typer.Option(None, "--to", file_okay=False, help="--site: copy it into this folder "
+                                      "(replaced atomically), e.g. a web server's document root."),
 ) -> None:
-    """Verify a resource family (checksums, `load_dataset` on every config) and upload it to the Hub."""
-    from generators.publish import publish
+    """Verify a resource family (checksums, `load_dataset` on every config) and upload it to the Hub; or,
+    with --site, check a built leaderboard site (every link) and upload or copy it."""
+    from benchmark.errors import XaibenchError
+    from generators.publish import publish, publish_site
 
-    files = publish(family, repo_id, root=root, private=private, dry_run=dry_run)
     verb = "would upload" if dry_run else "uploaded"
+    if site is not None:
+        if family is not None:
+            raise XaibenchError("give either a resource family or --site, not both")
+        files = publish_site(site, repo_id=repo_id, to=to, private=private, dry_run=dry_run)
+        where = f"the Space {repo_id}" if repo_id else str(to)
+        console.print(f"{'would copy' if dry_run and to else 'copied' if to else verb} {len(files)} files of "
+                      f"{site} to {where}")
+        return
+    if family is None or repo_id is None:
+        raise XaibenchError("publish needs a resource family and --repo-id (or --site DIR with --repo-id / --to)")
+    files = publish(family, repo_id, root=root, private=private, dry_run=dry_run)
     console.print(f"{verb} {len(files)} files to {repo_id}:")
     for f in files:
         console.print(f"  {f}")

@@ -52,3 +52,90 @@ def publish(family: str, repo_id: str, *, root: Path | None = None, private: boo
     api.upload_folder(folder_path=str(root), repo_id=repo_id, repo_type="dataset",
                       allow_patterns=files, commit_message=f"xaibench {family} resource")
     return files
+
+
+# --------------------------------------------------------------------------------------------------
+# the static leaderboard site (`xaibench site --out DIR`)
+
+
+def check_site(site: Path) -> list[str]:
+    """Check a built site before it goes anywhere: `index.html` and `site.json` present, every local
+    link and image of every page present. Returns the files (relative, sorted); raises on a problem."""
+    import re
+    from html.parser import HTMLParser
+
+    site = Path(site)
+    if not (site / "index.html").is_file() or not (site / "site.json").is_file():
+        raise ResourceError(f"{site} is not a built site (no index.html / site.json); build it with "
+                            f"`xaibench site --out {site}`")
+
+    class Links(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.found: list[str] = []
+
+        def handle_starttag(self, tag, attrs):
+            for k, v in attrs:
+                if k in ("href", "src") and v and not re.match(r"^([a-z][a-z0-9+.-]*:|#)", v):
+                    self.found.append(v.split("#")[0])
+
+    files = sorted(p.relative_to(site).as_posix() for p in site.rglob("*")
+                   if p.is_file() and not any(part.startswith(".") for part in p.relative_to(site).parts))
+    missing = []
+    for rel in files:
+        if rel.endswith(".html"):
+            parser = Links()
+            parser.feed((site / rel).read_text(encoding="utf-8"))
+            for link in parser.found:
+                target = ((site / rel).parent / link).resolve()
+                if not target.is_file() or site.resolve() not in target.parents:
+                    missing.append(f"{rel} → {link}")
+    if missing:
+        raise ResourceError(f"{site}: {len(missing)} broken link(s), e.g. {', '.join(missing[:3])}; rebuild it with "
+                            f"`xaibench site --out {site}`")
+    return files
+
+
+def publish_site(site: Path, *, repo_id: str | None = None, to: Path | None = None, private: bool = False,
+                 dry_run: bool = False) -> list[str]:
+    """Upload a built site to a Hub Space (`repo_id`, a static Space) or copy it into a static host
+    folder (`to`, replaced atomically: copied beside it, then renamed). `dry_run`: check and list only
+    (no network, nothing written). Returns the files (relative to the site)."""
+    import shutil
+    import tempfile
+
+    if (repo_id is None) == (to is None):
+        raise ResourceError("publish --site needs exactly one target: --repo-id org/space (a Hub Space) or "
+                            "--to FOLDER (a static host folder)")
+    site = Path(site)
+    files = check_site(site)
+    if dry_run:
+        return files
+    if to is not None:
+        to = Path(to)
+        if to.resolve() == site.resolve() or site.resolve() in to.resolve().parents:
+            raise ResourceError(f"--to {to} is the site itself or inside it; choose another folder")
+        to.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(dir=to.parent, prefix=f".{to.name}."))
+        try:
+            for rel in files:
+                (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(site / rel, tmp / rel)
+            old = to.parent / f".{to.name}.old" if to.exists() else None
+            if old is not None:
+                shutil.rmtree(old, ignore_errors=True)
+                to.rename(old)
+            tmp.rename(to)
+            if old is not None:
+                shutil.rmtree(old, ignore_errors=True)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        return files
+    from huggingface_hub import HfApi
+
+    api = HfApi()
+    api.create_repo(repo_id, repo_type="space", space_sdk="static", private=private, exist_ok=True)
+    api.upload_folder(folder_path=str(site), repo_id=repo_id, repo_type="space", allow_patterns=files,
+                      commit_message="xaibench leaderboard site")
+    return files

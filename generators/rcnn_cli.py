@@ -54,6 +54,14 @@ def generate_rcnn(
                                        help="Override the recipe's learning rate (0 < lr ≤ 1)."),
     epochs: Optional[int] = typer.Option(None, min=1, help="Override the recipe's maximum epochs."),
     seed: int = typer.Option(0, min=0, max=SEED_MAX, help="RCNN initialisation / sampling seed."),
+    sparsity: Optional[float] = typer.Option(None, min=0, max=1, help="Override λ_s (Lei: 3e-4)."),
+    coherent: Optional[float] = typer.Option(None, min=0, max=100, help="Override λ_c / λ_s (Lei: 2.0)."),
+    sparsity_warmup: int = typer.Option(0, min=0, max=1000, help="Ramp λ_s and λ_c from 0 to their value over "
+                                        "the first N epochs (aroma / palate collapse to empty selections "
+                                        "without help on the 10,000-review file)."),
+    init_from: Optional[Path] = typer.Option(None, help="Start generator and encoder from this trained RCNN "
+                                             "folder (e.g. <home>/resources/rcnn/model/beer-appearance); same "
+                                             "hidden size, order and depth."),
     max_seconds: Optional[float] = typer.Option(None, min=0, max=TIME_BUDGET_MAX_S, callback=exclusive(0),
                                                 help="Training time budget of this call; the build stops with a "
                                                 "checkpoint and resumes when run again."),
@@ -75,14 +83,16 @@ def generate_rcnn(
 
     if threads:
         torch.set_num_threads(threads)
-    overrides = {k: v for k, v in {"hidden": hidden, "lr": lr, "max_epochs": epochs}.items() if v is not None}
+    overrides = {k: v for k, v in {"hidden": hidden, "lr": lr, "max_epochs": epochs, "sparsity": sparsity,
+                                   "coherent": coherent}.items() if v is not None}
     for a in (str(a) for a in aspect):
         try:
             cfg = RCNNBuildConfig(aspect=a, pool=str(pool), pool_fraction=pool_fraction, dev_fraction=dev_fraction,
                                   split_seed=split_seed, tau=tau, tokenization=str(tokenization), long=str(long),
                                   limit=limit, pool_limit=pool_limit)
             tcfg = replace(SCALES[str(scale)](cfg.aspect, **overrides), seed=seed, max_seconds=max_seconds,
-                           threads=threads, device=device)
+                           threads=threads, device=device, sparsity_warmup=sparsity_warmup,
+                           init_from=str(init_from) if init_from else None)
             meta = build_rcnn(cfg.aspect, data, root, config=cfg, train_config=tcfg, model_dir=model_dir,
                               vectors_path=vectors, overwrite=overwrite, accept_partial=accept_partial)
         except TrainingIncomplete as exc:

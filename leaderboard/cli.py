@@ -204,6 +204,31 @@ def leaderboard(
         sys.stdout.flush()
 
 
+def site(
+    out: Annotated[Path, typer.Option("--out", "-o", metavar="DIR", file_okay=False,
+                                      help="Folder to write the site into (replaced atomically).")],
+    results: Annotated[
+        Optional[Path],
+        typer.Option("--results", help="Directory of result JSON files, searched recursively.",
+                     show_default="$XAIBENCH_HOME/results", metavar="DIR", file_okay=False),
+    ] = None,
+    sample: Annotated[int, typer.Option(min=1, max=32, help="Instances drawn per picture.")] = 4,
+    no_figures: Annotated[bool, typer.Option("--no-figures", help="Skip the pictures (tables only).")] = False,
+) -> None:
+    """Build the leaderboard as a static site: an overview, one page per board (sortable table, model
+    quality, warnings, metric notes, pictures) and one page per submission. Opens from the file system."""
+    from leaderboard.site import build_site
+
+    report = build_site(out, results, sample=sample, figures=not no_figures)
+    for problem in report.problems:
+        _warn(problem)
+    from benchmark.progress import console as err
+
+    err.print(f"wrote {len(report.pages)} page(s) and {len(report.images)} picture(s) to {out} in "
+              f"{report.seconds:.1f} s; open {out / 'index.html'}", markup=False, highlight=False, soft_wrap=True)
+
+
 def register(app: typer.Typer) -> None:
-    """Add the `leaderboard` command to the xaibench CLI."""
+    """Add the `leaderboard` and `site` commands to the xaibench CLI."""
     app.command("leaderboard")(leaderboard)
+    app.command("site")(site)

@@ -69,6 +69,7 @@ class Row:
     status: str = "unsigned"  # "signed" / "unsigned" (shown "unverified") / "modified" (rank None)
     path: str = ""  # the file the result was read from ("" when built in memory)
     coverage: dict = field(default_factory=dict)
+    fit_s: float | None = None  # an oracle's fit (TOKI: keyword identification), from the Result's extra
 
     @property
     def ranked(self) -> bool:
@@ -342,6 +343,16 @@ def _board(key: tuple[str, str, str], results: list[Result], verified_only: bool
                 f"version {first.submission['version']} ({first.created or 'no date'}); dropped {others}."
             )
 
+    # 3b. a model under test below its quality floor (e.g. an AIXI CNN that has not learned its function)
+    low = [r for r in chosen if (r.model.get("quality") or {}).get("meets_floor") is False]
+    if low:
+        q = low[0].model["quality"]
+        warnings.append(
+            f"model under test below its quality floor: validation {q['metric']} {q['value']:.3f} < "
+            f"{q['floor']} — it has not learned its function, so this board says little about the explainers "
+            f"(retrain it, e.g. `xaibench train aixi` with more epochs or images)."
+        )
+
     # 4. the primary metric: the one most results name (ties: the newest result's)
     named_by = chosen or unranked or ordered
     counts = Counter(r.primary_metric for r in named_by)
@@ -404,7 +415,13 @@ def _row(rank: int | None, r: Result) -> Row:
         status=_status(r),
         path=str(getattr(r, "path", None) or ""),
         coverage=dict(_coverage(r)),
+        fit_s=_fit(r),
     )
+
+
+def _fit(r: Result) -> float | None:
+    v = (r.extra or {}).get("fit_s")
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
 
 # --------------------------------------------------------------------------------------------------

@@ -160,7 +160,8 @@ def _marked(row: Row) -> str:
 def _board_table(board: Board) -> tuple[list[str], list[list[str]]]:
     """Header and body cells of a board, shared by Markdown and HTML."""
     header = ["rank", "submission", "version", *(_header(board, n) for n in board.metric_names)]
-    header += ["failed", "time (s)"]
+    fits = any(r.fit_s is not None for r in board.rows)
+    header += ["failed", "time (s)"] + (["fit (s)"] if fits else [])
     body = []
     for row in board.rows:
         body.append(
@@ -171,6 +172,7 @@ def _board_table(board: Board) -> tuple[list[str], list[list[str]]]:
                 *(format_cell(row.metrics.get(n)) for n in board.metric_names),
                 _failures(row.n_failed, row.n_instances),
                 _wall(row.wall_time_s),
+                *([MISSING if row.fit_s is None else _wall(row.fit_s)] if fits else []),
             ]
         )
     return header, body
@@ -302,6 +304,9 @@ def _board_columns(board: Board) -> tuple[list[_Col], list[int]]:
     metric_idx = list(range(3, 3 + len(board.metric_names)))
     failed, time_, version = len(cols) - 2, len(cols) - 1, 2
     priority = [failed, *metric_idx, time_, version]
+    if any(r.fit_s is not None for r in rows):  # oracles: the fit (TOKI's keyword identification) beside
+        cols.append(_Col("fit (s)", [Text(MISSING if r.fit_s is None else _wall(r.fit_s)) for r in rows]))
+        priority.insert(priority.index(time_) + 1, len(cols) - 1)
     return cols, priority
 
 

@@ -91,3 +91,66 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(n)
+
+
+# --------------------------------------------------------------------------------------------------
+# the static site (tests/test_site.py, tests/test_site_browser.py): real results and bad input
+
+
+@pytest.fixture(scope="session")
+def site_results(aixi_home, tmp_path_factory):
+    """Real results: occlusion, random, uniform on aixi/shape-ssin (cnn and function, 6 images), written
+    to a fresh results folder, plus hand-made bad inputs. Returns (results_dir, details)."""
+    os.environ["XAIBENCH_HOME"] = str(aixi_home)
+    import copy
+    import json
+
+    from benchmark.results import MetricSummary
+    from benchmark.runner import evaluate
+
+    results = tmp_path_factory.mktemp("site-results")
+    made = {}
+    for sub in ("occlusion", "random", "uniform"):
+        for model in ("cnn", "function"):
+            made[(sub, model)] = evaluate(sub, "aixi", "aixi/shape-ssin", model=model, limit=6, batch_size=4,
+                                          results_dir=results, sandbox="none", timeout_s=0)
+    # a result on another resource revision (signed, so only the revision check can drop it)
+    other = copy.deepcopy(made[("occlusion", "cnn")])
+    other.resource["revision"] = "0" * 16
+    other.submission["name"] = "occlusion-old"
+    other.created = "2000-01-01T00:00:00+00:00"
+    other.save(results / "aixi" / "old-revision.json")
+    # a result that fails verification: changed after it was written
+    tampered = results / "aixi" / "tampered.json"
+    t = copy.deepcopy(made[("random", "cnn")])
+    t.submission["name"] = "tampered"
+    t.save(tampered)
+    d = json.loads(tampered.read_text())
+    d["metrics"]["kl"]["mean"] = 0.0
+    tampered.write_text(json.dumps(d))
+    # a board with one submission whose metric is undefined for every instance, and whose cache is gone
+    lone = copy.deepcopy(made[("occlusion", "function")])
+    lone.resource["name"] = "aixi/color-ssin"
+    lone.metrics["pcc"] = MetricSummary(None, None, None, 0, lone.n_instances, "higher", "PCC")
+    lone.extra["cache"] = "cache/does-not-exist.sqlite"
+    lone.save(results / "aixi" / "lone.json")
+    # a ranked result whose cache is gone: its picture cannot be drawn
+    gone = copy.deepcopy(made[("uniform", "function")])
+    gone.submission["name"] = "no-cache"
+    gone.extra["cache"] = "cache/does-not-exist.sqlite"
+    gone.save(results / "aixi" / "no-cache.json")
+    # a file that is not a result
+    (results / "broken.json").write_text("[1, 2")
+    return results, made
+
+
+@pytest.fixture(scope="session")
+def site(site_results, tmp_path_factory):
+    from leaderboard.site import build_site
+
+    results, _ = site_results
+    out = tmp_path_factory.mktemp("site") / "site"
+    report = build_site(out, results, sample=2)
+    return out, report
+
+

@@ -49,3 +49,34 @@ def test_check_command_exit_status_and_report(tmp_path, home, capsys):
     with pytest.raises(SystemExit) as exc:
         main(["check", str(bad)])
     assert exc.value.code == 2
+
+
+def _oracle(folder, judge: str, fit: str = "pass"):
+    import textwrap
+
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "submission.toml").write_text(
+        '[submission]\nname = "o"\nversion = "0.1"\nkind = "oracle"\nentry = "oracle:Oracle"\n'
+        '[capabilities]\nmodalities = ["text"]\n')
+    (folder / "oracle.py").write_text(
+        "import os\n\n\nclass Oracle:\n    def fit(self, context):\n" + textwrap.indent(textwrap.dedent(fit), " " * 8)
+        + "\n\n    def judge(self, batch):\n" + textwrap.indent(textwrap.dedent(judge), " " * 8) + "\n")
+    return folder
+
+
+def test_oracles_are_checked_like_explainers(tmp_path, home):
+    _, rows = check_submission("submissions/naive_oracle")
+    v = verdicts(rows)
+    assert all(v[(c, "kim-cnn")] is True for c in ("outputs", "deterministic", "batch invariant")), rows
+    # fit sees the training split; verdicts depending on the batch or on chance are caught
+    cases = {
+        "batch invariant": "return [len(batch) % 2 == 0] * len(batch)",
+        "deterministic": "return [os.urandom(1)[0] % 2 == 0 for _ in batch.ids]",
+        "outputs": "return [1.0 for _ in batch.ids]",
+    }
+    for failing, judge in cases.items():
+        _, rows = check_submission(_oracle(tmp_path / failing.replace(" ", "-"), judge))
+        assert verdicts(rows)[(failing, "kim-cnn")] is False, (failing, rows)
+    _, rows = check_submission(_oracle(tmp_path / "fit", "return [True] * len(batch)",
+                                       fit="assert len(context.train['tokens']) == 16 and context.class_names"))
+    assert verdicts(rows)[("outputs", "kim-cnn")] is True, rows

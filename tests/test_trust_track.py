@@ -225,8 +225,10 @@ def test_one_class_split_reports_undefined_metrics():
     summary = trk.summarise(scores, ok)
     assert summary["trust-spec"].mean is None and summary["trust-gmean"].mean is None
     assert summary["trust-sen"].mean == pytest.approx(0.6) and summary["trust-acc"].mean == pytest.approx(0.6)
-    why = trk.undefined(scores, ok)
+    extra = trk.summary_extra(scores, ok)
+    why = extra["undefined"]
     assert "no untrustworthy prediction" in why["trust-spec"] and "Spec" in why["trust-gmean"]
+    assert extra["confusion"] == {"tp": 3, "fp": 0, "fn": 2, "tn": 0}
 
 
 def test_pooled_bootstrap_interval_contains_the_value():
@@ -289,3 +291,69 @@ def test_reproduce_trust_prints_table3_beside_the_paper(trust_home, tmp_path, ca
     captured = capsys.readouterr()
     out = captured.out + captured.err
     assert "Table 3" in out and "paper" in out and "Fig. 6" in out and ".624" in out
+
+
+def test_imported_trust_set_without_a_model(trust_home, tmp_path):
+    """A set labelled by people and imported without its model: oracles that read the explained
+    predictions only are scored; one that queries the model fails with the reason, per instance."""
+    from benchmark.errors import ResourceError
+    from generators.trust.importer import import_trust_set
+    from tests.test_trust_generator import ROWS, _write_jsonl
+
+    f = tmp_path / "people.jsonl"
+    _write_jsonl(f, ROWS)
+    import_trust_set(f, "people-demo", ["neg", "pos"])
+    r = evaluate("naive-oracle", "trust", "trust/people-demo", model="imported", results_dir=tmp_path)
+    assert r.n_instances == 3 and r.n_failed == 0 and r.model["architecture"] == "none"
+    with pytest.raises(ResourceError, match="use --model imported"):
+        evaluate("naive-oracle", "trust", "trust/people-demo", model="cnn", results_dir=tmp_path)
+    sub = _oracle(tmp_path / "asks-model", """
+        class Oracle:
+            def fit(self, context):
+                self.model = context.model
+
+            def judge(self, batch):
+                return [bool(p[1] > 0.5) for p in self.model.predict([x["tokens"] for x in batch.inputs])]
+        """)
+    r = evaluate(str(sub), "trust", "trust/people-demo", model="imported", results_dir=tmp_path)
+    assert r.n_failed == 3 and all("imported without its model" in f.reason for f in r.failures)
+
+
+def test_site_draws_each_oracles_confusion_matrix(trust_home, tmp_path):
+    from leaderboard.site import build_site
+
+    res = tmp_path / "results"
+    r = evaluate("naive-oracle", "trust", "trust/hatexplain-cnn", results_dir=res)
+    c = r.extra["confusion"]
+    assert sum(c.values()) == N_TEST
+    build_site(tmp_path / "site", res)
+    pngs = list((tmp_path / "site" / "img").glob("trust__*naive-oracle*.png"))
+    assert len(pngs) == 1 and pngs[0].stat().st_size > 1000
+    board = next((tmp_path / "site" / "board").glob("trust*.html")).read_text()
+    assert "confusion matrix" in board and f"{N_TEST} judged predictions" in board
+
+
+def test_trust_board_shows_fit_time(trust_home, tmp_path, capsys):
+    from benchmark import cli
+
+    res = tmp_path / "results"
+    evaluate("naive-oracle", "trust", "trust/hatexplain-cnn", results_dir=res)
+    try:
+        cli.main(["leaderboard", "--results", str(res), "--format", "md"])
+    except SystemExit as e:
+        assert e.code in (0, None)
+    out = capsys.readouterr().out
+    assert "fit (s)" in out and "naive-oracle" in out
+
+
+def test_model_dir_of_trust_and_embedding_configs(tmp_path):
+    """`xaibench list` asks every resource for its model folder: a trust set names it in `model_dir`,
+    the embeddings resource records its models as a list (not a name → folder map)."""
+    from benchmark.resources.store import Resource
+
+    trust = Resource("trust", "x-cnn", tmp_path, {"params": {"model_dir": "model/x-cnn"}})
+    assert trust.model_dir() == tmp_path / "model" / "x-cnn"
+    emb = Resource("trust", "embeddings", tmp_path, {"params": {"models": ["glove-50d", "word2vec"]}})
+    assert emb.model_dir() == tmp_path / "model" / "embeddings"
+    idc = Resource("idc", "mr-wga", tmp_path, {"params": {"models": {"cnn": "mr-cnn", "han": "mr-han"}}})
+    assert idc.model_dir() == tmp_path / "model" / "mr-cnn"

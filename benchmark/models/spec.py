@@ -48,7 +48,14 @@ def _load_rcnn(directory: Path, name: str, batch_size: int = 256, **options: Any
     return load_rcnn(directory, name=name, batch_size=int(batch_size), **options)
 
 
-LOADERS: dict[str, Callable[..., Model]] = {"image": _load_image, "word": _load_word, "rcnn": _load_rcnn}
+def _load_minilm(directory: Path, name: str, **options: Any) -> Model:
+    from benchmark.models.transformer import load_minilm
+
+    return load_minilm(directory, name=name, rebuild=options.get("rebuild"), batch_size=int(options.get("batch_size", 64)))
+
+
+LOADERS: dict[str, Callable[..., Model]] = {"image": _load_image, "word": _load_word, "rcnn": _load_rcnn,
+                                            "minilm": _load_minilm}
 
 
 @dataclass

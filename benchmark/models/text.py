@@ -238,6 +238,7 @@ def load_word_model(directory, name: str, rebuild: str | None = None) -> WordMod
     """A trained text classifier saved by `save_model` (config.json with `vocab`, `max_len`,
     `n_classes`) as the `WordModel` submissions see. A damaged or inconsistent model folder raises
     `ResourceError` naming the file and `rebuild` (default: read off the resource layout)."""
+    import benchmark.models.recurrent  # noqa: F401  (registers the BiLSTM architectures)
     from benchmark.errors import ResourceError
     from benchmark.models.base import load_model, rebuild_command
 

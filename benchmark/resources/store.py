@@ -144,8 +144,12 @@ class Resource:
         _VERIFIED[p] = stamp
 
     def model_dir(self) -> Path:
-        """`model/<config>/`, or the first shared model folder the config names (`params["models"]`)."""
-        shared = [v for v in (self.params.get("models") or {}).values() if v]
+        """`model/<config>/`, or the folder the config names: `params["model_dir"]` (relative to the
+        resource root) or the first shared model folder of `params["models"]` (a name → folder map)."""
+        if isinstance(self.params.get("model_dir"), str):
+            return self.root / self.params["model_dir"]
+        models = self.params.get("models")
+        shared = [v for v in models.values() if isinstance(v, str) and v] if isinstance(models, dict) else []
         return self.root / "model" / (shared[0] if shared else self.config)
 
     def hf_dataset(self, split: str | None = None):
@@ -418,8 +422,9 @@ def _candidate_roots(family: str) -> list[Path]:
     return roots
 
 
-def _from_hub(family: str) -> Path | None:
-    """Download `<org>/xaibench-<family>` from the Hub; None when offline or absent."""
+def _from_hub(family: str, revision: str | None = None) -> Path | None:
+    """Download `<org>/xaibench-<family>` from the Hub (at `revision`: a Hub commit, branch or tag);
+    None when offline or absent."""
     if os.environ.get("HF_HUB_OFFLINE") == "1" or os.environ.get("XAIBENCH_OFFLINE") == "1":
         return None
     try:
@@ -427,30 +432,69 @@ def _from_hub(family: str) -> Path | None:
 
         org = os.environ.get("XAIBENCH_HUB_ORG", HUB_ORG_DEFAULT)
         return Path(snapshot_download(repo_id=f"{org}/xaibench-{family}", repo_type="dataset",
-                                      etag_timeout=5))
+                                      revision=revision, etag_timeout=5))
     except Exception:
         return None
 
 
-def load_resource(name: str, *, root: Path | None = None, hub: bool = True) -> Resource:
-    """Find `<family>/<config>` locally, in the mirror, or on the Hub, and check it is complete."""
+def split_revision(name: str, revision: str | None = None) -> tuple[str, str | None]:
+    """`aixi/shape-ssin@<rev>` → ("aixi/shape-ssin", "<rev>"); a `revision` given as well must agree."""
+    base, at, pinned = name.partition("@")
+    if at:
+        if not pinned:
+            raise ResourceError(f"resource name '{name}' ends in '@' without a revision")
+        if revision is not None and revision != pinned:
+            raise ResourceError(f"resource {base} pinned twice, to {pinned} and to {revision}")
+        revision = pinned
+    return base, revision
+
+
+def _matches(meta: dict[str, Any], revision: str | None) -> bool:
+    """True when no revision is asked for, or the config's content revision starts with it."""
+    return revision is None or str(meta.get("revision", "")).startswith(revision)
+
+
+def load_resource(name: str, *, root: Path | None = None, hub: bool = True, revision: str | None = None) -> Resource:
+    """Find `<family>/<config>` locally, in the mirror, or on the Hub, and check it is complete.
+
+    `revision` (or `name@revision`) pins the content: the resource's recorded revision (the sha256 the
+    Result records as `resource.revision`) must start with it (at least 7 characters). Local folders and
+    the mirror are searched for a copy at that revision; on the Hub, `revision` may also name a commit,
+    branch or tag of the dataset repository, and the config found there must then be at that revision or
+    the Hub commit must be the one asked for. A copy at another revision is never returned silently:
+    the error names the revisions that were found."""
+    name, revision = split_revision(name, revision)
+    if revision is not None and (len(revision) < 7 or not revision.replace("-", "").replace("_", "").replace(".", "").isalnum()):
+        raise ResourceError(f"revision '{revision}' of {name} is too short or malformed; give at least 7 characters "
+                            "of the resource's revision (see `xaibench list` or a Result's resource.revision)")
     family, config = _split_name(name)
     roots = [Path(root)] if root is not None else _candidate_roots(family)
+    seen: list[str] = []
     for r in roots:
         prov = read_provenance(r)
         if config in prov.get("configs", {}):
-            res = Resource(family, config, r, prov["configs"][config], prov.get("card", {}))
+            meta = prov["configs"][config]
+            if not _matches(meta, revision):
+                seen.append(f"{str(meta.get('revision', '?'))[:12]} in {r}")
+                continue
+            res = Resource(family, config, r, meta, prov.get("card", {}))
             res.verify()
             return res
     if root is None and hub:
-        hub_root = _from_hub(family)
+        hub_root = _from_hub(family, revision)
         if hub_root is not None:
             prov = read_provenance(hub_root)
             if config in prov.get("configs", {}):
+                # the download is at `revision` (a Hub commit / tag) or the config's content is
                 res = Resource(family, config, hub_root, prov["configs"][config], prov.get("card", {}))
                 res.verify()
                 return res
     where = ", ".join(str(r) for r in roots)
+    if revision is not None and seen:
+        raise ResourceError(
+            f"resource {name} at revision {revision} not found; found it at other revisions: {'; '.join(seen)}. "
+            f"Rebuild that revision (the generator and parameters in its Result's provenance) or drop the pin"
+        )
     raise ResourceError(
         f"resource {name} not found (looked in {where} and the Hub); "
         f"create it with `xaibench generate {family}` or check the name with `xaibench list`"

@@ -93,8 +93,9 @@ class Track:
         sent to every fresh worker before its first batch. Default: nothing (explainers)."""
         return None
 
-    def undefined(self, scores: dict[str, np.ndarray], ok: np.ndarray) -> dict[str, str]:
-        """Why a summarised metric has no value (metric name → reason); recorded in the Result."""
+    def summary_extra(self, scores: dict[str, np.ndarray], ok: np.ndarray) -> dict[str, Any]:
+        """What the Result records beside the metric summaries (its `extra`), e.g. a pooled confusion
+        table and why a metric has no value (`{"undefined": {metric: reason}}`). Default: nothing."""
         return {}
 
     def split_size(self, resource, split: str, instances: Instances, limit: int | None) -> int:
@@ -140,3 +141,4 @@ def _ensure_builtin() -> None:
     import benchmark.tracks.idc  # noqa: F401
     import benchmark.tracks.rcnn  # noqa: F401
     import benchmark.tracks.trust  # noqa: F401
+    import benchmark.tracks.robustness  # noqa: F401

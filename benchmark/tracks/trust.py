@@ -22,7 +22,8 @@ model) and the offline WordNet are mounted in the worker; `XAIBENCH_ASSET_TRUST_
 Metrics (SPECS §1.10), trustworthy = positive, pooled over the judged predictions: Acc, Pre, Sen, F1,
 Spec and G-mean (primary); the summary's CI is a percentile bootstrap over predictions. A metric
 whose denominator is empty (e.g. a test split with one class) is undefined: no value, the reason in
-the Result (`extra.undefined`), never a NaN averaged into a board.
+the Result (`extra.undefined`), never a NaN averaged into a board; `extra.confusion` keeps the
+pooled table.
 """
 
 from __future__ import annotations
@@ -34,13 +35,14 @@ import numpy as np
 
 import benchmark.metrics.trust as trust_metrics
 from benchmark.errors import ResourceError
-from benchmark.models.base import read_model_config
+from benchmark.models.base import TextModel, read_model_config
 from benchmark.models.spec import ModelSpec
 from benchmark.results import MetricSummary
 from benchmark.tracks.base import TRACKS, Instances, Track
 
 DATASETS = ("hatexplain", "cams", "movies")
 MODEL_LOADERS = {"cnn": "word", "minilm": "minilm"}  # model under test → `benchmark.models.spec` loader
+IMPORTED = "imported"  # a trust set labelled by people, imported without its model (generators/trust/importer.py)
 EMBEDDINGS = "trust/embeddings"  # the asset TOKI reads (word vectors + θ_relate per model)
 INPUT_COLUMNS = ("id", "tokens", "text", "prediction", "confidence", "explanation_words", "explanation_scores")
 TRAIN_COLUMNS = ("tokens", "text", "label", "prediction", "confidence")
@@ -51,9 +53,10 @@ class TrustTrack(Track):
     name = "trust"
     family = "trust"
     modality = "text"
-    description = "TOKI trust sets: oracles judge explained predictions trustworthy or not; Acc … G-mean (Nguyen Tung et al. 2025)"
+    description = ("TOKI trust sets: oracles judge explained predictions trustworthy or not; Acc, Pre, Sen, F1, "
+                   "Spec, G-mean (Nguyen Tung et al. 2025)")
     metrics = tuple(f"trust-{m}" for m in ("gmean", "acc", "pre", "sen", "f1", "spec"))
-    models = tuple(MODEL_LOADERS)
+    models = (*MODEL_LOADERS, IMPORTED)
     default_split = "test"
     submission_kind = "oracle"
 
@@ -62,7 +65,7 @@ class TrustTrack(Track):
 
     @staticmethod
     def _check(resource) -> None:
-        if resource.config == "embeddings" or "model_dir" not in resource.params:
+        if resource.config == "embeddings" or "classes" not in resource.params:
             raise ResourceError(f"{resource.name} is not a trust set (it holds no explained predictions); "
                                 f"evaluate on trust/<dataset>-<model>, e.g. trust/hatexplain-cnn")
 
@@ -110,7 +113,12 @@ class TrustTrack(Track):
         if name != built:
             raise ResourceError(f"{resource.name} was built with the model under test '{built}'; "
                                 f"use --model {built}")
-        if built not in MODEL_LOADERS:
+        if built == IMPORTED:  # no model: oracles that only read the explained predictions can still run
+            names = self.class_names(resource)
+            spec = ModelSpec(name=name, modality="text", white_box=False, served=NoModel(resource.name, len(names)))
+            return spec, {"name": name, "hash": IMPORTED, "task": spec.served.task, "architecture": "none",
+                          "scores": {}}
+        if built not in MODEL_LOADERS or "model_dir" not in resource.params:
             raise ResourceError(f"{resource.name}: unknown model under test '{built}' "
                                 f"(known: {', '.join(MODEL_LOADERS)})")
         directory = resource.root / str(resource.params["model_dir"])
@@ -118,7 +126,13 @@ class TrustTrack(Track):
         cfg = read_model_config(directory, rebuild)
         spec = ModelSpec(name=name, modality="text", white_box=True, loader=MODEL_LOADERS[built],
                          directory=directory, options={"rebuild": rebuild})
-        info = {"name": name, "hash": cfg["sha256"][:16], "task": cfg.get("task", "binary"),
+        if built == "minilm":  # the tokenizer and the pieces per word change its outputs too
+            from benchmark.models.transformer import model_hash
+
+            digest = model_hash(cfg)
+        else:
+            digest = cfg["sha256"]
+        info = {"name": name, "hash": digest[:16], "task": cfg.get("task", "binary"),
                 "architecture": cfg.get("architecture", built), "scores": cfg.get("scores", {})}
         return spec, info
 
@@ -161,10 +175,26 @@ class TrustTrack(Track):
         counts = np.asarray(scores.get("counts", np.zeros((len(ok), 4))))[ok].astype(np.int64)
         return pooled_summaries(counts, [(m.name, m.label, m.direction) for m in self.metric_objects()])
 
-    def undefined(self, scores: dict[str, np.ndarray], ok: np.ndarray) -> dict[str, str]:
-        """Why each undefined metric is undefined (for the Result)."""
+    def summary_extra(self, scores: dict[str, np.ndarray], ok: np.ndarray) -> dict[str, Any]:
+        """The pooled confusion table (`confusion`: tp, fp, fn, tn over the judged predictions) and why
+        each undefined metric is undefined (`undefined`, when any is)."""
         counts = np.asarray(scores.get("counts", np.zeros((len(ok), 4))))[ok].astype(np.int64)
-        return {f"trust-{k}": v for k, v in trust_metrics.trust_scores(counts.sum(0)).undefined.items()}
+        pooled = trust_metrics.trust_scores(counts.sum(0))
+        why = {f"trust-{k}": v for k, v in pooled.undefined.items()}
+        return {"confusion": pooled.counts, **({"undefined": why} if why else {})}
+
+
+class NoModel(TextModel):
+    """The model under test of an imported trust set, which does not come with one: `predict`
+    refuses with the reason (served by the harness, so an oracle's call becomes its recorded failure)."""
+
+    def __init__(self, resource: str, n_classes: int) -> None:
+        super().__init__(IMPORTED, "binary" if n_classes == 2 else "multiclass", max(2, n_classes))
+        self.resource = resource
+
+    def _predict(self, inputs) -> np.ndarray:
+        raise ValueError(f"{self.resource} was imported without its model under test: this oracle needs the "
+                         "model; use one that reads the explained predictions only (e.g. naive-oracle)")
 
 
 def pooled_summaries(counts: np.ndarray, metrics: Sequence[tuple[str, str, str]], n_boot: int = N_BOOT,

@@ -25,6 +25,7 @@ from benchmark.progress import console, progress_bar
 from benchmark.resources import load_resource
 from benchmark.resources.aixi_schema import decode_split
 from benchmark.resources.store import update_config_meta
+from benchmark.tracks.aixi import model_quality
 
 
 @dataclass
@@ -37,6 +38,11 @@ class TrainConfig:
     seed: int = 0
     max_train: int | None = None  # use only the first N training images
     threads: int | None = None
+    # [I] "onecycle": torch's OneCycleLR over all epochs (warm-up to `lr`, cosine annealing to ~0);
+    # "constant": Adam at `lr` throughout (the recipe before issue #12)
+    schedule: str = "constant"
+    # start the output layer's bias at the training labels' mean (regression) / base-rate logit (Class)
+    init_output_bias: bool = False
 
 
 def _load_split(resource, split: str, limit: int | None) -> tuple[np.ndarray, np.ndarray]:
@@ -92,8 +98,17 @@ def train_aixi(resource_name: str, config: TrainConfig | None = None, *, overwri
     size = xtr.shape[-1]
     torch.manual_seed(cfg.seed)
     model = AixiCNN(size=size, classification=classification)
+    if cfg.schedule not in ("constant", "onecycle"):
+        raise ResourceError(f"schedule must be 'constant' or 'onecycle', got {cfg.schedule!r}")
+    if cfg.init_output_bias:
+        with torch.no_grad():
+            m = float(np.mean(ytr))
+            model.fc3.bias.fill_(float(np.log(max(m, 1e-3) / max(1 - m, 1e-3))) if classification else m)
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
     loss_fn = nn.BCELoss() if classification else nn.MSELoss()
+    n_batches = (len(xtr) + cfg.batch_size - 1) // cfg.batch_size
+    sched = (torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=cfg.lr, total_steps=cfg.epochs * n_batches)
+             if cfg.schedule == "onecycle" else None)
 
     ckpt = out_dir / "checkpoint.pt"
     state = {"epoch": 0, "best": None, "best_epoch": -1, "history": []}
@@ -102,12 +117,13 @@ def train_aixi(resource_name: str, config: TrainConfig | None = None, *, overwri
         if saved.get("revision") == res.revision and saved.get("config") == asdict(cfg):
             model.load_state_dict(saved["model"])
             opt.load_state_dict(saved["opt"])
+            if sched is not None and saved.get("sched"):
+                sched.load_state_dict(saved["sched"])
             state = saved["state"]
             torch.set_rng_state(saved["torch_rng"])
             console.print(f"resuming {resource_name} training at epoch {state['epoch'] + 1}")
     best_weights = state.get("best_weights") or {k: v.clone() for k, v in model.state_dict().items()}
     t0 = time.perf_counter()
-    n_batches = (len(xtr) + cfg.batch_size - 1) // cfg.batch_size
     for epoch in range(state["epoch"], cfg.epochs):
         # the permutation depends only on (seed, epoch), so a resumed run sees the same batches
         perm = np.random.default_rng([cfg.seed, epoch]).permutation(len(xtr))
@@ -126,6 +142,8 @@ def train_aixi(resource_name: str, config: TrainConfig | None = None, *, overwri
                     loss.backward()
                     total += loss.item() * len(idx)
                 opt.step()
+                if sched is not None:
+                    sched.step()
                 bar.advance()
         val = _evaluate(model, xva, yva, classification)
         state["history"].append({"epoch": epoch + 1, "train_loss": total / len(xtr), **val})
@@ -139,17 +157,23 @@ def train_aixi(resource_name: str, config: TrainConfig | None = None, *, overwri
         out_dir.mkdir(parents=True, exist_ok=True)
         torch.save({"revision": res.revision, "config": asdict(cfg), "model": model.state_dict(),
                     "opt": opt.state_dict(), "state": state,
+                    "sched": sched.state_dict() if sched is not None else None,
                     "torch_rng": torch.get_rng_state()}, ckpt.with_suffix(".tmp"))
         ckpt.with_suffix(".tmp").replace(ckpt)
         if epoch + 1 - state["best_epoch"] >= cfg.patience:
             break
     model.load_state_dict(best_weights)
     validation = {**state["best"], "best_epoch": state["best_epoch"]}
+    q = model_quality(validation)
+    if q and not q["meets_floor"]:
+        console.print(f"[yellow]{resource_name}: validation {q['metric']} {q['value']:.3f} is below the quality "
+                      f"floor {q['floor']}: the CNN has not learned its function; results on it are marked[/]")
     save_model(model, out_dir, "aixi-cnn", {"size": size, "classification": classification},
                extra={"task": "binary" if classification else "regression", "validation": validation,
+                      "quality": q,
                       "recipe": asdict(cfg), "resource_revision": res.revision,
                       "history": state["history"], "train_seconds": round(time.perf_counter() - t0, 1)})
     ckpt.unlink(missing_ok=True)
     update_config_meta(res.root, res.config, model={"architecture": "aixi-cnn", "validation": validation,
-                                                     "recipe": asdict(cfg)})
+                                                     "quality": q, "recipe": asdict(cfg)})
     return validation

@@ -123,6 +123,21 @@ class MilpResult:
     method: str = ""  # "decomposed", "repaired", "coupled", "plain" or "slack"
     cardinality: int = 0  # Σ_c |IF_c|
     stages: dict = field(default_factory=dict)  # seconds per stage, bounds (cost + ε·|IF| units), sizes
+    # the returned solution's value and the best proven lower bound, both in cost + ε·|IF| units
+    # (objective + ε·cardinality); equal when proven optimal. None when no bound is known.
+    upper_bound: float | None = None
+    lower_bound: float | None = None
+    time_limit: float | None = None  # seconds the call was given (None: until proven optimal)
+    timed_out: bool = False  # the time limit stopped a solve before optimality was proven
+
+    def status(self) -> str:
+        """One line for cards and logs: proven optimal, or the gap and bounds of what was returned."""
+        if self.optimal:
+            return f"proven optimal (objective {self.objective}, {self.solve_seconds:.0f} s)"
+        lb = "unknown" if self.lower_bound is None else f"{self.lower_bound:.2f}"
+        why = f"time limit {self.time_limit:g} s reached" if self.timed_out else "not proven optimal"
+        return (f"{why}: returned solution {self.upper_bound:.2f}, lower bound {lb}, gap {self.gap:.2%} "
+                f"(cost + ε·|IF| units)")
 
     def summary(self) -> str:
         return (
@@ -180,11 +195,14 @@ def _scip(
     m.setMinimize()
     m.optimize()
     status = m.getStatus()
+    # every objective coefficient is ≥ 0, so 0 is a valid bound; SCIP reports -1e20 (no bound) when a time
+    # limit stops it before the root LP is solved, which would otherwise poison the summed lower bound
+    dual = max(float(m.getDualbound()), 0.0)
     if m.getNSols() == 0:
-        return None, status, None, m.getDualbound() if status != "infeasible" else None
+        return None, status, None, dual if status != "infeasible" else None
     best = m.getBestSol()
     chosen = {k for k, var in x.items() if m.getSolVal(best, var) > 0.5}
-    return chosen, status, m.getObjVal(), m.getDualbound()
+    return chosen, status, m.getObjVal(), dual
 
 
 def _left(deadline: float | None) -> float | None:
@@ -209,6 +227,9 @@ def _cover_task(c, rows, avail, weights, deadline):
         covers = [(list(r), None) for r in r1[c]]
         size = (len(w), len(covers))
         chosen, status, obj, dual = _scip(w, covers, [], [], _left(deadline), params=_COVER_PARAMS)
+        if chosen is None and status != "infeasible":  # out of time before SCIP had a solution
+            chosen = _greedy_cover(list(r1[c]), set(a1[c]), w)
+            obj = None if chosen is None else sum(w[j] for j in chosen)
         if chosen is None:
             bound = None if dual is None else lower + dual
             return None, status, None, bound, size, time.perf_counter() - t, stats
@@ -477,10 +498,13 @@ def solve_milp(
     def lap(name, since):
         stages[f"seconds_{name}"] = round(time.perf_counter() - since, 3)
 
-    def finish(chosen: set, optimal, gap, method, red_vars, red_cons, stats, violated=0):
+    def finish(chosen: set, optimal, gap, method, red_vars, red_cons, stats, violated=0, lower=None, upper=None):
         feats = {c: sorted(vocab[j] for (cc, j) in chosen if cc == c) for c in classes}
         obj = sum(cost[c][j] for (c, j) in chosen)
         stages["seconds_total"] = round(time.perf_counter() - t0, 3)
+        if upper is None:
+            upper = sum(weights[c][j] for (c, j) in chosen if c != "slack")
+        low = upper if optimal else lower
         return MilpResult(
             features=feats,
             objective=obj,
@@ -498,6 +522,10 @@ def solve_milp(
             method=method,
             cardinality=len(chosen),
             stages=stages,
+            upper_bound=units(upper),
+            lower_bound=units(low),
+            time_limit=None if time_limit is None else float(time_limit),
+            timed_out=(not optimal) and deadline is not None and time.time() >= deadline - 1.0,
         )
 
     def gap_of(upper, lower):
@@ -532,7 +560,7 @@ def solve_milp(
         violated = sum(w[k] // (nc * nv * unit) for k in chosen if k[0] == "slack")
         feats = {k for k in chosen if k[0] != "slack"}
         return finish(feats, status == "optimal", gap_of(obj, dual), "slack", len(w),
-                      len(covers) + len(couplings), stats, violated=int(round(violated)))
+                      len(covers) + len(couplings), stats, violated=int(round(violated)), lower=dual, upper=obj)
 
     if not reduce:
         w = {(c, j): weights[c][j] for c in classes for j in range(nv)}
@@ -546,7 +574,7 @@ def solve_milp(
         if chosen is None:
             raise RuntimeError(f"SCIP found no solution (status {status})")
         return finish(chosen, status == "optimal", gap_of(obj, dual), "plain", len(w),
-                      len(covers) + len(couplings), {})
+                      len(covers) + len(couplings), {}, lower=dual, upper=obj)
 
     # ---- exact reductions of the coupled problem
     ts = time.perf_counter()
@@ -598,7 +626,7 @@ def solve_milp(
         chosen = {(c, j) for c in classes for j in per_sol[c]} | forced_keys
         total = sum(wdict[c][j] for (c, j) in chosen)
         return finish(chosen, proven or total <= lb_total, gap_of(total, lb_total), "decomposed", red_vars,
-                      red_cons, stats)
+                      red_cons, stats, lower=lb_total, upper=total)
 
     # ---- stage 2: repair (upper bound); every class order's rotation, in parallel
     ts = time.perf_counter()
@@ -619,7 +647,7 @@ def solve_milp(
         left = _left(deadline)
         if proven_opt or (left is not None and left <= 1.0):  # optimal, or no time for the coupled model
             return finish(best[1] | forced_keys, proven_opt, gap_of(best[0] + forced_w, lb_total), "repaired",
-                          red_vars, red_cons, stats)
+                          red_vars, red_cons, stats, lower=lb_total, upper=best[0] + forced_w)
 
     # ---- stage 3: coupled reduced model with the per-class lower-bound cuts, from the repair incumbent
     ts = time.perf_counter()
@@ -646,4 +674,4 @@ def solve_milp(
     lower = max(lb_total, (dual or 0.0) + forced_w)
     stages["coupled_bound"] = units(lower)
     return finish(chosen, status == "optimal" or total <= lower, gap_of(total, lower), "coupled", red_vars,
-                  red_cons, stats)
+                  red_cons, stats, lower=lower, upper=total)

@@ -75,6 +75,13 @@ class RCNNTrainConfig:
     max_seconds: float | None = None  # wall-clock budget of one call
     threads: int | None = None
     device: str = "auto"  # "auto" (CUDA when available) | "cpu" | "cuda" | "cuda:k"; not part of the recipe key
+    # issue #12 (aroma / palate collapse to empty selections with the quick recipe):
+    # start generator and encoder from another aspect's trained RCNN (a model folder written by
+    # `save_rcnn`, e.g. the appearance model): same hidden / order / depth; the embedding is this run's
+    init_from: str | None = None
+    # the selection costs λ_s, λ_c ramp linearly from 0 to their value over the first N epochs, so the
+    # generator learns which words predict the rating before sparsity pushes the selection towards ∅
+    sparsity_warmup: int = 0
 
     @property
     def lambda_s(self) -> float:
@@ -83,6 +90,11 @@ class RCNNTrainConfig:
     @property
     def lambda_c(self) -> float:
         return self.sparsity * self.coherent
+
+    def cost_factor(self, epoch: int) -> float:
+        """The share of λ_s and λ_c applied in (0-based) `epoch`: (epoch + 1) / (sparsity_warmup + 1)
+        during the warm-up, 1 after it."""
+        return min(1.0, (epoch + 1) / (self.sparsity_warmup + 1)) if self.sparsity_warmup > 0 else 1.0
 
     def __post_init__(self) -> None:
         aspect_index(self.aspect)
@@ -133,8 +145,9 @@ def selection_costs(z: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, 
 
 def batch_costs(module: RCNNRationale, ids: torch.Tensor, mask: torch.Tensor, y: torch.Tensor,
                 cfg: RCNNTrainConfig, generator: torch.Generator | None = None,
-                z: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
-    """Everything of one mini-batch: sampled z (unless given), predictions, ℓ, Ω and both costs."""
+                z: torch.Tensor | None = None, cost_factor: float = 1.0) -> dict[str, torch.Tensor]:
+    """Everything of one mini-batch: sampled z (unless given), predictions, ℓ, Ω and both costs
+    (λ_s and λ_c scaled by `cost_factor`, the sparsity warm-up)."""
     emb = module.embedding(ids)
     logits = module.logits(emb, mask)
     if z is None:
@@ -143,7 +156,7 @@ def batch_costs(module: RCNNRationale, ids: torch.Tensor, mask: torch.Tensor, y:
     pred = module.encode(emb, z)[:, 0]
     loss_vec = (pred - y) ** 2
     zsum, zdiff = selection_costs(z, mask)
-    omega = loss_vec.detach() + cfg.lambda_s * zsum + cfg.lambda_c * zdiff
+    omega = loss_vec.detach() + cost_factor * (cfg.lambda_s * zsum + cfg.lambda_c * zdiff)
     logpz = generator_log_prob(logits, z, mask)
     l2_gen = sum((p ** 2).sum() for p in module.generator_parameters())
     l2_enc = sum((p ** 2).sum() for p in module.encoder_parameters())
@@ -260,6 +273,33 @@ def _vectors_for(train: Reviews, out_dir: Path, vectors: WordVectors | None, vec
     return vocab, matrix, info
 
 
+def warm_start(module: RCNNRationale, source: str | Path) -> dict[str, int]:
+    """Copy every generator and encoder parameter of the RCNN in model folder `source` into `module`
+    (the embedding stays `module`'s: vocabularies may differ, and it is frozen). Shapes must match
+    (same hidden size, order and depth); returns {"copied": tensors copied}."""
+    from safetensors.torch import load_file
+
+    source = Path(source)
+    weights = source / "model.safetensors"
+    if not weights.is_file():
+        raise ValueError(f"init_from: {source} holds no model.safetensors (give a folder written by "
+                         "`xaibench generate rcnn`, e.g. <resources>/rcnn/model/beer-appearance)")
+    saved = load_file(str(weights))
+    own = module.state_dict()
+    copied = 0
+    with torch.no_grad():
+        for name, tensor in own.items():
+            if name.startswith("embedding."):
+                continue
+            if name not in saved or saved[name].shape != tensor.shape:
+                got = None if name not in saved else tuple(saved[name].shape)
+                raise ValueError(f"init_from: {source} does not fit this RCNN ({name}: {got} vs "
+                                 f"{tuple(tensor.shape)}); use the same hidden size, order and depth")
+            tensor.copy_(saved[name])
+            copied += 1
+    return {"copied": copied}
+
+
 def train_rcnn(data: BeerData, out_dir: Path | str, config: RCNNTrainConfig | None = None, *,
                vectors: WordVectors | None = None, vectors_path: Path | str | None = None,
                word2vec: dict | None = None, overwrite: bool = False) -> dict[str, Any]:
@@ -285,6 +325,8 @@ def train_rcnn(data: BeerData, out_dir: Path | str, config: RCNNTrainConfig | No
     module = RCNNRationale(len(vocab), matrix.shape[1], cfg.hidden, cfg.order, cfg.depth, cfg.dropout, cfg.threshold)
     with torch.no_grad():
         module.embedding.weight.copy_(torch.from_numpy(matrix))
+    if cfg.init_from:
+        warm_start(module, cfg.init_from)
     module.to(device)
     params = module.generator_parameters() + module.encoder_parameters()
     opt = torch.optim.Adam(params, lr=cfg.lr, betas=(0.9, 0.999), eps=1e-8)
@@ -337,7 +379,8 @@ def train_rcnn(data: BeerData, out_dir: Path | str, config: RCNNTrainConfig | No
         with progress_bar(int(lengths.sum()), f"RCNN {cfg.aspect} epoch {epoch + 1}", unit="tok") as bar:
             for rows in batches:
                 bid, mask = (t.to(device) for t in pad(tr_ids, rows))
-                c = batch_costs(module, bid, mask, torch.from_numpy(ytr[rows]).to(device), cfg, sampler)
+                c = batch_costs(module, bid, mask, torch.from_numpy(ytr[rows]).to(device), cfg, sampler,
+                                cost_factor=cfg.cost_factor(epoch))
                 opt.zero_grad()
                 (c["cost_g"] + c["cost_e"]).backward()
                 opt.step()

@@ -1,0 +1,170 @@
+"""A2T (Yoo & Qi 2021) re-implemented on the attack layer, and TOKI's candidate rule (SPECS §1.9).
+
+TextAttack's recipe `a2t_yoo_2021` [R: QData/TextAttack@f800c2c] does not run offline (TOOLS.md), so
+the same rules are written here with the project's components:
+
+* goal: untargeted classification — success when the prediction leaves the original class l;
+* search: greedy word swap with word importance ranking by gradient (per word, the L1 norm of the
+  gradient of the cross-entropy loss of l with respect to the word's embedding; `gradient_importance`),
+  words visited in descending order (ties → lower index); at each word the best candidate (largest
+  1 − p_l) is kept only if it raises 1 − p_l; stop at success;
+* transformation: the 20 nearest neighbours in the synonym space with cosine ≥ 0.8
+  (counter-fitted space; `benchmark.attacks.synonyms`);
+* constraints: no repeated modification, no stop-word modification (spaCy STOP_WORDS), same coarse
+  UPOS (spaCy tagger; A2T forbids verb↔noun swaps, i.e. equal POS), at most max(ceil(0.1·n), 4)
+  modified words, sentence-encoder cosine ≥ 0.9 (SBERT `stsb-distilbert-base` in A2T; here the offline
+  all-MiniLM-L6-v2 — `similarity(a_texts, b_texts) -> cosines`; None disables the constraint).
+Every candidate of a word is checked in ONE predict call (and one similarity call).
+
+TOKI's variant changes only the candidate source (`toki_candidates`): for a word related to the
+predicted class c, similar keywords of c with LOW importance; otherwise similar non-keywords of another
+class with HIGH importance (pool words with cosine ≥ 0.8 to the word, ordered by s_w, first 20).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+
+from benchmark.attacks.filters import PosTagger, stop_words, substitutable
+from benchmark.attacks.synonyms import SynonymSpace
+
+Candidates = Callable[[list[str], int, int], list[str]]  # (text, position, class) -> candidate words
+
+
+@dataclass
+class A2TConfig:
+    n_candidates: int = 20
+    min_cos: float = 0.8
+    max_rate: float = 0.1
+    min_threshold: int = 4
+    sim_threshold: float = 0.9
+    pos_filter: bool = True
+
+
+@dataclass
+class A2TResult:
+    tokens: list[str]
+    label: int
+    adversarial: list[str]
+    success: bool
+    positions: list[int] = field(default_factory=list)
+    skipped: str | None = None  # "misclassified" (TextAttack skips), "empty"
+    queries: int = 0
+    similarity: float = 1.0
+
+
+def max_words(n: int, cfg: A2TConfig) -> int:
+    return max(math.ceil(cfg.max_rate * n), cfg.min_threshold)
+
+
+def gradient_importance(model) -> Callable[[list[str], int], np.ndarray]:
+    """Per word, ‖∂ CE(F(s), l) / ∂ e_i‖₁ (a white-box word model: embed / forward_from_embeddings)."""
+    import torch
+
+    def fn(tokens: list[str], label: int) -> np.ndarray:
+        emb = model.embed([tokens]).clone().requires_grad_(True)
+        mask = model.mask([tokens])
+        logits = model.forward_from_embeddings(emb, mask)
+        loss = torch.nn.functional.cross_entropy(logits, torch.tensor([label]))
+        (g,) = torch.autograd.grad(loss, emb)
+        return g[0, : len(tokens)].abs().sum(-1).detach().numpy().astype(np.float64)
+
+    return fn
+
+
+def embedding_candidates(space: SynonymSpace, cfg: A2TConfig) -> Candidates:
+    def fn(text: list[str], j: int, c: int) -> list[str]:
+        w = text[j]
+        return [x for x in space.neighbours(w, cfg.n_candidates) if space.similarity(w, x) >= cfg.min_cos]
+    return fn
+
+
+def toki_candidates(space: SynonymSpace, related: Callable[[str, int], bool],
+                    keywords: Mapping[int, Mapping[str, float]], features: Mapping[int, Mapping[str, float]],
+                    n: int = 20, min_cos: float = 0.8) -> Candidates:
+    """TOKI's rule (SPECS §1.9 [I]): `keywords[c]` = K_c with importance s_w, `features[c]` = the
+    non-keyword pool F_c with s_w; `related(w, c)` = TOKI's r(w, c)."""
+    def fn(text: list[str], j: int, c: int) -> list[str]:
+        w = text[j]
+        if related(w, c):
+            pool, reverse = dict(keywords.get(c, {})), False
+        else:
+            pool, reverse = {}, True
+            for c2, f in features.items():
+                if c2 != c:
+                    for x, s in f.items():
+                        pool[x] = max(s, pool.get(x, -np.inf))
+        near = [x for x in pool if x != w and space.similarity(w, x) >= min_cos]
+        near.sort(key=lambda x: ((-pool[x]) if reverse else pool[x], x))
+        return near[:n]
+    return fn
+
+
+class A2TAttacker:
+    def __init__(self, predict, importance, candidates: Candidates, config: A2TConfig | None = None,
+                 tagger: PosTagger | None = None, similarity=None) -> None:
+        self.predict, self.importance, self.candidates = predict, importance, candidates
+        self.cfg = config or A2TConfig()
+        self.tagger = tagger if tagger is not None or not self.cfg.pos_filter else PosTagger()
+        self.similarity = similarity
+        self._stop = stop_words()
+
+    def attack(self, tokens: Sequence[str], label: int | None = None) -> A2TResult:
+        s = [str(w) for w in tokens]
+        if not s:
+            return A2TResult(s, -1, s, False, skipped="empty")
+        p0 = np.asarray(self.predict([s]))[0]
+        pred = int(np.argmax(p0))
+        res = A2TResult(s, pred, list(s), False, queries=1)
+        if label is not None and pred != label:
+            res.skipped = "misclassified"
+            return res
+        imp = self.importance(s, pred)
+        order = sorted(range(len(s)), key=lambda i: (-imp[i], i))
+        tags = self.tagger.tag([s])[0] if self.cfg.pos_filter and self.tagger is not None else None
+        budget = max_words(len(s), self.cfg)
+        cur, score = list(s), 1.0 - float(p0[pred])
+        for j in order:
+            if len(res.positions) >= budget:
+                break
+            if not substitutable(s[j]) or s[j].lower() in self._stop:
+                continue
+            cands = [c for c in self.candidates(cur, j, pred) if c != cur[j] and c.lower() not in self._stop]
+            texts = [cur[:j] + [c] + cur[j + 1 :] for c in cands]
+            if texts and tags is not None:
+                ok = [t for t, tg in zip(texts, self.tagger.tag(texts)) if tg and tg[j] == tags[j]]
+                texts = ok
+            if texts and self.similarity is not None:
+                sims = self.similarity([" ".join(s)] * len(texts), [" ".join(t) for t in texts])
+                texts = [t for t, v in zip(texts, sims) if v >= self.cfg.sim_threshold]
+            if not texts:
+                continue
+            p = np.asarray(self.predict(texts))
+            res.queries += len(texts)
+            goal = 1.0 - p[:, pred]
+            best = int(np.argmax(goal))
+            if goal[best] > score:
+                cur, score = texts[best], float(goal[best])
+                res.positions.append(j)
+                if int(np.argmax(p[best])) != pred:
+                    res.success = True
+                    break
+        res.adversarial = cur
+        return res
+
+
+def summary(results: Sequence[A2TResult], similarity=None) -> dict:
+    """ASR over attacked (not skipped) inputs, NP = mean perturbed words over successes, similarity."""
+    att = [r for r in results if r.skipped is None]
+    ok = [r for r in att if r.success]
+    out = {"attacked": len(att), "skipped": len(results) - len(att), "successful": len(ok),
+           "asr": len(ok) / len(att) if att else float("nan"),
+           "np": float(np.mean([len(r.positions) for r in ok])) if ok else float("nan")}
+    if similarity is not None and ok:
+        out["similarity"] = float(np.mean(similarity([" ".join(r.tokens) for r in ok],
+                                                     [" ".join(r.adversarial) for r in ok])))
+    return out

@@ -1,0 +1,313 @@
+"""TextExplanationFooler (Ivankay et al., ICLR 2022) and its baselines RA / RI / RS (SPECS §2.4–2.5).
+
+The attacker is black box: it reads the model's class probabilities through `predict(texts) -> (N, C)`
+and the explainer's word scores through `attribute(texts) -> list[np.ndarray]` (one vector per text,
+explaining the model's predicted class). A track plugs in an in-process explainer (generation) or the
+sandboxed worker (`worker_attribute`, live attacks). Evaluation is batched: every candidate of one
+position is scored in ONE `predict` call and the prediction-preserving ones in ONE `attribute` call;
+the importance ranking (step 1) is one `attribute` call over all masked copies.
+
+| method | word order                      | candidate                                  |
+|--------|---------------------------------|--------------------------------------------|
+| tef    | by I_i (masking importance)     | the one of largest d̃, kept if d̃ > d_max    |
+| ra     | uniformly random permutation    | uniformly random prediction-preserving one |
+| ri     | uniformly random permutation    | as tef                                     |
+| rs     | by I_i                          | as ra                                      |
+
+Options (every [I] of SPECS §2.4 named): `budget_check` "pre" (default: (r+1)/n > ρ_max is tested
+before every position, so r/n ≤ ρ_max always) or "post" (the paper's pseudo-code: tested after each
+position); `pcc_undefined` "zero" (PCC := 0, d = 0.5) or "nan" (such a candidate never improves);
+`n_candidates` N = 15; `mask_token` = the padding token (its embedding is the zero vector: "masked to
+the zero embedding"); stop-word and POS filters (`benchmark.attacks.filters`) on by default.
+
+Step 1 is computed only for the positions the loop can substitute (a non-stop word token with
+neighbours): the other positions are skipped whatever their rank, so the result is the same.
+Random variants draw from `numpy.random.default_rng([seed, sample_seed])`: deterministic under a seed.
+
+Deviation [I]: the explainer explains the class the model predicts for each text it is given; for the
+masked copies of step 1 whose prediction changes this is not class l (the paper's A(s_i→0, F, l)).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+
+from benchmark.attacks.filters import PosTagger, stop_words, substitutable
+from benchmark.attacks.synonyms import SynonymSpace
+from benchmark.metrics.robustness import PCC_UNDEFINED, attribution_distance, pcc
+
+Predict = Callable[[list[list[str]]], np.ndarray]
+Attribute = Callable[[list[list[str]]], list[np.ndarray]]
+
+METHODS = ("tef", "ra", "ri", "rs")
+BUDGET_CHECKS = ("pre", "post")
+MASK_TOKEN = "<pad>"
+RHO_GRID = tuple(round(0.05 * k, 2) for k in range(1, 9))  # 0.05 … 0.40 (SPECS §2.7 [I])
+
+
+class AttributionFailed(RuntimeError):
+    """The explainer failed (or returned a wrong shape) on a text the attack needed."""
+
+
+@dataclass
+class AttackConfig:
+    method: str = "tef"
+    n_candidates: int = 15
+    rho_max: float = 0.4
+    budget_check: str = "pre"
+    pcc_undefined: str = "zero"
+    stopword_filter: bool = True
+    pos_filter: bool = True
+    mask_token: str = MASK_TOKEN
+    seed: int = 0
+    batched: bool = True  # False: one predict and one attribute call per text (the sequential baseline)
+
+    def check(self) -> None:
+        if self.method not in METHODS:
+            raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
+        if self.budget_check not in BUDGET_CHECKS:
+            raise ValueError(f"budget_check must be one of {BUDGET_CHECKS}, got {self.budget_check!r}")
+        if self.pcc_undefined not in PCC_UNDEFINED:
+            raise ValueError(f"pcc_undefined must be one of {PCC_UNDEFINED}, got {self.pcc_undefined!r}")
+        if not (0 <= self.rho_max <= 1) or self.n_candidates < 1:
+            raise ValueError("rho_max must lie in [0, 1] and n_candidates be ≥ 1")
+
+    @property
+    def ordered(self) -> bool:  # word order by importance
+        return self.method in ("tef", "rs")
+
+    @property
+    def greedy(self) -> bool:  # candidate by largest distance
+        return self.method in ("tef", "ri")
+
+
+@dataclass
+class Step:
+    position: int
+    original: str
+    replacement: str
+    d: float  # distance of the attribution after this substitution to the original attribution
+    attribution: np.ndarray
+    probs: np.ndarray
+
+
+@dataclass
+class AttackResult:
+    tokens: list[str]
+    label: int
+    probs: np.ndarray
+    attribution: np.ndarray
+    steps: list[Step] = field(default_factory=list)
+    excluded: str | None = None  # why the sample yields no attack (no_substitutable_word, explainer_failed, …)
+    skipped: dict[str, int] = field(default_factory=dict)  # positions skipped, by reason
+    order: list[int] = field(default_factory=list)  # the substitutable positions in visiting order
+    calls: dict[str, int] = field(default_factory=lambda: {"predict": 0, "attribute": 0, "texts_attributed": 0})
+    seconds: float = 0.0
+
+    @property
+    def n(self) -> int:
+        return len(self.tokens)
+
+    @property
+    def r(self) -> int:
+        return len(self.steps)
+
+    @property
+    def rho(self) -> float:
+        return self.r / self.n if self.n else 0.0
+
+    def adversarial(self, r: int | None = None) -> list[str]:
+        """The text after the first `r` substitutions (all by default)."""
+        out = list(self.tokens)
+        for s in self.steps[: self.r if r is None else r]:
+            out[s.position] = s.replacement
+        return out
+
+    def attribution_after(self, r: int) -> np.ndarray:
+        return self.attribution if r == 0 else self.steps[r - 1].attribution
+
+    def prediction_after(self, r: int) -> int:
+        return self.label if r == 0 else int(np.argmax(self.steps[r - 1].probs))
+
+    def d_after(self, r: int) -> float:
+        return 0.0 if r == 0 else self.steps[r - 1].d
+
+
+def budget_r(rho_max: float, n: int) -> int:
+    """The most substitutions the pre check allows: the largest r with r/n ≤ ρ_max."""
+    return int(math.floor(rho_max * n + 1e-9)) if n else 0
+
+
+class Attacker:
+    """Runs one attack `config` with `predict` / `attribute` over a synonym `space` (see module doc)."""
+
+    def __init__(self, predict: Predict, attribute: Attribute, space: SynonymSpace, config: AttackConfig,
+                 tagger: PosTagger | None = None) -> None:
+        config.check()
+        self.predict, self.attribute_fn, self.space, self.cfg = predict, attribute, space, config
+        self.tagger = tagger if tagger is not None or not config.pos_filter else PosTagger()
+        self._stop = stop_words() if config.stopword_filter else frozenset()
+
+    # -- helpers ---------------------------------------------------------------------------
+    def _attribute(self, texts: list[list[str]], res: AttackResult) -> list[np.ndarray]:
+        res.calls["attribute"] += 1 if self.cfg.batched else len(texts)
+        res.calls["texts_attributed"] += len(texts)
+        try:
+            if self.cfg.batched:
+                out = list(self.attribute_fn(texts))
+            else:
+                out = [a for t in texts for a in self.attribute_fn([t])]
+        except Exception as exc:  # noqa: BLE001 - any explainer failure is recorded, never hidden
+            raise AttributionFailed(f"{type(exc).__name__}: {exc}"[:300]) from exc
+        if len(out) != len(texts):
+            raise AttributionFailed(f"explainer returned {len(out)} attributions for {len(texts)} texts")
+        vecs = []
+        for t, a in zip(texts, out):
+            a = np.asarray(a, dtype=np.float64).reshape(-1)
+            if a.shape != (len(t),) or not np.all(np.isfinite(a)):
+                raise AttributionFailed(f"explainer returned shape {a.shape} (or non-finite values) for a "
+                                        f"text of {len(t)} words")
+            vecs.append(a)
+        return vecs
+
+    def _predict(self, texts: list[list[str]], res: AttackResult) -> np.ndarray:
+        if not self.cfg.batched:
+            res.calls["predict"] += len(texts)
+            return np.concatenate([np.asarray(self.predict([t]), dtype=np.float64).reshape(1, -1) for t in texts])
+        res.calls["predict"] += 1
+        return np.asarray(self.predict(texts), dtype=np.float64).reshape(len(texts), -1)
+
+    def _d(self, a0: np.ndarray, a: np.ndarray) -> float:
+        return attribution_distance(a0, a, self.cfg.pcc_undefined)
+
+    def eligible(self, word: str) -> str | None:
+        """None if `word` may be substituted, else the reason it is skipped."""
+        if not substitutable(word) or word.lower() in self._stop:
+            return "stop_word_or_punctuation"
+        if word not in self.space:
+            return "no_vector"
+        return None
+
+    def candidates(self, text: list[str], j: int, pos0: str | None, res: AttackResult) -> list[str]:
+        cands = [c for c in self.space.neighbours(text[j], self.cfg.n_candidates)
+                 if c != text[j] and (c.lower() not in self._stop)]
+        if cands and self.cfg.pos_filter and self.tagger is not None:
+            texts = [text[:j] + [c] + text[j + 1 :] for c in cands]
+            tags = self.tagger.tag(texts) if self.cfg.batched else [self.tagger.tag([t])[0] for t in texts]
+            cands = [c for c, t in zip(cands, tags) if t and t[j] == pos0]
+        return cands
+
+    # -- the attack -------------------------------------------------------------------------
+    def attack(self, tokens: Sequence[str], sample_seed: int = 0, known_label: int | None = None) -> AttackResult:
+        t0 = time.perf_counter()
+        s = [str(w) for w in tokens]
+        res = AttackResult(tokens=s, label=-1, probs=np.zeros(0), attribution=np.zeros(0))
+        try:
+            self._run(s, res, sample_seed)
+        except AttributionFailed as exc:
+            res.excluded = f"explainer_failed: {exc}"
+        res.seconds = time.perf_counter() - t0
+        return res
+
+    def _skip(self, res: AttackResult, why: str) -> None:
+        res.skipped[why] = res.skipped.get(why, 0) + 1
+
+    def _run(self, s: list[str], res: AttackResult, sample_seed: int) -> None:
+        cfg, n = self.cfg, len(s)
+        if n == 0:
+            res.excluded = "empty_text"
+            return
+        probs = self._predict([s], res)[0]
+        res.probs, res.label = probs, int(np.argmax(probs))
+        reasons = [self.eligible(w) for w in s]
+        positions = [i for i in range(n) if reasons[i] is None]
+        for why in reasons:
+            if why is not None:
+                self._skip(res, why)
+        if not positions:
+            res.excluded = "no_substitutable_word"
+            return
+        a0 = self._attribute([s], res)[0]
+        res.attribution = a0
+        if math.isnan(pcc(a0, a0)):
+            res.excluded = "constant_attribution"  # PCC with the original is undefined for every text
+            return
+        rng = np.random.default_rng([cfg.seed, sample_seed])
+        if cfg.ordered:  # step 1: importance by masking each position's embedding (one attribute call)
+            masked = [s[:i] + [cfg.mask_token] + s[i + 1 :] for i in positions]
+            imp = [self._d(a0, a) for a in self._attribute(masked, res)]
+            order = [positions[k] for k in sorted(range(len(positions)), key=lambda k: (-imp[k], positions[k]))]
+        else:
+            order = [int(i) for i in rng.permutation(n) if reasons[int(i)] is None]
+        res.order = list(order)
+        pos_tags = self.tagger.tag([s])[0] if (cfg.pos_filter and self.tagger is not None) else None
+        adv, d_cur = list(s), 0.0
+        for j in order:
+            if cfg.budget_check == "pre" and (res.r + 1) / n > cfg.rho_max + 1e-12:
+                break
+            cands = self.candidates(adv, j, pos_tags[j] if pos_tags else None, res)
+            if not cands:
+                self._skip(res, "no_candidate")
+            else:
+                texts = [adv[:j] + [c] + adv[j + 1 :] for c in cands]
+                p = self._predict(texts, res)
+                keep = [k for k in range(len(cands)) if int(np.argmax(p[k])) == res.label]
+                if not keep:
+                    self._skip(res, "all_candidates_flip")
+                elif cfg.greedy:
+                    attrs = self._attribute([texts[k] for k in keep], res)
+                    ds = [self._d(a0, a) for a in attrs]
+                    if cfg.pcc_undefined == "nan":
+                        ds = [-np.inf if math.isnan(x) else x for x in ds]
+                    best = int(np.argmax(ds))  # first of the largest: ties → earlier candidate
+                    if ds[best] > d_cur:
+                        k = keep[best]
+                        adv = texts[k]
+                        d_cur = ds[best]
+                        res.steps.append(Step(j, s[j], cands[k], d_cur, attrs[best], p[k]))
+                    else:
+                        self._skip(res, "no_improving_candidate")
+                else:
+                    k = keep[int(rng.integers(len(keep)))]
+                    a = self._attribute([texts[k]], res)[0]
+                    d = self._d(a0, a)
+                    adv = texts[k]
+                    d_cur = 0.5 if math.isnan(d) else d
+                    res.steps.append(Step(j, s[j], cands[k], d_cur, a, p[k]))
+            if cfg.budget_check == "post" and (res.r + 1) / n > cfg.rho_max + 1e-12:
+                break
+
+
+def sweep(attacker: Attacker, tokens: Sequence[str], rho_grid: Sequence[float] = RHO_GRID,
+          sample_seed: int = 0) -> tuple[AttackResult, dict[float, int]]:
+    """One attack at max(ρ grid) and, per ρ_max of the grid, the number of substitutions that a run at
+    that ρ_max makes. With the pre check a run at a smaller ρ_max is exactly the prefix of the run at the
+    largest one (same order, same random draws, stopped once (r+1)/n > ρ_max), so one run serves the
+    whole grid (tested against separate runs). The post check needs separate runs: refused here."""
+    if attacker.cfg.budget_check != "pre":
+        raise ValueError("sweep needs budget_check='pre'; with 'post' run one attack per ρ_max")
+    top = max(rho_grid)
+    old = attacker.cfg.rho_max
+    attacker.cfg.rho_max = top
+    try:
+        res = attacker.attack(tokens, sample_seed)
+    finally:
+        attacker.cfg.rho_max = old
+    return res, {float(r): min(res.r, budget_r(r, res.n)) for r in rho_grid}
+
+
+def result_row(res: AttackResult, r: int) -> dict:
+    """A JSON-friendly record of the attack's state after `r` substitutions."""
+    return {"adversarial": res.adversarial(r), "positions": [st.position for st in res.steps[:r]],
+            "replacements": [[st.original, st.replacement] for st in res.steps[:r]], "r": r,
+            "rho": r / res.n if res.n else 0.0, "pred_before": res.label, "pred_after": res.prediction_after(r),
+            "d": res.d_after(r)}
+
+
+def config_dict(cfg: AttackConfig) -> dict:
+    return asdict(cfg)

@@ -1,0 +1,188 @@
+"""Where the runner's batches are explained: here (`local`) or as Ray tasks (`ray`).
+
+The runner (`benchmark.runner.evaluate`) hands `run_batches` the batches of instance positions still to
+do; whatever the backend, it gets back each batch's `Entry` list and writes it to the cache itself —
+only the driver ever writes the cache, so the cache and resume semantics are the local ones: a batch
+whose entries reached the cache is never computed again, and a killed driver resumes with what is
+missing.
+
+`ray`: the batches are grouped into units — (submission × model under test) × a shard of consecutive
+batches of the resource — and each unit is one Ray task. A task starts its own `Worker`
+(`benchmark.isolation`: the same sandbox, limits and ground-truth boundary as a local run) for its
+shard, explains the shard batch by batch exactly as the local loop does (`runner._explain`, same
+batches, same seeds: the same outputs) and returns the entries; the driver writes them as tasks
+finish. A task gets only its shard's inputs and output shapes, never ground truth (a served black-box
+model, e.g. the AIXI function model, is harness code and goes with the task as the local worker's
+proxy holds it). The task's worker gets the driver's thread settings (`THREAD_VARS`): Ray pins its
+workers to one OpenMP thread, and a model's float sums depend on the thread count. On a cluster whose
+nodes differ in core count, set OMP_NUM_THREADS on the driver to get the same last bits everywhere.
+
+Ray is an optional extra (`pip install 'xaibench[ray]'`). `address=None` starts a private local Ray
+instance on 127.0.0.1 without dashboard and usage statistics; `address="auto"` or `"ray://host:10001"`
+/ `"host:6379"` joins an existing cluster (`ray start --head` on one machine, `ray start --address=...`
+on the others; every node needs xaibench installed and the resource's model files at the same path).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Sequence
+
+from benchmark.errors import XaibenchError
+
+__all__ = ["BACKENDS", "run_batches", "plan_units", "ray_available"]
+
+BACKENDS = ("local", "ray")
+
+
+def ray_available() -> str | None:
+    """None when Ray imports, else why not (one line)."""
+    try:
+        import ray  # noqa: F401
+    except ImportError as exc:
+        return f"Ray is not installed ({exc}); install it with `pip install 'xaibench[ray]'`"
+    return None
+
+
+def plan_units(batches: Sequence[Sequence[int]], workers: int, per_worker: int = 4) -> list[list[list[int]]]:
+    """Consecutive batches grouped into about `workers × per_worker` units (at least one batch each):
+    enough units to balance uneven batches, few enough that a worker start (≈1 s) is paid rarely."""
+    if not batches:
+        return []
+    n_units = max(1, min(len(batches), workers * per_worker))
+    size = math.ceil(len(batches) / n_units)
+    return [[list(b) for b in batches[s : s + size]] for s in range(0, len(batches), size)]
+
+
+# Thread settings a worker inherits. Ray sets OMP_NUM_THREADS=1 in its workers; a model's float sums
+# depend on the thread count, so a unit's worker gets the driver's settings (what a local run uses).
+THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+
+
+@dataclass
+class Job:
+    """What a unit needs besides its positions (pickled once into Ray's object store)."""
+
+    sub: Any
+    overrides: dict
+    spec: Any
+    config: Any
+    opts: Any
+    fit: dict | None = None  # an oracle's `fit` message (every unit's worker fits before judging)
+    threads: dict | None = None  # THREAD_VARS of the driver (None: unset there)
+
+    def __post_init__(self) -> None:
+        if self.threads is None:
+            self.threads = {k: os.environ.get(k) for k in THREAD_VARS}
+
+
+class _Shard:
+    """The `Instances` surface `runner._explain` uses, for a shard: its ids, inputs, segments, shapes."""
+
+    def __init__(self, instances, positions: list[int]) -> None:
+        b = instances.batch(positions, 0)
+        self.ids = list(b.ids)
+        self.inputs = b.inputs
+        self.segments = b.segments
+        self.output_shapes = [instances.output_shapes[p] for p in positions]
+        self._index = {p: k for k, p in enumerate(positions)}
+
+    def local(self, positions: Sequence[int]) -> list[int]:
+        return [self._index[p] for p in positions]
+
+    def batch(self, positions: Sequence[int], seed: int):
+        from benchmark.contracts import Batch
+
+        pos = list(positions)
+        seg = None if self.segments is None else self.segments[pos]
+        inputs = self.inputs[pos] if hasattr(self.inputs, "shape") else [self.inputs[p] for p in pos]
+        return Batch(ids=[self.ids[p] for p in pos], inputs=inputs, segments=seg, seed=seed)
+
+
+def _run_unit(job: Job, shard: _Shard, batches: list[list[int]]) -> list[list]:
+    """A Ray task: one Worker for the shard, the local batch loop, the entries per batch."""
+    from benchmark.errors import SubmissionError
+    from benchmark.isolation import FitError, Worker
+    from benchmark.runner import _Crashes, _explain
+
+    for k, v in (job.threads or {}).items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+    worker = Worker(job.sub, job.overrides, job.spec, job.config, fit=job.fit)
+    try:
+        crashes = _Crashes()
+        try:
+            refused = worker.start()
+        except FitError as exc:  # as the local loop: every instance of the unit fails with the reason
+            refused, crashes.stopped = None, f"not run: {exc}"
+        if refused:
+            raise SubmissionError(f"cannot evaluate: {refused}")
+        return [_explain(worker, shard, shard.local(b), job.opts, crashes) for b in batches]
+    finally:
+        worker.close()
+
+
+def _ray_init(address: str | None, workers: int | None) -> bool:
+    """Connect to (or start) Ray; True when this call started it (so the caller shuts it down)."""
+    import ray
+
+    if ray.is_initialized():
+        return False
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    if address:
+        ray.init(address=address, log_to_driver=False, runtime_env={"env_vars": {"RAY_USAGE_STATS_ENABLED": "0"}})
+    else:
+        ray.init(num_cpus=workers or os.cpu_count() or 1, include_dashboard=False, log_to_driver=False,
+                 _node_ip_address="127.0.0.1", configure_logging=False)
+    return True
+
+
+def run_batches(batches: list[list[int]], local: Callable[[list[int]], list], *, backend: str = "local",
+                address: str | None = None, workers: int | None = None, instances=None, job: Job | None = None,
+                ) -> Iterator[tuple[list[int], list]]:
+    """Yield (positions, entries) per batch: `local(batch)` in order here, or Ray tasks as they finish."""
+    if backend == "local":
+        for b in batches:
+            yield b, local(b)
+        return
+    if backend != "ray":
+        raise XaibenchError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    if not batches:
+        return
+    why = ray_available()
+    if why:
+        raise XaibenchError(why)
+    import ray
+
+    started = _ray_init(address, workers)
+    try:
+        n = workers or int(ray.cluster_resources().get("CPU", 1))
+        task = ray.remote(num_cpus=1, max_retries=0)(_run_unit)
+        job_ref = ray.put(job)
+        pending = {}
+        for unit in plan_units(batches, n):
+            positions = [p for b in unit for p in b]
+            ref = task.remote(job_ref, _Shard(instances, positions), unit)
+            pending[ref] = unit
+        while pending:
+            done, _ = ray.wait(list(pending), num_returns=1)
+            for ref in done:
+                unit = pending.pop(ref)
+                try:
+                    results = ray.get(ref)
+                except ray.exceptions.RayError as exc:  # a task raised, or its process / node died
+                    cause = getattr(exc, "cause", None)
+                    if isinstance(cause, XaibenchError):
+                        raise cause from None
+                    first = " ".join(str(exc).split())[:400]
+                    raise XaibenchError(f"a Ray task failed ({type(exc).__name__}: {first}); the units "
+                                        "already in the cache are kept: rerun the command to resume") from None
+                for b, entries in zip(unit, results):
+                    yield b, entries
+    finally:
+        if started:
+            ray.shutdown()

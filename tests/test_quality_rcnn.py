@@ -1,0 +1,77 @@
+"""Issue #12, aroma and palate: the RCNN can start from another aspect's trained model (`init_from`, the
+warm-start path) and ramp its selection costs in (`sparsity_warmup`)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+from safetensors.torch import load_file
+
+from benchmark.models.rcnn import RCNNRationale
+from generators.rcnn.data import BeerData, Reviews
+from generators.rcnn.train import RCNNTrainConfig, batch_costs, pad, to_ids, train_rcnn, warm_start
+from tests.test_rcnn_model import _toy_data, _toy_vectors
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+
+def _as_aroma(data: BeerData) -> BeerData:
+    """The toy reviews with the key word's rating moved to the aroma column (index 1)."""
+    def move(r: Reviews) -> Reviews:
+        return Reviews(r.ids, r.tokens, r.scores[:, [1, 0, 2, 3, 4]].copy(), {"kept": len(r.ids)})
+    return BeerData("aroma", move(data.train), move(data.dev), None, {"source": "toy-aroma"})
+
+
+def test_warm_start_copies_generator_and_encoder_and_training_starts_there(tmp_path):
+    data = _toy_data()
+    vectors = _toy_vectors(data)
+    src = tmp_path / "appearance"
+    train_rcnn(data, src, RCNNTrainConfig(hidden=8, batch_size=32, max_epochs=2), vectors=vectors)
+    saved = load_file(str(src / "model.safetensors"))
+
+    torch.manual_seed(123)
+    fresh = RCNNRationale(len(saved["embedding.weight"]), 16, 8, 2, 2, 0.1, 0.5)
+    assert warm_start(fresh, src) == {"copied": len(saved) - 1}  # everything but the embedding
+    for name, t in fresh.state_dict().items():
+        if not name.startswith("embedding."):
+            assert torch.equal(t, saved[name]), name
+
+    # a run that starts from the appearance model with a negligible learning rate ends (one epoch) where
+    # it started; from its own random initialisation it would not
+    aroma = _as_aroma(data)
+    out = tmp_path / "aroma"
+    res = train_rcnn(aroma, out, RCNNTrainConfig(aspect="aroma", hidden=8, batch_size=32, max_epochs=1, lr=1e-9,
+                                                 init_from=str(src)), vectors=vectors)
+    assert res["aspect"] == "aroma"
+    trained = load_file(str(out / "model.safetensors"))
+    for name in saved:
+        if not name.startswith("embedding."):
+            np.testing.assert_allclose(trained[name].numpy(), saved[name].numpy(), atol=1e-6, err_msg=name)
+    assert json.loads((out / "config.json").read_text())["recipe"]["init_from"] == str(src)
+
+    # a model of another shape is refused with the reason
+    with pytest.raises(ValueError, match="does not fit"):
+        warm_start(RCNNRationale(len(saved["embedding.weight"]), 16, 4, 2, 2, 0.1, 0.5), src)
+    with pytest.raises(ValueError, match="no model.safetensors"):
+        warm_start(fresh, tmp_path / "nowhere")
+
+
+def test_sparsity_warmup_ramps_the_selection_costs():
+    cfg = RCNNTrainConfig(sparsity_warmup=3)
+    assert [cfg.cost_factor(e) for e in range(5)] == [0.25, 0.5, 0.75, 1.0, 1.0]
+    assert RCNNTrainConfig().cost_factor(0) == 1.0
+    data = _toy_data(n_train=16, n_dev=4)
+    vocab, matrix = _toy_vectors(data).vocab_and_matrix()
+    module = RCNNRationale(len(vocab), matrix.shape[1], 8, 2, 2, 0.0, 0.5)
+    ids, mask = pad(to_ids(data.train.tokens, vocab), list(range(16)))
+    y = torch.from_numpy(data.train.target(0))
+    full = batch_costs(module, ids, mask, y, cfg, torch.Generator().manual_seed(0))
+    none = batch_costs(module, ids, mask, y, cfg, z=full["z"], cost_factor=0.0)
+    half = batch_costs(module, ids, mask, y, cfg, z=full["z"], cost_factor=0.5)
+    assert torch.allclose(none["omega"], full["loss_vec"].detach())
+    sel = cfg.lambda_s * full["zsum"] + cfg.lambda_c * full["zdiff"]
+    assert torch.allclose(half["omega"], full["loss_vec"].detach() + 0.5 * sel)
+    assert float(sel.sum()) > 0  # the check is not vacuous: something was selected

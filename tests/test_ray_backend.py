@@ -1,0 +1,167 @@
+"""`evaluate --backend ray`: the same Result as the local backend, and resume after the driver is killed.
+
+Every Ray instance these tests start runs inside a private network namespace (and PID namespace, so
+killing the driver ends every Ray process with it): only loopback can be reached (`unshare -n`, as
+root). Where that is not possible, or Ray is not installed, the tests skip and say why.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import write_submission
+
+REPO = Path(__file__).resolve().parents[1]
+NETNS = ["unshare", "-n", "-p", "-f", "--kill-child", "--mount-proc", "sh", "-c", 'ip link set lo up && exec "$@"',
+         "sh"]
+
+
+def _contained() -> str | None:
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        return "Ray is not installed (pip install 'xaibench[ray]'; `make test` installs it)"
+    if os.geteuid() != 0 or not shutil.which("unshare") or not shutil.which("ip"):
+        return "needs root with unshare and ip to keep Ray inside a private network namespace (loopback only)"
+    probe = subprocess.run([*NETNS, "true"], capture_output=True, text=True, timeout=30)
+    if probe.returncode != 0:
+        return f"cannot make a private network namespace here ({probe.stderr.strip()[:200]})"
+    return None
+
+
+contained = pytest.mark.skipif(bool(_contained()), reason=_contained() or "")
+
+
+def _env(home: Path) -> dict:
+    return {**os.environ, "XAIBENCH_HOME": str(home), "XAIBENCH_PROGRESS": "0", "RAY_USAGE_STATS_ENABLED": "0",
+            "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+
+
+def _xaibench(*args: str) -> list[str]:
+    return [*NETNS, sys.executable, "-m", "benchmark.cli", *args]
+
+
+def _metrics(path: Path) -> dict:
+    d = json.loads(path.read_text())
+    return {"metrics": d["metrics"], "coverage": d["coverage"], "outputs": d["integrity"]["outputs_sha256"],
+            "failures": d["failures"], "submission": d["submission"], "resource": d["resource"], "model": d["model"]}
+
+
+@pytest.mark.slow
+@contained
+def test_ray_gives_the_local_result(home, tmp_path):
+    """occlusion and random on the tiny AIXI resource, CNN and function model: local vs Ray (2 workers,
+    outputs recomputed), field for field the same metrics, coverage and outputs digest."""
+    from benchmark.runner import evaluate
+
+    local, remote = tmp_path / "local", tmp_path / "ray"
+    jobs = [("occlusion", "cnn"), ("random", "function")]
+    for sub, model in jobs:
+        evaluate(sub, "aixi", "aixi/shape-ssin", model=model, limit=10, batch_size=3, results_dir=local,
+                 sandbox="none", overwrite=True)
+    for sub, model in jobs:
+        p = subprocess.run(_xaibench("evaluate", sub, "--track", "aixi", "-r", "aixi/shape-ssin", "-m", model,
+                                     "--limit", "10", "--batch-size", "3", "--backend", "ray", "--workers", "2",
+                                     "--sandbox", "none", "--overwrite", "--results", str(remote)),
+                           env=_env(home), capture_output=True, text=True, timeout=400)
+        assert p.returncode == 0, p.stderr[-2000:]
+    files = sorted(q.relative_to(local) for q in local.rglob("*.json"))
+    assert len(files) == 2 and files == sorted(q.relative_to(remote) for q in remote.rglob("*.json"))
+    for f in files:
+        a, b = _metrics(local / f), _metrics(remote / f)
+        assert a == b, f
+        prov = json.loads((remote / f).read_text())["provenance"]
+        assert prov["backend"] == {"name": "ray", "address": None, "workers": 2}
+        assert "backend" not in json.loads((local / f).read_text())["provenance"]
+
+
+def _rows(cache: Path) -> dict[str, float]:
+    db = sqlite3.connect(f"file:{cache}?mode=ro", uri=True, timeout=5)
+    try:
+        return {i: s for i, s in db.execute("SELECT instance, seconds FROM outputs")}
+    except sqlite3.OperationalError:
+        return {}
+    finally:
+        db.close()
+
+
+@pytest.mark.slow
+@contained
+def test_killed_driver_resumes(home, tmp_path):
+    """A slow submission on 16 images, 8 units on 2 Ray workers; the driver (and, with it, Ray) is killed
+    once some units are in the cache; the rerun computes only the rest and keeps the cached rows."""
+    sub = write_submission(tmp_path / "slow", "slow-ray", """\
+        time.sleep(0.4 * len(batch.ids))
+        return [np.full(x.shape[:2], float(k + 1), dtype=np.float32) for k, x in enumerate(batch.inputs)]
+        """)
+    results = tmp_path / "results"
+    args = _xaibench("evaluate", str(sub), "--track", "aixi", "-r", "aixi/shape-ssin", "-m", "cnn", "--limit", "16",
+                     "--batch-size", "2", "--backend", "ray", "--workers", "2", "--sandbox", "none",
+                     "--results", str(results))
+    driver = subprocess.Popen(args, env=_env(home), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              start_new_session=True)
+    cache_dir = home / "cache" / "aixi" / "aixi__shape-ssin" / "cnn"
+    deadline = time.monotonic() + 300
+    before: dict[str, float] = {}
+    try:
+        while time.monotonic() < deadline and driver.poll() is None:
+            caches = sorted(cache_dir.glob("slow-ray-*.sqlite"))
+            before = _rows(caches[-1]) if caches else {}
+            if len(before) >= 4:
+                break
+            time.sleep(0.2)
+    finally:
+        os.killpg(driver.pid, signal.SIGKILL)
+        out = driver.communicate(timeout=60)[0].decode(errors="replace")
+    assert 4 <= len(before) < 16, f"the run was not caught mid-way ({len(before)} rows): {out[-1500:]}"
+    time.sleep(1)
+    cache = sorted(cache_dir.glob("slow-ray-*.sqlite"))[-1]
+    kept = _rows(cache)
+    assert len(kept) < 16 and not list(results.rglob("*.json"))  # killed before any Result was written
+
+    p = subprocess.run(args, env=_env(home), capture_output=True, text=True, timeout=400)
+    assert p.returncode == 0, p.stderr[-2000:]
+    after = _rows(cache)
+    assert len(after) == 16
+    assert {i: after[i] for i in kept} == kept  # the units in the cache were not computed again
+    (result,) = results.rglob("*.json")
+    d = json.loads(result.read_text())
+    assert d["n_instances"] == 16 and d["n_failed"] == 0
+
+
+def test_plan_units():
+    from benchmark.backends import plan_units
+
+    batches = [[2 * i, 2 * i + 1] for i in range(10)]
+    units = plan_units(batches, workers=2, per_worker=2)
+    assert [len(u) for u in units] == [3, 3, 3, 1]
+    assert [p for u in units for b in u for p in b] == list(range(20))  # every position once, in order
+    assert plan_units([], 2) == [] and plan_units(batches[:1], 8) == [[[0, 1]]]
+
+
+def test_backend_options_are_checked(home, tmp_path, capsys):
+    from benchmark import cli
+    from benchmark.errors import XaibenchError
+    from benchmark.runner import RunOptions
+
+    for argv in (["--backend", "spark"], ["--backend", "ray", "--workers", "0"]):
+        with pytest.raises(SystemExit) as exc:
+            cli.main(["evaluate", "uniform", "--track", "aixi", "-m", "function", "--limit", "2",
+                      "--results", str(tmp_path), *argv])
+        assert exc.value.code == 2
+    assert "spark" in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())
+    with pytest.raises(XaibenchError, match="backend must be one of local, ray"):
+        RunOptions(backend="dask").check()
+    with pytest.raises(XaibenchError, match="workers must be an integer"):
+        RunOptions(backend="ray", workers=0).check()

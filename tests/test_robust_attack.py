@@ -1,0 +1,193 @@
+"""The attack layer (benchmark.attacks): TEF / RA / RI / RS on a tiny model with a planted importance order,
+the budget, prediction preservation, the sweep, bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from benchmark.attacks.synonyms import SynonymSpace
+from benchmark.attacks.tef import RHO_GRID, AttackConfig, Attacker, budget_r, sweep
+from benchmark.metrics.robustness import attribution_distance
+
+# word → (weight toward class 1, synonyms share a vector direction)
+WEIGHTS = {"superb": 3.0, "great": 2.5, "fine": 2.0, "nice": 1.5, "okay": 1.0, "plot": 0.5, "actor": 0.2,
+           "awful": -3.0, "bad": -2.5, "poor": -2.0, "dull": -1.5, "movie": 0.3, "film": 0.35,
+           "story": 0.4, "tale": 0.1, "cast": 0.25, "flick": 0.05}
+GROUPS = [["superb", "great", "fine", "nice", "okay"], ["awful", "bad", "poor", "dull"],
+          ["movie", "film", "flick"], ["story", "tale", "plot"], ["actor", "cast"]]
+
+
+def space() -> SynonymSpace:
+    rng = np.random.default_rng(0)
+    words, vecs = [], []
+    for g, group in enumerate(GROUPS):
+        base = np.zeros(len(GROUPS) * 2)
+        base[g] = 1.0
+        for w in group:
+            words.append(w)
+            vecs.append(base + 0.05 * rng.normal(size=base.size))
+    return SynonymSpace(words, np.array(vecs))
+
+
+def predict(texts):
+    out = []
+    for t in texts:
+        s = sum(WEIGHTS.get(w, 0.0) for w in t)
+        p1 = 1.0 / (1.0 + np.exp(-s))
+        out.append([1 - p1, p1])
+    return np.array(out)
+
+
+def attribute(texts):
+    # signed word weight times a planted position profile: the first words matter most
+    return [np.array([WEIGHTS.get(w, 0.0) * (1.0 + 0.1 * (len(t) - i)) for i, w in enumerate(t)]) for t in texts]
+
+
+TEXT = ["the", "movie", "is", "superb", "and", "the", "story", "great", "but", "actor", "poor", "."]
+
+
+def attacker(method, **kw):
+    return Attacker(predict, attribute, space(), AttackConfig(method=method, pos_filter=False, **kw))
+
+
+def test_distance_is_half_one_minus_pcc_with_the_undefined_rule():
+    a = np.array([1.0, 2.0, 3.0])
+    assert attribution_distance(a, a) == pytest.approx(0.0)
+    assert attribution_distance(a, -a) == pytest.approx(1.0)
+    assert attribution_distance(a, np.array([1.0, 3.0, 2.0])) == pytest.approx((1 - 0.5) / 2)
+    assert attribution_distance(a, np.ones(3)) == 0.5  # constant: PCC := 0
+    assert np.isnan(attribution_distance(a, np.ones(3), undefined="nan"))
+
+
+@pytest.mark.parametrize("method", ["tef", "ra", "ri", "rs"])
+def test_budget_and_prediction_preserved(method):
+    for rho in (0.05, 0.1, 0.2, 0.4):
+        for seed in range(3):
+            res = attacker(method, rho_max=rho, seed=seed).attack(TEXT, sample_seed=seed)
+            assert res.excluded is None
+            assert res.r / res.n <= rho + 1e-12
+            for r in range(res.r + 1):
+                assert int(np.argmax(predict([res.adversarial(r)])[0])) == res.label
+                assert res.prediction_after(r) == res.label
+
+
+def test_post_check_lets_one_substitution_through_on_short_texts():
+    short = ["superb", "movie"]
+    assert attacker("tef", rho_max=0.2).attack(short).r == 0
+    assert attacker("tef", rho_max=0.2, budget_check="post").attack(short).r == 1
+
+
+def test_variants_differ_only_in_order_and_choice():
+    tef, rs = attacker("tef").attack(TEXT, 7), attacker("rs").attack(TEXT, 7)
+    ra, ri = attacker("ra", seed=3).attack(TEXT, 7), attacker("ri", seed=3).attack(TEXT, 7)
+    # planted importance: masking the word of largest |weight × profile| moves the attribution most
+    assert tef.order == rs.order
+    assert tef.order[:3] == [3, 7, 10]  # superb, great, poor
+    assert ra.order == ri.order and sorted(ra.order) == sorted(tef.order)
+    assert ra.order != tef.order
+    # the greedy variants take the candidate of largest distance among prediction-preserving ones
+    for res in (tef, ri):
+        adv = list(res.tokens)
+        for st in res.steps:
+            cands = [c for c in space().neighbours(adv[st.position], 15)]
+            texts = [adv[: st.position] + [c] + adv[st.position + 1 :] for c in cands]
+            ok = [t for t in texts if np.argmax(predict([t])[0]) == res.label]
+            best = max(attribution_distance(res.attribution, attribute([t])[0]) for t in ok)
+            assert st.d == pytest.approx(best)
+            adv[st.position] = st.replacement
+    # the random-candidate variants substitute at every visited position whose candidates keep the label
+    assert len(rs.steps) >= len(tef.steps)
+    choices = {attacker("rs", seed=s).attack(TEXT, 7).steps[0].replacement for s in range(8)}
+    assert len(choices) > 1
+    # greedy beats random on the distance reached
+    assert tef.steps[-1].d >= rs.steps[-1].d
+
+
+def test_deterministic_under_a_seed():
+    for m in ("tef", "ra", "ri", "rs"):
+        a, b = attacker(m, seed=5).attack(TEXT, 2), attacker(m, seed=5).attack(TEXT, 2)
+        assert a.adversarial() == b.adversarial() and [s.d for s in a.steps] == [s.d for s in b.steps]
+
+
+@pytest.mark.parametrize("method", ["tef", "ra"])
+def test_sweep_equals_separate_runs(method):
+    long = TEXT * 3
+    full, rs = sweep(attacker(method, seed=1), long, RHO_GRID, sample_seed=4)
+    for rho, r in rs.items():
+        sep = attacker(method, seed=1, rho_max=rho).attack(long, 4)
+        assert sep.r == r == min(full.r, budget_r(rho, len(long)))
+        assert sep.adversarial() == full.adversarial(r)
+
+
+def test_bad_input_is_a_recorded_exclusion():
+    a = attacker("tef")
+    assert a.attack(["the", "and", "."]).excluded == "no_substitutable_word"
+    assert a.attack(["zzz", "qqq"]).excluded == "no_substitutable_word"  # words without neighbours
+    assert a.attack([]).excluded == "empty_text"
+    res = a.attack(["the", "zzz", "superb"])
+    assert res.skipped["no_vector"] == 1
+
+    def const(texts):
+        return [np.ones(len(t)) for t in texts]
+
+    assert Attacker(predict, const, space(), AttackConfig(pos_filter=False)).attack(TEXT).excluded == \
+        "constant_attribution"
+
+    def failing_on_attacked(texts):
+        if any(t != TEXT for t in texts):
+            raise RuntimeError("boom")
+        return attribute(texts)
+
+    res = Attacker(predict, failing_on_attacked, space(), AttackConfig(pos_filter=False)).attack(TEXT)
+    assert res.excluded.startswith("explainer_failed") and "boom" in res.excluded
+
+    def flip_all(texts):  # every substituted text flips the prediction
+        return np.array([[0.9, 0.1] if t != TEXT else [0.1, 0.9] for t in texts])
+
+    res = Attacker(flip_all, attribute, space(), AttackConfig(pos_filter=False)).attack(TEXT)
+    assert res.r == 0 and res.skipped["all_candidates_flip"] >= 1 and res.excluded is None
+
+
+def test_batched_calls():
+    res = attacker("tef").attack(TEXT)
+    # one attribute call for the original, one for step 1, ≤ one per visited position
+    assert res.calls["attribute"] <= 2 + len(res.order)
+    assert res.calls["predict"] <= 1 + len(res.order)
+
+
+def test_pos_filter_uses_the_real_tagger():
+    pytest.importorskip("spacy")
+    from benchmark.attacks.filters import PosTagger
+
+    tags = PosTagger().tag([["the", "quick", "brown", "fox", "jumps", "over", "the", "lazy", "dog"]])[0]
+    assert tags == ("DET", "ADJ", "ADJ", "NOUN", "VERB", "ADP", "DET", "ADJ", "NOUN")
+    res = Attacker(predict, attribute, space(), AttackConfig()).attack(TEXT)
+    assert res.r / res.n <= 0.4
+
+
+def test_a2t_flips_within_budget_and_toki_rule_orders_candidates():
+    from benchmark.attacks.a2t import A2TAttacker, A2TConfig, embedding_candidates, max_words, summary, toki_candidates
+
+    sp = space()
+    cfg = A2TConfig(pos_filter=False, min_cos=0.5)
+
+    def importance(tokens, label):
+        return np.array([abs(WEIGHTS.get(w, 0.0)) for w in tokens])
+
+    text = ["superb", "story", "and", "okay", "actor"]
+    res = A2TAttacker(predict, importance, embedding_candidates(sp, cfg), cfg).attack(text)
+    assert len(res.positions) <= max_words(len(text), cfg) == 4
+    assert res.success == (np.argmax(predict([res.adversarial])[0]) != res.label)
+    skipped = A2TAttacker(predict, importance, embedding_candidates(sp, cfg), cfg).attack(text, label=0)
+    assert skipped.skipped == "misclassified"
+    s = summary([res, skipped])
+    assert s["attacked"] == 1 and s["skipped"] == 1
+    # TOKI: a related word gets low-importance keywords of its class first; an unrelated one high-importance
+    # non-keywords of the other class first
+    kw = {1: {"great": 0.9, "fine": 0.1, "nice": 0.5}}
+    feats = {0: {"poor": 0.2, "dull": 0.8}, 1: {"okay": 0.3}}
+    rule = toki_candidates(sp, lambda w, c: w in kw[c], kw, feats, min_cos=0.5)
+    assert rule(["superb"], 0, 1) == []  # superb is not a keyword → other-class pool, none similar
+    assert rule(["great"], 0, 1) == ["fine", "nice"]
+    assert rule(["bad"], 0, 1) == ["dull", "poor"]

@@ -1,0 +1,103 @@
+"""Robustness metrics (SPECS §2.7) on hand-computed values, and the robustness track's pairing."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from benchmark.metrics import robustness as rm
+
+
+def test_pcc_and_undefined():
+    assert rm.pcc([1, 2, 3], [2, 4, 6]) == pytest.approx(1.0)
+    assert rm.pcc([1, 2, 3], [3, 2, 1]) == pytest.approx(-1.0)
+    assert math.isnan(rm.pcc([1, 1, 1], [1, 2, 3]))
+    assert math.isnan(rm.pcc([1.0], [2.0]))
+    assert rm.attribution_distance([1, 2, 3], [1, 1, 1]) == 0.5
+    with pytest.raises(ValueError):
+        rm.attribution_distance([1, 2], [2, 1], undefined="bogus")
+
+
+def test_rank_correlations():
+    a, b = [1.0, 2.0, 3.0, 4.0], [1.0, 3.0, 2.0, 4.0]
+    # τ-b: 5 concordant, 1 discordant pairs of 6 → 4/6
+    assert rm.kendall(a, b) == pytest.approx(4 / 6)
+    # Spearman: 1 − 6 Σd² / (n(n²−1)) = 1 − 6·2/60 = 0.8
+    assert rm.spearman(a, b) == pytest.approx(0.8)
+    assert math.isnan(rm.kendall(a, [1, 1, 1, 1]))
+
+
+def test_topk_intersection_by_hand():
+    a = np.array([0.9, -2.0, 0.5, 0.1, 0.3, 0.0, 0.2, 0.8, 0.4, 0.6])
+    b = np.array([0.1, 0.9, 0.5, 0.2, 0.3, 0.0, 0.8, 0.7, 0.4, 0.6])
+    # 10 %: K = 1; signed top of a = {0}, of b = {1} → 0
+    assert rm.topk_intersection(a, b, 0.1) == 0.0
+    # 30 %: K = 3; a → {0, 7, 9}; b → {1, 6, 7} → 1/3
+    assert rm.topk_intersection(a, b, 0.3) == pytest.approx(1 / 3)
+    # by |value|: a → {1, 0, 7}; b → {1, 6, 7} → 2/3
+    assert rm.topk_intersection(a, b, 0.3, by_abs=True) == pytest.approx(2 / 3)
+    # 50 %: K = 5; a → {0, 7, 9, 2, 8}; b → {1, 6, 7, 9, 2} → 3/5
+    assert rm.topk_intersection(a, b, 0.5) == pytest.approx(3 / 5)
+    # ties → lower index; K = max(1, ceil(p n))
+    assert rm.topk_intersection([1, 1, 1], [1, 0, 0], 0.1) == 1.0
+
+
+def test_binning_and_acc_by_hand():
+    rho = [0.01, 0.04, 0.06, 0.10, 0.40, 0.5]
+    pcc = [0.8, 0.6, 0.5, 0.3, -0.2, 0.0]
+    b = rm.bin_by_rho(rho, pcc)
+    assert b["count"].tolist() == [2, 1, 1, 0, 0, 0, 0, 1]  # 0.10 → bin 2; 0.40 → last bin; 0.5 → outside
+    assert b["mean"][0] == pytest.approx(0.7)
+    # points (0, 1), (0.025, 0.7), (0.075, 0.5), (0.125, 0.3), (0.375, −0.2)
+    expected = 0.025 * (1 + 0.7) / 2 + 0.05 * (0.7 + 0.5) / 2 + 0.05 * (0.5 + 0.3) / 2 + 0.25 * (0.3 - 0.2) / 2
+    assert rm.acc(b["centre"], b["mean"]) == pytest.approx(expected)
+    assert rm.acc_of(rho, pcc) == pytest.approx(expected)
+    # a perfectly robust explainer: PCC 1 in every bin → 0.375
+    full = rm.bin_by_rho(np.arange(8) * 0.05 + 0.01, np.ones(8))
+    assert rm.acc(full["centre"], full["mean"]) == pytest.approx(0.375)
+    assert math.isnan(rm.acc(full["centre"], np.full(8, np.nan), anchor=False))
+
+
+def test_track_pairs_originals_and_attacks_and_counts_failures():
+    from benchmark.tracks.robustness import RobustnessTrack
+
+    trk = RobustnessTrack()
+    kind = [{"original": True},
+            {"original": False, "of": 0, "attack": "tef", "rho": 0.1, "weight": 2, "sample": "s"},
+            {"original": False, "of": 0, "attack": "ra", "rho": 0.1, "weight": 1, "sample": "s"},
+            {"original": True},
+            {"original": False, "of": 3, "attack": "tef", "rho": 0.2, "weight": 1, "sample": "t"}]
+    a = np.array([1.0, 2.0, 3.0])
+    ex = [a, -a, a, a, a]
+    # instance 3 (the second original) failed: its attacked text is excluded, not silently scored
+    pos = [0, 1, 2, 4]
+    scores = trk.score([ex[p] for p in pos], {"kind": kind}, pos)
+    assert scores["rob-pcc-tef"].tolist()[1] == pytest.approx(-1.0)
+    assert scores["rob-pcc-ra"].tolist()[2] == pytest.approx(1.0)
+    assert math.isnan(scores["rob-pcc-tef"][3]) and scores["paired"][3] == 0
+    full = {k: np.full(5, np.nan) for k in scores}
+    for k, v in scores.items():
+        full[k][pos] = v
+    ok = np.array([True, True, True, False, True])
+    summ = trk.summarise(full, ok)
+    # TEF: one point (ρ 0.1 → bin 2, PCC −1): (0,1)→(0.125,−1) = 0.125·0/2 = 0
+    assert summ["rob-acc-tef"].mean == pytest.approx(0.0)
+    assert summ["rob-acc-tef"].excluded == 1
+    assert summ["rob-acc-ra"].mean == pytest.approx(0.125)
+
+
+def test_policy_extraction_on_a_hand_built_event_log():
+    from generators.robustness.experiments import apply_policy, policy
+
+    events = [("Movie", "cinematographic"), ("movie", "cinematographic"), ("movie", "pic"),
+              ("film", "cinematographic"), ("film", "cine"), ("good", "decent"), ("good", "decent"),
+              ("story", "conte"), ("bad", "wicked"), ("bad", "wicked"), ("bad", "evil")]
+    pol = policy(events)
+    # counts desc, ties alphabetical; replacement: most frequent, ties alphabetical
+    assert pol == [("bad", "wicked", 3), ("movie", "cinematographic", 3), ("film", "cine", 2),
+                   ("good", "decent", 2), ("story", "conte", 1)]
+    text = ["a", "good", "movie", "and", "a", "bad", "movie", ".", "x", "y"]
+    adv, r = apply_policy(text, pol, rho_max=0.2)  # (r+1)/10 > 0.2 stops at r = 2
+    assert r == 2 and adv == ["a", "good", "cinematographic", "and", "a", "wicked", "movie", ".", "x", "y"]

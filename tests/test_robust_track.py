@@ -1,0 +1,108 @@
+"""The robustness generator and track end to end on a tiny real resource (120 MR documents per split, a
+one-epoch Kim CNN, a 3,000-word GloVe synonym file supplied as `vectors`, 3 attacked samples): the
+published rows keep the prediction and the budget, and the track re-scores an explainer in the worker."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+
+@pytest.fixture(scope="module")
+def robust_home(tmp_path_factory):
+    import os
+
+    from benchmark.resources.store import mirror_root
+
+    root = mirror_root()
+    if root is None or not (Path(root) / "rt_polarity" / "rt-polarity.pos").is_file():
+        pytest.skip("MR mirror (rt_polarity) not found")
+    pytest.importorskip("spacy")
+    from generators.robustness.build import RobustnessConfig, build_robustness
+    from generators.robustness.counterfit import glove_vocabulary
+
+    home = tmp_path_factory.mktemp("robust-home")
+    words, vecs = glove_vocabulary(3000)
+    vfile = home / "vectors.txt"
+    vfile.write_text("".join(f"{w} {' '.join(f'{x:.4f}' for x in v)}\n" for w, v in zip(words, vecs)))
+    old = os.environ.get("XAIBENCH_HOME")
+    os.environ["XAIBENCH_HOME"] = str(home)
+    try:
+        build_robustness(RobustnessConfig(models=("cnn",), attacks=("tef", "ra"), explainers=("saliency",),
+                                          n_samples=3, limit=120, epochs=1, vectors=str(vfile), similarity=False))
+    finally:
+        if old is None:
+            os.environ.pop("XAIBENCH_HOME", None)
+        else:
+            os.environ["XAIBENCH_HOME"] = old
+    return home
+
+
+@pytest.fixture()
+def rhome(robust_home, monkeypatch):
+    monkeypatch.setenv("XAIBENCH_HOME", str(robust_home))
+    return robust_home
+
+
+def test_published_rows_keep_prediction_and_budget(rhome):
+    from benchmark.resources import load_resource
+
+    res = load_resource("robustness/mr-cnn")
+    t = res.table("test").to_pydict()
+    assert len(t["id"]) > 0 and set(t["attack"]) <= {"tef", "ra"}
+    for i in range(len(t["id"])):
+        assert t["pred_after"][i] == t["pred_before"][i] == t["label"][i]
+        assert len(t["adversarial"][i]) == len(t["tokens"][i]) == t["n"][i]
+        diff = [k for k, (a, b) in enumerate(zip(t["tokens"][i], t["adversarial"][i])) if a != b]
+        assert sorted(diff) == sorted(t["positions"][i]) and len(diff) == t["r"][i]
+        for rho in t["rho_max"][i]:
+            assert t["r"][i] / t["n"][i] <= rho + 1e-12
+    curves = res.stats["curves"]
+    assert set(curves) == {"saliency/tef", "saliency/ra"}
+
+
+def test_track_scores_an_explainer_in_the_worker(rhome, tmp_path):
+    from benchmark.runner import evaluate
+    from benchmark.tracks import get_track
+
+    trk = get_track("robustness")
+    assert trk.score_chunk is None
+    res = evaluate("saliency", "robustness", "robustness/mr-cnn", model="cnn", results_dir=tmp_path / "r",
+                   sandbox="none")
+    assert res.n_failed == 0
+    tef, ra = res.metrics["rob-acc-tef"], res.metrics["rob-acc-ra"]
+    assert tef.mean is not None and -0.375 <= tef.mean <= 0.375
+    assert ra.mean is not None
+    # the reference explainer re-scored on its own attacks: the PCC the generator measured
+    from benchmark.resources import load_resource
+
+    t = load_resource("robustness/mr-cnn").table("test").to_pydict()
+    gen = [p for p, a, r in zip(t["pcc"], t["attack"], t["r"]) if a == "tef" and r > 0]
+    assert res.metrics["rob-pcc-tef"].mean == pytest.approx(float(np.nanmean(gen)), abs=1e-4)
+
+
+def test_uniform_explainer_is_an_excluded_constant(rhome, tmp_path):
+    from benchmark.runner import evaluate
+
+    res = evaluate("uniform", "robustness", "robustness/mr-cnn", model="cnn", results_dir=tmp_path / "r",
+                   sandbox="none")
+    m = res.metrics["rob-acc-tef"]
+    assert m.mean is None and m.excluded > 0  # PCC undefined for every pair: counted, never a made-up curve
+
+
+def test_append_keeps_the_other_explainers_rows(rhome):
+    from benchmark.resources import load_resource
+    from generators.robustness.build import RobustnessConfig, build_robustness
+
+    before = load_resource("robustness/mr-cnn").table("test").to_pydict()
+    vfile = rhome / "vectors.txt"
+    build_robustness(RobustnessConfig(models=("cnn",), attacks=("ra",), explainers=("input-x-gradient",),
+                                      n_samples=2, limit=120, epochs=1, vectors=str(vfile), similarity=False,
+                                      append=True, explainer_params={"input-x-gradient": {"batch_size": 4}}))
+    after = load_resource("robustness/mr-cnn").table("test").to_pydict()
+    sal = [i for i, e in enumerate(after["explainer"]) if e == "saliency"]
+    assert [after["id"][i] for i in sal] == before["id"]
+    assert {"input-x-gradient"} == set(after["explainer"]) - {"saliency"}
+    assert "input-x-gradient/ra" in load_resource("robustness/mr-cnn").stats["curves"]

@@ -1,0 +1,197 @@
+"""`xaibench site`: the static leaderboard built from real results (tiny AIXI resources, real runner)."""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+
+
+class _Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.links: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        for k in ("href", "src"):
+            if a.get(k):
+                self.links.append(a[k])
+
+
+def local_links(page: Path) -> list[str]:
+    p = _Links()
+    p.feed(page.read_text(encoding="utf-8"))
+    return [x for x in p.links if not re.match(r"^(https?:|data:|#)", x)]
+
+
+def test_pages_and_links(site):
+    out, report = site
+    assert (out / "index.html").is_file() and (out / "style.css").is_file() and (out / "sort.js").is_file()
+    boards = sorted(p.name for p in (out / "board").iterdir())
+    assert boards == ["aixi__aixi__color-ssin__function.html", "aixi__aixi__shape-ssin__cnn.html",
+                      "aixi__aixi__shape-ssin__function.html"]
+    subs = sorted(p.stem for p in (out / "submission").iterdir())
+    assert {"occlusion", "random", "uniform"} <= set(subs)
+    for page in [out / "index.html", *(out / "board").iterdir(), *(out / "submission").iterdir()]:
+        for link in local_links(page):
+            assert (page.parent / link).resolve().is_file(), f"{page.name} links to missing {link}"
+    # 2 ranked boards with 3 submissions each drew 6 galleries
+    assert len(report.images) == 6 and all((out / p).stat().st_size > 1000 for p in report.images)
+
+
+def test_board_numbers_and_warnings(site, site_results):
+    out, _ = site
+    _, made = site_results
+    page = (out / "board" / "aixi__aixi__shape-ssin__cnn.html").read_text()
+    # the numbers are the Results' own: mean ± CI half-width, sort values are the means
+    r = made[("occlusion", "cnn")]
+    kl = r.metrics["kl"]
+    assert f'data-v="{float(kl.mean)!r}"' in page
+    assert "KL ↓ ★" in page and "PCC ↑" in page
+    # bad input named on the page, never ranked
+    assert "different resource revisions" in page and "occlusion-old" in page
+    assert "cannot verify" in page and "tampered" in page and "0.0 ±" not in page
+    # metric paragraphs come from the registry
+    assert "Kullback" in page or "KL(P_G" in page
+    assert "Miró-Nicolau" in page
+    # the quality of the model under test is shown (tiny CNN: below the R² threshold → warned)
+    assert "R²" in page and "below the threshold" in page
+    lone = (out / "board" / "aixi__aixi__color-ssin__function.html").read_text()
+    assert "Only one submission is ranked" in lone
+    assert "undefined for every instance" in lone and 'title="undefined for all 6 instances">n/a' in lone
+    assert "picture not drawn: resource aixi/color-ssin is not here at the board" in lone
+    assert "found it at other revisions" in lone
+    fn = (out / "board" / "aixi__aixi__shape-ssin__function.html").read_text()
+    assert "no-cache: image · true map · explanation: picture not drawn: its cache" in fn
+    assert "does-not-exist.sqlite is gone" in fn
+    index = (out / "index.html").read_text()
+    assert "could not be read" in index and "broken.json" in index
+    assert "Overall" in index and "Resource revisions" in index
+    assert "Track rcnn" in index and "no results yet" in index  # every registered track is listed
+
+
+def test_control_warning_rule():
+    from leaderboard.rank import Board, Row
+    from leaderboard.site import control_warning
+
+    def board(ranks: dict[str, int]) -> Board:
+        rows = [Row(rank, name, "1", {}, 1, 0, 0.0) for name, rank in ranks.items()]
+        return Board("aixi", "aixi/x", "cnn", "r", "v1", "validation", "kl", "lower", ["kl"], {}, {}, rows)
+
+    controls = {"random", "uniform"}
+    # explainers rank 2, 3, 4 (median 3): uniform at 1 is above it
+    w = control_warning(board({"uniform": 1, "a": 2, "b": 3, "c": 4, "random": 5}), controls)
+    assert w and "uniform (rank 1)" in w and "random (rank" not in w
+    # a control at the median is not above it
+    assert control_warning(board({"a": 1, "uniform": 2, "b": 2, "c": 3}), controls) is None
+    assert control_warning(board({"a": 1, "b": 2, "random": 3}), controls) is None
+
+
+def test_model_quality_reads_results_model_info():
+    from leaderboard.site import model_quality, quality_warnings
+
+    assert model_quality({"validation": {"mse": 0.1, "r2": 0.91}}) == [("R²", 0.91, 0.5)]
+    assert model_quality({"scores": {"test": {"accuracy": 0.6}}}) == [("test accuracy", 0.6, 0.7)]
+    assert quality_warnings({"validation": {"r2": 0.2}}) and not quality_warnings({"validation": {"r2": 0.8}})
+    assert model_quality({"name": "function"}) == []
+
+
+def test_figure_registry_hook(site_results, tmp_path):
+    from leaderboard.site import build_site
+    from leaderboard.site.figures import FIGURES, Figure, register_figures
+
+    results, _ = site_results
+    with pytest.raises(ValueError):
+        register_figures("aixi")(lambda ctx: [])
+    saved = FIGURES.pop("aixi")
+    try:
+        @register_figures("aixi")
+        def broken(ctx):
+            raise RuntimeError("boom")
+
+        report = build_site(tmp_path / "s", results)
+        page = (tmp_path / "s" / "board" / "aixi__aixi__shape-ssin__cnn.html").read_text()
+        assert "pictures not drawn: RuntimeError: boom" in page and report.images == []
+        FIGURES["aixi"] = lambda ctx: [Figure("custom", None, "drawn elsewhere")]
+        build_site(tmp_path / "s", results)
+        assert "drawn elsewhere" in (tmp_path / "s" / "board" / "aixi__aixi__shape-ssin__cnn.html").read_text()
+    finally:
+        FIGURES["aixi"] = saved
+
+
+def test_cli_site(site_results, tmp_path):
+    from typer.testing import CliRunner
+
+    from benchmark.cli import load_plugins
+
+    results, _ = site_results
+    r = CliRunner().invoke(load_plugins(), ["site", "--out", str(tmp_path / "out"), "--results", str(results),
+                                            "--no-figures"])
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "out" / "index.html").is_file() and not any((tmp_path / "out" / "img").iterdir())
+
+
+def test_publish_site_dry_run_and_folder(site, tmp_path, monkeypatch, capsys):
+    import shutil
+
+    import huggingface_hub
+
+    from benchmark import cli
+
+    out, report = site
+
+    def no_network(*a, **k):
+        raise AssertionError("a dry run must not talk to the Hub")
+
+    monkeypatch.setattr(huggingface_hub, "HfApi", no_network)
+
+    def run(*argv):
+        with pytest.raises(SystemExit) as exc:
+            cli.main(list(argv))
+        got = capsys.readouterr()
+        return exc.value.code, " ".join((got.out + got.err).split())
+
+    code, text = run("publish", "--site", str(out), "--repo-id", "me/leaderboard", "--dry-run")
+    assert code == 0, text
+    n = len([p for p in out.rglob("*") if p.is_file()])
+    assert f"would upload {n} files of {out} to the Space me/leaderboard" in text
+    # a static host folder: a real copy, every file
+    code, text = run("publish", "--site", str(out), "--to", str(tmp_path / "www"))
+    assert code == 0, text
+    assert sorted(p.relative_to(tmp_path / "www") for p in (tmp_path / "www").rglob("*") if p.is_file()) == \
+        sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file())
+    # a site with a missing picture is not published
+    broken = tmp_path / "broken"
+    shutil.copytree(out, broken)
+    (broken / report.images[0]).unlink()
+    code, text = run("publish", "--site", str(broken), "--to", str(tmp_path / "www2"))
+    assert code == 2 and "broken link" in text and not (tmp_path / "www2").exists()
+    code, text = run("publish", "--site", str(out))
+    assert code == 2 and "exactly one target" in text
+
+
+def test_text_heatmaps_from_a_real_idc_run(idc_home, tmp_path, monkeypatch):
+    """IDC: occlusion (leave-one-out) on the tiny MR resource; the board shows one heatmap per submission,
+    drawn from the run's cache, with the pseudo ground-truth words marked."""
+    from PIL import Image
+
+    from benchmark.runner import evaluate
+    from leaderboard.site import build_site
+
+    monkeypatch.setenv("XAIBENCH_HOME", str(idc_home))
+    results = tmp_path / "results"
+    for sub in ("occlusion", "uniform"):
+        evaluate(sub, "idc", "idc/mr-wga", model="cnn", limit=4, results_dir=results, sandbox="none")
+    report = build_site(tmp_path / "site", results, sample=3)
+    page = (tmp_path / "site" / "board" / "idc__idc__mr-wga__cnn.html").read_text()
+    assert "tokens shaded by attribution" in page and "picture not drawn" not in page
+    assert len(report.images) == 2
+    for rel in report.images:
+        with Image.open(tmp_path / "site" / rel) as im:
+            lo, hi = im.convert("L").getextrema()
+            assert im.size[0] > 400 and hi - lo > 50
+    assert "Khaleel" in page  # the metric paragraphs name the IDC paper
