@@ -224,3 +224,7 @@ def test_tiny_hatexplain_build_with_the_minilm_model(tmp_path, monkeypatch):
     for r in test:
         assert len(r["tokens"]) <= 16 and r["prediction"] == r["label"]
         assert r["trust"] == (explanation_precision(r["explanation_words"], set(r["rationale"])) >= 0.5)
+    from generators.trust.experiments import load_trust_set
+
+    loaded = load_trust_set("hatexplain-minilm", res)
+    assert loaded["model"].predict([test[0]["tokens"]]).argmax() == test[0]["prediction"] if test else True
