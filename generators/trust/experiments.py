@@ -31,7 +31,14 @@ def load_trust_set(config: str, root: Path | None = None) -> dict[str, Any]:
     meta = read_provenance(root)["configs"][config]
     train = pq.read_table(root / meta["splits"]["train"]["file"]).to_pylist()
     test = pq.read_table(root / meta["splits"]["test"]["file"]).to_pylist()
-    model = load_word_model(root / meta["params"]["model_dir"], config) if meta["params"].get("model_dir") else None
+    model = None
+    if meta["params"].get("model_dir"):
+        if meta["params"].get("model") == "minilm":  # the transformer model under test
+            from benchmark.models.transformer import load_minilm
+
+            model = load_minilm(root / meta["params"]["model_dir"], config)
+        else:
+            model = load_word_model(root / meta["params"]["model_dir"], config)
     return {"meta": meta, "train": train, "test": test, "model": model}
 
 
