@@ -30,7 +30,7 @@ def test_generate_idc_has_a_default_milp_time_limit():
     ctx = typer.main.get_command(cli.load_plugins()).commands["generate"].commands["idc"].make_context(
         "idc", ["--milp-time-limit", "0"])
     assert ctx.params["milp_time_limit"] == 0.0
-    with pytest.raises(Exception):
+    with pytest.raises(typer.exceptions.TyperException, match="greater than or equal to 0"):
         typer.main.get_command(cli.load_plugins()).commands["generate"].commands["idc"].make_context(
             "idc", ["--milp-time-limit", "-1"])
 
