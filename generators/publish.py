@@ -104,6 +104,8 @@ def publish_site(site: Path, *, repo_id: str | None = None, to: Path | None = No
     import shutil
     import tempfile
 
+    from benchmark.resources.store import swap_in_folder
+
     if (repo_id is None) == (to is None):
         raise ResourceError("publish --site needs exactly one target: --repo-id org/space (a Hub Space) or "
                             "--to FOLDER (a static host folder)")
@@ -121,13 +123,7 @@ def publish_site(site: Path, *, repo_id: str | None = None, to: Path | None = No
             for rel in files:
                 (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(site / rel, tmp / rel)
-            old = to.parent / f".{to.name}.old" if to.exists() else None
-            if old is not None:
-                shutil.rmtree(old, ignore_errors=True)
-                to.rename(old)
-            tmp.rename(to)
-            if old is not None:
-                shutil.rmtree(old, ignore_errors=True)
+            swap_in_folder(tmp, to)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise

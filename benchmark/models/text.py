@@ -132,7 +132,25 @@ class _EmbeddingForward(nn.Module):
         return self.inner.forward_embedded(emb, mask)
 
 
-class WordModel(TextModel):
+class EmbeddingLayerModel(TextModel):
+    """The white-box surface gradient methods use, for a wrapper whose `module.forward_embedded(emb,
+    mask)` gives the logits: the baseline input is the zero vector at every position (`embed`'s
+    shape), and `embedding_module()` is that forward as an `nn.Module` (for captum)."""
+
+    module: nn.Module
+
+    def baseline_embeddings(self, tokens: Sequence[Sequence[str]]) -> torch.Tensor:
+        """The reference input: zeros of `embed(tokens)`'s shape (the padding embedding)."""
+        return torch.zeros_like(self.embed(tokens))
+
+    def forward_from_embeddings(self, embeddings: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        return self.module.forward_embedded(embeddings, mask)
+
+    def embedding_module(self) -> nn.Module:
+        return _EmbeddingForward(self.module).eval()
+
+
+class WordModel(EmbeddingLayerModel):
     """A torch text classifier over word tokens (see the module docstring). Inputs: lists of tokens."""
 
     def __init__(self, module: nn.Module, vocab: Sequence[str], name: str, n_outputs: int = 2,
@@ -178,16 +196,6 @@ class WordModel(TextModel):
 
     def mask(self, tokens: Sequence[Sequence[str]]) -> torch.Tensor:
         return self.ids(tokens)[1]
-
-    def baseline_embeddings(self, tokens: Sequence[Sequence[str]]) -> torch.Tensor:
-        """The reference input: every position carries the padding embedding (zeros)."""
-        return torch.zeros_like(self.embed(tokens))
-
-    def forward_from_embeddings(self, embeddings: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
-        return self.module.forward_embedded(embeddings, mask)
-
-    def embedding_module(self) -> nn.Module:
-        return _EmbeddingForward(self.module).eval()
 
     # -- black box ---------------------------------------------------------------------------
     def _predict(self, inputs) -> np.ndarray:

@@ -55,7 +55,7 @@ import torch
 from torch import nn
 
 from benchmark.models.architectures import ARCHITECTURES
-from benchmark.models.base import TextModel
+from benchmark.models.text import EmbeddingLayerModel
 
 PAD_WORD = "<pad>"  # the project's padding token (submissions.text_common.PAD_TOKEN)
 DEFAULT_MAX_PIECES = 4
@@ -137,15 +137,6 @@ class MiniLMClassifier(nn.Module):
         return self.forward_sequence(seq, torch.from_numpy(attention).to(emb.device))
 
 
-class _EmbeddingForward(nn.Module):
-    def __init__(self, module: MiniLMClassifier) -> None:
-        super().__init__()
-        self.inner = module
-
-    def forward(self, emb: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
-        return self.inner.forward_embedded(emb, mask)
-
-
 def load_tokenizer(path: Path):
     """The WordPiece tokenizer of `tokenizer.json` with padding and truncation switched off."""
     from tokenizers import Tokenizer
@@ -156,7 +147,7 @@ def load_tokenizer(path: Path):
     return tok
 
 
-class MiniLMModel(TextModel):
+class MiniLMModel(EmbeddingLayerModel):
     """The word-level wrapper of a `MiniLMClassifier` (module docstring). Inputs: lists of tokens."""
 
     def __init__(self, module: MiniLMClassifier, tokenizer, name: str, n_outputs: int = 2,
@@ -250,16 +241,6 @@ class MiniLMModel(TextModel):
     def word_mask(self, tokens: Sequence[Sequence[str]]) -> torch.Tensor:
         """(N, L) bool: position p is a word of the document."""
         return self.mask(tokens).any(-1)
-
-    def baseline_embeddings(self, tokens: Sequence[Sequence[str]]) -> torch.Tensor:
-        """The reference input: every piece the zero vector (zeros of `embed`'s shape)."""
-        return torch.zeros_like(self.embed(tokens))
-
-    def forward_from_embeddings(self, embeddings: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
-        return self.module.forward_embedded(embeddings, mask)
-
-    def embedding_module(self) -> nn.Module:
-        return _EmbeddingForward(self.module).eval()
 
     # -- black box -------------------------------------------------------------------------------
     def predict(self, inputs: Any) -> np.ndarray:

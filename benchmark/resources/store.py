@@ -71,6 +71,18 @@ def _atomic_write_text(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+def swap_in_folder(built: Path, dest: Path) -> None:
+    """Put the finished folder `built` (a sibling of `dest`) in place of `dest` by renames: the old
+    folder is moved aside first and removed after, so `dest` is never half-written."""
+    old = dest.parent / f".{dest.name}.old-{os.getpid()}" if dest.exists() else None
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+        dest.rename(old)
+    built.rename(dest)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
 _VERIFIED: dict[Path, tuple[int, int, str]] = {}  # split files whose sha256 was checked, by version
 
 

@@ -325,7 +325,7 @@ def build_site(out: Path, results_dir: Path | None = None, *, sample: int = 4, f
     `results_dir` (default `$XAIBENCH_HOME/results`) is read like `xaibench leaderboard` reads it; or
     give `results` (Result objects) directly. `sample`: instances per picture."""
     from benchmark.provenance import git_hash
-    from benchmark.resources.store import data_home
+    from benchmark.resources.store import data_home, swap_in_folder
     from leaderboard.rank import boards as make_boards
     from leaderboard.rank import overall, track_summary
 
@@ -410,13 +410,7 @@ def build_site(out: Path, results_dir: Path | None = None, *, sample: int = 4, f
              "boards": [{"track": b.track, "resource": b.resource, "model": b.model, "revision": b.revision,
                          "page": board_pages[b.key]} for b in tables]}, indent=1), encoding="utf-8")
 
-        old = None
-        if out.exists():
-            old = out.parent / f".{out.name}.old-{os.getpid()}"
-            out.rename(old)
-        tmp.rename(out)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+        swap_in_folder(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
