@@ -59,7 +59,7 @@ def test_board_numbers_and_warnings(site, site_results):
     assert "Kullback" in page or "KL(P_G" in page
     assert "Miró-Nicolau" in page
     # the quality of the model under test is shown (tiny CNN: below the R² threshold → warned)
-    assert "R²" in page and "below the threshold" in page
+    assert "R²" in page and "below its quality floor" in page  # the track's floor, said once
     lone = (out / "board" / "aixi__aixi__color-ssin__function.html").read_text()
     assert "Only one submission is ranked" in lone
     assert "undefined for every instance" in lone and 'title="undefined for all 6 instances">n/a' in lone
@@ -98,6 +98,10 @@ def test_model_quality_reads_results_model_info():
     assert model_quality({"scores": {"test": {"accuracy": 0.6}}}) == [("test accuracy", 0.6, 0.7)]
     assert quality_warnings({"validation": {"r2": 0.2}}) and not quality_warnings({"validation": {"r2": 0.8}})
     assert model_quality({"name": "function"}) == []
+    # the track's own floor replaces the generic threshold, and its board warning is the only one
+    floored = {"validation": {"r2": 0.25}, "quality": {"metric": "r2", "value": 0.25, "floor": 0.8,
+                                                       "meets_floor": False}}
+    assert model_quality(floored) == [("R²", 0.25, 0.8)] and quality_warnings(floored) == []
 
 
 def test_figure_registry_hook(site_results, tmp_path):

@@ -30,6 +30,12 @@ def test_every_page_loads_clean(site, chrome):
         browser.set_width(chrome, 1280)
         chrome.get(page.as_uri())
         assert browser.console_errors(chrome) == [], page.name
+        # images are lazy: load them all (eager) and wait until each has loaded or failed, then check
+        chrome.execute_script("Array.from(document.images).forEach(i => { i.loading = 'eager'; });")
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        WebDriverWait(chrome, 10).until(lambda d: d.execute_script(
+            "return Array.from(document.images).every(i => i.complete)"))
         broken = chrome.execute_script(
             "return Array.from(document.images).filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src)")
         assert broken == [], page.name

@@ -116,8 +116,14 @@ def is_control(base: str, info: dict[str, Any] | None = None) -> bool:
 
 def model_quality(model: dict[str, Any]) -> list[tuple[str, float, float | None]]:
     """(name, value, threshold or None) of every quality figure a Result's model info records:
-    R² and accuracy from `validation` / `scores` (nested dicts searched one level deep)."""
+    R² and accuracy from `validation` / `scores` (nested dicts searched one level deep). The threshold
+    is the track's own quality floor where the model info records one (`quality`), else
+    `QUALITY_THRESHOLDS`."""
     found: list[tuple[str, float, float | None]] = []
+    floor = model.get("quality") if isinstance(model.get("quality"), dict) else {}
+    thresholds = {**QUALITY_THRESHOLDS, **({floor["metric"]: float(floor["floor"])}
+                                           if floor.get("metric") in QUALITY_THRESHOLDS
+                                           and isinstance(floor.get("floor"), (int, float)) else {})}
 
     def visit(d: dict, where: str) -> None:
         for k, v in d.items():
@@ -130,7 +136,7 @@ def model_quality(model: dict[str, Any]) -> list[tuple[str, float, float | None]
             kind = "r2" if low in ("r2", "r²", "r_squared") else "accuracy" if low in ("accuracy", "acc") else None
             if kind:
                 found.append((f"{where}{'R²' if kind == 'r2' else 'accuracy'}".strip(), float(v),
-                              QUALITY_THRESHOLDS[kind]))
+                              thresholds[kind]))
 
     for key in ("validation", "scores"):
         if isinstance(model.get(key), dict):
@@ -305,6 +311,10 @@ def control_warning(board, controls: set[str]) -> str | None:
 
 
 def quality_warnings(model: dict[str, Any]) -> list[str]:
+    """The page's warnings for a model below its quality threshold; none where the track records its
+    own floor (`model.quality`): the board's own warning (leaderboard.rank) says it, once."""
+    if isinstance(model.get("quality"), dict) and model["quality"].get("floor") is not None:
+        return []
     out = []
     for name, value, threshold in model_quality(model):
         if threshold is not None and value < threshold:
