@@ -357,3 +357,29 @@ def test_model_dir_of_trust_and_embedding_configs(tmp_path):
     assert emb.model_dir() == tmp_path / "model" / "embeddings"
     idc = Resource("idc", "mr-wga", tmp_path, {"params": {"models": {"cnn": "mr-cnn", "han": "mr-han"}}})
     assert idc.model_dir() == tmp_path / "model" / "mr-cnn"
+
+
+def test_a_restarted_worker_whose_fit_fails_ends_the_run(trust_home, tmp_path):
+    """The first fit succeeds, judge kills the worker, the restarted worker's fit raises: the run stops
+    with that reason instead of refitting once per instance (MAX_CRASHES times)."""
+    sub = _oracle(tmp_path / "refit-fails", """
+        import os
+
+        class Oracle:
+            def fit(self, context):
+                marker = os.path.join(os.environ["XAIBENCH_SCRATCH"], "fitted-once")
+                if os.path.exists(marker):
+                    raise RuntimeError("second fit")
+                open(marker, "w").close()
+
+            def judge(self, batch):
+                os._exit(3)
+        """)
+    from benchmark.resources import data_home
+
+    marker = data_home() / "scratch" / "refit-fails" / "fitted-once"
+    marker.unlink(missing_ok=True)
+    r = evaluate(str(sub), "trust", "trust/hatexplain-cnn", results_dir=tmp_path / "res", batch_size=4)
+    assert r.n_failed == N_TEST
+    assert all("fit raised RuntimeError: second fit" in f.reason for f in r.failures), r.failures[0].reason
+    assert r.provenance["isolation"]["worker_starts"] == 2
