@@ -33,6 +33,7 @@ import json
 import math
 import os
 import sqlite3
+import time
 import zlib
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -153,9 +154,21 @@ class OutputCache:
         return path.with_name(path.name + suffix)
 
     def _connect(self) -> sqlite3.Connection:
+        """A connection in WAL mode. Switching a fresh file to WAL needs a lock that SQLite does not wait
+        for (no busy handler: "database is locked" at once while another process opens the same new
+        file), so that one statement is retried until the busy timeout."""
         db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
-        db.execute("PRAGMA journal_mode=WAL")
-        return db
+        deadline, pause = time.monotonic() + BUSY_TIMEOUT_S, 0.01
+        while True:
+            try:
+                db.execute("PRAGMA journal_mode=WAL")
+                return db
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    db.close()
+                    raise
+                time.sleep(pause)
+                pause = min(pause * 2, 0.5)
 
     def _open(self) -> sqlite3.Connection:
         """Connect and check the file (module docstring); `_Damaged` if it is damaged, `CacheError`
