@@ -52,15 +52,19 @@ def to_output(out: Any) -> Any:
     return arr
 
 
-def _call(explainer: Any, model: Any, batch: Any) -> list[Any]:
-    outputs = explainer.explain(model, batch)
+def _one_each(items: Any, batch: Any, verb: str, noun: str) -> list[Any]:
+    """`items` as a list of exactly one per instance of `batch` (else `_CountError`)."""
     try:
-        outputs = list(outputs)
+        items = list(items)
     except TypeError:
-        outputs = []
-    if len(outputs) != len(batch):
-        raise _CountError(f"returned {len(outputs)} outputs for a batch of {len(batch)}")
-    return [to_output(o) for o in outputs]
+        items = []
+    if len(items) != len(batch):
+        raise _CountError(f"{verb} {len(items)} {noun} for a batch of {len(batch)}")
+    return items
+
+
+def _call(explainer: Any, model: Any, batch: Any) -> list[Any]:
+    return [to_output(o) for o in _one_each(explainer.explain(model, batch), batch, "returned", "outputs")]
 
 
 class _CountError(Exception):
@@ -76,14 +80,7 @@ def to_verdict(value: Any) -> Any:
 
 
 def _judge(oracle: Any, batch: Any) -> list[Any]:
-    verdicts = oracle.judge(batch)
-    try:
-        verdicts = list(verdicts)
-    except TypeError:
-        verdicts = []
-    if len(verdicts) != len(batch):
-        raise _CountError(f"judged {len(verdicts)} instances for a batch of {len(batch)}")
-    return [to_verdict(v) for v in verdicts]
+    return [to_verdict(v) for v in _one_each(oracle.judge(batch), batch, "judged", "instances")]
 
 
 def run_oracle(oracle: Any, batch: Any) -> list[Any]:

@@ -39,6 +39,7 @@ from benchmark.models.transformer import (DEFAULT_MAX_PIECES, TOKENIZER_FILE, Mi
                                           bert_kwargs, load_tokenizer, pretrained_classifier, pretrained_path,
                                           save_minilm)
 from benchmark.progress import console, progress_bar
+from generators.rcnn.train import length_batches  # batches of similar piece counts
 
 
 @dataclass
@@ -75,15 +76,6 @@ def _key(docs: Sequence[Sequence[str]], labels: Sequence[int]) -> str:
     for d, y in zip(docs, labels):
         h.update((" ".join(d) + f"\t{int(y)}\n").encode())
     return h.hexdigest()[:16]
-
-
-def _batches(sizes: np.ndarray, batch_size: int, rng: np.random.Generator | None) -> list[np.ndarray]:
-    """Indices cut into batches of similar piece counts; the batch order shuffled when `rng` is given."""
-    order = np.argsort(sizes, kind="stable")
-    batches = [order[s: s + batch_size] for s in range(0, len(order), batch_size)]
-    if rng is not None:
-        batches = [batches[i] for i in rng.permutation(len(batches))]
-    return batches
 
 
 def evaluate(wrapper: MiniLMModel, docs: Sequence[Sequence[str]], labels: np.ndarray) -> float:
@@ -167,7 +159,7 @@ def train_minilm(train: tuple[Sequence[Sequence[str]], Sequence[int]],
         module.train()
         total = 0.0
         t_epoch = time.perf_counter()
-        batches = _batches(sizes, cfg.batch_size, np.random.default_rng([cfg.seed, epoch]))
+        batches = length_batches(sizes, cfg.batch_size, np.random.default_rng([cfg.seed, epoch]))
         with progress_bar(len(batches), f"fine-tune {name} epoch {epoch + 1}/{cfg.epochs}", unit="batch") as bar:
             for idx in batches:
                 docs = [xtr[i] for i in idx]
