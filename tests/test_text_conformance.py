@@ -505,3 +505,27 @@ def test_attention_scores_are_the_model_weights(models):
         assert s.sum() == pytest.approx(1.0, abs=1e-5)
     assert not np.allclose(scores["pos"], scores["pos"][0])  # not uniform
 
+
+
+@pytest.mark.parametrize("max_len", [6, 9, 40])
+def test_kim_cnn_per_type_forward_equals_the_convolution(max_len):
+    """`KimCNN.forward_ids` (the black-box path of `WordModel.predict`) gives the convolution's logits:
+    documents of every length up to max_len (windows reaching into the padding, and max_len equal to the
+    batch's length), empty rows, unknown words and masked positions holding non-padding ids."""
+    torch.manual_seed(3)
+    module = KimCNN(vocab_size=30, n_classes=3, max_len=max_len, embed_dim=8, filters=5).eval()
+    with torch.no_grad():
+        module.convs[0].bias.uniform_(-1, 1)  # relu(b) > 0 for some filters: windows wholly in the padding matter
+    gen = torch.Generator().manual_seed(0)
+    length = min(max_len, 6)
+    ids = torch.randint(1, 30, (12, length), generator=gen)
+    lengths = torch.tensor([0, 1, 2, length, length, 3, 5, 1, length, 4, 2, length]).clamp(max=length)
+    mask = torch.arange(length)[None, :] < lengths[:, None]
+    ids[~mask & (torch.arange(12)[:, None] % 2 == 0)] = 0  # padding ids in half the rows, stray ids in the others
+    with torch.no_grad():
+        ref = module.forward_embedded(module.embedding(ids), mask)
+        fast = module.forward_ids(ids, mask)
+    assert torch.allclose(fast, ref, atol=1e-5), float((fast - ref).abs().max())
+    assert not torch.equal(fast[1], fast[3])  # the rows differ: the comparison is not trivially of constants
+    with pytest.raises(ValueError, match="exceeds the model's max_len"):
+        module.forward_ids(torch.ones((1, max_len + 1), dtype=torch.long))

@@ -39,9 +39,10 @@ def sample_masks(n_words: int, num_samples: int, random_state: np.random.RandomS
     """(num_samples, n_words) keep vectors, drawn exactly as LimeTextExplainer draws them."""
     sizes = random_state.randint(1, n_words + 1, num_samples - 1)
     data = np.ones((num_samples, n_words))
-    features_range = range(n_words)
+    # lime calls random_state.choice(range(n_words), size, replace=False), which numpy implements as
+    # permutation(n_words)[:size]: the same random stream, without choice's argument handling per sample
     for i, size in enumerate(sizes, start=1):
-        data[i, random_state.choice(features_range, size, replace=False)] = 0
+        data[i, random_state.permutation(n_words)[:size]] = 0
     return data
 
 
