@@ -59,6 +59,8 @@ def generate_rcnn(
     sparsity_warmup: int = typer.Option(0, min=0, max=1000, help="Ramp λ_s and λ_c from 0 to their value over "
                                         "the first N epochs (aroma / palate collapse to empty selections "
                                         "without help on the 10,000-review file)."),
+    encoder_warmup: int = typer.Option(0, min=0, max=1000, help="Train the encoder alone on every token for the "
+                                       "first N epochs (no selection yet); the sparsity warm-up follows it."),
     init_from: Optional[Path] = typer.Option(None, help="Start generator and encoder from this trained RCNN "
                                              "folder (e.g. <home>/resources/rcnn/model/beer-appearance); same "
                                              "hidden size, order and depth."),
@@ -92,6 +94,7 @@ def generate_rcnn(
                                   limit=limit, pool_limit=pool_limit)
             tcfg = replace(SCALES[str(scale)](cfg.aspect, **overrides), seed=seed, max_seconds=max_seconds,
                            threads=threads, device=device, sparsity_warmup=sparsity_warmup,
+                           encoder_warmup=encoder_warmup,
                            init_from=str(init_from) if init_from else None)
             meta = build_rcnn(cfg.aspect, data, root, config=cfg, train_config=tcfg, model_dir=model_dir,
                               vectors_path=vectors, overwrite=overwrite, accept_partial=accept_partial)

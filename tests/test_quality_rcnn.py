@@ -75,3 +75,34 @@ def test_sparsity_warmup_ramps_the_selection_costs():
     sel = cfg.lambda_s * full["zsum"] + cfg.lambda_c * full["zdiff"]
     assert torch.allclose(half["omega"], full["loss_vec"].detach() + 0.5 * sel)
     assert float(sel.sum()) > 0  # the check is not vacuous: something was selected
+
+
+def test_encoder_warmup_trains_the_encoder_alone_and_never_keeps_a_warmup_epoch(tmp_path):
+    """`encoder_warmup=N`: in the first N epochs the generator's weights do not move while the encoder's do,
+    no warm-up epoch is the kept model, and the sparsity ramp starts after the warm-up."""
+    cfg = RCNNTrainConfig(encoder_warmup=2, sparsity_warmup=1)
+    assert [cfg.cost_factor(e) for e in range(4)] == [0.5, 0.5, 0.5, 1.0]  # epochs 0, 1 are the encoder's
+    data = _toy_data()
+    vectors = _toy_vectors(data)
+    torch.manual_seed(0)
+    init = tmp_path / "init"
+    train_rcnn(data, init, RCNNTrainConfig(hidden=8, batch_size=32, max_epochs=1, lr=1e-12), vectors=vectors)
+    start = load_file(str(init / "model.safetensors"))
+    out = tmp_path / "warm"
+    res = train_rcnn(data, out, RCNNTrainConfig(hidden=8, batch_size=32, max_epochs=2, encoder_warmup=2,
+                                                init_from=str(init)), vectors=vectors)
+    after = load_file(str(out / "model.safetensors"))  # max_epochs = warm-up: no epoch kept, the start stays
+    gen = [n for n in after if n.startswith("gen_")]
+    enc = [n for n in after if n.startswith("enc_")]
+    assert gen and enc
+    for n in gen:
+        assert torch.equal(after[n], start[n]), n
+    assert res["best_epoch"] == 0
+    history = json.loads((out / "config.json").read_text())["history"]
+    assert len(history) == 2
+    # the encoder itself did learn during the warm-up (checkpoint of the last epoch, not the kept model)
+    res3 = train_rcnn(data, tmp_path / "warm3", RCNNTrainConfig(hidden=8, batch_size=32, max_epochs=3,
+                                                               encoder_warmup=2, init_from=str(init)), vectors=vectors)
+    assert res3["best_epoch"] == 3
+    moved = load_file(str(tmp_path / "warm3" / "model.safetensors"))
+    assert any(not torch.equal(moved[n], start[n]) for n in enc)

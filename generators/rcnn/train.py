@@ -82,6 +82,10 @@ class RCNNTrainConfig:
     # the selection costs λ_s, λ_c ramp linearly from 0 to their value over the first N epochs, so the
     # generator learns which words predict the rating before sparsity pushes the selection towards ∅
     sparsity_warmup: int = 0
+    # the first N epochs train the encoder alone on every token (z = all ones, no generator update), so
+    # that selecting a word can lower the loss once the generator starts; without it the aroma / palate
+    # encoders of the quick recipe stay at the mean rating while the selection cost empties z
+    encoder_warmup: int = 0
 
     @property
     def lambda_s(self) -> float:
@@ -92,8 +96,9 @@ class RCNNTrainConfig:
         return self.sparsity * self.coherent
 
     def cost_factor(self, epoch: int) -> float:
-        """The share of λ_s and λ_c applied in (0-based) `epoch`: (epoch + 1) / (sparsity_warmup + 1)
-        during the warm-up, 1 after it."""
+        """The share of λ_s and λ_c applied in (0-based) `epoch`: (e + 1) / (sparsity_warmup + 1) during
+        the warm-up, 1 after it; e counts the epochs after the encoder warm-up."""
+        epoch = max(0, epoch - self.encoder_warmup)  # the ramp starts with the generator's first epoch
         return min(1.0, (epoch + 1) / (self.sparsity_warmup + 1)) if self.sparsity_warmup > 0 else 1.0
 
     def __post_init__(self) -> None:
@@ -365,7 +370,7 @@ def train_rcnn(data: BeerData, out_dir: Path | str, config: RCNNTrainConfig | No
     lengths = np.array([len(i) for i in tr_ids])
     stopped = "max_epochs"
     tokens_done = 0
-    if state["epoch"] and state["epoch"] - state["best_epoch"] >= cfg.patience:
+    if state["epoch"] and state["epoch"] - max(state["best_epoch"], cfg.encoder_warmup) >= cfg.patience:
         stopped = "patience"
     for epoch in range(state["epoch"], cfg.max_epochs):
         if stopped == "patience":
@@ -379,10 +384,11 @@ def train_rcnn(data: BeerData, out_dir: Path | str, config: RCNNTrainConfig | No
         with progress_bar(int(lengths.sum()), f"RCNN {cfg.aspect} epoch {epoch + 1}", unit="tok") as bar:
             for rows in batches:
                 bid, mask = (t.to(device) for t in pad(tr_ids, rows))
+                warm = epoch < cfg.encoder_warmup
                 c = batch_costs(module, bid, mask, torch.from_numpy(ytr[rows]).to(device), cfg, sampler,
-                                cost_factor=cfg.cost_factor(epoch))
+                                z=mask if warm else None, cost_factor=cfg.cost_factor(epoch))
                 opt.zero_grad()
-                (c["cost_g"] + c["cost_e"]).backward()
+                (c["cost_e"] if warm else c["cost_g"] + c["cost_e"]).backward()
                 opt.step()
                 k = len(rows)
                 n_seen += k
@@ -397,7 +403,8 @@ def train_rcnn(data: BeerData, out_dir: Path | str, config: RCNNTrainConfig | No
                     break
         dev = evaluate(module, dv_ids, ydv, cfg, sampler)
         crit = dev["objective"] if cfg.select_on == "objective" else dev["mse"]
-        improved = state["best"] is None or crit < state["best"]["criterion"]
+        # an encoder warm-up epoch is never the kept model (its generator has not been trained)
+        improved = epoch + 1 > cfg.encoder_warmup and (state["best"] is None or crit < state["best"]["criterion"])
         if improved:
             state["best"] = {**dev, "criterion": crit}
             state["best_epoch"] = epoch + 1
@@ -420,7 +427,7 @@ def train_rcnn(data: BeerData, out_dir: Path | str, config: RCNNTrainConfig | No
         if out_of_time:
             stopped = "max_seconds"
             break
-        if state["epoch"] - state["best_epoch"] >= cfg.patience:
+        if state["epoch"] - max(state["best_epoch"], cfg.encoder_warmup) >= cfg.patience:
             stopped = "patience"
             break
     module.load_state_dict(best_weights)
