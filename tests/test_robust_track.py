@@ -82,6 +82,27 @@ def test_track_scores_an_explainer_in_the_worker(rhome, tmp_path):
     gen = [p for p, a, r in zip(t["pcc"], t["attack"], t["r"]) if a == "tef" and r > 0]
     assert res.metrics["rob-pcc-tef"].mean == pytest.approx(float(np.nanmean(gen)), abs=1e-4)
 
+    # the Result records the binned curves; ACC is their area, and the site draws them
+    import benchmark.metrics.robustness as rm
+    from leaderboard.site.figures import FigureContext, robustness_curves
+
+    curves = res.extra["curves"]
+    for attack, metric in (("tef", tef), ("ra", ra)):
+        c = curves[attack]
+        mean = np.array([np.nan if m is None else m for m in c["mean"]])
+        assert sum(c["count"]) > 0
+        assert rm.acc(c["centre"], mean) == pytest.approx(metric.mean, abs=1e-9)
+    (fig,) = robustness_curves(FigureContext(board=None, results={"saliency": res}, site=tmp_path / "site",
+                                             prefix="img/robustness__mr-cnn__cnn"))
+    assert fig.path and (tmp_path / "site" / fig.path).stat().st_size > 1000
+    import copy
+
+    old = copy.copy(res)
+    old.extra = {}
+    (none,) = robustness_curves(FigureContext(board=None, results={"saliency": old}, site=tmp_path / "s2",
+                                              prefix="img/x"))
+    assert none.path is None and "older xaibench" in none.note
+
 
 def test_uniform_explainer_is_an_excluded_constant(rhome, tmp_path):
     from benchmark.runner import evaluate

@@ -163,6 +163,24 @@ class RobustnessTrack(Track):
         return out
 
 
+    def summary_extra(self, scores: dict[str, np.ndarray], ok: np.ndarray) -> dict[str, Any]:
+        """The PCC-vs-realised-ρ curve of each scored attack (`curves`: {attack: {centre, mean, count}} over
+        the width-0.05 bins, each text weighted as in ACC; mean None for an empty bin) — what the site
+        draws."""
+        n = len(ok)
+        get = {k: np.asarray(scores.get(k, np.full(n, np.nan)), dtype=np.float64) for k in ("rho", "attack", "weight")}
+        curves = {}
+        for a, attack in enumerate(SCORED_ATTACKS):
+            pccs = np.asarray(scores.get(f"rob-pcc-{attack}", np.full(n, np.nan)), dtype=np.float64)
+            good = ok & (get["attack"] == a) & np.isfinite(pccs) & np.isfinite(get["weight"])
+            w = get["weight"][good].astype(np.int64)
+            b = rm.bin_by_rho(np.repeat(get["rho"][good], w), np.repeat(pccs[good], w))
+            curves[attack] = {"centre": [round(float(c), 4) for c in b["centre"]],
+                              "mean": [float(m) if np.isfinite(m) else None for m in b["mean"]],
+                              "count": [int(c) for c in b["count"]]}
+        return {"curves": curves}
+
+
 def pooled_acc(rho, pcc, weight) -> float:
     w = np.asarray(weight, dtype=np.int64)
     return rm.acc_of(np.repeat(np.asarray(rho, float), w), np.repeat(np.asarray(pcc, float), w))

@@ -347,5 +347,53 @@ def trust_confusion(ctx: FigureContext) -> list[Figure]:
     return out
 
 
+@register_figures("robustness")
+def robustness_curves(ctx: FigureContext) -> list[Figure]:
+    """One board-wide plot: each explainer's mean PCC between original and attacked attributions against
+    the realised perturbation ratio ρ (Result `extra.curves`; TEF solid, RA dashed) — the curve whose
+    area is ACC."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    drawn, missing = 0, []
+    fig, ax = plt.subplots(figsize=(6.4, 3.8))
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for k, (name, result) in enumerate(ctx.results.items()):
+        curves = (getattr(result, "extra", None) or {}).get("curves")
+        if not isinstance(curves, dict):
+            missing.append(name)
+            continue
+        for attack, style in (("tef", "-"), ("ra", "--")):
+            c = curves.get(attack) or {}
+            pts = [(x, y) for x, y in zip(c.get("centre", []), c.get("mean", [])) if finite(y)]
+            if not pts:
+                continue
+            x, y = zip(*[(0.0, 1.0), *pts])  # the (0, 1) anchor of ACC
+            ax.plot(x, y, style, color=colours[k % len(colours)], marker="o", markersize=3,
+                    label=f"{name[:28]} ({attack.upper()})")
+            drawn += 1
+    if not drawn:
+        plt.close(fig)
+        why = f"no result records its curves (written by an older xaibench): {', '.join(missing)}" if missing \
+            else "no attacked text was scored"
+        return [Figure("PCC vs ρ", None, f"picture not drawn: {why}")]
+    ax.set_xlabel("realised perturbation ratio ρ")
+    ax.set_ylabel("mean PCC (original vs attacked)")
+    ax.set_xlim(0, 0.4)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="lower left")
+    fig.tight_layout()
+    path, rel = ctx.image_path("pcc-vs-rho")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
+    note = "TEF solid, RA dashed; ACC is the area under each curve (0 ≤ ρ ≤ 0.4, (0, 1) anchor)"
+    if missing:
+        note += f"; not drawn (no curves recorded): {', '.join(missing)}"
+    return [Figure("PCC vs ρ", rel, note)]
+
+
 def finite(x: float | None) -> bool:
     return x is not None and math.isfinite(x)
