@@ -16,12 +16,13 @@ class AixiCNN(nn.Module):
 
     conv3×3(25, same) → ReLU → maxpool2 → conv3×3(50, same) → ReLU → maxpool2 → flatten →
     linear 25 → dropout .5 → ReLU → linear 15 → dropout .5 → ReLU → linear 1 (+ sigmoid for Class).
-    The unused batch-norm layers of the original file are omitted.
+    The unused batch-norm layers of the original file are omitted. `dropout` is the head's dropout rate
+    (the authors' 0.5 by default; a training-recipe choice [I], inactive when the model is explained).
     """
 
     gradcam_layer = "conv2"
 
-    def __init__(self, size: int = 128, classification: bool = False) -> None:
+    def __init__(self, size: int = 128, classification: bool = False, dropout: float = 0.5) -> None:
         super().__init__()
         self.conv1 = nn.Conv2d(1, 25, 3, padding=1)
         self.relu1 = nn.ReLU()
@@ -30,10 +31,10 @@ class AixiCNN(nn.Module):
         self.relu2 = nn.ReLU()
         self.pool2 = nn.MaxPool2d(2)
         self.fc1 = nn.Linear((size // 4) ** 2 * 50, 25)
-        self.drop1 = nn.Dropout(0.5)
+        self.drop1 = nn.Dropout(dropout)
         self.relu3 = nn.ReLU()
         self.fc2 = nn.Linear(25, 15)
-        self.drop2 = nn.Dropout(0.5)
+        self.drop2 = nn.Dropout(dropout)
         self.relu4 = nn.ReLU()
         self.fc3 = nn.Linear(15, 1)
         self.classification = classification

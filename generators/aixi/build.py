@@ -26,7 +26,7 @@ from generators.aixi import draw
 
 FAMILY = "aixi"
 VERSION = "v1"
-SCALES: dict[str, tuple[int, int]] = {"paper": (50000, 2000), "default": (3000, 500), "demo": (2000, 200),
+SCALES: dict[str, tuple[int, int]] = {"paper": (50000, 2000), "default": (10000, 500), "demo": (8000, 200),
                                       "tiny": (64, 32)}
 SPLIT_ORDER = ("train", "validation")  # the release draws train first, then validation
 SMALL_OBJECT_PIXELS = 20

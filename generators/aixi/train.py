@@ -1,8 +1,12 @@
 """Training the AIXI CNN per (dataset, function) (SPECS §3.5; recipe [I]).
 
-Adam (lr 1e-3), batch 64, MSE (SSIN, SUUM) or binary cross-entropy on the sigmoid output (Class),
-up to `epochs` epochs, the best validation epoch kept (early stopping after `patience` epochs
-without improvement). The weights go to the resource's `model/<config>/` folder (safetensors +
+The default recipe (issue #12; every part [I] and an option): Adam under a one-cycle schedule peaking at
+lr 3e-3, batch 32, 10 epochs, MSE on standardised labels (SSIN, SUUM; folded back into the output layer)
+or binary cross-entropy on the sigmoid output (Class), the output bias started at the label mean, the
+head's dropout off (the authors' 0.5 is `dropout=0.5`), the best validation epoch kept (early stopping
+after `patience` epochs without improvement). Measured on AIXI-Color SSIN, 8,000 images, 5 epochs:
+validation R² 0.917; with dropout 0.5 0.765; the earlier recipe (Adam 1e-3 constant, batch 64, raw
+labels, dropout 0.5) 0.25 after 8 epochs on 2,000 images. The weights go to the resource's `model/<config>/` folder (safetensors +
 config.json with the architecture, the recipe and the validation scores) and the config's
 provenance records the model. A checkpoint after every epoch makes an interrupted training resume.
 """
@@ -30,19 +34,30 @@ from benchmark.tracks.aixi import model_quality
 
 @dataclass
 class TrainConfig:
-    epochs: int = 30  # [I] SPECS §3.5: up to 30 epochs
-    batch_size: int = 64
+    epochs: int = 10  # [I] SPECS §3.5 suggests up to 30 epochs of constant-lr Adam
+    batch_size: int = 32
     micro_batch: int = 16  # gradients of a batch accumulated over micro-batches: same update, 2x faster
-    lr: float = 1e-3
+    lr: float = 3e-3
     patience: int = 5
     seed: int = 0
     max_train: int | None = None  # use only the first N training images
     threads: int | None = None
     # [I] "onecycle": torch's OneCycleLR over all epochs (warm-up to `lr`, cosine annealing to ~0);
     # "constant": Adam at `lr` throughout (the recipe before issue #12)
-    schedule: str = "constant"
+    schedule: str = "onecycle"
     # start the output layer's bias at the training labels' mean (regression) / base-rate logit (Class)
-    init_output_bias: bool = False
+    init_output_bias: bool = True
+    # [I] regression only: fit (y - mean) / std of the training labels, then fold mean and std into the
+    # output layer (w' = std·w, b' = std·b + mean), so the saved model predicts the label in its own units
+    standardize_labels: bool = True
+    # [I] the head's dropout rate (the authors' CNN: 0.5); inactive at explanation time
+    dropout: float = 0.0
+    # [I] object-removal augmentation (not in the paper): each training image is shown, with this
+    # probability, with every object removed independently with probability 1/2 (set to the background
+    # 0, as LIME and occlusion remove them) and its label recomputed by the resource's function from the
+    # objects left. A CNN that only ever saw complete images is unconstrained on the perturbed images
+    # the explainers query (AIXI-Color always has six circles); 0 = off
+    augment_removal: float = 0.0
 
 
 def _load_split(resource, split: str, limit: int | None) -> tuple[np.ndarray, np.ndarray]:
@@ -56,6 +71,40 @@ def _load_split(resource, split: str, limit: int | None) -> tuple[np.ndarray, np
         images.append(np.rint(d["images"] * 255).astype(np.uint8)[:, None])
         labels.append(d["labels"])
     return np.concatenate(images), np.concatenate(labels).astype(np.float32)
+
+
+def _load_objects(resource, limit: int | None) -> tuple[np.ndarray, list[np.ndarray], np.ndarray]:
+    """Training split's object ids as uint8 (N, H, W), pattern of each object, counts (N, 3)."""
+    table = resource.table("train", columns=["instances", "patterns", "counts"])
+    if limit is not None:
+        table = table.slice(0, limit)
+    inst, pats, counts = [], [], []
+    for s in range(0, table.num_rows, 2000):
+        d = decode_split(table.slice(s, 2000), columns=("instances", "patterns", "counts"))
+        inst.append(d["instances"].astype(np.uint8))
+        pats += [np.asarray(p, dtype=np.int64) for p in d["patterns"]]
+        counts.append(d["counts"])
+    return np.concatenate(inst), pats, np.concatenate(counts)
+
+
+def remove_objects(x: np.ndarray, idx: np.ndarray, objects: tuple, function, iota_max: int, share: float,
+                   rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray | None]:
+    """The removal augmentation of one batch: images `x` (uint8 (B, 1, H, W), a copy) of training rows
+    `idx`; a share `share` of them lose each object with probability 1/2 (pixels set to 0) and get the
+    label `function(counts of the objects left)`. Returns (images, labels) — labels None if none changed."""
+    inst, pats, counts = objects
+    chosen = np.flatnonzero(rng.random(len(idx)) < share)
+    if not len(chosen):
+        return x, None
+    x = x.copy()
+    new_counts = counts[idx].copy()
+    for b in chosen:
+        row = idx[b]
+        gone = np.flatnonzero(rng.random(len(pats[row])) < 0.5)
+        if len(gone):
+            x[b, 0][np.isin(inst[row], gone + 1)] = 0
+            np.subtract.at(new_counts[b], pats[row][gone], 1)
+    return x, function(new_counts, iota_max)
 
 
 def _evaluate(model: nn.Module, x: np.ndarray, y: np.ndarray, classification: bool, bs: int = 16) -> dict:
@@ -72,6 +121,20 @@ def _evaluate(model: nn.Module, x: np.ndarray, y: np.ndarray, classification: bo
     mse = float(np.mean((p - y) ** 2))
     ss = float(np.sum((y - y.mean()) ** 2)) or 1.0
     return {"loss": mse, "mse": mse, "r2": float(1 - np.sum((p - y) ** 2) / ss), "n": int(len(y))}
+
+
+def _folded(model: AixiCNN, mu: float, sd: float) -> AixiCNN:
+    """`model` with the label standardisation folded into its output layer: a copy predicting
+    sd·f(x) + mu (the model itself when mu = 0, sd = 1)."""
+    if mu == 0.0 and sd == 1.0:
+        return model
+    import copy
+
+    out = copy.deepcopy(model)
+    with torch.no_grad():
+        out.fc3.weight.mul_(sd)
+        out.fc3.bias.mul_(sd).add_(mu)
+    return out
 
 
 def train_aixi(resource_name: str, config: TrainConfig | None = None, *, overwrite: bool = False) -> dict:
@@ -95,14 +158,30 @@ def train_aixi(resource_name: str, config: TrainConfig | None = None, *, overwri
     classification = res.config.endswith("-class")
     xtr, ytr = _load_split(res, "train", cfg.max_train)
     xva, yva = _load_split(res, "validation", None)
+    if not 0.0 <= cfg.augment_removal <= 1.0:
+        raise ResourceError(f"augment_removal must be in [0, 1], got {cfg.augment_removal}")
+    objects = function = None
+    if cfg.augment_removal > 0:
+        from benchmark.models.aixi_function import IOTA_MAX, get_function
+
+        dataset, fname = res.config.split("-", 1)
+        function = get_function(fname, res.params.get("class_rule", "count"))
+        objects = _load_objects(res, cfg.max_train)
     size = xtr.shape[-1]
     torch.manual_seed(cfg.seed)
-    model = AixiCNN(size=size, classification=classification)
+    if not 0.0 <= cfg.dropout < 1.0:
+        raise ResourceError(f"dropout must be in [0, 1), got {cfg.dropout}")
+    model = AixiCNN(size=size, classification=classification, dropout=cfg.dropout)
+    # label standardisation (regression): the network fits z = (y - mu) / sd; `_fold_scale` puts mu, sd
+    # back into fc3 before the model is evaluated or saved
+    mu, sd = (float(np.mean(ytr)), float(np.std(ytr)) or 1.0) if cfg.standardize_labels and not classification \
+        else (0.0, 1.0)
+    ytr_fit = (ytr - mu) / sd
     if cfg.schedule not in ("constant", "onecycle"):
         raise ResourceError(f"schedule must be 'constant' or 'onecycle', got {cfg.schedule!r}")
     if cfg.init_output_bias:
         with torch.no_grad():
-            m = float(np.mean(ytr))
+            m = float(np.mean(ytr_fit))
             model.fc3.bias.fill_(float(np.log(max(m, 1e-3) / max(1 - m, 1e-3))) if classification else m)
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
     loss_fn = nn.BCELoss() if classification else nn.MSELoss()
@@ -122,7 +201,7 @@ def train_aixi(resource_name: str, config: TrainConfig | None = None, *, overwri
             state = saved["state"]
             torch.set_rng_state(saved["torch_rng"])
             console.print(f"resuming {resource_name} training at epoch {state['epoch'] + 1}")
-    best_weights = state.get("best_weights") or {k: v.clone() for k, v in model.state_dict().items()}
+    best_weights = state.get("best_weights") or {k: v.clone() for k, v in _folded(model, mu, sd).state_dict().items()}
     t0 = time.perf_counter()
     for epoch in range(state["epoch"], cfg.epochs):
         # the permutation depends only on (seed, epoch), so a resumed run sees the same batches
@@ -133,23 +212,28 @@ def train_aixi(resource_name: str, config: TrainConfig | None = None, *, overwri
             for b in range(n_batches):
                 idx = perm[b * cfg.batch_size : (b + 1) * cfg.batch_size]
                 opt.zero_grad()
+                xbatch, ybatch = xtr[idx], ytr_fit[idx]
+                if objects is not None:  # seeded per (seed, epoch, batch): a resumed run sees the same
+                    xbatch, new_y = remove_objects(xbatch, idx, objects, function, IOTA_MAX[dataset],
+                                                   cfg.augment_removal, np.random.default_rng([cfg.seed, epoch, b]))
+                    if new_y is not None:
+                        ybatch = ((new_y - mu) / sd).astype(np.float32)
                 for mb in range(0, len(idx), cfg.micro_batch):
-                    sub = idx[mb : mb + cfg.micro_batch]
-                    xb = torch.from_numpy(xtr[sub]).float() / 255
-                    yb = torch.from_numpy(ytr[sub])[:, None]
+                    xb = torch.from_numpy(xbatch[mb : mb + cfg.micro_batch]).float() / 255
+                    yb = torch.from_numpy(ybatch[mb : mb + cfg.micro_batch])[:, None]
                     # the batch mean as a sum of micro-batch parts: identical gradient to one pass
-                    loss = loss_fn(model(xb), yb) * (len(sub) / len(idx))
+                    loss = loss_fn(model(xb), yb) * (len(xb) / len(idx))
                     loss.backward()
                     total += loss.item() * len(idx)
                 opt.step()
                 if sched is not None:
                     sched.step()
                 bar.advance()
-        val = _evaluate(model, xva, yva, classification)
+        val = _evaluate(_folded(model, mu, sd), xva, yva, classification)
         state["history"].append({"epoch": epoch + 1, "train_loss": total / len(xtr), **val})
         if state["best"] is None or val["loss"] < state["best"]["loss"]:
             state["best"], state["best_epoch"] = val, epoch + 1
-            best_weights = {k: v.clone() for k, v in model.state_dict().items()}
+            best_weights = {k: v.clone() for k, v in _folded(model, mu, sd).state_dict().items()}
         console.print(f"  epoch {epoch + 1}: train loss {total / len(xtr):.5f}, validation "
                       + ", ".join(f"{k} {v:.4f}" for k, v in val.items() if k != "n"))
         state["epoch"] = epoch + 1
@@ -168,7 +252,7 @@ def train_aixi(resource_name: str, config: TrainConfig | None = None, *, overwri
     if q and not q["meets_floor"]:
         console.print(f"[yellow]{resource_name}: validation {q['metric']} {q['value']:.3f} is below the quality "
                       f"floor {q['floor']}: the CNN has not learned its function; results on it are marked[/]")
-    save_model(model, out_dir, "aixi-cnn", {"size": size, "classification": classification},
+    save_model(model, out_dir, "aixi-cnn", {"size": size, "classification": classification, "dropout": cfg.dropout},
                extra={"task": "binary" if classification else "regression", "validation": validation,
                       "quality": q,
                       "recipe": asdict(cfg), "resource_revision": res.revision,
