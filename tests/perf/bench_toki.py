@@ -166,7 +166,7 @@ def test_toki_pipelines_throughput():
     r = run()
     assert r["same_words"] == r["n_ref"] and r["same_keywords"]
     assert r["labels_per_cpu_s"] >= 100  # CPU time: on a shared machine wall time measures the neighbours too
-    assert r["cpu_ratio"] > 1.0
+    assert r["cpu_ratio"] >= 10.0  # issue 9: at least 10x the lime package with an unbatched classifier
 
 
 if __name__ == "__main__":
