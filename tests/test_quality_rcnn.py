@@ -106,3 +106,28 @@ def test_encoder_warmup_trains_the_encoder_alone_and_never_keeps_a_warmup_epoch(
     assert res3["best_epoch"] == 3
     moved = load_file(str(tmp_path / "warm3" / "model.safetensors"))
     assert any(not torch.equal(moved[n], start[n]) for n in enc)
+
+
+def test_decorrelate_keeps_the_reviews_the_other_ratings_predict_worst():
+    """`decorrelate`: on the mirror's file the kept share's aroma rating correlates less with taste than the
+    whole file's; the kept reviews are those with the largest least-squares residuals, in file order."""
+    from generators.rcnn.build import RCNNBuildConfig, decorrelated
+    from generators.rcnn.data import mirror_dir, read_reviews
+
+    folder = mirror_dir()
+    if folder is None or not (folder / "reviews.aspect0.heldout.txt.gz").exists():
+        pytest.skip("data mirror beer_advocate_lei2016/ absent")
+    reviews = read_reviews(folder / "reviews.aspect0.heldout.txt.gz", limit=2000)
+    kept = decorrelated(reviews, "aroma", 0.3)
+    assert len(kept) == 600
+    full, sub = np.corrcoef(np.asarray(reviews.scores).T), np.corrcoef(np.asarray(kept.scores).T)
+    assert sub[1, 3] < full[1, 3] - 0.15  # aroma vs taste
+    index = {r: i for i, r in enumerate(reviews.ids)}
+    positions = [index[r] for r in kept.ids]
+    assert positions == sorted(positions)
+    s = np.asarray(reviews.scores, dtype=np.float64)
+    design = np.column_stack([np.delete(s, 1, axis=1), np.ones(len(s))])
+    resid = np.abs(s[:, 1] - design @ np.linalg.lstsq(design, s[:, 1], rcond=None)[0])
+    assert resid[positions].min() >= np.sort(resid)[-600] - 1e-12
+    with pytest.raises(ValueError, match="decorrelate"):
+        RCNNBuildConfig(aspect="aroma", decorrelate=1.5)

@@ -111,6 +111,22 @@ SCALES = {"quick": quick_train_config, "paper": lambda aspect="appearance", **o:
     aspect=aspect_name(aspect), **o)}
 
 
+def decorrelated(reviews, aspect: str, share: float):
+    """The `share` of `reviews` whose rating of `aspect` is worst predicted by a least-squares fit (with
+    intercept) on the other four ratings — the largest |residual| first; kept in their original order."""
+    from generators.rcnn.data import aspect_index
+
+    a = aspect_index(aspect)
+    scores = np.asarray(reviews.scores, dtype=np.float64)
+    others = np.delete(scores, a, axis=1)
+    design = np.column_stack([others, np.ones(len(scores))])
+    coef, *_ = np.linalg.lstsq(design, scores[:, a], rcond=None)
+    residual = np.abs(scores[:, a] - design @ coef)
+    keep = max(2, int(round(share * len(scores))))
+    order = np.argsort(-residual, kind="stable")[:keep]
+    return reviews.subset(np.sort(order))
+
+
 @dataclass
 class RCNNBuildConfig:
     aspect: str = "appearance"
@@ -127,6 +143,11 @@ class RCNNBuildConfig:
     pool_limit: int | None = None  # verify only the first N pool reviews (quick runs)
     texts: str = "train"  # unlabeled texts stored with the model: the training reviews, or "none"
     verify_batch: int = 256
+    # [I] one review file: keep only this share of the fitting reviews (train + dev), those whose rating
+    # of the aspect the other four ratings predict worst (largest |residual| of a least-squares fit) —
+    # how Lei et al. made the aspect files less correlated; the mirror's file is decorrelated for
+    # appearance only (aroma and palate correlate 0.73 / 0.74 with taste there). None = all
+    decorrelate: float | None = None
     extra: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -139,6 +160,8 @@ class RCNNBuildConfig:
             raise ValueError(f"pool_fraction must be in (0, 1), got {self.pool_fraction}")
         if not 0.0 < self.dev_fraction < 1.0:
             raise ValueError(f"dev_fraction must be in (0, 1), got {self.dev_fraction}")
+        if self.decorrelate is not None and not 0.0 < self.decorrelate <= 1.0:
+            raise ValueError(f"decorrelate must be in (0, 1], got {self.decorrelate}")
         if not 0.0 < self.tau:
             raise ValueError(f"tau must be > 0, got {self.tau}")
         for name in ("limit", "pool_limit"):
@@ -204,9 +227,14 @@ def load_splits(cfg: RCNNBuildConfig, data: str | Path | None) -> tuple[BeerData
                 n_pool = min(len(everything) - 2, max(1, int(round(cfg.pool_fraction * len(everything)))))
                 pool = everything.subset(np.sort(perm[:n_pool]))
                 fit = everything.subset(np.sort(perm[n_pool:]))
+                if cfg.decorrelate is not None:
+                    fit = decorrelated(fit, cfg.aspect, cfg.decorrelate)
                 train, dev = split_pool(fit, cfg.dev_fraction, cfg.split_seed)
                 info["split"] = (f"{pool_file.name}: pool {cfg.pool_fraction:.2f} of the file, the rest split "
-                                 f"{1 - cfg.dev_fraction:.2f}/{cfg.dev_fraction:.2f} (seed {cfg.split_seed})")
+                                 f"{1 - cfg.dev_fraction:.2f}/{cfg.dev_fraction:.2f} (seed {cfg.split_seed})"
+                                 + (f"; fitting reviews decorrelated for {cfg.aspect} (kept {len(fit)}, the "
+                                    f"{cfg.decorrelate:.2f} least predictable from the other ratings)"
+                                    if cfg.decorrelate is not None else ""))
             else:
                 train, dev = split_pool(everything, cfg.dev_fraction, cfg.split_seed)
                 pool = everything
