@@ -529,3 +529,15 @@ def test_kim_cnn_per_type_forward_equals_the_convolution(max_len):
     assert not torch.equal(fast[1], fast[3])  # the rows differ: the comparison is not trivially of constants
     with pytest.raises(ValueError, match="exceeds the model's max_len"):
         module.forward_ids(torch.ones((1, max_len + 1), dtype=torch.long))
+    assert module.forward_ids(torch.zeros((0, length), dtype=torch.long)).shape == (0, 3)
+
+
+def test_kim_cnn_per_type_forward_in_row_chunks():
+    """Long documents are computed in row chunks (buffers under the mmap threshold): the same logits."""
+    torch.manual_seed(4)
+    module = KimCNN(vocab_size=50, n_classes=2, max_len=3000, embed_dim=8, filters=50).eval()
+    ids = torch.randint(1, 50, (40, 2900))  # 16 MB / (4 · 2,905 · 50) = 28 rows per chunk: two chunks
+    with torch.no_grad():
+        ref = module.forward_embedded(module.embedding(ids), ids != 0)
+        fast = module.forward_ids(ids, ids != 0)
+    assert torch.allclose(fast, ref, atol=1e-4), float((fast - ref).abs().max())

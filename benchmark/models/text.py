@@ -107,12 +107,20 @@ class KimCNN(nn.Module):
             span = min(self.max_len, length + r)  # windows starting later read padding only
             tables = torch.einsum("ud,qid->iuq", emb, conv.weight.squeeze(1))
             tables = torch.cat([tables, tables.new_zeros(r, 1, self.filters)], dim=1)  # (r, |U| + 1, q)
-            index = torch.full((n, span + r - 1), pad_row, dtype=torch.long)
-            index[:, before : before + length] = inverse
-            # window j reads index[j : j + r], offset i from table i: one fused gather-and-sum per window
-            rows = index.unfold(1, r, 1) + torch.arange(r) * (pad_row + 1)  # (n, span, r)
-            pre = F.embedding_bag(rows.reshape(-1, r), tables.reshape(-1, self.filters), mode="sum")
-            top = torch.relu(pre.view(n, span, self.filters) + conv.bias).amax(dim=1)
+            flat = tables.reshape(-1, self.filters)
+            offsets = torch.arange(r) * (pad_row + 1)
+            # rows per chunk: the (rows, span, q) pre-activations stay under 16 MB, below the allocator's
+            # mmap threshold (benchmark.allocator), so long documents do not page-fault every buffer anew
+            step = max(1, (16 << 20) // (4 * span * self.filters))
+            tops = []
+            for s in range(0, n, step):
+                index = torch.full((min(step, n - s), span + r - 1), pad_row, dtype=torch.long)
+                index[:, before : before + length] = inverse[s : s + step]
+                # window j reads index[j : j + r], offset i from table i: one fused gather-and-sum per window
+                rows = index.unfold(1, r, 1) + offsets  # (rows, span, r)
+                pre = F.embedding_bag(rows.reshape(-1, r), flat, mode="sum")
+                tops.append(torch.relu(pre.view(len(index), span, self.filters) + conv.bias).amax(dim=1))
+            top = torch.cat(tops) if tops else conv.bias.new_zeros(0, self.filters)
             if span < self.max_len:  # the remaining windows: relu(b)
                 top = torch.maximum(top, torch.relu(conv.bias))
             pooled.append(top)
