@@ -111,11 +111,9 @@ SCALES = {"quick": quick_train_config, "paper": lambda aspect="appearance", **o:
     aspect=aspect_name(aspect), **o)}
 
 
-def decorrelated(reviews, aspect: str, share: float):
+def decorrelated(reviews: Reviews, aspect: str, share: float) -> Reviews:
     """The `share` of `reviews` whose rating of `aspect` is worst predicted by a least-squares fit (with
     intercept) on the other four ratings — the largest |residual| first; kept in their original order."""
-    from generators.rcnn.data import aspect_index
-
     a = aspect_index(aspect)
     scores = np.asarray(reviews.scores, dtype=np.float64)
     others = np.delete(scores, a, axis=1)
