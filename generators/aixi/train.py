@@ -6,8 +6,8 @@ or binary cross-entropy on the sigmoid output (Class), the output bias started a
 head's dropout off (the authors' 0.5 is `dropout=0.5`), the best validation epoch kept (early stopping
 after `patience` epochs without improvement). Measured on AIXI-Color SSIN, 8,000 images, 5 epochs:
 validation R² 0.917; with dropout 0.5 0.765; the earlier recipe (Adam 1e-3 constant, batch 64, raw
-labels, dropout 0.5) 0.25 after 8 epochs on 2,000 images. The weights go to the resource's `model/<config>/` folder (safetensors +
-config.json with the architecture, the recipe and the validation scores) and the config's
+labels, dropout 0.5) 0.25 after 8 epochs on 2,000 images. The weights go to the resource's
+`model/<config>/` folder (safetensors + config.json with the architecture, the recipe and the validation scores) and the config's
 provenance records the model. A checkpoint after every epoch makes an interrupted training resume.
 """
 
@@ -58,6 +58,14 @@ class TrainConfig:
     # objects left. A CNN that only ever saw complete images is unconstrained on the perturbed images
     # the explainers query (AIXI-Color always has six circles); 0 = off
     augment_removal: float = 0.0
+
+    def __post_init__(self) -> None:  # refused before any data is read
+        if self.schedule not in ("constant", "onecycle"):
+            raise ResourceError(f"schedule must be 'constant' or 'onecycle', got {self.schedule!r}")
+        if not 0.0 <= self.dropout < 1.0:
+            raise ResourceError(f"dropout must be in [0, 1), got {self.dropout}")
+        if not 0.0 <= self.augment_removal <= 1.0:
+            raise ResourceError(f"augment_removal must be in [0, 1], got {self.augment_removal}")
 
 
 def _load_split(resource, split: str, limit: int | None) -> tuple[np.ndarray, np.ndarray]:
@@ -158,8 +166,6 @@ def train_aixi(resource_name: str, config: TrainConfig | None = None, *, overwri
     classification = res.config.endswith("-class")
     xtr, ytr = _load_split(res, "train", cfg.max_train)
     xva, yva = _load_split(res, "validation", None)
-    if not 0.0 <= cfg.augment_removal <= 1.0:
-        raise ResourceError(f"augment_removal must be in [0, 1], got {cfg.augment_removal}")
     objects = function = None
     if cfg.augment_removal > 0:
         from benchmark.models.aixi_function import IOTA_MAX, get_function
@@ -169,16 +175,12 @@ def train_aixi(resource_name: str, config: TrainConfig | None = None, *, overwri
         objects = _load_objects(res, cfg.max_train)
     size = xtr.shape[-1]
     torch.manual_seed(cfg.seed)
-    if not 0.0 <= cfg.dropout < 1.0:
-        raise ResourceError(f"dropout must be in [0, 1), got {cfg.dropout}")
     model = AixiCNN(size=size, classification=classification, dropout=cfg.dropout)
-    # label standardisation (regression): the network fits z = (y - mu) / sd; `_fold_scale` puts mu, sd
+    # label standardisation (regression): the network fits z = (y - mu) / sd; `_folded` puts mu, sd
     # back into fc3 before the model is evaluated or saved
     mu, sd = (float(np.mean(ytr)), float(np.std(ytr)) or 1.0) if cfg.standardize_labels and not classification \
         else (0.0, 1.0)
     ytr_fit = (ytr - mu) / sd
-    if cfg.schedule not in ("constant", "onecycle"):
-        raise ResourceError(f"schedule must be 'constant' or 'onecycle', got {cfg.schedule!r}")
     if cfg.init_output_bias:
         with torch.no_grad():
             m = float(np.mean(ytr_fit))
@@ -229,11 +231,12 @@ def train_aixi(resource_name: str, config: TrainConfig | None = None, *, overwri
                 if sched is not None:
                     sched.step()
                 bar.advance()
-        val = _evaluate(_folded(model, mu, sd), xva, yva, classification)
+        folded = _folded(model, mu, sd)
+        val = _evaluate(folded, xva, yva, classification)
         state["history"].append({"epoch": epoch + 1, "train_loss": total / len(xtr), **val})
         if state["best"] is None or val["loss"] < state["best"]["loss"]:
             state["best"], state["best_epoch"] = val, epoch + 1
-            best_weights = {k: v.clone() for k, v in _folded(model, mu, sd).state_dict().items()}
+            best_weights = {k: v.clone() for k, v in folded.state_dict().items()}
         console.print(f"  epoch {epoch + 1}: train loss {total / len(xtr):.5f}, validation "
                       + ", ".join(f"{k} {v:.4f}" for k, v in val.items() if k != "n"))
         state["epoch"] = epoch + 1
