@@ -144,19 +144,18 @@ class RobustnessTrack(Track):
     def summarise(self, scores: dict[str, np.ndarray], ok: np.ndarray) -> dict[str, MetricSummary]:
         out = {}
         n = len(ok)
-        get = {k: np.asarray(scores.get(k, np.full(n, np.nan)), dtype=np.float64) for k in
-               ("rho", "attack", "weight", "sample")}
+        get = {k: _column(scores, k, n) for k in ("rho", "attack", "weight", "sample")}
         adv = np.isfinite(get["attack"])
         for m in self.metric_objects():
             if m.name.startswith("rob-acc-"):
                 attack = SCORED_ATTACKS.index(m.name.removeprefix("rob-acc-"))
-                pccs = np.asarray(scores.get(f"rob-pcc-{SCORED_ATTACKS[attack]}", np.full(n, np.nan)), dtype=float)
+                pccs = _column(scores, f"rob-pcc-{SCORED_ATTACKS[attack]}", n)
                 sel = adv & (get["attack"] == attack)
                 good = sel & ok & np.isfinite(pccs)
                 out[m.name] = acc_summary(get["rho"][good], pccs[good], get["weight"][good], get["sample"][good],
                                           excluded=int(sel.sum() - good.sum()), label=m.label)
             else:
-                v = np.asarray(scores.get(m.name, np.full(n, np.nan)), dtype=float)
+                v = _column(scores, m.name, n)
                 attack = SCORED_ATTACKS.index(m.name.rsplit("-", 1)[1])
                 sel = adv & (get["attack"] == attack)
                 out[m.name] = MetricSummary.from_scores(np.where(ok, v, np.nan)[sel], m.direction, m.label)
@@ -168,10 +167,10 @@ class RobustnessTrack(Track):
         the width-0.05 bins, each text weighted as in ACC; mean None for an empty bin) — what the site
         draws."""
         n = len(ok)
-        get = {k: np.asarray(scores.get(k, np.full(n, np.nan)), dtype=np.float64) for k in ("rho", "attack", "weight")}
+        get = {k: _column(scores, k, n) for k in ("rho", "attack", "weight")}
         curves = {}
         for a, attack in enumerate(SCORED_ATTACKS):
-            pccs = np.asarray(scores.get(f"rob-pcc-{attack}", np.full(n, np.nan)), dtype=np.float64)
+            pccs = _column(scores, f"rob-pcc-{attack}", n)
             good = ok & (get["attack"] == a) & np.isfinite(pccs) & np.isfinite(get["weight"])
             w = get["weight"][good].astype(np.int64)
             b = rm.bin_by_rho(np.repeat(get["rho"][good], w), np.repeat(pccs[good], w))
@@ -179,6 +178,11 @@ class RobustnessTrack(Track):
                               "mean": [float(m) if np.isfinite(m) else None for m in b["mean"]],
                               "count": [int(c) for c in b["count"]]}
         return {"curves": curves}
+
+
+def _column(scores: dict[str, np.ndarray], name: str, n: int) -> np.ndarray:
+    """A per-instance score column as float64 (all NaN when the column is absent)."""
+    return np.asarray(scores.get(name, np.full(n, np.nan)), dtype=np.float64)
 
 
 def pooled_acc(rho, pcc, weight) -> float:
