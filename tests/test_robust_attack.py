@@ -166,6 +166,29 @@ def test_pos_filter_uses_the_real_tagger():
     assert res.r / res.n <= 0.4
 
 
+def test_windowed_tag_equals_whole_text_tag():
+    """tag_at(texts, j) reads position j from a window of `radius` words either side: the same tag as
+    tagging the whole text (MR sentences with random word swaps at every position)."""
+    pytest.importorskip("spacy")
+    from benchmark.attacks.filters import PosTagger
+    from generators.corpora import load_mr
+
+    tagger = PosTagger()
+    assert tagger.radius == 5
+    docs = [d.tokens for d in load_mr()["test"][:40] if len(d.tokens) > 12]
+    rng = np.random.default_rng(0)
+    vocab = sorted({w for d in docs for w in d})
+    checked = 0
+    for doc in docs[:15]:
+        for j in range(len(doc)):
+            texts = [doc[:j] + [vocab[int(k)]] + doc[j + 1 :] for k in rng.integers(len(vocab), size=4)] + [doc]
+            whole = [t[j] for t in tagger.tag(texts)]
+            tagger._cache.clear()
+            assert tagger.tag_at(texts, j) == whole
+            checked += 1
+    assert checked > 200
+
+
 def test_a2t_flips_within_budget_and_toki_rule_orders_candidates():
     from benchmark.attacks.a2t import A2TAttacker, A2TConfig, embedding_candidates, max_words, summary, toki_candidates
 

@@ -23,6 +23,7 @@ import copy
 import numpy as np
 import pytest
 import torch
+import torch.nn.functional as F
 
 from benchmark.contracts import Batch
 from benchmark.models.text import KimCNN, WordAttention, WordModel, build_vocab
@@ -541,3 +542,46 @@ def test_kim_cnn_per_type_forward_in_row_chunks():
         ref = module.forward_embedded(module.embedding(ids), ids != 0)
         fast = module.forward_ids(ids, ids != 0)
     assert torch.allclose(fast, ref, atol=1e-4), float((fast - ref).abs().max())
+
+
+@pytest.mark.parametrize("length", [1, 3, 7, 9])
+def test_kim_cnn_feature_maps_skip_windows_in_the_padding(length):
+    """`feature_maps` convolves only the windows touching the given positions and appends b_q for the
+    rest: the same maps, logits and embedding gradients as convolving all max_len windows."""
+    torch.manual_seed(5)
+    module = KimCNN(vocab_size=30, n_classes=2, max_len=9, embed_dim=8, filters=5).eval()
+    with torch.no_grad():
+        for conv in module.convs:
+            conv.bias.uniform_(-1, 1)
+    emb = torch.randn(4, length, 8, requires_grad=True)
+
+    def full(e):
+        x = module.pad_to_max(e).unsqueeze(1)
+        return [torch.relu(conv(F.pad(x, (0, 0, (r - 1) // 2, r // 2)))).squeeze(3)
+                for r, conv in zip(module.windows, module.convs)]
+
+    ref, fast = full(emb), module.feature_maps(emb)
+    assert [m.shape for m in fast] == [m.shape for m in ref] == [(4, 5, 9)] * 3
+    for a, b in zip(fast, ref):
+        assert torch.allclose(a, b, atol=1e-6)
+    g_ref = torch.autograd.grad(module.classify(ref)[:, 1].sum(), emb)[0]
+    g_fast = torch.autograd.grad(module.classify(fast)[:, 1].sum(), emb)[0]
+    assert torch.allclose(g_fast, g_ref, atol=1e-6) and g_ref.abs().sum() > 0
+
+
+def test_window_conv_equals_the_2d_convolution():
+    """`WindowConv` (the Kim CNN's full-width Conv2d computed as a conv1d): same outputs and input
+    gradients as `F.conv2d`; other inputs go to the 2-d kernel."""
+    from benchmark.models.text import WindowConv
+
+    torch.manual_seed(6)
+    conv = WindowConv(1, 7, (3, 10))
+    assert isinstance(conv, torch.nn.Conv2d)
+    x = torch.randn(4, 1, 12, 10, requires_grad=True)
+    fast, ref = conv(x), F.conv2d(x, conv.weight, conv.bias)
+    assert fast.shape == ref.shape == (4, 7, 10, 1) and torch.allclose(fast, ref, atol=1e-5)
+    w = torch.randn_like(ref)
+    g1, g2 = (torch.autograd.grad((y * w).sum(), x)[0] for y in (fast, ref))
+    assert torch.allclose(g1, g2, atol=1e-5)
+    wide = torch.randn(2, 1, 12, 14)  # kernel narrower than the input: the 2-d convolution
+    assert torch.allclose(conv(wide), F.conv2d(wide, conv.weight, conv.bias), atol=1e-5)

@@ -136,7 +136,7 @@ class A2TAttacker:
             cands = [c for c in self.candidates(cur, j, pred) if c != cur[j] and c.lower() not in self._stop]
             texts = [cur[:j] + [c] + cur[j + 1 :] for c in cands]
             if texts and tags is not None:
-                ok = [t for t, tg in zip(texts, self.tagger.tag(texts)) if tg and tg[j] == tags[j]]
+                ok = [t for t, tg in zip(texts, self.tagger.tag_at(texts, j)) if tg == tags[j]]
                 texts = ok
             if texts and self.similarity is not None:
                 sims = self.similarity([" ".join(s)] * len(texts), [" ".join(t) for t in texts])

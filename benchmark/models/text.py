@@ -32,6 +32,22 @@ from benchmark.models.base import TextModel
 PAD, UNK = "<pad>", "<unk>"
 
 
+class WindowConv(nn.Conv2d):
+    """`Conv2d(1, q, (r, D))` over an (N, 1, L, D) input whose kernel spans the whole width D: computed
+    as the equivalent `conv1d` with D input channels (out[n, q, l] = b_q + Σ_i,d W[q, 0, i, d] ·
+    x[n, 0, l + i, d]) — the same values, about 2× faster forward + backward on a CPU than the 2-d
+    kernel for this shape. Still a Conv2d (state dicts, captum's LRP ε-rule, module hooks); any other
+    input goes to the 2-d convolution."""
+
+    def _conv_forward(self, input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
+        if (input.dim() == 4 and input.shape[1] == 1 == self.in_channels and input.shape[3] == weight.shape[3]
+                and self.stride == (1, 1) and self.padding == (0, 0) and self.dilation == (1, 1)
+                and self.groups == 1 and self.padding_mode == "zeros"):
+            out = F.conv1d(input.squeeze(1).transpose(1, 2), weight.squeeze(1).transpose(1, 2), bias)
+            return out.unsqueeze(3)
+        return super()._conv_forward(input, weight, bias)
+
+
 @ARCHITECTURES.decorator("kim-cnn")
 class KimCNN(nn.Module):
     """Kim (2014) CNN as in SPECS §5.2: windows 3/4/5 × 50 filters, "same" padding, ReLU, max over
@@ -48,7 +64,7 @@ class KimCNN(nn.Module):
         super().__init__()
         self.max_len, self.windows, self.filters = int(max_len), tuple(int(r) for r in windows), int(filters)
         self.embedding = nn.Embedding(vocab_size, embed_dim, padding_idx=0)
-        self.convs = nn.ModuleList(nn.Conv2d(1, filters, (r, embed_dim)) for r in self.windows)
+        self.convs = nn.ModuleList(WindowConv(1, filters, (r, embed_dim)) for r in self.windows)
         self.relus = nn.ModuleList(nn.ReLU() for _ in self.windows)
         self.pools = nn.ModuleList(nn.MaxPool2d((self.max_len, 1)) for _ in self.windows)
         self.dropout = nn.Dropout(dropout)
@@ -64,11 +80,24 @@ class KimCNN(nn.Module):
         return torch.cat([emb, emb.new_zeros(n, self.max_len - length, d)], dim=1)
 
     def feature_maps(self, emb: torch.Tensor) -> list[torch.Tensor]:
-        """Post-ReLU feature maps FM_r, each (N, q, max_len) — position j is window j (WGA, Grad-CAM)."""
+        """Post-ReLU feature maps FM_r, each (N, q, max_len) — position j is window j (WGA, Grad-CAM).
+
+        Only the windows that touch the L = emb.shape[1] given positions are convolved: window j of
+        size r starts at position j − ⌊(r−1)/2⌋, so every window j ≥ L + ⌊(r−1)/2⌋ reads padding (zero
+        embeddings) only and pre-activates at exactly b_q; those are appended as the constant b_q.
+        Same values and gradients as convolving all max_len windows, at L/max_len of the cost."""
         x = self.pad_to_max(emb).unsqueeze(1)  # (N, 1, max_len, D)
-        # "same" padding along the length, functional (not a module) so captum's LRP passes through it
-        return [relu(conv(F.pad(x, (0, 0, (r - 1) // 2, r // 2)))).squeeze(3)
-                for r, conv, relu in zip(self.windows, self.convs, self.relus)]
+        maps = []
+        for r, conv, relu in zip(self.windows, self.convs, self.relus):
+            before = (r - 1) // 2
+            span = min(self.max_len, emb.shape[1] + before)  # windows that read a given position
+            # "same" padding along the length, functional (not a module) so captum's LRP passes through it
+            pre = conv(F.pad(x, (0, 0, before, r // 2))[:, :, : span + r - 1])  # (N, q, span, 1)
+            if span < self.max_len:
+                rest = conv.bias.view(1, -1, 1, 1).expand(len(x), -1, self.max_len - span, 1)
+                pre = torch.cat([pre, rest], dim=2)
+            maps.append(relu(pre).squeeze(3))
+        return maps
 
     def classify(self, maps: Sequence[torch.Tensor]) -> torch.Tensor:
         pooled = [pool(m.unsqueeze(3)).flatten(1) for pool, m in zip(self.pools, maps)]

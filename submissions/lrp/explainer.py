@@ -2,7 +2,8 @@
 
 LRP runs on `model.embedding_module()` (forward(emb, mask) = the class logits) from the target logit
 down to the word embeddings; a word's relevance is the sum of its embedding's relevances. Every layer
-captum has a rule for (Conv2d, Linear, MaxPool2d, ...) gets `EpsilonRule(epsilon)`; ReLU and Dropout
+captum has a rule for (Conv2d, Linear, MaxPool2d, ... and their subclasses, such as the Kim CNN's
+`WindowConv`) gets `EpsilonRule(epsilon)`; ReLU and Dropout
 (identity in eval mode) pass relevance unchanged, as captum does. captum needs a rule on every leaf
 module, including the model's `nn.Embedding`, which `forward(emb, mask)` never calls: it gets an
 ε-rule too, which never fires. Layers captum has no rule for (a GRU, an LSTM, ...) make the model
@@ -44,7 +45,7 @@ class LRPExplainer:
             return f"lrp needs gradients and model.embedding_module(); model {name} is a black box"
         known = {*SUPPORTED_LAYERS_WITH_RULES, *SUPPORTED_NON_LINEAR_LAYERS, torch.nn.Embedding}
         missing = sorted({type(m).__name__ for m in _leaves(model.embedding_module())
-                          if type(m) not in known and not hasattr(m, "rule")})
+                          if not isinstance(m, tuple(known)) and not hasattr(m, "rule")})
         if missing:
             return (f"lrp: captum has no propagation rule for layer(s) {', '.join(missing)} of model {name}; "
                     f"LRP applies to models built from {', '.join(t.__name__ for t in SUPPORTED_LAYERS_WITH_RULES)} "
@@ -61,7 +62,7 @@ class LRPExplainer:
             raise ValueError(reason)
         module = model.embedding_module()
         ruled = {*SUPPORTED_LAYERS_WITH_RULES, torch.nn.Embedding}
-        leaves = [m for m in _leaves(module) if type(m) in ruled and not hasattr(m, "rule")]
+        leaves = [m for m in _leaves(module) if isinstance(m, tuple(ruled)) and not hasattr(m, "rule")]
         before = {id(m): hasattr(m, "activations") for m in leaves}
         method = LRP(module)
 

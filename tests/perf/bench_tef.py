@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 
-def setup(n: int):
+def setup(n: int, kind: str = "cnn"):
     from benchmark.attacks.synonyms import SynonymSpace
     from benchmark.models.text import KimCNN, WordModel, build_vocab, load_word_model
     from benchmark.resources import resource_root
@@ -30,8 +30,8 @@ def setup(n: int):
     torch.set_num_threads(1)
     mr = load_mr()
     root = resource_root("robustness")
-    if (root / "model" / "mr-cnn" / "config.json").is_file():
-        model = load_word_model(root / "model" / "mr-cnn", "cnn")
+    if (root / "model" / f"mr-{kind}" / "config.json").is_file():
+        model = load_word_model(root / "model" / f"mr-{kind}", kind)
     else:
         torch.manual_seed(0)
         vocab = build_vocab([d.tokens for d in mr["train"]])
