@@ -179,6 +179,48 @@ def evaluate_cmd(
                                    style="dim"))
 
 
+@app.command("attack")
+def attack_cmd(
+    submission: str = typer.Argument(..., help="A text explainer (name or folder with submission.toml)."),
+    resource: str = typer.Option("robustness/mr-cnn", "--resource", "-r",
+                                 help="A robustness resource: its original samples, model and synonym space."),
+    model: str = typer.Option("cnn", "--model", "-m", help="The model under test the resource was attacked on."),
+    samples: int = typer.Option(20, min=1, help="Attack the first N original samples of the resource."),
+    attack: Optional[List[str]] = typer.Option(None, "--attack", "-a",
+                                               help="tef and/or ra (repeatable; default both)."),
+    n_candidates: int = typer.Option(15, min=1, max=200, help="Nearest neighbours per word (SPECS §2.4: N = 15)."),
+    seed: int = typer.Option(0, min=0, max=SEED_MAX, help="Seed of RA's random choices and of the explainer."),
+    param: Optional[List[str]] = typer.Option(None, "--param", "-p",
+                                              help="Override a submission parameter: key=value (repeatable)."),
+    timeout: float = typer.Option(60.0, min=0, max=TIMEOUT_MAX_S, help="Time limit per explained text, seconds."),
+    vectors: Optional[Path] = typer.Option(None, exists=True, dir_okay=False,
+                                           help="The counter-fitted vector file the resource was built with (only "
+                                           "when it was not the offline space)."),
+    overwrite: bool = typer.Option(False, help="Attack again from scratch (the log of finished samples is dropped)."),
+    results: Optional[Path] = typer.Option(None, file_okay=False,
+                                           help="Results folder (default $XAIBENCH_HOME/results)."),
+    sandbox: SandboxMode = typer.Option(SandboxMode.auto, help="Where the submission runs (as for evaluate)."),
+    memory_limit: float = typer.Option(8.0, min=0.25, max=1024.0, help="Address-space limit of the worker, GiB."),
+) -> None:
+    """Attack a text explainer live: TEF / RA search its OWN explanations (robustness track).
+
+    The attack runs here; every explanation comes from the submission in the sandboxed worker, all
+    candidates of a position in one call. Written to the robustness-live board of the resource and
+    model; finished samples are logged, so an interrupted run resumes."""
+    from benchmark.attacks.live import LIVE_ATTACKS, attack_submission
+
+    r = attack_submission(submission, resource, model=model, samples=samples,
+                          attacks=tuple(attack or LIVE_ATTACKS), n_candidates=n_candidates, seed=seed,
+                          params=_parse_params(param), timeout_s=timeout, vectors=vectors, overwrite=overwrite,
+                          results_dir=results, sandbox=sandbox.value, memory_gb=memory_limit)
+    p = r.metrics[r.primary_metric]
+    ra = r.metrics.get("rob-acc-ra")
+    figures = (f"{r.primary_metric} = {'n/a' if p.mean is None else f'{p.mean:.4f}'}"
+               + (f", rob-acc-ra = {ra.mean:.4f}" if ra is not None and ra.mean is not None else "")
+               + f" (samples {r.extra['live']['samples']}, failed {r.n_failed})")
+    console.print(_result_line(r.submission["name"], f"{resource}/{model}", figures, console.width))
+
+
 def _result_line(name: str, where: str, figures: str, width: int) -> Text:
     """`name on where: figures` on one line, or, where that is wider than `width`, the figures on an
     indented second line: names and numbers are never cut or broken across lines."""

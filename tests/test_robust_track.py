@@ -4,6 +4,7 @@ published rows keep the prediction and the budget, and the track re-scores an ex
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -129,3 +130,62 @@ def test_append_keeps_the_other_explainers_rows(rhome):
     stats = load_resource("robustness/mr-cnn").stats
     assert "input-x-gradient/ra" in stats["curves"]
     assert "no word attention layer" in stats["skipped_explainers"]["attention"]  # a recorded reason
+
+
+def _live(name, tmp_path, **kw):
+    from benchmark.attacks.live import attack_submission
+
+    return attack_submission(name, "robustness/mr-cnn", model="cnn", samples=3, sandbox="none",
+                             results_dir=tmp_path / "r", vectors=Path(os.environ["XAIBENCH_HOME"]) / "vectors.txt",
+                             **kw)
+
+
+def test_live_attack_through_the_worker_repeats_the_generator(rhome, tmp_path):
+    """`xaibench attack saliency`: TEF and RA search saliency's explanations from the sandboxed worker and
+    find the texts the generator found in process (same seed, same sample order); the prediction never
+    changes; the Result lands on the robustness-live board, one instance per attacked sample."""
+    import json
+
+    from benchmark.resources import load_resource
+
+    res = _live("saliency", tmp_path)
+    assert res.track == "robustness-live" and res.n_instances == 3 and res.n_failed == 0
+    assert res.metrics["rob-acc-tef"].mean is not None and res.metrics["rob-acc-ra"].mean is not None
+    t = load_resource("robustness/mr-cnn").table("test").to_pydict()
+    want = {(t["attack"][i], t["sample"][i], t["r"][i]): t["adversarial"][i] for i in range(len(t["id"]))
+            if t["explainer"][i] == "saliency" and t["r"][i] > 0 and not t["excluded"][i]}
+    log = Path(os.environ["XAIBENCH_HOME"]) / res.extra["live"]["log"]
+    got = {}
+    for line in log.read_text().splitlines()[1:]:
+        rec = json.loads(line)
+        for p in rec["points"]:
+            got[(rec["attack"], rec["sample"], p["r"])] = p["tokens"]
+    assert got == want and len(got) > 3
+    assert res.extra["live"]["calls"]["attribute"] < res.extra["live"]["calls"]["texts_attributed"]  # batched
+
+    # resumable: a rerun attacks nothing again; a cut-off last record is attacked again, same result
+    text = log.read_text()
+    log.write_text(text[: text.rstrip("\n").rfind("\n") + 1] + text.rstrip("\n").rsplit("\n", 1)[1][:20])
+    again = _live("saliency", tmp_path)
+    assert again.metrics["rob-acc-tef"].mean == pytest.approx(res.metrics["rob-acc-tef"].mean)
+    assert again.metrics["rob-acc-ra"].mean == pytest.approx(res.metrics["rob-acc-ra"].mean)
+    assert log.read_text().count("\n") == text.count("\n")
+
+
+def test_live_attack_records_failing_and_constant_explainers(rhome, tmp_path):
+    from tests.conftest import write_submission
+
+    # explains the first text it is given, then raises on every call (also the worker's one-by-one retries)
+    bad = write_submission(tmp_path / "bad", "bad-live", """\
+        self.calls = getattr(self, "calls", 0) + 1
+        if self.calls > 1:
+            raise RuntimeError("no batches")
+        return [np.arange(len(x), dtype=np.float32) for x in batch.inputs]
+        """, modalities='["text"]')
+    res = _live(str(bad), tmp_path)
+    assert res.n_failed == 3 and all("no batches" in f.reason for f in res.failures)
+    assert res.metrics["rob-acc-tef"].mean is None
+    assert res.extra["live"]["excluded_samples"] == {"tef:explainer_failed": 3, "ra:explainer_failed": 3}
+    const = _live("uniform", tmp_path)  # PCC undefined: excluded and counted, not a failure
+    assert const.n_failed == 0 and const.metrics["rob-acc-tef"].mean is None
+    assert const.extra["live"]["excluded_samples"] == {"tef:constant_attribution": 3, "ra:constant_attribution": 3}

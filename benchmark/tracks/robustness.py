@@ -207,4 +207,20 @@ def acc_summary(rho, pcc, weight, sample, excluded: int = 0, label: str = "", n_
     return MetricSummary(float(value), std, ci, int(len(samples)), excluded, "higher", label)
 
 
+class LiveRobustnessTrack(RobustnessTrack):
+    """The boards of live attacks (`xaibench attack`, `benchmark.attacks.live`): TEF / RA search each
+    explainer's own explanations. Same metrics; an instance is an attacked sample. Filled by
+    `xaibench attack` only — the runner cannot evaluate it (the texts depend on the submission)."""
+
+    name = "robustness-live"
+    description = "TEF / RA run live against each explainer's own explanations (`xaibench attack`); ACC"
+
+    def instances(self, resource, split: str, limit: int | None = None) -> Instances:
+        from benchmark.errors import XaibenchError
+
+        raise XaibenchError("the robustness-live boards are filled by `xaibench attack <explainer> --resource "
+                            f"{resource.name}`: a live attack's texts depend on the submission")
+
+
 TRACKS.register("robustness", RobustnessTrack())
+TRACKS.register("robustness-live", LiveRobustnessTrack())

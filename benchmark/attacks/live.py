@@ -1,0 +1,344 @@
+"""Live attacks (SPECS §2.4–2.7): TEF and RA run against a submission's OWN explanations.
+
+`xaibench attack <submission> --resource robustness/mr-cnn --model cnn` attacks the resource's original
+samples (the first `samples` of them) with the attack layer (`benchmark.attacks.tef`) in the harness —
+the model under test, the synonym space, the tagger and the prediction checks stay here — while every
+explanation the search needs comes from the submission in the sandboxed worker (`benchmark.isolation`),
+one worker round trip per batched `attribute` call (all candidates of a position in one message). The
+submission sees texts only: never the resource, the model folder beyond what the worker loads, the
+cache or the results.
+
+Per sample and attack: one sweep at ρ_max = 0.40 with the pre budget check (the grid 0.05 … 0.40 are its
+prefixes), so every substitution count r ≥ 1 the grid stops at is one attacked text, weighted by the
+number of grid values that stop there. Scoring is the robustness track's (`RobustnessTrack.score`,
+`summarise`, `summary_extra`): PCC, Kendall τ-b, Spearman, top-k between the original and attacked
+attributions, ACC under TEF (primary) and RA, and the PCC-vs-ρ curves. The Result is written beside the
+`robustness-live` boards (one per resource and model; the attacked texts differ per submission, so an
+instance there is an attacked sample).
+
+Exclusions, counted in the Result (`extra.excluded_samples`) and never silently dropped: a sample with
+no substitutable word, an explainer that fails (exception, wrong shape, NaN, time-out, crash) on a text
+the attack needed (also listed in `failures`), a constant attribution (PCC undefined). After
+`MAX_CRASHES` worker crashes in a row the remaining samples are not run (recorded).
+
+Resume: every finished (attack, sample) is appended to a JSON-lines file under
+`$XAIBENCH_HOME/cache/robustness-live/` (fsync'd; a cut-off last line is ignored), keyed by the
+submission hash, parameters, model hash, attack options and seed; a rerun continues where it stopped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from benchmark.attacks.tef import RHO_GRID, AttackConfig, Attacker, sweep
+from benchmark.cache import Entry
+from benchmark.errors import CacheError, ResourceError, SubmissionError, XaibenchError
+from benchmark.isolation import MAX_CRASHES, Worker, WorkerConfig, WorkerCrash
+from benchmark.progress import progress_bar
+from benchmark.provenance import software
+from benchmark.resources import data_home, load_resource
+from benchmark.results import Failure, Result, coverage_of, outputs_digest
+from benchmark.sandbox import Limits
+from benchmark.submission import Submission, get_submission
+from benchmark.tracks import get_track
+
+LIVE_ATTACKS = ("tef", "ra")
+SPACE_FILE = "space/cf-glove50-wordnet.npz"  # the offline space `xaibench generate robustness` builds
+
+
+@dataclass
+class LiveOptions:
+    model: str = "cnn"
+    samples: int | None = 20  # the first N original samples of the resource (None: all)
+    attacks: tuple[str, ...] = LIVE_ATTACKS
+    n_candidates: int = 15
+    pcc_undefined: str = "zero"
+    seed: int = 0
+    params: dict[str, Any] = field(default_factory=dict)
+    timeout_s: float = 60.0  # per explained text
+    sandbox: str = "auto"
+    memory_gb: float = 8.0
+    overwrite: bool = False
+    results_dir: Path | None = None
+    vectors: Path | None = None  # the counter-fitted vector file, when the resource was built with one
+
+    def check(self) -> None:
+        bad = [a for a in self.attacks if a not in LIVE_ATTACKS]
+        if bad or not self.attacks:
+            raise XaibenchError(f"attacks must be among {', '.join(LIVE_ATTACKS)} (the scored ones), got {list(self.attacks)}")
+        if self.samples is not None and (isinstance(self.samples, bool) or not isinstance(self.samples, int)
+                                         or self.samples < 1):
+            raise XaibenchError(f"samples must be an integer ≥ 1, got {self.samples!r}")
+        if not (isinstance(self.timeout_s, (int, float)) and np.isfinite(self.timeout_s) and self.timeout_s >= 0):
+            raise XaibenchError(f"timeout must be a number of seconds ≥ 0, got {self.timeout_s!r}")
+        AttackConfig(n_candidates=self.n_candidates, pcc_undefined=self.pcc_undefined, seed=self.seed).check()
+
+
+class ExplanationFailed(RuntimeError):
+    """The submission failed on a text the attack needed (the Attacker records the sample as excluded)."""
+
+
+def worker_attribute(worker: Worker, prefix: str, seed: int, timeout_s: float,
+                     on_crash: Callable[[str], None] | None = None):
+    """`attribute(texts) -> list[np.ndarray]` answered by the submission in `worker`: one `batch` message
+    per call, instance ids `<prefix>~q<call>-<k>`; any failed text raises `ExplanationFailed` with its
+    reason."""
+    calls = iter(range(1 << 62))
+
+    def attribute(texts):
+        texts = [[str(w) for w in t] for t in texts]
+        base = f"{prefix}~q{next(calls)}"
+        ids = [f"{base}-{k}" for k in range(len(texts))]
+        try:
+            entries = worker.explain(ids, texts, None, seed, [(len(t),) for t in texts], timeout_s)
+        except WorkerCrash as crash:
+            if on_crash is not None:
+                on_crash(crash.reason)
+            raise ExplanationFailed(f"the worker crashed: {crash.reason}") from None
+        bad = [e for e in entries if not e.ok]
+        if bad:
+            raise ExplanationFailed(bad[0].reason)
+        return [np.asarray(e.array, dtype=np.float64) for e in entries]
+    return attribute
+
+
+def _samples(resource, limit: int | None) -> list[tuple[str, list[str], int]]:
+    """(sample id, tokens, label) of the resource's original texts, in table order."""
+    t = resource.table("test").to_pydict()
+    seen: dict[str, tuple[str, list[str], int]] = {}
+    for i in range(len(t["id"])):
+        s = t["sample"][i]
+        if s not in seen:
+            seen[s] = (s, list(t["tokens"][i]), int(t["label"][i]))
+    out = list(seen.values())
+    return out if limit is None else out[:limit]
+
+
+def _space(resource, vectors: Path | None):
+    from benchmark.attacks.synonyms import SynonymSpace
+
+    if vectors is not None:
+        return SynonymSpace.from_text(Path(vectors))
+    file = resource.root / SPACE_FILE
+    name = resource.params.get("space")
+    if not file.is_file():
+        raise ResourceError(f"the synonym space {file} is missing; rebuild it with `xaibench generate robustness` "
+                            f"(or pass --vectors FILE, the counter-fitted vectors the resource was built with)")
+    space = SynonymSpace.load(file)
+    if name and space.name != name:
+        raise ResourceError(f"{resource.name} was attacked in the space '{name}', but {file} holds '{space.name}'; "
+                            f"pass --vectors FILE with the resource's vectors")
+    return space
+
+
+class _Log:
+    """Append-only JSON lines: a key line, then one record per finished (attack, sample)."""
+
+    def __init__(self, path: Path, key: dict, overwrite: bool) -> None:
+        self.path, self.key = path, key
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.done: dict[tuple[str, str], dict] = {}
+        if overwrite and path.exists():
+            path.unlink()
+        if path.exists():
+            lines = path.read_bytes().split(b"\n")
+            try:
+                head = json.loads(lines[0])
+            except ValueError:
+                head = None
+            if head != {"key": key}:
+                raise CacheError(f"live-attack log {path} was made for other options (or is damaged); "
+                                 "rerun with --overwrite")
+            for line in lines[1:]:
+                try:
+                    rec = json.loads(line)
+                    self.done[(rec["attack"], rec["sample"])] = rec
+                except (ValueError, KeyError, TypeError):
+                    continue  # an interrupted last line: that sample is attacked again
+            with open(path, "rb+") as f:  # drop a cut-off tail so appends start on a fresh line
+                data = f.read()
+                keep = data[: data.rfind(b"\n") + 1] if not data.endswith(b"\n") else data
+                f.seek(0)
+                f.truncate()
+                f.write(keep)
+        else:
+            self._append({"key": key})
+
+    def _append(self, obj: dict) -> None:
+        with open(self.path, "a", encoding="utf-8") as f:
+            f.write(json.dumps(obj, separators=(",", ":")) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+
+    def add(self, rec: dict) -> None:
+        self._append(rec)
+        self.done[(rec["attack"], rec["sample"])] = rec
+
+
+def _record(attack: str, sample: str, res, rs: dict[float, int]) -> dict:
+    """What a finished attack on one sample leaves for scoring (JSON)."""
+    weights: dict[int, int] = {}
+    for r in rs.values():
+        weights[r] = weights.get(r, 0) + 1
+    points = []
+    if res.excluded is None:
+        for r in sorted(w for w in weights if w > 0):
+            if res.prediction_after(r) != res.label:  # the attack layer never accepts such a text
+                raise XaibenchError(f"live attack on {sample}: the prediction changed after {r} substitutions")
+            points.append({"r": r, "rho": r / res.n, "weight": weights[r], "tokens": res.adversarial(r),
+                           "attribution": [float(x) for x in res.attribution_after(r)]})
+    return {"attack": attack, "sample": sample, "excluded": res.excluded, "n": res.n, "label": res.label,
+            "attribution": [float(x) for x in res.attribution] if res.excluded is None else None,
+            "points": points, "skipped": res.skipped, "calls": res.calls, "seconds": round(res.seconds, 3)}
+
+
+def attack_submission(submission: str | Path | Submission, resource: str, **options: Any) -> Result:
+    """Run the live attacks of `options` (`LiveOptions`) on `submission`; write and return the Result."""
+    from benchmark.attacks.filters import PosTagger
+    from benchmark.runner import display_name, hidden_paths, result_path
+
+    opts = LiveOptions(**options)
+    opts.check()
+    sub = submission if isinstance(submission, Submission) else get_submission(submission)
+    trk = get_track("robustness-live")
+    if sub.kind != "explainer":
+        raise SubmissionError(f"{sub.name} is an {sub.kind}; live attacks target explainers")
+    res = load_resource(resource)
+    if res.family != trk.family:
+        raise SubmissionError(f"resource {resource} belongs to family '{res.family}', not the robustness track")
+    samples = _samples(res, opts.samples)
+    spec, model_info = trk.build_model(res, opts.model, None)
+    model = spec.load()  # the harness's copy: predictions for the search, never shown to the submission
+    sub.precheck()
+    why_not = sub.supports("text", spec.white_box, False)
+    if why_not:
+        raise SubmissionError(f"cannot evaluate: {why_not} (model '{opts.model}'); choose another model or submission")
+    sub.check_parameters(opts.params)
+    params = {**sub.parameters, **opts.params}
+    name = display_name(sub, opts.params)
+    space = _space(res, opts.vectors)
+    results_dir = Path(opts.results_dir) if opts.results_dir else data_home() / "results"
+    acfg = {"n_candidates": opts.n_candidates, "pcc_undefined": opts.pcc_undefined, "seed": opts.seed,
+            "rho_grid": list(RHO_GRID), "budget_check": "pre"}
+    key = {"resource": res.name, "revision": res.revision, "model": model_info["hash"], "submission": sub.hash,
+           "parameters": params, "attack": acfg, "space": space.name}
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:12]
+    log = _Log(data_home() / "cache" / "robustness-live" / res.name.replace("/", "__") / opts.model /
+               f"{sub.name}-{sub.hash[:8]}-{digest}.jsonl", key, opts.overwrite)
+    config = WorkerConfig(sandbox=opts.sandbox, hidden=hidden_paths(results_dir, res.root),
+                          limits=Limits(memory_bytes=int(opts.memory_gb * (1 << 30)), cpu_seconds=None))
+    worker = Worker(sub, opts.params, spec, config)
+    todo = [(a, s) for a in opts.attacks for s in samples if (a, s[0]) not in log.done]
+    crashes = {"in_a_row": 0, "last": ""}
+    t_start = time.perf_counter()
+    try:
+        if todo:
+            refused = worker.start()
+            if refused:
+                raise SubmissionError(f"cannot evaluate: {refused} (model '{opts.model}'); choose another model "
+                                      "or submission")
+        tagger = PosTagger()
+        with progress_bar(len(todo), f"live {'/'.join(opts.attacks)} on {name}", unit="sample") as bar:
+            for attack, (sid, tokens, _label) in todo:
+                if crashes["in_a_row"] >= MAX_CRASHES:
+                    log.add({"attack": attack, "sample": sid, "excluded": "not run: the worker crashed "
+                             f"{crashes['in_a_row']} times in a row (last: {crashes['last']})"[:500], "n": len(tokens),
+                             "label": -1, "attribution": None, "points": [], "skipped": {}, "calls": {}, "seconds": 0})
+                    bar.advance(1)
+                    continue
+                attribute = worker_attribute(worker, f"{sid}~{attack}", opts.seed, opts.timeout_s,
+                                             on_crash=lambda why: crashes.update(in_a_row=crashes["in_a_row"] + 1,
+                                                                                 last=why))
+                attacker = Attacker(model.predict, attribute, space,
+                                    AttackConfig(method=attack, n_candidates=opts.n_candidates,
+                                                 pcc_undefined=opts.pcc_undefined, seed=opts.seed), tagger=tagger)
+                result, rs = sweep(attacker, tokens, RHO_GRID, sample_seed=samples.index((sid, tokens, _label)))
+                if result.excluded is None:
+                    crashes["in_a_row"] = 0
+                log.add(_record(attack, sid, result, rs))
+                bar.advance(1)
+    finally:
+        worker.close()
+    return _result(trk, sub, name, params, res, opts, model_info, samples, log, worker,
+                   time.perf_counter() - t_start, results_dir, result_path)
+
+
+def _result(trk, sub, name, params, res, opts, model_info, samples, log, worker, this_run_s, results_dir,
+            result_path) -> Result:
+    """Score the logged attacks with the robustness track and write the Result."""
+    ids, arrays, kind, failures, excluded = [], [], [], [], {}
+    for attack in opts.attacks:
+        for sid, _tokens, _label in samples:
+            rec = log.done[(attack, sid)]
+            if rec["excluded"]:
+                why = rec["excluded"].split(":")[0]
+                excluded[f"{attack}:{why}"] = excluded.get(f"{attack}:{why}", 0) + 1
+                if why in ("explainer_failed", "not run"):
+                    failures.append(Failure(f"{sid}~{attack}", rec["excluded"][:500]))
+                continue
+            if not rec["points"]:
+                excluded[f"{attack}:no_substitution"] = excluded.get(f"{attack}:no_substitution", 0) + 1
+                continue
+            o = len(ids)
+            ids.append(f"{sid}~{attack}~live")
+            arrays.append(np.asarray(rec["attribution"], dtype=np.float32))
+            kind.append({"original": True})
+            for p in rec["points"]:
+                ids.append(f"{sid}~{attack}~live~r{p['r']}")
+                arrays.append(np.asarray(p["attribution"], dtype=np.float32))
+                kind.append({"original": False, "of": o, "attack": attack, "rho": p["rho"], "weight": p["weight"],
+                             "sample": sid})
+    positions = list(range(len(ids)))
+    scores = trk.score(arrays, {"kind": kind}, positions) if ids else {m: np.zeros(0) for m in trk.metrics}
+    ok = np.ones(len(ids), dtype=bool)
+    metrics = trk.summarise(scores, ok)
+    entries = [Entry(i, True, a, "", 0.0) for i, a in zip(ids, arrays)]
+    seconds = sum(float(r.get("seconds", 0.0)) for r in log.done.values())
+    calls = {c: sum(int(r.get("calls", {}).get(c, 0)) for r in log.done.values())
+             for c in ("predict", "attribute", "texts_attributed")}
+    sample_ids = [sid for sid, _t, _l in samples]
+    failed = sorted({f.instance.split("~")[0] for f in failures})
+    result = Result(
+        submission={"name": name, "base": sub.name, "version": sub.version, "hash": sub.hash, "parameters": params,
+                    "kind": sub.kind},
+        track=trk.name,
+        resource={"name": res.name, "version": res.version, "revision": res.revision, "split": "test"},
+        model=model_info, metrics=metrics, n_instances=len(sample_ids), n_failed=len(failed),
+        failures=[Failure(sid, "; ".join(f.reason for f in failures if f.instance.split("~")[0] == sid)[:500])
+                  for sid in failed],
+        wall_time_s=round(seconds, 3),
+        provenance={**software(), "seed": opts.seed, "device": f"cpu ({platform.machine()})",
+                    "isolation": {"sandbox": worker.mode, "worker_starts": worker.starts, "memory_gb": opts.memory_gb},
+                    "this_run_s": round(this_run_s, 3)},
+        primary_metric=trk.primary_metric,
+        created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        coverage=coverage_of(sample_ids, len(_samples(res, None)), opts.samples),
+        integrity={"outputs_sha256": outputs_digest(entries)},
+        extra={"live": {**asdict_live(opts), "samples": len(samples), "attacked_texts": len(ids) - len(kind_originals(kind)),
+                        "excluded_samples": excluded, "calls": calls, "log": str(log.path.relative_to(data_home()))},
+               **trk.summary_extra(scores, ok)},
+    )
+    result.save(result_path(results_dir, trk.name, res.name, opts.model, name, result.coverage))
+    return result
+
+
+def kind_originals(kind: list[dict]) -> list[dict]:
+    return [k for k in kind if k["original"]]
+
+
+def asdict_live(opts: LiveOptions) -> dict:
+    d = asdict(opts)
+    for k in ("results_dir", "vectors", "overwrite", "params"):
+        d.pop(k, None)
+    d["attacks"] = list(opts.attacks)
+    return d
