@@ -64,6 +64,22 @@ def test_published_rows_keep_prediction_and_budget(rhome):
     assert set(curves) == {"saliency/tef", "saliency/ra"}
 
 
+def test_models_expose_their_training_texts(rhome):
+    """`texts.parquet` beside each model (the MR training sentences): `unlabeled_texts()` for L2X."""
+    from benchmark.models.text import load_word_model
+    from benchmark.resources import load_resource
+    from generators.corpora import load_mr
+
+    root = load_resource("robustness/mr-cnn").root
+    model = load_word_model(root / "model" / "mr-cnn", "cnn")
+    assert model.unlabeled_texts() == [d.tokens for d in load_mr()["train"][:120]]
+    (root / "model" / "mr-cnn" / "texts.parquet").rename(root / "texts.bak")
+    try:
+        assert load_word_model(root / "model" / "mr-cnn", "cnn").unlabeled_texts() is None
+    finally:
+        (root / "texts.bak").rename(root / "model" / "mr-cnn" / "texts.parquet")
+
+
 def test_track_scores_an_explainer_in_the_worker(rhome, tmp_path):
     from benchmark.runner import evaluate
     from benchmark.tracks import get_track

@@ -108,10 +108,19 @@ class TextModel(Model):
     modality = "text"
     aspect: str | None = None  # the rated aspect, for models that predict one (RCNN)
 
+    texts_file = None  # `texts.parquet` beside the weights, when the loader found one
+
     def unlabeled_texts(self):
         """Unlabeled token lists the model was trained on, when it exposes them (L2X learns from the
-        model's predictions on them); None otherwise."""
-        return None
+        model's predictions on them): the `texts.parquet` the loader found beside the weights (read once);
+        None otherwise."""
+        if self.texts_file is None:
+            return None
+        if getattr(self, "_unlabeled", None) is None:
+            from benchmark.models.rcnn import read_texts
+
+            self._unlabeled = read_texts(self.texts_file)
+        return self._unlabeled
 
     def embed(self, tokens: Sequence[Sequence[str]]) -> torch.Tensor:
         raise NotImplementedError

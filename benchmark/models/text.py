@@ -331,4 +331,16 @@ def load_word_model(directory, name: str, rebuild: str | None = None) -> WordMod
     if type(n_classes) is not int or n_classes < 2 or not (max_len is None or (type(max_len) is int and max_len > 0)):
         raise ResourceError(f"model config {directory}/config.json: n_classes {n_classes!r} / max_len {max_len!r} "
                             f"are not positive integers; rebuild the model with `{fix}`")
-    return WordModel(module, vocab, name=name, n_outputs=n_classes, max_len=max_len)
+    model = WordModel(module, vocab, name=name, n_outputs=n_classes, max_len=max_len)
+    model.texts_file = _texts_file(directory)
+    return model
+
+
+def _texts_file(directory):
+    """The model's unlabeled training texts (`texts.parquet`) beside its weights, or None."""
+    from pathlib import Path
+
+    from benchmark.models.rcnn import TEXTS_FILE
+
+    path = Path(directory) / TEXTS_FILE
+    return path if path.is_file() else None

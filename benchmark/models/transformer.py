@@ -367,5 +367,8 @@ def load_minilm(directory, name: str, rebuild: str | None = None, batch_size: in
     except Exception as exc:  # noqa: BLE001 - tokenizers raises its own exception type
         raise ResourceError(f"model tokenizer {tok_path} is unreadable ({type(exc).__name__}: {exc}); "
                             f"rebuild the model with `{fix}`") from exc
-    return MiniLMModel(module, tokenizer, name=name, n_outputs=n_classes,
-                       max_pieces=k, batch_size=int(batch_size))
+    from benchmark.models.text import _texts_file
+
+    model = MiniLMModel(module, tokenizer, name=name, n_outputs=n_classes, max_pieces=k, batch_size=int(batch_size))
+    model.texts_file = _texts_file(directory)
+    return model

@@ -79,6 +79,9 @@ def reproduce_tef(
     out: Optional[Path] = typer.Option(None, help="Output folder (default $XAIBENCH_HOME/results/tef)."),
     a2t: int = typer.Option(0, min=0, max=100_000, help="Also run A2T (SPECS §1.9) on this many MR test "
                             "sentences against the CNN (0 = skip)."),
+    toki: bool = typer.Option(False, help="With --a2t: also the TOKI-guided attack (SPECS §1.9; fits TOKI on the "
+                              "CNN, needs the trust track's embeddings resource)."),
+    toki_train: int = typer.Option(1000, min=10, help="With --toki: training predictions TOKI explains."),
 ) -> None:
     """TEF (Ivankay et al. 2022): PCC-vs-ρ curves (PNG) and ACC per explainer / model / attack, from the
     robustness resources (`xaibench generate robustness`)."""
@@ -90,7 +93,7 @@ def reproduce_tef(
     if a2t:
         from generators.robustness.experiments import a2t_table
 
-        console.print(a2t_table("cnn", n=a2t))
+        console.print(a2t_table("cnn", n=a2t, toki=toki, toki_train=toki_train))
     console.print(f"curves: {png}")
 
 

@@ -40,4 +40,13 @@ def train_models(xy: dict, root: Path, models=tuple(MODELS), epochs: int = 10, s
         out[name] = idc_train.train_text_classifier(xy["train"], xy["validation"], Path(root) / "model" / f"mr-{name}",
                                                     cfg, n_classes=2, test=xy["test"], overwrite=overwrite,
                                                     name=f"mr-{name}")
+    for name in models:  # the unlabeled training texts beside each model (L2X learns from them)
+        write_model_texts(Path(root) / "model" / f"mr-{name}", xy["train"][0])
     return out
+
+
+def write_model_texts(directory: Path, tokens) -> Path:
+    """`texts.parquet` (the MR training sentences, tokens only) beside a model's weights."""
+    from benchmark.models.rcnn import write_texts
+
+    return write_texts(directory, [f"train-{i}" for i in range(len(tokens))], tokens)
