@@ -178,6 +178,11 @@ def test_live_attack_through_the_worker_repeats_the_generator(rhome, tmp_path):
             got[(rec["attack"], rec["sample"], p["r"])] = p["tokens"]
     assert got == want and len(got) > 3
     assert res.extra["live"]["calls"]["attribute"] < res.extra["live"]["calls"]["texts_attributed"]  # batched
+    from leaderboard.site.figures import FIGURES, FigureContext
+
+    (fig,) = FIGURES[res.track](FigureContext(board=None, results={"saliency": res}, site=tmp_path / "site",
+                                              prefix="img/live"))
+    assert fig.path and (tmp_path / "site" / fig.path).stat().st_size > 1000  # the live board's curves
 
     # resumable: a rerun attacks nothing again; a cut-off last record is attacked again, same result
     text = log.read_text()

@@ -347,6 +347,7 @@ def trust_confusion(ctx: FigureContext) -> list[Figure]:
     return out
 
 
+@register_figures("robustness-live")
 @register_figures("robustness")
 def robustness_curves(ctx: FigureContext) -> list[Figure]:
     """One board-wide plot: each explainer's mean PCC between original and attacked attributions against
