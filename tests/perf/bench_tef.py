@@ -55,21 +55,25 @@ def setup(n: int, kind: str = "cnn"):
     return model, attribute, space, texts
 
 
-def run(n: int = 8) -> float:
+def timed(model, attribute_for, space, texts, batched: bool):
+    """(seconds, results) of TEF over `texts` after one warm-up attack (imports, first calls), caches cleared."""
     from benchmark.attacks.filters import PosTagger
     from benchmark.attacks.tef import AttackConfig, Attacker
 
-    model, attribute, space, texts = setup(n)
-    out = {}
-    # (run() keeps the cnn: the in-process setting of `xaibench generate robustness`)
-    for batched in (True, False):
-        att = Attacker(model.predict, attribute, space, AttackConfig(method="tef", batched=batched), tagger=PosTagger())
-        att.attack(texts[0])  # warm-up (imports, first calls)
-        att.tagger._cache.clear()
-        t = time.perf_counter()
-        res = [att.attack(x) for x in texts]
-        out[batched] = (time.perf_counter() - t, res)
-    (tb, rb), (ts, rs) = out[True], out[False]
+    att = Attacker(model.predict, attribute_for(batched), space, AttackConfig(method="tef", batched=batched),
+                   tagger=PosTagger())
+    att.attack(texts[0])
+    att.tagger._cache.clear()
+    att.tagger._at.clear()
+    t = time.perf_counter()
+    res = [att.attack(x) for x in texts]
+    return time.perf_counter() - t, res
+
+
+def run(n: int = 8) -> float:
+
+    model, attribute, space, texts = setup(n)  # the cnn: the in-process setting of `xaibench generate robustness`
+    (tb, rb), (ts, rs) = (timed(model, lambda b: attribute, space, texts, b) for b in (True, False))
     for a, b in zip(rb, rs):
         assert a.adversarial() == b.adversarial(), "batched and sequential TEF disagree"
         assert [s.position for s in a.steps] == [s.position for s in b.steps]
@@ -85,9 +89,7 @@ def run(n: int = 8) -> float:
 
 def run_live(n: int = 8, kind: str = "cnn") -> float | None:
     """Batched vs sequential TEF with saliency answered by the submission in the worker."""
-    from benchmark.attacks.filters import PosTagger
     from benchmark.attacks.live import worker_attribute
-    from benchmark.attacks.tef import AttackConfig, Attacker
     from benchmark.isolation import Worker, WorkerConfig
     from benchmark.models.spec import ModelSpec
     from benchmark.resources import resource_root
@@ -100,21 +102,11 @@ def run_live(n: int = 8, kind: str = "cnn") -> float | None:
         return None
     model, _, space, texts = setup(n, kind)
     spec = ModelSpec(name=kind, modality="text", white_box=True, loader="word", directory=directory, options={})
-    out = {}
     config = WorkerConfig(sandbox="auto", limits=Limits(), torch_threads=1)
     with Worker(get_submission("saliency"), {}, spec, config) as worker:
         assert worker.start() is None
-        for batched in (True, False):
-            attribute = worker_attribute(worker, f"bench-{batched}", 0, 0)
-            att = Attacker(model.predict, attribute, space, AttackConfig(method="tef", batched=batched),
-                           tagger=PosTagger())
-            att.attack(texts[0])
-            att.tagger._cache.clear()
-            att.tagger._at.clear()
-            t = time.perf_counter()
-            res = [att.attack(x) for x in texts]
-            out[batched] = (time.perf_counter() - t, res)
-    (tb, rb), (ts, rs) = out[True], out[False]
+        (tb, rb), (ts, rs) = (timed(model, lambda b: worker_attribute(worker, f"bench-{b}", 0, 0), space, texts, b)
+                              for b in (True, False))
     for a, b in zip(rb, rs):
         assert a.excluded is None and b.excluded is None
         assert a.adversarial() == b.adversarial(), "batched and sequential live TEF disagree"
