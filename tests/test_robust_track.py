@@ -184,6 +184,19 @@ def test_live_attack_through_the_worker_repeats_the_generator(rhome, tmp_path):
                                               prefix="img/live"))
     assert fig.path and (tmp_path / "site" / fig.path).stat().st_size > 1000  # the live board's curves
 
+    # `xaibench verify` re-scores a live Result from its log; a changed logged attribution is caught
+    from benchmark.runner import result_path
+    from benchmark.verify import verify_result
+
+    path = result_path(tmp_path / "r", res.track, res.resource["name"], "cnn", "saliency", res.coverage)
+    assert verify_result(path).problems == []
+    good = log.read_text()
+    rec = json.loads(good.splitlines()[1])
+    rec["attribution"][0] += 1.0
+    log.write_text("\n".join([good.splitlines()[0], json.dumps(rec)] + good.splitlines()[2:]) + "\n")
+    assert any("not the ones it was scored from" in p for p in verify_result(path).problems)
+    log.write_text(good)
+
     # resumable: a rerun attacks nothing again; a cut-off last record is attacked again, same result
     text = log.read_text()
     log.write_text(text[: text.rstrip("\n").rfind("\n") + 1] + text.rstrip("\n").rsplit("\n", 1)[1][:20])

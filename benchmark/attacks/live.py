@@ -159,12 +159,7 @@ class _Log:
             if head != {"key": key}:
                 raise CacheError(f"live-attack log {path} was made for other options (or is damaged); "
                                  "rerun with --overwrite")
-            for line in lines[1:]:
-                try:
-                    rec = json.loads(line)
-                    self.done[(rec["attack"], rec["sample"])] = rec
-                except (ValueError, KeyError, TypeError):
-                    continue  # an interrupted last line: that sample is attacked again
+            self.done = read_log(path)  # an interrupted last line is skipped: that sample is attacked again
             with open(path, "rb+") as f:  # drop a cut-off tail so appends start on a fresh line
                 data = f.read()
                 keep = data[: data.rfind(b"\n") + 1] if not data.endswith(b"\n") else data
@@ -273,13 +268,16 @@ def attack_submission(submission: str | Path | Submission, resource: str, **opti
                    time.perf_counter() - t_start, results_dir, result_path)
 
 
-def _result(trk, sub, name, params, res, opts, model_info, samples, log, worker, this_run_s, results_dir,
-            result_path) -> Result:
-    """Score the logged attacks with the robustness track and write the Result."""
+def scored(records: dict, attacks, samples) -> tuple[list[str], list[np.ndarray], list[dict], list[Failure], dict]:
+    """The logged attacks as the robustness track's instances: (ids, attributions, kind, failures,
+    excluded counts). Per attacked sample and attack, the original (`<sample>~<attack>~live`) and each
+    attacked text (`…~r<k>`, weighted by the ρ_max grid values that stop at it)."""
     ids, arrays, kind, failures, excluded = [], [], [], [], {}
-    for attack in opts.attacks:
+    for attack in attacks:
         for sid, _tokens, _label in samples:
-            rec = log.done[(attack, sid)]
+            rec = records.get((attack, sid))
+            if rec is None:
+                raise XaibenchError(f"the live-attack log has no record of {attack} on sample {sid}")
             if rec["excluded"]:
                 why = rec["excluded"].split(":")[0]
                 excluded[f"{attack}:{why}"] = excluded.get(f"{attack}:{why}", 0) + 1
@@ -298,9 +296,54 @@ def _result(trk, sub, name, params, res, opts, model_info, samples, log, worker,
                 arrays.append(np.asarray(p["attribution"], dtype=np.float32))
                 kind.append({"original": False, "of": o, "attack": attack, "rho": p["rho"], "weight": p["weight"],
                              "sample": sid})
-    positions = list(range(len(ids)))
-    scores = trk.score(arrays, {"kind": kind}, positions) if ids else {m: np.zeros(0) for m in trk.metrics}
-    ok = np.ones(len(ids), dtype=bool)
+    return ids, arrays, kind, failures, excluded
+
+
+def _scores(trk, ids, arrays, kind):
+    scores = trk.score(arrays, {"kind": kind}, list(range(len(ids)))) if ids else {m: np.zeros(0) for m in trk.metrics}
+    return scores, np.ones(len(ids), dtype=bool)
+
+
+def read_log(path: Path) -> dict[tuple[str, str], dict]:
+    """The records of a live-attack log (the key line and any unreadable line skipped)."""
+    out = {}
+    for line in Path(path).read_bytes().split(b"\n")[1:]:
+        try:
+            rec = json.loads(line)
+            out[(rec["attack"], rec["sample"])] = rec
+        except (ValueError, KeyError, TypeError):
+            continue
+    return out
+
+
+def rescore(result: Result) -> dict:
+    """`xaibench verify` for a live Result: the same samples, the logged attributions hashing to the
+    Result's outputs digest, and the metrics again from them."""
+    from benchmark.results import ids_digest
+
+    live, cov = result.extra.get("live") or {}, result.coverage or {}
+    res = load_resource(result.resource["name"])
+    if res.revision != result.resource["revision"]:
+        raise XaibenchError(f"resource {res.name} is now at revision {res.revision}, the Result was scored on "
+                            f"{result.resource['revision']}")
+    samples = _samples(res, cov.get("limit"))
+    if ids_digest([s for s, _t, _l in samples]) != cov.get("ids_sha256"):
+        raise XaibenchError("the resource no longer gives the samples the Result covers")
+    path = data_home() / str(live.get("log", ""))
+    if not live.get("log") or not path.is_file():
+        raise XaibenchError(f"its live-attack log {path} is gone")
+    trk = get_track(result.track)
+    ids, arrays, kind, _f, _e = scored(read_log(path), live.get("attacks", LIVE_ATTACKS), samples)
+    if outputs_digest([Entry(i, True, a, "", 0.0) for i, a in zip(ids, arrays)]) != result.integrity.get("outputs_sha256"):
+        raise XaibenchError("the logged attributions are not the ones it was scored from")
+    return trk.summarise(*_scores(trk, ids, arrays, kind))
+
+
+def _result(trk, sub, name, params, res, opts, model_info, samples, log, worker, this_run_s, results_dir,
+            result_path) -> Result:
+    """Score the logged attacks with the robustness track and write the Result."""
+    ids, arrays, kind, failures, excluded = scored(log.done, opts.attacks, samples)
+    scores, ok = _scores(trk, ids, arrays, kind)
     metrics = trk.summarise(scores, ok)
     entries = [Entry(i, True, a, "", 0.0) for i, a in zip(ids, arrays)]
     seconds = sum(float(r.get("seconds", 0.0)) for r in log.done.values())
