@@ -14,8 +14,9 @@ per-token softmax on that vector (fine tag); the attribute ruler then sets the c
 patterns over the fine tags and words of at most L consecutive tokens. So the tag at j depends on the
 words within radius = depth·w + L − 1 (4·1 + 2 − 1 = 5 for this model). Both reaches are read from the
 loaded pipeline's config; any other architecture → whole texts. Full windows are tagged laid end to end
-in one Doc (one pipeline call for all candidates of a position); windows cut by a text boundary keep
-that boundary as a Doc of their own (tested against whole-text tagging).
+in one Doc (one pipeline call for all candidates of a position) without the ruler, which then runs on
+the 2L − 1 words around each j with their fine tags (a pattern touching j lies within them); windows cut
+by a text boundary keep that boundary as a Doc of their own (tested against whole-text tagging).
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ class PosTagger:
         self._cache_size = cache_size
         reach = receptive_reach(self.nlp)  # (tagger, ruler) or None
         self.radius = sum(reach) if reach else None
+        self.ruler_reach = reach[1] if reach else 0
         self._at: dict[tuple[tuple[str, ...], int], str] = {}  # (window, offset of j) → tag (tag_at)
 
     def tag(self, texts: Sequence[Sequence[str]]) -> list[tuple[str, ...]]:
@@ -92,11 +94,17 @@ class PosTagger:
         # laid end to end: j's tag depends on its own window only. A window cut by the text's start or
         # end needs that boundary, so it is tagged as a Doc of its own.
         full = [k for k in todo if len(k[0]) == 2 * radius + 1 and k[1] == radius]
+        reach, width = self.ruler_reach, 2 * self.ruler_reach + 1
+        ruler = self.nlp.get_pipe("attribute_ruler")
         for s in range(0, len(full), 256):
             part = full[s : s + 256]
-            doc = self.nlp(Doc(self.nlp.vocab, words=[w for k in part for w in k[0]]))
+            with self.nlp.select_pipes(disable=["attribute_ruler"]):  # fine tags of every window
+                doc = self.nlp(Doc(self.nlp.vocab, words=[w for k in part for w in k[0]]))
+            # the ruler only on the words a pattern touching j can span, with their fine tags
+            near = [n * (2 * radius + 1) + radius + d for n in range(len(part)) for d in range(-reach, reach + 1)]
+            small = ruler(Doc(self.nlp.vocab, words=[doc[i].text for i in near], tags=[doc[i].tag_ for i in near]))
             for n, k in enumerate(part):
-                self._at[k] = doc[n * (2 * radius + 1) + radius].pos_
+                self._at[k] = small[n * width + reach].pos_
         cut = [k for k in todo if not (len(k[0]) == 2 * radius + 1 and k[1] == radius)]
         if cut:
             for k, doc in zip(cut, self.nlp.pipe((Doc(self.nlp.vocab, words=list(w)) for w, _ in cut), batch_size=256)):
