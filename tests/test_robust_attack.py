@@ -214,3 +214,20 @@ def test_a2t_flips_within_budget_and_toki_rule_orders_candidates():
     assert rule(["superb"], 0, 1) == []  # superb is not a keyword → other-class pool, none similar
     assert rule(["great"], 0, 1) == ["fine", "nice"]
     assert rule(["bad"], 0, 1) == ["dull", "poor"]
+
+
+def test_live_attack_options_are_checked():
+    """`xaibench attack` options: repeated attacks count once; unscored attacks, bad sample counts and
+    time limits, and bad attack options are one-line errors before anything runs."""
+    from benchmark.attacks.live import LiveOptions
+    from benchmark.errors import XaibenchError
+
+    opts = LiveOptions(attacks=("tef", "tef", "ra"))
+    opts.check()
+    assert opts.attacks == ("tef", "ra")
+    for bad in ({"attacks": ("ri",)}, {"attacks": ()}, {"samples": 0}, {"samples": True},
+                {"timeout_s": float("nan")}, {"timeout_s": -1}):
+        with pytest.raises(XaibenchError):
+            LiveOptions(**bad).check()
+    with pytest.raises(ValueError, match="pcc_undefined"):
+        LiveOptions(pcc_undefined="guess").check()

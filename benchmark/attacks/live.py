@@ -73,6 +73,7 @@ class LiveOptions:
     vectors: Path | None = None  # the counter-fitted vector file, when the resource was built with one
 
     def check(self) -> None:
+        self.attacks = tuple(dict.fromkeys(self.attacks))  # `--attack tef --attack tef` attacks once
         bad = [a for a in self.attacks if a not in LIVE_ATTACKS]
         if bad or not self.attacks:
             raise XaibenchError(f"attacks must be among {', '.join(LIVE_ATTACKS)} (the scored ones), got {list(self.attacks)}")
@@ -212,6 +213,8 @@ def attack_submission(submission: str | Path | Submission, resource: str, **opti
     if res.family != trk.family:
         raise SubmissionError(f"resource {resource} belongs to family '{res.family}', not the robustness track")
     samples = _samples(res, opts.samples)
+    if not samples:
+        raise ResourceError(f"{res.name} holds no attacked samples; regenerate it (xaibench generate robustness)")
     spec, model_info = trk.build_model(res, opts.model, None)
     model = spec.load()  # the harness's copy: predictions for the search, never shown to the submission
     sub.precheck()
