@@ -204,6 +204,13 @@ def test_live_attack_through_the_worker_repeats_the_generator(rhome, tmp_path):
     assert again.metrics["rob-acc-tef"].mean == pytest.approx(res.metrics["rob-acc-tef"].mean)
     assert again.metrics["rob-acc-ra"].mean == pytest.approx(res.metrics["rob-acc-ra"].mean)
     assert log.read_text().count("\n") == text.count("\n")
+    # a sample left "not run" (the worker kept crashing) is attacked again by a rerun
+    lines = log.read_text().splitlines()
+    rec = json.loads(lines[-1])
+    rec.update(excluded="not run: the worker crashed 3 times in a row", points=[], attribution=None)
+    log.write_text("\n".join(lines + [json.dumps(rec)]) + "\n")
+    third = _live("saliency", tmp_path)
+    assert third.n_failed == 0 and third.metrics["rob-acc-ra"].mean == pytest.approx(res.metrics["rob-acc-ra"].mean)
 
 
 def test_live_attack_records_failing_and_constant_explainers(rhome, tmp_path):

@@ -23,7 +23,8 @@ the attack needed (also listed in `failures`), a constant attribution (PCC undef
 
 Resume: every finished (attack, sample) is appended to a JSON-lines file under
 `$XAIBENCH_HOME/cache/robustness-live/` (fsync'd; a cut-off last line is ignored), keyed by the
-submission hash, parameters, model hash, attack options and seed; a rerun continues where it stopped.
+submission hash, parameters, model hash, attack options and seed; a rerun continues where it stopped
+and retries the samples left "not run".
 """
 
 from __future__ import annotations
@@ -160,7 +161,10 @@ class _Log:
             if head != {"key": key}:
                 raise CacheError(f"live-attack log {path} was made for other options (or is damaged); "
                                  "rerun with --overwrite")
-            self.done = read_log(path)  # an interrupted last line is skipped: that sample is attacked again
+            # an interrupted last line is skipped, and a sample "not run" (the worker kept crashing) is
+            # attacked again: both are retried by a rerun
+            self.done = {k: r for k, r in read_log(path).items()
+                         if not str(r.get("excluded") or "").startswith("not run")}
             with open(path, "rb+") as f:  # drop a cut-off tail so appends start on a fresh line
                 data = f.read()
                 keep = data[: data.rfind(b"\n") + 1] if not data.endswith(b"\n") else data
