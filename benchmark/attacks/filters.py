@@ -93,7 +93,8 @@ class PosTagger:
         # a full window (radius words on both sides of j) is tagged inside one long Doc of full windows
         # laid end to end: j's tag depends on its own window only. A window cut by the text's start or
         # end needs that boundary, so it is tagged as a Doc of its own.
-        full = [k for k in todo if len(k[0]) == 2 * radius + 1 and k[1] == radius]
+        whole = [len(k[0]) == 2 * radius + 1 and k[1] == radius for k in todo]
+        full = [k for k, w in zip(todo, whole) if w]
         reach, width = self.ruler_reach, 2 * self.ruler_reach + 1
         ruler = self.nlp.get_pipe("attribute_ruler")
         for s in range(0, len(full), 256):
@@ -105,7 +106,7 @@ class PosTagger:
             small = ruler(Doc(self.nlp.vocab, words=[doc[i].text for i in near], tags=[doc[i].tag_ for i in near]))
             for n, k in enumerate(part):
                 self._at[k] = small[n * width + reach].pos_
-        cut = [k for k in todo if not (len(k[0]) == 2 * radius + 1 and k[1] == radius)]
+        cut = [k for k, w in zip(todo, whole) if not w]
         if cut:
             for k, doc in zip(cut, self.nlp.pipe((Doc(self.nlp.vocab, words=list(w)) for w, _ in cut), batch_size=256)):
                 self._at[k] = doc[k[1]].pos_

@@ -374,16 +374,12 @@ def _result(trk, sub, name, params, res, opts, model_info, samples, log, worker,
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         coverage=coverage_of(sample_ids, len(_samples(res, None)), opts.samples),
         integrity={"outputs_sha256": outputs_digest(entries)},
-        extra={"live": {**asdict_live(opts), "samples": len(samples), "attacked_texts": len(ids) - len(kind_originals(kind)),
+        extra={"live": {**asdict_live(opts), "samples": len(samples), "attacked_texts": sum(not k["original"] for k in kind),
                         "excluded_samples": excluded, "calls": calls, "log": str(log.path.relative_to(data_home()))},
                **trk.summary_extra(scores, ok)},
     )
     result.save(result_path(results_dir, trk.name, res.name, opts.model, name, result.coverage))
     return result
-
-
-def kind_originals(kind: list[dict]) -> list[dict]:
-    return [k for k in kind if k["original"]]
 
 
 def asdict_live(opts: LiveOptions) -> dict:
