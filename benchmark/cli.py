@@ -196,6 +196,8 @@ def attack_cmd(
     vectors: Optional[Path] = typer.Option(None, exists=True, dir_okay=False,
                                            help="The counter-fitted vector file the resource was built with (only "
                                            "when it was not the offline space)."),
+    pos_check: str = typer.Option("before", help="before: tag candidates, then explain the POS-valid ones; after: "
+                                  "explain first, tag lazily (same attacks; faster for cheap explainers)."),
     overwrite: bool = typer.Option(False, help="Attack again from scratch (the log of finished samples is dropped)."),
     results: Optional[Path] = typer.Option(None, file_okay=False,
                                            help="Results folder (default $XAIBENCH_HOME/results)."),
@@ -211,7 +213,8 @@ def attack_cmd(
 
     r = attack_submission(submission, resource, model=model, samples=samples,
                           attacks=tuple(attack or LIVE_ATTACKS), n_candidates=n_candidates, seed=seed,
-                          params=_parse_params(param), timeout_s=timeout, vectors=vectors, overwrite=overwrite,
+                          params=_parse_params(param), timeout_s=timeout, vectors=vectors, pos_check=pos_check,
+                          overwrite=overwrite,
                           results_dir=results, sandbox=sandbox.value, memory_gb=memory_limit)
     p = r.metrics[r.primary_metric]
     ra = r.metrics.get("rob-acc-ra")

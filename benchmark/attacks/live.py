@@ -72,6 +72,7 @@ class LiveOptions:
     overwrite: bool = False
     results_dir: Path | None = None
     vectors: Path | None = None  # the counter-fitted vector file, when the resource was built with one
+    pos_check: str = "before"  # "after" for cheap explainers: same texts, fewer tagger calls (tef.AttackConfig)
 
     def check(self) -> None:
         self.attacks = tuple(dict.fromkeys(self.attacks))  # `--attack tef --attack tef` attacks once
@@ -83,7 +84,8 @@ class LiveOptions:
             raise XaibenchError(f"samples must be an integer ≥ 1, got {self.samples!r}")
         if not (isinstance(self.timeout_s, (int, float)) and np.isfinite(self.timeout_s) and self.timeout_s >= 0):
             raise XaibenchError(f"timeout must be a number of seconds ≥ 0, got {self.timeout_s!r}")
-        AttackConfig(n_candidates=self.n_candidates, pcc_undefined=self.pcc_undefined, seed=self.seed).check()
+        AttackConfig(n_candidates=self.n_candidates, pcc_undefined=self.pcc_undefined, seed=self.seed,
+                     pos_check=self.pos_check).check()
 
 
 class ExplanationFailed(RuntimeError):
@@ -231,7 +233,7 @@ def attack_submission(submission: str | Path | Submission, resource: str, **opti
     space = _space(res, opts.vectors)
     results_dir = Path(opts.results_dir) if opts.results_dir else data_home() / "results"
     acfg = {"n_candidates": opts.n_candidates, "pcc_undefined": opts.pcc_undefined, "seed": opts.seed,
-            "rho_grid": list(RHO_GRID), "budget_check": "pre"}
+            "rho_grid": list(RHO_GRID), "budget_check": "pre", "pos_check": opts.pos_check}
     key = {"resource": res.name, "revision": res.revision, "model": model_info["hash"], "submission": sub.hash,
            "parameters": params, "attack": acfg, "space": space.name}
     digest = hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:12]
@@ -263,7 +265,8 @@ def attack_submission(submission: str | Path | Submission, resource: str, **opti
                                                                                  last=why))
                 attacker = Attacker(model.predict, attribute, space,
                                     AttackConfig(method=attack, n_candidates=opts.n_candidates,
-                                                 pcc_undefined=opts.pcc_undefined, seed=opts.seed), tagger=tagger)
+                                                 pcc_undefined=opts.pcc_undefined, seed=opts.seed,
+                                                 pos_check=opts.pos_check), tagger=tagger)
                 result, rs = sweep(attacker, tokens, RHO_GRID, sample_seed=samples.index((sid, tokens, _label)))
                 if result.excluded is None:
                     crashes["in_a_row"] = 0

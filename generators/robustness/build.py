@@ -260,7 +260,8 @@ def build_robustness(config: RobustnessConfig | None = None, *, root: Path | Non
             edocs = docs if e in FAST_EXPLAINERS or cfg.slow_samples is None else docs[: cfg.slow_samples]
             for a in cfg.attacks:
                 acfg = AttackConfig(method=a, n_candidates=cfg.n_candidates, rho_max=max(cfg.rho_grid),
-                                    pcc_undefined=cfg.pcc_undefined, seed=cfg.seed)
+                                    pcc_undefined=cfg.pcc_undefined, seed=cfg.seed,
+                                    pos_check="after" if e in FAST_EXPLAINERS else "before")  # same texts
                 attacker = Attacker(model.predict, attribute, space, acfg, tagger=tagger)
                 t = time.perf_counter()
                 r, info = attack_rows(attacker, edocs, cfg.rho_grid, a, e, cfg.seed)

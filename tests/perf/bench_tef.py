@@ -60,8 +60,10 @@ def timed(model, attribute_for, space, texts, batched: bool):
     from benchmark.attacks.filters import PosTagger
     from benchmark.attacks.tef import AttackConfig, Attacker
 
-    att = Attacker(model.predict, attribute_for(batched), space, AttackConfig(method="tef", batched=batched),
-                   tagger=PosTagger())
+    # batched: explain first, tag lazily (`pos_check="after"`, the generator's setting for saliency);
+    # sequential: the straightforward order (tag each candidate, explain the POS-valid ones)
+    cfg = AttackConfig(method="tef", batched=batched, pos_check="after" if batched else "before")
+    att = Attacker(model.predict, attribute_for(batched), space, cfg, tagger=PosTagger())
     att.attack(texts[0])
     att.tagger._cache.clear()
     att.tagger._at.clear()
