@@ -101,3 +101,24 @@ def test_policy_extraction_on_a_hand_built_event_log():
     text = ["a", "good", "movie", "and", "a", "bad", "movie", ".", "x", "y"]
     adv, r = apply_policy(text, pol, rho_max=0.2)  # (r+1)/10 > 0.2 stops at r = 2
     assert r == 2 and adv == ["a", "good", "cinematographic", "and", "a", "wicked", "movie", ".", "x", "y"]
+
+
+def test_vectorised_distances_equal_the_scalar_ones_to_the_last_bit():
+    """`attribution_distances` (TEF's batched d) gives exactly `attribution_distance` per vector: random
+    rows of every MR length, constant / near-constant / non-finite / other-length rows, both PCC rules."""
+    from benchmark.metrics.robustness import attribution_distance, attribution_distances
+
+    rng = np.random.default_rng(0)
+    for n in (2, 3, 7, 21, 34, 61):
+        a = rng.normal(size=n)
+        rows = list(rng.normal(size=(20, n))) + [np.full(n, 2.0), np.r_[np.ones(n - 1), 1 + 1e-14],
+                                                 np.r_[np.zeros(n - 1), np.nan], rng.normal(size=n + 1),
+                                                 1e9 * rng.normal(size=n), -a, a.copy()]
+        for undefined in ("zero", "nan"):
+            got = attribution_distances(a, rows, undefined)
+            want = [attribution_distance(a, b, undefined) for b in rows]
+            assert len(got) == len(want)
+            for g, w in zip(got, want):
+                assert (g == w) or (np.isnan(g) and np.isnan(w)), (n, undefined, g, w)
+    const = attribution_distances(np.ones(5), [np.arange(5.0)], "nan")
+    assert np.isnan(const[0]) and attribution_distances(np.ones(5), [np.arange(5.0)])[0] == 0.5

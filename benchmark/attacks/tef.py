@@ -49,7 +49,7 @@ import numpy as np
 
 from benchmark.attacks.filters import PosTagger, stop_words, substitutable
 from benchmark.attacks.synonyms import SynonymSpace
-from benchmark.metrics.robustness import PCC_UNDEFINED, attribution_distance, pcc
+from benchmark.metrics.robustness import PCC_UNDEFINED, attribution_distance, attribution_distances, pcc
 
 Predict = Callable[[list[list[str]]], np.ndarray]
 Attribute = Callable[[list[list[str]]], list[np.ndarray]]
@@ -274,7 +274,7 @@ class Attacker:
         rng = np.random.default_rng([cfg.seed, sample_seed])
         if cfg.ordered:  # step 1: importance by masking each position's embedding (one attribute call)
             masked = [s[:i] + [cfg.mask_token] + s[i + 1 :] for i in positions]
-            imp = [self._d(a0, a) for a in self._attribute(masked, res)]
+            imp = attribution_distances(a0, self._attribute(masked, res), cfg.pcc_undefined)
             order = [positions[k] for k in sorted(range(len(positions)), key=lambda k: (-imp[k], positions[k]))]
         else:
             order = [int(i) for i in rng.permutation(n) if reasons[int(i)] is None]
@@ -301,7 +301,7 @@ class Attacker:
                 self._skip(res, "all_candidates_flip" if any_pos else "no_candidate")
             elif cfg.greedy:
                 attrs = self._attribute([texts[k] for k in keep], res)
-                ds = [self._d(a0, a) for a in attrs]
+                ds = attribution_distances(a0, attrs, self.cfg.pcc_undefined)
                 if cfg.pcc_undefined == "nan":
                     ds = [-np.inf if math.isnan(x) else x for x in ds]
                 best = int(np.argmax(ds))  # first of the largest: ties → earlier candidate
@@ -328,7 +328,7 @@ class Attacker:
         POS-valid one."""
         pos0 = pos_tags[j] if pos_tags else None
         attrs = self._attribute([texts[k] for k in preserving], res)
-        ds = [self._d(a0, a) for a in attrs]
+        ds = attribution_distances(a0, attrs, self.cfg.pcc_undefined)
         if self.cfg.pcc_undefined == "nan":
             ds = [-np.inf if math.isnan(x) else x for x in ds]
         improving = sorted((i for i in range(len(preserving)) if ds[i] > d_cur), key=lambda i: (-ds[i], i))

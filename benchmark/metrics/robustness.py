@@ -61,6 +61,34 @@ def attribution_distance(a, b, undefined: str = "zero") -> float:
     return (1.0 - p) / 2.0
 
 
+def attribution_distances(a, bs, undefined: str = "zero") -> list[float]:
+    """`[attribution_distance(a, b, undefined) for b in bs]`, vectorised over the vectors of `bs` that have
+    `a`'s length: the same centring, norms and sums row by row (numpy reduces each contiguous row
+    exactly as it reduces a 1-d vector: equal to the last bit, tested); a row that is constant,
+    non-finite or of another length takes the scalar path."""
+    a = _vec(a)
+    rows = [_vec(b) for b in bs]
+    same = [k for k, b in enumerate(rows) if b.shape == a.shape]
+    out = [float("nan")] * len(rows)
+    if same and a.size >= 2 and np.all(np.isfinite(a)):
+        B = np.stack([rows[k] for k in same])
+        ac = a - a.mean()
+        Bc = B - B.mean(axis=1, keepdims=True)
+        na, nb = np.sqrt((ac * ac).sum()), np.sqrt((Bc * Bc).sum(axis=1))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            p = np.clip((Bc * ac).sum(axis=1) / (na * nb), -1.0, 1.0)
+        scale = np.maximum(np.abs(B).max(axis=1, initial=0), np.abs(a).max(initial=0))
+        scale = np.maximum(scale, 1e-300) * 1e-9 * math.sqrt(a.size)  # 1,000× the scalar path's margin
+        clear = np.all(np.isfinite(B), axis=1) & (nb > scale) & (na > scale)
+        for k, v, ok in zip(same, p, clear):
+            if ok:
+                out[k] = (1.0 - float(v)) / 2.0
+        done = {k for k, ok in zip(same, clear) if ok}
+    else:
+        done = set()
+    return [out[k] if k in done else attribution_distance(a, rows[k], undefined) for k in range(len(rows))]
+
+
 def kendall(a, b) -> float:
     from scipy.stats import kendalltau
 
