@@ -208,6 +208,11 @@ class Attacker:
         res.calls["predict"] += 1
         return np.asarray(self.predict(texts), dtype=np.float64).reshape(len(texts), -1)
 
+    def _greedy_ds(self, a0: np.ndarray, attrs: list[np.ndarray]) -> list[float]:
+        """d of each attribution to `a0` for the greedy choice (an undefined PCC under "nan" never wins)."""
+        ds = attribution_distances(a0, attrs, self.cfg.pcc_undefined)
+        return [-np.inf if math.isnan(x) else x for x in ds] if self.cfg.pcc_undefined == "nan" else ds
+
     def _d(self, a0: np.ndarray, a: np.ndarray) -> float:
         return attribution_distance(a0, a, self.cfg.pcc_undefined)
 
@@ -290,20 +295,18 @@ class Attacker:
             # the POS filter and prediction preservation are independent tests: the tagger only sees the
             # prediction-preserving candidates (same sets, fewer texts tagged)
             preserving = [k for k in range(len(cands)) if int(np.argmax(p[k])) == res.label]
+            pos0 = pos_tags[j] if pos_tags else None
             if cfg.greedy and cfg.pos_check == "after" and preserving:
-                d_cur = self._greedy_after(s, j, adv, d_cur, cands, texts, p, preserving, a0, pos_tags, res)
+                d_cur = self._greedy_after(s, j, d_cur, cands, texts, p, preserving, a0, pos0, res)
                 adv = res.adversarial()
                 continue
-            ok_pos = self.same_pos([texts[k] for k in preserving], j, pos_tags[j] if pos_tags else None)
-            keep = [k for k, ok in zip(preserving, ok_pos) if ok]
+            keep = [k for k, ok in zip(preserving, self.same_pos([texts[k] for k in preserving], j, pos0)) if ok]
             if not keep:  # why: no candidate passes the filters, or all that do flip the prediction
-                any_pos = any(self.same_pos(texts, j, pos_tags[j] if pos_tags else None))
+                any_pos = any(self.same_pos(texts, j, pos0))
                 self._skip(res, "all_candidates_flip" if any_pos else "no_candidate")
             elif cfg.greedy:
                 attrs = self._attribute([texts[k] for k in keep], res)
-                ds = attribution_distances(a0, attrs, self.cfg.pcc_undefined)
-                if cfg.pcc_undefined == "nan":
-                    ds = [-np.inf if math.isnan(x) else x for x in ds]
+                ds = self._greedy_ds(a0, attrs)
                 best = int(np.argmax(ds))  # first of the largest: ties → earlier candidate
                 if ds[best] > d_cur:
                     k = keep[best]
@@ -322,15 +325,12 @@ class Attacker:
             if cfg.budget_check == "post" and (res.r + 1) / n > cfg.rho_max + 1e-12:
                 break
 
-    def _greedy_after(self, s, j, adv, d_cur, cands, texts, p, preserving, a0, pos_tags, res) -> float:
+    def _greedy_after(self, s, j, d_cur, cands, texts, p, preserving, a0, pos0, res) -> float:
         """The greedy step with `pos_check="after"`: explain every prediction-preserving candidate, then
         tag those that improve on `d_cur` in descending d (ties → earlier candidate) and accept the first
         POS-valid one."""
-        pos0 = pos_tags[j] if pos_tags else None
         attrs = self._attribute([texts[k] for k in preserving], res)
-        ds = attribution_distances(a0, attrs, self.cfg.pcc_undefined)
-        if self.cfg.pcc_undefined == "nan":
-            ds = [-np.inf if math.isnan(x) else x for x in ds]
+        ds = self._greedy_ds(a0, attrs)
         improving = sorted((i for i in range(len(preserving)) if ds[i] > d_cur), key=lambda i: (-ds[i], i))
         for i in improving:  # tagged one by one: ≈ 60 % of candidates keep their tag, the first usually does
             if self.same_pos([texts[preserving[i]]], j, pos0)[0]:
@@ -338,10 +338,10 @@ class Attacker:
                 res.steps.append(Step(j, s[j], cands[k], ds[i], attrs[i], p[k]))
                 return ds[i]
         # nothing accepted: the skip reason "before" records, from the tags of the rest — when it is read
-        rest = [texts[k] for k in preserving]
+        kept = [texts[k] for k in preserving]
 
         def reason() -> str:
-            if any(self.same_pos(rest, j, pos0)):
+            if any(self.same_pos(kept, j, pos0)):
                 return "no_improving_candidate"
             return "all_candidates_flip" if any(self.same_pos(texts, j, pos0)) else "no_candidate"
 
