@@ -2,7 +2,7 @@
 attribution call; step 1 in one attribution call) vs the straightforward sequential loop (one predict,
 one tagger and one attribution call per candidate / masked text). Same adversarial texts; ≥ 5× faster.
 
-Two settings, each measured side by side in one run:
+Two settings, each measured side by side in one run (best of `REPEAT` alternating runs per loop):
 * in process (`run`): the explainer is a Python function in the attacking process (generation);
 * live (`run_live`): the explainer is the submission in the sandboxed worker (`xaibench attack`): one
   worker round trip per attribute call. Needs the built resource's model (skipped otherwise).
@@ -23,6 +23,8 @@ import time
 
 import numpy as np
 import torch
+
+REPEAT = 3  # runs of each loop; the best counts
 
 
 def setup(n: int, kind: str = "cnn"):
@@ -55,8 +57,10 @@ def setup(n: int, kind: str = "cnn"):
     return model, attribute, space, texts
 
 
-def timed(model, attribute_for, space, texts, batched: bool):
-    """(seconds, results) of TEF over `texts` after one warm-up attack (imports, first calls), caches cleared."""
+def timed(model, attribute_for, space, texts, batched: bool) -> tuple[float, list]:
+    """(seconds, results) of TEF over `texts` after one warm-up attack (imports, first calls), caches cleared:
+    the tagger's and the synonym space's neighbour lists (both loops look them up; kept, they would be
+    free to whichever loop runs second)."""
     from benchmark.attacks.filters import PosTagger
     from benchmark.attacks.tef import AttackConfig, Attacker
 
@@ -67,15 +71,29 @@ def timed(model, attribute_for, space, texts, batched: bool):
     att.attack(texts[0])
     att.tagger._cache.clear()
     att.tagger._at.clear()
+    space._cache.clear()
     t = time.perf_counter()
     res = [att.attack(x) for x in texts]
     return time.perf_counter() - t, res
 
 
+def side_by_side(model, attribute_for, space, texts, repeat: int = REPEAT):
+    """((batched s, results), (sequential s, results)): each the best of `repeat` runs, the two
+    alternating (timeit's rule: the minimum is the run least disturbed by the rest of the machine; both
+    loops get the same number of tries, and warm shape-specific kernels)."""
+    best: dict[bool, tuple[float, list]] = {}
+    for _ in range(max(1, repeat)):
+        for batched in (True, False):
+            t, res = timed(model, attribute_for, space, texts, batched)
+            if batched not in best or t < best[batched][0]:
+                best[batched] = (t, res)
+    return best[True], best[False]
+
+
 def run(n: int = 8) -> float:
 
     model, attribute, space, texts = setup(n)  # the cnn: the in-process setting of `xaibench generate robustness`
-    (tb, rb), (ts, rs) = (timed(model, lambda b: attribute, space, texts, b) for b in (True, False))
+    (tb, rb), (ts, rs) = side_by_side(model, lambda b: attribute, space, texts)
     for a, b in zip(rb, rs):
         assert a.adversarial() == b.adversarial(), "batched and sequential TEF disagree"
         assert [s.position for s in a.steps] == [s.position for s in b.steps]
@@ -107,8 +125,7 @@ def run_live(n: int = 8, kind: str = "cnn") -> float | None:
     config = WorkerConfig(sandbox="auto", limits=Limits(), torch_threads=1)
     with Worker(get_submission("saliency"), {}, spec, config) as worker:
         assert worker.start() is None
-        (tb, rb), (ts, rs) = (timed(model, lambda b: worker_attribute(worker, f"bench-{b}", 0, 0), space, texts, b)
-                              for b in (True, False))
+        (tb, rb), (ts, rs) = side_by_side(model, lambda b: worker_attribute(worker, f"bench-{b}", 0, 0), space, texts)
     for a, b in zip(rb, rs):
         assert a.excluded is None and b.excluded is None
         assert a.adversarial() == b.adversarial(), "batched and sequential live TEF disagree"
@@ -122,16 +139,15 @@ def run_live(n: int = 8, kind: str = "cnn") -> float | None:
 
 
 def test_batched_tef_speedup():
-    """The issue's target is ≥ 5×; NOT MET here (close): 4.8–4.9× on the Kim CNN in process and live
-    through the worker, 4.6× live on the BiLSTM, 2026-11-24. Both loops must explain candidates (≈ 0.6 s
-    batched) and tag some (the sequential one whole texts, ≈ 2.1 of its 4.4 s; the batched one only the
-    11 words around the position, exact, `PosTagger.tag_at`, ≈ 0.15 s), so the ratio is bounded by work
-    both must do, not by call overhead (a worker round trip costs ≈ 0.5 ms). Asserted: identical
-    adversarial texts and ≥ 3× (a regression guard)."""
-    assert run(8) >= 3.0
+    """The issue's target: identical adversarial texts and ≥ 5× (Kim CNN, in process and live through the
+    worker). Measured 2026-11-24, best of 3 alternating runs each: 5.5–5.6× in process, 5.5× live
+    (4.8–4.9× when each loop was timed once, the batched one first, cold: its first run pays for the
+    kernels of new batch shapes and for the neighbour lists the sequential run then found cached); the
+    BiLSTM live 4.9× (not asserted: both loops pay one LSTM pass per call, ≈ 1.4 ms whatever the batch)."""
+    assert run(8) >= 5.0
     live = run_live(8)
     if live is not None:
-        assert live >= 3.0
+        assert live >= 5.0
 
 
 if __name__ == "__main__":
