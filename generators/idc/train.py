@@ -42,6 +42,11 @@ class TextTrainConfig:
     # [I] initialisation: "keras" = the paper's TF 2.5 defaults (embeddings U(-0.05, 0.05), Glorot-uniform
     # kernels, zero biases); "torch" = PyTorch's defaults (embeddings N(0, 1))
     init: str = "keras"
+    # [I] word embeddings: "random" (initialised by `init`) or "glove-50d" (GloVe 6B 50-d rows for the
+    # vocabulary words GloVe has, the rest as `init` draws them; needs embed_dim = 50) — SPECS §2.8's
+    # models read pre-trained GloVe (300-d there, not installable offline)
+    embeddings: str = "random"
+    freeze_embeddings: bool = False  # [I] keep the embedding table fixed while training (SPECS §2.8: frozen)
     seed: int = 0
     threads: int | None = None
 
@@ -87,6 +92,38 @@ def corpus_key(train: Sequence[Sequence[str]], labels: Sequence[int]) -> str:
     return h.hexdigest()[:16]
 
 
+EMBEDDINGS = ("random", "glove-50d")
+_LATER = {"embeddings": "random", "freeze_embeddings": False}  # recipe fields added after models were trained
+
+
+def recipe_key(cfg: TextTrainConfig) -> dict:
+    """The recipe part of the training key: every field, except later-added ones left at their default
+    (so models trained before those fields existed are still recognised as trained)."""
+    return {k: v for k, v in asdict(cfg).items() if not (k in _LATER and v == _LATER[k])}
+
+
+def load_pretrained(embedding: nn.Embedding, vocab: Sequence[str], source: str) -> int | None:
+    """Copy pre-trained vectors into the rows of `vocab` (row 0 = padding stays zero, row 1 = unknown
+    keeps its initial draw); returns how many vocabulary words were found (None for "random")."""
+    if source == "random":
+        return None
+    if source != "glove-50d":
+        raise ValueError(f"embeddings must be one of {EMBEDDINGS}, got {source!r}")
+    from generators.robustness.counterfit import glove_6b_50d
+
+    words, matrix = glove_6b_50d()
+    if embedding.embedding_dim != matrix.shape[1]:
+        raise ValueError(f"embeddings {source!r} are {matrix.shape[1]}-d; set embed_dim={matrix.shape[1]} "
+                         f"(got {embedding.embedding_dim})")
+    index = {w: i for i, w in enumerate(words)}
+    rows = [(k, index[w]) for k, w in enumerate(vocab) if k >= 2 and w in index]
+    if rows:
+        with torch.no_grad():
+            mine, theirs = zip(*rows)
+            embedding.weight[list(mine)] = torch.from_numpy(np.asarray(matrix[list(theirs)], dtype=np.float32))
+    return len(rows)
+
+
 def train_text_classifier(train: tuple[Sequence[Sequence[str]], Sequence[int]],
                           validation: tuple[Sequence[Sequence[str]], Sequence[int]],
                           out_dir: Path, config: TextTrainConfig | None = None, *, n_classes: int = 2,
@@ -104,7 +141,9 @@ def train_text_classifier(train: tuple[Sequence[Sequence[str]], Sequence[int]],
     missing = sorted(set(range(n_classes)) - set(ytr.tolist()))
     if missing:
         raise ResourceError(f"class(es) {missing} have no training documents; cannot train a classifier")
-    key = {"corpus": corpus_key(xtr, ytr), "validation": corpus_key(xva, yva), "recipe": asdict(cfg)}
+    if cfg.embeddings not in EMBEDDINGS:
+        raise ValueError(f"embeddings must be one of {EMBEDDINGS}, got {cfg.embeddings!r}")
+    key = {"corpus": corpus_key(xtr, ytr), "validation": corpus_key(xva, yva), "recipe": recipe_key(cfg)}
     cfg_path = out_dir / "config.json"
     if cfg_path.exists() and not overwrite:
         try:  # an unreadable config is no trained model: it is trained again
@@ -133,7 +172,10 @@ def train_text_classifier(train: tuple[Sequence[Sequence[str]], Sequence[int]],
         keras_init(module)
     elif cfg.init != "torch":
         raise ValueError(f"init must be 'keras' or 'torch', got {cfg.init!r}")
-    opt = torch.optim.Adam(module.parameters(), lr=cfg.lr)
+    found = load_pretrained(module.embedding, vocab, cfg.embeddings)
+    if cfg.freeze_embeddings:
+        module.embedding.weight.requires_grad_(False)
+    opt = torch.optim.Adam([p for p in module.parameters() if p.requires_grad], lr=cfg.lr)
     loss_fn = nn.CrossEntropyLoss()
 
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -184,6 +226,8 @@ def train_text_classifier(train: tuple[Sequence[Sequence[str]], Sequence[int]],
              "max_len": max_len, "truncated_documents": truncated, "recipe": asdict(cfg), "scores": scores,
              "history": state["history"], "train_seconds": round(time.perf_counter() - t0, 1),
              "n_train": len(itr), "n_validation": len(iva), "training_key": key}
+    if found is not None:
+        extra["pretrained_words"] = {"found": found, "vocabulary": len(vocab) - 2}
     save_model(module, out_dir, cfg.architecture, kwargs, extra=extra)
     ckpt.unlink(missing_ok=True)
     return json.loads(cfg_path.read_text())

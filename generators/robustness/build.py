@@ -60,6 +60,8 @@ class RobustnessConfig:
     pcc_undefined: str = "zero"
     seed: int = 0
     epochs: int = 6
+    embeddings: str = "random"  # [I] the word models' embeddings: "random" (trainable) or "glove-50d"
+    freeze_embeddings: bool = False  # [I] SPECS §2.8 proposes frozen GloVe
     vectors: str | None = None  # a counter-fitted vector text file (the paper's); default: offline space
     space_top: int = 40000
     space_epochs: int = 200
@@ -234,6 +236,10 @@ def build_robustness(config: RobustnessConfig | None = None, *, root: Path | Non
     unknown = set(cfg.models) - set(MODELS)
     if unknown:
         raise ResourceError(f"unknown model(s) {sorted(unknown)}; choose from {', '.join(MODELS)}")
+    from generators.idc.train import EMBEDDINGS
+
+    if cfg.embeddings not in EMBEDDINGS:
+        raise ResourceError(f"embeddings must be one of {', '.join(EMBEDDINGS)}, got {cfg.embeddings!r}")
     if cfg.reference_explainer not in cfg.explainers and not cfg.append:
         raise ResourceError(f"reference explainer {cfg.reference_explainer} must be one of the explainers")
     torch.set_num_threads(1)
@@ -242,7 +248,8 @@ def build_robustness(config: RobustnessConfig | None = None, *, root: Path | Non
     splits = {s: corpus[s][: cfg.limit] if cfg.limit else corpus[s] for s in ("train", "validation", "test")}
     xy = {s: ([d.tokens for d in docs], [d.label for d in docs]) for s, docs in splits.items()}
     t0 = time.perf_counter()
-    trained = train_models(xy, root, cfg.models, epochs=cfg.epochs, seed=cfg.seed, overwrite=overwrite)
+    trained = train_models(xy, root, cfg.models, epochs=cfg.epochs, seed=cfg.seed, overwrite=overwrite,
+                           embeddings=cfg.embeddings, freeze_embeddings=cfg.freeze_embeddings)
     train_s = time.perf_counter() - t0
     space = load_space(cfg, root, {w for d in corpus.documents() for w in d.tokens})
     tagger = PosTagger()

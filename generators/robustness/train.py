@@ -6,7 +6,9 @@ Adam 1e-3, batch 32, cross-entropy, dropout 0.5, keras init) with two more archi
 * `lstm` — BiLSTM (`bilstm`, hidden 128 per direction, last states concatenated);
 * `lstm-att` — BiLSTM + one additive attention head (`bilstm-attention`; the attention explainer reads it).
 
-Deviation [I]: trainable random 128-d embeddings (no GloVe 300-d: not installed offline), CPU, ≤ `epochs`.
+Deviation [I]: by default trainable random 128-d embeddings (no GloVe 300-d: not installed offline), CPU,
+≤ `epochs`. `embeddings="glove-50d"` (with `freeze_embeddings`) starts the word models from GloVe 6B 50-d
+instead, the nearest to SPECS §2.8's frozen GloVe that installs here; MiniLM keeps its own word pieces.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ LOADERS = {"cnn": "word", "lstm": "word", "lstm-att": "word", "minilm": "minilm"
 
 
 def train_models(xy: dict, root: Path, models=tuple(MODELS), epochs: int = 10, seed: int = 0,
-                 overwrite: bool = False, threads: int | None = 1) -> dict[str, dict]:
+                 overwrite: bool = False, threads: int | None = 1, embeddings: str = "random",
+                 freeze_embeddings: bool = False) -> dict[str, dict]:
     out = {}
     for name in models:
         if name == "minilm":  # all-MiniLM-L6-v2 fine-tuned at the transformer helper's CPU scale
@@ -35,8 +38,10 @@ def train_models(xy: dict, root: Path, models=tuple(MODELS), epochs: int = 10, s
                                      MiniLMTrainConfig.cpu(seed=seed, threads=threads), test=xy["test"],
                                      overwrite=overwrite, name="mr-minilm")
             continue
+        dim = {"embed_dim": 50} if embeddings == "glove-50d" else {}
         cfg = idc_train.TextTrainConfig(architecture=MODELS[name], epochs=epochs, seed=seed, threads=threads,
-                                        patience=3)
+                                        patience=3, embeddings=embeddings, freeze_embeddings=freeze_embeddings,
+                                        **dim)
         out[name] = idc_train.train_text_classifier(xy["train"], xy["validation"], Path(root) / "model" / f"mr-{name}",
                                                     cfg, n_classes=2, test=xy["test"], overwrite=overwrite,
                                                     name=f"mr-{name}")
