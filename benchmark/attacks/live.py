@@ -72,7 +72,7 @@ class LiveOptions:
     overwrite: bool = False
     results_dir: Path | None = None
     vectors: Path | None = None  # the counter-fitted vector file, when the resource was built with one
-    pos_check: str = "before"  # "after" for cheap explainers: same texts, fewer tagger calls (tef.AttackConfig)
+    pos_check: str = "before"  # "after" for cheap explainers: same texts up to float near-ties, fewer tagger calls (tef.AttackConfig)
 
     def check(self) -> None:
         self.attacks = tuple(dict.fromkeys(self.attacks))  # `--attack tef --attack tef` attacks once

@@ -21,7 +21,10 @@ position); `pcc_undefined` "zero" (PCC := 0, d = 0.5) or "nan" (such a candidate
 the zero embedding"); stop-word and POS filters (`benchmark.attacks.filters`) on by default.
 
 Speed option `pos_check` (the same adversarial texts and skip counts either way, for an explainer whose
-scores depend on the text alone — not the instance id or the batch): "before" (default) tags
+scores depend on the text alone — not the instance id or the batch; a gradient explainer's scores
+depend on the batch at float rounding, since the batch's longest text sets the padded length, so two
+candidates whose d differ by ≈ 1e-7 can swap places: seen on a one-epoch test model over raw GloVe
+neighbours, not on the published models' benchmark texts): "before" (default) tags
 every prediction-preserving candidate and explains the POS-valid ones; "after" (greedy methods only)
 explains every prediction-preserving candidate, tags only those that improve on the current distance
 and takes the first POS-valid one in descending d — the candidate "before" picks; where none is

@@ -60,8 +60,10 @@ class RobustnessConfig:
     pcc_undefined: str = "zero"
     seed: int = 0
     epochs: int = 6
-    embeddings: str = "random"  # [I] the word models' embeddings: "random" (trainable) or "glove-50d"
-    freeze_embeddings: bool = False  # [I] SPECS §2.8 proposes frozen GloVe
+    # [I] the word models' embeddings: SPECS §2.8's frozen GloVe, at 50-d (GloVe 300-d does not install
+    # offline); "random" = trainable 128-d random embeddings (the models of earlier builds)
+    embeddings: str = "glove-50d"
+    freeze_embeddings: bool | None = None  # None: frozen when pre-trained, trained when random
     vectors: str | None = None  # a counter-fitted vector text file (the paper's); default: offline space
     space_top: int = 40000
     space_epochs: int = 200
@@ -249,7 +251,9 @@ def build_robustness(config: RobustnessConfig | None = None, *, root: Path | Non
     xy = {s: ([d.tokens for d in docs], [d.label for d in docs]) for s, docs in splits.items()}
     t0 = time.perf_counter()
     trained = train_models(xy, root, cfg.models, epochs=cfg.epochs, seed=cfg.seed, overwrite=overwrite,
-                           embeddings=cfg.embeddings, freeze_embeddings=cfg.freeze_embeddings)
+                           embeddings=cfg.embeddings, freeze_embeddings=(cfg.embeddings != "random"
+                                                                         if cfg.freeze_embeddings is None
+                                                                         else cfg.freeze_embeddings))
     train_s = time.perf_counter() - t0
     space = load_space(cfg, root, {w for d in corpus.documents() for w in d.tokens})
     tagger = PosTagger()

@@ -31,10 +31,12 @@ def generate_robustness(
                                                "the slow explainers (integrated-gradients; reduced scale)."),
     candidates: int = typer.Option(15, min=1, max=100, help="N nearest neighbours per word (paper: 15)."),
     epochs: int = typer.Option(6, min=1, max=100, help="Training epochs (best validation epoch kept)."),
-    embeddings: Embeddings = typer.Option("random", help="The word models' embeddings: random (trainable, 128-d) or "
-                                   "glove-50d (GloVe 6B 50-d; the paper used GloVe 300-d)."),
-    freeze_embeddings: bool = typer.Option(False, "--freeze-embeddings", help="Keep the word models' embeddings "
-                                           "fixed while training (SPECS §2.8's frozen GloVe)."),
+    embeddings: Embeddings = typer.Option("glove-50d", help="The word models' embeddings: glove-50d (GloVe 6B "
+                                          "50-d; the paper used GloVe 300-d) or random (trainable, 128-d)."),
+    freeze_embeddings: Optional[bool] = typer.Option(None, "--freeze-embeddings/--train-embeddings",
+                                                     help="Keep the word models' embeddings fixed while "
+                                                     "training or train them (default: frozen GloVe as in "
+                                                     "SPECS §2.8, trained random embeddings)."),
     vectors: Optional[Path] = typer.Option(None, help="Counter-fitted word vectors (text file, the paper's "
                                            "synonym space); default: GloVe-50d counter-fitted with WordNet."),
     seed: int = typer.Option(0, min=0, max=SEED_MAX, help="Sample choice and random attack seed."),

@@ -2,13 +2,13 @@
 `generators.corpora`), best validation epoch kept — the IDC training loop (`generators.idc.train`:
 Adam 1e-3, batch 32, cross-entropy, dropout 0.5, keras init) with two more architectures:
 
-* `cnn` — Kim CNN (`kim-cnn`, windows 3/4/5 × 50, 128-d embeddings; SPECS §5.2);
+* `cnn` — Kim CNN (`kim-cnn`, windows 3/4/5 × 50; SPECS §5.2);
 * `lstm` — BiLSTM (`bilstm`, hidden 128 per direction, last states concatenated);
 * `lstm-att` — BiLSTM + one additive attention head (`bilstm-attention`; the attention explainer reads it).
 
-Deviation [I]: by default trainable random 128-d embeddings (no GloVe 300-d: not installed offline), CPU,
-≤ `epochs`. `embeddings="glove-50d"` (with `freeze_embeddings`) starts the word models from GloVe 6B 50-d
-instead, the nearest to SPECS §2.8's frozen GloVe that installs here; MiniLM keeps its own word pieces.
+Embeddings [I]: `embeddings="glove-50d"` with `freeze_embeddings` (the generator's default) = frozen
+GloVe 6B 50-d, the nearest to SPECS §2.8's frozen GloVe 300-d that installs here; "random" = trainable
+random 128-d embeddings (earlier builds). MiniLM keeps its own word pieces. CPU, ≤ `epochs`.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ LOADERS = {"cnn": "word", "lstm": "word", "lstm-att": "word", "minilm": "minilm"
 
 
 def train_models(xy: dict, root: Path, models=tuple(MODELS), epochs: int = 10, seed: int = 0,
-                 overwrite: bool = False, threads: int | None = 1, embeddings: str = "random",
-                 freeze_embeddings: bool = False) -> dict[str, dict]:
+                 overwrite: bool = False, threads: int | None = 1, embeddings: str = "glove-50d",
+                 freeze_embeddings: bool = True) -> dict[str, dict]:
     out = {}
     for name in models:
         if name == "minilm":  # all-MiniLM-L6-v2 fine-tuned at the transformer helper's CPU scale
