@@ -99,3 +99,16 @@ def test_embedding_options_are_checked_and_old_training_keys_still_match():
 
         with tempfile.TemporaryDirectory() as d:
             train_text_classifier(train, val, Path(d), TextTrainConfig(embeddings="glove-50d", epochs=1))
+
+
+def test_generator_defaults_to_frozen_glove_and_refuses_unknown_embeddings(tmp_path):
+    import pytest
+
+    from benchmark.errors import ResourceError
+    from generators.robustness.build import RobustnessConfig, build_robustness
+
+    cfg = RobustnessConfig()
+    assert cfg.embeddings == "glove-50d" and cfg.freeze_embeddings is None  # None: frozen when pre-trained
+    with pytest.raises(ResourceError, match="embeddings must be one of"):
+        build_robustness(RobustnessConfig(embeddings="word2vec"), root=tmp_path)
+    assert not any(tmp_path.iterdir())  # refused before anything is written
