@@ -133,6 +133,26 @@ def test_uniform_explainer_is_an_excluded_constant(rhome, tmp_path):
     assert m.mean is None and m.excluded > 0  # PCC undefined for every pair: counted, never a made-up curve
 
 
+def test_position_control_tops_the_robustness_board(rhome, tmp_path):
+    """Robustness is not faithfulness: scores that ignore the words (a fixed function of position) never
+    move under substitutions — PCC 1 in every bin, the largest ACC the bins allow (0.375 when the last
+    bin, centre 0.375, has points) — so the control is flagged as one on the site."""
+    from benchmark.runner import evaluate
+    from leaderboard.site import is_control
+
+    res = evaluate("position", "robustness", "robustness/mr-cnn", model="cnn", results_dir=tmp_path / "r",
+                   sandbox="none")
+    sal = evaluate("saliency", "robustness", "robustness/mr-cnn", model="cnn", results_dir=tmp_path / "r",
+                   sandbox="none")
+    assert res.n_failed == 0 and res.metrics["rob-acc-tef"].mean is not None
+    c = res.extra["curves"]["tef"]
+    assert all(m == pytest.approx(1.0) for m, k in zip(c["mean"], c["count"]) if k)
+    top = max(x for x, k in zip(c["centre"], c["count"]) if k)
+    assert res.metrics["rob-acc-tef"].mean == pytest.approx(top, abs=1e-9)  # the area under PCC ≡ 1
+    assert res.metrics["rob-acc-tef"].mean > sal.metrics["rob-acc-tef"].mean
+    assert is_control("position")
+
+
 def test_append_keeps_the_other_explainers_rows(rhome):
     from benchmark.resources import load_resource
     from generators.robustness.build import RobustnessConfig, build_robustness

@@ -42,7 +42,7 @@ __all__ = ["SiteReport", "build_site", "is_control", "model_quality", "register_
 
 # Submissions that are controls (they never look at the model). A submission also counts as one when
 # its submission.toml says `control = true` under [submission] or its description starts "Control".
-CONTROL_NAMES = frozenset({"random", "uniform", "random-oracle"})
+CONTROL_NAMES = frozenset({"random", "uniform", "position", "random-oracle"})
 # A model under test whose validation quality is below these is flagged on its boards.
 QUALITY_THRESHOLDS = {"r2": 0.5, "accuracy": 0.7}
 ARROWS = {"lower": "↓", "higher": "↑"}
