@@ -284,3 +284,15 @@ def test_train_minilm_saves_a_loadable_model_and_reuses_it(tmp_path):
     assert (model.predict(docs).argmax(1) == np.array(labels)).all()
     again = train_minilm((docs, labels), (docs, labels), out, cfg, init=lambda: pytest.fail("retrained"))
     assert again["sha256"] == config["sha256"]
+
+
+def test_robustness_experiments_load_the_transformer(folder, tmp_path):
+    """`xaibench reproduce tef` loads every model under test through one function: a MiniLM config next to
+    the word models must load as the transformer (it failed as an unknown word architecture)."""
+    import shutil
+
+    from generators.robustness.build import load_model_under_test
+
+    shutil.copytree(folder, tmp_path / "model" / "mr-minilm")
+    m = load_model_under_test(tmp_path, "minilm")
+    assert m.modality == "text" and m.predict([["a", "fine", "film"]]).shape == (1, 2)

@@ -259,7 +259,7 @@ def build_robustness(config: RobustnessConfig | None = None, *, root: Path | Non
     tagger = PosTagger()
     out = {}
     for name in cfg.models:
-        model = _load(root, name)
+        model = load_model_under_test(root, name)
         docs = choose_samples(model, splits["test"], cfg.n_samples, cfg.seed)
         rows, runs, skipped = _existing(root, name, cfg, trained[name]) if cfg.append else ([], {}, {})
         for e in cfg.explainers:
@@ -341,7 +341,9 @@ def _existing(root: Path, name: str, cfg: RobustnessConfig, mcfg: dict) -> tuple
     return rows, runs, skipped
 
 
-def _load(root: Path, name: str):
+def load_model_under_test(root: Path, name: str):
+    """The model `mr-<name>` of the robustness resource folder `root` as submissions see it (word models
+    and the MiniLM transformer)."""
     from benchmark.models.text import load_word_model
 
     if name == "minilm":

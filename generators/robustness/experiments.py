@@ -167,13 +167,12 @@ def _pcc_points(model, attribute, originals, adversarials, rho, weights) -> tupl
 def transfer(src: str, dst: str, explainer: str = "saliency", src_explainer: str = "saliency") -> dict:
     """SPECS §2.6 transfer: TEF texts crafted on (src model, src explainer), scored with `explainer` on
     `dst`; pairs whose dst prediction changes are counted apart, not scored. RA on src, likewise."""
-    from benchmark.models.text import load_word_model
     from benchmark.resources import load_resource
     from benchmark.tracks.robustness import pooled_acc
-    from generators.robustness.build import explainer_fn
+    from generators.robustness.build import explainer_fn, load_model_under_test
 
     res = load_resource(f"robustness/mr-{dst}")
-    model = load_word_model(res.root / "model" / f"mr-{dst}", dst)
+    model = load_model_under_test(res.root, dst)
     attribute, why = explainer_fn(explainer, model)
     if why:
         return {"skipped": why}
@@ -196,10 +195,9 @@ def semi_universal(model_name: str, explainer: str = "saliency", rho_grid=None, 
     from the longest run per sample) and applied query-free to the evaluation half; POS kept [X: submission]
     is not enforced here (noted). Pairs whose prediction flips are counted apart."""
     from benchmark.attacks.tef import RHO_GRID
-    from benchmark.models.text import load_word_model
     from benchmark.resources import load_resource
     from benchmark.tracks.robustness import pooled_acc
-    from generators.robustness.build import explainer_fn
+    from generators.robustness.build import explainer_fn, load_model_under_test
 
     grid = tuple(rho_grid or RHO_GRID)
     rows = _attack_rows(model_name, explainer, "tef")
@@ -214,7 +212,7 @@ def semi_universal(model_name: str, explainer: str = "saliency", rho_grid=None, 
     pol = policy(events)
     tokens = {s: rows["tokens"][i] for i, s in enumerate(rows["sample"]) if s not in attack_half}
     res = load_resource(f"robustness/mr-{model_name}")
-    model = load_word_model(res.root / "model" / f"mr-{model_name}", model_name)
+    model = load_model_under_test(res.root, model_name)
     attribute, _ = explainer_fn(explainer, model)
     orig, adv, rho, w = [], [], [], []
     for t in tokens.values():
@@ -270,13 +268,12 @@ def a2t_table(model_name: str = "cnn", n: int = 100, seed: int = 0, similarity: 
     from benchmark.attacks.filters import PosTagger
     from benchmark.attacks.synonyms import SynonymSpace
     from benchmark.metrics.robustness import SentenceSimilarity
-    from benchmark.models.text import load_word_model
     from benchmark.resources import load_resource
     from generators.corpora import load_mr
-    from generators.robustness.build import SPACE_FILE
+    from generators.robustness.build import SPACE_FILE, load_model_under_test
 
     res = load_resource(f"robustness/mr-{model_name}")
-    model = load_word_model(res.root / "model" / f"mr-{model_name}", model_name)
+    model = load_model_under_test(res.root, model_name)
     space = SynonymSpace.load(res.root / SPACE_FILE)
     sim = SentenceSimilarity() if similarity else None
     mr = load_mr()
