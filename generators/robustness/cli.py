@@ -90,13 +90,16 @@ def reproduce_tef(
     toki: bool = typer.Option(False, help="With --a2t: also the TOKI-guided attack (SPECS §1.9; fits TOKI on the "
                               "CNN, needs the trust track's embeddings resource)."),
     toki_train: int = typer.Option(1000, min=10, help="With --toki: training predictions TOKI explains."),
+    transfer_model: List[RobustModel] = typer.Option(["cnn", "lstm", "lstm-att"], "--transfer-model",
+                                                     help="Models of the transfer and policy tables (repeatable; "
+                                                     "minilm adds a MiniLM gradient pass per transferred text)."),
 ) -> None:
     """TEF (Ivankay et al. 2022): PCC-vs-ρ curves (PNG) and ACC per explainer / model / attack, from the
     robustness resources (`xaibench generate robustness`)."""
     from benchmark.resources import data_home
     from generators.robustness.experiments import reproduce
 
-    text, png = reproduce(out or data_home() / "results" / "tef")
+    text, png = reproduce(out or data_home() / "results" / "tef", transfer_models=tuple(str(m) for m in transfer_model))
     console.print(text)
     if a2t:
         from generators.robustness.experiments import a2t_table
