@@ -89,6 +89,12 @@ def test_control_warning_rule():
     # a control at the median is not above it
     assert control_warning(board({"a": 1, "uniform": 2, "b": 2, "c": 3}), controls) is None
     assert control_warning(board({"a": 1, "b": 2, "random": 3}), controls) is None
+    assert "has not learnt" in w  # the generic reason
+    # a track with its own reason: the robustness boards' blind spot (a text-blind control is robust)
+    rob = board({"position": 1, "a": 2, "b": 3, "c": 4})
+    rob.track = "robustness"
+    w = control_warning(rob, {"position"})
+    assert "position (rank 1)" in w and "not faithfulness" in w and "has not learnt" not in w
 
 
 def test_model_quality_reads_results_model_info():

@@ -56,6 +56,9 @@ class Track:
     default_split: str = "validation"
     submission_kind: str = "explainer"  # "explainer" (explain) or "oracle" (fit once, then judge)
     score_chunk: int | None = 250  # instances per `score` call; None = every instance in one call
+    # why a control (random, uniform, position) may rank above the median explainer on this track's
+    # boards; the site prints it with its warning (None: the generic reason, an under-trained model)
+    control_note: str | None = None
 
     @property
     def primary_metric(self) -> str:

@@ -39,6 +39,9 @@ PAIR_METRICS = ("pcc", "kendall", "spearman", "top10", "top30", "top50")
 class RobustnessTrack(Track):
     name = "robustness"
     family = "robustness"
+    control_note = ("Here that is the metric's blind spot, not the model: scores that ignore the words (the "
+                    "position control) never move under a substitution, so they are perfectly robust. "
+                    "Robustness is not faithfulness — read this board beside the tracks with ground truth.")
     modality = "text"
     description = "TEF: attribution robustness under prediction-preserving synonym swaps; ACC (Ivankay et al. 2022)"
     metrics = ("rob-acc-tef", "rob-acc-ra", "rob-pcc-tef", "rob-pcc-ra", "rob-kendall-tef", "rob-spearman-tef",

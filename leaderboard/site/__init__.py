@@ -304,10 +304,17 @@ def control_warning(board, controls: set[str]) -> str | None:
     if not above:
         return None
     who = ", ".join(f"{r.submission} (rank {r.rank})" for r in above)
-    return (f"A control ranks above the median explainer (the median rank of the {len(explainers)} "
-            f"explainer(s) is {median:g}): {who}. A control never looks at the model, so on this board the metric does not separate "
-            f"explainers from chance — often because the model under test has not learnt the function the "
-            f"ground truth describes (see its quality below).")
+    head = (f"A control ranks above the median explainer (the median rank of the {len(explainers)} "
+            f"explainer(s) is {median:g}): {who}. ")
+    try:
+        from benchmark.tracks import get_track
+
+        note = get_track(board.track).control_note
+    except Exception:  # noqa: BLE001 - a board of a track this install does not know: the generic reason
+        note = None
+    return head + (note or "A control never looks at the model, so on this board the metric does not separate "
+                   "explainers from chance — often because the model under test has not learnt the function the "
+                   "ground truth describes (see its quality below).")
 
 
 def quality_warnings(model: dict[str, Any]) -> list[str]:
