@@ -251,9 +251,7 @@ def build_robustness(config: RobustnessConfig | None = None, *, root: Path | Non
     xy = {s: ([d.tokens for d in docs], [d.label for d in docs]) for s, docs in splits.items()}
     t0 = time.perf_counter()
     trained = train_models(xy, root, cfg.models, epochs=cfg.epochs, seed=cfg.seed, overwrite=overwrite,
-                           embeddings=cfg.embeddings, freeze_embeddings=(cfg.embeddings != "random"
-                                                                         if cfg.freeze_embeddings is None
-                                                                         else cfg.freeze_embeddings))
+                           embeddings=cfg.embeddings, freeze_embeddings=cfg.freeze_embeddings)
     train_s = time.perf_counter() - t0
     space = load_space(cfg, root, {w for d in corpus.documents() for w in d.tokens})
     tagger = PosTagger()

@@ -28,7 +28,10 @@ LOADERS = {"cnn": "word", "lstm": "word", "lstm-att": "word", "minilm": "minilm"
 
 def train_models(xy: dict, root: Path, models=tuple(MODELS), epochs: int = 10, seed: int = 0,
                  overwrite: bool = False, threads: int | None = 1, embeddings: str = "glove-50d",
-                 freeze_embeddings: bool = True) -> dict[str, dict]:
+                 freeze_embeddings: bool | None = None) -> dict[str, dict]:
+    """Train (or reuse) `models`; `freeze_embeddings=None` freezes pre-trained embeddings and trains random
+    ones."""
+    freeze = embeddings != "random" if freeze_embeddings is None else bool(freeze_embeddings)
     out = {}
     for name in models:
         if name == "minilm":  # all-MiniLM-L6-v2 fine-tuned at the transformer helper's CPU scale
@@ -40,7 +43,7 @@ def train_models(xy: dict, root: Path, models=tuple(MODELS), epochs: int = 10, s
             continue
         dim = {"embed_dim": 50} if embeddings == "glove-50d" else {}
         cfg = idc_train.TextTrainConfig(architecture=MODELS[name], epochs=epochs, seed=seed, threads=threads,
-                                        patience=3, embeddings=embeddings, freeze_embeddings=freeze_embeddings,
+                                        patience=3, embeddings=embeddings, freeze_embeddings=freeze,
                                         **dim)
         out[name] = idc_train.train_text_classifier(xy["train"], xy["validation"], Path(root) / "model" / f"mr-{name}",
                                                     cfg, n_classes=2, test=xy["test"], overwrite=overwrite,
