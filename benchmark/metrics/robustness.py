@@ -69,7 +69,7 @@ def attribution_distances(a, bs, undefined: str = "zero") -> list[float]:
     a = _vec(a)
     rows = [_vec(b) for b in bs]
     same = [k for k, b in enumerate(rows) if b.shape == a.shape]
-    out = [float("nan")] * len(rows)
+    out: list[float | None] = [None] * len(rows)  # None: the scalar path decides
     if same and a.size >= 2 and np.all(np.isfinite(a)):
         B = np.stack([rows[k] for k in same])
         ac = a - a.mean()
@@ -83,10 +83,7 @@ def attribution_distances(a, bs, undefined: str = "zero") -> list[float]:
         for k, v, ok in zip(same, p, clear):
             if ok:
                 out[k] = (1.0 - float(v)) / 2.0
-        done = {k for k, ok in zip(same, clear) if ok}
-    else:
-        done = set()
-    return [out[k] if k in done else attribution_distance(a, rows[k], undefined) for k in range(len(rows))]
+    return [attribution_distance(a, b, undefined) if d is None else d for d, b in zip(out, rows)]
 
 
 def kendall(a, b) -> float:
