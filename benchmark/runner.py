@@ -198,7 +198,7 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
     coverage = coverage_of(instances.ids, trk.split_size(res, split, instances, opts.limit), opts.limit)
     result = Result(
         submission={"name": name, "base": sub.name, "version": sub.version, "hash": sub.hash,
-                    "parameters": params, "kind": sub.kind},
+                    "parameters": params, "kind": sub.kind, "role": sub.role},
         track=track,
         resource={"name": res.name, "version": res.version, "revision": res.revision, "split": split},
         model=model_info,

@@ -6,6 +6,8 @@
     kind = "explainer"                   # or "oracle"
     entry = "explainer:IntegratedGradients"   # <module in the folder>:<class>
     description = "Captum IntegratedGradients, baseline = black image"
+    role = "method"                      # method (ranked) | control (a floor: random, constant, …) |
+                                         # reference (a ceiling allowed to read more; never ranked)
 
     [capabilities]
     modalities = ["image"]               # "image" and/or "text"
@@ -36,6 +38,10 @@ from benchmark.registry import iter_entry_points
 
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 KINDS = ("explainer", "oracle")
+# What a submission is on a board: a `method` is ranked; a `control` is a floor (a random or constant
+# answer that reads nothing of what matters) shown as a marked row; a `reference` is a ceiling allowed
+# to read what methods may not (e.g. training rationales), shown as a marked row and never ranked.
+ROLES = ("method", "control", "reference")
 MODALITIES = ("image", "text")
 CAPABILITY_FIELDS = {"modalities": list, "needs_gradients": bool, "needs_segments": bool, "deterministic": bool}
 
@@ -53,6 +59,7 @@ class Submission:
     needs_segments: bool = False
     deterministic: bool = True
     parameters: dict[str, Any] = field(default_factory=dict)
+    role: str = "method"  # one of ROLES
 
     @property
     def hash(self) -> str:
@@ -188,6 +195,9 @@ def load_submission(path: str | Path) -> Submission:
         raise _fail(toml, f"name '{sub['name']}' must be lower-case letters, digits and '-'")
     if sub["kind"] not in KINDS:
         raise _fail(toml, f"kind '{sub['kind']}' must be one of {', '.join(KINDS)}")
+    role = sub.get("role", "method")
+    if role not in ROLES:
+        raise _fail(toml, f"[submission] role '{role}' is unknown; accepted: {', '.join(ROLES)}")
     caps = data.get("capabilities", {})
     if not isinstance(caps, dict):
         raise _fail(toml, "[capabilities] must be a table")
@@ -207,7 +217,7 @@ def load_submission(path: str | Path) -> Submission:
         name=sub["name"], version=sub["version"], kind=sub["kind"], entry=sub["entry"], path=toml.parent,
         description=sub.get("description", ""), modalities=list(modalities),
         needs_gradients=caps.get("needs_gradients", False), needs_segments=caps.get("needs_segments", False),
-        deterministic=caps.get("deterministic", True), parameters=params,
+        deterministic=caps.get("deterministic", True), parameters=params, role=role,
     )
 
 

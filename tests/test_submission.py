@@ -16,6 +16,9 @@ def test_builtin_submissions_are_discovered():
         assert name in subs
     assert subs["integrated-gradients"].needs_gradients
     assert subs["lime-exhaustive"].needs_segments
+    # the role a board reads: controls say so in their own submission.toml (no name list anywhere)
+    assert {n for n, s in subs.items() if s.role == "control"} >= {"random", "uniform", "position", "random-oracle"}
+    assert subs["integrated-gradients"].role == "method"
 
 
 @pytest.mark.parametrize(
@@ -25,6 +28,8 @@ def test_builtin_submissions_are_discovered():
         ('[submission]\nname="x"\nversion="1"\nkind="explainer"\n', "'entry' is missing"),
         ('[submission]\nname="X y"\nversion="1"\nkind="explainer"\nentry="e:E"\n', "lower-case"),
         ('[submission]\nname="x"\nversion="1"\nkind="judge"\nentry="e:E"\n', "kind 'judge'"),
+        ('[submission]\nname="x"\nversion="1"\nkind="explainer"\nrole="baseline"\nentry="e:E"\n',
+         "role 'baseline' is unknown; accepted: method, control, reference"),
         ('[submission]\nname="x"\nversion="1"\nkind="explainer"\nentry="e:E"\n[capabilities]\nmodalities=["audio"]\n',
          "modalities"),
         ('[submission]\nname="x"\nversion="1"\nkind="explainer"\nentry="e:E"\n[capabilities]\nneeds_gradients="yes"\n',
