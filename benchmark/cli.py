@@ -59,6 +59,19 @@ def _parse_params(items: list[str] | None) -> dict:
     return out
 
 
+def _parse_seeds(text: str | None) -> list[int] | None:
+    """`--seeds 0,1,2` → [0, 1, 2]; None when not given. Refuses anything but distinct integers ≥ 0."""
+    if text is None:
+        return None
+    try:
+        seeds = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise XaibenchError(f"--seeds '{text}' must be distinct integers ≥ 0 separated by commas, e.g. 0,1,2") from None
+    if not seeds or any(s < 0 or s > SEED_MAX for s in seeds) or len(set(seeds)) != len(seeds):
+        raise XaibenchError(f"--seeds '{text}' must be distinct integers between 0 and {SEED_MAX}, e.g. 0,1,2")
+    return seeds
+
+
 class SandboxMode(str, Enum):
     auto = "auto"
     bwrap = "bwrap"
@@ -112,6 +125,8 @@ def evaluate_cmd(
     batch_size: int = typer.Option(16, min=1, help="Instances per explain() call."),
     seed: int = typer.Option(0, min=0, max=SEED_MAX,
                              help="Run seed (stochastic explainers derive per-instance seeds)."),
+    seeds: Optional[str] = typer.Option(None, help="Several seed runs in one Result, e.g. 0,1,2: the "
+                                        "board's intervals then include the seed variance (overrides --seed)."),
     param: Optional[List[str]] = typer.Option(None, "--param", "-p",
                                               help="Override a submission parameter: key=value (repeatable)."),
     metric_param: Optional[List[str]] = typer.Option(
@@ -150,6 +165,7 @@ def evaluate_cmd(
     resource = resource or [f"{trk.family}/{trk.configs()[0]}"]
     model = model or ["cnn" if "cnn" in trk.models else trk.models[0]]
     params = _parse_params(param)
+    seed_list = _parse_seeds(seeds)
     if submission == "all":
         subs = [s for s in discover().values() if s.kind == trk.submission_kind and trk.modality in s.modalities]
     else:
@@ -160,7 +176,8 @@ def evaluate_cmd(
             for sub in subs:
                 try:
                     r = evaluate(sub, track=track, resource=res, model=m, split=split, limit=limit,
-                                 batch_size=batch_size, seed=seed, params=params if submission != "all" else {},
+                                 batch_size=batch_size, seed=seed_list[0] if seed_list else seed, seeds=seed_list,
+                                 params=params if submission != "all" else {},
                                  timeout_s=timeout, overwrite=overwrite, results_dir=results,
                                  metric_params=_parse_params(metric_param), sandbox=sandbox.value,
                                  memory_gb=memory_limit, fit_timeout_s=fit_timeout, backend=backend.value,

@@ -2,6 +2,12 @@
 
 Validated on write and on read (`Result.from_dict` raises `ResultError` naming the bad field).
 
+Schema 3 adds `instance_scores` (see `pack_scores`): every per-instance score array the track's
+`score` returned (metrics and extras such as pooled counts), per seed, in coverage order, with the
+instances that did not fail (`ok`). Boards resample them — the same instances for every submission
+on the board — for paired-bootstrap rank intervals (`leaderboard.rank`); results without them (schema
+1 and 2) are ranked by their means alone, with the intervals undefined and said so.
+
 Schema 2 adds two objects:
 
 * `coverage` — exactly which instances the scores cover (see `coverage_of`): `n`, `ids_sha256`
@@ -21,11 +27,13 @@ Schema 2 adds two objects:
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import os
 import struct
 import tempfile
+import zlib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,8 +43,8 @@ from scipy import stats
 
 from benchmark.errors import ResultError
 
-SCHEMA_VERSION = 2
-READABLE_SCHEMAS = (1, 2)  # schema 1 is upgraded on read (coverage unknown, unsigned)
+SCHEMA_VERSION = 3
+READABLE_SCHEMAS = (1, 2, 3)  # schemas 1 and 2 are upgraded on read (no per-instance scores)
 STATUSES = ("signed", "modified", "unsigned")
 
 
@@ -123,6 +131,76 @@ def outputs_digest(entries: Any) -> str:
     return h.hexdigest()
 
 
+# --------------------------------------------------------------------------------------------------
+# per-instance scores (schema 3)
+
+SCORES_ENCODING = "zlib+base64 <f8"
+
+
+def _pack_array(a: np.ndarray) -> dict[str, Any]:
+    a = np.ascontiguousarray(np.asarray(a, dtype="<f8"))
+    return {"shape": [int(x) for x in a.shape],
+            "data": base64.b64encode(zlib.compress(a.tobytes(order="C"), 6)).decode("ascii")}
+
+
+def _unpack_array(d: Any, where: str) -> np.ndarray:
+    try:
+        shape = tuple(int(x) for x in d["shape"])
+        raw = zlib.decompress(base64.b64decode(d["data"].encode("ascii"), validate=True))
+        return np.frombuffer(raw, dtype="<f8").reshape(shape).astype(np.float64)
+    except (KeyError, TypeError, ValueError, AttributeError, zlib.error) as exc:
+        raise ResultError(f"result field 'instance_scores.{where}' is not a packed array ({exc})") from None
+
+
+def pack_scores(per_seed: list[tuple[int, dict[str, np.ndarray], np.ndarray]]) -> dict[str, Any]:
+    """The `instance_scores` object of a Result from one (seed, scores, ok) per seed run, all over the
+    same instances in coverage order: `scores` is what the track's `score` returned (merged over
+    chunks, NaN for failed instances), `ok` the instances that did not fail. Arrays are stacked with a
+    leading seed axis and stored as zlib-compressed little-endian float64 in base64 (NaN kept)."""
+    if not per_seed:
+        return {}
+    keys = sorted(set.intersection(*(set(sc) for _s, sc, _ok in per_seed)))
+    arrays = {k: _pack_array(np.stack([np.asarray(sc[k], dtype=np.float64) for _s, sc, _ok in per_seed]))
+              for k in keys}
+    ok = np.stack([np.asarray(o, dtype=bool) for _s, _sc, o in per_seed]).astype(np.float64)
+    return {"encoding": SCORES_ENCODING, "seeds": [int(s) for s, _sc, _ok in per_seed], "ok": _pack_array(ok),
+            "arrays": arrays}
+
+
+@dataclass
+class InstanceScores:
+    """`instance_scores` unpacked: `ok` (S, N) bool and `arrays` {key: (S, N, …)} over S seeds."""
+
+    seeds: list[int]
+    ok: np.ndarray
+    arrays: dict[str, np.ndarray]
+
+    def seed(self, s: int) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        """(scores, ok) of the s-th seed run, as the track's `summarise` / `estimate` take them."""
+        return {k: v[s] for k, v in self.arrays.items()}, self.ok[s]
+
+
+def unpack_scores(d: dict[str, Any], n: int) -> InstanceScores:
+    """Decode (and check) an `instance_scores` object over `n` instances; ResultError when damaged."""
+    if not isinstance(d, dict) or d.get("encoding") != SCORES_ENCODING:
+        raise ResultError(f"result field 'instance_scores.encoding' must be {SCORES_ENCODING!r}")
+    seeds = d.get("seeds")
+    if not isinstance(seeds, list) or not seeds or not all(_is_int(x) for x in seeds):
+        raise ResultError("result field 'instance_scores.seeds' must be a non-empty list of ints")
+    ok = _unpack_array(d.get("ok"), "ok")
+    if ok.shape != (len(seeds), n):
+        raise ResultError(f"result field 'instance_scores.ok' must have shape ({len(seeds)}, {n}), got {ok.shape}")
+    arrays = {}
+    if not isinstance(d.get("arrays"), dict):
+        raise ResultError("result field 'instance_scores.arrays' must be an object")
+    for k, v in d["arrays"].items():
+        a = _unpack_array(v, f"arrays.{k}")
+        if a.shape[:2] != (len(seeds), n):
+            raise ResultError(f"result field 'instance_scores.arrays.{k}' must start with shape ({len(seeds)}, {n})")
+        arrays[str(k)] = a
+    return InstanceScores([int(x) for x in seeds], ok.astype(bool), arrays)
+
+
 @dataclass
 class MetricSummary:
     """Per-metric aggregate over instances: mean, std, 95% CI (t-interval), n, excluded count."""
@@ -177,6 +255,8 @@ class Result:
     coverage: dict[str, Any] = field(default_factory=dict)
     # outputs_sha256 (runner), key_id + signature (save)
     integrity: dict[str, Any] = field(default_factory=dict)
+    # per-instance scores for the boards' paired bootstrap (`pack_scores`); {} when not recorded
+    instance_scores: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.coverage:
@@ -207,6 +287,16 @@ class Result:
                 _check(np.isfinite(m.mean), f"metrics.{name}.mean", "finite")
         self._validate_coverage()
         self._validate_integrity()
+        if self.instance_scores:
+            _check(isinstance(self.instance_scores, dict) and self.instance_scores.get("encoding") == SCORES_ENCODING,
+                   "instance_scores.encoding", repr(SCORES_ENCODING))
+
+    def scores(self) -> InstanceScores | None:
+        """The per-instance scores (decoded and checked), or None when the result did not record them
+        (schema 1 / 2, or a result built without them). ResultError when they are damaged."""
+        if not self.instance_scores:
+            return None
+        return unpack_scores(self.instance_scores, self.n_instances)
 
     def _validate_coverage(self) -> None:
         c = self.coverage
@@ -241,13 +331,16 @@ class Result:
                 raise ResultError(f"result must be a JSON object, got {type(d).__name__}")
             if d.get("schema_version") not in READABLE_SCHEMAS:
                 raise ResultError(f"schema_version {d.get('schema_version')} is not one of {READABLE_SCHEMAS}")
+            if d["schema_version"] == 2:  # upgrade: no per-instance scores
+                if "instance_scores" in d:
+                    raise ResultError("a schema-2 result has no 'instance_scores'")
             if d["schema_version"] == 1:  # upgrade: coverage unknown, nothing signed
                 if "coverage" in d or "integrity" in d:
                     raise ResultError("a schema-1 result has no 'coverage' or 'integrity'")
                 d = {**d, "schema_version": SCHEMA_VERSION, "coverage": unknown_coverage(d["n_instances"]),
                      "integrity": {"outputs_sha256": None, "signature": None}}
             elif not (isinstance(d.get("coverage"), dict) and d["coverage"]) or not isinstance(d.get("integrity"), dict):
-                raise ResultError("a schema-2 result needs 'coverage' and 'integrity' objects")
+                raise ResultError(f"a schema-{d['schema_version']} result needs 'coverage' and 'integrity' objects")
             metrics = {
                 k: MetricSummary(**{**v, "ci95": tuple(v["ci95"]) if v.get("ci95") else None})
                 for k, v in d["metrics"].items()
@@ -300,7 +393,7 @@ class Result:
             r = cls.from_dict(d)
         except ResultError as exc:
             raise ResultError(f"{path}: {exc}") from None
-        r.status = integrity.check(d) if d.get("schema_version") == SCHEMA_VERSION else "unsigned"
+        r.status = integrity.check(d) if d.get("schema_version") in (2, SCHEMA_VERSION) else "unsigned"
         r.path = Path(path)
         return r
 

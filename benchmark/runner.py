@@ -13,7 +13,7 @@ import json
 import os
 import platform
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Sequence
@@ -28,7 +28,7 @@ from benchmark.isolation import MAX_CRASHES, FitError, Worker, WorkerConfig, Wor
 from benchmark.progress import progress_bar
 from benchmark.provenance import software
 from benchmark.resources import data_home, load_resource
-from benchmark.results import Failure, Result, coverage_of, outputs_digest
+from benchmark.results import Failure, MetricSummary, Result, coverage_of, outputs_digest, pack_scores
 from benchmark.sandbox import MODES, Limits
 from benchmark.submission import Submission, get_submission
 from benchmark.tracks import get_track
@@ -43,6 +43,7 @@ class RunOptions:
     limit: int | None = None  # first N instances only (≥ 1)
     batch_size: int = 16  # instances per worker round trip / explain() call (≥ 1)
     seed: int = 0
+    seeds: list[int] | None = None  # several seed runs in one Result (intervals include seed variance)
     params: dict[str, Any] = field(default_factory=dict)  # overrides of the submission's [parameters]
     overwrite: bool = False  # recompute even if cached / a result exists
     timeout_s: float = 60.0  # per-instance time limit, 0 = none (a batch gets timeout_s × its size)
@@ -68,6 +69,12 @@ class RunOptions:
             bad("limit", f"must be an integer ≥ 1 (or None for the whole split), got {self.limit!r}")
         if not isinstance(self.seed, int) or self.seed < 0:
             bad("seed", f"must be an integer ≥ 0, got {self.seed!r}")
+        if self.seeds is not None:
+            if (not isinstance(self.seeds, (list, tuple)) or not self.seeds
+                    or any(isinstance(x, bool) or not isinstance(x, int) or x < 0 for x in self.seeds)):
+                bad("seeds", f"must be a non-empty list of integers ≥ 0, got {self.seeds!r}")
+            if len(set(self.seeds)) != len(self.seeds):
+                bad("seeds", f"must not repeat a seed, got {list(self.seeds)!r}")
         for name, value in (("timeout", self.timeout_s), ("fit_timeout", self.fit_timeout_s)):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value) or value < 0:
                 bad(name, f"must be a number of seconds ≥ 0 (0 = no limit), got {value!r}")
@@ -140,14 +147,80 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
         name += "{" + ",".join(f"{k}={v}" for k, v in sorted(opts.metric_params.items())) + "}"
     results_dir = Path(opts.results_dir) if opts.results_dir else data_home() / "results"
 
+    seeds = list(opts.seeds) if opts.seeds else [opts.seed]
+    runs = [_run_seed(sub, trk, res, split, instances, spec, model_info, params, name, results_dir, opts, seed)
+            for seed in seeds]
+    first = runs[0]
+    failures = _failures(instances.ids, runs)
+    ok = first.ok
+    # failures are counted in n_failed; `excluded` counts instances where a metric is undefined
+    metrics = summarise_runs(trk, [(r.scores, r.ok) for r in runs])
+    coverage = coverage_of(instances.ids, trk.split_size(res, split, instances, opts.limit), opts.limit)
+    seconds = sum(e.seconds for r in runs for e in r.entries.values())
+    fit_s = first.fit_s
+    result = Result(
+        submission={"name": name, "base": sub.name, "version": sub.version, "hash": sub.hash,
+                    "parameters": params, "kind": sub.kind, "role": sub.role},
+        track=track,
+        resource={"name": res.name, "version": res.version, "revision": res.revision, "split": split},
+        model=model_info,
+        metrics=metrics,
+        n_instances=len(instances),
+        n_failed=len(failures),
+        failures=failures,
+        wall_time_s=float(seconds),
+        provenance={**software(), "seed": seeds[0], **({"seeds": seeds} if len(seeds) > 1 else {}),
+                    "batch_size": opts.batch_size,
+                    "device": f"cpu ({platform.machine()}, {platform.python_implementation()} "
+                              f"{platform.python_version()})",
+                    "isolation": {"sandbox": first.mode, "worker_starts": sum(r.starts for r in runs),
+                                  "memory_gb": opts.memory_gb},
+                    **({"backend": {"name": opts.backend, "address": opts.address, "workers": opts.workers}}
+                       if opts.backend != "local" else {}),  # ray: worker_starts counts none of the tasks
+                    "this_run_s": round(sum(r.this_run_s for r in runs), 3)},
+        primary_metric=trk.primary_metric,
+        created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        coverage=coverage,
+        integrity={"outputs_sha256": outputs_digest([r.entries[i] for r in runs for i in instances.ids])},
+        extra={**({"metric_params": opts.metric_params} if opts.metric_params else {}),
+               **({"excluded_instances": instances.excluded} if instances.excluded else {}),
+               **trk.summary_extra(first.scores, ok),
+               **({"fit_s": fit_s} if fit_s is not None else {}),
+               "seconds_per_instance": round(seconds / max(1, len(instances) * len(runs)), 6),
+               "cache": str(first.cache_path.relative_to(data_home())),
+               **({"caches": [str(r.cache_path.relative_to(data_home())) for r in runs]} if len(runs) > 1 else {})},
+        instance_scores=pack_scores([(r.seed, r.scores, r.ok) for r in runs]),
+    )
+    result.save(result_path(results_dir, track, res.name, opts.model, name, coverage))
+    return result
+
+
+@dataclass
+class _SeedRun:
+    """One seed's run: its cached outputs, per-instance scores and bookkeeping."""
+
+    seed: int
+    entries: dict[str, Entry]
+    scores: dict[str, np.ndarray]
+    ok: np.ndarray
+    cache_path: Path
+    fit_s: float | None
+    mode: str
+    starts: int
+    this_run_s: float
+
+
+def _run_seed(sub: Submission, trk, res, split: str, instances, spec, model_info: dict, params: dict, name: str,
+              results_dir: Path, opts: RunOptions, seed: int) -> _SeedRun:
+    """Explain (or judge) every instance under `seed` — from the cache where it holds them — and score."""
     param_hash = hashlib.sha256(json.dumps(params, sort_keys=True, default=str).encode()).hexdigest()[:12]
     inputs_name, inputs_rev = trk.inputs_key(res, split)
     key = {"resource": inputs_name, "revision": inputs_rev, "split": split, "model": model_info["hash"],
-           "submission": sub.hash, "parameters": params, "seed": opts.seed}
+           "submission": sub.hash, "parameters": params, "seed": seed}
     # the submission's code and the model's weights name the file: changed code or a retrained model
     # starts a fresh cache (the old one stays); the key inside still refuses any other mismatch
-    cache_path = (data_home() / "cache" / track / inputs_name.replace("/", "__") / opts.model /
-                  f"{sub.name}-{sub.hash[:8]}-{str(model_info['hash'])[:8]}-{param_hash}-s{opts.seed}-{split}.sqlite")
+    cache_path = (data_home() / "cache" / trk.name / inputs_name.replace("/", "__") / opts.model /
+                  f"{sub.name}-{sub.hash[:8]}-{str(model_info['hash'])[:8]}-{param_hash}-s{seed}-{split}.sqlite")
     fit = trk.fit_context(res)
     config = WorkerConfig(sandbox=opts.sandbox, hidden=hidden_paths(results_dir, res.root),
                           limits=Limits(memory_bytes=int(opts.memory_gb * (1 << 30)),
@@ -155,8 +228,9 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
                                                                 opts.fit_timeout_s if fit is not None else None)),
                           assets=trk.assets(res), fit_timeout_s=opts.fit_timeout_s)
     worker = Worker(sub, opts.params, spec, config,  # resolves the sandbox (or refuses) before any file is made
-                    fit=None if fit is None else {**fit, "seed": opts.seed})
+                    fit=None if fit is None else {**fit, "seed": seed})
     cache = OutputCache(cache_path, key, overwrite=opts.overwrite)
+    run_opts = opts if seed == opts.seed else replace(opts, seed=seed)
     try:
         done = cache.done()
         todo = [n for n, i in enumerate(instances.ids) if i not in done]
@@ -170,12 +244,13 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
             if refused:
                 raise SubmissionError(f"cannot evaluate: {refused} (model '{opts.model}'); choose another model "
                                       "or submission")
-        with progress_bar(len(todo), f"{name} on {res.name}/{opts.model}", unit="inst") as bar:
+        label = f"{name} on {res.name}/{opts.model}" + (f" (seed {seed})" if opts.seeds else "")
+        with progress_bar(len(todo), label, unit="inst") as bar:
             # the backend explains the batches (here, or as Ray tasks with their own workers); only this
             # process writes the cache, batch by batch as they come back (benchmark.backends)
             batches = [todo[start : start + opts.batch_size] for start in range(0, len(todo), opts.batch_size)]
-            job = Job(sub, opts.params, spec, config, opts, fit=worker.fit)
-            for pos, got in run_batches(batches, lambda pos: _explain(worker, instances, pos, opts, crashes),
+            job = Job(sub, opts.params, spec, config, run_opts, fit=worker.fit)
+            for pos, got in run_batches(batches, lambda pos: _explain(worker, instances, pos, run_opts, crashes),
                                         backend=opts.backend, address=opts.address, workers=opts.workers,
                                         instances=instances, job=job):
                 cache.put(got)
@@ -190,44 +265,49 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
     finally:
         worker.close()
         cache.close()
-
-    failures = [Failure(i, entries[i].reason) for i in instances.ids if not entries[i].ok]
     ok = np.array([entries[i].ok for i in instances.ids], dtype=bool)
-    # failures are counted in n_failed; `excluded` counts instances where a metric is undefined
-    metrics = trk.summarise(scores, ok)
-    coverage = coverage_of(instances.ids, trk.split_size(res, split, instances, opts.limit), opts.limit)
-    result = Result(
-        submission={"name": name, "base": sub.name, "version": sub.version, "hash": sub.hash,
-                    "parameters": params, "kind": sub.kind, "role": sub.role},
-        track=track,
-        resource={"name": res.name, "version": res.version, "revision": res.revision, "split": split},
-        model=model_info,
-        metrics=metrics,
-        n_instances=len(instances),
-        n_failed=len(failures),
-        failures=failures,
-        wall_time_s=float(sum(e.seconds for e in entries.values())),
-        provenance={**software(), "seed": opts.seed, "batch_size": opts.batch_size,
-                    "device": f"cpu ({platform.machine()}, {platform.python_implementation()} "
-                              f"{platform.python_version()})",
-                    "isolation": {"sandbox": worker.mode, "worker_starts": worker.starts,
-                                  "memory_gb": opts.memory_gb},
-                    **({"backend": {"name": opts.backend, "address": opts.address, "workers": opts.workers}}
-                       if opts.backend != "local" else {}),  # ray: worker_starts counts none of the tasks
-                    "this_run_s": round(time.perf_counter() - t_start, 3)},
-        primary_metric=trk.primary_metric,
-        created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        coverage=coverage,
-        integrity={"outputs_sha256": outputs_digest([entries[i] for i in instances.ids])},
-        extra={**({"metric_params": opts.metric_params} if opts.metric_params else {}),
-               **({"excluded_instances": instances.excluded} if instances.excluded else {}),
-               **trk.summary_extra(scores, ok),
-               **({"fit_s": fit_s} if fit_s is not None else {}),
-               "seconds_per_instance": round(sum(e.seconds for e in entries.values()) / max(1, len(instances)), 6),
-               "cache": str(cache_path.relative_to(data_home()))},
-    )
-    result.save(result_path(results_dir, track, res.name, opts.model, name, coverage))
-    return result
+    return _SeedRun(seed, entries, scores, ok, cache_path, fit_s, worker.mode, worker.starts,
+                    time.perf_counter() - t_start)
+
+
+def _failures(ids: list[str], runs: list[_SeedRun]) -> list[Failure]:
+    """One Failure per instance that failed under any seed (the reasons prefixed by the seed when
+    there are several runs)."""
+    out = []
+    for i in ids:
+        bad = [(r.seed, r.entries[i].reason) for r in runs if not r.entries[i].ok]
+        if bad:
+            reason = bad[0][1] if len(runs) == 1 else "; ".join(f"seed {s}: {why}" for s, why in bad)
+            out.append(Failure(i, reason))
+    return out
+
+
+def summarise_runs(trk, per_seed: list[tuple[dict[str, np.ndarray], np.ndarray]]) -> dict[str, MetricSummary]:
+    """The Result's metric summaries. One seed: the track's `summarise`. Several seeds: each metric's
+    mean over the seeds' values; the interval a percentile bootstrap over instances and seeds together
+    (`benchmark.bootstrap`, 1,000 draws, seed 0; std = the bootstrap standard error), so it holds the
+    seed variance; n and excluded as the first seed's."""
+    summaries = [trk.summarise(scores, ok) for scores, ok in per_seed]
+    if len(per_seed) == 1:
+        return summaries[0]
+    from benchmark import bootstrap
+
+    n = len(per_seed[0][1])
+    weights = bootstrap.draw_weights(trk.units(per_seed[0][0], n))
+    draws = bootstrap.metric_draws(trk, per_seed, weights, bootstrap.draw_seed_weights(len(per_seed)))
+    out = {}
+    for name, first in summaries[0].items():
+        means = [s[name].mean for s in summaries]
+        if any(m is None for m in means):
+            out[name] = MetricSummary(None, None, None, first.n, first.excluded, first.direction, first.label)
+            continue
+        mean = float(np.mean(means))
+        d = np.asarray(draws.get(name, []), dtype=np.float64)
+        d = d[np.isfinite(d)]
+        ci = bootstrap.percentile_interval(d)
+        out[name] = MetricSummary(mean, float(d.std(ddof=1)) if d.size > 1 else 0.0, ci or (mean, mean), first.n,
+                                  first.excluded, first.direction, first.label)
+    return out
 
 
 def _fit_seconds(cache_path: Path, this_run: list[float], overwrite: bool) -> float | None:

@@ -75,7 +75,7 @@ def verify_result(path: Path) -> Verdict:
 
     from benchmark.resources import data_home, load_resource
     from benchmark.results import Result, ids_digest, outputs_digest
-    from benchmark.runner import _score
+    from benchmark.runner import _score, summarise_runs
     from benchmark.tracks import get_track
 
     v = Verdict(Path(path))
@@ -107,20 +107,48 @@ def verify_result(path: Path) -> Verdict:
         instances = trk.instances(res, r.resource["split"], cov.get("limit"))
         if ids_digest(instances.ids) != cov["ids_sha256"]:
             raise XaibenchError("the resource no longer gives the instances the Result covers")
-        entries = _read_cache(data_home() / r.extra["cache"], instances.ids)
-        missing = [i for i in instances.ids if i not in entries]
+        caches = r.extra.get("caches") or [r.extra["cache"]]
+        seeds = r.provenance.get("seeds") or [r.provenance.get("seed", 0)]
+        if len(caches) != len(seeds):
+            raise XaibenchError(f"it names {len(caches)} caches for {len(seeds)} seeds")
+        runs = [_read_cache(data_home() / c, instances.ids) for c in caches]
+        missing = sum(1 for entries in runs for i in instances.ids if i not in entries)
         if missing:
-            raise XaibenchError(f"{len(missing)} of its outputs are missing from the cache")
-        if outputs_digest([entries[i] for i in instances.ids]) != integrity["outputs_sha256"]:
+            raise XaibenchError(f"{missing} of its outputs are missing from the cache")
+        if outputs_digest([e[i] for e in runs for i in instances.ids]) != integrity["outputs_sha256"]:
             raise XaibenchError("the cached outputs are not the ones it was scored from")
         metric_params = r.extra.get("metric_params", {})
-        scores = _score(trk, instances, entries, r.submission["name"], metric_params)
-        ok = np.array([entries[i].ok for i in instances.ids], dtype=bool)
-        metrics = trk.summarise(scores, ok)
+        per_seed = []
+        for entries in runs:
+            scores = _score(trk, instances, entries, r.submission["name"], metric_params)
+            per_seed.append((scores, np.array([entries[i].ok for i in instances.ids], dtype=bool)))
+        metrics = summarise_runs(trk, per_seed)
+        _compare_instance_scores(v, r, per_seed, trk.primary_metric)
     except XaibenchError as exc:
         v.problems.append(f"cannot re-score: {exc}")
         return v
     return _compare(v, r, metrics)
+
+
+def _compare_instance_scores(v: "Verdict", r, per_seed: list, primary: str) -> None:
+    """The stored per-instance scores (what boards resample) against the re-scored ones."""
+    import numpy as np
+
+    try:
+        stored = r.scores()
+    except XaibenchError as exc:
+        v.problems.append(str(exc))
+        return
+    if stored is None:
+        return
+    for s, (scores, ok) in enumerate(per_seed):
+        again = np.asarray(scores.get(primary), dtype=np.float64)
+        kept = stored.arrays.get(primary)
+        if kept is None or kept[s].shape != again.shape or not np.allclose(kept[s], again, rtol=REL_TOL,
+                                                                           atol=1e-12, equal_nan=True) \
+                or not np.array_equal(stored.ok[s], ok):
+            v.problems.append(f"instance_scores: the stored per-instance {primary} of seed run {s + 1} differ "
+                              "from re-scoring")
 
 
 def _compare(v: "Verdict", r, metrics: dict) -> "Verdict":

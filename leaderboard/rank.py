@@ -24,11 +24,33 @@ Pure functions over `benchmark.results.Result` objects; nothing here reads files
   `boards(results, verified_only=True)` — what the static HTML board uses — keeps only "signed"
   results before any choice is made and names every left-out one in a warning, so a file that
   cannot be verified never changes which revision or coverage is ranked there.
-* Rows are ranked by the board's primary metric mean, direction-aware; a submission without a mean
-  (every instance failed) ranks last; equal means share a rank (competition ranking: 1, 1, 3).
-* `track_summary(boards)`: per track, each submission's mean rank over the boards of that track it
-  entered (Borda-style mean rank, as MTEB does) and how many it entered. Unranked rows do not count.
-* `overall(boards)`: each submission's mean of its per-track mean ranks over the tracks it entered.
+* Roles (`submission.role` in the Result, from `submission.toml`): only *methods* are ranked.
+  Controls (floors: random, constant, text-blind answers) and references (ceilings allowed to read
+  more) are shown as marked rows at the place their primary value puts them, never ranked.
+* Ranks come from a paired bootstrap (`benchmark.bootstrap`: 1,000 draws of the instances — or of
+  the track's resampling units — with seed 0, the same draws for every row; seeds resampled too
+  where a Result holds several seed runs). A row's rank is 1 + the number of methods significantly
+  better than it (the 95 % interval of the paired difference excludes 0; `leaderboard.stats`), so
+  rows the data cannot separate share a rank and are marked `tied`; `Row.interval` is the 95 %
+  interval of its rank over the draws. Results without per-instance scores (older schemas) leave the
+  board with point ranks (equal means share a rank, competition style: 1, 1, 3), no intervals, and a
+  note saying why. A submission without a mean (every instance failed) ranks last.
+* A ranking gate (`Result.extra["rank_gate"] = {"metric", "min", "beat_controls"}`, set by a track
+  such as robustness): methods whose gate metric is below `min`, or (with `beat_controls`) not
+  significantly better than the best control's, are ranked after every method that passes it.
+* The verdict (`Board.verdict`): the board *discriminates* when its best method beats its best
+  control on the primary metric by the paired bootstrap at 95 %; otherwise "does not discriminate"
+  or "undefined", each with the reason. `Board.agreement`: Kendall τ-b between the primary metric's
+  ranking of the methods and each other metric's (`Board.disagreeing`: those with τ < 0.5);
+  `Row.all_metric` / `Row.all_metric_rank`: the methods' mean normalised rank across every metric
+  (LATEC-style), a secondary ranking beside the primary one.
+* `track_summary(boards)` / `overall(boards)`: submissions compared only where both entered. On every
+  board that discriminates, each pair of ranked methods is one comparison (the better rank wins; a
+  tie is half a win each way); a Bradley–Terry model fitted to them ranks the submissions
+  (`leaderboard.stats.bradley_terry`), with 95 % rank intervals from 200 resamples of the boards
+  (within each track, for `overall`, where each track's boards weigh 1 / its number of counted
+  boards so every track counts once). Boards that do not discriminate, and controls and references,
+  do not count; the summary names the boards left out and why.
 """
 
 from __future__ import annotations
@@ -39,11 +61,17 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Iterable
 
+import numpy as np
+
+from benchmark.errors import XaibenchError
 from benchmark.results import STATUSES, MetricSummary, Result, describe_coverage
+from leaderboard import stats
 
 __all__ = [
+    "AGREEMENT_FLOOR",
     "Board",
     "Row",
+    "Verdict",
     "SummaryRow",
     "TrackSummary",
     "boards",
@@ -70,10 +98,46 @@ class Row:
     path: str = ""  # the file the result was read from ("" when built in memory)
     coverage: dict = field(default_factory=dict)
     fit_s: float | None = None  # an oracle's fit (TOKI: keyword identification), from the Result's extra
+    role: str = "method"  # method (ranked) / control (a floor) / reference (a ceiling); see ROLES
+    interval: tuple[int, int] | None = None  # 95 % bootstrap interval of the rank (methods; None: undefined)
+    tied: bool = False  # another method shares this rank: the data cannot separate them
+    below_gate: str = ""  # why the method is ranked after those passing the board's gate ("" = passes)
+    all_metric: float | None = None  # mean normalised rank across every metric (0 best, 1 worst)
+    all_metric_rank: int | None = None  # the methods' order by `all_metric` (competition ranks)
 
     @property
     def ranked(self) -> bool:
         return self.rank is not None
+
+    @property
+    def marker(self) -> str:
+        """What stands in the rank column of a row without a rank: its role, or the integrity mark."""
+        if self.rank is not None:
+            return ""
+        return self.role if self.role in ("control", "reference") and self.status != "modified" else ""
+
+
+AGREEMENT_FLOOR = 0.5  # Kendall τ below this: the primary metric disagrees with that metric
+
+
+@dataclass
+class Verdict:
+    """Whether a board discriminates: its best method beats its best control beyond the noise."""
+
+    status: str  # "discriminates" | "does not discriminate" | "undefined"
+    reason: str
+    best: str | None = None  # the best method
+    control: str | None = None  # the best control
+    diff: float | None = None  # best − control on the primary metric, oriented (positive = better)
+    ci: tuple[float, float] | None = None  # its 95 % paired-bootstrap interval
+
+    @property
+    def discriminates(self) -> bool:
+        return self.status == "discriminates"
+
+    @property
+    def text(self) -> str:
+        return f"{self.status}: {self.reason}"
 
 
 @dataclass
@@ -95,6 +159,17 @@ class Board:
     warnings: list[str] = field(default_factory=list)
     coverage: dict | None = None  # the coverage of the ranked results (None: nothing ranked)
     verified_only: bool = False  # built with boards(..., verified_only=True)
+    verdict: Verdict = field(default_factory=lambda: Verdict("undefined", "nothing ranked"))
+    # metric -> (Kendall τ-b with the primary metric's ranking of the methods, or None, and why not)
+    agreement: dict[str, tuple[float | None, str]] = field(default_factory=dict)
+    intervals: str = ""  # why the board has no rank intervals ("" = it has them)
+    gate: dict | None = None  # the ranking gate in force ({"metric", "min", "beat_controls"}) or None
+    n_boot: int = 0  # bootstrap draws behind the intervals (0: none)
+
+    @property
+    def disagreeing(self) -> list[str]:
+        """Metrics whose ranking disagrees with the primary one (τ < AGREEMENT_FLOOR)."""
+        return [m for m, (tau, _) in self.agreement.items() if tau is not None and tau < AGREEMENT_FLOOR]
 
     @property
     def coverage_text(self) -> str:
@@ -112,14 +187,17 @@ class Board:
 
 @dataclass
 class SummaryRow:
-    """A submission's mean rank over the boards (track summary) or tracks (overall) it entered."""
+    """A submission in a track summary or the overall ranking (Bradley–Terry over shared boards)."""
 
     rank: int
     submission: str
-    mean_rank: float
-    entered: int  # boards (track summary) or tracks (overall) entered
-    total: int  # boards in the track (track summary) or tracks (overall)
-    parts: dict[str, float] = field(default_factory=dict)  # board title / track -> rank there
+    strength: float  # log Bradley–Terry strength (0 = the prior's reference; higher is better)
+    entered: int  # counted boards entered
+    total: int  # counted boards (that discriminate) in the track / overall
+    wins: float  # share of its pairwise comparisons on shared boards that it won (a tie counts half)
+    interval: tuple[int, int] | None = None  # 95 % rank interval over board resamples
+    tied: bool = False
+    parts: dict[str, float] = field(default_factory=dict)  # board title -> its rank there
 
 
 @dataclass
@@ -127,6 +205,8 @@ class TrackSummary:
     track: str
     n_boards: int
     rows: list[SummaryRow]
+    counted: int = 0  # boards that discriminate (the only ones compared)
+    left_out: list[str] = field(default_factory=list)  # "board title: why" for each board not counted
 
 
 # --------------------------------------------------------------------------------------------------
@@ -196,18 +276,6 @@ def competition_ranks(values: list[float | None], direction: str) -> list[int]:
         else:
             ranks.append(1 + sum(1 for other in present if other < k))
     return ranks
-
-
-def _rank_summary(entries: dict[str, dict[str, float]], total: int) -> list[SummaryRow]:
-    means = {name: sum(parts.values()) / len(parts) for name, parts in entries.items()}
-    names = sorted(entries)
-    ranks = competition_ranks([means[n] for n in names], "lower")
-    rows = [
-        SummaryRow(rank, n, means[n], len(entries[n]), total, dict(sorted(entries[n].items())))
-        for rank, n in zip(ranks, names)
-    ]
-    rows.sort(key=lambda row: (row.rank, -row.entered, row.submission))
-    return rows
 
 
 # --------------------------------------------------------------------------------------------------
@@ -377,10 +445,10 @@ def _board(key: tuple[str, str, str], results: list[Result], verified_only: bool
     directions.setdefault(primary, "lower")
     direction = directions[primary]
 
-    values = [r.metrics[primary].mean if primary in r.metrics else None for r in chosen]
-    ranks: list[int | None] = list(competition_ranks(values, direction))
-    rows = [_row(rank, r) for rank, r in zip(ranks, chosen)]
-    rows.sort(key=lambda row: (row.rank, row.submission, row.version))
+    a = _analyse(track, chosen, primary, names, directions)
+    warnings += a.warnings
+    rows = [_row(a.ranks[k], r, a, k) for k, r in enumerate(chosen)]
+    rows = _order(rows, direction, primary)
     rows += sorted((_row(None, r) for r in unranked), key=lambda row: (row.submission, row.version, row.path))
     return Board(
         track=track,
@@ -398,10 +466,236 @@ def _board(key: tuple[str, str, str], results: list[Result], verified_only: bool
         warnings=warnings,
         coverage=dict(_coverage(_newest_first(chosen)[0])) if chosen else None,
         verified_only=verified_only,
+        verdict=a.verdict,
+        agreement=a.agreement,
+        intervals=a.intervals,
+        gate=a.gate,
+        n_boot=a.n_boot,
     )
 
 
-def _row(rank: int | None, r: Result) -> Row:
+# --------------------------------------------------------------------------------------------------
+# the statistics of one board
+
+
+def _role(r: Result) -> str:
+    role = str(r.submission.get("role", "method"))
+    return role if role in ("method", "control", "reference") else "method"
+
+
+@dataclass
+class _Analysis:
+    ranks: list[int | None]
+    intervals_by_row: list[tuple[int, int] | None]
+    tied: list[bool]
+    below_gate: list[str]
+    all_metric: list[float | None]
+    all_metric_rank: list[int | None]
+    verdict: Verdict
+    agreement: dict[str, tuple[float | None, str]]
+    intervals: str
+    gate: dict | None
+    n_boot: int
+    warnings: list[str]
+
+
+def _draws(track: str, chosen: list[Result]) -> tuple[list[dict[str, np.ndarray]] | None, str]:
+    """Per result, {metric: (B,) values} under the board's shared bootstrap draws — or (None, why not)."""
+    from benchmark import bootstrap
+    from benchmark.tracks import get_track
+
+    if not chosen:
+        return None, "nothing ranked"
+    try:
+        trk = get_track(track)
+    except XaibenchError:
+        return None, f"the track '{track}' is not installed here, so its results cannot be resampled"
+    per = []
+    for r in chosen:
+        try:
+            sc = r.scores()
+        except XaibenchError as exc:
+            return None, f"{_sub(r)}: {exc}"
+        if sc is None:
+            return None, (f"{_sub(r)} carries no per-instance scores (written by an older xaibench); "
+                          "re-run `xaibench evaluate` for it")
+        per.append(sc)
+    n = chosen[0].n_instances
+    try:
+        weights = bootstrap.draw_weights(trk.units(per[0].seed(0)[0], n))
+        out = []
+        for sc in per:
+            runs = [sc.seed(k) for k in range(len(sc.seeds))]
+            out.append(bootstrap.metric_draws(trk, runs, weights, bootstrap.draw_seed_weights(len(runs))))
+    except (ValueError, KeyError, IndexError) as exc:
+        return None, f"the per-instance scores could not be resampled ({type(exc).__name__}: {exc})"
+    return out, ""
+
+
+def _gate(chosen: list[Result], names: list[str]) -> dict | None:
+    """The ranking gate the newest result declares (`extra.rank_gate`), when it names a board metric."""
+    for r in _newest_first(chosen):
+        g = (r.extra or {}).get("rank_gate")
+        if isinstance(g, dict) and g.get("metric") in names:
+            low = g.get("min")
+            return {"metric": str(g["metric"]),
+                    "min": float(low) if isinstance(low, (int, float)) and not isinstance(low, bool) else None,
+                    "beat_controls": bool(g.get("beat_controls", False))}
+    return None
+
+
+def _analyse(track: str, chosen: list[Result], primary: str, names: list[str],
+             directions: dict[str, str]) -> _Analysis:
+    """Ranks, intervals, ties, the gate, the verdict and the metric agreement of a board's rows."""
+    k = len(chosen)
+    direction = directions[primary]
+    roles = [_role(r) for r in chosen]
+    points = {m: [(r.metrics[m].mean if m in r.metrics else None) for r in chosen] for m in names}
+    methods = [i for i in range(k) if roles[i] == "method"]
+    controls = [i for i in range(k) if roles[i] == "control"]
+    draws, why = _draws(track, chosen)
+    warnings: list[str] = []
+
+    def d(i: int, m: str) -> np.ndarray:
+        assert draws is not None
+        return draws[i].get(m, np.full(len(next(iter(draws[i].values()))), np.nan))
+
+    def better(i: int, j: int, m: str) -> stats.Separation:
+        """Is j better than i on m (paired bootstrap, or the point values without draws)?"""
+        pi, pj = points[m][i], points[m][j]
+        if draws is None:
+            if pi is None or pj is None:
+                return stats.Separation(None, None, False)
+            diff = float(stats.oriented(np.array([pj - pi]), directions[m])[0])
+            return stats.Separation(diff, None, diff > 0)
+        return stats.compare(d(i, m), d(j, m), pi, pj, directions[m])
+
+    # the gate: methods below it rank after those that pass
+    gate = _gate(chosen, names)
+    below = [""] * k
+    if gate:
+        gm, gdir = gate["metric"], directions[gate["metric"]]
+        best_control = _best(controls, points[gm], gdir)
+        for i in methods:
+            v = points[gm][i]
+            if v is None:
+                below[i] = f"no {gm} value"
+            elif gate["min"] is not None and stats.oriented(np.array([v - gate["min"]]), gdir)[0] < 0:
+                below[i] = f"{gm} {v:.4g} below the floor {gate['min']:.4g}"
+            elif gate["beat_controls"] and best_control is not None and not better(best_control, i, gm).better:
+                below[i] = f"{gm} not better than the control {chosen[best_control].submission['name']}'s"
+    # groups: 0 = passes the gate, 1 = below it, 2 = no primary value (every instance failed)
+    groups = {i: (2 if points[primary][i] is None else 1 if below[i] else 0) for i in methods}
+
+    ranks: list[int | None] = [None] * k
+    tied = [False] * k
+    intervals: list[tuple[int, int] | None] = [None] * k
+    if methods:
+        if draws is not None:
+            sep = np.array([[better(i, j, primary).better if i != j else False for j in methods] for i in methods])
+            r, t = stats.display_ranks(sep, [groups[i] for i in methods])
+            ivs = stats.rank_intervals([d(i, primary) for i in methods], direction, [groups[i] for i in methods])
+        else:
+            order = [(groups[i], points[primary][i]) for i in methods]
+            r = []
+            for g, v in order:
+                ahead = sum(1 for g2, _ in order if g2 < g)
+                same = [v2 for g2, v2 in order if g2 == g]
+                r.append(ahead + competition_ranks(same, direction)[same.index(v)])
+            t = [r.count(x) > 1 for x in r]
+            ivs = [None] * len(methods)
+        for pos, i in enumerate(methods):
+            ranks[i], tied[i], intervals[i] = r[pos], t[pos], ivs[pos]
+
+    # the verdict: the best method against the best control
+    verdict = _verdict(chosen, methods, controls, ranks, points[primary], direction, better, why, primary)
+
+    # agreement of the metrics, and the secondary (all-metric) ranking, over the methods
+    agreement: dict[str, tuple[float | None, str]] = {}
+    for m in names:
+        if m != primary:
+            agreement[m] = stats.agreement([points[primary][i] for i in methods], [points[m][i] for i in methods],
+                                           direction, directions[m])
+    nr = stats.mean_normalised_rank({m: [points[m][i] for i in methods] for m in names},
+                                    {m: directions[m] for m in names}) if methods else []
+    all_metric: list[float | None] = [None] * k
+    all_rank: list[int | None] = [None] * k
+    present = [(i, v) for i, v in zip(methods, nr) if v is not None]
+    if len(present) >= 2:
+        cr = competition_ranks([v for _, v in present], "lower")
+        for (i, v), rank in zip(present, cr):
+            all_metric[i], all_rank[i] = v, rank
+    return _Analysis(ranks, intervals, tied, below, all_metric, all_rank, verdict, agreement, why if draws is None
+                     else "", gate, 0 if draws is None else _n_boot(), warnings)
+
+
+def _n_boot() -> int:
+    from benchmark.bootstrap import N_BOOT
+
+    return N_BOOT
+
+
+def _best(rows: list[int], values: list[float | None], direction: str) -> int | None:
+    """The row of `rows` with the best value (None when no row has one); ties: the first."""
+    valued = [i for i in rows if values[i] is not None]
+    if not valued:
+        return None
+    key = stats.oriented(np.array([values[i] for i in valued], dtype=np.float64), direction)
+    return valued[int(np.argmax(key))]
+
+
+def _verdict(chosen, methods, controls, ranks, values, direction, better, why, primary) -> Verdict:
+    if not methods:
+        return Verdict("undefined", "no method on this board (only controls or references)")
+    if len(chosen) < 2:
+        return Verdict("undefined", "only one submission on this board: nothing to compare")
+    if not controls:
+        return Verdict("undefined", "no control evaluated on this board (e.g. `xaibench evaluate random` or "
+                       "`uniform`), so nothing says what chance scores here")
+    top = [i for i in methods if ranks[i] is not None and values[i] is not None]
+    if not top:
+        return Verdict("undefined", f"no method has a {primary} value")
+    best = min(top, key=lambda i: (ranks[i], -float(stats.oriented(np.array([values[i]]), direction)[0])))
+    control = _best(controls, values, direction)
+    if control is None:
+        return Verdict("undefined", f"no control has a {primary} value")
+    name_b, name_c = str(chosen[best].submission["name"]), str(chosen[control].submission["name"])
+    if why:
+        return Verdict("undefined", f"no paired bootstrap: {why}", name_b, name_c)
+    sep = better(control, best, primary)
+    if sep.ci is None:
+        return Verdict("undefined", f"the difference between {name_b} and {name_c} is undefined in most draws",
+                       name_b, name_c, sep.diff)
+    words = (f"{name_b} vs the control {name_c}: Δ {primary} = {sep.diff:+.4g}, 95% CI "
+             f"[{sep.ci[0]:+.4g}, {sep.ci[1]:+.4g}] (paired bootstrap, oriented so + is better)")
+    if sep.better:
+        return Verdict("discriminates", words, name_b, name_c, sep.diff, sep.ci)
+    return Verdict("does not discriminate", words + "; its ranks are not used in the summaries",
+                   name_b, name_c, sep.diff, sep.ci)
+
+
+def _order(rows: list[Row], direction: str, primary: str) -> list[Row]:
+    """Methods by (rank, value, name); each control / reference inserted before the first method its
+    primary value beats (so it stands where its score puts it); rows without a value last."""
+    def value(row: Row) -> float:
+        m = row.metrics.get(primary)
+        v = None if m is None else m.mean
+        return -math.inf if v is None else float(stats.oriented(np.array([v]), direction)[0])
+
+    methods = sorted([r for r in rows if r.rank is not None],
+                     key=lambda r: (r.rank, -value(r), r.submission, r.version))
+    others = sorted([r for r in rows if r.rank is None], key=lambda r: (-value(r), r.submission, r.version))
+    out = list(methods)
+    for o in others:
+        pos = next((k for k, r in enumerate(out) if r.rank is not None and not r.below_gate and value(o) > value(r)),
+                   len(out))
+        out.insert(pos, o)
+    return out
+
+
+def _row(rank: int | None, r: Result, a: "_Analysis | None" = None, k: int = 0) -> Row:
+    extra = {} if a is None else {"interval": a.intervals_by_row[k], "tied": a.tied[k], "below_gate": a.below_gate[k],
+                                  "all_metric": a.all_metric[k], "all_metric_rank": a.all_metric_rank[k]}
     return Row(
         rank=rank,
         submission=str(r.submission["name"]),
@@ -416,6 +710,8 @@ def _row(rank: int | None, r: Result) -> Row:
         path=str(getattr(r, "path", None) or ""),
         coverage=dict(_coverage(r)),
         fit_s=_fit(r),
+        role=_role(r),
+        **extra,
     )
 
 
@@ -428,35 +724,98 @@ def _fit(r: Result) -> float | None:
 # summaries
 
 
-def track_summary(boards: Iterable[Board]) -> list[TrackSummary]:
-    """Per track (sorted by name): each submission's mean rank over the boards of it entered.
+N_BOARD_BOOT = 200  # resamples of the boards behind a summary's rank intervals
 
-    Rows are sorted best first (lowest mean rank; equal mean ranks share a rank, then more boards
-    entered, then name). `parts` maps each entered board's title to the rank there.
-    """
+
+def _comparisons(board: Board, index: dict[str, int], weight: float) -> list[tuple[int, int, float]]:
+    """Each pair of ranked methods on the board: (winner, loser, weight); a tie is two half-weights."""
+    rows = [r for r in board.rows if r.rank is not None and r.role == "method"]
+    out = []
+    for a in range(len(rows)):
+        for b in range(a + 1, len(rows)):
+            i, j = index[rows[a].submission], index[rows[b].submission]
+            if rows[a].rank < rows[b].rank:
+                out.append((i, j, weight))
+            elif rows[b].rank < rows[a].rank:
+                out.append((j, i, weight))
+            else:
+                out += [(i, j, weight / 2), (j, i, weight / 2)]
+    return out
+
+
+def _counted(boards: list[Board]) -> tuple[list[Board], list[str]]:
+    """(boards that discriminate, "title: why" for each left out)."""
+    kept = [b for b in boards if b.verdict.discriminates]
+    left = [f"{b.title}: {b.verdict.status} ({b.verdict.reason})" for b in boards if not b.verdict.discriminates]
+    return kept, left
+
+
+def _bt_rows(strata: list[list[Board]], weights: list[float]) -> list[SummaryRow]:
+    """Bradley–Terry summary of the methods on `strata` (lists of counted boards; stratum s's boards
+    weigh weights[s]); rank intervals from resampling boards within each stratum."""
+    boards = [b for st in strata for b in st]
+    names = sorted({r.submission for b in boards for r in b.rows if r.rank is not None and r.role == "method"})
+    if not names:
+        return []
+    index = {n: k for k, n in enumerate(names)}
+
+    def fit(chosen: list[list[Board]]) -> np.ndarray:
+        comps = [c for st, w in zip(chosen, weights) for b in st for c in _comparisons(b, index, w)]
+        return np.log(stats.bradley_terry(len(names), comps))
+
+    theta = fit(strata)
+    rng = np.random.default_rng(0)
+    draws = np.array([fit([[st[j] for j in rng.integers(0, len(st), len(st))] if st else [] for st in strata])
+                      for _ in range(N_BOARD_BOOT)])  # (B, n)
+    # i is behind j when j's strength is larger in at least 97.5 % of the board resamples
+    behind = np.array([[i != j and np.mean(draws[:, j] > draws[:, i]) >= 0.975 for j in range(len(names))]
+                       for i in range(len(names))])
+    ranks, tied = stats.display_ranks(behind)
+    ivs = stats.rank_intervals(list(draws.T), "higher")
+    wins = np.zeros(len(names))
+    games = np.zeros(len(names))
+    parts: dict[str, dict[str, float]] = {n: {} for n in names}
+    total = len(boards)
+    for st, w in zip(strata, weights):
+        for b in st:
+            for win, lose, wt in _comparisons(b, index, 1.0):
+                wins[win] += wt
+                games[win] += wt
+                games[lose] += wt
+            for r in b.rows:
+                if r.rank is not None and r.role == "method":
+                    parts[r.submission][b.title] = float(r.rank)
+    rows = [SummaryRow(ranks[k], n, float(theta[k]), len(parts[n]), total,
+                       float(wins[k] / games[k]) if games[k] else float("nan"), ivs[k], tied[k],
+                       dict(sorted(parts[n].items())))
+            for k, n in enumerate(names)]
+    rows.sort(key=lambda r: (r.rank, -r.strength, r.submission))
+    return rows
+
+
+def track_summary(boards: Iterable[Board]) -> list[TrackSummary]:
+    """Per track (sorted by name): the methods ranked by a Bradley–Terry model of their pairwise
+    results on the track's boards that discriminate (see the module docstring); `left_out` names the
+    boards not counted and why."""
     per_track: dict[str, list[Board]] = defaultdict(list)
     for b in boards:
         per_track[b.track].append(b)
     out = []
     for track in sorted(per_track):
-        entries: dict[str, dict[str, float]] = defaultdict(dict)
-        for b in per_track[track]:
-            for row in b.rows:
-                if row.rank is not None:
-                    entries[row.submission][b.title] = float(row.rank)
-        out.append(TrackSummary(track, len(per_track[track]), _rank_summary(entries, len(per_track[track]))))
+        kept, left = _counted(per_track[track])
+        out.append(TrackSummary(track, len(per_track[track]), _bt_rows([kept], [1.0]) if kept else [], len(kept),
+                                left))
     return out
 
 
 def overall(boards: Iterable[Board]) -> list[SummaryRow]:
-    """Each submission's mean of its per-track mean ranks over the tracks it entered, best first.
-
-    `parts` maps each entered track to the submission's mean rank there; `entered` / `total` count
-    tracks.
-    """
-    summaries = track_summary(boards)
-    entries: dict[str, dict[str, float]] = defaultdict(dict)
-    for s in summaries:
-        for row in s.rows:
-            entries[row.submission][s.track] = row.mean_rank
-    return _rank_summary(entries, len(summaries))
+    """The methods ranked by one Bradley–Terry model over every track's boards that discriminate,
+    each track weighing the same (its boards weigh 1 / its number of counted boards); `entered` /
+    `total` count boards."""
+    per_track: dict[str, list[Board]] = defaultdict(list)
+    for b in boards:
+        per_track[b.track].append(b)
+    strata = [s for s in (_counted(per_track[t])[0] for t in sorted(per_track)) if s]
+    if not strata:
+        return []
+    return _bt_rows(strata, [1.0 / len(s) for s in strata])

@@ -36,7 +36,7 @@ from rich.table import Table
 from rich.text import Text
 
 from benchmark.results import MetricSummary
-from leaderboard.rank import Board, Row, overall, track_summary
+from leaderboard.rank import AGREEMENT_FLOOR, Board, Row, overall, track_summary
 
 __all__ = [
     "ARROWS",
@@ -59,15 +59,23 @@ PRIMARY_MARK = "★"
 MISSING = "—"
 UNRANKED = "✗"
 MARKERS = {"unsigned": "unverified", "modified": "MODIFIED"}  # "signed" rows carry no marker
+ROLE_MARKS = {"control": "ctrl", "reference": "ref"}  # the rank column of a control / reference row
+TIED = "="  # after a rank the data cannot separate from another row's
+_RANKS = (
+    "rank: 1 + the methods significantly better (paired bootstrap over instances, 95 %); "
+    f"{TIED} tied (the data cannot separate them) · rank 95%: the rank's bootstrap interval · "
+    "ctrl: a control (a floor), ref: a reference allowed to read more (a ceiling), never ranked · "
+    "all-metric: the methods' order by mean normalised rank over every metric"
+)
 LEGEND = (
     f"↓ lower is better · ↑ higher is better · {PRIMARY_MARK} primary metric (ranked by) · "
-    "cells: mean ± half-width of the 95% CI · failed: failed/instances · "
+    "cells: mean ± half-width of the 95% CI · failed: failed/instances · " + _RANKS + " · "
     "unverified: no signature valid on this machine (older xaibench, or written elsewhere) · "
     "MODIFIED: the file changed after xaibench wrote it (not ranked)"
 )
 HTML_LEGEND = (
     f"↓ lower is better · ↑ higher is better · {PRIMARY_MARK} primary metric (ranked by) · "
-    "cells: mean ± half-width of the 95% CI · failed: failed/instances · "
+    "cells: mean ± half-width of the 95% CI · failed: failed/instances · " + _RANKS + " · "
     "only results whose signature this machine verified are published here"
 )
 
@@ -148,28 +156,76 @@ def _board_caption(board: Board) -> str:
 
 
 def _rank_cell(row: Row, unranked: str = MISSING) -> str:
-    return unranked if row.rank is None else str(row.rank)
+    """`3`, `3=` (tied), `ctrl` / `ref` (a control / reference), or `unranked` (a modified result)."""
+    if row.rank is None:
+        return ROLE_MARKS.get(row.marker, unranked)
+    return f"{row.rank}{TIED if row.tied else ''}"
+
+
+def _interval_cell(row: Row) -> str:
+    """The rank's 95 % bootstrap interval, `2–5` (`—` when undefined or not ranked)."""
+    if row.rank is None or row.interval is None:
+        return MISSING
+    lo, hi = row.interval
+    return str(lo) if lo == hi else f"{lo}–{hi}"
+
+
+def _all_metric_cell(row: Row) -> str:
+    return MISSING if row.all_metric_rank is None else str(row.all_metric_rank)
+
+
+def board_notes(board: Board) -> list[str]:
+    """The lines every format prints under a board: its verdict, the metrics' agreement with the
+    primary metric (Kendall τ-b over the methods; ⚠ where τ < 0.5), the gate, why intervals are missing."""
+    lines = [f"verdict: {board.verdict.text}"]
+    if board.agreement:
+        parts = []
+        for m, (tau, why) in board.agreement.items():
+            label = board.labels.get(m, m)
+            parts.append(f"{label} {'undefined' if tau is None else f'{tau:+.2f}'}"
+                         + (" ⚠" if tau is not None and tau < AGREEMENT_FLOOR else ""))
+        reasons = sorted({why for tau, why in board.agreement.values() if tau is None and why})
+        line = f"agreement with {board.labels.get(board.primary_metric, board.primary_metric)} (Kendall τ): " + \
+            ", ".join(parts)
+        if reasons:
+            line += f" (undefined: {'; '.join(reasons)})"
+        if board.disagreeing:
+            line += (f" — ⚠ the primary metric disagrees with {', '.join(board.labels.get(m, m) for m in board.disagreeing)}"
+                     "; read the all-metric ranking beside it")
+        lines.append(line)
+    if board.gate:
+        g = board.gate
+        rule = " and ".join(x for x in (f"at least {g['min']:.4g}" if g.get("min") is not None else "",
+                                        "better than the best control" if g.get("beat_controls") else "") if x)
+        lines.append(f"gate: methods whose {board.labels.get(g['metric'], g['metric'])} is not {rule} rank after "
+                     "those whose is")
+    if board.intervals:
+        lines.append(f"rank intervals: undefined — {board.intervals}")
+    return lines
 
 
 def _marked(row: Row) -> str:
-    """The submission name with its integrity marker in parentheses (Markdown, HTML)."""
-    marker = MARKERS.get(row.status)
-    return f"{row.submission} ({marker})" if marker else row.submission
+    """The submission name with its integrity marker, its role and a gate note in parentheses."""
+    notes = [m for m in (MARKERS.get(row.status), row.marker, "below the gate: " + row.below_gate
+                         if row.below_gate else "") if m]
+    return f"{row.submission} ({'; '.join(notes)})" if notes else row.submission
 
 
 def _board_table(board: Board) -> tuple[list[str], list[list[str]]]:
     """Header and body cells of a board, shared by Markdown and HTML."""
-    header = ["rank", "submission", "version", *(_header(board, n) for n in board.metric_names)]
+    header = ["rank", "rank 95%", "submission", "version", *(_header(board, n) for n in board.metric_names)]
     fits = any(r.fit_s is not None for r in board.rows)
-    header += ["failed", "time (s)"] + (["fit (s)"] if fits else [])
+    header += ["all-metric", "failed", "time (s)"] + (["fit (s)"] if fits else [])
     body = []
     for row in board.rows:
         body.append(
             [
                 _rank_cell(row),
+                _interval_cell(row),
                 _marked(row),
                 row.version,
                 *(format_cell(row.metrics.get(n)) for n in board.metric_names),
+                _all_metric_cell(row),
                 _failures(row.n_failed, row.n_instances),
                 _wall(row.wall_time_s),
                 *([MISSING if row.fit_s is None else _wall(row.fit_s)] if fits else []),
@@ -178,29 +234,33 @@ def _board_table(board: Board) -> tuple[list[str], list[list[str]]]:
     return header, body
 
 
-def _summary_tables(boards: list[Board]) -> list[tuple[str, list[str], list[list[str]]]]:
-    """(title, header, body) of each track summary and of the overall ranking."""
+_SUMMARY_HEADER = ["rank", "rank 95%", "submission", "BT θ ↑", "wins", "boards"]
+
+
+def _summary_body(rows) -> list[list[str]]:
+    out = []
+    for r in rows:
+        iv = MISSING if r.interval is None else (str(r.interval[0]) if r.interval[0] == r.interval[1]
+                                                 else f"{r.interval[0]}–{r.interval[1]}")
+        wins = MISSING if not math.isfinite(r.wins) else f"{100 * r.wins:.0f}%"
+        out.append([f"{r.rank}{TIED if r.tied else ''}", iv, r.submission, f"{r.strength:+.2f}", wins,
+                    f"{r.entered}/{r.total}"])
+    return out
+
+
+def _summary_tables(boards: list[Board]) -> list[tuple[str, list[str], list[list[str]], list[str]]]:
+    """(title, header, body, notes) of each track summary and of the overall ranking."""
     out = []
     for s in track_summary(boards):
-        body = [
-            [str(r.rank), r.submission, f"{r.mean_rank:.2f}", f"{r.entered}/{r.total}"] for r in s.rows
-        ]
-        out.append((f"track {s.track}: mean rank over its boards", ["rank", "submission", "mean rank ↓", "boards"], body))
+        notes = [f"counted {s.counted} of {s.n_boards} board(s): those that discriminate"]
+        notes += [f"left out {w}" for w in s.left_out]
+        out.append((f"track {s.track}: Bradley–Terry over its boards that discriminate", _SUMMARY_HEADER,
+                    _summary_body(s.rows), notes))
     rows = overall(boards)
-    tracks = sorted({b.track for b in boards})
     if rows:
-        body = [
-            [
-                str(r.rank),
-                r.submission,
-                f"{r.mean_rank:.2f}",
-                f"{r.entered}/{r.total}",
-                *(f"{r.parts[t]:.2f}" if t in r.parts else MISSING for t in tracks),
-            ]
-            for r in rows
-        ]
-        header = ["rank", "submission", "mean rank ↓", "tracks", *tracks]
-        out.append(("overall: mean of per-track mean ranks", header, body))
+        out.append(("overall: Bradley–Terry over every track's boards that discriminate (each track weighs the same)",
+                    _SUMMARY_HEADER, _summary_body(rows),
+                    ["submissions are compared only on boards both entered; controls and references are not ranked"]))
     return out
 
 
@@ -282,6 +342,10 @@ def _name_cell(row: Row) -> Text:
     marker = MARKERS.get(row.status)
     if marker:
         text.append("\n" + marker, style="bold red" if row.status == "modified" else "yellow")
+    if row.marker:
+        text.append("\n" + row.marker, style="dim")
+    if row.below_gate:
+        text.append("\nbelow the gate", style="yellow")
     return text
 
 
@@ -289,6 +353,7 @@ def _board_columns(board: Board) -> tuple[list[_Col], list[int]]:
     rows = board.rows
     cols = [
         _Col("rank", [Text(_rank_cell(r, UNRANKED)) for r in rows], required=True),
+        _Col("95%", [Text(_interval_cell(r)) for r in rows], required=True, name="rank 95%"),
         _Col("submission", [_name_cell(r) for r in rows], justify="left", required=True),
         _Col("version", [Text(r.version) for r in rows], justify="left"),
     ]
@@ -299,11 +364,12 @@ def _board_columns(board: Board) -> tuple[list[_Col], list[int]]:
                       required=primary, name=board.labels.get(n, n))
         cols.append(_Col(header, [Text(format_cell(r.metrics.get(n))) for r in rows], bold=primary,
                          required=primary, narrow=narrow, name=board.labels.get(n, n)))
+    cols.append(_Col("all", [Text(_all_metric_cell(r)) for r in rows], name="all-metric rank"))
     cols.append(_Col("failed", [Text(_failures(r.n_failed, r.n_instances)) for r in rows]))
     cols.append(_Col("time (s)", [Text(_wall(r.wall_time_s)) for r in rows]))
-    metric_idx = list(range(3, 3 + len(board.metric_names)))
-    failed, time_, version = len(cols) - 2, len(cols) - 1, 2
-    priority = [failed, *metric_idx, time_, version]
+    metric_idx = list(range(4, 4 + len(board.metric_names)))
+    all_metric, failed, time_, version = len(cols) - 3, len(cols) - 2, len(cols) - 1, 3
+    priority = [failed, *metric_idx[:3], all_metric, *metric_idx[3:], time_, version]
     if any(r.fit_s is not None for r in rows):  # oracles: the fit (TOKI's keyword identification) beside
         cols.append(_Col("fit (s)", [Text(MISSING if r.fit_s is None else _wall(r.fit_s)) for r in rows]))
         priority.insert(priority.index(time_) + 1, len(cols) - 1)
@@ -328,6 +394,10 @@ class _BoardView:
             if note is not None:
                 yield note
         yield Text(_board_caption(board), style="dim")
+        for line in board_notes(board):
+            style = "bold" if line.startswith("verdict: discriminates") else \
+                "yellow" if line.startswith("verdict") or "⚠" in line else "dim"
+            yield Text(line, style=style)
         for w in board.warnings:
             yield Text(f"warning: {w}", style="yellow")
         yield Text("")
@@ -339,20 +409,25 @@ class _BoardView:
 class _SummaryView:
     """A summary table (rank, submission, mean rank required; the rest while it fits)."""
 
-    def __init__(self, title: str, header: list[str], body: list[list[str]]) -> None:
-        self.title, self.header, self.body = title, header, body
+    def __init__(self, title: str, header: list[str], body: list[list[str]], notes: list[str] = ()) -> None:
+        self.title, self.header, self.body, self.notes = title, header, body, list(notes)
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         cols = [
-            _Col(h, [Text(row[i]) for row in self.body], justify="left" if i == 1 else "right", required=i < 3)
+            _Col(h, [Text(row[i]) for row in self.body], justify="left" if i == 2 else "right", required=i < 4)
             for i, h in enumerate(self.header)
         ]
-        shown, dropped, narrowed = _fit(cols, options.max_width, list(range(3, len(cols))))
+        shown, dropped, narrowed = _fit(cols, options.max_width, list(range(4, len(cols))))
         yield Text(self.title, style="bold")
-        yield _table(shown)
+        if self.body:
+            yield _table(shown)
+        else:
+            yield Text("no board of this track discriminates: nothing to rank", style="yellow")
         note = _fit_note(options.max_width, dropped, narrowed)
         if note is not None:
             yield note
+        for line in self.notes:
+            yield Text(line, style="dim")
         yield Text("")
 
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
@@ -365,7 +440,7 @@ def rich_renderables(boards: Iterable[Board], summaries: bool = True) -> list[Re
     boards = list(boards)
     out: list[RenderableType] = [_BoardView(b) for b in boards]
     if summaries and boards:
-        out += [_SummaryView(title, header, body) for title, header, body in _summary_tables(boards)]
+        out += [_SummaryView(title, header, body, notes) for title, header, body, notes in _summary_tables(boards)]
         out.append(Text(LEGEND, style="dim"))
     return out
 
@@ -411,16 +486,21 @@ def to_markdown(boards: Iterable[Board], summaries: bool = True) -> str:
     for board in boards:
         header, body = _board_table(board)
         lines += [f"## {_md(board.title)}", "", f"_{_md(_board_caption(board))}_", ""]
-        lines += _md_table(header, body, {0} | set(range(3, len(header))))
+        lines += _md_table(header, body, {0, 1} | set(range(4, len(header))))
         lines.append("")
+        for line in board_notes(board):
+            lines.append(f"_{_md(line)}_")
+            lines.append("")
         for w in board.warnings:
             lines.append(f"> **warning:** {_md(w)}")
             lines.append("")
     if summaries and boards:
-        for title, header, body in _summary_tables(boards):
+        for title, header, body, notes in _summary_tables(boards):
             lines += [f"## {_md(title)}", ""]
-            lines += _md_table(header, body, set(range(len(header))) - {1})
+            lines += _md_table(header, body, set(range(len(header))) - {2}) if body else ["_nothing to rank_"]
             lines.append("")
+            for line in notes:
+                lines += [f"_{_md(line)}_", ""]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
@@ -435,10 +515,12 @@ def _metric_names_all(boards: list[Board]) -> list[str]:
 def csv_columns(boards: Iterable[Board]) -> list[str]:
     """The CSV header: board and submission fields, the integrity `status`, four columns per metric,
     counts, then the row's coverage (`complete`: true/false/empty when unrecorded; `ids_sha256`)."""
-    cols = ["track", "resource", "revision", "model", "rank", "submission", "version", "status"]
+    cols = ["track", "resource", "revision", "model", "rank", "tied", "rank_ci_low", "rank_ci_high", "role",
+            "submission", "version", "status"]
     for n in _metric_names_all(list(boards)):
         cols += [f"{n}_mean", f"{n}_ci_low", f"{n}_ci_high", f"{n}_excluded"]
-    return cols + ["n_instances", "n_failed", "wall_time_s", "complete", "ids_sha256"]
+    return cols + ["all_metric_rank", "below_gate", "n_instances", "n_failed", "wall_time_s", "complete",
+                   "ids_sha256", "board_verdict"]
 
 
 def _num(x: float | None) -> str:
@@ -457,8 +539,10 @@ def to_csv(boards: Iterable[Board]) -> str:
     writer.writerow(csv_columns(boards))
     for b in boards:
         for row in b.rows:
-            cells: list[str] = [b.track, b.resource, b.revision, b.model, _rank_cell(row, ""), row.submission,
-                                row.version, row.status]
+            iv = row.interval if row.rank is not None else None
+            cells: list[str] = [b.track, b.resource, b.revision, b.model, "" if row.rank is None else str(row.rank),
+                                str(row.tied).lower(), "" if iv is None else str(iv[0]),
+                                "" if iv is None else str(iv[1]), row.role, row.submission, row.version, row.status]
             for n in names:
                 m = row.metrics.get(n)
                 if m is None:
@@ -466,9 +550,11 @@ def to_csv(boards: Iterable[Board]) -> str:
                     continue
                 lo, hi = m.ci95 if m.ci95 is not None else (None, None)
                 cells += [_num(m.mean), _num(lo), _num(hi), str(m.excluded)]
+            cells += ["" if row.all_metric_rank is None else str(row.all_metric_rank), row.below_gate]
             cells += [str(row.n_instances), str(row.n_failed), _num(row.wall_time_s)]
             complete = row.coverage.get("complete")
-            cells += ["" if complete is None else str(bool(complete)).lower(), row.coverage.get("ids_sha256") or ""]
+            cells += ["" if complete is None else str(bool(complete)).lower(), row.coverage.get("ids_sha256") or "",
+                      b.verdict.status]
             writer.writerow(cells)
     return buf.getvalue()
 
@@ -487,6 +573,7 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: now
 caption { caption-side: bottom; text-align: left; color: #666; font-size: 0.9em; padding-top: 0.3em; }
 .warning { background: #fff6d5; border-left: 4px solid #e0b000; padding: 0.4em 0.8em; margin: 0.3em 0; }
 .legend { color: #666; font-size: 0.9em; }
+.note { color: #444; font-size: 0.95em; margin: 0.2em 0; }
 """.strip()
 
 
@@ -550,17 +637,20 @@ def to_html(boards: Iterable[Board], summaries: bool = True, title: str = "xaibe
         out.append("<section>")
         out.append(f"<h2>{_e(board.title)}</h2>")
         if body:
-            out += _html_table(header, body, {1, 2}, 3, _board_caption(board))
+            out += _html_table(header, body, {2, 3}, 4, _board_caption(board))
         else:
             out.append(f"<p>No verified results on this board ({_e(_board_caption(board))}).</p>")
+        for line in board_notes(board):
+            out.append(f'<p class="note">{_e(line)}</p>')
         for w in board.warnings:
             out.append(f'<p class="warning"><strong>warning:</strong> {_e(w)}</p>')
         out.append("</section>")
     if summaries and boards:
-        for title_, header, body in _summary_tables(boards):
+        for title_, header, body, notes in _summary_tables(boards):
             out.append("<section>")
             out.append(f"<h2>{_e(title_)}</h2>")
-            out += _html_table(header, body, {1}, None)
+            out += _html_table(header, body, {2}, None)
+            out += [f'<p class="note">{_e(line)}</p>' for line in notes]
             out.append("</section>")
     out += ["</body>", "</html>"]
     return "\n".join(out) + "\n"

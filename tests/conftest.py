@@ -99,7 +99,8 @@ def one_torch_thread():
 
 @pytest.fixture(scope="session")
 def site_results(aixi_home, tmp_path_factory):
-    """Real results: occlusion, random, uniform on aixi/shape-ssin (cnn and function, 6 images), written
+    """Real results: occlusion, random, uniform on aixi/shape-ssin (cnn and function, 6 images; saliency
+    and input×gradient on the cnn), written
     to a fresh results folder, plus hand-made bad inputs. Returns (results_dir, details)."""
     os.environ["XAIBENCH_HOME"] = str(aixi_home)
     import copy
@@ -110,8 +111,10 @@ def site_results(aixi_home, tmp_path_factory):
 
     results = tmp_path_factory.mktemp("site-results")
     made = {}
-    for sub in ("occlusion", "random", "uniform"):
+    for sub in ("occlusion", "random", "uniform", "saliency", "input-x-gradient"):
         for model in ("cnn", "function"):
+            if sub in ("saliency", "input-x-gradient") and model == "function":
+                continue  # gradient methods need the white-box CNN
             made[(sub, model)] = evaluate(sub, "aixi", "aixi/shape-ssin", model=model, limit=6, batch_size=4,
                                           results_dir=results, sandbox="none", timeout_s=0)
     # a result on another resource revision (signed, so only the revision check can drop it)

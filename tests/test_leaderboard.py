@@ -1,4 +1,4 @@
-"""Leaderboard: ranking, revision handling, mean-rank summaries, renderers and the CLI command."""
+"""Leaderboard: ranking, revision handling, summaries, renderers and the CLI command."""
 
 from __future__ import annotations
 
@@ -14,7 +14,9 @@ from typer.testing import CliRunner
 
 import leaderboard.cli
 from benchmark.errors import XaibenchError
-from benchmark.results import Failure, MetricSummary, Result, coverage_of
+import numpy as np
+
+from benchmark.results import Failure, MetricSummary, Result, coverage_of, pack_scores
 from leaderboard import render
 from leaderboard.rank import boards, competition_ranks, overall, track_summary
 
@@ -43,15 +45,30 @@ def make_result(
     split_size=None,
     limit=None,
     status="signed",
+    role="method",
+    values=None,
 ) -> Result:
     """A Result as the runner makes it: covering the first `n_instances` ids of a split of `split_size`
-    (default: the whole split). `status` stands for what `Result.load` would have found."""
+    (default: the whole split). `status` stands for what `Result.load` would have found. `values`:
+    per-instance values of the primary metric (or {metric: values}), recorded as `instance_scores` so
+    the board can resample them (their means become the metric means)."""
     if metrics is None:
         metrics = {"kl": metric(0.5, "lower", "KL")}
+    instance_scores = {}
+    if values is not None:
+        per = values if isinstance(values, dict) else {primary: values}
+        per = {k: np.asarray(v, dtype=np.float64) for k, v in per.items()}
+        n_instances = len(next(iter(per.values())))
+        metrics = dict(metrics)
+        for k, v in per.items():
+            old = metrics.get(k)
+            d = old.direction if old else "lower"
+            metrics[k] = MetricSummary.from_scores(v, d, old.label if old else k)
+        instance_scores = pack_scores([(0, per, np.ones(n_instances, dtype=bool))])
     ids = [f"{resource}:{k}" for k in range(n_instances)]
     r = Result(
         submission={"name": name, "version": version, "hash": f"h-{name}-{version}", "parameters": {},
-                    "kind": "explainer"},
+                    "kind": "explainer", "role": role},
         track=track,
         resource={"name": resource, "version": resource_version, "revision": revision, "split": "test"},
         model={"name": model, "hash": "m", "task": "classification"},
@@ -64,6 +81,7 @@ def make_result(
         primary_metric=primary,
         created=created,
         coverage=coverage_of(ids, n_instances if split_size is None else split_size, limit),
+        instance_scores=instance_scores,
     )
     r.status = status
     return r
@@ -133,38 +151,38 @@ def test_one_board_per_track_resource_model():
     ]
 
 
-def test_mean_rank_summary_across_two_boards_by_hand():
-    # board 1 (kl, lower): a 0.1 -> 1, b 0.2 -> 2, c 0.3 -> 3
-    # board 2 (kl, lower): b 0.1 -> 1, a 0.5 -> 2          (c did not enter)
-    # track aixi: a (1+2)/2 = 1.5, b (2+1)/2 = 1.5, c 3/1 = 3  -> ranks 1, 1, 3
-    # board 3, track trust (f1, higher): c 0.9 -> 1, a 0.8 -> 2
-    # overall: a mean(1.5, 2) = 1.75, b 1.5 (aixi only), c mean(3, 1) = 2.0
+def test_summaries_count_only_boards_that_discriminate_and_compare_shared_boards():
+    # board cnn (kl, lower): a < b < c, all far above the random control  -> discriminates
+    # board mlp: b < a, random control                                      -> discriminates
+    # board trust/x: one method, no control                                 -> undefined, left out
+    rng = np.random.default_rng(0)
+
+    def v(m):
+        return m + 0.05 * rng.standard_normal(50)
+
     rs = [
-        make_result("a", metrics={"kl": metric(0.1)}),
-        make_result("b", metrics={"kl": metric(0.2)}),
-        make_result("c", metrics={"kl": metric(0.3)}),
-        make_result("b", model="mlp", metrics={"kl": metric(0.1)}),
-        make_result("a", model="mlp", metrics={"kl": metric(0.5)}),
+        make_result("a", values=v(0.1)), make_result("b", values=v(0.2)), make_result("c", values=v(0.3)),
+        make_result("random", values=v(0.9), role="control"),
+        make_result("b", model="mlp", values=v(0.1)), make_result("a", model="mlp", values=v(0.5)),
+        make_result("random", model="mlp", values=v(0.9), role="control"),
         make_result("c", track="trust", resource="trust/x", metrics={"f1": metric(0.9, "higher")}, primary="f1"),
-        make_result("a", track="trust", resource="trust/x", metrics={"f1": metric(0.8, "higher")}, primary="f1"),
     ]
     bs = boards(rs)
     summaries = {s.track: s for s in track_summary(bs)}
     aixi = summaries["aixi"]
-    assert aixi.n_boards == 2
-    assert [(r.rank, r.submission, r.mean_rank, r.entered, r.total) for r in aixi.rows] == [
-        (1, "a", 1.5, 2, 2),
-        (1, "b", 1.5, 2, 2),
-        (3, "c", 3.0, 1, 2),
-    ]
-    assert [(r.submission, r.mean_rank) for r in summaries["trust"].rows] == [("c", 1.0), ("a", 2.0)]
+    assert (aixi.n_boards, aixi.counted, aixi.left_out) == (2, 2, [])
+    # a and b split their two shared boards 1–1 and both beat c: a tie at the top, c last
+    assert [(r.submission, r.entered, r.total) for r in aixi.rows] == [("a", 2, 2), ("b", 2, 2), ("c", 1, 2)] or \
+        [(r.submission, r.entered, r.total) for r in aixi.rows] == [("b", 2, 2), ("a", 2, 2), ("c", 1, 2)]
+    a, b = aixi.rows[0], aixi.rows[1]
+    assert a.strength == pytest.approx(b.strength) and a.rank == b.rank == 1 and a.tied and b.tied
+    assert aixi.rows[2].strength < a.strength and aixi.rows[2].wins == 0.0
+    assert next(r for r in aixi.rows if r.submission == "a").parts == {
+        "aixi · aixi/shape-ssin · cnn": 1.0, "aixi · aixi/shape-ssin · mlp": 2.0}
+    trust = summaries["trust"]
+    assert trust.rows == [] and trust.counted == 0 and "only one submission" in trust.left_out[0]
     rows = overall(bs)
-    assert [(r.rank, r.submission, r.mean_rank, r.entered, r.total) for r in rows] == [
-        (1, "b", 1.5, 1, 2),
-        (2, "a", 1.75, 2, 2),
-        (3, "c", 2.0, 2, 2),
-    ]
-    assert rows[1].parts == {"aixi": 1.5, "trust": 2.0}
+    assert {r.submission for r in rows} == {"a", "b", "c"} and "random" not in {r.submission for r in rows}
 
 
 # --------------------------------------------------------------------------------------------------
@@ -243,8 +261,9 @@ def test_csv_parses_back_with_documented_columns():
     metric_cols = []
     for n in ["emd", "f1", "kl"]:
         metric_cols += [f"{n}_mean", f"{n}_ci_low", f"{n}_ci_high", f"{n}_excluded"]
-    assert header == ["track", "resource", "revision", "model", "rank", "submission", "version", "status",
-                      *metric_cols, "n_instances", "n_failed", "wall_time_s", "complete", "ids_sha256"]
+    assert header == ["track", "resource", "revision", "model", "rank", "tied", "rank_ci_low", "rank_ci_high", "role",
+                      "submission", "version", "status", *metric_cols, "all_metric_rank", "below_gate",
+                      "n_instances", "n_failed", "wall_time_s", "complete", "ids_sha256", "board_verdict"]
     assert len(rows) == 3
     alpha = next(r for r in rows if r["submission"] == "alpha")
     assert alpha["track"] == "aixi" and alpha["revision"] == "rev-a" and alpha["rank"] == "1"
@@ -263,7 +282,7 @@ def test_markdown_has_arrows_primary_mark_and_failures():
     assert "| failed |" in md or "failed |" in md
     assert "3/20" in md and "0/20" in md
     assert "0.1234 ± 0.0051" in md
-    assert "overall" in md
+    assert "verdict: undefined" in md and "Bradley–Terry" in md
     assert md == render.to_markdown(two_metric_boards())  # deterministic
 
 
@@ -467,7 +486,7 @@ def test_modified_result_is_shown_unranked_and_named():
         (1, "b", "signed"), (2, "a", "signed"), (None, "evil", "modified")]
     (w,) = board.warnings
     assert "/results/aixi/evil.json" in w and "not ranked" in w
-    assert [(r.submission, r.mean_rank) for r in overall([board])] == [("b", 1.0), ("a", 2.0)]
+    assert board.verdict.status == "undefined"  # no control, no per-instance scores: nothing counted
     md = render.to_markdown([board])
     assert "| — | evil (MODIFIED) |" in md and "evil.json" in md
     text = render.to_text([board], width=200)
@@ -518,7 +537,7 @@ def test_cli_marks_a_file_edited_after_writing(app, results_dir):
     res = CliRunner().invoke(app, ["leaderboard", "--results", str(results_dir), "--format", "md"])
     assert res.exit_code == 0, res.output
     assert "beta (MODIFIED)" in res.stdout and "aixi-beta.json" in res.stdout
-    assert "| 1 | alpha |" in res.stdout
+    assert "| 1 | — | alpha |" in res.stdout
     res = CliRunner().invoke(app, ["leaderboard", "--results", str(results_dir), "--format", "csv"])
     assert "aixi-beta.json" in res.stderr  # csv: the warning goes to stderr
     rows = {r["submission"]: r for r in csv.DictReader(io.StringIO(res.stdout))}

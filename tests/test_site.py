@@ -39,8 +39,8 @@ def test_pages_and_links(site):
     for page in [out / "index.html", *(out / "board").iterdir(), *(out / "submission").iterdir()]:
         for link in local_links(page):
             assert (page.parent / link).resolve().is_file(), f"{page.name} links to missing {link}"
-    # 2 ranked boards with 3 submissions each drew 6 galleries
-    assert len(report.images) == 6 and all((out / p).stat().st_size > 1000 for p in report.images)
+    # the cnn board's 5 submissions and the function board's 3 drew 8 galleries
+    assert len(report.images) == 8 and all((out / p).stat().st_size > 1000 for p in report.images)
 
 
 def test_board_numbers_and_warnings(site, site_results):
@@ -75,26 +75,30 @@ def test_board_numbers_and_warnings(site, site_results):
 
 
 def test_control_warning_rule():
+    from benchmark.results import MetricSummary
     from leaderboard.rank import Board, Row
     from leaderboard.site import control_warning
 
-    def board(ranks: dict[str, int]) -> Board:
-        rows = [Row(rank, name, "1", {}, 1, 0, 0.0) for name, rank in ranks.items()]
-        return Board("aixi", "aixi/x", "cnn", "r", "v1", "validation", "kl", "lower", ["kl"], {}, {}, rows)
+    def board(values: dict[str, float], controls=("random", "uniform")) -> Board:
+        rows = []
+        for k, (name, v) in enumerate(sorted(values.items(), key=lambda x: x[1])):
+            role = "control" if name in controls else "method"
+            rows.append(Row(None if role == "control" else k + 1, name, "1",
+                            {"kl": MetricSummary(v, 0.1, (v, v), 10, 0, "lower", "KL")}, 1, 0, 0.0, role=role))
+        return Board("aixi", "aixi/x", "cnn", "r", "v1", "validation", "kl", "lower", ["kl"], {}, {"kl": "lower"}, rows)
 
-    controls = {"random", "uniform"}
-    # explainers rank 2, 3, 4 (median 3): uniform at 1 is above it
-    w = control_warning(board({"uniform": 1, "a": 2, "b": 3, "c": 4, "random": 5}), controls)
-    assert w and "uniform (rank 1)" in w and "random (rank" not in w
+    # methods at 0.2, 0.3, 0.4 (median 0.3): uniform at 0.1 beats it, random at 0.9 does not
+    w = control_warning(board({"uniform": 0.1, "a": 0.2, "b": 0.3, "c": 0.4, "random": 0.9}))
+    assert w and "uniform (kl 0.1)" in w and "random (" not in w
     # a control at the median is not above it
-    assert control_warning(board({"a": 1, "uniform": 2, "b": 2, "c": 3}), controls) is None
-    assert control_warning(board({"a": 1, "b": 2, "random": 3}), controls) is None
+    assert control_warning(board({"a": 0.1, "uniform": 0.2, "b": 0.2, "c": 0.3})) is None
+    assert control_warning(board({"a": 0.1, "b": 0.2, "random": 0.3})) is None
     assert "has not learnt" in w  # the generic reason
     # a track with its own reason: the robustness boards' blind spot (a text-blind control is robust)
-    rob = board({"position": 1, "a": 2, "b": 3, "c": 4})
+    rob = board({"position": 0.0, "a": 0.2, "b": 0.3, "c": 0.4}, controls=("position",))
     rob.track = "robustness"
-    w = control_warning(rob, {"position"})
-    assert "position (rank 1)" in w and "not faithfulness" in w and "has not learnt" not in w
+    w = control_warning(rob)
+    assert "position (kl 0)" in w and "not faithfulness" in w and "has not learnt" not in w
 
 
 def test_model_quality_reads_results_model_info():

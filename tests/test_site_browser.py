@@ -74,9 +74,32 @@ def test_clicking_a_header_sorts(site, chrome):
         f"return Array.from(document.querySelectorAll('table.board tbody tr')).map(r => r.cells[{pcc}].getAttribute('data-v'))") if v]
     assert desc == sorted(numbers, reverse=True)
     # the names moved with their numbers
-    names_desc = _column(chrome, 1)
-    heads[1].click()
-    assert _column(chrome, 1) == sorted(names_desc)
+    names_desc = _column(chrome, 2)
+    heads[2].click()
+    assert _column(chrome, 2) == sorted(names_desc)
+    assert browser.console_errors(chrome) == []
+
+
+def test_boards_show_their_verdict_rank_intervals_and_metric_agreement(site, chrome):
+    """What a reader needs before a number: does the board discriminate, how sure is each rank, do the
+    metrics agree — on the board page and, for the verdict, on the overview."""
+    out, _ = site
+    browser.set_width(chrome, 1280)
+    chrome.get((out / "board" / "aixi__aixi__shape-ssin__cnn.html").as_uri())
+    verdict = chrome.find_element("id", "verdict").text
+    assert verdict.split(".")[0] in ("Discriminates", "Does not discriminate", "Undefined"), verdict
+    assert "control" in verdict
+    heads = [h.text for h in chrome.find_elements("css selector", "table.board thead th")]
+    assert heads[:3] == ["#", "rank 95%", "submission"] and "all-metric" in heads
+    intervals = _column(chrome, 1)
+    assert any(c != "—" for c in intervals)  # the methods' rank intervals
+    ranks = _column(chrome, 0)
+    assert ranks.count("ctrl") == 2  # random and uniform: marked, never ranked
+    agreement = chrome.find_element("id", "agreement").text
+    assert "Kendall τ" in agreement and "EMD" in agreement
+    chrome.get((out / "index.html").as_uri())
+    tags = [t.text for t in chrome.find_elements("css selector", ".verdict-tag")]
+    assert tags and set(tags) <= {"discriminates", "does not discriminate", "undefined"}
     assert browser.console_errors(chrome) == []
 
 

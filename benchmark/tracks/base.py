@@ -130,6 +130,42 @@ class Track:
         return {m.name: MetricSummary.from_scores(np.asarray(scores[m.name])[ok], m.direction, m.label)
                 for m in self.metric_objects()}
 
+    def units(self, scores: dict[str, np.ndarray], n: int) -> np.ndarray:
+        """The resampling unit of each of the `n` instances, as (n,) integer labels: a bootstrap
+        draws units with replacement and every instance of a drawn unit comes along (a cluster
+        bootstrap). Default: each instance its own unit."""
+        return np.arange(n)
+
+    def estimate(self, scores: dict[str, np.ndarray], ok: np.ndarray,
+                 weights: np.ndarray) -> dict[str, np.ndarray]:
+        """The point value of every metric under instance weights, vectorised over draws.
+
+        `weights` is (B, n): non-negative multiplicities of the n instances (a bootstrap draw; a row
+        of ones gives the Result's own value). Returns {metric: (B,)} with NaN where the metric is
+        undefined under that draw. Default, for metrics that are means over instances:
+
+            value_b = Σ_i w_bi·x_i / Σ_i w_bi   over instances i that did not fail and where x_i is finite
+
+        Tracks whose metrics pool over instances (counts, curves) override this; it must agree with
+        `summarise`'s mean when every weight is 1 (tested for every track)."""
+        w = np.asarray(weights, dtype=np.float64)
+        out = {}
+        for m in self.metric_objects():
+            if m.name in scores:
+                out[m.name] = weighted_mean(np.where(ok, np.asarray(scores[m.name], dtype=np.float64), np.nan), w)
+        return out
+
+
+def weighted_mean(x: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """(B,) Σ_i w_bi·x_i / Σ_i w_bi over the finite x_i (NaN where no finite x_i has weight)."""
+    x = np.asarray(x, dtype=np.float64)
+    good = np.isfinite(x)
+    w = np.asarray(weights, dtype=np.float64) * good
+    den = w.sum(axis=-1)
+    num = w @ np.where(good, x, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+
 
 TRACKS: Registry[Track] = Registry("track", group="xaibench.tracks")
 

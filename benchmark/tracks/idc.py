@@ -25,7 +25,7 @@ from benchmark.errors import ResourceError, XaibenchError
 from benchmark.models.base import read_model_config
 from benchmark.models.spec import ModelSpec
 from benchmark.results import MetricSummary
-from benchmark.tracks.base import TRACKS, Instances, Track
+from benchmark.tracks.base import TRACKS, Instances, Track, weighted_mean
 
 PGTS = ("wga", "milp", "hybrid")
 SCORE_OPTIONS = {"binarise": "threshold", "alpha": interp.ALPHA, "exclude_punctuation": False}
@@ -151,6 +151,23 @@ class IdcTrack(Track):
                 out[m.name] = interp.pooled_summary(counts, which, label=m.label, direction=m.direction)
             else:
                 out[m.name] = MetricSummary.from_scores(np.asarray(scores[m.name])[ok], m.direction, m.label)
+        return out
+
+    def estimate(self, scores: dict[str, np.ndarray], ok: np.ndarray,
+                 weights: np.ndarray) -> dict[str, np.ndarray]:
+        """Pooled metrics: the statistic of the weighted sum of the documents' count tables,
+        stat(W @ counts); macro metrics: the weighted mean over documents (`Track.estimate`)."""
+        w = np.asarray(weights, dtype=np.float64)
+        counts = np.where(np.asarray(ok)[:, None], np.nan_to_num(np.asarray(scores.get("counts", np.zeros((len(ok), 4))),
+                                                                           dtype=np.float64)), 0.0)
+        pooled = w @ counts
+        out = {}
+        for m in self.metric_objects():
+            if m.pooled:
+                value = interp.statistic(pooled, m.name.removeprefix("interp-"))
+                out[m.name] = np.where(w @ np.asarray(ok, dtype=np.float64) > 0, value, np.nan)
+            else:
+                out[m.name] = weighted_mean(np.where(ok, np.asarray(scores[m.name], dtype=np.float64), np.nan), w)
         return out
 
 

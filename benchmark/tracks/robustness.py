@@ -29,7 +29,7 @@ from benchmark.errors import ResourceError
 from benchmark.models.base import read_model_config
 from benchmark.models.spec import ModelSpec
 from benchmark.results import MetricSummary
-from benchmark.tracks.base import TRACKS, Instances, Track
+from benchmark.tracks.base import TRACKS, Instances, Track, weighted_mean
 
 SCORED_ATTACKS = ("tef", "ra")
 REBUILD = "xaibench generate robustness --overwrite"
@@ -165,6 +165,36 @@ class RobustnessTrack(Track):
         return out
 
 
+    def units(self, scores: dict[str, np.ndarray], n: int) -> np.ndarray:
+        """The attacked sample of each text (original and adversarial texts of one sample are resampled
+        together, as `acc_summary`'s bootstrap does)."""
+        sample = _column(scores, "sample", n)
+        if not np.isfinite(sample).all():
+            return np.arange(n)
+        return np.unique(sample, return_inverse=True)[1]
+
+    def estimate(self, scores: dict[str, np.ndarray], ok: np.ndarray,
+                 weights: np.ndarray) -> dict[str, np.ndarray]:
+        """ACC of the weighted binned curve (each text's weight × its multiplicity in the draw) and the
+        weighted mean of the pair metrics over the attack's texts, as `summarise` computes them."""
+        w = np.asarray(weights, dtype=np.float64)
+        n = len(ok)
+        get = {k: _column(scores, k, n) for k in ("rho", "attack", "weight")}
+        adv = np.isfinite(get["attack"])
+        out = {}
+        for m in self.metric_objects():
+            if m.name.startswith("rob-acc-"):
+                attack = SCORED_ATTACKS.index(m.name.removeprefix("rob-acc-"))
+                pccs = _column(scores, f"rob-pcc-{SCORED_ATTACKS[attack]}", n)
+                good = adv & (get["attack"] == attack) & ok & np.isfinite(pccs) & np.isfinite(get["weight"])
+                out[m.name] = weighted_acc(get["rho"][good], pccs[good], w[:, good] * get["weight"][good])
+            else:
+                attack = SCORED_ATTACKS.index(m.name.rsplit("-", 1)[1])
+                sel = adv & (get["attack"] == attack)
+                v = np.where(ok & sel, _column(scores, m.name, n), np.nan)
+                out[m.name] = weighted_mean(v, w)
+        return out
+
     def summary_extra(self, scores: dict[str, np.ndarray], ok: np.ndarray) -> dict[str, Any]:
         """The PCC-vs-realised-ρ curve of each scored attack (`curves`: {attack: {centre, mean, count}} over
         the width-0.05 bins, each text weighted as in ACC; mean None for an empty bin) — what the site
@@ -191,6 +221,21 @@ def _column(scores: dict[str, np.ndarray], name: str, n: int) -> np.ndarray:
 def pooled_acc(rho, pcc, weight) -> float:
     w = np.asarray(weight, dtype=np.int64)
     return rm.acc_of(np.repeat(np.asarray(rho, float), w), np.repeat(np.asarray(pcc, float), w))
+
+
+def weighted_acc(rho, pcc, weights) -> np.ndarray:
+    """(B,) ACC of the binned PCC curve where text i counts weights[b, i] times (`pooled_acc` for
+    integer weights): per bin Σ w·pcc / Σ w, then `rm.acc` over the non-empty bins."""
+    rho, pcc = np.asarray(rho, dtype=np.float64), np.asarray(pcc, dtype=np.float64)
+    w = np.atleast_2d(np.asarray(weights, dtype=np.float64))
+    idx = rm.bin_index(rho)
+    n_bins = int(round(rm.RHO_MAX / rm.BIN_WIDTH))
+    onehot = (idx[:, None] == np.arange(n_bins)[None, :]).astype(np.float64)
+    den = w @ onehot
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = np.where(den > 0, (w * pcc) @ onehot / np.where(den > 0, den, 1.0), np.nan)
+    centre = (np.arange(n_bins) + 0.5) * rm.BIN_WIDTH
+    return np.array([rm.acc(centre, row) if np.isfinite(row).any() else np.nan for row in means])
 
 
 def acc_summary(rho, pcc, weight, sample, excluded: int = 0, label: str = "", n_boot: int = 200) -> MetricSummary:

@@ -38,11 +38,8 @@ from typing import Any, Iterable
 from leaderboard.site.figures import FIGURES, Figure, FigureContext, figures_for, register_figures
 
 __all__ = ["SiteReport", "build_site", "is_control", "model_quality", "register_figures", "FIGURES",
-           "QUALITY_THRESHOLDS", "CONTROL_NAMES"]
+           "QUALITY_THRESHOLDS"]
 
-# Submissions that are controls (they never look at the model). A submission also counts as one when
-# its submission.toml says `control = true` under [submission] or its description starts "Control".
-CONTROL_NAMES = frozenset({"random", "uniform", "position", "random-oracle"})
 # A model under test whose validation quality is below these is flagged on its boards.
 QUALITY_THRESHOLDS = {"r2": 0.5, "accuracy": 0.7}
 ARROWS = {"lower": "↓", "higher": "↑"}
@@ -98,20 +95,20 @@ def _submission_info(base: str, installed: dict[str, Any] | None = None) -> dict
             raw = tomllib.loads((Path(sub.path) / "submission.toml").read_text(encoding="utf-8"))
         except (OSError, ValueError):
             raw = {}
+        del raw
         return {"description": sub.description, "modalities": list(sub.modalities),
                 "needs_gradients": sub.needs_gradients, "needs_segments": sub.needs_segments,
                 "deterministic": sub.deterministic, "default_parameters": dict(sub.parameters),
-                "control": bool(raw.get("submission", {}).get("control", False)), "hash": sub.hash,
-                "version": sub.version}
+                "role": sub.role, "hash": sub.hash, "version": sub.version}
     except Exception:  # a broken plugin must not stop the site
         return None
 
 
 def is_control(base: str, info: dict[str, Any] | None = None) -> bool:
-    """A control: named in CONTROL_NAMES, flagged `control = true`, or described as "Control…"."""
-    if base in CONTROL_NAMES:
-        return True
-    return bool(info and (info.get("control") or str(info.get("description", "")).lower().startswith("control")))
+    """A control: its `submission.toml` says `role = "control"` (`info`: `_submission_info`; looked up
+    among the installed submissions when not given)."""
+    info = info if info is not None else _submission_info(base)
+    return bool(info and info.get("role") == "control")
 
 
 def model_quality(model: dict[str, Any]) -> list[tuple[str, float, float | None]]:
@@ -204,8 +201,13 @@ th:first-child,td:first-child,th.l,td.l{text-align:left}
 table.sortable th{cursor:pointer;user-select:none}
 table.sortable th[aria-sort=ascending]::after{content:" ▲"}
 table.sortable th[aria-sort=descending]::after{content:" ▼"}
-tr.control td.name::after{content:" control";font-size:.75em;color:var(--mute);margin-left:4px}
-tr.unranked{color:var(--mute)}
+.role{font-size:.75em;color:var(--mute);margin-left:4px}
+.warn-inline{font-size:.75em;color:var(--warn);margin-left:4px}
+tr.unranked{color:var(--mute)}tr.control,tr.reference{background:#f7f8fa}
+.verdict{padding:6px 10px;margin:.5em 0;border-left:4px solid}
+.verdict.ok{border-color:#2e7d32;background:#eef7ee}.verdict.no{border-color:#e08a00;background:var(--warnbg)}
+.verdict-tag{font-size:.8em;padding:0 5px;border-radius:3px}.verdict-tag.ok{background:#eef7ee;color:#2e7d32}
+.verdict-tag.no{background:var(--warnbg);color:var(--warn)}
 .warn{background:var(--warnbg);border-left:4px solid #e08a00;padding:6px 10px;margin:.5em 0;color:var(--warn)}
 .warn.strong{font-weight:600}
 .bad{color:var(--bad)}
@@ -277,7 +279,8 @@ def submission_file(name: str) -> str:
 def _table(headers: list[tuple[str, str]], rows: list[tuple[str, list[tuple[str, str | None, str]]]],
            sortable: bool = True, cls: str = "") -> str:
     """headers: (text, title); rows: (tr class, cells (html, sort value or None, td class))."""
-    th = "".join(f"<th title=\"{e(t)}\" class=\"{'l' if i == 1 else ''}\">{h}</th>" for i, (h, t) in enumerate(headers))
+    th = "".join(f"<th title=\"{e(t)}\" class=\"{'l' if h in ('submission', 'board') else ''}\">{h}</th>"
+                 for h, t in headers)
     body = []
     for trc, cells in rows:
         tds = "".join(
@@ -293,19 +296,25 @@ def _table(headers: list[tuple[str, str]], rows: list[tuple[str, list[tuple[str,
 # board analysis
 
 
-def control_warning(board, controls: set[str]) -> str | None:
-    """A warning when a control ranks above (better than) the median rank of the ranked explainers."""
-    ranked = [r for r in board.rows if r.rank is not None]
-    explainers = [r.rank for r in ranked if r.submission.split("[")[0].split("{")[0] not in controls]
-    if not explainers:
+def control_warning(board) -> str | None:
+    """A warning when a control's primary value beats the median of the ranked methods' values (the
+    rows say what they are: `Row.role`)."""
+    def value(row) -> float | None:
+        m = row.metrics.get(board.primary_metric)
+        if m is None or m.mean is None:
+            return None
+        return -m.mean if board.direction == "lower" else m.mean
+
+    methods = [v for r in board.rows if r.rank is not None and r.role == "method" and (v := value(r)) is not None]
+    if not methods:
         return None
-    median = statistics.median(explainers)
-    above = [r for r in ranked if r.submission.split("[")[0].split("{")[0] in controls and r.rank < median]
+    median = statistics.median(methods)
+    above = [r for r in board.rows if r.role == "control" and (v := value(r)) is not None and v > median]
     if not above:
         return None
-    who = ", ".join(f"{r.submission} (rank {r.rank})" for r in above)
-    head = (f"A control ranks above the median explainer (the median rank of the {len(explainers)} "
-            f"explainer(s) is {median:g}): {who}. ")
+    label = board.labels.get(board.primary_metric, board.primary_metric)
+    who = ", ".join(f"{r.submission} ({label} {r.metrics[board.primary_metric].mean:.4g})" for r in above)
+    head = (f"A control scores better than the median of the {len(methods)} ranked method(s) on {label}: {who}. ")
     try:
         from benchmark.tracks import get_track
 
@@ -372,7 +381,7 @@ def build_site(out: Path, results_dir: Path | None = None, *, sample: int = 4, f
 
         infos: dict[str, dict | None] = {}
         installed = _installed()
-        controls: set[str] = set()
+        roles: dict[str, str] = {}  # submission -> "control" / "reference" (the Result says so)
         chosen: dict[tuple, dict[str, Any]] = {}  # board key -> submission -> Result
         for b in tables:
             got = {}
@@ -386,9 +395,8 @@ def build_site(out: Path, results_dir: Path | None = None, *, sample: int = 4, f
                     base = str(r.submission.get("base") or row.submission)
                     if base not in infos:
                         infos[base] = _submission_info(base, installed)
-                    if is_control(base, infos[base]):
-                        controls.add(row.submission.split("[")[0].split("{")[0])
-                        controls.add(base)
+                if row.role != "method":
+                    roles[row.submission] = row.role
             chosen[b.key] = got
 
         cards = _copy_cards(tables, tmp)
@@ -396,7 +404,7 @@ def build_site(out: Path, results_dir: Path | None = None, *, sample: int = 4, f
         sub_boards: dict[str, list[tuple[Any, Any, list[Figure]]]] = defaultdict(list)
         for b in tables:
             ranked = {n: r for n, r in chosen[b.key].items()
-                      if any(row.submission == n and row.rank is not None for row in b.rows)}
+                      if any(row.submission == n and (row.rank is not None or row.marker) for row in b.rows)}
             figs: list[Figure] = []
             if figures and ranked:
                 ctx = FigureContext(b, ranked, tmp, "img/" + _slug(b.track, b.resource.replace("/", "__"), b.model),
@@ -404,7 +412,7 @@ def build_site(out: Path, results_dir: Path | None = None, *, sample: int = 4, f
                 figs = figures_for(ctx)
             report.images += [f.path for f in figs if f.path]
             rel = board_file(b)
-            (tmp / rel).write_text(_board_page(b, chosen[b.key], controls, figs, cards, built), encoding="utf-8")
+            (tmp / rel).write_text(_board_page(b, chosen[b.key], figs, cards, built), encoding="utf-8")
             board_pages[b.key] = rel
             report.pages.append(rel)
             for row in b.rows:
@@ -415,11 +423,11 @@ def build_site(out: Path, results_dir: Path | None = None, *, sample: int = 4, f
             rel = submission_file(name)
             first = next((r for _, _, r, _ in entries if r is not None), None)
             base = str(first.submission.get("base") or name) if first is not None else name
-            page = _submission_page(name, entries, infos.get(base), name in controls or base in controls, built)
+            page = _submission_page(name, entries, infos.get(base), roles.get(name, ""), built)
             (tmp / rel).write_text(page, encoding="utf-8")
             report.pages.append(rel)
 
-        index = _index_page(tables, track_summary(tables), overall(tables), problems, built, git_hash(), controls)
+        index = _index_page(tables, track_summary(tables), overall(tables), problems, built, git_hash())
         (tmp / "index.html").write_text(index, encoding="utf-8")
         report.pages.insert(0, "index.html")
         (tmp / "site.json").write_text(json.dumps(
@@ -461,13 +469,23 @@ def _copy_cards(tables, site: Path) -> dict[str, tuple[str | None, str]]:
     return out
 
 
-def _board_page(b, results: dict[str, Any], controls: set[str], figs: list[Figure],
-                cards: dict[str, tuple[str | None, str]], built: str) -> str:
+def _board_page(b, results: dict[str, Any], figs: list[Figure], cards: dict[str, tuple[str | None, str]],
+                built: str) -> str:
+    from leaderboard.render import board_notes
+
     parts = [f"<h1>{e(b.track)} · {e(b.resource)} · model <code>{e(b.model)}</code></h1>"]
     ranked_rows = [r for r in b.rows if r.rank is not None]
-    # warnings first: what the reader must know before reading a number
+    # the conclusion first: does this board discriminate at all, and do its metrics agree
+    verdict_cls = "verdict ok" if b.verdict.discriminates else "verdict no"
+    parts.append(f"<p class=\"{verdict_cls}\" id=\"verdict\"><b>{e(b.verdict.status.capitalize())}.</b> "
+                 f"{e(b.verdict.reason)}</p>")
+    for line in board_notes(b)[1:]:
+        klass = "warn" if "⚠" in line else "mute"
+        ident = ' id="agreement"' if line.startswith("agreement") else ""
+        parts.append(f"<p class=\"{klass}\"{ident}>{e(line)}</p>")
+    # warnings: what the reader must know before reading a number
     warns: list[tuple[str, bool]] = []
-    cw = control_warning(b, controls)
+    cw = control_warning(b)
     if cw:
         warns.append((cw, True))
     any_result = next(iter(results.values()), None)
@@ -488,24 +506,35 @@ def _board_page(b, results: dict[str, Any], controls: set[str], figs: list[Figur
         parts.append(f"<p class=\"warn{' strong' if strong else ''}\" role=\"alert\">⚠ {e(text)}</p>")
 
     # the table
-    headers = [("#", "rank by the primary metric"), ("submission", "")]
+    headers = [("#", "1 + the methods significantly better (paired bootstrap, 95 %); = tied: the data cannot "
+                     "separate them; ctrl / ref: a control / a reference, never ranked"),
+               ("rank 95%", "the 95 % bootstrap interval of the rank"), ("submission", "")]
     for name in b.metric_names:
         d = b.directions.get(name, "")
         label = f"{e(b.labels.get(name, name))} {ARROWS.get(d, '')}" + (" ★" if name == b.primary_metric else "")
         headers.append((label, f"{name}: {d} is better; mean ± 95% CI half-width"
                         + ("; the primary metric" if name == b.primary_metric else "")))
-    headers += [("excl.", "instances where a metric is undefined (most on any metric)"),
+    headers += [("all-metric", "the methods' order by mean normalised rank over every metric (LATEC-style)"),
+                ("excl.", "instances where a metric is undefined (most on any metric)"),
                 ("failed", "failed / total instances"), ("time s", "explanation wall time, seconds")]
     rows = []
     notes: set[str] = set()
     for row in b.rows:
-        base = row.submission.split("[")[0].split("{")[0]
-        cls = " ".join(x for x in ("control" if base in controls else "", "" if row.rank is not None else "unranked") if x)
+        cls = " ".join(x for x in (row.role if row.role != "method" else "",
+                                   "" if row.rank is not None else "unranked", "gated" if row.below_gate else "") if x)
+        if row.rank is not None:
+            rank_html, rank_v = e(f"{row.rank}{'=' if row.tied else ''}"), str(row.rank)
+        else:
+            rank_html, rank_v = e({"control": "ctrl", "reference": "ref"}.get(row.marker, "—")), ""
+        iv = row.interval if row.rank is not None else None
+        iv_text = "—" if iv is None else (str(iv[0]) if iv[0] == iv[1] else f"{iv[0]}–{iv[1]}")
+        name_html = (f"<a href=\"../{submission_file(row.submission)}\">{e(row.submission)}</a>"
+                     + ("" if row.status == "signed" else f" <span class=\"bad\">({e(row.status)})</span>")
+                     + (f" <span class=\"role\">{e(row.marker)}</span>" if row.marker else "")
+                     + (f" <span class=\"warn-inline\" title=\"{e(row.below_gate)}\">below the gate</span>"
+                        if row.below_gate else ""))
         cells: list[tuple[str, str | None, str]] = [
-            (e(row.rank) if row.rank is not None else "—", str(row.rank) if row.rank is not None else "", ""),
-            (f"<a href=\"../{submission_file(row.submission)}\">{e(row.submission)}</a>"
-             + ("" if row.status == "signed" else f" <span class=\"bad\">({e(row.status)})</span>"), None, "name l"),
-        ]
+            (rank_html, rank_v, ""), (e(iv_text), "" if iv is None else str(iv[0]), ""), (name_html, None, "name l")]
         for name in b.metric_names:
             m = row.metrics.get(name)
             text, v = _cell(m)
@@ -521,12 +550,20 @@ def _board_page(b, results: dict[str, Any], controls: set[str], figs: list[Figur
             else:
                 cells.append((e(text), v, ""))
         excl = max((m.excluded for m in row.metrics.values()), default=0)
-        cells += [(e(excl), str(excl), ""), (f"{row.n_failed}/{row.n_instances}", str(row.n_failed), ""),
+        allm = "—" if row.all_metric_rank is None else str(row.all_metric_rank)
+        cells += [(e(allm), "" if row.all_metric is None else repr(row.all_metric), ""),
+                  (e(excl), str(excl), ""), (f"{row.n_failed}/{row.n_instances}", str(row.n_failed), ""),
                   (f"{row.wall_time_s:.1f}", repr(row.wall_time_s), "")]
         rows.append((cls, cells))
     parts.append("<h2>Ranking</h2>")
+    boot = (f"Ranks and their 95 % intervals come from a paired bootstrap ({b.n_boot:,} draws of the instances, "
+            "the same draws for every row): a method's rank is 1 + the methods significantly better than it, so "
+            "rows the data cannot separate share a rank (marked =)." if b.n_boot else
+            f"No rank intervals: {b.intervals}." if b.intervals else "")
     parts.append(f"<p class=\"mute\">Ranked by {e(b.labels.get(b.primary_metric, b.primary_metric))} "
-                 f"({e(b.direction)} is better) over {e(b.coverage_text)}. Click a column header to sort.</p>")
+                 f"({e(b.direction)} is better) over {e(b.coverage_text)}. {e(boot)} Controls (floors) and "
+                 "references (ceilings) stand where their score puts them and are never ranked. Click a column "
+                 "header to sort.</p>")
     parts.append(_table(headers, rows, cls="board"))
     parts += [f"<p class=\"mute\">{e(n)}</p>" for n in sorted(notes)]
 
@@ -585,10 +622,10 @@ def _figure_html(f: Figure, up: str) -> str:
     return f"<figure><div class=\"missing\">{e(f.title)}: {e(f.note)}</div></figure>"
 
 
-def _submission_page(name: str, entries, info: dict | None, control: bool, built: str) -> str:
+def _submission_page(name: str, entries, info: dict | None, role: str, built: str) -> str:
     first = next((r for _, _, r, _ in entries if r is not None), None)
     sub = first.submission if first is not None else {"name": name}
-    parts = [f"<h1>{e(name)}{' <span class=mute>(control)</span>' if control else ''}</h1>"]
+    parts = [f"<h1>{e(name)}{f' <span class=mute>({e(role)})</span>' if role else ''}</h1>"]
     if info and info.get("description"):
         parts.append(f"<p>{e(info['description'])}</p>")
     parts.append("<dl class=\"facts\">")
@@ -616,7 +653,8 @@ def _submission_page(name: str, entries, info: dict | None, control: bool, built
     for b, row, _r, _ in entries:
         text, v = _cell(row.metrics.get(b.primary_metric))
         n_ranked = sum(1 for x in b.rows if x.rank is not None)
-        rank = f"{row.rank} of {n_ranked}" if row.rank is not None else "not ranked"
+        rank = (f"{row.rank}{'=' if row.tied else ''} of {n_ranked}" if row.rank is not None
+                else f"{row.marker}, not ranked" if row.marker else "not ranked")
         label = f"{b.labels.get(b.primary_metric, b.primary_metric)} {ARROWS.get(b.direction, '')}"
         rows.append(("", [(f"<a href=\"../{board_file(b)}\">{e(b.title)}</a>", b.title, "l"),
                           (e(rank), str(row.rank) if row.rank is not None else "", ""),
@@ -654,14 +692,36 @@ def _other_tracks(shown: set[str]) -> list[tuple[str, str]]:
         return []
 
 
-def _index_page(tables, summaries, overall_rows, problems: list[str], built: str, git: str, controls: set[str]) -> str:
+def _summary_table(rows) -> str:
+    headers = [("#", "1 + the submissions stronger in ≥ 97.5 % of the board resamples; = tied"),
+               ("rank 95%", "95 % interval of the rank over 200 resamples of the boards"), ("submission", ""),
+               ("BT θ ↑", "log Bradley–Terry strength fitted to the pairwise results on shared boards"),
+               ("wins", "share of its pairwise comparisons on shared boards it won (a tie counts half)"),
+               ("boards", "counted boards entered / counted boards")]
+    out = []
+    for r in rows:
+        iv = "—" if r.interval is None else (str(r.interval[0]) if r.interval[0] == r.interval[1]
+                                             else f"{r.interval[0]}–{r.interval[1]}")
+        wins = "—" if not math.isfinite(r.wins) else f"{100 * r.wins:.0f}%"
+        out.append(("", [(e(f"{r.rank}{'=' if r.tied else ''}"), str(r.rank), ""), (e(iv), None, ""),
+                         (f"<a href=\"{submission_file(r.submission)}\">{e(r.submission)}</a>", None, "name l"),
+                         (f"{r.strength:+.2f}", repr(r.strength), ""), (e(wins), repr(r.wins), ""),
+                         (f"{r.entered}/{r.total}", str(r.entered), "")]))
+    return _table(headers, out)
+
+
+def _index_page(tables, summaries, overall_rows, problems: list[str], built: str, git: str) -> str:
     parts = ["<h1>xaibench leaderboard</h1>",
-             "<p>Explainers scored against ground truth that holds by construction, from people, or against an "
-             "adversary. One board per track, resource and model under test; per track, submissions are "
-             "ordered by their mean rank over the boards they entered, and overall by the mean of their "
-             "per-track mean ranks.</p>"]
+             "<p>Explainers and oracles scored against ground truth that holds by construction, from people, or "
+             "against an adversary. One board per track, resource and model under test. Each board ranks its "
+             "methods with paired-bootstrap rank intervals (rows the data cannot separate share a rank), shows its "
+             "controls (floors) and references (ceilings) as marked rows, and says whether it "
+             "<em>discriminates</em>: whether its best method beats its best control beyond the noise. Per track "
+             "and overall, submissions are compared only on the boards both entered, and only on boards that "
+             "discriminate, by a Bradley–Terry model of their pairwise results.</p>"]
     parts.append(f"<p class=\"mute\">Built {e(built)} from xaibench revision <code>{e(git)}</code>; "
-                 f"{len(tables)} board(s). Only results whose signature holds on the building machine are ranked.</p>")
+                 f"{len(tables)} board(s), {sum(1 for b in tables if b.verdict.discriminates)} of them discriminate. "
+                 "Only results whose signature holds on the building machine are ranked.</p>")
     if problems:
         items = "".join(f"<li>{e(p)}</li>" for p in problems)
         parts.append(f"<div class=\"warn\">⚠ {len(problems)} result file(s) could not be read and are not shown:"
@@ -670,15 +730,12 @@ def _index_page(tables, summaries, overall_rows, problems: list[str], built: str
         parts.append("<p class=\"warn strong\">No results yet: run <code>xaibench evaluate</code> (or "
                      "<code>make demo</code>) first.</p>")
     if overall_rows:
-        parts.append("<h2>Overall</h2>")
-        headers = [("#", ""), ("submission", ""), ("mean rank ↓", "mean of per-track mean ranks"),
-                   ("tracks", "tracks entered / tracks")]
-        rows = [("control" if r.submission.split("[")[0] in controls else "",
-                 [(e(r.rank), str(r.rank), ""),
-                  (f"<a href=\"{submission_file(r.submission)}\">{e(r.submission)}</a>", None, "name l"),
-                  (f"{r.mean_rank:.2f}", repr(r.mean_rank), ""), (f"{r.entered}/{r.total}", str(r.entered), "")])
-                for r in overall_rows]
-        parts.append(_table(headers, rows))
+        parts.append("<h2>Overall</h2><p class=\"mute\">Bradley–Terry over every track's boards that "
+                     "discriminate; each track weighs the same.</p>")
+        parts.append(_summary_table(overall_rows))
+    elif tables:
+        parts.append("<h2>Overall</h2><p class=\"warn\">⚠ No board discriminates yet, so nothing is ranked "
+                     "across boards.</p>")
     per_track: dict[str, list] = defaultdict(list)
     for b in tables:
         per_track[b.track].append(b)
@@ -687,22 +744,22 @@ def _index_page(tables, summaries, overall_rows, problems: list[str], built: str
         parts.append(f"<h2>Track {e(track)}</h2><ul class=\"boards\">")
         for b in per_track[track]:
             ranked = [r for r in b.rows if r.rank is not None]
-            best = ranked[0].submission if ranked else "nothing ranked"
-            flags = " ⚠" if (b.warnings or control_warning(b, controls)) else ""
+            best = ", ".join(r.submission for r in ranked if r.rank == 1) if ranked else "nothing ranked"
+            flags = " ⚠" if (b.warnings or control_warning(b) or b.disagreeing) else ""
+            verdict = ("discriminates" if b.verdict.discriminates else b.verdict.status)
             parts.append(f"<li><a href=\"{board_file(b)}\">{e(b.resource)} · {e(b.model)}</a>{flags} "
+                         f"<span class=\"verdict-tag {'ok' if b.verdict.discriminates else 'no'}\">{e(verdict)}</span> "
                          f"<span class=\"mute\">revision <code>{e(b.revision[:12])}</code>, {len(ranked)} ranked, "
                          f"first: {e(best)}</span></li>")
         parts.append("</ul>")
         s = summary_of.get(track)
         if s and s.rows:
-            headers = [("#", ""), ("submission", ""), ("mean rank ↓", "over the boards entered"),
-                       ("boards", "boards entered / boards")]
-            rows = [("control" if r.submission.split("[")[0] in controls else "",
-                     [(e(r.rank), str(r.rank), ""),
-                      (f"<a href=\"{submission_file(r.submission)}\">{e(r.submission)}</a>", None, "name l"),
-                      (f"{r.mean_rank:.2f}", repr(r.mean_rank), ""), (f"{r.entered}/{r.total}", str(r.entered), "")])
-                    for r in s.rows]
-            parts.append(_table(headers, rows))
+            parts.append(f"<p class=\"mute\">Bradley–Terry over the {s.counted} of {s.n_boards} board(s) that "
+                         "discriminate.</p>")
+            parts.append(_summary_table(s.rows))
+        if s and s.left_out:
+            items = "".join(f"<li>{e(w)}</li>" for w in s.left_out)
+            parts.append(f"<details><summary>{len(s.left_out)} board(s) not counted</summary><ul>{items}</ul></details>")
     for track, description in _other_tracks(set(per_track)):
         parts.append(f"<h2>Track {e(track)}</h2><p class=\"mute\">{e(description)} — no results yet: "
                      f"<code>xaibench evaluate &lt;submission&gt; --track {e(track)}</code>.</p>")

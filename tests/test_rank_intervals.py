@@ -1,0 +1,267 @@
+"""Boards whose conclusions hold (issue #26): paired-bootstrap rank intervals and ties, controls and
+references as marked rows, a verdict per board, metric agreement, the ranking gate, and summaries
+that compare submissions only on the boards both entered (Bradley–Terry)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from benchmark import bootstrap
+from benchmark.results import MetricSummary, pack_scores
+from benchmark.tracks import get_track
+from leaderboard import render, stats
+from leaderboard.rank import boards, overall, track_summary
+from tests.test_leaderboard import make_result, metric
+
+N = 200
+
+
+def noisy(mean: float, sd: float = 0.3, seed: int = 0, n: int = N) -> np.ndarray:
+    return mean + sd * np.random.default_rng(seed).standard_normal(n)
+
+
+def shared_noise(means: dict[str, float], sd_instance: float = 0.5, sd_own: float = 0.05, seed: int = 0):
+    """Per-instance values: a difficulty shared by every submission (large) plus a small own noise, so
+    small mean differences are real under a *paired* test but hidden in unpaired intervals."""
+    rng = np.random.default_rng(seed)
+    base = sd_instance * rng.standard_normal(N)
+    return {name: m + base + sd_own * rng.standard_normal(N) for name, m in means.items()}
+
+
+def board_of(values: dict[str, np.ndarray], roles: dict[str, str] | None = None, **kw):
+    rs = [make_result(name, values=v, role=(roles or {}).get(name, "method"), **kw) for name, v in values.items()]
+    (b,) = boards(rs)
+    return b
+
+
+def row(b, name):
+    return next(r for r in b.rows if r.submission == name)
+
+
+# --------------------------------------------------------------------------------------------------
+# rank intervals and ties
+
+
+def test_rows_within_noise_share_a_rank_and_clear_differences_do_not():
+    vals = {"a": noisy(0.50, seed=1), "b": noisy(0.51, seed=2), "c": noisy(1.50, seed=3)}
+    b = board_of(vals)  # kl: lower is better
+    a_, b_, c_ = row(b, "a"), row(b, "b"), row(b, "c")
+    assert (a_.rank, b_.rank) == (1, 1) and a_.tied and b_.tied  # 0.50 vs 0.51 with sd 0.3 on 200: noise
+    assert c_.rank == 3 and not c_.tied  # 1.50: clearly worse than both
+    assert a_.interval[0] == 1 and a_.interval[1] == 2 and c_.interval == (3, 3)
+    text = render.to_text([b], width=80)
+    assert "1=" in text and "1–2" in text
+
+
+def test_pairing_separates_what_unpaired_intervals_cannot():
+    vals = shared_noise({"a": 0.50, "b": 0.53})
+    b = board_of(vals)
+    ma, mb = row(b, "a").metrics["kl"], row(b, "b").metrics["kl"]
+    assert ma.ci95[1] > mb.ci95[0]  # the two marginal intervals overlap …
+    assert (row(b, "a").rank, row(b, "b").rank) == (1, 2)  # … but the paired difference is clear
+    assert not row(b, "a").tied
+
+
+def test_bootstrap_is_deterministic_and_the_same_draws_serve_every_row():
+    vals = {"a": noisy(0.5, seed=1), "b": noisy(0.6, seed=2)}
+    b1, b2 = board_of(vals), board_of(vals)
+    assert [(r.submission, r.rank, r.interval) for r in b1.rows] == [(r.submission, r.rank, r.interval) for r in b2.rows]
+    w = bootstrap.draw_weights(np.arange(10), n_boot=5, seed=0)
+    assert w.shape == (5, 10) and (w.sum(1) == 10).all()
+    clusters = bootstrap.draw_weights(np.array([0, 0, 1, 1, 2]), n_boot=50, seed=0)
+    assert (clusters[:, 0] == clusters[:, 1]).all() and (clusters[:, 2] == clusters[:, 3]).all()
+
+
+def test_estimate_with_unit_weights_equals_the_summary_for_every_track():
+    rng = np.random.default_rng(0)
+    n = 40
+    cases = {
+        "aixi": {m: rng.random(n) for m in ("kl", "emd", "emd-paper", "mass-accuracy", "rank-accuracy", "pcc")},
+        "rcnn": {m: rng.random(n) * 100 for m in ("pct-first", "pct-misrank", "avg-misrank", "pct-first-pessimistic",
+                                                    "pct-misrank-pessimistic", "avg-misrank-pessimistic")},
+    }
+    counts = rng.integers(0, 5, size=(n, 4)).astype(float)
+    cases["idc"] = {"counts": counts}
+    trust_counts = np.eye(4)[rng.integers(0, 4, n)]
+    cases["trust"] = {"counts": trust_counts}
+    # robustness: 8 samples, each an original text and 4 attacked texts under TEF or RA at several ρ
+    sample = np.repeat(np.arange(8), 5).astype(float)
+    attack = np.tile([np.nan, 0, 0, 1, 1], 8)
+    rob = {"sample": sample, "attack": attack, "rho": np.where(np.isnan(attack), np.nan, rng.random(n) * 0.4),
+           "weight": np.where(np.isnan(attack), np.nan, rng.integers(1, 4, n).astype(float))}
+    for m in get_track("robustness").metric_objects():
+        if not m.name.startswith("rob-acc"):
+            rob[m.name] = np.where(np.isnan(attack), np.nan, rng.random(n))
+    cases["robustness"] = rob
+    for track, scores in cases.items():
+        trk = get_track(track)
+        if track in ("idc", "trust"):
+            scores.update({m.name: m(scores["counts"], None) for m in trk.metric_objects()
+                           if m.name not in scores and (m.pooled or track == "trust")})
+            if track == "idc":
+                import benchmark.metrics.interpretation as interp
+
+                for m in trk.metric_objects():
+                    if not m.pooled:
+                        scores[m.name] = interp.macro_values(counts, m.name.removeprefix("interp-").removesuffix("-macro"))
+        ok = np.ones(n, dtype=bool)
+        ok[3] = False  # a failed instance is left out of both
+        summary = trk.summarise(scores, ok)
+        est = trk.estimate(scores, ok, np.ones((1, n)))
+        for name, m in summary.items():
+            got = float(est[name][0])
+            if m.mean is None:
+                assert not np.isfinite(got), (track, name)
+            else:
+                assert got == pytest.approx(m.mean, rel=1e-9, abs=1e-12), (track, name)
+
+
+# --------------------------------------------------------------------------------------------------
+# controls, references and the verdict
+
+
+def test_controls_and_references_are_marked_rows_never_ranked():
+    vals = {"a": noisy(0.4, seed=1), "b": noisy(0.8, seed=2), "uniform": noisy(1.0, seed=3),
+            "oracle": noisy(0.1, seed=4)}
+    b = board_of(vals, roles={"uniform": "control", "oracle": "reference"})
+    assert [(r.submission, r.rank) for r in b.rows] == [("oracle", None), ("a", 1), ("b", 2), ("uniform", None)]
+    assert row(b, "uniform").marker == "control" and row(b, "oracle").marker == "reference"
+    md = render.to_markdown([b])
+    assert "| ctrl |" in md and "| ref |" in md and "uniform (control)" in md
+
+
+def test_verdict_discriminates_when_the_best_method_beats_the_best_control():
+    b = board_of({"a": noisy(0.4, seed=1), "random": noisy(1.0, seed=2)}, roles={"random": "control"})
+    assert b.verdict.discriminates and b.verdict.best == "a" and b.verdict.control == "random"
+    assert b.verdict.ci[0] > 0 and "verdict: discriminates" in render.to_text([b], width=80)
+
+
+def test_verdict_does_not_discriminate_when_methods_sit_at_the_control():
+    vals = {"a": noisy(0.50, seed=1), "b": noisy(0.52, seed=2), "random": noisy(0.51, seed=3)}
+    b = board_of(vals, roles={"random": "control"})
+    assert b.verdict.status == "does not discriminate" and "not used in the summaries" in b.verdict.reason
+    assert track_summary([b])[0].rows == [] and overall([b]) == []
+
+
+@pytest.mark.parametrize("case, why", [
+    ("one", "only one submission"), ("no-control", "no control"), ("old", "no per-instance scores"),
+    ("all-nan", "no method has a kl value"),
+])
+def test_undefined_verdicts_say_why_and_never_crash(case, why):
+    if case == "one":
+        b = board_of({"a": noisy(0.4)})
+    elif case == "no-control":
+        b = board_of({"a": noisy(0.4, seed=1), "b": noisy(0.5, seed=2)})
+    elif case == "old":
+        (b,) = boards([make_result("a", metrics={"kl": metric(0.2)}),
+                       make_result("random", metrics={"kl": metric(0.9)}, role="control")])
+        assert b.intervals and "per-instance scores" in b.intervals
+    else:
+        b = board_of({"a": np.full(N, np.nan), "random": noisy(0.5)}, roles={"random": "control"})
+    assert b.verdict.status == "undefined" and why in b.verdict.reason
+    assert "verdict: undefined" in render.to_text([b], width=80)
+    render.to_markdown([b]), render.to_csv([b])  # nothing crashes
+
+
+def test_agreement_is_kendall_tau_and_disagreement_is_flagged():
+    a, b_, c = noisy(0.1, seed=1), noisy(0.5, seed=2), noisy(0.9, seed=3)
+    vals = {"a": {"kl": a, "emd": a, "pcc": -a}, "b": {"kl": b_, "emd": b_, "pcc": -b_},
+            "c": {"kl": c, "emd": c, "pcc": -c}}
+    rs = [make_result(n, values=v, metrics={"kl": metric(0.0, "lower", "KL"), "emd": metric(0.0, "lower", "EMD"),
+                                           "pcc": metric(0.0, "lower", "PCC")}) for n, v in vals.items()]
+    # pcc is declared lower-is-better here, so its ranking is the exact reverse of KL's
+    (board,) = boards(rs)
+    assert board.agreement["emd"] == (pytest.approx(1.0), "")
+    assert board.agreement["pcc"][0] == pytest.approx(-1.0)
+    assert board.disagreeing == ["pcc"]
+    assert "⚠ the primary metric disagrees with PCC" in render.to_text([board], width=200)
+    assert "PCC -1.00 ⚠" in render.to_markdown([board])
+    # the all-metric ranking: a is best on two of three metrics
+    assert row(board, "a").all_metric_rank == 1
+    too_few = board_of({"a": noisy(0.1), "random": noisy(0.9)}, roles={"random": "control"})
+    assert all(tau is None for tau, _ in too_few.agreement.values())
+
+
+def test_gate_ranks_methods_below_the_floor_after_those_above_it():
+    rs = []
+    for name, kl, faith, role in [("good", 0.6, 0.5, "method"), ("blind", 0.1, 0.0, "method"),
+                                  ("position", 0.0, 0.0, "control")]:
+        r = make_result(name, values={"kl": noisy(kl, seed=len(name)), "emd": noisy(faith, 0.05, seed=len(name) + 9)},
+                        metrics={"kl": metric(0, "lower", "KL"), "emd": metric(0, "higher", "faith")}, role=role)
+        r.extra["rank_gate"] = {"metric": "emd", "min": None, "beat_controls": True}
+        rs.append(r)
+    (b,) = boards(rs)
+    assert (row(b, "good").rank, row(b, "blind").rank) == (1, 2)  # blind has the best kl but reads nothing
+    assert row(b, "blind").below_gate and not row(b, "good").below_gate
+    assert "below the gate" in render.to_text([b], width=120)
+
+
+# --------------------------------------------------------------------------------------------------
+# summaries: compare only where both entered
+
+
+def test_summary_ranks_b_above_a_when_b_beats_a_on_every_shared_board():
+    # A enters four small boards (wins them); B enters only the two big ones, where B beats A.
+    # Mean rank: A (1+1+1+1+3+3)/6 = 1.67 < B (2+2)/2 = 2 — the old aggregate put A first.
+    rs = []
+    for k in range(4):
+        rs += [make_result("A", model=f"small{k}", values=noisy(0.2, 0.05, seed=k)),
+               make_result("C", model=f"small{k}", values=noisy(0.6, 0.05, seed=10 + k)),
+               make_result("random", model=f"small{k}", values=noisy(1.0, 0.05, seed=20 + k), role="control")]
+    for k in range(2):
+        rs += [make_result("E", model=f"big{k}", values=noisy(0.05, 0.05, seed=30 + k)),
+               make_result("B", model=f"big{k}", values=noisy(0.15, 0.05, seed=40 + k)),
+               make_result("A", model=f"big{k}", values=noisy(0.3, 0.05, seed=50 + k)),
+               make_result("C", model=f"big{k}", values=noisy(0.6, 0.05, seed=60 + k)),
+               make_result("random", model=f"big{k}", values=noisy(1.0, 0.05, seed=70 + k), role="control")]
+    bs = boards(rs)
+    assert all(b.verdict.discriminates for b in bs)
+    (aixi,) = track_summary(bs)
+    order = [r.submission for r in aixi.rows]
+    assert order.index("B") < order.index("A") and "random" not in order
+    a = next(r for r in aixi.rows if r.submission == "A")
+    assert (a.entered, a.total) == (6, 6) and a.parts["aixi · aixi/shape-ssin · big0"] == 3.0
+    rows = overall(bs)
+    assert [r.submission for r in rows].index("B") < [r.submission for r in rows].index("A")
+
+
+def test_boards_that_do_not_discriminate_are_left_out_of_summaries_with_the_reason():
+    good = [make_result("a", values=noisy(0.2, seed=1)), make_result("b", values=noisy(0.6, seed=2)),
+            make_result("random", values=noisy(1.0, seed=3), role="control")]
+    flat = [make_result(n, model="mlp", values=noisy(0.5, seed=k)) for k, n in enumerate(["a", "b"])]
+    flat.append(make_result("random", model="mlp", values=noisy(0.5, seed=9), role="control"))
+    (s,) = track_summary(boards(good + flat))
+    assert s.counted == 1 and s.n_boards == 2 and "mlp" in s.left_out[0] and "does not discriminate" in s.left_out[0]
+    assert [r.submission for r in s.rows] == ["a", "b"]
+
+
+def test_bradley_terry_matches_the_choix_reference():
+    choix = pytest.importorskip("choix")
+    comps = [(0, 1, 1.0), (0, 1, 1.0), (1, 0, 1.0), (1, 2, 1.0), (2, 1, 1.0), (1, 2, 1.0), (0, 2, 1.0), (2, 0, 1.0),
+             (0, 2, 1.0)]
+    ours = np.log(stats.bradley_terry(3, comps, prior=0.0))
+    theirs = choix.ilsr_pairwise(3, [(w, l) for w, l, _ in comps], alpha=0.0)
+    assert np.allclose(ours - ours.mean(), theirs - theirs.mean(), atol=1e-6)
+
+
+# --------------------------------------------------------------------------------------------------
+# several seeds
+
+
+def test_seed_runs_widen_the_interval_by_the_seed_variance():
+    trk = get_track("aixi")
+    rng = np.random.default_rng(0)
+    base = rng.random(100)
+    rest = {m.name: rng.random(100) for m in trk.metric_objects()}
+    same = [(0, {**rest, "kl": base}, np.ones(100, bool)), (1, {**rest, "kl": base}, np.ones(100, bool))]
+    moved = [(0, {**rest, "kl": base}, np.ones(100, bool)), (1, {**rest, "kl": base + 0.3}, np.ones(100, bool))]
+    from benchmark.runner import summarise_runs
+
+    s_same = summarise_runs(trk, [(sc, ok) for _, sc, ok in same])["kl"]
+    s_moved = summarise_runs(trk, [(sc, ok) for _, sc, ok in moved])["kl"]
+    assert s_moved.mean == pytest.approx(base.mean() + 0.15)
+    assert (s_moved.ci95[1] - s_moved.ci95[0]) > 2 * (s_same.ci95[1] - s_same.ci95[0])
+    packed = pack_scores(moved)
+    assert packed["seeds"] == [0, 1]
+    assert isinstance(s_same, MetricSummary)
