@@ -216,3 +216,32 @@ def test_changed_submission_code_starts_a_fresh_cache(home, tmp_path):
     from benchmark.resources import data_home
 
     assert len(list((data_home() / "cache").rglob("edited-*.sqlite"))) == 2
+
+
+def test_seed_runs_make_one_result_whose_scores_hold_every_seed(home, tmp_path):
+    """`--seeds 0,1,2`: one Result; the stochastic explainer's per-instance scores per seed are stored
+    for the boards' bootstrap, the mean is the mean over seeds, and `xaibench verify` re-scores it."""
+    from benchmark.cli import _parse_seeds
+    from benchmark.verify import verify_result
+
+    assert _parse_seeds("0, 1,2") == [0, 1, 2] and _parse_seeds(None) is None
+    for bad in ("0,0", "a", "-1", ""):
+        with pytest.raises(Exception, match="--seeds"):
+            _parse_seeds(bad)
+    multi = evaluate("random", track="aixi", resource="aixi/shape-ssin", model="function", limit=6,
+                     results_dir=tmp_path / "multi", seeds=[0, 1, 2], sandbox="none")
+    singles = [evaluate("random", track="aixi", resource="aixi/shape-ssin", model="function", limit=6,
+                        results_dir=tmp_path / f"s{s}", seed=s, sandbox="none") for s in (0, 1, 2)]
+    assert multi.provenance["seeds"] == [0, 1, 2] and len(multi.extra["caches"]) == 3
+    sc = multi.scores()
+    assert sc.seeds == [0, 1, 2] and sc.arrays["kl"].shape == (3, 6)
+    for k, single in enumerate(singles):  # each seed run is the single-seed run
+        assert np.allclose(sc.arrays["kl"][k], single.scores().arrays["kl"][0], equal_nan=True)
+    assert multi.metrics["kl"].mean == pytest.approx(np.mean([s.metrics["kl"].mean for s in singles]))
+    lo, hi = multi.metrics["kl"].ci95
+    assert lo <= multi.metrics["kl"].mean <= hi
+    path = next((tmp_path / "multi").rglob("*.json"))
+    assert verify_result(path).ok, verify_result(path).problems
+    with pytest.raises(Exception, match="seeds"):
+        evaluate("random", track="aixi", resource="aixi/shape-ssin", model="function", limit=2,
+                 results_dir=tmp_path, seeds=[1, 1])
