@@ -9,7 +9,9 @@ parsed (ranges and choices, `benchmark.options`), before a command runs or write
 
 from __future__ import annotations
 
+import inspect
 import json
+import re
 import sys
 import time
 from enum import Enum, StrEnum
@@ -93,7 +95,10 @@ def _track_models(ctx) -> tuple[str, ...]:
 
 @app.command("list")
 def list_cmd() -> None:
-    """List tracks (metrics, models), resources found locally or in the mirror, and submissions."""
+    """List tracks, resources and submissions.
+
+    Tracks with their metrics and models, the resources found locally or in the mirror, and every
+    installed submission."""
     from benchmark.listing import resources_listing, submissions_listing, tracks_listing
     from benchmark.metrics import METRICS
     from benchmark.resources.store import list_local_resources
@@ -153,8 +158,9 @@ def evaluate_cmd(
     workers: Optional[int] = typer.Option(None, min=1, max=4096, help="ray: CPUs of the local Ray instance "
                                           "(default: all)."),
 ) -> None:
-    """Explain every instance of a resource with a submission, score against ground truth, write a Result.
+    """Evaluate a submission on a resource and write a Result.
 
+    Explains every instance with the submission, scores it against ground truth and writes a Result.
     The submission runs in a fresh, sandboxed worker process that never sees ground truth. Outputs are
     cached per instance: an interrupted run resumes where it stopped."""
     from benchmark.runner import evaluate
@@ -221,11 +227,12 @@ def attack_cmd(
     sandbox: SandboxMode = typer.Option(SandboxMode.auto, help="Where the submission runs (as for evaluate)."),
     memory_limit: float = typer.Option(8.0, min=0.25, max=1024.0, help="Address-space limit of the worker, GiB."),
 ) -> None:
-    """Attack a text explainer live: TEF / RA search its OWN explanations (robustness track).
+    """Attack a text explainer live with TEF / RA.
 
-    The attack runs here; every explanation comes from the submission in the sandboxed worker, all
-    candidates of a position in one call. Written to the robustness-live board of the resource and
-    model; finished samples are logged, so an interrupted run resumes."""
+    TEF / RA search the explainer's OWN explanations (robustness track). The attack runs here; every
+    explanation comes from the submission in the sandboxed worker, all candidates of a position in one
+    call. Written to the robustness-live board of the resource and model; finished samples are logged,
+    so an interrupted run resumes."""
     from benchmark.attacks.live import LIVE_ATTACKS, attack_submission
 
     r = attack_submission(submission, resource, model=model, samples=samples,
@@ -264,11 +271,12 @@ def demo_cmd(
                                           help="Object-removal augmentation of the CNN's training images (0 = "
                                           "off; see `xaibench train aixi --help`)."),
 ) -> None:
-    """Offline end to end: generate AIXI-Shape and AIXI-Color (SSIN), train the CNN on each (with object-removal
+    """Run the main job offline, end to end.
+
+    Generates AIXI-Shape and AIXI-Color (SSIN), trains the CNN on each (with object-removal
     augmentation: AIXI-Color always has six circles, and a CNN that never saw fewer misreads the
-    explainers' object-removed images), evaluate
-    every built-in explainer on both models under test (the function itself and the CNN), print the
-    leaderboard."""
+    explainers' object-removed images), evaluates every built-in explainer on both models under test
+    (the function itself and the CNN) and prints the leaderboard."""
     resources = ["aixi/shape-ssin", "aixi/color-ssin"]
     steps = [
         ["generate", "aixi", "--dataset", "shape", "--dataset", "color", "--scale", str(scale), "--functions", "ssin"],
@@ -289,9 +297,11 @@ def check_cmd(
     timeout: float = typer.Option(60.0, min=0.0, max=TIMEOUT_MAX_S,
                                   help="Per-instance time limit in seconds (0 = none)."),
 ) -> None:
-    """Check a submission before you submit it: submission.toml, then — in the sandboxed worker, on tiny
-    built-in data of each modality it declares — one finite output of the right shape per instance,
-    deterministic under a seed, batch-size invariant (1, 7, 16). Exit status 1 when a check fails."""
+    """Check a submission before you submit it.
+
+    Reads submission.toml, then — in the sandboxed worker, on tiny built-in data of each modality it
+    declares — checks one finite output of the right shape per instance, determinism under a seed and
+    batch-size invariance (1, 7, 16). Exit status 1 when a check fails."""
     from rich.table import Table
 
     from benchmark.check import check_submission
@@ -317,10 +327,11 @@ def verify_cmd(
     paths: Optional[List[Path]] = typer.Argument(None, help="Result files or folders (default: every Result "
                                                  "under $XAIBENCH_HOME/results)."),
 ) -> None:
-    """Re-score Results from their cached outputs: signature, instances, outputs digest and every metric.
+    """Re-score Results from their cached outputs.
 
-    Verdicts are recorded; the leaderboard marks Results that failed (the static board leaves them out).
-    Exit status 1 when any Result fails."""
+    Checks the signature, the instances, the outputs digest and every metric. Verdicts are recorded;
+    the leaderboard marks Results that failed (the static board leaves them out). Exit status 1 when
+    any Result fails."""
     from benchmark.resources import data_home
     from benchmark.verify import record, verify_result
 
@@ -382,8 +393,105 @@ def load_plugins() -> typer.Typer:
     global _plugins_loaded
     if not _plugins_loaded:
         _load_plugins()
+        tidy_help(app)
+        _fold_option_help()
         _plugins_loaded = True
     return app
+
+
+_ITEM = re.compile(r"^\s*([*\-•]|\d+[.)])\s")
+SUMMARY_MAX = 60  # characters of a command's one-line summary in `xaibench --help` at 80 columns
+
+
+def reflow(text: str) -> str:
+    """A docstring as help text: dedented, the source line breaks inside a paragraph joined (the
+    terminal wraps it to its width), paragraphs and list items (`* `, `- `, `1. `) kept on their own."""
+    out = []
+    for para in inspect.cleandoc(text or "").split("\n\n"):
+        lines: list[str] = []
+        for line in para.split("\n"):
+            if lines and line.strip() and not _ITEM.match(line):
+                lines[-1] = lines[-1].rstrip() + " " + line.strip()
+            else:
+                lines.append(line.rstrip())
+        out.append("\n".join(lines))
+    return "\n\n".join(out)
+
+
+def summary(text: str) -> str:
+    """One line for a command list: the help's first paragraph (PEP 257's summary line), without its
+    final period. Commands keep it under SUMMARY_MAX characters (tested), so it never wraps."""
+    return reflow(text).split("\n\n")[0].strip().rstrip(".")
+
+
+def _fold_option_help() -> None:
+    """Typer lays an option's help, default and range side by side (`rich.columns.Columns`), which cuts
+    a token longer than the narrow help column at 80 columns with "…" (a path, a resource name). Stack
+    them instead (`rich.console.Group`), each text folding such a token onto the next line: nothing is
+    lost. Left as typer has it when its internals differ (the --help tests then say so)."""
+    try:
+        from rich.columns import Columns
+        from rich.console import Group
+        from typer import rich_utils
+    except ImportError:
+        return
+    original = getattr(rich_utils, "_get_parameter_help", None)
+    if original is None or getattr(original, "_xaibench_folds", False):
+        return
+
+    def stacked(*args, **kwargs):
+        got = original(*args, **kwargs)
+        if not isinstance(got, Columns):
+            return got
+        for item in got.renderables:
+            if isinstance(item, Text):
+                item.overflow = "fold"
+        return Group(*got.renderables)
+
+    stacked._xaibench_folds = True  # type: ignore[attr-defined]
+    rich_utils._get_parameter_help = stacked
+
+    from rich.table import Table
+
+    class _Table(Table):
+        """Typer's options / arguments tables, laid out for narrow terminals: an option's names (long,
+        short, negative) stacked in one column kept whole, the type column at most 18 cells, the help
+        folded in what is left — nothing cut with "…", nothing hidden. Other tables are untouched."""
+
+        def add_row(self, *renderables, **kwargs):  # type: ignore[override]
+            cells = list(renderables)
+            if len(cells) in (6, 7) and all(isinstance(c, Text) for c in cells[-6:-1]):
+                *required, long, short, neg_long, neg_short, kind, help_ = cells
+                names = [t for t in (long, short, neg_long, neg_short) if t.plain]
+                stacked = Text("\n").join(names) if names else Text("")
+                cells = [*required, stacked, kind, help_]
+                while len(self.columns) < len(cells):
+                    k = len(self.columns)
+                    last = k == len(cells) - 1
+                    kind_col = k == len(cells) - 2
+                    self.add_column(no_wrap=not (last or kind_col), overflow="fold",
+                                    max_width=18 if kind_col else None, ratio=1 if last else None)
+            return super().add_row(*cells, **kwargs)
+
+    if getattr(rich_utils, "Table", None) is Table:
+        rich_utils.Table = _Table
+
+
+def tidy_help(typer_app: typer.Typer) -> None:
+    """Every command's help reflowed (`reflow`) and given a one-line `summary` for command lists,
+    sub-command groups included."""
+    for info in typer_app.registered_commands:
+        text = info.help or inspect.getdoc(info.callback) or ""
+        info.help = reflow(text)
+        info.short_help = summary(info.short_help or text)
+    for group in typer_app.registered_groups:
+        sub = group.typer_instance
+        if sub is not None:
+            text = group.help or (sub.info.help if sub.info else None) or ""
+            if isinstance(text, str) and text:
+                group.help = reflow(text)
+                group.short_help = summary(group.short_help or text)
+            tidy_help(sub)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -46,7 +46,7 @@ generate_app = typer.Typer(help="Build ground-truth resources.", no_args_is_help
 register_rcnn(generate_app)
 register_trust(generate_app)
 train_app = typer.Typer(help="Train the models under test of a resource.", no_args_is_help=True)
-reproduce_app = typer.Typer(help="Re-run a paper's experiments and print our numbers beside the paper's.",
+reproduce_app = typer.Typer(help="Re-run a paper's experiments beside its numbers.",
                             no_args_is_help=True)
 register_robustness(generate_app, reproduce_app)
 
@@ -71,8 +71,10 @@ def generate_aixi(
     root: Optional[Path] = typer.Option(None, help="Resource folder (default $XAIBENCH_HOME/resources/aixi)."),
     overwrite: bool = typer.Option(False, help="Replace existing configs."),
 ) -> None:
-    """Generate AIXI-Shape / AIXI-Color images with pixel-exact ground-truth maps (one config per
-    dataset × function, e.g. aixi/shape-ssin)."""
+    """Generate AIXI images and their ground-truth maps.
+
+    AIXI-Shape / AIXI-Color images with pixel-exact ground-truth maps, one config per dataset ×
+    function, e.g. aixi/shape-ssin."""
     from generators.aixi.build import SCALES, build_aixi
 
     nt, nv = SCALES[str(scale)]
@@ -114,7 +116,9 @@ def generate_idc(
     root: Optional[Path] = typer.Option(None, help="Resource folder (default $XAIBENCH_HOME/resources/idc)."),
     overwrite: bool = typer.Option(False, help="Retrain the models even if trained on the same corpus."),
 ) -> None:
-    """Train the Kim CNN (and HAN) on MR and build the IDC pseudo ground truth (idc/mr-wga, idc/mr-milp,
+    """Train the Kim CNN on MR and build the IDC ground truth.
+
+    Trains the Kim CNN (and HAN) on MR and builds the IDC pseudo ground truth (idc/mr-wga, idc/mr-milp,
     idc/mr-hybrid), SPECS §5."""
     from generators.idc.build import IdcConfig, build_idc
 
@@ -156,7 +160,9 @@ def train_aixi_cmd(
                                           "with probability 1/2 and the label recomputed by the function."),
     overwrite: bool = typer.Option(False, help="Retrain even if a model for this revision exists."),
 ) -> None:
-    """Train the authors' CNN on a resource and store it (safetensors) in the resource's model/ folder."""
+    """Train the authors' CNN on an AIXI resource.
+
+    Stores it (safetensors) in the resource's model/ folder."""
     from generators.aixi.train import TrainConfig, train_aixi
 
     for r in resource:
@@ -180,8 +186,10 @@ def reproduce_aixi(
                                             "'absolute' value."),
     results: Optional[Path] = typer.Option(None, help="Results folder (default $XAIBENCH_HOME/results)."),
 ) -> None:
-    """AIXI Experiments 1-3 (Miró-Nicolau et al.) with exhaustive LIME; needs the resources (and, for
-    Experiment 3, trained CNNs)."""
+    """AIXI Experiments 1-3 beside the paper's numbers.
+
+    Miró-Nicolau et al.'s experiments with exhaustive LIME; needs the resources (and, for Experiment 3,
+    trained CNNs)."""
     from generators.aixi.experiments import run, table
 
     rows = run(tuple(int(e) for e in experiment), tuple(_plain(dataset)), tuple(_plain(function)), limit=limit,
@@ -199,8 +207,10 @@ def reproduce_idc(
     slow_limit: Optional[int] = typer.Option(300, min=1, help="Documents for lime-text and kernel-shap."),
     results: Optional[Path] = typer.Option(None, help="Results folder (default $XAIBENCH_HOME/results)."),
 ) -> None:
-    """IDC Table 1 (Khaleel et al.): interpretation methods vs the WGA / MILP / Hybrid PGTs on the MR test
-    set beside the paper's κ / P / R, and RelativeConf per PGT; needs `xaibench generate idc`."""
+    """IDC Table 1 beside the paper's numbers.
+
+    Khaleel et al.'s interpretation methods vs the WGA / MILP / Hybrid PGTs on the MR test set beside the
+    paper's κ / P / R, and RelativeConf per PGT; needs `xaibench generate idc`."""
     from generators.idc.experiments import EXTRA_METHODS, PAPER_METHODS, run, table
 
     pgt = _plain(pgt)
@@ -223,8 +233,10 @@ def reproduce_trust(
     fit_timeout: float = typer.Option(0.0, min=0, help="Time limit of each oracle's fit, s (0 = none)."),
     results: Optional[Path] = typer.Option(None, help="Results folder (default $XAIBENCH_HOME/results)."),
 ) -> None:
-    """TOKI Table 3 (Nguyen Tung et al.): TOKI, Naive and the –K.I ablations on every built trust set,
-    run as oracles in the sandboxed worker, beside the paper's rows and Naive from the Fig. 6 counts."""
+    """TOKI Table 3 beside the paper's numbers.
+
+    Nguyen Tung et al.'s TOKI, Naive and the –K.I ablations on every built trust set, run as oracles in
+    the sandboxed worker, beside the paper's rows and Naive from the Fig. 6 counts."""
     from generators.trust.reproduce import ORACLES, run, table
 
     toki = {"train_limit": train_limit, "lime_samples": lime_samples}
@@ -253,9 +265,10 @@ def reproduce_rcnn(
     slow_limit: Optional[int] = typer.Option(300, min=1, help="Reviews for lime-text and kernel-shap."),
     results: Optional[Path] = typer.Option(None, help="Results folder (default $XAIBENCH_HOME/results)."),
 ) -> None:
-    """Camburu et al.'s Tables 1 and 2 (RCNN zero-contribution): LIME, SHAP, L2X and more on each built
-    aspect beside the paper's error rates, and the verified datasets' statistics beside the paper's;
-    needs `xaibench generate rcnn`."""
+    """Camburu et al.'s Tables 1 and 2 beside the paper's numbers.
+
+    RCNN zero-contribution: LIME, SHAP, L2X and more on each built aspect beside the paper's error
+    rates, and the verified datasets' statistics beside the paper's; needs `xaibench generate rcnn`."""
     from generators.rcnn.build import ASPECT_CONFIGS
     from generators.rcnn.data import aspect_name
     from generators.rcnn.experiments import EXTRA_METHODS, PAPER_METHODS, built_aspects, run, table
@@ -293,8 +306,10 @@ def agreement_cmd(
     seed: int = typer.Option(0, min=0, max=SEED_MAX, help="Seed handed to explainers."),
     output: Optional[Path] = typer.Option(None, help="Also write the figures as JSON here."),
 ) -> None:
-    """Agreement with people: score PGTs and explainers against human rationales (ERASER shape) —
-    Cohen's κ, precision and recall over token positions, pooled and per document."""
+    """Score PGTs and explainers against human rationales.
+
+    Agreement with people on ERASER-shaped rationales: Cohen's κ, precision and recall over token
+    positions, pooled and per document."""
     import json
 
     from rich.table import Table
@@ -345,8 +360,10 @@ def publish_cmd(
     to: Optional[Path] = typer.Option(None, "--to", file_okay=False, help="--site: copy it into this folder "
                                       "(replaced atomically), e.g. a web server's document root."),
 ) -> None:
-    """Verify a resource family (checksums, `load_dataset` on every config) and upload it to the Hub; or,
-    with --site, check a built leaderboard site (every link) and upload or copy it."""
+    """Publish a resource family or a leaderboard site.
+
+    Verifies a resource family (checksums, `load_dataset` on every config) and uploads it to the Hub;
+    or, with --site, checks a built leaderboard site (every link) and uploads or copies it."""
     from benchmark.errors import XaibenchError
     from generators.publish import publish, publish_site
 

@@ -80,7 +80,9 @@ def generate_rcnn(
     root: Optional[Path] = typer.Option(None, help="Resource folder (default $XAIBENCH_HOME/resources/rcnn)."),
     overwrite: bool = typer.Option(False, help="Retrain the RCNN even if one was trained on the same data."),
 ) -> None:
-    """Train the RCNN rationale model (Lei et al. 2016) and build the zero-contribution ground truth of
+    """Train Lei's rationale model and build the RCNN ground truth.
+
+    Trains the RCNN rationale model (Lei et al. 2016) and builds the zero-contribution ground truth of
     Camburu et al. (2019): reviews whose tokens are N (zero contribution) / SDK / SR."""
     import torch
 

@@ -141,10 +141,14 @@ def leaderboard(
         ),
     ] = False,
 ) -> None:
-    """Rank submissions per (track, resource, model) by the primary metric, then per track and overall
-    by mean rank. Columns show the direction (↓ lower / ↑ higher is better), mean ± 95% CI half-width
-    and failures; results on different resource revisions or instances are never mixed silently, and
-    results whose file changed after it was written are marked and not ranked."""
+    """Print the ranked boards, per track and overall.
+
+    One board per (track, resource, model): methods ranked by the primary metric with paired-bootstrap
+    rank intervals (rows the data cannot separate share a rank), controls and references as marked
+    rows, a verdict on whether the board discriminates and the metrics' agreement (Kendall τ). Per
+    track and overall, a Bradley–Terry model compares submissions on the discriminating boards both
+    entered (docs/leaderboard.md). Results on different resource revisions or instances are never
+    mixed silently, and results whose file changed after it was written are marked and not ranked."""
     from benchmark.resources.store import data_home
     from leaderboard import render
     from leaderboard.rank import boards as make_boards
@@ -215,8 +219,10 @@ def site(
     sample: Annotated[int, typer.Option(min=1, max=32, help="Instances drawn per picture.")] = 4,
     no_figures: Annotated[bool, typer.Option("--no-figures", help="Skip the pictures (tables only).")] = False,
 ) -> None:
-    """Build the leaderboard as a static site: an overview, one page per board (sortable table, model
-    quality, warnings, metric notes, pictures) and one page per submission. Opens from the file system."""
+    """Build the leaderboard as a static site.
+
+    An overview, one page per board (verdict, sortable table with rank intervals, model quality,
+    warnings, metric notes, pictures) and one page per submission. Opens from the file system."""
     from leaderboard.site import build_site
 
     report = build_site(out, results, sample=sample, figures=not no_figures)

@@ -48,7 +48,9 @@ def generate_robustness(
     root: Optional[Path] = typer.Option(None, help="Resource folder (default $XAIBENCH_HOME/resources/robustness)."),
     overwrite: bool = typer.Option(False, help="Retrain the models even if trained on the same corpus."),
 ) -> None:
-    """TEF / RA / RI / RS attacks on MR against the CPU text models (SPECS §2): robustness/mr-<model>."""
+    """Attack MR's text models: the robustness resources.
+
+    TEF / RA / RI / RS attacks on MR against the CPU text models (SPECS §2): robustness/mr-<model>."""
     from generators.robustness.build import RobustnessConfig, build_robustness
 
     from generators.robustness.build import DEFAULT_EXPLAINERS
@@ -94,7 +96,9 @@ def reproduce_tef(
                                                      help="Models of the transfer and policy tables (repeatable; "
                                                      "minilm adds a MiniLM gradient pass per transferred text)."),
 ) -> None:
-    """TEF (Ivankay et al. 2022): PCC-vs-ρ curves (PNG) and ACC per explainer / model / attack, from the
+    """TEF's curves and ACC beside the paper's findings.
+
+    Ivankay et al. (2022): PCC-vs-ρ curves (PNG) and ACC per explainer / model / attack, from the
     robustness resources (`xaibench generate robustness`)."""
     from benchmark.resources import data_home
     from generators.robustness.experiments import reproduce

@@ -52,7 +52,9 @@ def generate_trust(
     root: Optional[Path] = typer.Option(None, help="Resource folder (default $XAIBENCH_HOME/resources/trust)."),
     overwrite: bool = typer.Option(False, help="Retrain the model even if trained on the same corpus."),
 ) -> None:
-    """Build trust-track resources (SPECS §1.8): trust/<dataset>-cnn, trust/embeddings, imported sets."""
+    """Build trust-track resources.
+
+    TOKI's trust sets (SPECS §1.8): trust/<dataset>-cnn, trust/embeddings, imported sets."""
     if not dataset and not embeddings and import_file is None:
         raise typer.BadParameter("give --dataset, --embeddings or --import")
     if embeddings:
