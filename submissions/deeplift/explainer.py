@@ -48,7 +48,7 @@ def _check_no_reuse(module: torch.nn.Module, x: torch.Tensor, *extra: torch.Tens
 
 
 class DeepLiftExplainer:
-    def __init__(self, baseline: float = 0.0, eps: float = 1e-10, batch_size: int = 256) -> None:
+    def __init__(self, baseline: float = 0.0, eps: float = 1e-10, batch_size: int = 16) -> None:
         self.baseline = float(baseline)
         self.eps = float(eps)
         self.batch_size = max(1, int(batch_size))

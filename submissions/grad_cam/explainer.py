@@ -24,7 +24,7 @@ TEXT_SPREADS = ("sum", "mean")
 
 class GradCamExplainer:
     def __init__(self, layer: str = "", relu_attributions: bool = True, interpolate_mode: str = "bilinear",
-                 batch_size: int = 256, text_spread: str = "sum") -> None:
+                 batch_size: int = 16, text_spread: str = "sum") -> None:
         if text_spread not in TEXT_SPREADS:
             raise ValueError(f"text_spread must be one of {TEXT_SPREADS}, got {text_spread!r}")
         self.layer = layer or None

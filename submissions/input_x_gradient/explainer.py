@@ -12,7 +12,7 @@ from submissions.text_common import connected, gradient_scores, is_text, require
 
 
 class InputXGradientExplainer:
-    def __init__(self, batch_size: int = 256) -> None:
+    def __init__(self, batch_size: int = 16) -> None:
         self.batch_size = max(1, int(batch_size))
 
     def explain(self, model, batch) -> list[np.ndarray]:

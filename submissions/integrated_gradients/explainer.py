@@ -16,7 +16,7 @@ from submissions.text_common import connected, gradient_scores, is_text, require
 
 class IntegratedGradientsExplainer:
     def __init__(self, n_steps: int = 50, method: str = "gausslegendre", baseline: float = 0.0,
-                 internal_batch_size: int = 512) -> None:
+                 internal_batch_size: int = 16) -> None:
         self.n_steps = int(n_steps)
         self.method = method
         self.baseline = float(baseline)

@@ -24,7 +24,7 @@ TEXT_REMOVALS = ("pad", "delete")
 
 
 class OcclusionExplainer:
-    def __init__(self, window: int = 8, stride: int = 4, baseline: float = 0.0,
+    def __init__(self, window: int = 16, stride: int = 8, baseline: float = 0.0,
                  perturbations_per_eval: int = 64, text_removal: str = "pad", pad_token: str = PAD_TOKEN,
                  text_batch_size: int = 4096) -> None:
         if window < 1 or stride < 1:

@@ -14,7 +14,7 @@ from submissions.text_common import check_reduce, connected, gradient_scores, is
 
 
 class SaliencyExplainer:
-    def __init__(self, abs: bool = True, batch_size: int = 256, word_reduce: str = "sum") -> None:
+    def __init__(self, abs: bool = True, batch_size: int = 16, word_reduce: str = "sum") -> None:
         self.abs = bool(abs)
         self.batch_size = max(1, int(batch_size))
         self.word_reduce = check_reduce(word_reduce)
