@@ -10,6 +10,7 @@ parsed (ranges and choices, `benchmark.options`), before a command runs or write
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from enum import Enum, StrEnum
@@ -24,6 +25,7 @@ from benchmark.errors import XaibenchError
 from benchmark.options import SEED_MAX, TIMEOUT_MAX_S, lazy_choice
 from benchmark.progress import console
 from benchmark.registry import iter_entry_points
+from benchmark.sandbox import SCRATCH_GB, default_memory_gb, default_processes, machine_memory_bytes
 
 try:
     from click.exceptions import Abort as _Abort  # what an older typer raises on Ctrl-D
@@ -93,6 +95,16 @@ def list_cmd() -> None:
 
 Backend = StrEnum("Backend", {b: b for b in ("local", "ray")})  # benchmark.backends.BACKENDS
 
+# The sandbox's limits (docs/isolation.md), with this machine's defaults worked out for --help.
+_MEMORY_HELP = (f"Address-space limit of each submission worker, GiB. Default: half this machine's memory "
+                f"({machine_memory_bytes() / (1 << 30):.1f} GiB) over the workers running at once: "
+                f"{default_memory_gb(1):g} for a local run, {default_memory_gb(os.cpu_count() or 1):g} for --backend "
+                f"ray on all {os.cpu_count()} CPUs (on a Ray cluster: each node's own share).")
+_PROCESS_HELP = (f"Most processes + threads of a submission's worker (default {default_processes()}; 0 = no limit; "
+                 "enforced in the bubblewrap sandbox).")
+_SCRATCH_HELP = ("Size bound of the submission's scratch folder (kept between runs), GiB (0 = none): a worker "
+                 "over it is stopped, its instances fail, the folder is emptied.")
+
 
 @app.command("evaluate")
 def evaluate_cmd(
@@ -126,8 +138,9 @@ def evaluate_cmd(
                                 help="Where submissions run: auto = bubblewrap sandbox when it works here, else "
                                 "a plain worker process (with a warning); bwrap = sandbox or refuse; none = plain "
                                 "worker process."),
-    memory_limit: float = typer.Option(8.0, min=0.25, max=1024.0, help="Address-space limit of the submission's "
-                                       "worker, GiB."),
+    memory_limit: Optional[float] = typer.Option(None, min=0.25, max=1024.0, help=_MEMORY_HELP),
+    process_limit: Optional[int] = typer.Option(None, min=0, max=1 << 20, help=_PROCESS_HELP),
+    scratch_limit: float = typer.Option(SCRATCH_GB, min=0.0, max=1 << 20, help=_SCRATCH_HELP),
     fit_timeout: float = typer.Option(3600.0, min=0, max=TIMEOUT_MAX_S,
                                       help="Oracles (trust track): time limit of fit() per worker start, "
                                       "seconds (0 = none)."),
@@ -163,8 +176,8 @@ def evaluate_cmd(
                                  batch_size=batch_size, seed=seed, params=params if submission != "all" else {},
                                  timeout_s=timeout, overwrite=overwrite, results_dir=results,
                                  metric_params=_parse_params(metric_param), sandbox=sandbox.value,
-                                 memory_gb=memory_limit, fit_timeout_s=fit_timeout, backend=backend.value,
-                                 address=address, workers=workers)
+                                 memory_gb=memory_limit, processes=process_limit, scratch_gb=scratch_limit,
+                                 fit_timeout_s=fit_timeout, backend=backend.value, address=address, workers=workers)
                 except XaibenchError as exc:
                     if submission == "all" and "cannot evaluate" in str(exc):
                         skipped.append(sub.name)
@@ -202,7 +215,9 @@ def attack_cmd(
     results: Optional[Path] = typer.Option(None, file_okay=False,
                                            help="Results folder (default $XAIBENCH_HOME/results)."),
     sandbox: SandboxMode = typer.Option(SandboxMode.auto, help="Where the submission runs (as for evaluate)."),
-    memory_limit: float = typer.Option(8.0, min=0.25, max=1024.0, help="Address-space limit of the worker, GiB."),
+    memory_limit: Optional[float] = typer.Option(None, min=0.25, max=1024.0,
+                                                 help=f"Address-space limit of the worker, GiB (default here: "
+                                                 f"{default_memory_gb(1):g}; see `evaluate --help`)."),
 ) -> None:
     """Attack a text explainer live: TEF / RA search its OWN explanations (robustness track).
 
