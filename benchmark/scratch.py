@@ -45,11 +45,10 @@ OVER_PREFIX = ".over-limit-"
 
 
 def fmt_bytes(n: float) -> str:
-    """`1.5 GiB`, `64 MiB`, `12 KiB`."""
+    """`1.5 GiB`, `11.75 GiB`, `64 MiB`, `12 KiB` (at most two decimals, none when whole)."""
     for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
         if abs(n) >= 1 << shift:
-            v = n / (1 << shift)
-            return f"{v:.1f} {unit}" if v < 10 and v != int(v) else f"{v:.0f} {unit}"
+            return f"{round(n / (1 << shift), 2):g} {unit}"
     return f"{int(n)} B"
 
 
