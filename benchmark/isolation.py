@@ -337,14 +337,15 @@ class Worker:
         return f"worker {how}" + (f"; last output: {tail}" if tail else "")
 
     def _guard(self, scratch: Path) -> Guard | None:
-        """The harness's watch over the folders this worker can fill on disk (see benchmark.scratch)."""
+        """The harness's watch over this worker: the folders it can fill on disk, and the memory of
+        all its processes together (see benchmark.scratch)."""
         limits = self.config.limits
         folders = []
         if limits.scratch_bytes:
             folders.append((scratch, limits.scratch_bytes, "its scratch folder", "--scratch-limit"))
         if self.mode == "none" and self._home is not None and limits.tmp_bytes:
             folders.append((Path(self._home.name), limits.tmp_bytes, "its working folder", "the private /tmp's size"))
-        if not folders:
+        if not folders and not limits.memory_bytes:
             return None
         proc = self.proc
 
@@ -354,7 +355,7 @@ class Worker:
             except (ProcessLookupError, PermissionError):
                 pass
 
-        return Guard(folders, lambda: descendants(proc.pid), kill).start()
+        return Guard(folders, lambda: descendants(proc.pid), kill, memory=limits.memory_bytes).start()
 
     def close(self) -> None:
         """End the worker and everything it started; bring its scratch folder back under its bound."""

@@ -1,4 +1,5 @@
-"""The size bound of what a submission writes outside its private `/tmp`: its scratch folder.
+"""The size bound of what a submission writes outside its private `/tmp` (its scratch folder), and
+the harness's guard over a running worker (that bound, and the memory of all its processes).
 
 A submission's scratch folder (`$XAIBENCH_HOME/scratch/<name>`, `/xaibench/scratch` in the sandbox)
 lives on the harness's disk and is kept between runs (L2X keeps its trained selectors there), so it
@@ -333,17 +334,44 @@ def clean(folder: Path) -> str:
     return f"could not be emptied ({failed[0]}); moved aside to {aside}"
 
 
-class Guard:
-    """Watches folders while a worker runs: kills it (`kill`) once one is over its bound.
+def resident_bytes(pids: Iterable[int], proportional: bool = False) -> int:
+    """Memory the processes hold: the sum of their resident sets, or (`proportional`) of their
+    proportional sets (Pss: a page shared by k processes counts 1/k in each — what forked children
+    that share their parent's pages really add; slower, as the kernel walks the page tables)."""
+    page = os.sysconf("SC_PAGE_SIZE")
+    total = 0
+    for pid in pids:
+        try:
+            if proportional:
+                with open(f"/proc/{pid}/smaps_rollup", "rb") as fh:
+                    for line in fh:
+                        if line.startswith(b"Pss:"):
+                            total += int(line.split()[1]) * 1024
+                            break
+            else:
+                with open(f"/proc/{pid}/statm", "rb") as fh:
+                    total += int(fh.read().split()[1]) * page
+        except (OSError, ValueError, IndexError):
+            continue
+    return total
 
-    `folders`: (path, limit in bytes, what to call it in the reason, option that sets it).
-    `pids`: the worker's processes (for files it deleted but holds open). `interval`: seconds
-    between checks; a check that takes long stretches it (never more than a tenth of the time)."""
+
+class Guard:
+    """Watches a worker while it runs and kills it (`kill`) once it is over a bound:
+
+    * `folders`: (path, limit in bytes, what to call it in the reason, the option that sets it) —
+      the folder's usage, plus deleted files the worker's processes hold open on its disk;
+    * `memory`: bytes all the worker's processes may hold together (the address-space limit is per
+      process; a worker that forks could otherwise hold it many times over) — their resident sets,
+      confirmed by their proportional sets before a kill, so pages forked children share count once.
+
+    `pids`: the worker's processes. `interval`: seconds between checks; a check that takes long
+    stretches it (the guard never spends more than a tenth of the time)."""
 
     def __init__(self, folders: list[tuple[Path, int, str, str]], pids: Callable[[], list[int]],
-                 kill: Callable[[], None], interval: float = 0.25) -> None:
+                 kill: Callable[[], None], interval: float = 0.25, memory: int | None = None) -> None:
         self.folders = [(Path(p), int(lim), what, opt) for p, lim, what, opt in folders]
-        self.pids, self.kill, self.interval = pids, kill, interval
+        self.pids, self.kill, self.interval, self.memory = pids, kill, interval, memory
         self.reason = ""
         self._stop = threading.Event()
         self._lock = threading.Lock()
@@ -356,7 +384,7 @@ class Guard:
         self._thread: threading.Thread | None = None
 
     def start(self) -> "Guard":
-        self._thread = threading.Thread(target=self._run, name="xaibench-scratch-guard", daemon=True)
+        self._thread = threading.Thread(target=self._run, name="xaibench-guard", daemon=True)
         self._thread.start()
         return self
 
@@ -366,28 +394,41 @@ class Guard:
             self._thread.join(timeout=30)
         self._thread = None
 
+    def _over(self, reason: str) -> str:
+        self.reason = reason
+        self.kill()
+        return reason
+
     def check(self) -> str:
-        """Measure now; the reason when a folder is over its bound (the worker is then killed), else ""."""
+        """Measure now; the reason when the worker is over a bound (it is then killed), else ""."""
         with self._lock:
             if self.reason:
                 return self.reason
             pids: list[int] | None = None
+
+            def processes() -> list[int]:
+                nonlocal pids
+                if pids is None:
+                    try:
+                        pids = self.pids()
+                    except OSError:
+                        pids = []
+                return pids
+
             for path, limit, what, opt in self.folders:
                 seen: set = set()
                 use = measure(path, limit, seen=seen)
                 if not use.over and path in self._devs:
-                    if pids is None:
-                        try:
-                            pids = self.pids()
-                        except OSError:
-                            pids = []
-                    hidden = unlinked_open(pids, self._devs[path], seen)
+                    hidden = unlinked_open(processes(), self._devs[path], seen)
                     if hidden and use.bytes + hidden > limit:
                         use.over = f"is over its limit with {fmt_bytes(hidden)} of deleted files it keeps open"
                 if use.over:
-                    self.reason = f"{what} {use.over} ({fmt_bytes(limit)}, {opt})"
-                    self.kill()
-                    return self.reason
+                    return self._over(f"{what} {use.over} ({fmt_bytes(limit)}, {opt})")
+            if self.memory and len(processes()) > 1 and resident_bytes(processes()) > self.memory:
+                held = resident_bytes(processes(), proportional=True)
+                if held > self.memory:
+                    return self._over(f"its {len(processes())} processes hold {fmt_bytes(held)} of memory together, "
+                                      f"over its limit ({fmt_bytes(self.memory)}, --memory-limit)")
         return ""
 
     def _run(self) -> None:

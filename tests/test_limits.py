@@ -240,3 +240,22 @@ def test_help_shows_the_machines_defaults():
     assert f"{default_memory_gb(1):g} for a local run" in flat
     assert "--process-limit" in flat and "--scratch-limit" in flat
     assert resolve_mode("none") == "none"
+
+
+def test_forked_children_cannot_multiply_the_memory_limit(reference, tmp_path):
+    """The address-space limit binds each process; four children that each fill 300 MiB (1.2 GiB
+    together, at most, even if nothing stopped them) are over a 1 GiB limit for the worker: the
+    guard stops it on their summed memory, and nothing outlives the run."""
+    body = HEARTBEAT + """
+for _ in range(4):
+    if os.fork() == 0:
+        held = np.ones((300 << 20) // 8)  # touched: really resident
+        beat(10)
+time.sleep(5)  # the guard looks every 0.25 s
+return [np.ones(x.shape, np.float32) for x in batch.inputs]
+"""
+    r = evaluate(str(hostile(tmp_path, "multiplier", body)), results_dir=tmp_path / "res", memory_gb=1, **RUN)
+    assert r.n_failed == 4, r.failures
+    assert all("of memory together, over its limit (1 GiB, --memory-limit)" in f.reason for f in r.failures), r.failures
+    assert not still_beating("multiplier"), "a process of the worker is still running"
+    check_contained(reference, tmp_path)
