@@ -365,13 +365,18 @@ class Guard:
       process; a worker that forks could otherwise hold it many times over) — their resident sets,
       confirmed by their proportional sets before a kill, so pages forked children share count once.
 
-    `pids`: the worker's processes. `interval`: seconds between checks; a check that takes long
-    stretches it (the guard never spends more than a tenth of the time)."""
+    `pids`: the worker's processes (a scan of /proc, the costly part: 2–10 ms, so the list is
+    refreshed at most every `rescan` seconds and a new child is seen within that). `interval`:
+    seconds between checks; a check that takes long stretches it (the guard never spends more than a
+    tenth of the time)."""
 
     def __init__(self, folders: list[tuple[Path, int, str, str]], pids: Callable[[], list[int]],
-                 kill: Callable[[], None], interval: float = 0.25, memory: int | None = None) -> None:
+                 kill: Callable[[], None], interval: float = 0.25, memory: int | None = None,
+                 rescan: float = 1.0) -> None:
         self.folders = [(Path(p), int(lim), what, opt) for p, lim, what, opt in folders]
-        self.pids, self.kill, self.interval, self.memory = pids, kill, interval, memory
+        self.pids, self.kill, self.interval, self.memory, self.rescan = pids, kill, interval, memory, rescan
+        self._pids: list[int] | None = None
+        self._pids_at = 0.0
         self.reason = ""
         self._stop = threading.Event()
         self._lock = threading.Lock()
@@ -404,16 +409,14 @@ class Guard:
         with self._lock:
             if self.reason:
                 return self.reason
-            pids: list[int] | None = None
-
             def processes() -> list[int]:
-                nonlocal pids
-                if pids is None:
+                if self._pids is None or time.monotonic() - self._pids_at >= self.rescan:
                     try:
-                        pids = self.pids()
+                        self._pids = self.pids()
                     except OSError:
-                        pids = []
-                return pids
+                        self._pids = []
+                    self._pids_at = time.monotonic()
+                return self._pids
 
             for path, limit, what, opt in self.folders:
                 seen: set = set()
