@@ -21,7 +21,7 @@ import typer
 from rich.cells import cell_len
 from rich.text import Text
 
-from benchmark.errors import XaibenchError, storage_problem
+from benchmark.errors import XaibenchError, storage_error
 from benchmark.options import SEED_MAX, TIMEOUT_MAX_S, lazy_choice
 from benchmark.progress import console
 from benchmark.registry import iter_entry_points
@@ -397,10 +397,12 @@ def main(argv: list[str] | None = None) -> None:
     except XaibenchError as exc:
         _fail(str(exc))
     except OSError as exc:  # a full disk or a folder this user may not write: say what would help
-        problem = storage_problem(exc.filename or ".", exc.errno) if exc.errno else None
-        if problem is None:
+        from benchmark.resources import data_home
+
+        err = storage_error(exc, data_home())  # without a file name: most writes go to the data home
+        if err is None:
             raise
-        _fail(f"cannot write {exc.filename or 'a file'} ({exc.strerror}): {problem}")
+        _fail(str(err))
     except _ClickException as exc:
         if type(exc).__name__ == "NoArgsIsHelpError":  # a bare command group: its help is the answer
             if exc.format_message():  # typer's rich help is printed already; plain click's is the message

@@ -62,10 +62,10 @@ def storage_problem(path, code: int) -> str | None:
             room = f" ({fmt_bytes(du.free)} free of {fmt_bytes(du.total)})"
         except OSError:
             room = ""
-        what = (f"caches under {home}/cache (outputs are recomputed) and scratch folders under {home}/scratch can "
-                f"be deleted, or set XAIBENCH_HOME to a folder on a disk with room and move {home} there"
-                if in_home else "or write to a folder on a disk with room")
-        return f"the disk holding {near} is full{room}: free space on it — {what}"
+        what = (f"free space on it (caches under {home}/cache can be deleted: their outputs are recomputed; so can "
+                f"scratch folders under {home}/scratch), or set XAIBENCH_HOME to a folder on a disk with room and "
+                f"move {home} there" if in_home else "free space on it, or write to a folder on a disk with room")
+        return f"the disk holding {near} is full{room}: {what}"
     try:
         read_only = bool(os.statvfs(near).f_flag & os.ST_RDONLY)
     except OSError:
@@ -83,3 +83,13 @@ def storage_problem(path, code: int) -> str | None:
         return (f"this user (uid {os.geteuid()}) may not write there{whose}: run as its owner, give this user "
                 f"write access (chown -R / chmod -R u+w {near}), or {other}")
     return None
+
+
+def storage_error(exc: OSError, path, what: str = "") -> StorageError | None:
+    """`exc` (writing `what` at `path`; the error's own file name wins) as a one-line StorageError with
+    advice, or None when it is not a disk-full or permission error (then re-raise the original)."""
+    target = exc.filename or path
+    problem = storage_problem(target, exc.errno) if exc.errno else None
+    if problem is None:
+        return None
+    return StorageError(f"cannot write {what + ' ' if what else ''}{target} ({exc.strerror}): {problem}")

@@ -23,7 +23,7 @@ import numpy as np
 from benchmark import allocator
 from benchmark.backends import BACKENDS, Job, run_batches
 from benchmark.cache import Entry, OutputCache
-from benchmark.errors import SubmissionError, XaibenchError
+from benchmark.errors import SubmissionError, XaibenchError, storage_error
 from benchmark.isolation import MAX_CRASHES, FitError, Worker, WorkerConfig, WorkerCrash, validate_output
 from benchmark.progress import progress_bar
 from benchmark.provenance import software
@@ -240,7 +240,11 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
                "seconds_per_instance": round(sum(e.seconds for e in entries.values()) / max(1, len(instances)), 6),
                "cache": str(cache_path.relative_to(data_home()))},
     )
-    result.save(result_path(results_dir, track, res.name, opts.model, name, coverage))
+    out = result_path(results_dir, track, res.name, opts.model, name, coverage)
+    try:
+        result.save(out)
+    except OSError as exc:  # a full or unwritable results folder: say what would help
+        raise storage_error(exc, out, "the result") or exc from None
     return result
 
 

@@ -48,6 +48,7 @@ same bound on its private working directory) — but it could read files it know
 from __future__ import annotations
 
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -234,6 +235,13 @@ def _kernel_root() -> bool:
     return len(first) >= 2 and first[0] == "0" and first[1] == "0"
 
 
+def _kernel_version() -> tuple[int, int]:
+    import re
+
+    m = re.match(r"(\d+)\.(\d+)", platform.release())
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+
+
 def _uid_range_mapped(low: int, high: int) -> bool:
     try:
         rows = [list(map(int, line.split())) for line in Path("/proc/self/uid_map").read_text().splitlines()]
@@ -286,6 +294,9 @@ def process_limit_problem(mode: str) -> str | None:
     if mode != "bwrap":
         return "the plain worker (no bubblewrap) shares the harness's user, whose every process the kernel would count"
     if not _kernel_root():
+        if _kernel_version() < (5, 14):
+            return (f"Linux {platform.release()} counts a user's tasks across namespaces (per namespace since "
+                    "5.14), so the limit would count the harness user's every process")
         return None  # a user namespace per worker: the kernel counts its tasks per namespace
     problem = own_uid_problem()
     if problem is None:

@@ -171,7 +171,7 @@ def _share(dir_fd: int, name: str | None, st: os.stat_result, group: int) -> Non
             finally:
                 if name is not None:
                     os.close(fd)
-    except (FileNotFoundError, NotADirectoryError):
+    except OSError:  # gone meanwhile, or a file system that keeps no owners (the worker then cannot write it)
         pass
 
 

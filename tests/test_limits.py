@@ -259,3 +259,40 @@ return [np.ones(x.shape, np.float32) for x in batch.inputs]
     assert all("of memory together, over its limit (1 GiB, --memory-limit)" in f.reason for f in r.failures), r.failures
     assert not still_beating("multiplier"), "a process of the worker is still running"
     check_contained(reference, tmp_path)
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None or shutil.which("bwrap") is None
+                    or not Path("/usr/bin/python3").exists(), reason="needs root, setpriv, bwrap and /usr/bin/python3")
+def test_a_user_namespace_counts_only_its_own_tasks():
+    """The premise of the non-root harness's process limit: in the user namespace bubblewrap makes,
+    RLIMIT_NPROC counts that namespace's tasks, not the user's 40 other processes outside it."""
+    uid = 4242_00 + os.getpid() % 1000
+    script = """
+import os, resource, time
+resource.setrlimit(resource.RLIMIT_NPROC, (20, 20))
+made = 0
+for _ in range(80):  # never more than 80, whether or not the limit holds
+    try:
+        pid = os.fork()
+    except OSError:
+        break
+    if pid == 0:
+        time.sleep(3)
+        os._exit(0)
+    made += 1
+print(made)
+"""
+    as_user = ["setpriv", "--reuid", str(uid), "--regid", str(uid), "--clear-groups"]
+    outside = [subprocess.Popen([*as_user, "sleep", "20"], cwd="/") for _ in range(40)]
+    try:
+        r = subprocess.run([*as_user, "bwrap", "--unshare-all", "--die-with-parent", "--cap-drop", "ALL", "--ro-bind",
+                            "/", "/", "--proc", "/proc", "--dev", "/dev", "--chdir", "/", "--", "/usr/bin/python3",
+                            "-c", script], capture_output=True, text=True, timeout=60, cwd="/")
+    finally:
+        for p in outside:
+            p.kill()
+            p.wait()
+    if r.returncode != 0 and r.stderr.startswith("bwrap:"):
+        pytest.skip(f"no unprivileged user namespaces here: {r.stderr.strip()[:200]}")
+    assert r.returncode == 0, r.stderr
+    assert int(r.stdout) == 18  # 20 tasks in the namespace: bubblewrap's init, the script, 18 children
