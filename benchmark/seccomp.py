@@ -17,7 +17,6 @@ from __future__ import annotations
 import ctypes
 import errno
 import platform
-import struct
 
 # BPF opcodes (linux/filter.h) and seccomp return values (linux/seccomp.h)
 _LD_W_ABS, _JEQ_K, _RET_K = 0x20, 0x15, 0x06
@@ -84,7 +83,3 @@ def install() -> str | None:
         return f"seccomp() failed (errno {ctypes.get_errno()})"
     return None
 
-
-def packed() -> bytes:
-    """The filter as the bytes `struct sock_filter[]` (e.g. for `bwrap --seccomp FD`)."""
-    return b"".join(struct.pack("HBBI", *ins) for ins in program())
