@@ -72,6 +72,7 @@ class Job:
     opts: Any
     fit: dict | None = None  # an oracle's `fit` message (every unit's worker fits before judging)
     threads: dict | None = None  # THREAD_VARS of the driver (None: unset there)
+    node_memory: bool = False  # the default memory limit, worked out on the node that runs the task
 
     def __post_init__(self) -> None:
         if self.threads is None:
@@ -112,7 +113,15 @@ def _run_unit(job: Job, shard: _Shard, batches: list[list[int]]) -> list[list]:
             os.environ.pop(k, None)
         else:
             os.environ[k] = v
-    worker = Worker(job.sub, job.overrides, job.spec, job.config, fit=job.fit)
+    config = job.config
+    if job.node_memory:  # this node's share: its memory over its CPUs (each task takes one)
+        from dataclasses import replace
+
+        from benchmark.sandbox import default_memory_gb
+
+        memory = int(default_memory_gb(os.cpu_count() or 1) * (1 << 30))
+        config = replace(config, limits=replace(config.limits, memory_bytes=memory))
+    worker = Worker(job.sub, job.overrides, job.spec, config, fit=job.fit)
     try:
         crashes = _Crashes()
         try:

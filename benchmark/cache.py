@@ -42,7 +42,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from benchmark.errors import CacheError
+from benchmark.errors import CacheError, StorageError, storage_problem
 from benchmark.progress import console
 
 BUSY_TIMEOUT_S = 120.0  # how long a write waits for another process's transaction to end
@@ -208,6 +208,9 @@ class OutputCache:
                 db.close()
             if is_damage(exc):
                 raise _Damaged(str(exc)) from exc
+            problem = self._storage(exc)
+            if problem:
+                raise StorageError(f"cache {self.path} cannot be used ({exc}): {problem}") from exc
             raise CacheError(f"cache {self.path} cannot be used ({exc}); check the file's permissions and "
                              f"disk, or rerun with --overwrite") from exc
         except BaseException:
@@ -303,11 +306,34 @@ class OutputCache:
             pass
         self.db = self._set_aside(f"found during the run: {exc}")
 
-    def _error(self, exc: sqlite3.DatabaseError) -> CacheError:
+    def _error(self, exc: sqlite3.DatabaseError) -> CacheError | StorageError:
         if getattr(exc, "sqlite_errorname", "") in ("SQLITE_BUSY", "SQLITE_LOCKED"):
             return CacheError(f"cache {self.path} stayed locked by another process for {BUSY_TIMEOUT_S:g} s "
                               f"({exc}); wait for the other run to finish, then rerun")
+        problem = self._storage(exc)
+        if problem:
+            return StorageError(f"cache {self.path} failed ({exc}): {problem}")
         return CacheError(f"cache {self.path} failed ({exc}); check the disk, or rerun with --overwrite")
+
+    def _storage(self, exc: sqlite3.Error) -> str | None:
+        """Advice when SQLite failed because the disk is full or the folder is not writable (neither
+        is damage, and --overwrite would not help)."""
+        import errno
+        import shutil
+
+        name = getattr(exc, "sqlite_errorname", "") or ""
+        if name == "SQLITE_FULL" or "disk is full" in str(exc):
+            return storage_problem(self.path, errno.ENOSPC)
+        if name.startswith(("SQLITE_READONLY", "SQLITE_CANTOPEN", "SQLITE_PERM", "SQLITE_AUTH")) \
+                or "readonly database" in str(exc):
+            return storage_problem(self.path, errno.EACCES)
+        if name.startswith("SQLITE_IOERR"):
+            try:
+                if shutil.disk_usage(self.path.parent).free < 1 << 20:  # a write cut short by a full disk
+                    return storage_problem(self.path, errno.ENOSPC)
+            except OSError:
+                pass
+        return None
 
     def _rows(self, sql: str, params: Iterable = ()) -> list[tuple]:
         """All rows of a query; on damage, recover once and query the fresh cache."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 import re
 import sys
 import time
@@ -22,10 +23,11 @@ import typer
 from rich.cells import cell_len
 from rich.text import Text
 
-from benchmark.errors import XaibenchError
+from benchmark.errors import XaibenchError, storage_error
 from benchmark.options import SEED_MAX, TIMEOUT_MAX_S, lazy_choice
 from benchmark.progress import console
 from benchmark.registry import iter_entry_points
+from benchmark.sandbox import SCRATCH_GB, default_memory_gb, default_processes, machine_memory_bytes
 
 try:
     from click.exceptions import Abort as _Abort  # what an older typer raises on Ctrl-D
@@ -111,6 +113,16 @@ def list_cmd() -> None:
 
 Backend = StrEnum("Backend", {b: b for b in ("local", "ray")})  # benchmark.backends.BACKENDS
 
+# The sandbox's limits (docs/isolation.md), with this machine's defaults worked out for --help.
+_MEMORY_HELP = (f"Address-space limit of each submission worker, GiB. Default: half this machine's memory "
+                f"({machine_memory_bytes() / (1 << 30):.1f} GiB) over the workers running at once: "
+                f"{default_memory_gb(1):g} for a local run, {default_memory_gb(os.cpu_count() or 1):g} for --backend "
+                f"ray on all {os.cpu_count()} CPUs (on a Ray cluster: each node's own share).")
+_PROCESS_HELP = (f"Most processes + threads of a submission's worker (default {default_processes()}; 0 = no limit; "
+                 "enforced in the bubblewrap sandbox).")
+_SCRATCH_HELP = ("Size bound of the submission's scratch folder (kept between runs), GiB (0 = none): a worker "
+                 "over it is stopped, its instances fail, the folder is emptied.")
+
 
 @app.command("evaluate")
 def evaluate_cmd(
@@ -146,8 +158,9 @@ def evaluate_cmd(
                                 help="Where submissions run: auto = bubblewrap sandbox when it works here, else "
                                 "a plain worker process (with a warning); bwrap = sandbox or refuse; none = plain "
                                 "worker process."),
-    memory_limit: float = typer.Option(8.0, min=0.25, max=1024.0, help="Address-space limit of the submission's "
-                                       "worker, GiB."),
+    memory_limit: Optional[float] = typer.Option(None, min=0.25, max=1024.0, help=_MEMORY_HELP),
+    process_limit: Optional[int] = typer.Option(None, min=0, max=1 << 20, help=_PROCESS_HELP),
+    scratch_limit: float = typer.Option(SCRATCH_GB, min=0.0, max=1 << 20, help=_SCRATCH_HELP),
     fit_timeout: float = typer.Option(3600.0, min=0, max=TIMEOUT_MAX_S,
                                       help="Oracles (trust track): time limit of fit() per worker start, "
                                       "seconds (0 = none)."),
@@ -186,8 +199,8 @@ def evaluate_cmd(
                                  params=params if submission != "all" else {},
                                  timeout_s=timeout, overwrite=overwrite, results_dir=results,
                                  metric_params=_parse_params(metric_param), sandbox=sandbox.value,
-                                 memory_gb=memory_limit, fit_timeout_s=fit_timeout, backend=backend.value,
-                                 address=address, workers=workers)
+                                 memory_gb=memory_limit, processes=process_limit, scratch_gb=scratch_limit,
+                                 fit_timeout_s=fit_timeout, backend=backend.value, address=address, workers=workers)
                 except XaibenchError as exc:
                     if submission == "all" and "cannot evaluate" in str(exc):
                         skipped.append(sub.name)
@@ -225,7 +238,9 @@ def attack_cmd(
     results: Optional[Path] = typer.Option(None, file_okay=False,
                                            help="Results folder (default $XAIBENCH_HOME/results)."),
     sandbox: SandboxMode = typer.Option(SandboxMode.auto, help="Where the submission runs (as for evaluate)."),
-    memory_limit: float = typer.Option(8.0, min=0.25, max=1024.0, help="Address-space limit of the worker, GiB."),
+    memory_limit: Optional[float] = typer.Option(None, min=0.25, max=1024.0,
+                                                 help=f"Address-space limit of the worker, GiB (default here: "
+                                                 f"{default_memory_gb(1):g}; see `evaluate --help`)."),
 ) -> None:
     """Attack a text explainer live with TEF / RA.
 
@@ -506,6 +521,13 @@ def main(argv: list[str] | None = None) -> None:
         code = app(argv if argv is not None else sys.argv[1:], prog_name="xaibench", standalone_mode=False)
     except XaibenchError as exc:
         _fail(str(exc))
+    except OSError as exc:  # a full disk or a folder this user may not write: say what would help
+        from benchmark.resources import data_home
+
+        err = storage_error(exc, data_home())  # without a file name: most writes go to the data home
+        if err is None:
+            raise
+        _fail(str(err))
     except _ClickException as exc:
         if type(exc).__name__ == "NoArgsIsHelpError":  # a bare command group: its help is the answer
             if exc.format_message():  # typer's rich help is printed already; plain click's is the message

@@ -16,7 +16,10 @@ harness:
 * garbage on the channel, a message over the size limit, an object that cannot be serialised → a
   failure with the reason (the worker is replaced);
 * output floods on stdout / stderr are drained and dropped (the last few KB are kept for the
-  failure reason).
+  failure reason);
+* a scratch folder (or, for the plain worker, its working folder) over its size bound → the worker
+  is SIGKILLed by the harness's guard (`benchmark.scratch`) and the batch's instances fail with the
+  limit named; the folder is emptied before the next worker starts.
 
 Served models (`ModelSpec.served`) answer the worker's `predict` requests here, batched: the
 worker never holds the model or anything it was built from.
@@ -42,8 +45,10 @@ import numpy as np
 from benchmark.cache import Entry
 from benchmark.errors import ResourceError, SubmissionError
 from benchmark.models.spec import ModelSpec
-from benchmark.sandbox import (INSIDE_MODEL, INSIDE_SCRATCH, INSIDE_SUBMISSION, Limits, asset_paths, bwrap_argv,
-                               resolve_mode, worker_env)
+from benchmark.sandbox import (INSIDE_MODEL, INSIDE_SCRATCH, INSIDE_SUBMISSION, UID_BASE, WORKER_GID, Limits,
+                               SandboxError, asset_paths, bwrap_argv, own_uid, resolve_mode, warn_process_limit,
+                               worker_env)
+from benchmark.scratch import Guard, clean, descendants, fmt_bytes, measure
 from benchmark.submission import Submission
 from benchmark.wire import MAX_BYTES, Channel, Deadline, PeerClosed, WireError
 
@@ -122,6 +127,34 @@ def _children() -> list[int]:
     return out
 
 
+def _check_readable(folder: Path, name: str, max_entries: int = 20_000) -> None:
+    """A root harness's worker reads the submission and the track's assets as an unprivileged user:
+    refuse (with the fix) a folder it could not read (an entry without read / search for others)."""
+    import stat as st_
+
+    todo, seen = [folder], 0
+    while todo and seen < max_entries:
+        p = todo.pop()
+        try:
+            info = os.lstat(p)
+        except OSError:
+            continue
+        seen += 1
+        if st_.S_ISLNK(info.st_mode):
+            continue
+        need = 0o005 if st_.S_ISDIR(info.st_mode) else 0o004
+        if info.st_mode & need != need:
+            raise SubmissionError(
+                f"the sandbox runs {name} as an unprivileged user, who cannot read {p} (mode "
+                f"{info.st_mode & 0o777:03o}); make the folder readable by all users (chmod -R a+rX "
+                f"{folder}) or run with --process-limit 0 (no process limit: the worker then runs as root)")
+        if st_.S_ISDIR(info.st_mode):
+            try:
+                todo.extend(p / c for c in os.listdir(p))
+            except OSError:
+                pass
+
+
 class Worker:
     """One submission × model run in a worker process (start lazily, `close()` always)."""
 
@@ -133,7 +166,16 @@ class Worker:
         self.fit = fit
         self.fit_seconds: list[float] = []
         self.mode = resolve_mode(config.sandbox)
+        # the task limit binds per worker (a user namespace, or a root harness's worker under its own uid)
+        self.nproc = bool(config.limits.processes) and warn_process_limit(self.mode, config.limits)
+        self.as_uid = self.nproc and self.mode == "bwrap" and own_uid()
+        if self.as_uid:
+            for folder in [sub.path, *config.assets.values()]:
+                _check_readable(Path(folder), sub.name)
         self.proc: subprocess.Popen | None = None
+        self.guard: Guard | None = None
+        self._scratch_path: Path | None = None
+        self.scratch_notes: list[str] = []  # what the harness did to over-limit scratch folders
         self.channel: Channel | None = None
         self._tail: deque[bytes] = deque()
         self._tail_len = 0
@@ -144,12 +186,31 @@ class Worker:
 
     # -- life cycle -----------------------------------------------------------------------------
     def _scratch(self) -> Path:
+        """The submission's scratch folder, brought back under its bound (emptied) when it is over;
+        for workers under their own uid, every entry given to their shared group."""
         from benchmark.resources import data_home
 
         root = self.config.scratch_root or data_home() / "scratch"
         path = root / self.sub.name
         path.mkdir(parents=True, exist_ok=True)
+        self._settle(path)
         return path
+
+    def _settle(self, path: Path) -> None:
+        limit = self.config.limits.scratch_bytes
+        group = WORKER_GID if self.as_uid else None
+        if limit is None and group is None:
+            return
+        use = measure(path, limit, group=group)
+        if use.over:
+            done = clean(path)
+            note = f"scratch folder {path} {use.over} ({fmt_bytes(limit)}, --scratch-limit): {done}"
+            self.scratch_notes.append(note)
+            from benchmark.progress import console
+
+            console.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
+            if group is not None:
+                measure(path, None, group=group)
 
     def start(self) -> str | None:
         """Start a fresh worker; returns the submission's reason to refuse the model (or None).
@@ -163,7 +224,7 @@ class Worker:
             model_dir = Path(self.spec.directory) if self.spec.directory is not None else None
             argv = bwrap_argv(worker_argv, model_dir=model_dir, submission_dir=self.sub.path,
                               scratch_dir=scratch, hidden=self.config.hidden, limits=self.config.limits,
-                              assets=self.config.assets)
+                              assets=self.config.assets, as_uid=self.as_uid)
             env, cwd = {**worker_env(INSIDE_SCRATCH, "/tmp"), **asset_paths(self.config.assets, True)}, None
             sub_path, model_path = INSIDE_SUBMISSION, INSIDE_MODEL
         else:
@@ -179,11 +240,15 @@ class Worker:
                                          start_new_session=True)
         finally:
             child.close()
+        self._scratch_path = scratch
+        self.guard = self._guard(scratch)
         self.channel = Channel(parent, self.config.max_bytes)
         self._tail.clear()
         self._tail_len = 0
         threading.Thread(target=self._drain, args=(self.proc.stdout,), daemon=True).start()
-        start = {"type": "start", "limits": self.config.limits.as_dict(), "torch_threads": self.config.torch_threads,
+        drop = {"uid": UID_BASE + self.proc.pid, "gid": WORKER_GID} if self.as_uid else None
+        start = {"type": "start", "limits": self.config.limits.as_dict(processes=self.nproc), "drop": drop,
+                 "torch_threads": self.config.torch_threads,
                  "model": self.spec.wire(model_path),
                  "submission": {"name": self.sub.name, "version": self.sub.version, "kind": self.sub.kind,
                                 "entry": self.sub.entry, "path": sub_path, "parameters": self.sub.parameters,
@@ -205,6 +270,9 @@ class Worker:
         if reply["type"] == "error":
             self.close()
             msg = _clean(reply.get("message", ""))
+            if reply.get("stage") == "sandbox":
+                raise SandboxError(f"the worker could not switch to a user of its own ({msg}); run with "
+                                   "--process-limit 0 to run it without the process limit")
             if reply.get("stage") == "model":
                 raise ResourceError(f"the model under test could not be loaded: {msg}")
             raise SubmissionError(msg or f"{self.sub.name} failed to start")
@@ -256,7 +324,9 @@ class Worker:
                 code = self.proc.wait(timeout=2)
             except subprocess.TimeoutExpired:
                 code = None
-        if code is None:
+        if self.guard is not None and self.guard.reason:
+            how = f"killed by the harness: {self.guard.reason}"
+        elif code is None:
             how = what
         elif code < 0:
             try:
@@ -268,8 +338,31 @@ class Worker:
         tail = _clean(b"".join(self._tail)[-300:].decode("utf-8", "replace"), 300)
         return f"worker {how}" + (f"; last output: {tail}" if tail else "")
 
+    def _guard(self, scratch: Path) -> Guard | None:
+        """The harness's watch over this worker: the folders it can fill on disk, and the memory of
+        all its processes together (see benchmark.scratch)."""
+        limits = self.config.limits
+        folders = []
+        if limits.scratch_bytes:
+            folders.append((scratch, limits.scratch_bytes, "its scratch folder", "--scratch-limit"))
+        if self.mode == "none" and self._home is not None and limits.tmp_bytes:
+            folders.append((Path(self._home.name), limits.tmp_bytes, "its working folder", "the private /tmp's size"))
+        if not folders and not limits.memory_bytes:
+            return None
+        proc = self.proc
+
+        def kill() -> None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+        return Guard(folders, lambda: descendants(proc.pid), kill, memory=limits.memory_bytes).start()
+
     def close(self) -> None:
-        """End the worker and everything it started."""
+        """End the worker and everything it started; bring its scratch folder back under its bound."""
+        if self.guard is not None:
+            self.guard.stop()
         if self.channel is not None:
             try:
                 if self.proc is not None and self.proc.poll() is None:
@@ -294,6 +387,9 @@ class Worker:
             if self.mode == "none":
                 self._end_orphans(self._token)
             self.proc = None
+            if self.config.limits.scratch_bytes and self._scratch_path is not None:
+                self._settle(self._scratch_path)
+        self.guard = None
         if self._home is not None:
             self._home.cleanup()
             self._home = None
@@ -402,6 +498,10 @@ class Worker:
             self.close()
             raise WorkerCrash(f"worker broke the protocol ({_clean(exc, 200)})") from None
         per = (time.perf_counter() - t0) / len(ids)
+        over = self.guard.check() if self.guard is not None else ""
+        if over:  # the batch wrote past a bound: its outputs are not taken; the next batch gets a fresh worker
+            self.close()
+            return [Entry(i, False, None, _clean(f"killed by the harness: {over}"), per) for i in ids]
         if len(outputs) != len(ids):
             reason = f"returned {len(outputs)} outputs for a batch of {len(ids)}"
             return [Entry(i, False, None, reason, per) for i in ids]

@@ -23,13 +23,13 @@ import numpy as np
 from benchmark import allocator
 from benchmark.backends import BACKENDS, Job, run_batches
 from benchmark.cache import Entry, OutputCache
-from benchmark.errors import SubmissionError, XaibenchError
+from benchmark.errors import SubmissionError, XaibenchError, storage_error
 from benchmark.isolation import MAX_CRASHES, FitError, Worker, WorkerConfig, WorkerCrash, validate_output
 from benchmark.progress import progress_bar
 from benchmark.provenance import software
 from benchmark.resources import data_home, load_resource
 from benchmark.results import Failure, MetricSummary, Result, coverage_of, outputs_digest, pack_scores
-from benchmark.sandbox import MODES, Limits
+from benchmark.sandbox import MODES, SCRATCH_GB, Limits, default_memory_gb, default_processes
 from benchmark.submission import Submission, get_submission
 from benchmark.tracks import get_track
 
@@ -51,7 +51,9 @@ class RunOptions:
     model_options: dict[str, Any] = field(default_factory=dict)
     metric_params: dict[str, Any] = field(default_factory=dict)  # e.g. {"attribution": "absolute"}
     sandbox: str = "auto"  # auto | bwrap | none (benchmark.sandbox)
-    memory_gb: float = 8.0  # the worker's address-space limit
+    memory_gb: float | None = None  # the worker's address-space limit (None: `memory_default`)
+    processes: int | None = None  # the worker's task limit, processes + threads (None: default_processes(); 0: none)
+    scratch_gb: float = SCRATCH_GB  # bound of the submission's scratch folder (0: none)
     fit_timeout_s: float = 3600.0  # an oracle's fit, per worker start (0 = none)
     backend: str = "local"  # local | ray (benchmark.backends)
     address: str | None = None  # ray: a cluster to join (None: a private local Ray instance)
@@ -78,8 +80,15 @@ class RunOptions:
         for name, value in (("timeout", self.timeout_s), ("fit_timeout", self.fit_timeout_s)):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value) or value < 0:
                 bad(name, f"must be a number of seconds ≥ 0 (0 = no limit), got {value!r}")
-        if not isinstance(self.memory_gb, (int, float)) or not 0.25 <= self.memory_gb <= 1024:
-            bad("memory_gb", f"must be between 0.25 and 1024 GiB, got {self.memory_gb!r}")
+        if self.memory_gb is not None and (not isinstance(self.memory_gb, (int, float))
+                                           or not 0.25 <= self.memory_gb <= 1024):
+            bad("memory_gb", f"must be between 0.25 and 1024 GiB (or None for the default), got {self.memory_gb!r}")
+        if self.processes is not None and (isinstance(self.processes, bool) or not isinstance(self.processes, int)
+                                           or not 0 <= self.processes <= 1 << 20):
+            bad("processes", f"must be an integer ≥ 0 (0 = no limit; None = the default), got {self.processes!r}")
+        if isinstance(self.scratch_gb, bool) or not isinstance(self.scratch_gb, (int, float)) \
+                or not 0 <= self.scratch_gb <= 1 << 20:
+            bad("scratch_gb", f"must be a number of GiB ≥ 0 (0 = no limit), got {self.scratch_gb!r}")
         if self.backend not in BACKENDS:
             bad("backend", f"must be one of {', '.join(BACKENDS)}, got {self.backend!r}")
         if self.workers is not None and (not isinstance(self.workers, int) or self.workers < 1):
@@ -174,7 +183,8 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
                     "device": f"cpu ({platform.machine()}, {platform.python_implementation()} "
                               f"{platform.python_version()})",
                     "isolation": {"sandbox": first.mode, "worker_starts": sum(r.starts for r in runs),
-                                  "memory_gb": opts.memory_gb},
+                                  "memory_gb": first.memory_gb, "processes": first.processes,
+                                  "scratch_gb": opts.scratch_gb or None},
                     **({"backend": {"name": opts.backend, "address": opts.address, "workers": opts.workers}}
                        if opts.backend != "local" else {}),  # ray: worker_starts counts none of the tasks
                     "this_run_s": round(sum(r.this_run_s for r in runs), 3)},
@@ -191,7 +201,11 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
                **({"caches": [str(r.cache_path.relative_to(data_home())) for r in runs]} if len(runs) > 1 else {})},
         instance_scores=pack_scores([(r.seed, r.scores, r.ok) for r in runs]),
     )
-    result.save(result_path(results_dir, track, res.name, opts.model, name, coverage))
+    out = result_path(results_dir, track, res.name, opts.model, name, coverage)
+    try:
+        result.save(out)
+    except OSError as exc:  # a full or unwritable results folder: say what would help
+        raise storage_error(exc, out, "the result") or exc from None
     return result
 
 
@@ -208,6 +222,8 @@ class _SeedRun:
     mode: str
     starts: int
     this_run_s: float
+    memory_gb: float = 0.0
+    processes: int | None = None  # the process limit that held (None: not enforced)
 
 
 def _run_seed(sub: Submission, trk, res, split: str, instances, spec, model_info: dict, params: dict, name: str,
@@ -222,10 +238,13 @@ def _run_seed(sub: Submission, trk, res, split: str, instances, spec, model_info
     cache_path = (data_home() / "cache" / trk.name / inputs_name.replace("/", "__") / opts.model /
                   f"{sub.name}-{sub.hash[:8]}-{str(model_info['hash'])[:8]}-{param_hash}-s{seed}-{split}.sqlite")
     fit = trk.fit_context(res)
+    memory_gb = opts.memory_gb or memory_default(opts.backend, opts.address, opts.workers)
     config = WorkerConfig(sandbox=opts.sandbox, hidden=hidden_paths(results_dir, res.root),
-                          limits=Limits(memory_bytes=int(opts.memory_gb * (1 << 30)),
+                          limits=Limits(memory_bytes=int(memory_gb * (1 << 30)),
                                         cpu_seconds=_cpu_budget(opts.timeout_s, len(instances),
-                                                                opts.fit_timeout_s if fit is not None else None)),
+                                                                opts.fit_timeout_s if fit is not None else None),
+                                        processes=default_processes() if opts.processes is None else opts.processes or None,
+                                        scratch_bytes=int(opts.scratch_gb * (1 << 30)) or None),
                           assets=trk.assets(res), fit_timeout_s=opts.fit_timeout_s)
     worker = Worker(sub, opts.params, spec, config,  # resolves the sandbox (or refuses) before any file is made
                     fit=None if fit is None else {**fit, "seed": seed})
@@ -249,7 +268,8 @@ def _run_seed(sub: Submission, trk, res, split: str, instances, spec, model_info
             # the backend explains the batches (here, or as Ray tasks with their own workers); only this
             # process writes the cache, batch by batch as they come back (benchmark.backends)
             batches = [todo[start : start + opts.batch_size] for start in range(0, len(todo), opts.batch_size)]
-            job = Job(sub, opts.params, spec, config, run_opts, fit=worker.fit)
+            job = Job(sub, opts.params, spec, config, run_opts, fit=worker.fit,
+                      node_memory=opts.memory_gb is None and opts.address is not None)
             for pos, got in run_batches(batches, lambda pos: _explain(worker, instances, pos, run_opts, crashes),
                                         backend=opts.backend, address=opts.address, workers=opts.workers,
                                         instances=instances, job=job):
@@ -267,7 +287,8 @@ def _run_seed(sub: Submission, trk, res, split: str, instances, spec, model_info
         cache.close()
     ok = np.array([entries[i].ok for i in instances.ids], dtype=bool)
     return _SeedRun(seed, entries, scores, ok, cache_path, fit_s, worker.mode, worker.starts,
-                    time.perf_counter() - t_start)
+                    time.perf_counter() - t_start, memory_gb,
+                    config.limits.processes if worker.nproc else None)
 
 
 def _failures(ids: list[str], runs: list[_SeedRun]) -> list[Failure]:
@@ -326,6 +347,15 @@ def _fit_seconds(cache_path: Path, this_run: list[float], overwrite: bool) -> fl
     except (OSError, ValueError, AttributeError):
         return None
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def memory_default(backend: str = "local", address: str | None = None, workers: int | None = None) -> float:
+    """The default address-space limit of a worker, GiB: half the machine's memory shared by the
+    workers running at once on it — one for a local run, `workers` (default: every CPU) for a private
+    Ray instance. On a Ray cluster each node works it out for itself (its memory, its CPUs)."""
+    if backend == "ray" and address is None:
+        return default_memory_gb(workers or os.cpu_count() or 1)
+    return default_memory_gb(1 if backend == "local" else os.cpu_count() or 1)
 
 
 def _cpu_budget(timeout_s: float, n: int, fit_s: float | None = None) -> int | None:

@@ -16,25 +16,43 @@ On Linux the worker is started under bubblewrap (`bwrap`, Debian package `bubble
   private PID namespace (a process the worker forks dies with it), all capabilities dropped
   (`--cap-drop ALL`: root inside cannot unmount the cover of a hidden folder).
 
+The private `/tmp` is mounted first and every bound folder after it, so a checkout, virtualenv,
+data home or submission that lives under `/tmp` is bound on top of the private `/tmp`, not hidden by
+it.
+
 Resource limits (set by the worker on itself before it loads any submission code, and with
 capabilities dropped it cannot raise them again): address space, CPU time, file size, no core
-files, open files. The harness also enforces a wall clock and SIGKILLs a worker past it, whether
-it hangs in Python or in native code.
+files, open files, and the number of tasks (processes and threads: `RLIMIT_NPROC`). The kernel
+counts `RLIMIT_NPROC` per user and exempts root, so the task limit needs the worker to run as a
+user of its own:
+
+* harness not root: bubblewrap makes a user namespace, and the kernel counts the tasks of a user
+  per namespace (Linux ≥ 5.14 ucounts), so the limit covers exactly the sandbox;
+* harness root: bubblewrap runs without a user namespace, keeps only CAP_SETUID/CAP_SETGID, and the
+  worker — after the model is loaded, before any submission code — switches for good to a uid of
+  its own, `UID_BASE` + its bubblewrap process's pid (unique among running workers), and the group
+  `WORKER_GID` that all workers share (their scratch folders belong to it; `benchmark.scratch`).
+
+The worker also refuses `fallocate` (`benchmark.seccomp`). The harness enforces a wall clock (a
+worker past it is SIGKILLed, hanging in Python or native code) and the scratch folder's size
+(`benchmark.scratch`).
 
 Where bubblewrap is missing or cannot start (no user namespaces), `mode="auto"` says so once and
 runs the worker without the file-system sandbox: still a separate process that never holds ground
-truth, with the same resource limits, a private working directory and a sanitised environment
-(`XAIBENCH_HOME`, the mirror and tokens removed) — but it could read files it knows the path of.
+truth, with the same resource limits except the task limit, a private working directory and a
+sanitised environment (`XAIBENCH_HOME`, the mirror and tokens removed), the scratch bound (and the
+same bound on its private working directory) — but it could read files it knows the path of.
 `mode="bwrap"` refuses to run instead; `mode="none"` asks for the plain worker.
 """
 
 from __future__ import annotations
 
 import os
+import platform
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
@@ -59,24 +77,76 @@ class SandboxError(XaibenchError):
     """The sandbox was required but cannot start."""
 
 
+UID_BASE = 0x7F000000  # a root harness's worker runs as UID_BASE + its bwrap pid (systemd leaves 0x70000000… unused)
+WORKER_GID = UID_BASE - 1  # the group every such worker shares: it owns the scratch folders
+MEMORY_SHARE = 0.5  # the workers running at once share this fraction of the machine's memory
+SCRATCH_GB = 2.0  # default bound of a submission's scratch folder
+
+
+def machine_memory_bytes() -> int:
+    """Physical memory, or the memory limit of this process's cgroup (v2 or v1) when lower."""
+    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        lines = []
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        if controllers == "":
+            files = [f"/sys/fs/cgroup{path}/memory.max"]
+        elif "memory" in controllers.split(","):
+            files = [f"/sys/fs/cgroup/memory{path}/memory.limit_in_bytes"]
+        else:
+            continue
+        for f in files:
+            try:
+                value = Path(f).read_text().strip()
+            except OSError:
+                continue
+            if value.isdigit():
+                total = min(total, int(value))
+    return total
+
+
+def default_memory_gb(workers: int = 1) -> float:
+    """The default address-space limit of a worker, GiB: `MEMORY_SHARE` of the machine's memory
+    shared by the `workers` running at once, rounded down to 0.25 GiB (at least 1 GiB)."""
+    share = MEMORY_SHARE * machine_memory_bytes() / max(1, int(workers)) / (1 << 30)
+    return max(1.0, int(share * 4) / 4)
+
+
+def default_processes() -> int:
+    """The default task limit (processes + threads) of a worker: 256, or 8 per core on a machine
+    with more than 32 (torch and NumPy start a thread pool or two of one thread per core each)."""
+    return max(256, 8 * (os.cpu_count() or 1))
+
+
 @dataclass(frozen=True)
 class Limits:
     """Per-worker resource limits (None = unlimited)."""
 
-    memory_bytes: int | None = 8 << 30  # RLIMIT_AS
+    memory_bytes: int | None = field(default_factory=lambda: int(default_memory_gb(1) * (1 << 30)))  # RLIMIT_AS
     cpu_seconds: int | None = None  # RLIMIT_CPU (the harness's wall clock is the primary limit)
     file_bytes: int = 1 << 30  # RLIMIT_FSIZE: largest file the worker may write
     open_files: int = 1024  # RLIMIT_NOFILE
-    tmp_bytes: int = 1 << 30  # size of the private /tmp (bubblewrap only)
+    tmp_bytes: int = 1 << 30  # size of the private /tmp (bubblewrap; the plain worker's folder is guarded)
+    processes: int | None = field(default_factory=default_processes)  # RLIMIT_NPROC: tasks of the worker
+    scratch_bytes: int | None = int(SCRATCH_GB * (1 << 30))  # the scratch folder's bound (benchmark.scratch)
 
-    def as_dict(self) -> dict:
+    def as_dict(self, processes: bool = True) -> dict:
+        """The limits the worker sets on itself; `processes`: whether the task limit binds here
+        (RLIMIT_NPROC outside a user of its own would count the harness user's every process)."""
         return {"memory_bytes": self.memory_bytes, "cpu_seconds": self.cpu_seconds,
-                "file_bytes": self.file_bytes, "open_files": self.open_files}
+                "file_bytes": self.file_bytes, "open_files": self.open_files,
+                "processes": self.processes if processes else None}
 
 
 def apply_limits(limits: dict) -> None:
-    """Lower this process's limits (called by the worker first thing; soft = hard, so they stick)."""
+    """Lower this process's limits (called by the worker first thing; soft = hard, so they stick)
+    and refuse `fallocate` (benchmark.seccomp)."""
     import resource
+
+    from benchmark import seccomp
 
     def lim(which: int, value: int | None) -> None:
         if value is None:
@@ -89,7 +159,22 @@ def apply_limits(limits: dict) -> None:
     lim(resource.RLIMIT_CPU, limits.get("cpu_seconds"))
     lim(resource.RLIMIT_FSIZE, limits.get("file_bytes"))
     lim(resource.RLIMIT_NOFILE, limits.get("open_files"))
+    lim(resource.RLIMIT_NPROC, limits.get("processes"))
     lim(resource.RLIMIT_CORE, 0)
+    seccomp.install()
+
+
+def drop_privileges(uid: int, gid: int) -> None:
+    """Become `uid`:`gid` for good (real, effective and saved ids; no supplementary groups): every
+    capability goes with root, and the task limit now counts this worker's tasks alone. New files
+    are group-writable (umask 002), so the next worker — another uid, the same group — can use the
+    scratch folder. Called by a root harness's worker after the model is loaded."""
+    os.setgroups([])
+    os.setresgid(gid, gid, gid)
+    os.setresuid(uid, uid, uid)
+    if os.getresuid() != (uid, uid, uid) or os.getresgid() != (gid, gid, gid):
+        raise OSError(f"could not switch to uid {uid}")
+    os.umask(0o002)
 
 
 @lru_cache(maxsize=1)
@@ -109,12 +194,20 @@ def bwrap_problem() -> str | None:
     return None
 
 
-_warned = False
+_warned: set[str] = set()
+
+
+def _warn_once(key: str, message: str) -> None:
+    if key in _warned:
+        return
+    _warned.add(key)
+    from benchmark.progress import console
+
+    console.print(f"[yellow]warning:[/] {message}", highlight=False, soft_wrap=True)
 
 
 def resolve_mode(mode: str) -> str:
     """'bwrap' or 'none' for a requested mode; warns once when 'auto' falls back."""
-    global _warned
     if mode not in MODES:
         raise XaibenchError(f"sandbox mode must be one of {', '.join(MODES)}, got {mode!r}")
     if mode == "none":
@@ -124,14 +217,99 @@ def resolve_mode(mode: str) -> str:
         return "bwrap"
     if mode == "bwrap":
         raise SandboxError(f"{problem}; install it (apt-get install bubblewrap) or choose --sandbox none")
-    if not _warned:
-        _warned = True
-        from benchmark.progress import console
-
-        console.print(f"[yellow]warning:[/] {problem}: submissions run in a separate ground-truth-free "
-                      "process with resource limits, but without a file-system sandbox (install "
-                      "bubblewrap for it)", highlight=False, soft_wrap=True)
+    _warn_once("fallback", f"{problem}: submissions run in a separate ground-truth-free process with "
+               "limits on memory, CPU time, file size, open files and the scratch folder's size, but without "
+               "a file-system sandbox and without a limit on processes (install bubblewrap for them)")
     return "none"
+
+
+def _kernel_root() -> bool:
+    """Whether this process is root as the kernel counts tasks (kuid 0, exempt from RLIMIT_NPROC):
+    euid 0 in a user namespace that maps 0 to 0 (the initial one does)."""
+    if os.geteuid() != 0:
+        return False
+    try:
+        first = Path("/proc/self/uid_map").read_text().split()
+    except OSError:
+        return True
+    return len(first) >= 2 and first[0] == "0" and first[1] == "0"
+
+
+def _kernel_version() -> tuple[int, int]:
+    import re
+
+    m = re.match(r"(\d+)\.(\d+)", platform.release())
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+
+
+def _uid_range_mapped(low: int, high: int) -> bool:
+    try:
+        rows = [list(map(int, line.split())) for line in Path("/proc/self/uid_map").read_text().splitlines()]
+    except (OSError, ValueError):
+        return False
+    return any(inside <= low and high < inside + count for inside, _, count in rows)
+
+
+_PROBE = ("import os, sys; from benchmark.sandbox import drop_privileges; drop_privileges(int(sys.argv[1]), "
+          "int(sys.argv[2])); import benchmark.worker; os.listdir('/xaibench/scratch'); print(os.getuid())")
+
+
+@lru_cache(maxsize=1)
+def own_uid_problem() -> str | None:
+    """None when a root harness can run workers under uids of their own (bubblewrap without a user
+    namespace, the worker switching uid and importing the harness as that user), else why not."""
+    import tempfile
+
+    if bwrap_problem() is not None:
+        return bwrap_problem()
+    pid_max = 1 << 22
+    if not _uid_range_mapped(WORKER_GID, UID_BASE + pid_max):
+        return f"uids {WORKER_GID}–{UID_BASE + pid_max} are not mapped in this user namespace"
+    with tempfile.TemporaryDirectory(prefix="xaibench-probe-") as t:
+        scratch = Path(t) / "scratch"
+        scratch.mkdir()
+        os.chown(scratch, -1, WORKER_GID)
+        os.chmod(scratch, 0o2770)
+        uid = UID_BASE + os.getpid()
+        argv = bwrap_argv([sys.executable, "-c", _PROBE, str(uid), str(WORKER_GID)], model_dir=None,
+                          submission_dir=Path(t), scratch_dir=scratch, hidden=[], limits=Limits(), as_uid=True)
+        try:
+            r = subprocess.run(argv, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return f"bubblewrap without a user namespace could not start ({exc})"
+    if r.returncode != 0 or r.stdout.strip() != str(uid):
+        last = " ".join((r.stderr or r.stdout or "").strip().splitlines()[-1:])[:200]
+        return f"a worker cannot run under a uid of its own here ({last or f'exit {r.returncode}'})"
+    return None
+
+
+def own_uid() -> bool:
+    """Whether bubblewrap workers run under uids of their own (a root harness where that works)."""
+    return _kernel_root() and own_uid_problem() is None
+
+
+def process_limit_problem(mode: str) -> str | None:
+    """None when the task limit (RLIMIT_NPROC) binds each worker alone in sandbox `mode` ('bwrap' /
+    'none', resolved), else why not."""
+    if mode != "bwrap":
+        return "the plain worker (no bubblewrap) shares the harness's user, whose every process the kernel would count"
+    if not _kernel_root():
+        if _kernel_version() < (5, 14):
+            return (f"Linux {platform.release()} counts a user's tasks across namespaces (per namespace since "
+                    "5.14), so the limit would count the harness user's every process")
+        return None  # a user namespace per worker: the kernel counts its tasks per namespace
+    problem = own_uid_problem()
+    if problem is None:
+        return None
+    return f"the harness runs as root, which the kernel exempts from the limit, and {problem}"
+
+
+def warn_process_limit(mode: str, limits: "Limits") -> bool:
+    """Whether the task limit binds here; says once when it was asked for but cannot."""
+    problem = process_limit_problem(mode)
+    if problem is not None and limits.processes and mode == "bwrap":
+        _warn_once("nproc", f"the process limit ({limits.processes} tasks) is not enforced: {problem}")
+    return problem is None
 
 
 def _python_roots() -> list[Path]:
@@ -161,13 +339,33 @@ def _under(path: Path, root: Path) -> bool:
 
 def bwrap_argv(worker_argv: list[str], *, model_dir: Path | None, submission_dir: Path,
                scratch_dir: Path, hidden: list[Path], limits: Limits,
-               assets: dict[str, Path] | None = None) -> list[str]:
-    """The bubblewrap command line that runs `worker_argv` in the sandbox described above."""
-    argv = [shutil.which("bwrap") or "bwrap", "--unshare-all", "--die-with-parent", "--new-session",
-            "--cap-drop", "ALL"]
+               assets: dict[str, Path] | None = None, as_uid: bool = False) -> list[str]:
+    """The bubblewrap command line that runs `worker_argv` in the sandbox described above.
+
+    `as_uid`: a root harness's worker that switches to a uid of its own (no user namespace; only
+    CAP_SETUID / CAP_SETGID kept, for that switch; bubblewrap sets no-new-privileges)."""
+    if as_uid:
+        ns = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
+        caps = ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    else:
+        ns, caps = ["--unshare-all"], ["--cap-drop", "ALL"]
+    argv = [shutil.which("bwrap") or "bwrap", *ns, "--die-with-parent", "--new-session", *caps]
+    # the private /tmp first: every folder bound below comes after it, so one under /tmp (a checkout,
+    # a virtualenv, a data home) is mounted on top of it instead of being hidden by it
+    argv.extend(["--perms", "1777", "--size", str(int(limits.tmp_bytes)), "--tmpfs", "/tmp"])
     bound: list[Path] = []
+    made: set[str] = {"/", "/tmp"}
+
+    def parents(dst: str) -> None:
+        """Make the folders above `dst` searchable by all (bubblewrap makes them 0700 as root, which a
+        worker under its own uid could not pass)."""
+        for parent in reversed(Path(dst).parents):
+            if str(parent) not in made and not any(_under(parent, b) for b in bound):
+                argv.extend(["--perms", "0755", "--dir", str(parent)])
+            made.add(str(parent))
 
     def ro(src: Path, dst: str | None = None) -> None:
+        parents(dst or str(src))
         argv.extend(["--ro-bind", str(src), dst or str(src)])
         if dst is None:
             bound.append(src)
@@ -188,7 +386,6 @@ def bwrap_argv(worker_argv: list[str], *, model_dir: Path | None, submission_dir
     for root in _python_roots() + _package_dirs():
         if not any(_under(root, b) for b in bound):
             ro(root)
-    argv.extend(["--size", str(int(limits.tmp_bytes)), "--tmpfs", "/tmp"])
     # second layer: cover any hidden folder that happens to lie inside a bound one
     for h in hidden:
         if h.exists() and any(_under(h, b) for b in bound):
@@ -198,6 +395,7 @@ def bwrap_argv(worker_argv: list[str], *, model_dir: Path | None, submission_dir
     ro(submission_dir, INSIDE_SUBMISSION)
     for name, folder in sorted((assets or {}).items()):
         ro(Path(folder), f"{INSIDE_ASSETS}/{_asset_name(name)}")
+    parents(INSIDE_SCRATCH)
     argv.extend(["--bind", str(scratch_dir), INSIDE_SCRATCH, "--chdir", "/tmp", "--"])
     return argv + worker_argv
 
@@ -222,7 +420,7 @@ def worker_env(scratch: str, home: str) -> dict[str, str]:
             "OPENBLAS_NUM_THREADS")
     env = {k: os.environ[k] for k in keep if k in os.environ}
     env.update({
-        "HOME": home, "TMPDIR": home if home.startswith("/tmp") else os.path.join(home, "tmp"),
+        "HOME": home, "TMPDIR": home,
         "XAIBENCH_HOME": os.path.join(home, "xaibench"), "XAIBENCH_DATA_MIRROR": os.path.join(home, "no-mirror"),
         "XAIBENCH_SCRATCH": scratch, "XAIBENCH_PROGRESS": "0", "PYTHONHASHSEED": "0",
         "PYTHONDONTWRITEBYTECODE": "1", "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",

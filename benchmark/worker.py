@@ -3,10 +3,12 @@
 It never holds ground truth. The harness (`benchmark.isolation`) starts one per evaluation run,
 inside the sandbox (`benchmark.sandbox`), and talks to it over one socket (`benchmark.wire`):
 
-1. harness → `start`: the resource limits, the submission (folder, entry, parameters) and the model
-   spec (a loader + the read-only model folder, or a served black box);
+1. harness → `start`: the resource limits, the submission (folder, entry, parameters), the model
+   spec (a loader + the read-only model folder, or a served black box) and, for a root harness,
+   the uid and group to switch to (`drop`);
    the worker lowers its limits, loads the model (harness code, before any submission code runs),
-   imports and constructs the submission, and answers `ready` (with the submission's
+   switches to that uid for good (`benchmark.sandbox.drop_privileges`: the task limit binds from
+   here on), imports and constructs the submission, and answers `ready` (with the submission's
    `unsupported(model)` reason, if any) or `error` (stage "model" or "submission").
 2. harness → `batch` (ids, inputs, segmentation, seed): the worker answers `outputs` — one item per
    instance, a float32 array or `{"error": reason}` — after calling `explain` on the whole batch (on
@@ -35,10 +37,29 @@ from typing import Any, Sequence
 import numpy as np
 
 MAX_REASON = 500
+_LIMITS: dict = {}  # the limits this worker runs under (from `start`), for naming them in reasons
+
+
+def limit_hint(exc: BaseException) -> str:
+    """Which of the worker's limits an exception most likely hit, as " (…: option)", or ""."""
+    import errno
+
+    from benchmark.scratch import fmt_bytes
+
+    mem, procs, size = _LIMITS.get("memory_bytes"), _LIMITS.get("processes"), _LIMITS.get("file_bytes")
+    if isinstance(exc, MemoryError) and mem:
+        return f" (the worker's address-space limit is {fmt_bytes(mem)}: --memory-limit)"
+    thread = isinstance(exc, RuntimeError) and "can't start new thread" in str(exc)
+    if procs and (thread or isinstance(exc, OSError) and exc.errno == errno.EAGAIN):
+        return f" (the worker's process limit is {procs} processes and threads: --process-limit)"
+    if isinstance(exc, OSError) and exc.errno == errno.EFBIG and size:
+        return f" (the worker's file-size limit is {fmt_bytes(size)})"
+    return ""
 
 
 def reason_of(exc: BaseException) -> str:
-    return f"raised {type(exc).__name__}: {exc}"[:MAX_REASON]
+    hint = limit_hint(exc)
+    return f"raised {type(exc).__name__}: {exc}"[: MAX_REASON - len(hint)] + hint
 
 
 def to_output(out: Any) -> Any:
@@ -206,10 +227,11 @@ def _base_model(start: dict, channel: Any) -> Any:
 
 def serve(channel: Any) -> int:
     from benchmark import allocator
-    from benchmark.sandbox import apply_limits
+    from benchmark.sandbox import apply_limits, drop_privileges
     from benchmark.submission import Submission
 
     start = channel.recv()
+    _LIMITS.update(start.get("limits") or {})
     apply_limits(start.get("limits", {}))
     allocator.tune()
     if start.get("torch_threads"):
@@ -221,6 +243,14 @@ def serve(channel: Any) -> int:
     except BaseException as exc:  # noqa: BLE001
         channel.send({"type": "error", "stage": "model", "message": f"{type(exc).__name__}: {exc}"[:MAX_REASON]})
         return 1
+    drop = start.get("drop")
+    if drop:
+        try:
+            drop_privileges(int(drop["uid"]), int(drop["gid"]))
+        except (OSError, KeyError, TypeError, ValueError) as exc:
+            channel.send({"type": "error", "stage": "sandbox", "message": f"{type(exc).__name__}: {exc}"[:MAX_REASON]})
+            return 1
+        _die_with_parent()  # a change of uid clears the parent-death signal: set it again
     per_instance = bool(start["model"].get("per_instance"))
     s = start["submission"]
     try:

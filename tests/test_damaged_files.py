@@ -574,3 +574,83 @@ def _key_of(cache: Path) -> dict:
     key = {k: json.loads(v) for k, v in db.execute("SELECT k, v FROM meta")}
     db.close()
     return key
+
+
+# -- a full or unwritable data home (issue #27, item 5): say what would help, never --overwrite ----------
+
+def _in_private_mounts(mounts: str, argv: list[str], env: dict) -> subprocess.CompletedProcess:
+    """Run `xaibench argv` in a private mount namespace after the shell commands `mounts` (root only:
+    the mounts, e.g. a tiny tmpfs over the cache folder, vanish with the namespace)."""
+    script = f"set -e; {mounts}; exec {sys.executable} -m benchmark.cli " + " ".join(argv)
+    return subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", script], env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+needs_mounts = pytest.mark.skipif(
+    shutil.which("unshare") is None or subprocess.run(["unshare", "-m", "true"], capture_output=True).returncode != 0,
+    reason="needs root to make a private mount namespace (unshare -m)")
+
+
+@needs_mounts
+@pytest.mark.parametrize("where", ["cache", "results"])
+def test_a_full_disk_says_what_would_help(own_home, tmp_path, where):
+    import os
+
+    (own_home / "cache").mkdir(exist_ok=True)
+    results = tmp_path / "results"
+    results.mkdir()
+    target = own_home / "cache" if where == "cache" else results
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    argv = ["evaluate", "uniform", "--track", "aixi", "--resource", "aixi/shape-ssin", "--model", "function",
+            "--limit", "4", "--results", str(results)]
+    # a tmpfs of one page: the first SQLite page or result file fills it
+    r = _in_private_mounts(f"mount -t tmpfs -o size=4k tmpfs {target}; head -c 4096 /dev/zero > {target}/filler || true",
+                           argv, env)
+    out = " ".join((r.stdout + r.stderr).split())
+    assert r.returncode == 2, out[-2000:]
+    assert "error:" in out and "is full" in out and "free space on it" in out, out[-2000:]
+    assert "--overwrite" not in out and "Traceback" not in out
+
+
+@needs_mounts
+def test_a_read_only_data_home_says_where_to_write(own_home, tmp_path):
+    import os
+
+    (own_home / "cache").mkdir(exist_ok=True)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    argv = ["evaluate", "uniform", "--track", "aixi", "--resource", "aixi/shape-ssin", "--model", "function",
+            "--limit", "4", "--results", str(tmp_path / "results")]
+    r = _in_private_mounts(f"mount -t tmpfs -o ro tmpfs {own_home / 'cache'}", argv, env)
+    out = " ".join((r.stdout + r.stderr).split())
+    assert r.returncode == 2, out[-2000:]
+    assert "read-only file system" in out and "XAIBENCH_HOME" in out and "--overwrite" not in out, out[-2000:]
+
+
+def test_storage_advice_names_the_owner_and_the_fix(tmp_path, monkeypatch):
+    import errno
+
+    from benchmark.errors import storage_problem
+
+    monkeypatch.setenv("XAIBENCH_HOME", str(tmp_path))
+    target = tmp_path / "cache" / "aixi" / "x.sqlite"  # missing folders: the nearest existing one is named
+    denied = storage_problem(target, errno.EACCES)
+    assert f"{tmp_path} belongs to uid" in denied and "XAIBENCH_HOME" in denied and "chown" in denied
+    full = storage_problem(target, errno.ENOSPC)
+    assert "is full" in full and f"{tmp_path}/cache" in full and "free of" in full
+    assert storage_problem(target, errno.EINVAL) is None
+
+
+def test_cache_errors_from_a_full_or_unwritable_disk_are_not_damage(tmp_path):
+    from benchmark.errors import StorageError
+
+    cache = OutputCache(tmp_path / "c.sqlite", {"k": 1})
+    for name, message, needle in (("SQLITE_FULL", "database or disk is full", "is full"),
+                                  ("SQLITE_READONLY", "attempt to write a readonly database", "may not write there")):
+        exc = sqlite3.OperationalError(message)
+        exc.sqlite_errorname = name
+        err = cache._error(exc)
+        assert isinstance(err, StorageError) and needle in str(err) and "--overwrite" not in str(err)
+    exc = sqlite3.OperationalError("disk I/O error")
+    exc.sqlite_errorname = "SQLITE_IOERR_WRITE"
+    assert isinstance(cache._error(exc), CacheError)  # the disk has room: a real I/O error
+    cache.close()

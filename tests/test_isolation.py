@@ -287,7 +287,7 @@ def test_fallback_without_bubblewrap_warns_once(home, tmp_path, monkeypatch, cap
     import benchmark.sandbox as sb
 
     monkeypatch.setattr(sb, "bwrap_problem", lambda: "bubblewrap (bwrap) is not installed")
-    monkeypatch.setattr(sb, "_warned", False)
+    monkeypatch.setattr(sb, "_warned", set())
     for k in range(2):
         r = evaluate("uniform", results_dir=tmp_path / f"r{k}", overwrite=True, **RUN)
         assert r.provenance["isolation"]["sandbox"] == "none" and r.n_failed == 0

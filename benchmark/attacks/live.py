@@ -49,7 +49,7 @@ from benchmark.progress import progress_bar
 from benchmark.provenance import software
 from benchmark.resources import data_home, load_resource
 from benchmark.results import Failure, Result, coverage_of, outputs_digest
-from benchmark.sandbox import Limits
+from benchmark.sandbox import Limits, default_memory_gb
 from benchmark.submission import Submission, get_submission
 from benchmark.tracks import get_track
 
@@ -68,7 +68,7 @@ class LiveOptions:
     params: dict[str, Any] = field(default_factory=dict)
     timeout_s: float = 60.0  # per explained text
     sandbox: str = "auto"
-    memory_gb: float = 8.0
+    memory_gb: float | None = None  # None: the machine's share for one worker (benchmark.sandbox.default_memory_gb)
     overwrite: bool = False
     results_dir: Path | None = None
     vectors: Path | None = None  # the counter-fitted vector file, when the resource was built with one
@@ -240,7 +240,8 @@ def attack_submission(submission: str | Path | Submission, resource: str, **opti
     log = _Log(data_home() / "cache" / "robustness-live" / res.name.replace("/", "__") / opts.model /
                f"{sub.name}-{sub.hash[:8]}-{digest}.jsonl", key, opts.overwrite)
     config = WorkerConfig(sandbox=opts.sandbox, hidden=hidden_paths(results_dir, res.root),
-                          limits=Limits(memory_bytes=int(opts.memory_gb * (1 << 30)), cpu_seconds=None))
+                          limits=Limits(memory_bytes=int((opts.memory_gb or default_memory_gb(1)) * (1 << 30)),
+                                        cpu_seconds=None))
     worker = Worker(sub, opts.params, spec, config)
     todo = [(a, s) for a in opts.attacks for s in samples if (a, s[0]) not in log.done]
     crashes = {"in_a_row": 0, "last": ""}
@@ -371,7 +372,8 @@ def _result(trk, sub, name, params, res, opts, model_info, samples, log, worker,
                   for sid in failed],
         wall_time_s=round(seconds, 3),
         provenance={**software(), "seed": opts.seed, "device": f"cpu ({platform.machine()})",
-                    "isolation": {"sandbox": worker.mode, "worker_starts": worker.starts, "memory_gb": opts.memory_gb},
+                    "isolation": {"sandbox": worker.mode, "worker_starts": worker.starts,
+                                  "memory_gb": opts.memory_gb or default_memory_gb(1)},
                     "this_run_s": round(this_run_s, 3)},
         primary_metric=trk.primary_metric,
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
