@@ -273,36 +273,6 @@ def _result_line(name: str, where: str, figures: str, width: int) -> Text:
 
 
 # The AIXI generator's scales (generators.aixi.build.SCALES; tests/test_cli_options.py keeps them equal).
-DemoScale = StrEnum("DemoScale", {s: s for s in ("tiny", "demo", "default", "paper")})
-
-
-@app.command("demo")
-def demo_cmd(
-    scale: DemoScale = typer.Option("demo", help="Generator scale of the demo resources (demo = 8,000 train / "
-                                    "200 validation images; as `xaibench generate aixi --scale`)."),
-    limit: int = typer.Option(40, min=1, help="Validation images explained per (resource, model)."),
-    epochs: int = typer.Option(6, min=1, help="CNN training epochs (`xaibench train aixi`'s recipe)."),
-    augment_removal: float = typer.Option(0.5, min=0.0, max=1.0,
-                                          help="Object-removal augmentation of the CNN's training images (0 = "
-                                          "off; see `xaibench train aixi --help`)."),
-) -> None:
-    """Run the main job offline, end to end.
-
-    Generates AIXI-Shape and AIXI-Color (SSIN), trains the CNN on each (with object-removal
-    augmentation: AIXI-Color always has six circles, and a CNN that never saw fewer misreads the
-    explainers' object-removed images), evaluates every built-in explainer on both models under test
-    (the function itself and the CNN) and prints the leaderboard."""
-    resources = ["aixi/shape-ssin", "aixi/color-ssin"]
-    steps = [
-        ["generate", "aixi", "--dataset", "shape", "--dataset", "color", "--scale", str(scale), "--functions", "ssin"],
-        ["train", "aixi", *resources, "--epochs", str(epochs), "--augment-removal", str(augment_removal)],
-        ["evaluate", "all", "--track", "aixi", *[a for r in resources for a in ("--resource", r)],
-         "--model", "function", "--model", "cnn", "--limit", str(limit)],
-        ["leaderboard", "--track", "aixi"],
-    ]
-    for argv in steps:
-        console.rule(f"xaibench {' '.join(argv)}")
-        _run(argv)
 
 
 @app.command("check")

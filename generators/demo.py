@@ -1,0 +1,167 @@
+"""`xaibench demo` (`make demo`): every kind of ground truth, end to end, offline, in one command.
+
+For each of the five tracks the demo builds a small resource from the data mirror, trains what the
+track needs, evaluates the built-in explainers (or oracles) on it, and finally prints the leaderboard
+and builds the static site. Every step is an ordinary `xaibench` command, printed before it runs, so a
+reader can re-run any of them at a larger scale (the commands and their scales: `PLAN`).
+
+Resumable and forgiving, by construction:
+* a resource that is already built is not built again (`Step.skip_if`), evaluations resume from their
+  caches, so a second run — or a run after one killed halfway — redoes only what is missing;
+* a track whose data is not in the mirror (`Track.needs`) is skipped with the reason, and a track whose
+  step fails is reported with the error, while the other tracks go on; the summary at the end names
+  every track's outcome and time. Nothing here prints a traceback for a failed step.
+
+The scale of each track is chosen so the whole demo fits well inside 15 minutes on a 2-core machine
+after set-up (`docs/demo.md` gives the measured times); each board says what it ranks and whether it
+discriminates at that scale.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from benchmark.errors import XaibenchError
+
+__all__ = ["PLAN", "Step", "Track", "TrackOutcome", "run_demo"]
+
+
+@dataclass(frozen=True)
+class Step:
+    """One `xaibench` command of the demo; skipped when `skip_if` (a resource name) is already built."""
+
+    argv: tuple[str, ...]
+    skip_if: str | None = None
+    what: str = ""
+
+    @property
+    def text(self) -> str:
+        return "xaibench " + " ".join(self.argv)
+
+
+@dataclass(frozen=True)
+class Track:
+    """A track's part of the demo: what it needs from the data mirror and its steps, in order."""
+
+    name: str
+    title: str
+    needs: tuple[str, ...]  # folders of the data mirror (e.g. "rt_polarity"); empty = nothing
+    steps: tuple[Step, ...]
+
+
+@dataclass
+class TrackOutcome:
+    name: str
+    status: str = "not run"  # built | skipped | failed
+    reason: str = ""
+    seconds: float = 0.0
+    commands: list[str] = field(default_factory=list)
+
+
+def _evaluate(track: str, resource: str, model: str, limit: int | None = None, *extra: str) -> Step:
+    argv = ["evaluate", "all", "--track", track, "--resource", resource, "--model", model]
+    if limit is not None:
+        argv += ["--limit", str(limit)]
+    return Step(tuple(argv + list(extra)), what=f"every built-in {'oracle' if track == 'trust' else 'explainer'}")
+
+
+# The demo, track by track. Scales are the demo's own (small), chosen for time; `docs/demo.md`.
+PLAN: tuple[Track, ...] = (
+    Track("aixi", "AIXI: images whose labels are known functions of the drawn objects", (), (
+        Step(("generate", "aixi", "--dataset", "shape", "--scale", "demo", "--functions", "ssin"),
+             skip_if="aixi/shape-ssin", what="AIXI-Shape images and their exact ground-truth maps"),
+        Step(("train", "aixi", "aixi/shape-ssin", "--epochs", "6", "--augment-removal", "0.5"),
+             what="the authors' CNN (skipped when trained)"),
+        _evaluate("aixi", "aixi/shape-ssin", "function", 40),
+        _evaluate("aixi", "aixi/shape-ssin", "cnn", 40),
+    )),
+    Track("idc", "IDC: pseudo interpretation ground truth (WGA) for a Kim CNN on MR", ("rt_polarity",), (
+        Step(("generate", "idc", "--pgt", "wga", "--no-han", "--epochs", "4"), skip_if="idc/mr-wga",
+             what="the Kim CNN on MR and the WGA pseudo ground truth"),
+        _evaluate("idc", "idc/mr-wga", "cnn", 300),
+    )),
+    Track("rcnn", "RCNN: tokens Lei's rationale model never selects contribute nothing", ("beer_advocate_lei2016",), (
+        Step(("generate", "rcnn", "--aspect", "appearance"), skip_if="rcnn/beer-appearance",
+             what="Lei's rationale model on BeerAdvocate appearance and the verified reviews"),
+        _evaluate("rcnn", "rcnn/beer-appearance", "rcnn", 150),
+    )),
+    Track("trust", "Trust: oracles judge explained predictions against people's rationales", ("hatexplain",), (
+        Step(("generate", "trust", "--embeddings"), skip_if="trust/embeddings",
+             what="the offline embedding ensemble and θ_relate per embedding"),
+        Step(("generate", "trust", "--dataset", "hatexplain", "--epochs", "3", "--test-limit", "200",
+              "--num-samples", "1000"), skip_if="trust/hatexplain-cnn",
+             what="a HateXplain CNN, its explained test predictions and their trust labels"),
+        _evaluate("trust", "trust/hatexplain-cnn", "cnn"),
+    )),
+    Track("robustness", "Robustness: TEF swaps words without changing the prediction", ("rt_polarity",), (
+        Step(("generate", "robustness", "--model", "cnn", "--samples", "20", "--explainer", "saliency"),
+             skip_if="robustness/mr-cnn", what="a Kim CNN on frozen GloVe and TEF / RA attacks on 20 sentences"),
+        _evaluate("robustness", "robustness/mr-cnn", "cnn"),
+    )),
+)
+
+
+def _built(resource: str) -> str | None:
+    """The revision of `resource` when it is built locally (checked), else None."""
+    from benchmark.resources import load_resource
+
+    try:
+        return load_resource(resource, hub=False).revision
+    except Exception:  # noqa: BLE001 - not built, half-built or damaged: the step builds it again
+        return None
+
+
+def _missing(needs: tuple[str, ...]) -> str:
+    """Why a track cannot run here ("" when its data is in the mirror)."""
+    from benchmark.resources.store import mirror_root
+
+    root = mirror_root()
+    if not needs:
+        return ""
+    if root is None:
+        return "no data mirror (set XAIBENCH_DATA_MIRROR to the folder holding the corpora)"
+    absent = [n for n in needs if not (Path(root) / n).is_dir()]
+    return f"the data mirror {root} has no {', '.join(absent)}" if absent else ""
+
+
+def run_demo(run: Callable[[list[str]], None], say: Callable[[str], None],
+             tracks: tuple[str, ...] | None = None, plan: tuple[Track, ...] = PLAN) -> list[TrackOutcome]:
+    """Run the demo's tracks (all, or those named in `tracks`) through `run` (an `xaibench` argv
+    runner that raises `XaibenchError` on failure); `say` prints a line. Returns each track's outcome."""
+    outcomes = []
+    for track in plan:
+        if tracks and track.name not in tracks:
+            continue
+        out = TrackOutcome(track.name)
+        outcomes.append(out)
+        say(f"[{track.name}] {track.title}")
+        why = _missing(track.needs)
+        if why:
+            out.status, out.reason = "skipped", why
+            say(f"[{track.name}] skipped: {why}")
+            continue
+        t0 = time.perf_counter()
+        try:
+            for step in track.steps:
+                out.commands.append(step.text)
+                revision = _built(step.skip_if) if step.skip_if else None
+                if revision:
+                    say(f"$ {step.text}  # already built ({step.skip_if} @ {revision[:12]}): skipped")
+                    continue
+                say(f"$ {step.text}" + (f"  # {step.what}" if step.what else ""))
+                run(list(step.argv))
+            out.status = "built"
+        except XaibenchError as exc:
+            out.status, out.reason = "failed", str(exc).splitlines()[0][:300]
+            say(f"[{track.name}] failed: {out.reason} — the other tracks go on")
+        except SystemExit as exc:  # a command that exits (typer) is a failed step, not the end of the demo
+            if exc.code in (0, None):
+                out.status = "built"
+            else:
+                out.status, out.reason = "failed", f"`{out.commands[-1]}` exited with status {exc.code}"
+                say(f"[{track.name}] failed: {out.reason} — the other tracks go on")
+        out.seconds = time.perf_counter() - t0
+    return outcomes
