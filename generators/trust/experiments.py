@@ -4,7 +4,7 @@
 `run_oracles("hatexplain-cnn", ["naive-oracle", "toki-omis"], params={...})` loads `trust/<config>`
 (its model, the train split and the test split *without* the ground-truth columns), fits each oracle
 once on an `OracleContext`, judges the test instances in batches, and returns per oracle the pooled
-six metrics (`benchmark.metrics.trust.trust_scores`; undefined → None with a reason), the counts the
+table metrics and the AUC of its scores (of its verdicts when it gives none) (`benchmark.metrics.trust.trust_scores`; undefined → None with a reason), the counts the
 oracle recorded, and the fit / judge times.
 """
 
@@ -16,8 +16,10 @@ from typing import Any, Sequence
 
 import pyarrow.parquet as pq
 
-from benchmark.contracts import Batch, OracleContext
-from benchmark.metrics.trust import trust_scores
+import numpy as np
+
+from benchmark.contracts import Batch, OracleContext, judgement_parts
+from benchmark.metrics.trust import trust_scores, weighted_auc
 from benchmark.models.text import load_word_model
 from benchmark.resources import resource_root
 from benchmark.resources.store import read_provenance
@@ -69,12 +71,18 @@ def run_oracles(config: str, oracles: Sequence[str], params: dict[str, dict[str,
         oracle.fit(OracleContext(model=data["model"], train=train, explainer=None, seed=seed))
         t1 = time.perf_counter()
         judged: list[bool] = []
+        scores: list[float] = []
         for s in range(0, len(inputs), batch_size):
-            judged += [bool(x) for x in oracle.judge(Batch(ids=ids[s:s + batch_size], inputs=inputs[s:s + batch_size],
-                                                           seed=seed))]
+            got = oracle.judge(Batch(ids=ids[s:s + batch_size], inputs=inputs[s:s + batch_size], seed=seed))
+            verdicts, codes = judgement_parts(got, len(ids[s:s + batch_size]))
+            judged += [bool(x) for x in verdicts]
+            scores += codes
         t2 = time.perf_counter()
         sc = trust_scores(judged=judged, truth=truth)
-        out[name] = {**sc.as_dict(), "fit_seconds": round(t1 - t0, 2), "judge_seconds": round(t2 - t1, 2),
+        rank = np.array(scores) if all(x >= 0 for x in scores) else np.array(judged, dtype=float)
+        auc = float(weighted_auc(rank, truth)[0])
+        out[name] = {**sc.as_dict(), "auc": None if np.isnan(auc) else auc,
+                     "fit_seconds": round(t1 - t0, 2), "judge_seconds": round(t2 - t1, 2),
                      "judged_per_second": round(len(judged) / max(t2 - t1, 1e-9), 1),
                      "oracle_counts": dict(getattr(oracle, "counts", {}) or {}),
                      "oracle_timings": dict(getattr(oracle, "timings", {}) or {})}

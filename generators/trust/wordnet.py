@@ -29,7 +29,7 @@ def ensure_wordnet(target: Path | None = None):
     import nltk
 
     from benchmark.resources.store import mirror_root
-    from submissions.toki_embeddings import nltk_data_dir
+    from benchmark.toki.embeddings import nltk_data_dir
 
     home = Path(target) if target else nltk_data_dir()
     corpus = home / "corpora" / "wordnet"
