@@ -387,3 +387,22 @@ def test_rationale_ceiling_keyword_list_from_training_rationales():
     assert rate.judge(Batch(ids=["b"], inputs=items[1:2]))["scores"] == pytest.approx([4 / 9])
     with pytest.raises(ValueError, match="reference"):
         RationaleCeiling().fit(OracleContext(model=None, train={k: train[k] for k in ("tokens", "label")}))
+
+
+def test_pipeline1_reads_the_training_explanations_the_trust_set_gives():
+    """train_explanations="given": a LIME TOKI takes the training split's stored explanations (no model call;
+    the context has no model here), only for correct predictions; "own" explains (and so needs the model)."""
+    train = {"tokens": [["ball", "the"], ["pizza", "x"], ["goal"], ["bread"]], "label": [0, 1, 0, 1],
+             "prediction": [0, 1, 1, 1],
+             "explanation_words": [["ball", "the"], ["pizza"], ["goal"], []],
+             "explanation_scores": [[0.5, 0.1], [0.7], [0.4], []]}
+    toki = Toki(explainer="lime", models=[toy_embedding()], class_names=["sport", "food"], lemmatize=False)
+    toki.fit(OracleContext(model=None, train=train))
+    assert toki.counts["train_explanations_given"] == 2 and toki.counts["train_without_explanation"] == 1
+    assert toki.pool_words == {0: ["ball", "the"], 1: ["pizza"]}  # "goal" was predicted wrongly: left out
+    with pytest.raises(Exception):
+        Toki(explainer="lime", train_explanations="own", models=[toy_embedding()], class_names=["sport", "food"],
+             lemmatize=False).fit(OracleContext(model=None, train=train))
+    omis = Toki(explainer="omission", models=[toy_embedding()], class_names=["sport", "food"], lemmatize=False)
+    omis.fit(OracleContext(model=Bag({"ball": 2.0}), train=train))  # not LIME: explains for itself
+    assert "train_explanations_given" not in omis.counts

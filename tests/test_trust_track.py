@@ -36,6 +36,7 @@ def trust_home(aixi_home) -> Path:
 
     os.environ["XAIBENCH_HOME"] = str(aixi_home)
     build_trust(TrustBuildConfig(dataset="hatexplain", limit=600, epochs=3, num_samples=100, test_limit=N_TEST,
+                                 validation_limit=4, train_explain_limit=12,
                                  max_len=60))
     emb = aixi_home / "resources" / "trust" / "model" / "embeddings"
     emb.mkdir(parents=True, exist_ok=True)
@@ -423,9 +424,18 @@ def test_reproduce_trust_prints_table3_beside_the_paper(trust_home, tmp_path, ca
     from benchmark import cli
     from generators.trust.reproduce import paper_rows, run
 
-    rows = run(["hatexplain-cnn"], ["naive-oracle", "random-oracle"], results_dir=tmp_path)
+    rows = run(["hatexplain-cnn"], ["naive-oracle", "random-oracle"], results_dir=tmp_path, extras=False)
     ours = [r for r in rows if r.source == "ours"]
     assert [r.method for r in ours] == ["Naive", "random"] and all(r.n == N_TEST for r in ours)
+    assert all(r.rate is not None and r.values["auc"] is not None or r.values["auc"] is None for r in ours)
+    # the board rows: the ceiling (a reference), random at TOKI-lime's rate (a control), TOKI-lime read
+    # importance-equivalent
+    rows = run(["hatexplain-cnn"], ["toki-lime"], results_dir=tmp_path, params={"toki-lime": FAST["toki"]})
+    board = {r.method: r for r in rows if r.source == "ours"}
+    toki = board["TOKI-lime"]
+    matched = board[f"random at TOKI-lime's rate {toki.rate:.3f}"]
+    assert matched.role == "control" and board["ceiling (training rationales)"].role == "reference"
+    assert "TOKI-lime (importance equivalent)" in board
     fig6 = [r for r in paper_rows("hatexplain-cnn") if r.source.startswith("Fig. 6")][0]
     assert fig6.values["gmean"] == pytest.approx(0.624, abs=0.001)  # Table 3's Naive row from the Fig. 6 counts
     try:
@@ -436,6 +446,7 @@ def test_reproduce_trust_prints_table3_beside_the_paper(trust_home, tmp_path, ca
     captured = capsys.readouterr()
     out = captured.out + captured.err
     assert "Table 3" in out and "paper" in out and "Fig. 6" in out and ".624" in out
+    assert "board" in out and "AUC" in out and "(ref)" in out
 
 
 def test_imported_trust_set_without_a_model(trust_home, tmp_path):

@@ -423,7 +423,7 @@ class _Base:
                  explain_batch: int = 16, judge_explanations: str = "given", models: Sequence[WordEmbedding] | None = None,
                  min_eer_accuracy: float = 0.6, words_only: bool = True, precompute_vocabulary: bool = True,
                  dedup_predictions: bool = True, importance: str = "different", score: str = "ratio",
-                 **unused: Any) -> None:
+                 theta_rule: str | None = None, **unused: Any) -> None:
         if unused:
             raise TypeError(f"unknown TOKI parameter(s): {sorted(unused)}")
         if importance not in IMPORTANCE:
@@ -439,6 +439,7 @@ class _Base:
         if not 0 <= tau_vote <= 1 or not 0 <= trust_ratio <= 1:
             raise ValueError("tau_vote and trust_ratio must lie in [0, 1]")
         self.explainer_name = explainer
+        self.theta_rule = theta_rule or None  # None / "": the rule the embeddings resource was built with
         self.importance = importance
         self.score = score
         self.top_k = int(top_k)
@@ -475,7 +476,7 @@ class _Base:
             models = self._given_models
         else:
             models = load_ensemble(self.embedding_names, resource=self.embeddings_resource,
-                                   min_eer_accuracy=self.min_eer_accuracy)
+                                   min_eer_accuracy=self.min_eer_accuracy, theta_rule=self.theta_rule)
         self.states: list[_ModelState] = []
         for m in models:
             theta = self.theta_override.get(m.name, m.theta_relate)
@@ -638,13 +639,20 @@ class Toki(_Base):
     equal-error point is ≥ min_eer_accuracy = 0.6), theta_relate
     (overrides per model), judge_explanations ("given": use the instance's explanation when present;
     "own": re-explain with this oracle's explainer), importance ("different": Eq. 6 with the scores;
-    "equivalent": every top-k word weighs 1, Table 2's importance-equivalent sets), score ("ratio":
-    judge also returns IS_rel / (IS_rel + IS_unr); "none": verdicts only).
+    "equivalent": every top-k word weighs 1, Table 2's importance-equivalent sets), theta_rule ("wordnet" |
+    "corpus": which unrelated pairs θ_relate was searched against; "" = the resource's default), score ("ratio":
+    judge also returns IS_rel / (IS_rel + IS_unr); "none": verdicts only), train_explanations ("given": pipeline
+    1 reads the training split's LIME explanations when it has them and the oracle's explainer is LIME —
+    the trust sets store them, same settings; "own": explain the training predictions in fit).
     """
 
     def __init__(self, theta_dist: float = 0.3, linkage: str = "average", train_limit: int | None = None,
-                 **kw: Any) -> None:
+                 train_explanations: str = "given", **kw: Any) -> None:
         super().__init__(**kw)
+        if train_explanations not in ("given", "own"):
+            raise ValueError("train_explanations must be 'given' (the training split's explanations when it has "
+                             "them) or 'own' (explain the training predictions in fit)")
+        self.train_explanations = train_explanations
         if linkage not in LINKAGES:
             raise ValueError(f"linkage must be one of {LINKAGES}, got {linkage!r}")
         if not 0 <= theta_dist <= 2:
@@ -659,19 +667,32 @@ class Toki(_Base):
         self._setup(context)
         self._precompute(getattr(context, "train", None))
         t0 = time.perf_counter()
-        cols = columns(context.train, ("id", "tokens", "label", "prediction"))
+        cols = columns(context.train, ("id", "tokens", "label", "prediction", "explanation_words",
+                                       "explanation_scores"))
         docs, labels = cols["tokens"], [int(y) for y in cols["label"]]
         preds = ([int(p) for p in cols["prediction"]] if "prediction" in cols
                  else np.asarray(self.model.predict([list(d) for d in docs])).argmax(1).tolist())
         ids = cols.get("id") or [f"train-{i}" for i in range(len(docs))]
         idx = [i for i in range(len(docs)) if preds[i] == labels[i] and len(docs[i])]
         self.counts["train_incorrect"] = sum(p != y for p, y in zip(preds, labels))
+        given = cols.get("explanation_words")
+        use_given = (self.train_explanations == "given" and self.explainer_name in ("lime", "context")
+                     and given is not None and any(given[i] for i in idx))
+        if use_given:  # the trust set's own LIME explanations of the training predictions (same settings)
+            self.counts["train_without_explanation"] = sum(not given[i] for i in idx)
+            idx = [i for i in idx if given[i]]
         if self.train_limit is not None and len(idx) > int(self.train_limit):
             rng = np.random.default_rng(self.seed)
             idx = sorted(rng.choice(idx, int(self.train_limit), replace=False).tolist())
         self.counts["train_explained"] = len(idx)
-        exps = self.explain([docs[i] for i in idx], [preds[i] for i in idx], [str(ids[i]) for i in idx])
+        if use_given:
+            self.counts["train_explanations_given"] = len(idx)
+            exps = [top_positive(given[i], cols["explanation_scores"][i], self.top_k, self._norm, self.words_only)
+                    for i in idx]
+        else:
+            exps = self.explain([docs[i] for i in idx], [preds[i] for i in idx], [str(ids[i]) for i in idx])
         self.fit_explanations = dict(zip((str(ids[i]) for i in idx), exps))  # per training id (diagnostics)
+        self.fit_classes = [preds[i] for i in idx]  # aligned with fit_explanations (re-pool: `fit_pools`)
         t1 = time.perf_counter()
         self.fit_pools(exps, [preds[i] for i in idx])
         self.timings.update({"fit_explain_s": t1 - t0, "fit_keywords_s": time.perf_counter() - t1})

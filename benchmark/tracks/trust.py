@@ -7,7 +7,9 @@ the tokens, the prediction and its confidence, and the explanation the trust lab
 
 An oracle submission (`kind = "oracle"`) runs in the sandboxed worker like an explainer:
 * `fit(context)` once per worker — `context.train` is the resource's training split as columns
-  (`tokens`, `label`, `prediction`, `confidence`, `text`), `context.model` the model under test
+  (`id`, `tokens`, `label`, `prediction`, `confidence`, `text`, and `explanation_words` /
+  `explanation_scores`: the LIME explanation of each correct training prediction, empty where none was
+  computed), `context.model` the model under test
   (loaded read-only from the resource's model folder), `context.explainer` the built-in explainer
   that produced the explanations (`lime-text` with the resource's settings), `context.class_names`
   one name per class (the resource's `class_words`: what an embedding can read). A submission whose
@@ -56,7 +58,8 @@ MODEL_LOADERS = {"cnn": "word", "minilm": "minilm"}  # model under test → `ben
 IMPORTED = "imported"  # a trust set labelled by people, imported without its model (generators/trust/importer.py)
 EMBEDDINGS = "trust/embeddings"  # the asset TOKI reads (word vectors + θ_relate per model)
 INPUT_COLUMNS = ("id", "tokens", "text", "prediction", "confidence", "explanation_words", "explanation_scores")
-TRAIN_COLUMNS = ("tokens", "text", "label", "prediction", "confidence")
+TRAIN_COLUMNS = ("id", "tokens", "text", "label", "prediction", "confidence", "explanation_words",
+                 "explanation_scores")  # explanations: LIME of the correct training predictions (TOKI's pipeline 1)
 REFERENCE_COLUMNS = ("rationale",)  # training ground truth handed to a role = "reference" submission only
 N_BOOT = 1000
 OUTPUT_SHAPE = (2,)  # [verdict (1 = trustworthy), score in [0, 1] or a score-failure code]
@@ -167,10 +170,12 @@ class TrustTrack(Track):
         self._check(resource)
         wanted = list(TRAIN_COLUMNS) + (list(REFERENCE_COLUMNS) if role == "reference" else [])
         cols = resource.table("train", columns=wanted).to_pydict()
-        train = {"tokens": [[str(t) for t in d] for d in cols["tokens"]],
+        train = {"id": [str(i) for i in cols["id"]], "tokens": [[str(t) for t in d] for d in cols["tokens"]],
                  "text": [str(t or "") for t in cols["text"]],
                  "label": [int(v) for v in cols["label"]], "prediction": [int(v) for v in cols["prediction"]],
-                 "confidence": [float(v) for v in cols["confidence"]]}
+                 "confidence": [float(v) for v in cols["confidence"]],
+                 "explanation_words": [[str(w) for w in (e or [])] for e in cols["explanation_words"]],
+                 "explanation_scores": [[float(x) for x in (e or [])] for e in cols["explanation_scores"]]}
         if role == "reference":
             train["rationale"] = [[str(w) for w in (g or [])] for g in cols["rationale"]]
             if not any(train["rationale"]):

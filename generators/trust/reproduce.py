@@ -7,6 +7,13 @@ random control; columns Acc, Pre, Sen, F1, Spec, G-mean (trustworthy = positive,
 keyword-identification time (the oracle's `fit`, s) and the label time (the judge calls, s in all).
 Beside each of our rows: the paper's row (Table 3, SPECS §1.11) and, for Naive, the row recomputed
 from the Fig. 6 confidence-bin counts (`naive_from_bins`), which matches Table 3 to ±0.001.
+
+The board rows (issue #24, `extras=True`), a second table per set: every oracle's AUC with its bootstrap
+95 % interval, balanced accuracy, G-mean beside the chance G-mean √(q(1 − q)) at its own trustworthy rate
+q, and these added rows: the rationale ceiling (role reference: the best keyword list the training
+rationales allow), the random control at TOKI-lime's own rate (the rate-matched floor), TOKI-lime with
+θ_dist and Naive with θ_conf tuned on the validation split (`generators.trust.tune`, when tuned), and
+TOKI-lime in the paper's importance-equivalent reading.
 """
 
 from __future__ import annotations
@@ -15,7 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from benchmark.metrics.trust import FIG6_BINS, LABELS, TRUST_METRICS, naive_from_bins, trust_scores
+from benchmark.metrics.trust import FIG6_BINS, LABELS, naive_from_bins, trust_scores
+
+PAPER_METRICS = ("acc", "pre", "sen", "f1", "spec", "gmean")  # Table 3's columns
 
 # (row label, submission) in the paper's order
 ORACLES = (("TOKI-lime", "toki-lime"), ("TOKI-omis", "toki-omis"), ("TOKI-grad", "toki-grad"),
@@ -66,6 +75,11 @@ class Row:
     label_s: float | None = None
     n: int | None = None
     note: str = ""
+    role: str = "method"
+    auc_ci: tuple[float, float] | None = None
+    rate: float | None = None  # the verdicts' trustworthy rate
+    chance_gmean: float | None = None  # √(q(1 − q)) at that rate
+    board: bool = False  # an added board row (not one of Table 3's)
 
 
 def built_sets(root: Path | None = None) -> list[str]:
@@ -89,7 +103,9 @@ def paper_rows(dataset: str) -> list[Row]:
         return []
     rows = []
     for method, v in PAPER_TABLE3[paper].items():
-        rows.append(Row(dataset, method, f"paper ({paper})", dict(zip(TRUST_METRICS, v[:6])), v[6], v[7]))
+        vals = dict(zip(PAPER_METRICS, v[:6]))
+        vals["bacc"] = (vals["sen"] + vals["spec"]) / 2
+        rows.append(Row(dataset, method, f"paper ({paper})", vals, v[6], v[7]))
     fig6 = trust_scores(naive_from_bins(FIG6_BINS[paper]))
     rows.append(Row(dataset, "Naive", f"Fig. 6 ({paper})", dict(fig6.values), n=sum(fig6.counts.values())))
     return rows
@@ -97,30 +113,66 @@ def paper_rows(dataset: str) -> list[Row]:
 
 def run(datasets: Sequence[str] | None = None, oracles: Sequence[str] | None = None,
         params: dict[str, dict[str, Any]] | None = None, limit: int | None = None, results_dir: Path | None = None,
-        sandbox: str = "auto", fit_timeout_s: float = 0.0) -> list[Row]:
-    """Our rows (through the harness) and the paper's, per built trust set."""
+        sandbox: str = "auto", fit_timeout_s: float = 0.0, extras: bool = True) -> list[Row]:
+    """Our rows (through the harness) and the paper's, per built trust set; with `extras` the board rows
+    (module docstring)."""
     from benchmark.runner import evaluate
+    from generators.trust.tune import read_tuning
 
     names = dict((s, m) for m, s in ORACLES)
     chosen = list(oracles) if oracles else [s for _, s in ORACLES]
     rows: list[Row] = []
     for ds in datasets or built_sets():
-        model = ds.rsplit("-", 1)[1] if "-" in ds else "cnn"
+        model = model_of(ds)
+
+        def one(sub: str, label: str, extra_params: dict[str, Any] | None = None, board: bool = False) -> Row:
+            p = {**dict((params or {}).get(sub, {})), **(extra_params or {})}
+            r = evaluate(sub, track="trust", resource=f"trust/{ds}", model=model, limit=limit, params=p,
+                         results_dir=results_dir, sandbox=sandbox, fit_timeout_s=fit_timeout_s)
+            values = {m.removeprefix("trust-"): v.mean for m, v in r.metrics.items()}
+            auc = r.metrics.get("trust-auc")
+            chance = (r.extra.get("chance_at_rate") or {}).get("trust-gmean")
+            row = Row(ds, label, "ours", values, r.extra.get("fit_s"), r.wall_time_s, r.n_instances - r.n_failed,
+                      note=f"{r.n_failed} failed" if r.n_failed else "", role=r.submission.get("role", "method"),
+                      auc_ci=tuple(auc.ci95) if auc is not None and auc.ci95 else None,
+                      rate=r.extra.get("trustworthy_rate"), chance_gmean=chance, board=board)
+            rows.append(row)
+            return row
+
         for sub in chosen:
-            r = evaluate(sub, track="trust", resource=f"trust/{ds}", model=model, limit=limit,
-                         params=dict((params or {}).get(sub, {})), results_dir=results_dir, sandbox=sandbox,
-                         fit_timeout_s=fit_timeout_s)
-            values = {m: r.metrics[f"trust-{m}"].mean for m in TRUST_METRICS}
-            rows.append(Row(ds, names.get(sub, sub), "ours", values, r.extra.get("fit_s"), r.wall_time_s,
-                            r.n_instances - r.n_failed,
-                            note=f"{r.n_failed} failed" if r.n_failed else ""))
+            one(sub, names.get(sub, sub))
+        if extras:
+            toki = next((r for r in rows if r.dataset == ds and r.method == "TOKI-lime" and r.source == "ours"), None)
+            one("rationale-ceiling", "ceiling (training rationales)", board=True)
+            if toki is not None and toki.rate is not None:
+                one("random-oracle", f"random at TOKI-lime's rate {toki.rate:.3f}", {"p": round(toki.rate, 6)},
+                    board=True)
+            one("toki-lime", "TOKI-lime (importance equivalent)", {"importance": "equivalent"}, board=True)
+            tuned = read_tuning(ds)
+            if tuned:
+                td, tc = tuned["toki-lime"]["theta_dist"], tuned["naive-oracle"]["theta_conf"]
+                one("toki-lime", f"TOKI-lime (θ_dist {td:g}, tuned)", {"theta_dist": td}, board=True)
+                one("naive-oracle", f"Naive (θ_conf {tc:g}, tuned)", {"theta_conf": tc}, board=True)
         rows += paper_rows(ds)
     return rows
 
 
+def model_of(config: str, root: Path | None = None) -> str:
+    """The model under test a trust config was built with (its params), else the name's last part."""
+    from benchmark.resources import resource_root
+    from benchmark.resources.store import read_provenance
+
+    try:
+        meta = read_provenance(Path(root) if root else resource_root("trust"))["configs"][config]
+        return str(meta["params"].get("model") or config.rsplit("-", 1)[-1])
+    except (FileNotFoundError, OSError, KeyError):
+        return config.rsplit("-", 1)[-1] if "-" in config else "cnn"
+
+
 def table(rows: Sequence[Row]):
-    """One rich table per trust set (fits 80 columns): per method our row, then the paper's (dim);
-    paper rows only for the methods that were run."""
+    """Per trust set (each fits 80 columns): Table 3 in the paper's shape — per method our row, then the
+    paper's (dim); paper rows only for the methods that were run — and the board: AUC with its 95 %
+    interval, BAcc, G-mean beside the chance G-mean at the oracle's own rate, for every row we ran."""
     from rich import box
     from rich.table import Table
 
@@ -130,16 +182,32 @@ def table(rows: Sequence[Row]):
                   box=box.SIMPLE_HEAD, padding=(0, 0), pad_edge=False,
                   caption="undef. = undefined (empty denominator) · KI s = fit · lab s = all judge calls",
                   caption_justify="left")
-        for col in ("method", "src", *(LABELS[m] for m in TRUST_METRICS), "KI s", "lab s", "n"):
+        for col in ("method", "src", *(LABELS[m] for m in PAPER_METRICS), "KI s", "lab s", "n"):
             t.add_column(col, justify="left" if col in ("method", "src") else "right", no_wrap=True)
         mine = [r for r in rows if r.dataset == ds]
-        for method in dict.fromkeys(r.method for r in mine if r.source == "ours"):
+        for method in dict.fromkeys(r.method for r in mine if r.source == "ours" and not r.board):
             group = sorted((r for r in mine if r.method == method), key=lambda r: r.source != "ours")
             for k, r in enumerate(group):
                 t.add_row(method.replace(" (–K.I)", " –K.I") if k == 0 else "", r.source.split(" (")[0],
-                          *(_num(r.values.get(m)) for m in TRUST_METRICS), _secs(r.ki_s), _secs(r.label_s),
+                          *(_num(r.values.get(m)) for m in PAPER_METRICS), _secs(r.ki_s), _secs(r.label_s),
                           "" if r.n is None else str(r.n), style=None if r.source == "ours" else "dim")
         out.append(t)
+        ours = [r for r in mine if r.source == "ours"]
+        if not ours:
+            continue
+        b = Table(title=f"trust/{ds}: board (AUC primary; ½ = chance at any rate)", title_justify="left",
+                  box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False,
+                  caption="chance = √(q(1−q)), the G-mean of a random oracle at the row's rate q · "
+                          "(ref) reference, (ctl) control", caption_justify="left")
+        for col in ("method", "AUC [95 % CI]", "BAcc", "G-mean", "chance", "rate", "n"):
+            b.add_column(col, justify="left" if col == "method" else "right", no_wrap=True)
+        for r in ours:
+            mark = {"reference": " (ref)", "control": " (ctl)"}.get(r.role, "")
+            ci = f" [{_num(r.auc_ci[0])}, {_num(r.auc_ci[1])}]" if r.auc_ci else ""
+            b.add_row(f"{r.method[:34]}{mark}", f"{_num(r.values.get('auc'))}{ci}", _num(r.values.get("bacc")),
+                      _num(r.values.get("gmean")), _num(r.chance_gmean), _num(r.rate),
+                      "" if r.n is None else str(r.n))
+        out.append(b)
     return out
 
 
