@@ -61,6 +61,9 @@ PAPER_TABLE3: dict[str, dict[str, tuple]] = {
         "TOKI-grad (–K.I)": (0.737, 0.586, 0.020, 0.039, 0.979, 0.140, None, 7271),
     },
 }
+# Table 2's trustworthy / untrustworthy counts per paper data set: a paper row's trustworthy rate is
+# (Sen·T + (1 − Spec)·U) / (T + U)
+PAPER_COUNTS = {"dongs": (311, 47), "cams": (1206, 739), "hatexplain": (3002, 304)}
 # which paper data set stands beside each of ours (ERASER movies ↔ Dong's movie reviews: other data, other model)
 PAPER_OF = {"hatexplain": "hatexplain", "cams": "cams", "movies": "dongs"}
 
@@ -105,7 +108,10 @@ def paper_rows(dataset: str) -> list[Row]:
     for method, v in PAPER_TABLE3[paper].items():
         vals = dict(zip(PAPER_METRICS, v[:6]))
         vals["bacc"] = (vals["sen"] + vals["spec"]) / 2
-        rows.append(Row(dataset, method, f"paper ({paper})", vals, v[6], v[7]))
+        t, u = PAPER_COUNTS[paper]
+        rate = (vals["sen"] * t + (1 - vals["spec"]) * u) / (t + u)
+        rows.append(Row(dataset, method, f"paper ({paper})", vals, v[6], v[7], rate=round(rate, 4),
+                        chance_gmean=round((rate * (1 - rate)) ** 0.5, 4)))
     fig6 = trust_scores(naive_from_bins(FIG6_BINS[paper]))
     rows.append(Row(dataset, "Naive", f"Fig. 6 ({paper})", dict(fig6.values), n=sum(fig6.counts.values())))
     return rows
@@ -207,6 +213,9 @@ def table(rows: Sequence[Row]):
             b.add_row(f"{r.method[:34]}{mark}", f"{_num(r.values.get('auc'))}{ci}", _num(r.values.get("bacc")),
                       _num(r.values.get("gmean")), _num(r.chance_gmean), _num(r.rate),
                       "" if r.n is None else str(r.n))
+            for p in (x for x in mine if x.method == r.method and x.source.startswith("paper") and not r.board):
+                b.add_row("  paper", "–", _num(p.values.get("bacc")), _num(p.values.get("gmean")),
+                          _num(p.chance_gmean), _num(p.rate), "", style="dim")
         out.append(b)
     return out
 
