@@ -272,7 +272,7 @@ def test_rationale_supervision_moves_the_models_reasons_onto_the_rationale(tmp_p
     mask, has = rationale_masks(docs[:3], rats[:2] + [set()], 9)
     assert mask.shape == (3, 9) and has.tolist() == [True, True, False] and mask.sum(1).tolist() == [1, 1, 0]
     acc = {}
-    for loss, weight in (("none", 1.0), ("rrr", 10.0), ("attribution", 1.0)):
+    for loss, weight in (("none", 1.0), ("rrr", 10.0), ("attribution", 1.0), ("erasure", 1.0)):
         cfg = TextTrainConfig(epochs=5, embed_dim=16, seed=0, rationale_loss=loss, rationale_weight=weight)
         train_text_classifier((docs, labels), val, tmp_path / loss, cfg, name=loss,
                               rationales=rats if loss != "none" else None)
@@ -280,7 +280,7 @@ def test_rationale_supervision_moves_the_models_reasons_onto_the_rationale(tmp_p
         assert (model.predict(val[0]).argmax(1) == np.array(val[1])).mean() == 1.0
         acc[loss] = float((model.predict(flipped[0]).argmax(1) == np.array(flipped[1])).mean())
     # measured 2026-11-25: none 0.495, rrr 0.845, attribution 0.82 (seed 0)
-    assert acc["none"] < 0.7 and acc["rrr"] > 0.75 and acc["attribution"] > 0.75, acc
+    assert acc["none"] < 0.7 and min(acc["rrr"], acc["attribution"], acc["erasure"]) > 0.75, acc
     with pytest.raises(ResourceError, match="rationale"):
         train_text_classifier((docs, labels), val, tmp_path / "x", TextTrainConfig(epochs=1, rationale_loss="rrr"),
                               name="x")

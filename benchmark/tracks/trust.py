@@ -54,7 +54,7 @@ from benchmark.results import MetricSummary
 from benchmark.tracks.base import TRACKS, Instances, Track
 
 DATASETS = ("hatexplain", "cams", "movies")
-MODEL_LOADERS = {"cnn": "word", "minilm": "minilm"}  # model under test → `benchmark.models.spec` loader
+MODEL_LOADERS = {"cnn": "word", "cnn-sup": "word", "minilm": "minilm"}  # model under test → `benchmark.models.spec` loader
 IMPORTED = "imported"  # a trust set labelled by people, imported without its model (generators/trust/importer.py)
 EMBEDDINGS = "trust/embeddings"  # the asset TOKI reads (word vectors + θ_relate per model)
 INPUT_COLUMNS = ("id", "tokens", "text", "prediction", "confidence", "explanation_words", "explanation_scores")
@@ -252,7 +252,7 @@ class TrustTrack(Track):
             n_m, excl = (int(use.sum()), n - int(use.sum())) if m.name == "trust-auc" else (n, 0)
             value = float(point[m.name][0])
             if not np.isfinite(value):
-                out[m.name] = MetricSummary(None, None, None, n_m, n_m + excl if n_m == 0 else excl, m.direction, m.label)
+                out[m.name] = MetricSummary(None, None, None, n_m, n_m + excl, m.direction, m.label)  # none counts
                 continue
             b = boot[m.name][np.isfinite(boot[m.name])] if boot is not None else np.array([])
             if b.size < 2:

@@ -51,11 +51,14 @@ class TextTrainConfig:
     # `rationale_weight`, on the posts that carry a rationale (`train_text_classifier(rationales=...)`), acting
     # on the input gradient at the embedding layer (`rationale_on`): "rrr" = Ross et al. 2017's "right for the
     # right reasons" penalty Σ_{t ∉ G} ||∂ log p_y / ∂e_t||²; "attribution" = cross-entropy between the
-    # rationale as a distribution over positions (G normalised) and softmax(gradient×input / τ); "none" = off
+    # rationale as a distribution over positions (G normalised) and softmax(gradient×input / τ); "erasure" =
+    # acts on the model's output on erased inputs (ERASER's sufficiency and comprehensiveness as losses):
+    # CE(f(x_G), y) on the post cut to its rationale words + CE(f(x_{−G}), uniform) on the post without them
+    # (the rest alone should not tell the class); "none" = off
     rationale_loss: str = "none"
     rationale_weight: float = 1.0
     rationale_tau: float = 1.0  # temperature of the "attribution" softmax
-    rationale_on: str = "input-gradient"  # what the loss acts on (the only choice for the Kim CNN: no attention)
+    rationale_on: str = "input-gradient"  # what rrr / attribution act on (the Kim CNN has no attention); erasure: the output
     seed: int = 0
     threads: int | None = None
 
@@ -102,7 +105,7 @@ def corpus_key(train: Sequence[Sequence[str]], labels: Sequence[int]) -> str:
 
 
 EMBEDDINGS = ("random", "glove-50d")
-RATIONALE_LOSSES = ("none", "rrr", "attribution")
+RATIONALE_LOSSES = ("none", "rrr", "attribution", "erasure")
 RATIONALE_ON = ("input-gradient",)
 # recipe fields added after models were trained
 _LATER = {"embeddings": "random", "freeze_embeddings": False, "rationale_loss": "none", "rationale_weight": 1.0,
@@ -131,6 +134,13 @@ def rationale_masks(docs: Sequence[Sequence[str]], rationales: Sequence[Any] | N
     return mask, has
 
 
+def _compact(ids: torch.Tensor) -> torch.Tensor:
+    """Each row's non-padding ids moved to the front, in order (a document with words removed, as LIME and
+    omission remove them), padding after."""
+    order = torch.argsort((ids == 0).to(torch.int8), dim=1, stable=True)
+    return ids.gather(1, order)
+
+
 def supervised_loss(module: nn.Module, ids: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor,
                     has: torch.Tensor, cfg: TextTrainConfig) -> tuple[torch.Tensor, float]:
     """Cross-entropy + λ · the rationale loss of `cfg.rationale_loss` over the batch's documents with a
@@ -141,6 +151,15 @@ def supervised_loss(module: nn.Module, ids: torch.Tensor, labels: torch.Tensor, 
     ce = nn.functional.cross_entropy(logits, labels)
     if cfg.rationale_loss == "none" or not bool(has.any()):
         return ce, 0.0
+    if cfg.rationale_loss == "erasure":  # sufficiency + comprehensiveness on the posts with a rationale
+        keep = (mask > 0) & has[:, None]
+        only = _compact(torch.where(keep, ids, torch.zeros_like(ids)))[has]
+        rest = _compact(torch.where(keep, torch.zeros_like(ids), ids))[has]
+        suff = nn.functional.cross_entropy(module(only), labels[has])
+        logq = torch.log_softmax(module(rest), dim=1)
+        comp = -logq.mean(1).mean()  # cross-entropy against the uniform distribution
+        aux = suff + comp
+        return ce + float(cfg.rationale_weight) * aux, float(aux.detach())
     logp = torch.log_softmax(logits, dim=1).gather(1, labels[:, None]).squeeze(1)
     grad = torch.autograd.grad(logp[has].sum(), emb, create_graph=True)[0]  # (B, L, D)
     words = (ids != 0) & has[:, None]

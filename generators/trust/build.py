@@ -97,7 +97,7 @@ class TrustBuildConfig:
     validation_limit: int | None = None  # the same on validation (0 = no validation trust set; None = all)
     train_explain_limit: int | None = None  # LIME-explain N correct training predictions (pipeline 1; None = all [P])
     # [I, issue #24] the rationale-supervised CNN ("cnn-sup"): generators/idc/train.py TextTrainConfig
-    rationale_loss: str = "rrr"
+    rationale_loss: str = "erasure"
     rationale_weight: float = 1.0
     rationale_tau: float = 1.0
     limit: int | None = None  # first N documents of every split (tests)
