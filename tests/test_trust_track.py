@@ -36,7 +36,7 @@ def trust_home(aixi_home) -> Path:
 
     os.environ["XAIBENCH_HOME"] = str(aixi_home)
     build_trust(TrustBuildConfig(dataset="hatexplain", limit=600, epochs=3, num_samples=100, test_limit=N_TEST,
-                                 validation_limit=4, train_explain_limit=12,
+                                 validation_limit=8, train_explain_limit=12,
                                  max_len=60))
     emb = aixi_home / "resources" / "trust" / "model" / "embeddings"
     emb.mkdir(parents=True, exist_ok=True)
@@ -539,3 +539,32 @@ def test_a_restarted_worker_whose_fit_fails_ends_the_run(trust_home, tmp_path):
     assert r.n_failed == N_TEST
     assert all("fit raised RuntimeError: second fit" in f.reason for f in r.failures), r.failures[0].reason
     assert r.provenance["isolation"]["worker_starts"] == 2
+
+
+def test_tuning_reads_the_validation_split_only(trust_home, tmp_path, monkeypatch):
+    """θ_dist / θ_conf are swept on the validation trust set; the test split's labels are never read."""
+    import pyarrow.parquet as pq
+
+    from generators.trust import experiments
+    from generators.trust.tune import tune_trust_set
+
+    real = experiments.load_trust_set
+
+    def no_test_labels(config, root=None):
+        data = real(config, root)
+        data["test"] = [{k: v for k, v in r.items() if k not in ("trust", "precision", "rationale")}
+                        for r in data["test"]]
+        return data
+
+    monkeypatch.setattr(experiments, "load_trust_set", no_test_labels)
+    val = pq.read_table(trust_home / "resources" / "trust" / "hatexplain-cnn" /
+                        "validation-00000-of-00001.parquet").to_pylist()
+    if len({r["trust"] for r in val}) < 2:
+        with pytest.raises(ValueError, match="one class"):
+            tune_trust_set("hatexplain-cnn", write=False)
+        return
+    out = tune_trust_set("hatexplain-cnn", dist_grid=(0.3, 0.6), conf_grid=(0.5, 0.9), write=False,
+                         toki_params={"lemmatize": False})
+    assert out["validation"]["n"] == len(val) and out["toki-lime"]["theta_dist"] in (0.3, 0.6)
+    assert out["naive-oracle"]["theta_conf"] in (0.5, 0.9) and set(out["toki-lime"]["curve"]) == {0.3, 0.6}
+    assert out["toki-lime"]["pipeline1_explanations"] == 12  # the stored training explanations

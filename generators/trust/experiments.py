@@ -140,3 +140,51 @@ def supervision_sweep(settings: Sequence[tuple[str, float]], *, epochs: int = 5,
                      "mean_precision": round(float(np.mean(precisions)) if precisions else float("nan"), 4),
                      "train_s": round(train_s, 1)})
     return rows
+
+
+def relatedness_diagnostics(config: str, theta_rules: Sequence[str] = ("wordnet", "corpus"), split: str = "test",
+                            root: Path | None = None, theta_dist: float = 0.3) -> dict[str, Any]:
+    """What TOKI's relatedness says on a trust set, per θ_relate rule (issue #24's diagnosis): per class the
+    pool size |W_c| and keyword share |K_c| / |W_c| (pipeline 1 on the stored training explanations, θ_dist),
+    per embedding model the share of the pool directly related to the class name (cos ≥ θ_relate, –K.I's
+    rule), and over the judged split's explanation words P(r(w, c) = 1 | w in the people's rationale) vs
+    P(r = 1 | w outside it) — a relatedness that tracks the rationale has the first well above the second."""
+    from benchmark.toki.core import Toki, top_positive
+
+    data = load_trust_set(config, root)
+    rows = data[split]
+    train = {k: [r[k] for r in data["train"]] for k in ("id", "tokens", "label", "prediction", "confidence",
+                                                            "explanation_words", "explanation_scores")}
+    class_words = list(data["meta"]["params"].get("class_words"))
+    out: dict[str, Any] = {"config": config, "split": split, "n": len(rows), "theta_dist": theta_dist}
+    for rule in theta_rules:
+        toki = Toki(explainer="lime", class_names=class_words, theta_rule=rule, theta_dist=theta_dist)
+        toki.fit(OracleContext(model=data["model"], train=train, seed=0))
+        per_class = {}
+        for c, words in toki.pool_words.items():
+            if not words:
+                continue
+            direct = {}
+            for st in toki.states:
+                vecs, known = st.emb.vectors(words)
+                cv = st.class_vecs.get(c)
+                if cv is not None and known.any():
+                    direct[st.emb.name] = round(float(((vecs[known] @ cv) >= st.theta).mean()), 4)
+            per_class[class_words[c]] = {"pool": len(words), "keyword_share": round(float(toki.keywords[c].mean()), 4),
+                                         "directly_related_share": direct}
+        inside, outside = [0, 0], [0, 0]
+        for r in rows:
+            e = top_positive(r["explanation_words"], r["explanation_scores"], toki.top_k, toki._norm, toki.words_only)
+            if not len(e):
+                continue
+            rel, _known = toki._vote_words(list(e.words), int(r["prediction"]), toki._relatedness_model)
+            g = {toki._norm(w) for w in r["rationale"]}
+            for w, x in zip(e.words, rel):
+                cell = inside if w in g else outside
+                cell[0] += int(x)
+                cell[1] += 1
+        out[rule] = {"thetas": {st.emb.name: round(st.theta, 4) for st in toki.states}, "classes": per_class,
+                     "p_related_in_rationale": round(inside[0] / max(1, inside[1]), 4),
+                     "p_related_outside": round(outside[0] / max(1, outside[1]), 4),
+                     "words_in_rationale": inside[1], "words_outside": outside[1]}
+    return out
