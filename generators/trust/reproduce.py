@@ -226,3 +226,49 @@ def _num(v: float | None) -> str:
 
 def _secs(v: float | None) -> str:
     return "–" if v is None else (f"{v:,.0f}" if v >= 100 else f"{v:.1f}")
+
+
+def paired_difference(dataset: str, a: tuple[str, dict[str, Any]], b: tuple[str, dict[str, Any]],
+                      metric: str = "trust-auc", n_boot: int = 2000, seed: int = 0,
+                      results_dir: Path | None = None) -> dict[str, Any]:
+    """Oracle a minus oracle b on `metric` over the same predictions of `trust/<dataset>`, with a *paired*
+    percentile-bootstrap 95 % interval (one multiplicity draw per resample applied to both, through the
+    track's `estimate`); `p_not_better` = share of resamples where a ≤ b. Both are read from the harness's
+    output caches (`evaluate` again: no oracle re-runs when cached)."""
+    import json
+    import sqlite3
+
+    import numpy as np
+
+    from benchmark.cache import OutputCache
+    from benchmark.resources import data_home, load_resource
+    from benchmark.runner import evaluate
+    from benchmark.tracks import get_track
+    from benchmark.tracks.trust import bootstrap_weights
+
+    trk = get_track("trust")
+    inst = trk.instances(load_resource(f"trust/{dataset}"), "test")
+    per = []
+    for sub, params in (a, b):
+        r = evaluate(sub, track="trust", resource=f"trust/{dataset}", model=model_of(dataset), params=dict(params),
+                     results_dir=results_dir)
+        path = data_home() / r.extra["cache"]
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+            key = {k: json.loads(v) for k, v in db.execute("SELECT k, v FROM meta")}
+        cache = OutputCache(path, key)
+        try:
+            got = cache.get(inst.ids)
+        finally:
+            cache.close()
+        ok = np.array([got[i].ok for i in inst.ids], dtype=bool)
+        arrays = [got[i].array if got[i].ok else np.array([0.0, -1.0], dtype=np.float32) for i in inst.ids]
+        per.append((trk.score(arrays, inst.truths, range(len(inst.ids))), ok))
+    ok = per[0][1] & per[1][1]
+    w = np.vstack([np.ones((1, len(ok))), bootstrap_weights(ok, n_boot, seed)])
+    va, vb = (trk.estimate(s, ok, w)[metric] for s, _ in per)
+    d = va - vb
+    boot = d[1:][np.isfinite(d[1:])]
+    lo, hi = np.percentile(boot, [2.5, 97.5])
+    return {"metric": metric, "a": float(va[0]), "b": float(vb[0]), "difference": float(d[0]),
+            "ci95": (float(lo), float(hi)), "p_not_better": float((boot <= 0).mean()), "n": int(ok.sum()),
+            "resamples": int(boot.size)}
