@@ -231,8 +231,10 @@ def build_trust(cfg: TrustBuildConfig | None = None, *, root: Path | None = None
         "model_accuracy": acc, "paper_model": paper["model"], "paper_accuracy": paper["accuracy"],
         "validation_accuracy": mcfg["scores"].get("validation_accuracy"),
         "validation_trust": sum(r["trust"] for r in val), "validation_untrust": sum(not r["trust"] for r in val),
-        "supervision": ({k: tcfg.__dict__[k] for k in ("rationale_loss", "rationale_weight", "rationale_tau",
-                                                       "rationale_on")} if cfg.model == "cnn-sup" else "none"),
+        "supervision": ({"rationale_loss": tcfg.rationale_loss, "rationale_weight": tcfg.rationale_weight,
+                         **({"rationale_tau": tcfg.rationale_tau} if tcfg.rationale_loss == "attribution" else {}),
+                         "acts_on": ("the output on erased posts" if tcfg.rationale_loss == "erasure"
+                                     else tcfg.rationale_on)} if cfg.model == "cnn-sup" else "none"),
         "train_documents": len(xy["train"][0]), "train_correct": int((tr_pred == np.array(xy["train"][1])).sum()),
         "exclusions": counts, "corpus": corpus.stats,
         "lime_distinct_documents": [lime_model.distinct, lime_model.documents],

@@ -10,10 +10,11 @@ from the Fig. 6 confidence-bin counts (`naive_from_bins`), which matches Table 3
 
 The board rows (issue #24, `extras=True`), a second table per set: every oracle's AUC with its bootstrap
 95 % interval, balanced accuracy, G-mean beside the chance G-mean √(q(1 − q)) at its own trustworthy rate
-q, and these added rows: the rationale ceiling (role reference: the best keyword list the training
-rationales allow), the random control at TOKI-lime's own rate (the rate-matched floor), TOKI-lime with
-θ_dist and Naive with θ_conf tuned on the validation split (`generators.trust.tune`, when tuned), and
-TOKI-lime in the paper's importance-equivalent reading.
+q, and these added rows: "rationale ceiling" (role reference: the best keyword list the training
+rationales allow), "random @ TOKI rate" (the random control at TOKI-lime's own trustworthy rate: the
+rate-matched floor), "TOKI-lime θd=… val" and "Naive θc=… val" (θ_dist / θ_conf tuned on the validation
+split, `generators.trust.tune`, when tuned), and "TOKI-lime equiv." (the paper's importance-equivalent
+reading).
 """
 
 from __future__ import annotations
@@ -149,16 +150,16 @@ def run(datasets: Sequence[str] | None = None, oracles: Sequence[str] | None = N
             one(sub, names.get(sub, sub))
         if extras:
             toki = next((r for r in rows if r.dataset == ds and r.method == "TOKI-lime" and r.source == "ours"), None)
-            one("rationale-ceiling", "ceiling (training rationales)", board=True)
+            one("rationale-ceiling", "rationale ceiling", board=True)
             if toki is not None and toki.rate is not None:
-                one("random-oracle", f"random at TOKI-lime's rate {toki.rate:.3f}", {"p": round(toki.rate, 6)},
+                one("random-oracle", "random @ TOKI rate", {"p": round(toki.rate, 6)},
                     board=True)
-            one("toki-lime", "TOKI-lime (importance equivalent)", {"importance": "equivalent"}, board=True)
+            one("toki-lime", "TOKI-lime equiv.", {"importance": "equivalent"}, board=True)
             tuned = read_tuning(ds)
             if tuned:
                 td, tc = tuned["toki-lime"]["theta_dist"], tuned["naive-oracle"]["theta_conf"]
-                one("toki-lime", f"TOKI-lime (θ_dist {td:g}, tuned)", {"theta_dist": td}, board=True)
-                one("naive-oracle", f"Naive (θ_conf {tc:g}, tuned)", {"theta_conf": tc}, board=True)
+                one("toki-lime", f"TOKI-lime θd={td:g} val", {"theta_dist": td}, board=True)
+                one("naive-oracle", f"Naive θc={tc:g} val", {"theta_conf": tc}, board=True)
         rows += paper_rows(ds)
     return rows
 
@@ -204,13 +205,13 @@ def table(rows: Sequence[Row]):
         b = Table(title=f"trust/{ds}: board (AUC primary; ½ = chance at any rate)", title_justify="left",
                   box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False,
                   caption="chance = √(q(1−q)), the G-mean of a random oracle at the row's rate q · "
-                          "(ref) reference, (ctl) control", caption_justify="left")
-        for col in ("method", "AUC [95 % CI]", "BAcc", "G-mean", "chance", "rate", "n"):
+                          "ref = reference (a ceiling), ctl = control (a floor)", caption_justify="left")
+        for col in ("method", "AUC [95% CI]", "BAcc", "G-mean", "chance", "rate", "n"):
             b.add_column(col, justify="left" if col == "method" else "right", no_wrap=True)
         for r in ours:
-            mark = {"reference": " (ref)", "control": " (ctl)"}.get(r.role, "")
-            ci = f" [{_num(r.auc_ci[0])}, {_num(r.auc_ci[1])}]" if r.auc_ci else ""
-            b.add_row(f"{r.method[:34]}{mark}", f"{_num(r.values.get('auc'))}{ci}", _num(r.values.get("bacc")),
+            mark = {"reference": " ref", "control": " ctl"}.get(r.role, "")
+            ci = f" [{_num(r.auc_ci[0])},{_num(r.auc_ci[1])}]" if r.auc_ci else ""
+            b.add_row(f"{r.method[:20 - len(mark)]}{mark}", f"{_num(r.values.get('auc'))}{ci}", _num(r.values.get("bacc")),
                       _num(r.values.get("gmean")), _num(r.chance_gmean), _num(r.rate),
                       "" if r.n is None else str(r.n))
             for p in (x for x in mine if x.method == r.method and x.source.startswith("paper") and not r.board):
