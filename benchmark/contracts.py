@@ -3,7 +3,8 @@
 * `Batch` — what an explainer is handed: instance ids and inputs only, plus non-ground-truth side
   information a track declares (e.g. an object segmentation for object-level explainers).
 * `Explainer` — one method, like Captum's `attribute`: `explain(model, batch) -> list[np.ndarray]`.
-* `Oracle` — `fit(context)` once per model under test, `judge(batch) -> list[bool]`.
+* `Oracle` — `fit(context)` once per model under test, `judge(batch) -> list[bool]`, or
+  `{"verdicts": list[bool], "scores": list[float]}` with a score in [0, 1] beside each verdict.
 * Models under test are in `benchmark.models` (`Model`, `ImageModel`, `TextModel`).
 """
 
@@ -71,8 +72,58 @@ class OracleContext:
 
 @runtime_checkable
 class Oracle(Protocol):
-    """A trustworthiness oracle: judges whether explained predictions are trustworthy."""
+    """A trustworthiness oracle: judges whether explained predictions are trustworthy.
+
+    `judge` returns one bool per instance (True = trustworthy), or a dict ``{"verdicts": [bool, …],
+    "scores": [float, …]}`` whose score in [0, 1] says how trustworthy (higher = more; rate-free
+    metrics such as AUC rank by it). A bad score (outside [0, 1], NaN, missing for an instance, not a
+    number, or a list of the wrong length) is that instance's recorded score failure; its verdict
+    still counts (`judgement_outputs`)."""
 
     def fit(self, context: OracleContext) -> None: ...
 
-    def judge(self, batch: Batch) -> Sequence[bool]: ...
+    def judge(self, batch: Batch) -> Sequence[bool] | dict[str, Sequence[Any]]: ...
+
+
+# What an oracle's instance output carries on the wire and in the cache: a float32 array
+# [verdict (1 = trustworthy), score in [0, 1] or one of these negative codes].
+SCORE_NONE = -1.0  # the judge gave verdicts only
+SCORE_REASONS = {  # code → why the score does not count (the verdict still does)
+    -2.0: "a verdict without a score (the judge scored other predictions)",
+    -3.0: "the score is not a number",
+    -4.0: "the score is NaN or infinite",
+    -5.0: "the score lies outside [0, 1]",
+    -6.0: "the judge returned scores for a different number of predictions than it judged",
+}
+_SCORE_TYPES = (float, int, np.float64, np.float32, np.float16, np.int64, np.int32)
+
+
+def score_code(value: Any) -> float:
+    """A judged score as itself (a float in [0, 1]) or its failure code (`SCORE_REASONS`). The exact type
+    is checked (a hostile object cannot pass for a number) and nothing of it is called."""
+    if value is None:
+        return -2.0
+    if type(value) not in _SCORE_TYPES:
+        return -3.0
+    x = float(value)
+    if not np.isfinite(x):
+        return -4.0
+    return x if 0.0 <= x <= 1.0 else -5.0
+
+
+def judgement_parts(value: Any, n: int) -> tuple[Any, list[float]]:
+    """(the verdict items, one score or code each) of what `judge` returned for a batch of `n`: a
+    sequence of verdicts → every score `SCORE_NONE`; a dict with "verdicts" and "scores" → each score
+    checked (`score_code`), a scores list of the wrong length → code −6 for every instance. The
+    verdicts are returned as given (the caller checks their count and types)."""
+    if type(value) is dict:
+        verdicts = value.get("verdicts")
+        scores = value.get("scores")
+        if type(scores) not in (list, tuple):
+            codes = [-2.0 if scores is None else -6.0] * n
+        elif len(scores) != n:
+            codes = [-6.0] * n
+        else:
+            codes = [score_code(v) for v in scores]
+        return verdicts, codes
+    return value, [SCORE_NONE] * n

@@ -237,7 +237,7 @@ def _run_seed(sub: Submission, trk, res, split: str, instances, spec, model_info
     # starts a fresh cache (the old one stays); the key inside still refuses any other mismatch
     cache_path = (data_home() / "cache" / trk.name / inputs_name.replace("/", "__") / opts.model /
                   f"{sub.name}-{sub.hash[:8]}-{str(model_info['hash'])[:8]}-{param_hash}-s{seed}-{split}.sqlite")
-    fit = trk.fit_context(res)
+    fit = trk.fit_context(res, role=sub.role)  # a reference may be handed more (e.g. training rationales)
     memory_gb = opts.memory_gb or memory_default(opts.backend, opts.address, opts.workers)
     config = WorkerConfig(sandbox=opts.sandbox, hidden=hidden_paths(results_dir, res.root),
                           limits=Limits(memory_bytes=int(memory_gb * (1 << 30)),

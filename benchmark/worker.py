@@ -21,8 +21,9 @@ inside the sandbox (`benchmark.sandbox`), and talks to it over one socket (`benc
 Oracles (`kind = "oracle"`, the trust track) take the same path with two differences: after `ready`
 the harness sends `fit` (the resource's training split, the class names, the explainer that produced
 the explanations, the seed) and the worker answers `fitted` (seconds) or `fit-error`; each `batch`
-is then judged (`judge`), one bool per instance, sent as a one-element float32 array (1 = trustworthy)
-so the harness validates and caches verdicts like explanations.
+is then judged (`judge`), one bool per instance and optionally a score, sent as a two-element float32
+array [1 = trustworthy, score or score-failure code] so the harness validates and caches verdicts like
+explanations (`benchmark.contracts.judgement_parts`).
 """
 
 from __future__ import annotations
@@ -92,16 +93,20 @@ class _CountError(Exception):
     pass
 
 
-def to_verdict(value: Any) -> Any:
-    """A judged bool as a one-element float32 array (1 = trustworthy), or {"error": why}. The exact
-    type is checked (not isinstance, which a hostile object can fake) and nothing of it is called."""
+def to_verdict(value: Any, score: float = -1.0) -> Any:
+    """A judged bool and its score (or score code, `benchmark.contracts.SCORE_REASONS`) as a two-element
+    float32 array [1 = trustworthy, score], or {"error": why}. The exact type is checked (not
+    isinstance, which a hostile object can fake) and nothing of it is called."""
     if type(value) is bool or type(value) is np.bool_:
-        return np.array([1.0 if bool(value) else 0.0], dtype=np.float32)
+        return np.array([1.0 if bool(value) else 0.0, score], dtype=np.float32)
     return {"error": f"judge returned a {type(value).__name__[:60]} for an instance, not a bool"}
 
 
 def _judge(oracle: Any, batch: Any) -> list[Any]:
-    return [to_verdict(v) for v in _one_each(oracle.judge(batch), batch, "judged", "instances")]
+    from benchmark.contracts import judgement_parts
+
+    verdicts, scores = judgement_parts(oracle.judge(batch), len(batch))
+    return [to_verdict(v, s) for v, s in zip(_one_each(verdicts, batch, "judged", "instances"), scores)]
 
 
 def run_oracle(oracle: Any, batch: Any) -> list[Any]:

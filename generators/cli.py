@@ -234,16 +234,20 @@ def reproduce_trust(
     limit: Optional[int] = typer.Option(None, min=1, help="Only the first N test predictions."),
     fit_timeout: float = typer.Option(0.0, min=0, help="Time limit of each oracle's fit, s (0 = none)."),
     results: Optional[Path] = typer.Option(None, help="Results folder (default $XAIBENCH_HOME/results)."),
+    extras: bool = typer.Option(True, help="Also the board rows: the rationale ceiling, random at TOKI-lime's rate, "
+                                "TOKI-lime importance-equivalent, and the validation-tuned θ_dist / θ_conf rows."),
 ) -> None:
     """TOKI Table 3 beside the paper's numbers.
 
     Nguyen Tung et al.'s TOKI, Naive and the –K.I ablations on every built trust set, run as oracles in
-    the sandboxed worker, beside the paper's rows and Naive from the Fig. 6 counts."""
+    the sandboxed worker, beside the paper's rows and Naive from the Fig. 6 counts; then the board per set (AUC with its
+    interval, the rate-matched control, the ceiling)."""
     from generators.trust.reproduce import ORACLES, run, table
 
     toki = {"train_limit": train_limit, "lime_samples": lime_samples}
     params = {s: {k: v for k, v in toki.items() if k in _declared(s)} for _, s in ORACLES if s.startswith("toki")}
-    rows = run(dataset, oracle, params=params, limit=limit, results_dir=results, fit_timeout_s=fit_timeout)
+    rows = run(dataset, oracle, params=params, limit=limit, results_dir=results, fit_timeout_s=fit_timeout,
+               extras=extras)
     if not rows:
         raise typer.BadParameter("no trust set is built: run `xaibench generate trust --dataset hatexplain` first")
     for t in table(rows):

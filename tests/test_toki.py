@@ -7,10 +7,16 @@ import numpy as np
 import pytest
 
 from benchmark.contracts import Batch, OracleContext
-from submissions.toki_core import (Naive, RandomOracle, Toki, TokiKI, cluster_labels, decide, importance_sums,
+from benchmark.toki.baselines import Naive, RandomOracle
+from benchmark.toki.core import (Toki, TokiKI, cluster_labels, decide, importance_sums,
                                    keyword_mask, omission_scores, relatedness, theta_relate_search, top_positive,
                                    word_pool, Explanation)
-from submissions.toki_embeddings import StaticEmbedding
+from benchmark.toki.embeddings import StaticEmbedding
+
+
+def V(out):
+    """The verdicts of a judgement (`judge` may return {"verdicts", "scores"})."""
+    return out["verdicts"] if isinstance(out, dict) else out
 
 
 def unit(*v):
@@ -126,7 +132,7 @@ def test_toki_keywords_and_labels():
          "explanation_words": ["zzz", "soup"], "explanation_scores": [0.6, 0.5]},      # F = ∅ → soup related;
         # zzz is unknown to every model → unrelated: 0.5 < 0.6
     ]
-    out = toki.judge(Batch(ids=["a", "b", "c", "d"], inputs=items))
+    out = V(toki.judge(Batch(ids=["a", "b", "c", "d"], inputs=items)))
     assert out == [False, True, True, False]
     d = toki.last_diagnostics
     assert d[0]["is_rel"] == pytest.approx(0.2) and d[0]["is_unr"] == pytest.approx(0.5)
@@ -134,7 +140,7 @@ def test_toki_keywords_and_labels():
     assert toki.counts["empty_explanations"] == 1 and toki.counts["unknown_words"] == 1
     # unknown_words="ignore": the unknown word leaves both sums → trustworthy
     toki2 = fitted_toki(unknown_words="ignore")
-    assert toki2.judge(Batch(ids=["d"], inputs=[items[3]])) == [True]
+    assert V(toki2.judge(Batch(ids=["d"], inputs=[items[3]]))) == [True]
 
 
 def test_toki_vote_across_models():
@@ -148,11 +154,11 @@ def test_toki_vote_across_models():
     # "ball" (F = ∅ ≠ K) → 1; mean vote 1/2 ≥ τ_vote = 0.5 → related (a tie counts as related, SPECS §1.5)
     item = {"tokens": ["very"], "prediction": 0, "confidence": 1.0, "explanation_words": ["very"],
             "explanation_scores": [1.0]}
-    assert toki.judge(Batch(ids=["x"], inputs=[item])) == [True]
+    assert V(toki.judge(Batch(ids=["x"], inputs=[item]))) == [True]
     strict = Toki(models=[m1, m2], class_names=["sport", "food"], lemmatize=False, tau_vote=0.75)
     strict.fit_explained([(["ball", "the"], [0.5, 0.4])], [0])
     assert strict.keyword_sets()[0] == (["ball"], ["the"])
-    assert strict.judge(Batch(ids=["x"], inputs=[item])) == [False]
+    assert V(strict.judge(Batch(ids=["x"], inputs=[item]))) == [False]
 
 
 def test_class_name_without_embedding_is_an_error():
@@ -166,21 +172,21 @@ def test_toki_without_keywords_ablation():
     items = [{"tokens": ["ball", "the"], "prediction": 0, "confidence": 1.0,
               "explanation_words": ["ball", "the"], "explanation_scores": [0.3, 0.4]}]
     # cos(ball, sport) = cos 5° ≥ 0.9 → related; cos(the, sport) = 0.707 < 0.9 → unrelated; 0.3 < 0.4
-    assert ki.judge(Batch(ids=["a"], inputs=items)) == [False]
+    assert V(ki.judge(Batch(ids=["a"], inputs=items))) == [False]
     items[0]["explanation_scores"] = [0.5, 0.4]
-    assert ki.judge(Batch(ids=["a"], inputs=items)) == [True]
+    assert V(ki.judge(Batch(ids=["a"], inputs=items))) == [True]
 
 
 def test_naive_and_random():
     items = [{"confidence": c} for c in (0.95, 0.9, 0.8999)]
-    assert Naive().judge(Batch(ids=list("abc"), inputs=items)) == [True, True, False]
+    assert V(Naive().judge(Batch(ids=list("abc"), inputs=items))) == [True, True, False]
     with pytest.raises(ValueError, match="confidence"):
-        Naive().judge(Batch(ids=["a"], inputs=[{"prediction": 1}]))
+        V(Naive().judge(Batch(ids=["a"], inputs=[{"prediction": 1}])))
     with pytest.raises(RuntimeError, match="fit"):
         Toki(models=[toy_embedding()], class_names=["a", "b"]).judge(Batch(ids=["a"], inputs=[{}]))
-    r = RandomOracle().judge(Batch(ids=[str(i) for i in range(400)], inputs=[{}] * 400, seed=3))
+    r = V(RandomOracle().judge(Batch(ids=[str(i) for i in range(400)], inputs=[{}] * 400, seed=3)))
     assert 150 < sum(r) < 250
-    assert r == RandomOracle().judge(Batch(ids=[str(i) for i in range(400)], inputs=[{}] * 400, seed=3))
+    assert r == V(RandomOracle().judge(Batch(ids=[str(i) for i in range(400)], inputs=[{}] * 400, seed=3)))
 
 
 class Bag:
@@ -226,7 +232,7 @@ def test_toki_fit_with_omission_explainer():
     assert toki.keyword_sets()[0] == (["pizza"], [])
     assert toki.keyword_sets()[1] == (["ball", "goal"], ["the"])
     # judging with its own explanations (no explanation given)
-    out = toki.judge(Batch(ids=["q"], inputs=[{"tokens": ["ball", "the"], "prediction": 1, "confidence": 0.9}]))
+    out = V(toki.judge(Batch(ids=["q"], inputs=[{"tokens": ["ball", "the"], "prediction": 1, "confidence": 0.9}])))
     assert out == [True]
 
 
@@ -242,7 +248,7 @@ def test_pipeline2_throughput():
               "explanation_words": list(rng.choice(vocab, 10, replace=False)), "explanation_scores": rng.random(10)}
              for i in range(1000)]
     t = time.perf_counter()
-    out = toki.judge(Batch(ids=[str(i) for i in range(1000)], inputs=items))
+    out = V(toki.judge(Batch(ids=[str(i) for i in range(1000)], inputs=items)))
     rate = len(out) / (time.perf_counter() - t)
     assert rate >= 100, f"pipeline 2 labelled {rate:.0f} predictions/s"
 
@@ -263,7 +269,7 @@ def test_oracle_submissions_are_found_and_instantiate():
 
 
 def test_dedup_model_predicts_each_distinct_document_once():
-    from submissions.toki_core import DedupModel
+    from benchmark.toki.core import DedupModel
 
     m = Bag({"good": 2.0, "bad": -2.0})
     seen = []
@@ -293,7 +299,7 @@ def test_toki_lime_pipeline1_dedup_gives_the_same_keywords():
 
 
 def test_class_names_from_the_training_split_column():
-    from submissions.toki_core import class_names_from_rows
+    from benchmark.toki.core import class_names_from_rows
 
     train = {"tokens": [["a"], ["b"], ["c"]], "label": [0, 1, 1], "prediction": [0, 1, 1],
              "class_name": ["food", "sport", "sport"]}
@@ -316,3 +322,87 @@ def test_class_name_unknown_to_one_model_abstains_and_is_counted():
     assert toki.counts["class_without_embedding:toy2:1"] == 1
     # only model 1 votes on the food pool: pizza near food (keyword), ball not
     assert toki.keyword_sets()[1] == (["pizza"], ["ball"])
+
+
+# ----------------------------------------------------------------------------- scores, importance type
+def test_toki_scores_beside_verdicts_and_importance_equivalent():
+    item = {"tokens": ["striker", "the"], "prediction": 0, "confidence": 0.99,
+            "explanation_words": ["striker", "the"], "explanation_scores": [0.2, 0.5]}
+    empty = {"tokens": ["zzz"], "prediction": 1, "confidence": 0.5, "explanation_words": ["zzz"],
+             "explanation_scores": [-0.3]}
+    out = fitted_toki().judge(Batch(ids=["a", "b"], inputs=[item, empty]))
+    # striker related (0.2), the unrelated (0.5): score 0.2 / 0.7, below ½ → untrustworthy
+    assert out["verdicts"] == [False, True]
+    assert out["scores"] == pytest.approx([0.2 / 0.7, 1.0])  # no positive word: literal Eq. 6, score 1
+    # Table 2's importance-equivalent reading: one related and one unrelated word → 1 / 2 ≥ ½ → trustworthy
+    eq = fitted_toki(importance="equivalent").judge(Batch(ids=["a"], inputs=[item]))
+    assert eq["verdicts"] == [True] and eq["scores"] == pytest.approx([0.5])
+    assert fitted_toki(score="none").judge(Batch(ids=["a"], inputs=[item])) == [False]
+    with pytest.raises(ValueError, match="importance"):
+        Toki(importance="equal")
+    # the verdict is the score thresholded at trust_ratio
+    many = [dict(item, explanation_scores=[a, 1 - a]) for a in np.linspace(0.05, 0.95, 19)]
+    for ratio in (0.3, 0.5, 0.7):
+        got = fitted_toki(trust_ratio=ratio).judge(Batch(ids=[str(i) for i in range(19)], inputs=many))
+        assert all(v == (s >= ratio) for v, s in zip(got["verdicts"], got["scores"]) if abs(s - ratio) > 1e-9)
+
+
+def test_naive_and_random_scores():
+    items = [{"confidence": c} for c in (0.95, 0.9, 0.5)]
+    out = Naive().judge(Batch(ids=list("abc"), inputs=items))
+    assert out == {"verdicts": [True, True, False], "scores": [0.95, 0.9, 0.5]}
+    assert Naive(score="none").judge(Batch(ids=list("abc"), inputs=items)) == [True, True, False]
+    batch = Batch(ids=[str(i) for i in range(2000)], inputs=[{}] * 2000, seed=1)
+    for p in (0.2, 0.8):
+        r = RandomOracle(p=p).judge(batch)
+        assert abs(np.mean(r["verdicts"]) - p) < 0.04  # trustworthy at rate p
+        assert r["verdicts"] == [s > 1 - p for s in r["scores"]]  # verdict = score thresholded at 1 − p
+    # the same draw for every p: p = 0.5 keeps the verdicts of the verdict-only control
+    assert RandomOracle(score="none").judge(batch) == RandomOracle().judge(batch)["verdicts"]
+
+
+def test_rationale_ceiling_keyword_list_from_training_rationales():
+    from benchmark.toki.baselines import RationaleCeiling, rationale_rates
+
+    train = {"tokens": [["you", "are", "vile", "scum"], ["vile", "people", "are", "here"], ["are", "scum", "ok"],
+                        ["nice", "day"]],
+             "label": [1, 1, 1, 0], "rationale": [["vile", "scum"], ["vile"], ["scum", "are"], []]}
+    rates = rationale_rates(train["tokens"], train["label"], train["rationale"])
+    assert rates[1]["vile"] == (2, 2) and rates[1]["are"] == (1, 3) and rates[1]["you"] == (0, 1)
+    assert 0 not in rates  # posts without a rationale say nothing
+    ceil = RationaleCeiling()
+    ceil.fit(OracleContext(model=None, train=train))
+    assert ceil.keywords[1] == {"vile", "scum"}  # "are": rationale in 1 of 3 posts < ½
+    items = [{"prediction": 1, "explanation_words": ["vile", "scum", "you"], "explanation_scores": [0.3, 0.2, 0.9]},
+             {"prediction": 1, "explanation_words": ["vile", "are", "you"], "explanation_scores": [0.3, 0.2, 0.1]},
+             {"prediction": 1, "explanation_words": [], "explanation_scores": []}]
+    out = ceil.judge(Batch(ids=list("abc"), inputs=items))
+    assert out["verdicts"] == [True, False, False] and out["scores"] == pytest.approx([2 / 3, 1 / 3, 0.0])
+    imp = RationaleCeiling(weighting="importance")
+    imp.fit(OracleContext(model=None, train=train))
+    assert imp.judge(Batch(ids=["a"], inputs=items[:1]))["scores"] == pytest.approx([0.5 / 1.4])
+    rate = RationaleCeiling(mode="rate")
+    rate.fit(OracleContext(model=None, train=train))
+    # vile 1, are 1/3, you 0 → mean 4/9
+    assert rate.judge(Batch(ids=["b"], inputs=items[1:2]))["scores"] == pytest.approx([4 / 9])
+    with pytest.raises(ValueError, match="reference"):
+        RationaleCeiling().fit(OracleContext(model=None, train={k: train[k] for k in ("tokens", "label")}))
+
+
+def test_pipeline1_reads_the_training_explanations_the_trust_set_gives():
+    """train_explanations="given": a LIME TOKI takes the training split's stored explanations (no model call;
+    the context has no model here), only for correct predictions; "own" explains (and so needs the model)."""
+    train = {"tokens": [["ball", "the"], ["pizza", "x"], ["goal"], ["bread"]], "label": [0, 1, 0, 1],
+             "prediction": [0, 1, 1, 1],
+             "explanation_words": [["ball", "the"], ["pizza"], ["goal"], []],
+             "explanation_scores": [[0.5, 0.1], [0.7], [0.4], []]}
+    toki = Toki(explainer="lime", models=[toy_embedding()], class_names=["sport", "food"], lemmatize=False)
+    toki.fit(OracleContext(model=None, train=train))
+    assert toki.counts["train_explanations_given"] == 2 and toki.counts["train_without_explanation"] == 1
+    assert toki.pool_words == {0: ["ball", "the"], 1: ["pizza"]}  # "goal" was predicted wrongly: left out
+    with pytest.raises(Exception):
+        Toki(explainer="lime", train_explanations="own", models=[toy_embedding()], class_names=["sport", "food"],
+             lemmatize=False).fit(OracleContext(model=None, train=train))
+    omis = Toki(explainer="omission", models=[toy_embedding()], class_names=["sport", "food"], lemmatize=False)
+    omis.fit(OracleContext(model=Bag({"ball": 2.0}), train=train))  # not LIME: explains for itself
+    assert "train_explanations_given" not in omis.counts

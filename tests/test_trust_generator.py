@@ -120,7 +120,7 @@ def test_tiny_hatexplain_build(tmp_path, monkeypatch):
 
     monkeypatch.setenv("XAIBENCH_HOME", str(tmp_path))
     out = build_trust(TrustBuildConfig(dataset="hatexplain", limit=300, epochs=1, num_samples=100,
-                                       test_limit=6, max_len=60))
+                                       test_limit=6, validation_limit=3, train_explain_limit=5, max_len=60))
     s = out["stats"]
     ex = s["exclusions"]
     assert s["total"] == 6 and s["trust"] + s["untrust"] == 6
@@ -138,6 +138,16 @@ def test_tiny_hatexplain_build(tmp_path, monkeypatch):
         assert all(s > 0 for s in r["explanation_scores"])
     assert (res / "model" / "hatexplain-cnn" / "config.json").is_file()
     assert "hatexplain-cnn" in (res / "README.md").read_text()
+    # a validation trust set labelled like test (what θ_dist / θ_conf are tuned on), and the training rationales
+    val = pq.read_table(res / "hatexplain-cnn" / "validation-00000-of-00001.parquet").to_pylist()
+    assert len(val) == 3 and s["validation_trust"] + s["validation_untrust"] == 3
+    assert all(r["trust"] == (explanation_precision(r["explanation_words"], set(r["rationale"])) >= 0.5) for r in val)
+    train = pq.read_table(res / "hatexplain-cnn" / "train-00000-of-00001.parquet").to_pylist()
+    assert any(r["rationale"] for r in train) and all(not r["rationale"] for r in train if r["label"] == 0)
+    assert all(r["trust"] is None for r in train)
+    explained = [r for r in train if r["explanation_words"]]  # TOKI's pipeline 1 input, LIME at the same settings
+    assert len(explained) == 5 == ex["train_explained"]
+    assert all(r["prediction"] == r["label"] and all(x > 0 for x in r["explanation_scores"]) for r in explained)
     # the oracles see the inputs only and are scored on the pooled table
     from generators.trust.experiments import INPUT_COLUMNS, run_oracles
 
@@ -214,7 +224,7 @@ def test_tiny_hatexplain_build_with_the_minilm_model(tmp_path, monkeypatch):
 
     monkeypatch.setenv("XAIBENCH_HOME", str(tmp_path))
     out = build_trust(TrustBuildConfig(dataset="hatexplain", model="minilm", limit=40, epochs=1, num_samples=20,
-                                       test_limit=2, max_len=16))
+                                       test_limit=2, validation_limit=0, train_explain_limit=0, max_len=16))
     s = out["stats"]
     assert s["total"] + s["exclusions"]["test_incorrect"] + s["exclusions"]["excluded_no_rationale"] \
         + s["exclusions"]["excluded_by_test_limit"] == 40
@@ -228,3 +238,49 @@ def test_tiny_hatexplain_build_with_the_minilm_model(tmp_path, monkeypatch):
 
     loaded = load_trust_set("hatexplain-minilm", res)
     assert loaded["model"].predict([test[0]["tokens"]]).argmax() == test[0]["prediction"] if test else True
+
+
+def test_rationale_supervision_moves_the_models_reasons_onto_the_rationale(tmp_path):
+    """Ross et al.'s decoy test on words: in training, "good"/"bad" (what people mark) and a shortcut
+    "zz"/"yy" both give the label; on posts where the shortcut is flipped, a CNN trained on labels alone is
+    at chance, while the "rrr" and "attribution" losses make it follow the rationale words."""
+    import numpy as np
+    import torch
+
+    from benchmark.models.text import load_word_model
+    from generators.idc.train import TextTrainConfig, rationale_masks, train_text_classifier
+
+    torch.set_num_threads(1)
+    rng = np.random.default_rng(0)
+    filler = [f"w{i}" for i in range(30)]
+
+    def make(n, flip=False):
+        docs, labels, rats = [], [], []
+        for k in range(n):
+            y = k % 2
+            words = list(rng.choice(filler, 6))
+            cue, short = ("good" if y else "bad"), ("zz" if y != flip else "yy")
+            words.insert(int(rng.integers(0, 7)), cue)
+            words.insert(int(rng.integers(0, 8)), short)
+            docs.append(words)
+            labels.append(y)
+            rats.append({cue})
+        return docs, labels, rats
+
+    docs, labels, rats = make(300)
+    val, flipped = make(60)[:2], make(200, flip=True)[:2]
+    mask, has = rationale_masks(docs[:3], rats[:2] + [set()], 9)
+    assert mask.shape == (3, 9) and has.tolist() == [True, True, False] and mask.sum(1).tolist() == [1, 1, 0]
+    acc = {}
+    for loss, weight in (("none", 1.0), ("rrr", 10.0), ("attribution", 1.0), ("erasure", 1.0)):
+        cfg = TextTrainConfig(epochs=5, embed_dim=16, seed=0, rationale_loss=loss, rationale_weight=weight)
+        train_text_classifier((docs, labels), val, tmp_path / loss, cfg, name=loss,
+                              rationales=rats if loss != "none" else None)
+        model = load_word_model(tmp_path / loss, loss)
+        assert (model.predict(val[0]).argmax(1) == np.array(val[1])).mean() == 1.0
+        acc[loss] = float((model.predict(flipped[0]).argmax(1) == np.array(flipped[1])).mean())
+    # measured 2026-11-25: none 0.495, rrr 0.845, attribution 0.82 (seed 0)
+    assert acc["none"] < 0.7 and min(acc["rrr"], acc["attribution"], acc["erasure"]) > 0.75, acc
+    with pytest.raises(ResourceError, match="rationale"):
+        train_text_classifier((docs, labels), val, tmp_path / "x", TextTrainConfig(epochs=1, rationale_loss="rrr"),
+                              name="x")

@@ -36,6 +36,7 @@ def trust_home(aixi_home) -> Path:
 
     os.environ["XAIBENCH_HOME"] = str(aixi_home)
     build_trust(TrustBuildConfig(dataset="hatexplain", limit=600, epochs=3, num_samples=100, test_limit=N_TEST,
+                                 validation_limit=8, train_explain_limit=12,
                                  max_len=60))
     emb = aixi_home / "resources" / "trust" / "model" / "embeddings"
     emb.mkdir(parents=True, exist_ok=True)
@@ -71,7 +72,9 @@ def test_every_registered_oracle_conforms(trust_home, tmp_path):
                      overwrite=True)
         assert a.n_instances == N_TEST and a.n_failed == 0, (name, [f.reason for f in a.failures][:2])
         assert a.integrity["outputs_sha256"] == b.integrity["outputs_sha256"], name
-        assert a.submission["kind"] == "oracle" and a.primary_metric == "trust-gmean"
+        assert a.submission["kind"] == "oracle" and a.primary_metric == "trust-auc"
+        assert a.metrics["trust-auc"].mean is None or 0 <= a.metrics["trust-auc"].mean <= 1
+        assert a.extra["rank_gate"]["metric"] == "trust-auc" and "chance_at_rate" in a.extra
         counts = a.metrics["trust-acc"]
         assert counts.n == N_TEST
         if name.startswith("toki"):
@@ -167,7 +170,7 @@ def test_bad_judge_is_a_recorded_failure(trust_home, tmp_path, case):
                  batch_size=4)
     assert r.n_failed == N_TEST
     assert all(reason in f.reason for f in r.failures), r.failures[0].reason
-    assert r.metrics["trust-gmean"].mean is None
+    assert r.metrics["trust-gmean"].mean is None and r.metrics["trust-auc"].mean is None
 
 
 def test_bad_fit_fails_every_instance_with_the_reason(trust_home, tmp_path):
@@ -228,20 +231,163 @@ def test_one_class_split_reports_undefined_metrics():
     extra = trk.summary_extra(scores, ok)
     why = extra["undefined"]
     assert "no untrustworthy prediction" in why["trust-spec"] and "Spec" in why["trust-gmean"]
+    assert summary["trust-auc"].mean is None and "one class" in why["trust-auc"]
     assert extra["confusion"] == {"tp": 3, "fp": 0, "fn": 2, "tn": 0}
 
 
 def test_pooled_bootstrap_interval_contains_the_value():
-    from benchmark.tracks.trust import pooled_summaries
+    from benchmark.tracks import get_track
 
+    trk = get_track("trust")
     rng = np.random.default_rng(1)
-    counts = np.eye(4, dtype=np.int64)[rng.integers(0, 4, 400)]
-    s = pooled_summaries(counts, [("trust-gmean", "G-mean", "higher"), ("trust-acc", "Acc", "higher")])
-    want = trust_scores(counts.sum(0))
-    for m in ("gmean", "acc"):
+    truth = rng.random(400) < 0.5
+    verdicts = [np.array([float(v)], dtype=np.float32) for v in rng.random(400) < 0.5]
+    scores = trk.score(verdicts, {"trust": truth}, range(400))
+    s = trk.summarise(scores, np.ones(400, dtype=bool))
+    want = trust_scores(scores["counts"].sum(0))
+    for m in ("gmean", "acc", "bacc"):
         lo, hi = s[f"trust-{m}"].ci95
         assert lo <= want.values[m] <= hi and s[f"trust-{m}"].mean == pytest.approx(want.values[m])
         assert 0 < s[f"trust-{m}"].std < 0.1
+    # a verdict-only oracle ranks by its verdict: AUC = balanced accuracy, with the same interval
+    assert s["trust-auc"].mean == pytest.approx(s["trust-bacc"].mean)
+    assert s["trust-auc"].ci95 == pytest.approx(s["trust-bacc"].ci95)
+
+
+def _judged(verdicts, scores):
+    return [np.array([float(v), float(x)], dtype=np.float32) for v, x in zip(verdicts, scores)]
+
+
+def test_auc_from_scores_and_estimate_under_weights():
+    """AUC ranks by the oracle's score (scikit-learn's roc_auc_score, with sample weights for a
+    bootstrap draw); every table metric under weights equals the metric of the weighted counts."""
+    from sklearn.metrics import roc_auc_score
+
+    from benchmark.tracks import get_track
+    from benchmark.tracks.trust import bootstrap_weights
+
+    trk = get_track("trust")
+    rng = np.random.default_rng(2)
+    n = 300
+    truth = rng.random(n) < 0.6
+    score = np.round(np.clip(0.5 + 0.3 * (truth - 0.5) + rng.normal(0, 0.25, n), 0, 1), 2)
+    scores = trk.score(_judged(score >= 0.5, score), {"trust": truth}, range(n))
+    ok = np.ones(n, dtype=bool)
+    s = trk.summarise(scores, ok)
+    assert s["trust-auc"].mean == pytest.approx(roc_auc_score(truth, score))
+    lo, hi = s["trust-auc"].ci95
+    assert lo < s["trust-auc"].mean < hi and hi - lo < 0.2
+    w = bootstrap_weights(ok, 5, seed=3)
+    est = trk.estimate(scores, ok, w)
+    for b in range(5):
+        assert est["trust-auc"][b] == pytest.approx(roc_auc_score(truth, score, sample_weight=w[b]))
+        want = trust_scores(np.round(w[b] @ scores["counts"]).astype(int))
+        for m in ("acc", "gmean", "bacc", "spec"):
+            assert est[f"trust-{m}"][b] == pytest.approx(want.values[m])
+    assert all(est[m].shape == (5,) for m in est)
+    # a failed instance weighs nothing
+    ok[:10] = False
+    assert trk.estimate(scores, ok, np.ones((1, n)))["trust-auc"][0] == pytest.approx(
+        roc_auc_score(truth[10:], score[10:]))
+    extra = trk.summary_extra(scores, np.ones(n, dtype=bool))
+    q = float((score >= 0.5).mean())
+    assert extra["auc_from"] == "score" and extra["trustworthy_rate"] == pytest.approx(q, abs=1e-6)
+    assert extra["chance_at_rate"]["trust-gmean"] == pytest.approx(np.sqrt(q * (1 - q)), abs=1e-6)
+    assert extra["chance_at_rate"]["trust-auc"] == 0.5 and extra["chance_at_rate"]["trust-bacc"] == 0.5
+
+
+def test_bad_scores_are_score_failures_and_the_verdicts_still_count():
+    """Issue #24 "Bad input": a score outside [0, 1], NaN, a verdict without a score, a scores list of
+    the wrong length — each a recorded score failure with its reason; AUC leaves those predictions out,
+    the verdict-only metrics count every valid verdict."""
+    from benchmark.contracts import judgement_parts
+    from benchmark.tracks import get_track
+    from benchmark.worker import to_verdict
+
+    n = 8
+    _, codes = judgement_parts({"verdicts": [True] * n, "scores": [0.9, 1.5, float("nan"), None, "0.3", -0.1, True,
+                                                                     np.float32(0.2)]}, n)
+    assert codes == [pytest.approx(0.9), -5.0, -4.0, -2.0, -3.0, -5.0, -3.0, pytest.approx(0.2)]
+    assert judgement_parts({"verdicts": [True] * n, "scores": [0.5] * 3}, n)[1] == [-6.0] * n
+    assert judgement_parts({"verdicts": [True] * n}, n)[1] == [-2.0] * n
+    assert judgement_parts([True] * n, n)[1] == [-1.0] * n
+    outputs = [to_verdict(True, c) for c in codes]
+    trk = get_track("trust")
+    truth = np.array([True, False] * 4)
+    scores = trk.score(outputs, {"trust": truth}, range(n))
+    ok = np.ones(n, dtype=bool)
+    s = trk.summarise(scores, ok)
+    assert s["trust-acc"].mean == pytest.approx(0.5) and s["trust-acc"].n == n  # every verdict counts
+    assert s["trust-auc"].n == 2 and s["trust-auc"].excluded == 6  # 0.9 (trustworthy) vs 0.2 (untrustworthy)
+    assert s["trust-auc"].mean == pytest.approx(1.0)
+    fails = trk.summary_extra(scores, ok)["score_failures"]
+    assert fails["n"] == 6 and fails["positions"] == [1, 2, 3, 4, 5, 6]
+    assert fails["reasons"] == {"the score lies outside [0, 1]": 2, "the score is NaN or infinite": 1,
+                                "a verdict without a score (the judge scored other predictions)": 1,
+                                "the score is not a number": 2}
+
+
+BAD_SCORES = {
+    "outside": ("[1.5] * len(batch)", "outside [0, 1]"),
+    "nan": ("[float('nan')] * len(batch)", "NaN"),
+    "missing": ("[None] + [0.5] * (len(batch) - 1)", "a verdict without a score"),
+    "count": ("[0.5]", "different number of predictions"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_SCORES))
+def test_bad_scores_end_to_end(trust_home, tmp_path, case):
+    body, reason = BAD_SCORES[case]
+    sub = _oracle(tmp_path / f"score-{case}", f"""
+        class Oracle:
+            def fit(self, context):
+                pass
+
+            def judge(self, batch):
+                return {{"verdicts": [True] * len(batch), "scores": {body}}}
+        """)
+    r = evaluate(str(sub), "trust", "trust/hatexplain-cnn", results_dir=tmp_path / "res", batch_size=4)
+    assert r.n_failed == 0 and r.metrics["trust-acc"].n == N_TEST  # the verdicts count
+    fails = r.extra["score_failures"]
+    assert fails["n"] >= 2 and any(reason in k for k in fails["reasons"]), fails
+    assert r.metrics["trust-auc"].excluded == fails["n"]
+
+
+def test_only_a_reference_is_handed_the_training_rationales(trust_home, tmp_path):
+    """The harness adds `train["rationale"]` to the fit context of a role = "reference" submission and
+    of nothing else; the rationale ceiling refuses to run without it."""
+    from benchmark.resources import data_home, load_resource
+    from benchmark.tracks import get_track
+
+    trk = get_track("trust")
+    res = load_resource("trust/hatexplain-cnn")
+    assert "rationale" not in trk.fit_context(res)["train"]
+    assert "rationale" not in trk.fit_context(res, role="control")["train"]
+    ref = trk.fit_context(res, role="reference")["train"]
+    assert len(ref["rationale"]) == len(ref["tokens"]) and any(ref["rationale"])
+    for role in ("method", "reference"):
+        sub = _oracle(tmp_path / f"peek-{role}", """
+            import json, os
+
+            class Oracle:
+                def fit(self, context):
+                    with open(os.path.join(os.environ["XAIBENCH_SCRATCH"], "train.json"), "w") as f:
+                        json.dump(sorted(context.train), f)
+
+                def judge(self, batch):
+                    return [True] * len(batch)
+            """)
+        toml = sub / "submission.toml"
+        toml.write_text(toml.read_text().replace('kind = "oracle"', f'kind = "oracle"\nrole = "{role}"'))
+        r = evaluate(str(sub), "trust", "trust/hatexplain-cnn", results_dir=tmp_path / "res")
+        assert r.n_failed == 0 and r.submission["role"] == role
+        seen = json.loads((data_home() / "scratch" / f"peek-{role}" / "train.json").read_text())
+        assert ("rationale" in seen) == (role == "reference"), (role, seen)
+    ceiling = evaluate("rationale-ceiling", "trust", "trust/hatexplain-cnn", results_dir=tmp_path / "res")
+    assert ceiling.n_failed == 0 and ceiling.submission["role"] == "reference"
+    forced = evaluate("rationale-ceiling", "trust", "trust/hatexplain-cnn", results_dir=tmp_path / "res2",
+                      params={"min_rate": 0.4})
+    assert forced.n_failed == 0
 
 
 def test_score_chunk_none_scores_in_one_call():
@@ -261,7 +407,7 @@ def test_score_chunk_none_scores_in_one_call():
 
     n = 600
     inst = Instances(ids=[str(i) for i in range(n)], inputs=[{}] * n, truths={"trust": np.ones(n, dtype=bool)})
-    entries = {str(i): Entry(str(i), True, np.array([1.0], dtype=np.float32), "", 0.0) for i in range(n)}
+    entries = {str(i): Entry(str(i), True, np.array([1.0, -1.0], dtype=np.float32), "", 0.0) for i in range(n)}
     _score(OneCall(), inst, entries, "x", {})
     assert calls == [n]
     calls.clear()
@@ -278,9 +424,18 @@ def test_reproduce_trust_prints_table3_beside_the_paper(trust_home, tmp_path, ca
     from benchmark import cli
     from generators.trust.reproduce import paper_rows, run
 
-    rows = run(["hatexplain-cnn"], ["naive-oracle", "random-oracle"], results_dir=tmp_path)
+    rows = run(["hatexplain-cnn"], ["naive-oracle", "random-oracle"], results_dir=tmp_path, extras=False)
     ours = [r for r in rows if r.source == "ours"]
     assert [r.method for r in ours] == ["Naive", "random"] and all(r.n == N_TEST for r in ours)
+    assert all(r.rate is not None and r.values["auc"] is not None or r.values["auc"] is None for r in ours)
+    # the board rows: the ceiling (a reference), random at TOKI-lime's rate (a control), TOKI-lime read
+    # importance-equivalent
+    rows = run(["hatexplain-cnn"], ["toki-lime"], results_dir=tmp_path, params={"toki-lime": FAST["toki"]})
+    board = {r.method: r for r in rows if r.source == "ours"}
+    toki = board["TOKI-lime"]
+    matched = board["random @ TOKI rate"]
+    assert matched.role == "control" and board["rationale ceiling"].role == "reference"
+    assert matched.rate == pytest.approx(toki.rate, abs=0.2) and "TOKI-lime equiv." in board
     fig6 = [r for r in paper_rows("hatexplain-cnn") if r.source.startswith("Fig. 6")][0]
     assert fig6.values["gmean"] == pytest.approx(0.624, abs=0.001)  # Table 3's Naive row from the Fig. 6 counts
     try:
@@ -291,6 +446,7 @@ def test_reproduce_trust_prints_table3_beside_the_paper(trust_home, tmp_path, ca
     captured = capsys.readouterr()
     out = captured.out + captured.err
     assert "Table 3" in out and "paper" in out and "Fig. 6" in out and ".624" in out
+    assert "board" in out and "AUC" in out and "ref" in out
 
 
 def test_imported_trust_set_without_a_model(trust_home, tmp_path):
@@ -383,3 +539,32 @@ def test_a_restarted_worker_whose_fit_fails_ends_the_run(trust_home, tmp_path):
     assert r.n_failed == N_TEST
     assert all("fit raised RuntimeError: second fit" in f.reason for f in r.failures), r.failures[0].reason
     assert r.provenance["isolation"]["worker_starts"] == 2
+
+
+def test_tuning_reads_the_validation_split_only(trust_home, tmp_path, monkeypatch):
+    """θ_dist / θ_conf are swept on the validation trust set; the test split's labels are never read."""
+    import pyarrow.parquet as pq
+
+    from generators.trust import experiments
+    from generators.trust.tune import tune_trust_set
+
+    real = experiments.load_trust_set
+
+    def no_test_labels(config, root=None):
+        data = real(config, root)
+        data["test"] = [{k: v for k, v in r.items() if k not in ("trust", "precision", "rationale")}
+                        for r in data["test"]]
+        return data
+
+    monkeypatch.setattr(experiments, "load_trust_set", no_test_labels)
+    val = pq.read_table(trust_home / "resources" / "trust" / "hatexplain-cnn" /
+                        "validation-00000-of-00001.parquet").to_pylist()
+    if len({r["trust"] for r in val}) < 2:
+        with pytest.raises(ValueError, match="one class"):
+            tune_trust_set("hatexplain-cnn", write=False)
+        return
+    out = tune_trust_set("hatexplain-cnn", dist_grid=(0.3, 0.6), conf_grid=(0.5, 0.9), write=False,
+                         toki_params={"lemmatize": False})
+    assert out["validation"]["n"] == len(val) and out["toki-lime"]["theta_dist"] in (0.3, 0.6)
+    assert out["naive-oracle"]["theta_conf"] in (0.5, 0.9) and set(out["toki-lime"]["curve"]) == {0.3, 0.6}
+    assert out["toki-lime"]["pipeline1_explanations"] == 12  # the stored training explanations

@@ -14,6 +14,15 @@ Confusion table of N judged predictions (last axis ``[tp, fp, fn, tn]``, as in
     F1     = 2·Pre·Sen / (Pre + Sen) = 2TP / (2TP + FP + FN)
     Spec   = TN / (TN + FP)                 (recall of the untrustworthy class)
     G-mean = sqrt(Sen · Spec)
+    BAcc   = (Sen + Spec) / 2               (balanced accuracy)
+    AUC    = P(s_i > s_j) + ½ P(s_i = s_j)  over trustworthy i, untrustworthy j (Mann–Whitney), from the
+             oracle's scores; for a verdict-only oracle the verdict is a two-level score and AUC = BAcc
+
+Rate-free vs rate-bound [I, issue #24]: an oracle blind to trust that says "trustworthy" at rate q has
+expected Sen = q and Spec = 1 − q, so its G-mean is √(q(1 − q)) (at most 0.5, at q = ½) and its
+accuracy q·π + (1 − q)(1 − π) (π = the trustworthy share) — both depend on the rate it picks — while its
+BAcc and AUC are ½ whatever q. `chance_at_rate` gives every metric's expected value for such an oracle
+at a given rate; `weighted_auc` / `trust_values` take bootstrap multiplicities.
 
 Undefined values [I, overrides SPECS §0's "0.0 and log" for this track, per issue #9]: a metric whose
 denominator is empty is *undefined* — `NaN` in arrays, `None` with a reason in `trust_scores` — and is
@@ -44,12 +53,13 @@ import numpy as np
 from benchmark.metrics.base import metric
 
 __all__ = [
-    "TRUST_METRICS", "LABELS", "FIG6_EDGES", "FIG6_BINS", "TrustScores",
-    "confusion", "instance_counts", "trust_values", "trust_scores", "naive_from_bins",
+    "TRUST_METRICS", "LABELS", "FIG6_EDGES", "FIG6_BINS", "TrustScores", "chance_at_rate",
+    "confusion", "instance_counts", "trust_values", "trust_scores", "naive_from_bins", "weighted_auc",
 ]
 
-TRUST_METRICS = ("acc", "pre", "sen", "f1", "spec", "gmean")
-LABELS = {"acc": "Acc", "pre": "Pre", "sen": "Sen", "f1": "F1", "spec": "Spec", "gmean": "G-mean"}
+TRUST_METRICS = ("acc", "pre", "sen", "f1", "spec", "gmean", "bacc")  # of the confusion table
+LABELS = {"acc": "Acc", "pre": "Pre", "sen": "Sen", "f1": "F1", "spec": "Spec", "gmean": "G-mean", "bacc": "BAcc",
+          "auc": "AUC"}
 
 # Fig. 6 of the TOKI paper (SPECS §1.11): confidence bins and (untrustworthy, trustworthy) counts per bin
 FIG6_EDGES = (0.0, 0.3, 0.5, 0.7, 0.8, 0.9, 1.0)
@@ -101,6 +111,7 @@ def trust_values(counts: Any, zero_division: float = float("nan")) -> dict[str, 
     out = {"acc": ratio(tp + tn, tp + fp + fn + tn), "pre": ratio(tp, tp + fp), "sen": ratio(tp, tp + fn),
            "f1": ratio(2 * tp, 2 * tp + fp + fn), "spec": ratio(tn, tn + fp)}
     out["gmean"] = np.sqrt(out["sen"] * out["spec"])  # NaN propagates
+    out["bacc"] = (out["sen"] + out["spec"]) / 2
     if not math.isnan(zero_division):
         out = {k: np.where(np.isnan(v), float(zero_division), v) for k, v in out.items()}
     return out
@@ -112,6 +123,7 @@ _REASONS = {
     "sen": "the ground truth has no trustworthy prediction (TP + FN = 0)",
     "f1": "no trustworthy prediction in the ground truth or the verdicts (2TP + FP + FN = 0)",
     "spec": "the ground truth has no untrustworthy prediction (TN + FP = 0)",
+    "auc": "the scored predictions hold one class only (AUC needs trustworthy and untrustworthy ones)",
 }
 
 
@@ -147,7 +159,7 @@ def trust_scores(counts: Any = None, *, judged: Any = None, truth: Any = None) -
         v = float(vals[m])
         if math.isnan(v):
             values[m] = None
-            undefined[m] = (_REASONS[m] if m != "gmean"
+            undefined[m] = (_REASONS[m] if m not in ("gmean", "bacc")
                             else "Sen or Spec undefined: " + "; ".join(_REASONS[k] for k in ("sen", "spec")
                                                                        if math.isnan(float(vals[k]))))
         else:
@@ -173,6 +185,46 @@ def naive_from_bins(bins: Sequence[tuple[int, int]], edges: Sequence[float] = FI
     return np.array([tp, fp, fn, tn], dtype=np.int64)
 
 
+def weighted_auc(scores: Any, truth: Any, weights: Any = None) -> np.ndarray:
+    """AUC of `scores` (n,) against `truth` (n,) bool under instance weights (B, n) (bootstrap
+    multiplicities; None = one row of ones): Σ_i Σ_j w_i w_j ([s_i > s_j] + ½ [s_i = s_j]) / (W₊ W₋) over
+    trustworthy i and untrustworthy j — the Mann–Whitney statistic, ties counting ½ (= scikit-learn's
+    `roc_auc_score` with `sample_weight`). Vectorised: one sort, per-score-level weight sums
+    (`np.add.reduceat`). (B,) float64; NaN where a row has no weight on one of the classes."""
+    s = np.asarray(scores, dtype=np.float64).reshape(-1)
+    t = _bool(truth, "truth")
+    if s.shape != t.shape:
+        raise ValueError(f"{len(s)} scores for {len(t)} ground-truth labels")
+    w = np.ones((1, len(s))) if weights is None else np.asarray(weights, dtype=np.float64)
+    if w.ndim == 1:
+        w = w[None]
+    if w.shape[1] != len(s):
+        raise ValueError(f"weights of shape {w.shape} for {len(s)} scores")
+    if len(s) == 0:
+        return np.full(len(w), np.nan)
+    order = np.argsort(s, kind="stable")
+    ss, ts, ws = s[order], t[order], w[:, order]
+    starts = np.flatnonzero(np.r_[True, np.diff(ss) != 0])  # first index of each distinct score level
+    pos = np.add.reduceat(ws * ts, starts, axis=1)
+    neg = np.add.reduceat(ws * ~ts, starts, axis=1)
+    below = np.cumsum(neg, axis=1) - neg
+    num = (pos * (below + 0.5 * neg)).sum(1)
+    den = pos.sum(1) * neg.sum(1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+
+
+def chance_at_rate(rate: float, trust_share: float) -> dict[str, float]:
+    """Expected metrics of an oracle blind to trust that says trustworthy at `rate` q, on a set whose
+    trustworthy share is π: Sen = q, Spec = 1 − q, Pre = π, Acc = qπ + (1 − q)(1 − π), F1 = 2πq/(π + q),
+    G-mean = √(q(1 − q)), BAcc = AUC = ½ (expected counts; NaN where undefined)."""
+    q, pi = float(rate), float(trust_share)
+    v = trust_values(np.array([q * pi, q * (1 - pi), (1 - q) * pi, (1 - q) * (1 - pi)]))
+    out = {m: float(v[m]) for m in TRUST_METRICS}
+    out["auc"] = 0.5 if 0 < pi < 1 else float("nan")
+    return out
+
+
 # ------------------------------------------------------------------------------ registered metrics
 def _counts_of(explanations: Any, truths: Any) -> np.ndarray:
     e = np.asarray(explanations)
@@ -195,5 +247,18 @@ def _register(name: str, label: str, desc: str) -> None:
 
 for _m, _d in (("acc", "Accuracy (TP+TN)/N"), ("pre", "Precision TP/(TP+FP)"),
                ("sen", "Sensitivity TP/(TP+FN)"), ("f1", "F1 2TP/(2TP+FP+FN)"),
-               ("spec", "Specificity TN/(TN+FP)"), ("gmean", "G-mean sqrt(Sen·Spec)")):
+               ("spec", "Specificity TN/(TN+FP)"), ("gmean", "G-mean sqrt(Sen·Spec)"),
+               ("bacc", "Balanced accuracy (Sen+Spec)/2: ½ for any oracle blind to trust, whatever its rate")):
     _register(_m, LABELS[_m], _d)
+
+
+def _auc_metric(explanations, truths=None) -> np.ndarray:
+    """AUC needs every prediction's score at once: per instance it is undefined (NaN); the trust track
+    computes it over the judged predictions (`weighted_auc`)."""
+    return np.full(len(np.asarray(explanations)), np.nan)
+
+
+metric("trust-auc", "AUC", "higher", (0.0, 1.0), "trust",
+       "AUC of the oracle's scores (Mann–Whitney; a verdict-only oracle's verdict is a two-level score, "
+       "AUC = BAcc): ½ for any oracle blind to trust, whatever its rate; computed over the judged "
+       "predictions by the track", pooled=True)(_auc_metric)

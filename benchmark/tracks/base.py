@@ -91,9 +91,10 @@ class Track:
         finds each through `XAIBENCH_ASSET_<NAME>` (`benchmark.sandbox.asset_env`). Default: none."""
         return {}
 
-    def fit_context(self, resource) -> dict[str, Any] | None:
+    def fit_context(self, resource, role: str = "method") -> dict[str, Any] | None:
         """For oracle tracks: what `fit` is handed (training split columns, class names, explainer);
-        sent to every fresh worker before its first batch. Default: nothing (explainers)."""
+        sent to every fresh worker before its first batch. `role` is the submission's
+        (`benchmark.submission.ROLES`): only a "reference" may be handed more. Default: nothing."""
         return None
 
     def summary_extra(self, scores: dict[str, np.ndarray], ok: np.ndarray) -> dict[str, Any]:

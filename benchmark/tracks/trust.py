@@ -7,23 +7,35 @@ the tokens, the prediction and its confidence, and the explanation the trust lab
 
 An oracle submission (`kind = "oracle"`) runs in the sandboxed worker like an explainer:
 * `fit(context)` once per worker — `context.train` is the resource's training split as columns
-  (`tokens`, `label`, `prediction`, `confidence`, `text`), `context.model` the model under test
+  (`id`, `tokens`, `label`, `prediction`, `confidence`, `text`, and `explanation_words` /
+  `explanation_scores`: the LIME explanation of each correct training prediction, empty where none was
+  computed), `context.model` the model under test
   (loaded read-only from the resource's model folder), `context.explainer` the built-in explainer
   that produced the explanations (`lime-text` with the resource's settings), `context.class_names`
-  one name per class (the resource's `class_words`: what an embedding can read);
+  one name per class (the resource's `class_words`: what an embedding can read). A submission whose
+  role is "reference" (a ceiling, never ranked) also gets the training rationales
+  (`context.train["rationale"]`, one word list per training post); a method or a control never does;
 * `judge(batch)` — `batch.inputs` is one mapping per instance with `tokens`, `text`, `prediction`,
   `class_name`, `confidence`, `explanation_words`, `explanation_scores` — returns one bool each
-  (True = trustworthy). Anything else (a wrong count, a non-bool) is a recorded failure.
+  (True = trustworthy), or `{"verdicts": [...], "scores": [...]}` with a score in [0, 1] beside each
+  verdict (`benchmark.contracts.Oracle`). A wrong count or a non-bool verdict is a recorded failure of
+  the instance; a bad score (outside [0, 1], NaN, missing, a list of the wrong length) is a recorded
+  score failure (`extra.score_failures`, with the reasons) — the verdict still counts.
 
 Read-only assets: the word-embedding ensemble (`trust/embeddings`, gensim vectors and θ_relate per
 model) and the offline WordNet are mounted in the worker; `XAIBENCH_ASSET_TRUST_EMBEDDINGS` and
 `XAIBENCH_ASSET_NLTK_DATA` say where.
 
-Metrics (SPECS §1.10), trustworthy = positive, pooled over the judged predictions: Acc, Pre, Sen, F1,
-Spec and G-mean (primary); the summary's CI is a percentile bootstrap over predictions. A metric
-whose denominator is empty (e.g. a test split with one class) is undefined: no value, the reason in
-the Result (`extra.undefined`), never a NaN averaged into a board; `extra.confusion` keeps the
-pooled table.
+Metrics (SPECS §1.10 + issue #24), trustworthy = positive, pooled over the judged predictions:
+**AUC (primary)** of the oracle's scores (a verdict-only oracle's verdict is a two-level score, so its
+AUC equals its balanced accuracy), balanced accuracy, then the paper's G-mean, Acc, Pre, Sen, F1, Spec.
+AUC is primary because no oracle can raise it by choosing how often it says "trustworthy": an oracle
+blind to trust scores ½ at every rate, while its G-mean is √(q(1 − q)) at rate q and peaks at q = ½
+(docs/trust.md). Every summary's CI is a percentile bootstrap over predictions (`estimate` under
+multiplicity weights). A metric whose denominator is empty is undefined: no value, the reason in
+`extra.undefined`. `extra` also keeps the pooled table (`confusion`), the trustworthy rate of the
+verdicts and every metric's chance value at that rate (`chance_at_rate`: what a random oracle at the
+same rate expects), and the ranking gate (`rank_gate`: AUC above ½ and above the controls').
 """
 
 from __future__ import annotations
@@ -34,6 +46,7 @@ from typing import Any, Sequence
 import numpy as np
 
 import benchmark.metrics.trust as trust_metrics
+from benchmark.contracts import SCORE_NONE, SCORE_REASONS
 from benchmark.errors import ResourceError
 from benchmark.models.base import TextModel, read_model_config
 from benchmark.models.spec import ModelSpec
@@ -41,21 +54,24 @@ from benchmark.results import MetricSummary
 from benchmark.tracks.base import TRACKS, Instances, Track
 
 DATASETS = ("hatexplain", "cams", "movies")
-MODEL_LOADERS = {"cnn": "word", "minilm": "minilm"}  # model under test → `benchmark.models.spec` loader
+MODEL_LOADERS = {"cnn": "word", "cnn-sup": "word", "minilm": "minilm"}  # model under test → `benchmark.models.spec` loader
 IMPORTED = "imported"  # a trust set labelled by people, imported without its model (generators/trust/importer.py)
 EMBEDDINGS = "trust/embeddings"  # the asset TOKI reads (word vectors + θ_relate per model)
 INPUT_COLUMNS = ("id", "tokens", "text", "prediction", "confidence", "explanation_words", "explanation_scores")
-TRAIN_COLUMNS = ("tokens", "text", "label", "prediction", "confidence")
+TRAIN_COLUMNS = ("id", "tokens", "text", "label", "prediction", "confidence", "explanation_words",
+                 "explanation_scores")  # explanations: LIME of the correct training predictions (TOKI's pipeline 1)
+REFERENCE_COLUMNS = ("rationale",)  # training ground truth handed to a role = "reference" submission only
 N_BOOT = 1000
+OUTPUT_SHAPE = (2,)  # [verdict (1 = trustworthy), score in [0, 1] or a score-failure code]
 
 
 class TrustTrack(Track):
     name = "trust"
     family = "trust"
     modality = "text"
-    description = ("TOKI trust sets: oracles judge explained predictions trustworthy or not; Acc, Pre, Sen, F1, "
-                   "Spec, G-mean (Nguyen Tung et al. 2025)")
-    metrics = tuple(f"trust-{m}" for m in ("gmean", "acc", "pre", "sen", "f1", "spec"))
+    description = ("TOKI trust sets: oracles judge explained predictions trustworthy or not; AUC (rate-free, primary), "
+                   "balanced accuracy, and the paper's Acc, Pre, Sen, F1, Spec, G-mean (Nguyen Tung et al. 2025)")
+    metrics = tuple(f"trust-{m}" for m in ("auc", "bacc", "gmean", "acc", "pre", "sen", "f1", "spec"))
     models = (*MODEL_LOADERS, IMPORTED)
     default_split = "test"
     submission_kind = "oracle"
@@ -105,7 +121,7 @@ class TrustTrack(Track):
             if limit is not None and len(ids) >= limit:
                 break
         return Instances(ids=ids, inputs=inputs, truths={"trust": np.asarray(truths, dtype=bool)},
-                         output_shapes=[(1,)] * len(ids), excluded={k: v for k, v in skipped.items() if v})
+                         output_shapes=[OUTPUT_SHAPE] * len(ids), excluded={k: v for k, v in skipped.items() if v})
 
     def build_model(self, resource, name: str, instances: Instances, **options: Any):
         self._check(resource)
@@ -146,15 +162,26 @@ class TrustTrack(Track):
         found = {"trust-embeddings": resource_root(family) / "model" / config, "nltk-data": data_home() / "nltk_data"}
         return {name: folder for name, folder in found.items() if folder.is_dir()}
 
-    def fit_context(self, resource) -> dict[str, Any]:
+    def fit_context(self, resource, role: str = "method") -> dict[str, Any]:
         """The `fit` message: the training split's columns, the class names, the explainer that
-        produced the explanations (built-in, with the resource's settings)."""
+        produced the explanations (built-in, with the resource's settings). For a submission whose
+        `role` is "reference" only, also the training rationales (`train["rationale"]`, one list of
+        word types per post; empty where people marked none) — never the test split's ground truth."""
         self._check(resource)
-        cols = resource.table("train", columns=list(TRAIN_COLUMNS)).to_pydict()
-        train = {"tokens": [[str(t) for t in d] for d in cols["tokens"]],
+        wanted = list(TRAIN_COLUMNS) + (list(REFERENCE_COLUMNS) if role == "reference" else [])
+        cols = resource.table("train", columns=wanted).to_pydict()
+        train = {"id": [str(i) for i in cols["id"]], "tokens": [[str(t) for t in d] for d in cols["tokens"]],
                  "text": [str(t or "") for t in cols["text"]],
                  "label": [int(v) for v in cols["label"]], "prediction": [int(v) for v in cols["prediction"]],
-                 "confidence": [float(v) for v in cols["confidence"]]}
+                 "confidence": [float(v) for v in cols["confidence"]],
+                 "explanation_words": [[str(w) for w in (e or [])] for e in cols["explanation_words"]],
+                 "explanation_scores": [[float(x) for x in (e or [])] for e in cols["explanation_scores"]]}
+        if role == "reference":
+            train["rationale"] = [[str(w) for w in (g or [])] for g in cols["rationale"]]
+            if not any(train["rationale"]):
+                raise ResourceError(f"{resource.name} stores no training rationales (built before they were kept): "
+                                    f"rebuild it (xaibench generate trust --dataset "
+                                    f"{resource.params.get('dataset', '<dataset>')} --overwrite)")
         p = resource.params
         explainer = {"name": "lime-text", "parameters": {"num_samples": int(p.get("num_samples", 5000)),
                                                           "features": "type"}}
@@ -162,26 +189,132 @@ class TrustTrack(Track):
 
     def score(self, explanations: list[np.ndarray], truths: Any, positions: Sequence[int],
               **metric_params: Any) -> dict[str, np.ndarray]:
-        judged = np.array([float(np.asarray(e).reshape(-1)[0]) >= 0.5 for e in explanations], dtype=bool)
+        """Per instance: the one-row confusion counts and the table metrics on them, the verdict, the
+        oracle's score (NaN when none counts) and its code (0 = a valid score; `SCORE_REASONS`; −1 = the
+        oracle gave verdicts only). A one-element output (a cache written before scores) is a verdict."""
+        out = [np.asarray(e, dtype=np.float64).reshape(-1) for e in explanations]
+        judged = np.array([float(e[0]) >= 0.5 for e in out], dtype=bool)
+        raw = np.array([float(e[1]) if e.size > 1 else SCORE_NONE for e in out], dtype=np.float64)
+        valid = raw >= 0
         counts = trust_metrics.instance_counts(judged, truths["trust"][list(positions)])
-        out = {m.name: m(counts, None) for m in self.metric_objects()}
-        out["counts"] = counts
+        res = {m.name: m(counts, None) for m in self.metric_objects()}
+        res.update(counts=counts, verdict=judged.astype(np.float64), oracle_score=np.where(valid, raw, np.nan),
+                   score_code=np.where(valid, 0.0, raw))
+        return res
+
+    @staticmethod
+    def _ranking(scores: dict[str, np.ndarray], ok: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
+        """(instances AUC is computed over, their ranking scores, truth, source): the oracle's scores
+        where it gave any (instances with a bad or missing score are left out: score failures), else
+        its verdicts (a verdict-only oracle)."""
+        ok = np.asarray(ok, dtype=bool)
+        counts = np.asarray(scores.get("counts", np.zeros((len(ok), 4))))
+        truth = np.nan_to_num(counts[:, 0] + counts[:, 2]) > 0
+        code = np.asarray(scores.get("score_code", np.full(len(ok), SCORE_NONE)), dtype=np.float64)
+        code = np.where(np.isnan(code), SCORE_NONE, code)
+        if (code[ok] == SCORE_NONE).all():
+            verdict = np.asarray(scores.get("verdict", np.nan_to_num(counts[:, 0] + counts[:, 1])), dtype=np.float64)
+            return ok, np.nan_to_num(verdict), truth, "verdict"
+        use = ok & (code == 0)
+        return use, np.nan_to_num(np.asarray(scores["oracle_score"], dtype=np.float64)), truth, "score"
+
+    def estimate(self, scores: dict[str, np.ndarray], ok: np.ndarray, weights: np.ndarray) -> dict[str, np.ndarray]:
+        """Every metric under instance weights (B, n) (bootstrap multiplicities; ones = the Result's
+        value): the table metrics of the weighted pooled counts, AUC weighted (`weighted_auc`) over the
+        instances with a valid score (or the verdicts of a verdict-only oracle). (B,) each, NaN where
+        undefined."""
+        w = np.asarray(weights, dtype=np.float64)
+        if w.ndim == 1:
+            w = w[None]
+        ok = np.asarray(ok, dtype=bool)
+        counts = np.nan_to_num(np.asarray(scores.get("counts", np.zeros((len(ok), 4))), dtype=np.float64))
+        pooled = trust_metrics.trust_values((w * ok) @ counts)
+        use, rank, truth, _ = self._ranking(scores, ok)
+        auc = trust_metrics.weighted_auc(rank[use], truth[use], w[:, use])
+        out = {}
+        for m in self.metric_objects():
+            key = m.name.removeprefix("trust-")
+            out[m.name] = auc if key == "auc" else pooled[key]
         return out
 
     def summarise(self, scores: dict[str, np.ndarray], ok: np.ndarray) -> dict[str, MetricSummary]:
-        """Pooled: each metric of the summed [tp, fp, fn, tn] over the judged predictions, with a
-        percentile-bootstrap 95 % CI over predictions (std = bootstrap standard error). An undefined
-        metric (empty denominator) has no value (mean None)."""
-        counts = np.asarray(scores.get("counts", np.zeros((len(ok), 4))))[ok].astype(np.int64)
-        return pooled_summaries(counts, [(m.name, m.label, m.direction) for m in self.metric_objects()])
+        """Each metric on the pooled judged predictions (`estimate` with unit weights), with a
+        percentile-bootstrap 95 % CI over predictions (std = bootstrap standard error; one (N_BOOT, n)
+        draw of multiplicities shared by every metric). An undefined metric has no value (mean None);
+        AUC's `excluded` counts the predictions whose score failed."""
+        ok = np.asarray(ok, dtype=bool)
+        n = int(ok.sum())
+        use, _, _, _ = self._ranking(scores, ok)
+        point = self.estimate(scores, ok, np.ones((1, len(ok))))
+        boot = self.estimate(scores, ok, bootstrap_weights(ok, N_BOOT)) if n > 1 else None
+        out = {}
+        for m in self.metric_objects():
+            n_m, excl = (int(use.sum()), n - int(use.sum())) if m.name == "trust-auc" else (n, 0)
+            value = float(point[m.name][0])
+            if not np.isfinite(value):
+                out[m.name] = MetricSummary(None, None, None, n_m, n_m + excl, m.direction, m.label)  # none counts
+                continue
+            b = boot[m.name][np.isfinite(boot[m.name])] if boot is not None else np.array([])
+            if b.size < 2:
+                out[m.name] = MetricSummary(value, 0.0, (value, value), n_m, excl, m.direction, m.label)
+                continue
+            lo, hi = np.percentile(b, [2.5, 97.5])
+            out[m.name] = MetricSummary(value, float(b.std(ddof=1)), (float(lo), float(hi)), n_m, excl,
+                                        m.direction, m.label)
+        return out
 
     def summary_extra(self, scores: dict[str, np.ndarray], ok: np.ndarray) -> dict[str, Any]:
-        """The pooled confusion table (`confusion`: tp, fp, fn, tn over the judged predictions) and why
-        each undefined metric is undefined (`undefined`, when any is)."""
-        counts = np.asarray(scores.get("counts", np.zeros((len(ok), 4))))[ok].astype(np.int64)
+        """Beside the summaries: the pooled confusion table over the judged predictions (`confusion`),
+        why each undefined metric is undefined (`undefined`), what AUC ranked by (`auc_from`: "score" or
+        "verdict"), the score failures with their reasons (`score_failures`: count per reason and the
+        first instances' positions), the verdicts' trustworthy rate and every metric's chance value at
+        that rate (`chance_at_rate`, `benchmark.metrics.trust.chance_at_rate`), and the ranking gate
+        (`rank_gate`: AUC must exceed ½ and the controls')."""
+        ok = np.asarray(ok, dtype=bool)
+        counts = np.nan_to_num(np.asarray(scores.get("counts", np.zeros((len(ok), 4)))))[ok].astype(np.int64)
         pooled = trust_metrics.trust_scores(counts.sum(0))
+        use, _, truth, source = self._ranking(scores, ok)
         why = {f"trust-{k}": v for k, v in pooled.undefined.items()}
-        return {"confusion": pooled.counts, **({"undefined": why} if why else {})}
+        if ok.any() and len(set(truth[use].tolist())) < 2:
+            why["trust-auc"] = trust_metrics._REASONS["auc"]
+        extra: dict[str, Any] = {"confusion": pooled.counts, "auc_from": source}
+        if why:
+            extra["undefined"] = why
+        if source == "score":
+            code = np.asarray(scores["score_code"], dtype=np.float64)
+            bad = np.flatnonzero(ok & (code != 0))
+            if len(bad):
+                reasons: dict[str, int] = {}
+                for c in code[bad]:
+                    r = SCORE_REASONS.get(float(c), "a verdict without a score (the judge scored other predictions)")
+                    reasons[r] = reasons.get(r, 0) + 1
+                extra["score_failures"] = {"n": int(len(bad)), "reasons": reasons,
+                                           "positions": [int(i) for i in bad[:20]]}
+        n = int(counts.sum())
+        if n:
+            tp, fp, fn, _tn = (int(x) for x in counts.sum(0))
+            rate, share = (tp + fp) / n, (tp + fn) / n
+            chance = trust_metrics.chance_at_rate(rate, share)
+            extra["trustworthy_rate"] = round(rate, 6)
+            extra["trustworthy_share"] = round(share, 6)
+            extra["chance_at_rate"] = {f"trust-{k}": (None if not np.isfinite(v) else round(v, 6))
+                                       for k, v in chance.items()}
+        extra["rank_gate"] = {"metric": "trust-auc", "min": 0.5, "beat_controls": True}
+        return extra
+
+
+def bootstrap_weights(ok: np.ndarray, n_boot: int = N_BOOT, seed: int = 0) -> np.ndarray:
+    """(n_boot, n) multiplicities of a percentile bootstrap over the `ok` instances (failed ones weigh 0):
+    each row counts how often each instance is drawn in n_ok draws with replacement."""
+    ok = np.asarray(ok, dtype=bool)
+    idx = np.flatnonzero(ok)
+    w = np.zeros((n_boot, len(ok)))
+    if len(idx) == 0:
+        return w
+    draws = np.random.default_rng(seed).integers(0, len(idx), size=(n_boot, len(idx)))
+    rows = np.repeat(np.arange(n_boot), len(idx))
+    np.add.at(w, (rows, idx[draws.reshape(-1)]), 1.0)
+    return w
 
 
     def estimate(self, scores: dict[str, np.ndarray], ok: np.ndarray,
@@ -207,32 +340,6 @@ class NoModel(TextModel):
     def _predict(self, inputs) -> np.ndarray:
         raise ValueError(f"{self.resource} was imported without its model under test: this oracle needs the "
                          "model; use one that reads the explained predictions only (e.g. naive-oracle)")
-
-
-def pooled_summaries(counts: np.ndarray, metrics: Sequence[tuple[str, str, str]], n_boot: int = N_BOOT,
-                     seed: int = 0) -> dict[str, MetricSummary]:
-    """`MetricSummary` per (name `trust-<m>`, label, direction) of the pooled (N, 4) counts; the
-    bootstrap resamples predictions (vectorised: one (n_boot, N) index draw)."""
-    n = len(counts)
-    pooled = trust_metrics.trust_values(counts.sum(0)) if n else None
-    boot = None
-    if n > 1:
-        idx = np.random.default_rng(seed).integers(0, n, size=(n_boot, n))
-        boot = trust_metrics.trust_values(counts[idx].sum(1))
-    out = {}
-    for name, label, direction in metrics:
-        key = name.removeprefix("trust-")
-        value = None if pooled is None else float(pooled[key])
-        if value is None or not np.isfinite(value):
-            out[name] = MetricSummary(None, None, None, n, n, direction, label)
-            continue
-        b = boot[key][np.isfinite(boot[key])] if boot is not None else np.array([])
-        if b.size < 2:
-            out[name] = MetricSummary(value, 0.0, (value, value), n, 0, direction, label)
-            continue
-        lo, hi = np.percentile(b, [2.5, 97.5])
-        out[name] = MetricSummary(value, float(b.std(ddof=1)), (float(lo), float(hi)), n, 0, direction, label)
-    return out
 
 
 TRACKS.register("trust", TrustTrack())

@@ -14,7 +14,7 @@ import json
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import torch
@@ -47,6 +47,18 @@ class TextTrainConfig:
     # models read pre-trained GloVe (300-d there, not installable offline)
     embeddings: str = "random"
     freeze_embeddings: bool = False  # [I] keep the embedding table fixed while training (SPECS §2.8: frozen)
+    # [I, issue #24] rationale supervision (as HateXplain's BERT-HX): an auxiliary loss, weight λ =
+    # `rationale_weight`, on the posts that carry a rationale (`train_text_classifier(rationales=...)`), acting
+    # on the input gradient at the embedding layer (`rationale_on`): "rrr" = Ross et al. 2017's "right for the
+    # right reasons" penalty Σ_{t ∉ G} ||∂ log p_y / ∂e_t||²; "attribution" = cross-entropy between the
+    # rationale as a distribution over positions (G normalised) and softmax(gradient×input / τ); "erasure" =
+    # acts on the model's output on erased inputs (ERASER's sufficiency and comprehensiveness as losses):
+    # CE(f(x_G), y) on the post cut to its rationale words + CE(f(x_{−G}), uniform) on the post without them
+    # (the rest alone should not tell the class); "none" = off
+    rationale_loss: str = "none"
+    rationale_weight: float = 1.0
+    rationale_tau: float = 1.0  # temperature of the "attribution" softmax
+    rationale_on: str = "input-gradient"  # what rrr / attribution act on (the Kim CNN has no attention); erasure: the output
     seed: int = 0
     threads: int | None = None
 
@@ -93,13 +105,73 @@ def corpus_key(train: Sequence[Sequence[str]], labels: Sequence[int]) -> str:
 
 
 EMBEDDINGS = ("random", "glove-50d")
-_LATER = {"embeddings": "random", "freeze_embeddings": False}  # recipe fields added after models were trained
+RATIONALE_LOSSES = ("none", "rrr", "attribution", "erasure")
+RATIONALE_ON = ("input-gradient",)
+# recipe fields added after models were trained
+_LATER = {"embeddings": "random", "freeze_embeddings": False, "rationale_loss": "none", "rationale_weight": 1.0,
+          "rationale_tau": 1.0, "rationale_on": "input-gradient"}
 
 
 def recipe_key(cfg: TextTrainConfig) -> dict:
     """The recipe part of the training key: every field, except later-added ones left at their default
     (so models trained before those fields existed are still recognised as trained)."""
     return {k: v for k, v in asdict(cfg).items() if not (k in _LATER and v == _LATER[k])}
+
+
+def rationale_masks(docs: Sequence[Sequence[str]], rationales: Sequence[Any] | None, max_len: int
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """(N, max_len) float32 — 1 where a (truncated) document's token is one of its rationale word types — and
+    (N,) bool — the documents that carry a rationale (the others get no auxiliary loss)."""
+    mask = np.zeros((len(docs), max_len), dtype=np.float32)
+    has = np.zeros(len(docs), dtype=bool)
+    for n, d in enumerate(docs):
+        g = set(rationales[n] or ()) if rationales is not None else set()
+        if not g:
+            continue
+        row = [float(t in g) for t in d[:max_len]]
+        mask[n, : len(row)] = row
+        has[n] = bool(sum(row))
+    return mask, has
+
+
+def _compact(ids: torch.Tensor) -> torch.Tensor:
+    """Each row's non-padding ids moved to the front, in order (a document with words removed, as LIME and
+    omission remove them), padding after."""
+    order = torch.argsort((ids == 0).to(torch.int8), dim=1, stable=True)
+    return ids.gather(1, order)
+
+
+def supervised_loss(module: nn.Module, ids: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor,
+                    has: torch.Tensor, cfg: TextTrainConfig) -> tuple[torch.Tensor, float]:
+    """Cross-entropy + λ · the rationale loss of `cfg.rationale_loss` over the batch's documents with a
+    rationale (`TextTrainConfig`); returns (loss, the auxiliary term's value). The input gradient is taken
+    with `create_graph=True` (double back-propagation)."""
+    emb = module.embedding(ids)
+    logits = module.forward_embedded(emb, ids != 0)
+    ce = nn.functional.cross_entropy(logits, labels)
+    if cfg.rationale_loss == "none" or not bool(has.any()):
+        return ce, 0.0
+    if cfg.rationale_loss == "erasure":  # sufficiency + comprehensiveness on the posts with a rationale
+        keep = (mask > 0) & has[:, None]
+        only = _compact(torch.where(keep, ids, torch.zeros_like(ids)))[has]
+        rest = _compact(torch.where(keep, torch.zeros_like(ids), ids))[has]
+        suff = nn.functional.cross_entropy(module(only), labels[has])
+        logq = torch.log_softmax(module(rest), dim=1)
+        comp = -logq.mean(1).mean()  # cross-entropy against the uniform distribution
+        aux = suff + comp
+        return ce + float(cfg.rationale_weight) * aux, float(aux.detach())
+    logp = torch.log_softmax(logits, dim=1).gather(1, labels[:, None]).squeeze(1)
+    grad = torch.autograd.grad(logp[has].sum(), emb, create_graph=True)[0]  # (B, L, D)
+    words = (ids != 0) & has[:, None]
+    if cfg.rationale_loss == "rrr":
+        outside = words & (mask == 0)
+        aux = (grad.pow(2).sum(-1) * outside).sum() / has.sum()
+    else:  # "attribution": cross-entropy of softmax(gradient×input / τ) against the normalised rationale
+        attr = (grad * emb).sum(-1) / float(cfg.rationale_tau)
+        logq = torch.log_softmax(attr.masked_fill(ids == 0, float("-inf")), dim=1)
+        target = mask / mask.sum(1, keepdim=True).clamp(min=1.0)
+        aux = -(target * logq.masked_fill(ids == 0, 0.0)).sum(1)[has].mean()
+    return ce + float(cfg.rationale_weight) * aux, float(aux.detach())
 
 
 def load_pretrained(embedding: nn.Embedding, vocab: Sequence[str], source: str) -> int | None:
@@ -128,12 +200,23 @@ def train_text_classifier(train: tuple[Sequence[Sequence[str]], Sequence[int]],
                           validation: tuple[Sequence[Sequence[str]], Sequence[int]],
                           out_dir: Path, config: TextTrainConfig | None = None, *, n_classes: int = 2,
                           test: tuple[Sequence[Sequence[str]], Sequence[int]] | None = None,
-                          overwrite: bool = False, name: str = "model") -> dict:
+                          overwrite: bool = False, name: str = "model",
+                          rationales: Sequence[Any] | None = None) -> dict:
     """Train (or reuse) a text classifier on (token lists, labels); saves it to `out_dir` (safetensors +
-    config.json with the vocabulary, max_len, recipe and accuracies); returns the model's config dict."""
+    config.json with the vocabulary, max_len, recipe and accuracies); returns the model's config dict.
+    `rationales`: one collection of rationale word types per training document (empty: none), read when
+    `config.rationale_loss` is not "none"."""
     cfg = config or TextTrainConfig()
     if cfg.architecture not in ARCHES:
         raise ValueError(f"architecture must be one of {sorted(ARCHES)}")
+    if cfg.rationale_loss not in RATIONALE_LOSSES or cfg.rationale_on not in RATIONALE_ON:
+        raise ValueError(f"rationale_loss must be one of {RATIONALE_LOSSES} and rationale_on one of {RATIONALE_ON}")
+    if cfg.rationale_loss != "none":
+        if cfg.architecture != "kim-cnn":
+            raise ValueError("rationale supervision acts on the Kim CNN's input gradient; architecture must be kim-cnn")
+        if rationales is None or len(rationales) != len(train[0]) or not any(rationales):
+            raise ResourceError(f"rationale_loss={cfg.rationale_loss!r} needs one rationale per training document "
+                                "(some non-empty)")
     xtr, ytr = list(train[0]), np.asarray(train[1], dtype=np.int64)
     xva, yva = list(validation[0]), np.asarray(validation[1], dtype=np.int64)
     if len(xtr) == 0 or len(xva) == 0:
@@ -144,6 +227,8 @@ def train_text_classifier(train: tuple[Sequence[Sequence[str]], Sequence[int]],
     if cfg.embeddings not in EMBEDDINGS:
         raise ValueError(f"embeddings must be one of {EMBEDDINGS}, got {cfg.embeddings!r}")
     key = {"corpus": corpus_key(xtr, ytr), "validation": corpus_key(xva, yva), "recipe": recipe_key(cfg)}
+    if cfg.rationale_loss != "none":
+        key["rationales"] = corpus_key([sorted(g or ()) for g in rationales], ytr)
     cfg_path = out_dir / "config.json"
     if cfg_path.exists() and not overwrite:
         try:  # an unreadable config is no trained model: it is trained again
@@ -162,6 +247,7 @@ def train_text_classifier(train: tuple[Sequence[Sequence[str]], Sequence[int]],
     max_len = min(cfg.max_len_cap, max(len(d) for d in xtr))
     truncated = int(sum(len(d) > max_len for d in xtr + xva))
     itr, iva = encode(index, xtr, max_len), encode(index, xva, max_len)
+    rmask, rhas = rationale_masks(xtr, rationales if cfg.rationale_loss != "none" else None, max_len)
     torch.manual_seed(cfg.seed)
     if cfg.architecture == "kim-cnn":
         kwargs = {"vocab_size": len(vocab), "n_classes": n_classes, "max_len": max_len, "embed_dim": cfg.embed_dim}
@@ -194,18 +280,24 @@ def train_text_classifier(train: tuple[Sequence[Sequence[str]], Sequence[int]],
     for epoch in range(state["epoch"], cfg.epochs):
         perm = np.random.default_rng([cfg.seed, epoch]).permutation(len(itr))
         module.train()
-        total = 0.0
+        total = aux_total = 0.0
         with progress_bar(n_batches, f"train {name} epoch {epoch + 1}/{cfg.epochs}", unit="batch") as bar:
             for b in range(n_batches):
                 idx = perm[b * cfg.batch_size : (b + 1) * cfg.batch_size]
                 opt.zero_grad()
-                loss = loss_fn(module(torch.from_numpy(itr[idx])), torch.from_numpy(ytr[idx]))
+                if cfg.rationale_loss == "none":
+                    loss = loss_fn(module(torch.from_numpy(itr[idx])), torch.from_numpy(ytr[idx]))
+                else:
+                    loss, aux = supervised_loss(module, torch.from_numpy(itr[idx]), torch.from_numpy(ytr[idx]),
+                                                torch.from_numpy(rmask[idx]), torch.from_numpy(rhas[idx]), cfg)
+                    aux_total += aux * len(idx)
                 loss.backward()
                 opt.step()
                 total += loss.item() * len(idx)
                 bar.advance()
         val = accuracy(module, iva, yva)
-        state["history"].append({"epoch": epoch + 1, "train_loss": total / len(itr), "validation_accuracy": val})
+        state["history"].append({"epoch": epoch + 1, "train_loss": total / len(itr), "validation_accuracy": val,
+                                 **({"rationale_loss": aux_total / len(itr)} if cfg.rationale_loss != "none" else {})})
         console.print(f"  {name} epoch {epoch + 1}: train loss {total / len(itr):.4f}, validation accuracy {val:.4f}")
         if val > state["best"]:
             state["best"], state["best_epoch"] = val, epoch + 1

@@ -314,7 +314,7 @@ def toki_rule(model, train_docs, space, cfg, train: int, explainer: str, seed: i
     from types import SimpleNamespace
 
     from benchmark.attacks.a2t import toki_candidates
-    from submissions.toki_core import Toki
+    from benchmark.toki.core import Toki
 
     docs = [d for d in train_docs if d.tokens and len(d.tokens) <= (model.max_len or 10**9)]
     preds = model.predict([d.tokens for d in docs]).argmax(1)

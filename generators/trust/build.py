@@ -12,7 +12,8 @@ Pipeline (per data set; `xaibench generate trust --dataset hatexplain|cams|movie
    left out when `words_only` [I]; ties by first occurrence), and label the prediction trustworthy iff
    explanation precision |E ∩ G| / |E| ≥ 0.5 [P]; |E| = 0 → precision 0 → untrustworthy (counted) [I];
 4. write config `<dataset>-cnn` with splits `train` (id, text, tokens, label, prediction, confidence:
-   what an oracle may fit on) and `test` (the same + explanation_words / explanation_scores, and the
+   what an oracle may fit on; plus the training rationale, ground truth handed to a reference oracle
+   only) and `test` (the same + explanation_words / explanation_scores, and the
    ground truth: `trust`, `precision`, `rationale`), the model in `model/<dataset>-cnn/`, and a card
    with trust / untrust counts beside the paper's Table 2, the model accuracy beside the paper's, and
    every exclusion.
@@ -37,8 +38,8 @@ from benchmark.progress import console, progress_bar
 from benchmark.resources import resource_root, write_config
 from benchmark.tokenize import is_word
 from generators.idc.train import TextTrainConfig, train_text_classifier
-from generators.trust.data import DATASETS, TrustCorpus, load_trust_corpus
-from submissions.toki_core import DedupModel
+from generators.trust.data import DATASETS, TrustCorpus, TrustDoc, load_trust_corpus
+from benchmark.toki.core import DedupModel, builtin_explainer
 
 FAMILY = "trust"
 VERSION = "v1"
@@ -72,7 +73,9 @@ DESCRIPTION = (
 # [I] the Kim CNN pads every input to max_len, so LIME's cost grows with it: HateXplain's test posts have at
 # most 80 tokens (a few training posts are longer and are truncated, counted); CAMS / movies are capped
 MAX_LEN = {"hatexplain": 80, "cams": 256, "movies": 500}
-MODELS = ("cnn", "minilm")  # CPU default Kim CNN; MiniLM (transformer) at the reduced CPU scale of generators.corpora.transformer
+# CPU default Kim CNN trained on labels alone; the same CNN with rationale supervision (as the paper's BERT-HX);
+# MiniLM (transformer) at the reduced CPU scale of generators.corpora.transformer
+MODELS = ("cnn", "cnn-sup", "minilm")
 MINILM_MAX_WORDS = 48  # MiniLMTrainConfig.cpu(): documents cut to 48 words (training, prediction and LIME)
 
 
@@ -91,6 +94,12 @@ class TrustBuildConfig:
     train_seed: int = 0
     explain_batch: int = 8  # instances per LIME batch (all their perturbations in one predict call)
     test_limit: int | None = None  # explain a seeded random sample of N eligible test instances (reduced scale)
+    validation_limit: int | None = None  # the same on validation (0 = no validation trust set; None = all)
+    train_explain_limit: int | None = None  # LIME-explain N correct training predictions (pipeline 1; None = all [P])
+    # [I, issue #24] the rationale-supervised CNN ("cnn-sup"): generators/idc/train.py TextTrainConfig
+    rationale_loss: str = "erasure"
+    rationale_weight: float = 1.0
+    rationale_tau: float = 1.0
     limit: int | None = None  # first N documents of every split (tests)
     lime_seed: int = 0
 
@@ -136,8 +145,6 @@ def _truncate(corpus: TrustCorpus, max_len: int) -> tuple[int, int, int]:
 
 def build_trust(cfg: TrustBuildConfig | None = None, *, root: Path | None = None,
                 overwrite: bool = False) -> dict[str, Any]:
-    from submissions.lime_text.explainer import LimeText
-
     cfg = cfg or TrustBuildConfig()
     if cfg.dataset not in DATASETS:
         raise ResourceError(f"unknown trust data set {cfg.dataset!r}; choose from {', '.join(DATASETS)}")
@@ -159,10 +166,14 @@ def build_trust(cfg: TrustBuildConfig | None = None, *, root: Path | None = None
         mcfg = train_minilm(xy["train"], xy["validation"], root / "model" / name, tcfg, n_classes=len(corpus.classes),
                             test=xy["test"], overwrite=overwrite, name=name)
         model = load_minilm(root / "model" / name, name)
-    else:
-        mcfg = train_text_classifier(xy["train"], xy["validation"], root / "model" / name,
-                                     TextTrainConfig(epochs=cfg.epochs, seed=cfg.train_seed, max_len_cap=max_len),
-                                     n_classes=len(corpus.classes), test=xy["test"], overwrite=overwrite, name=name)
+    else:  # the Kim CNN, trained on labels alone ("cnn") or with rationale supervision ("cnn-sup") [I]
+        supervised = cfg.model == "cnn-sup"
+        tcfg = TextTrainConfig(epochs=cfg.epochs, seed=cfg.train_seed, max_len_cap=max_len,
+                               **({"rationale_loss": cfg.rationale_loss, "rationale_weight": cfg.rationale_weight,
+                                   "rationale_tau": cfg.rationale_tau} if supervised else {}))
+        mcfg = train_text_classifier(xy["train"], xy["validation"], root / "model" / name, tcfg,
+                                     n_classes=len(corpus.classes), test=xy["test"], overwrite=overwrite, name=name,
+                                     rationales=[d.rationale for d in corpus.splits["train"]] if supervised else None)
         model = load_word_model(root / "model" / name, name)
     cap = model.max_len or max_len  # MiniLM has no fixed length: the documents are cut where training cut them
     train_s = time.perf_counter() - t0
@@ -173,78 +184,143 @@ def build_trust(cfg: TrustBuildConfig | None = None, *, root: Path | None = None
         return p.argmax(1), p.max(1)
 
     tr_pred, tr_conf = predict(xy["train"][0])
-    te_docs = corpus.splits["test"]
-    te_pred, te_conf = predict([d.tokens for d in te_docs])
-    correct = te_pred == np.array([d.label for d in te_docs])
-    # longer than the model's fixed length (only when the training documents were all shorter)
-    for d in te_docs:
+    counts: dict[str, Any] = {"truncated_documents": truncated}
+    lime = builtin_explainer("lime-text", num_samples=cfg.num_samples, features="type")
+    # each distinct perturbed document predicted once (exact; bag-of-words samples repeat)
+    lime_model = DedupModel(model)
+    labelled: dict[str, list[dict]] = {}
+    t1 = time.perf_counter()
+    for split, limit in (("test", cfg.test_limit), ("validation", cfg.validation_limit)):
+        if split == "validation" and cfg.validation_limit == 0:
+            continue
+        docs = corpus.splits[split]
+        pred, conf = predict([d.tokens for d in docs])
+        cut = _cap_rationales(docs, cap)
+        if split == "test":
+            rationale_cut += cut[0]
+            rationale_emptied += cut[1]
+        rows, c = _label_split(docs, pred, conf, lime, lime_model, cfg, limit, f"LIME {name} {split}")
+        labelled[split] = rows
+        if split == "test":  # the names the test split's counts always had
+            c = {"test_documents": c.pop("documents"), "test_incorrect": c.pop("incorrect"),
+                 "excluded_by_test_limit": c.pop("excluded_by_limit"), **c}
+        else:
+            c = {f"validation_{k}": v for k, v in c.items()}
+        counts.update(c)
+    counts.update(rationale_words_past_max_len=rationale_cut, rationale_entirely_past_max_len=rationale_emptied)
+    lime_s = time.perf_counter() - t1
+    # TOKI's pipeline 1 input (SPECS §1.2): the LIME explanation of every correct training prediction, computed
+    # once here with the same settings (not ground truth: what the model's explainer says), so that oracles
+    # reading it (`train_explanations="given"`) need not re-explain the training split in every worker
+    t2 = time.perf_counter()
+    train_exp = _explain_train(corpus.splits["train"], tr_pred, lime, lime_model, cfg, f"LIME {name} train")
+    train_lime_s = time.perf_counter() - t2
+    counts["train_explained"] = len(train_exp)
+    rows = labelled["test"]
+    n_trust = sum(r["trust"] for r in rows)
+    if rows and n_trust in (0, len(rows)):
+        counts["one_class_only"] = 1  # Sen or Spec (and G-mean) undefined on this set: reported, never averaged
+    acc = float(mcfg["scores"].get("test_accuracy", float("nan")))
+    paper = PAPER[cfg.dataset]
+    val = labelled.get("validation", [])
+    n_explained = len(rows) + len(val)
+    stats = {
+        "trust": n_trust, "untrust": len(rows) - n_trust, "total": len(rows),
+        "trust_share": round(n_trust / len(rows), 4) if rows else None,
+        "paper_trust": paper["trust"], "paper_untrust": paper["untrust"],
+        "model_accuracy": acc, "paper_model": paper["model"], "paper_accuracy": paper["accuracy"],
+        "validation_accuracy": mcfg["scores"].get("validation_accuracy"),
+        "validation_trust": sum(r["trust"] for r in val), "validation_untrust": sum(not r["trust"] for r in val),
+        "supervision": ({"rationale_loss": tcfg.rationale_loss, "rationale_weight": tcfg.rationale_weight,
+                         **({"rationale_tau": tcfg.rationale_tau} if tcfg.rationale_loss == "attribution" else {}),
+                         "acts_on": ("the output on erased posts" if tcfg.rationale_loss == "erasure"
+                                     else tcfg.rationale_on)} if cfg.model == "cnn-sup" else "none"),
+        "train_documents": len(xy["train"][0]), "train_correct": int((tr_pred == np.array(xy["train"][1])).sum()),
+        "exclusions": counts, "corpus": corpus.stats,
+        "lime_distinct_documents": [lime_model.distinct, lime_model.documents],
+        "seconds": {"train": round(train_s, 1), "lime": round(lime_s, 1),
+                    "lime_per_instance": round(lime_s / max(1, n_explained), 3),
+                    "lime_train": round(train_lime_s, 1),
+                    "lime_train_per_instance": round(train_lime_s / max(1, len(train_exp)), 3)},
+    }
+    stats.update({f"exclusion_{k}": v for k, v in counts.items()})  # flat, so the card's table shows them
+    meta = _write(root, name, cfg, corpus, xy, tr_pred, tr_conf, labelled, stats, mcfg, train_exp)
+    console.print(f"[green]trust/{name}[/]: trust {n_trust} / untrust {len(rows) - n_trust} "
+                  f"(paper {paper['trust']} / {paper['untrust']}); model accuracy {acc:.3f} (paper {paper['accuracy']})")
+    return {"meta": meta, "stats": stats}
+
+
+def _cap_rationales(docs: Sequence[TrustDoc], cap: int) -> tuple[int, int]:
+    """Cut documents longer than the model's fixed length (only when the training documents were all
+    shorter); a rationale keeps the words left in the text. (rationale words dropped, rationales emptied)."""
+    dropped = emptied = 0
+    for d in docs:
         if len(d.tokens) > cap:
             d.tokens = d.tokens[:cap]
             if d.rationale:
                 kept = frozenset(d.rationale & set(d.tokens))
-                rationale_cut += len(d.rationale) - len(kept)
-                rationale_emptied += int(not kept)
+                dropped += len(d.rationale) - len(kept)
+                emptied += int(not kept)
                 d.rationale = kept
-    counts: dict[str, Any] = {"test_documents": len(te_docs), "test_incorrect": int((~correct).sum()),
-                              "excluded_no_rationale": 0, "excluded_by_test_limit": 0, "empty_explanations": 0,
-                              "truncated_documents": truncated,
-                              "rationale_words_past_max_len": rationale_cut,
-                              "rationale_entirely_past_max_len": rationale_emptied}
+    return dropped, emptied
+
+
+def _explain_train(docs: Sequence[TrustDoc], pred: np.ndarray, lime: Any, lime_model: Any, cfg: TrustBuildConfig,
+                   title: str) -> dict[str, tuple[list[str], list[float]]]:
+    """Top-k positive LIME words of every correctly predicted, non-empty training document (or a seeded
+    sample of `cfg.train_explain_limit`; 0 = none), by document id."""
+    idx = [i for i, d in enumerate(docs) if pred[i] == d.label and d.tokens]
+    if cfg.train_explain_limit is not None and len(idx) > cfg.train_explain_limit:
+        keep = np.random.default_rng(cfg.seed).choice(len(idx), cfg.train_explain_limit, replace=False)
+        idx = [idx[k] for k in sorted(keep)]
+    out: dict[str, tuple[list[str], list[float]]] = {}
+    with progress_bar(len(idx), title, unit="inst") as bar:
+        for s in range(0, len(idx), cfg.explain_batch):
+            part = idx[s : s + cfg.explain_batch]
+            batch = Batch(ids=[docs[i].id for i in part], inputs=[docs[i].tokens for i in part], seed=cfg.lime_seed)
+            for i, sc in zip(part, lime.explain(lime_model, batch)):
+                out[docs[i].id] = top_words(docs[i].tokens, sc, cfg.top_k, cfg.words_only)
+                bar.advance()
+    return out
+
+
+def _label_split(docs: Sequence[TrustDoc], pred: np.ndarray, conf: np.ndarray, lime: Any, lime_model: Any,
+                 cfg: TrustBuildConfig, limit: int | None, title: str) -> tuple[list[dict], dict[str, int]]:
+    """SPECS §1.8 on one split: every correctly predicted document with a rationale (or a seeded sample of
+    `limit` of them) explained with LIME; trust = explanation precision of the top-k positive words ≥ ½."""
+    correct = pred == np.array([d.label for d in docs])
+    counts = {"documents": len(docs), "incorrect": int((~correct).sum()), "excluded_no_rationale": 0,
+              "excluded_by_limit": 0, "empty_explanations": 0}
     eligible = []
-    for i, d in enumerate(te_docs):
+    for i, d in enumerate(docs):
         if not correct[i]:
             continue
         if not d.rationale:
             counts["excluded_no_rationale"] += 1
             continue
         eligible.append(i)
-    if cfg.test_limit is not None and len(eligible) > cfg.test_limit:
-        counts["excluded_by_test_limit"] = len(eligible) - cfg.test_limit
-        keep = np.random.default_rng(cfg.seed).choice(len(eligible), cfg.test_limit, replace=False)
-        eligible = [eligible[k] for k in sorted(keep)]  # a seeded random sample, in test order
-    lime = LimeText(num_samples=cfg.num_samples, features="type")
-    # each distinct perturbed document predicted once (exact; bag-of-words samples repeat)
-    lime_model = DedupModel(model)
+    if limit is not None and len(eligible) > limit:
+        counts["excluded_by_limit"] = len(eligible) - limit
+        keep = np.random.default_rng(cfg.seed).choice(len(eligible), limit, replace=False)
+        eligible = [eligible[k] for k in sorted(keep)]  # a seeded random sample, in split order
     rows = []
-    t1 = time.perf_counter()
-    with progress_bar(len(eligible), f"LIME {name}", unit="inst") as bar:
+    with progress_bar(len(eligible), title, unit="inst") as bar:
         for s in range(0, len(eligible), cfg.explain_batch):
             idx = eligible[s : s + cfg.explain_batch]
-            batch = Batch(ids=[te_docs[i].id for i in idx], inputs=[te_docs[i].tokens for i in idx], seed=cfg.lime_seed)
+            batch = Batch(ids=[docs[i].id for i in idx], inputs=[docs[i].tokens for i in idx], seed=cfg.lime_seed)
             for i, sc in zip(idx, lime.explain(lime_model, batch)):
-                d = te_docs[i]
+                d = docs[i]
                 words, scores = top_words(d.tokens, sc, cfg.top_k, cfg.words_only)
                 g = d.rationale if not cfg.words_only else frozenset(w for w in d.rationale if is_word(w))
                 prec = explanation_precision(words, g)
                 counts["empty_explanations"] += int(not words)
                 rows.append({"id": d.id, "text": d.text, "tokens": d.tokens, "label": d.label,
-                             "prediction": int(te_pred[i]), "confidence": float(te_conf[i]),
+                             "prediction": int(pred[i]), "confidence": float(conf[i]),
                              "explanation_words": words, "explanation_scores": scores,
                              "trust": bool(prec >= cfg.precision_threshold), "precision": float(prec),
                              "rationale": sorted(g)})
                 bar.advance()
-    lime_s = time.perf_counter() - t1
-    n_trust = sum(r["trust"] for r in rows)
-    if rows and n_trust in (0, len(rows)):
-        counts["one_class_only"] = 1  # Sen or Spec (and G-mean) undefined on this set: reported, never averaged
-    acc = float(mcfg["scores"].get("test_accuracy", float("nan")))
-    paper = PAPER[cfg.dataset]
-    stats = {
-        "trust": n_trust, "untrust": len(rows) - n_trust, "total": len(rows),
-        "paper_trust": paper["trust"], "paper_untrust": paper["untrust"],
-        "model_accuracy": acc, "paper_model": paper["model"], "paper_accuracy": paper["accuracy"],
-        "validation_accuracy": mcfg["scores"].get("validation_accuracy"),
-        "train_documents": len(xy["train"][0]), "train_correct": int((tr_pred == np.array(xy["train"][1])).sum()),
-        "exclusions": counts, "corpus": corpus.stats,
-        "lime_distinct_documents": [lime_model.distinct, lime_model.documents],
-        "seconds": {"train": round(train_s, 1), "lime": round(lime_s, 1),
-                    "lime_per_instance": round(lime_s / max(1, len(rows)), 3)},
-    }
-    stats.update({f"exclusion_{k}": v for k, v in counts.items()})  # flat, so the card's table shows them
-    meta = _write(root, name, cfg, corpus, xy, tr_pred, tr_conf, rows, stats, mcfg)
-    console.print(f"[green]trust/{name}[/]: trust {n_trust} / untrust {len(rows) - n_trust} "
-                  f"(paper {paper['trust']} / {paper['untrust']}); model accuracy {acc:.3f} (paper {paper['accuracy']})")
-    return {"meta": meta, "stats": stats}
+    return rows, counts
 
 
 def schemas(classes: Sequence[str]):
@@ -266,7 +342,7 @@ GROUND_TRUTH_COLUMNS = ("trust", "precision", "rationale")
 
 
 def write_trust_config(root: Path, name: str, classes: Sequence[str], train_rows: list[dict], test_rows: list[dict],
-                       params: dict, stats: dict) -> dict[str, Any]:
+                       params: dict, stats: dict, validation_rows: list[dict] | None = None) -> dict[str, Any]:
     """Write one `trust/<name>` config: splits `train` and `test` with one schema (HF needs one per config);
     train rows carry no explanation (empty lists) and null ground truth. Every row gets `class_name`, the name
     of its *predicted* class as TOKI embeds it (the per-dataset class-name map `params["class_words"]`, e.g.
@@ -278,15 +354,23 @@ def write_trust_config(root: Path, name: str, classes: Sequence[str], train_rows
     fill = {"explanation_words": [], "explanation_scores": [], "trust": None, "precision": None, "rationale": []}
     train = pa.Table.from_pylist([{**fill, **r} for r in train_rows], schema=schema.arrow_schema)
     test = pa.Table.from_pylist(test_rows, schema=schema.arrow_schema)
+    splits = {"train": train, "test": test}
+    if validation_rows:  # explained + labelled like test: what θ_dist / θ_conf are tuned on (never test)
+        splits["validation"] = pa.Table.from_pylist(
+            [{"class_name": names[int(r["prediction"])], **r} for r in validation_rows], schema=schema.arrow_schema)
     card = {"pretty_name": "xaibench trust", "description": DESCRIPTION, "license": "other", "citation": CITATION}
-    return write_config(root, FAMILY, name, {"train": train, "test": test}, schema, version=VERSION,
+    return write_config(root, FAMILY, name, splits, schema, version=VERSION,
                         params=params, stats=stats, card_info=card)
 
 
-def _write(root, name, cfg, corpus, xy, tr_pred, tr_conf, rows, stats, mcfg) -> dict[str, Any]:
+def _write(root, name, cfg, corpus, xy, tr_pred, tr_conf, labelled, stats, mcfg, train_exp) -> dict[str, Any]:
+    # the training rationales are ground truth too: the track hands them to a reference oracle only
     train_rows = [{"id": d.id, "text": d.text, "tokens": d.tokens, "label": d.label, "prediction": int(p),
-                   "confidence": float(c)} for d, p, c in zip(corpus.splits["train"], tr_pred, tr_conf)]
+                   "confidence": float(c), "rationale": sorted(w for w in d.rationale if not cfg.words_only or is_word(w)),
+                   **dict(zip(("explanation_words", "explanation_scores"), train_exp.get(d.id, ([], []))))}
+                  for d, p, c in zip(corpus.splits["train"], tr_pred, tr_conf)]
     params = {**asdict(cfg), "classes": list(corpus.classes), "class_words": list(corpus.class_words),
               "model_dir": f"model/{name}", "model_sha256": mcfg.get("sha256"),
               "ground_truth_columns": list(GROUND_TRUTH_COLUMNS), "source": "Nguyen Tung et al., SPECS §1.8"}
-    return write_trust_config(root, name, corpus.classes, train_rows, rows, params, stats)
+    return write_trust_config(root, name, corpus.classes, train_rows, labelled["test"], params, stats,
+                              validation_rows=labelled.get("validation"))

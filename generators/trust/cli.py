@@ -45,18 +45,29 @@ def generate_trust(
                                           "hatexplain 80, cams 256, movies 500)."),
     test_limit: Optional[int] = typer.Option(None, min=1, help="Explain a seeded random sample of N eligible test "
                                              "predictions (reduced scale; the rest are counted as excluded)."),
-    model: str = typer.Option("cnn", "--model", help="Model under test: cnn (Kim CNN, CPU default) or minilm "
+    model: str = typer.Option("cnn", "--model", help="Model under test: cnn (Kim CNN trained on labels, CPU default), "
+                              "cnn-sup (the Kim CNN with rationale supervision, see --rationale-loss) or minilm "
                               "(all-MiniLM-L6-v2 fine-tuned; reduced CPU scale: 2,000 training documents, 48 words, "
                               "use --epochs 1)."),
+    rationale_loss: str = typer.Option("erasure", help="cnn-sup: the auxiliary loss toward the training rationales: "
+                                       "erasure (sufficiency + comprehensiveness on erased posts), rrr (input-gradient "
+                                       "penalty outside the rationale) or attribution (gradient×input cross-entropy)."),
+    rationale_weight: float = typer.Option(1.0, min=0.0, help="cnn-sup: λ, the auxiliary loss's weight."),
+    validation_limit: Optional[int] = typer.Option(None, min=0, help="Explain a seeded sample of N eligible "
+                                                   "validation predictions (what θ_dist / θ_conf are tuned on; 0 = none)."),
+    train_explain_limit: Optional[int] = typer.Option(None, min=0, help="LIME-explain a seeded sample of N correct "
+                                                      "training predictions for TOKI's pipeline 1 (default: all)."),
+    tune: List[str] = typer.Option([], "--tune", help="Tune θ_dist (TOKI-lime) and θ_conf (Naive) on the validation "
+                                   "split of these built trust configs (repeatable), e.g. hatexplain-cnn-sup."),
     seed: int = typer.Option(0, min=0, max=SEED_MAX, help="Split / sampling seed."),
     root: Optional[Path] = typer.Option(None, help="Resource folder (default $XAIBENCH_HOME/resources/trust)."),
     overwrite: bool = typer.Option(False, help="Retrain the model even if trained on the same corpus."),
 ) -> None:
     """Build trust-track resources.
 
-    TOKI's trust sets (SPECS §1.8): trust/<dataset>-cnn, trust/embeddings, imported sets."""
-    if not dataset and not embeddings and import_file is None:
-        raise typer.BadParameter("give --dataset, --embeddings or --import")
+    TOKI's trust sets (SPECS §1.8): trust/<dataset>-cnn, trust/embeddings, imported sets, tuning."""
+    if not dataset and not embeddings and import_file is None and not tune:
+        raise typer.BadParameter("give --dataset, --embeddings, --import or --tune")
     if embeddings:
         from generators.trust.embeddings import build_embeddings
 
@@ -69,7 +80,10 @@ def generate_trust(
         if d not in DATASETS:
             raise typer.BadParameter(f"dataset must be one of {', '.join(DATASETS)}")
         build_trust(TrustBuildConfig(dataset=d, model=model, num_samples=num_samples, top_k=top_k, epochs=epochs,
-                                     max_len=max_len, test_limit=test_limit, seed=seed), root=root, overwrite=overwrite)
+                                     max_len=max_len, test_limit=test_limit, seed=seed,
+                                     validation_limit=validation_limit, train_explain_limit=train_explain_limit,
+                                     rationale_loss=rationale_loss, rationale_weight=rationale_weight),
+                    root=root, overwrite=overwrite)
     if import_file is not None:
         from generators.trust.importer import import_trust_set
 
@@ -79,6 +93,15 @@ def generate_trust(
         s = out["stats"]
         console.print(f"[green]trust/{name}[/]: trust {s['trust']} / untrust {s['untrust']}; "
                       f"exclusions {s['exclusions']}")
+
+
+    for config in tune:
+        from generators.trust.tune import tune_trust_set, tuning_path
+
+        out = tune_trust_set(config, root=root)
+        console.print(f"[green]trust/{config}[/] tuned on {out['validation']['n']} validation predictions: "
+                      f"θ_dist {out['toki-lime']['theta_dist']:g} (paper 0.3), θ_conf {out['naive-oracle']['theta_conf']:g} "
+                      f"(paper 0.9) → {tuning_path(config)}")
 
 
 def register(app: typer.Typer) -> None:

@@ -1,7 +1,10 @@
 """The `trust/embeddings` resource: TOKI's offline embedding ensemble (SPECS §1.5) with θ_relate per
-model estimated by the binary search of SPECS §1.3 on WordNet synonym pairs vs random pairs.
+model estimated by the binary search of SPECS §1.3 on WordNet synonym pairs vs random pairs — under two
+named rules for the random pairs: "wordnet" (uniform over WordNet lemmas, SPECS §1.3) and "corpus"
+(issue #24: drawn by frequency from the local-corpus words every model knows, so that θ_relate is set
+on the words TOKI meets). Both are stored (`thresholds.json` "rules"); `theta_rule` picks the default.
 
-Models (`submissions/toki_embeddings.py` states which of the paper's six each stands in for):
+Models (`benchmark/toki/embeddings.py` states which of the paper's six each stands in for):
 MiniLM on isolated words, MiniLM's static word-piece embeddings, GloVe 6B 50-d, and word2vec and
 fastText trained here with gensim on the local corpora: the texts of HateXplain, CAMS, ERASER movies
 (from the data mirror) and WordNet's own glosses and usage examples (a general-English corpus that
@@ -11,7 +14,7 @@ used, TPR / TNR and both precisions at the solution go to the card and provenanc
 
 Files: `<home>/resources/trust/embeddings/` (Parquet: one row per model) and
 `<home>/resources/trust/model/embeddings/{word2vec,fasttext}.kv` + `thresholds.json` (what
-`submissions.toki_embeddings.load_ensemble` reads).
+`benchmark.toki.embeddings.load_ensemble` reads).
 """
 
 from __future__ import annotations
@@ -30,8 +33,8 @@ from benchmark.progress import console
 from benchmark.resources import resource_root, write_config
 from benchmark.resources.store import mirror_root
 from benchmark.tokenize import is_word, tokenize
-from submissions.toki_core import theta_relate_search
-from submissions.toki_embeddings import DEFAULT_MODELS, STANDS_IN_FOR, make_embedding
+from benchmark.toki.core import theta_relate_search
+from benchmark.toki.embeddings import DEFAULT_MODELS, STANDS_IN_FOR, THETA_RULES, make_embedding
 
 FAMILY = "trust"
 CONFIG = "embeddings"
@@ -53,6 +56,11 @@ class EmbeddingsConfig:
     wordnet_corpus: bool = True  # also train gensim on WordNet glosses + examples
     corpus_limit: int | None = None  # sentences (tests)
     retrain: bool = False  # retrain the gensim models even when trained with the same recipe
+    # [I, issue #24] unrelated pairs of the θ_relate search: both rules are run and stored; `theta_rule` is the
+    # one TOKI reads by default ("wordnet": uniform WordNet lemmas, SPECS §1.3; "corpus": drawn by corpus
+    # frequency, p ∝ count^frequency_power, from the local-corpus words every model knows)
+    theta_rule: str = "corpus"
+    frequency_power: float = 1.0
 
 
 def local_sentences(wn=None, limit: int | None = None) -> Iterator[list[str]]:
@@ -116,6 +124,19 @@ def train_gensim(sentences: list[list[str]], folder: Path, cfg: EmbeddingsConfig
     return out
 
 
+def corpus_frequencies(models: dict, limit: int | None = None) -> dict[str, int]:
+    """Lower-cased alphabetic word counts of the local corpora (HateXplain, CAMS, ERASER movies texts — the
+    words TOKI meets; not the WordNet glosses), kept for the words every model in `models` knows."""
+    from collections import Counter
+
+    counts = Counter(w.lower() for sent in local_sentences(None, limit) for w in sent if w.isalpha())
+    words = sorted(counts)
+    keep = np.ones(len(words), dtype=bool)
+    for emb in models.values():
+        keep &= np.asarray(emb.knows(words), dtype=bool)
+    return {w: counts[w] for w, k in zip(words, keep) if k}
+
+
 def pair_similarities(emb, pairs: list[tuple[str, str]]) -> tuple[np.ndarray, int]:
     """cos(a, b) over the pairs both of whose words `emb` knows; (similarities, dropped pairs)."""
     words = sorted({w for p in pairs for w in p})
@@ -128,7 +149,7 @@ def pair_similarities(emb, pairs: list[tuple[str, str]]) -> tuple[np.ndarray, in
 
 
 def build_embeddings(cfg: EmbeddingsConfig | None = None, *, root: Path | None = None) -> dict[str, Any]:
-    from generators.trust.wordnet import ensure_wordnet, random_pairs, synonym_pairs
+    from generators.trust.wordnet import ensure_wordnet, frequency_pairs, random_pairs, synonym_pairs
 
     cfg = cfg or EmbeddingsConfig()
     unknown = set(cfg.models) - set(DEFAULT_MODELS)
@@ -148,42 +169,58 @@ def build_embeddings(cfg: EmbeddingsConfig | None = None, *, root: Path | None =
         gensim_stats = train_gensim(sents, folder, cfg)
         gensim_stats["sentences"] = len(sents)
         gensim_stats["tokens"] = int(sum(len(s) for s in sents))
-    rows, thresholds = [], {}
-    for name in cfg.models:
-        t = time.perf_counter()
-        emb = make_embedding(name, None, folder)
-        s_rel, drop_rel = pair_similarities(emb, related)
-        s_unr, drop_unr = pair_similarities(emb, unrelated)
-        res = theta_relate_search(s_rel, s_unr, tol=cfg.tol, max_iter=cfg.max_iter)
-        res.update(dropped_related=drop_rel, dropped_unrelated=drop_unr,
-                   seconds=round(time.perf_counter() - t, 1), stands_in_for=STANDS_IN_FOR[name])
-        thresholds[name] = res
-        rows.append({"model": name, **{k: res[k] for k in ("theta", "tpr", "tnr", "precision_related",
-                                                              "precision_unrelated", "n_related", "n_unrelated",
-                                                              "dropped_related", "dropped_unrelated")},
-                     "stands_in_for": STANDS_IN_FOR[name]})
-        console.print(f"  {name}: θ_relate {res['theta']:.4f}  TPR {res['tpr']:.3f}  TNR {res['tnr']:.3f}  "
-                      f"pairs {res['n_related']} + {res['n_unrelated']}")
+    if cfg.theta_rule not in THETA_RULES:
+        raise ValueError(f"theta_rule must be one of {THETA_RULES}, got {cfg.theta_rule!r}")
+    models = {name: make_embedding(name, None, folder) for name in cfg.models}
+    freq = corpus_frequencies(models, cfg.corpus_limit)
+    unrelated_by_rule = {"wordnet": unrelated,
+                         "corpus": frequency_pairs(freq, cfg.n_unrelated or len(related), seed=cfg.seed,
+                                                   power=cfg.frequency_power, wn=wn)}
+    console.print(f"corpus rule: {len(unrelated_by_rule['corpus'])} pairs drawn by frequency^{cfg.frequency_power:g} "
+                  f"from {len(freq)} local-corpus words every model knows")
+    rows, rules = [], {}
+    for rule, pairs in unrelated_by_rule.items():
+        rules[rule] = {}
+        for name, emb in models.items():
+            t = time.perf_counter()
+            s_rel, drop_rel = pair_similarities(emb, related)
+            s_unr, drop_unr = pair_similarities(emb, pairs)
+            res = theta_relate_search(s_rel, s_unr, tol=cfg.tol, max_iter=cfg.max_iter)
+            res.update(dropped_related=drop_rel, dropped_unrelated=drop_unr,
+                       seconds=round(time.perf_counter() - t, 1), stands_in_for=STANDS_IN_FOR[name])
+            rules[rule][name] = res
+            rows.append({"model": name, "rule": rule, **{k: res[k] for k in (
+                "theta", "tpr", "tnr", "precision_related", "precision_unrelated", "n_related", "n_unrelated",
+                "dropped_related", "dropped_unrelated")}, "stands_in_for": STANDS_IN_FOR[name]})
+            console.print(f"  [{rule}] {name}: θ_relate {res['theta']:.4f}  TPR {res['tpr']:.3f}  TNR {res['tnr']:.3f}  "
+                          f"pairs {res['n_related']} + {res['n_unrelated']}")
+    thresholds = rules[cfg.theta_rule]
     folder.mkdir(parents=True, exist_ok=True)
+    examples = {rule: pairs[:: max(1, len(pairs) // 20)][:20] for rule, pairs in unrelated_by_rule.items()}
     (folder / "thresholds.json").write_text(json.dumps(
-        {"models": thresholds, "pairs": {"related": len(related), "unrelated": len(unrelated),
-                                         "heads": len(heads)}, "config": asdict(cfg)}, indent=1))
+        {"models": thresholds, "rule": cfg.theta_rule, "rules": rules,
+         "pairs": {"related": len(related), "unrelated": len(unrelated),
+                   "unrelated_corpus": len(unrelated_by_rule["corpus"]), "heads": len(heads),
+                   "corpus_words": len(freq), "unrelated_examples": examples},
+         "config": asdict(cfg)}, indent=1))
     import datasets
 
     feats = datasets.Features({
-        "model": datasets.Value("string"), "theta": datasets.Value("float64"), "tpr": datasets.Value("float64"),
+        "model": datasets.Value("string"), "rule": datasets.Value("string"), "theta": datasets.Value("float64"), "tpr": datasets.Value("float64"),
         "tnr": datasets.Value("float64"), "precision_related": datasets.Value("float64"),
         "precision_unrelated": datasets.Value("float64"), "n_related": datasets.Value("int64"),
         "n_unrelated": datasets.Value("int64"), "dropped_related": datasets.Value("int64"),
         "dropped_unrelated": datasets.Value("int64"), "stands_in_for": datasets.Value("string")})
     table = pa.Table.from_pylist(rows)
     stats = {"pairs_related": len(related), "pairs_unrelated": len(unrelated), "paper_pairs": "≈32,000 + 32,000",
-             "head_words": len(heads), "gensim": gensim_stats, "thresholds": thresholds,
+             "pairs_unrelated_corpus": len(unrelated_by_rule["corpus"]), "corpus_words": len(freq),
+             "theta_rule": cfg.theta_rule, "head_words": len(heads), "gensim": gensim_stats, "thresholds": rules,
              "seconds": round(time.perf_counter() - t0, 1)}
-    for name, res in thresholds.items():  # flat, so the card's table shows them
-        stats.update({f"{name}_theta_relate": round(res["theta"], 4), f"{name}_tpr": round(res["tpr"], 4),
-                      f"{name}_tnr": round(res["tnr"], 4),
-                      f"{name}_pairs": f"{res['n_related']} related + {res['n_unrelated']} unrelated"})
+    for rule, by_model in rules.items():  # flat, so the card's table shows them
+        for name, res in by_model.items():
+            stats.update({f"{rule}_{name}_theta_relate": round(res["theta"], 4), f"{rule}_{name}_tpr": round(res["tpr"], 4),
+                          f"{rule}_{name}_tnr": round(res["tnr"], 4),
+                          f"{rule}_{name}_pairs": f"{res['n_related']} related + {res['n_unrelated']} unrelated"})
     from generators.trust.build import CITATION, DESCRIPTION
 
     card = {"pretty_name": "xaibench trust", "description": DESCRIPTION, "license": "other", "citation": CITATION}

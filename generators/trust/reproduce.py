@@ -7,6 +7,14 @@ random control; columns Acc, Pre, Sen, F1, Spec, G-mean (trustworthy = positive,
 keyword-identification time (the oracle's `fit`, s) and the label time (the judge calls, s in all).
 Beside each of our rows: the paper's row (Table 3, SPECS §1.11) and, for Naive, the row recomputed
 from the Fig. 6 confidence-bin counts (`naive_from_bins`), which matches Table 3 to ±0.001.
+
+The board rows (issue #24, `extras=True`), a second table per set: every oracle's AUC with its bootstrap
+95 % interval, balanced accuracy, G-mean beside the chance G-mean √(q(1 − q)) at its own trustworthy rate
+q, and these added rows: "rationale ceiling" (role reference: the best keyword list the training
+rationales allow), "random @ TOKI rate" (the random control at TOKI-lime's own trustworthy rate: the
+rate-matched floor), "TOKI-lime θd=… val" and "Naive θc=… val" (θ_dist / θ_conf tuned on the validation
+split, `generators.trust.tune`, when tuned), and "TOKI-lime equiv." (the paper's importance-equivalent
+reading).
 """
 
 from __future__ import annotations
@@ -15,7 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from benchmark.metrics.trust import FIG6_BINS, LABELS, TRUST_METRICS, naive_from_bins, trust_scores
+from benchmark.metrics.trust import FIG6_BINS, LABELS, naive_from_bins, trust_scores
+
+PAPER_METRICS = ("acc", "pre", "sen", "f1", "spec", "gmean")  # Table 3's columns
 
 # (row label, submission) in the paper's order
 ORACLES = (("TOKI-lime", "toki-lime"), ("TOKI-omis", "toki-omis"), ("TOKI-grad", "toki-grad"),
@@ -52,6 +62,9 @@ PAPER_TABLE3: dict[str, dict[str, tuple]] = {
         "TOKI-grad (–K.I)": (0.737, 0.586, 0.020, 0.039, 0.979, 0.140, None, 7271),
     },
 }
+# Table 2's trustworthy / untrustworthy counts per paper data set: a paper row's trustworthy rate is
+# (Sen·T + (1 − Spec)·U) / (T + U)
+PAPER_COUNTS = {"dongs": (311, 47), "cams": (1206, 739), "hatexplain": (3002, 304)}
 # which paper data set stands beside each of ours (ERASER movies ↔ Dong's movie reviews: other data, other model)
 PAPER_OF = {"hatexplain": "hatexplain", "cams": "cams", "movies": "dongs"}
 
@@ -66,6 +79,11 @@ class Row:
     label_s: float | None = None
     n: int | None = None
     note: str = ""
+    role: str = "method"
+    auc_ci: tuple[float, float] | None = None
+    rate: float | None = None  # the verdicts' trustworthy rate
+    chance_gmean: float | None = None  # √(q(1 − q)) at that rate
+    board: bool = False  # an added board row (not one of Table 3's)
 
 
 def built_sets(root: Path | None = None) -> list[str]:
@@ -89,7 +107,12 @@ def paper_rows(dataset: str) -> list[Row]:
         return []
     rows = []
     for method, v in PAPER_TABLE3[paper].items():
-        rows.append(Row(dataset, method, f"paper ({paper})", dict(zip(TRUST_METRICS, v[:6])), v[6], v[7]))
+        vals = dict(zip(PAPER_METRICS, v[:6]))
+        vals["bacc"] = (vals["sen"] + vals["spec"]) / 2
+        t, u = PAPER_COUNTS[paper]
+        rate = (vals["sen"] * t + (1 - vals["spec"]) * u) / (t + u)
+        rows.append(Row(dataset, method, f"paper ({paper})", vals, v[6], v[7], rate=round(rate, 4),
+                        chance_gmean=round((rate * (1 - rate)) ** 0.5, 4)))
     fig6 = trust_scores(naive_from_bins(FIG6_BINS[paper]))
     rows.append(Row(dataset, "Naive", f"Fig. 6 ({paper})", dict(fig6.values), n=sum(fig6.counts.values())))
     return rows
@@ -97,30 +120,66 @@ def paper_rows(dataset: str) -> list[Row]:
 
 def run(datasets: Sequence[str] | None = None, oracles: Sequence[str] | None = None,
         params: dict[str, dict[str, Any]] | None = None, limit: int | None = None, results_dir: Path | None = None,
-        sandbox: str = "auto", fit_timeout_s: float = 0.0) -> list[Row]:
-    """Our rows (through the harness) and the paper's, per built trust set."""
+        sandbox: str = "auto", fit_timeout_s: float = 0.0, extras: bool = True) -> list[Row]:
+    """Our rows (through the harness) and the paper's, per built trust set; with `extras` the board rows
+    (module docstring)."""
     from benchmark.runner import evaluate
+    from generators.trust.tune import read_tuning
 
     names = dict((s, m) for m, s in ORACLES)
     chosen = list(oracles) if oracles else [s for _, s in ORACLES]
     rows: list[Row] = []
     for ds in datasets or built_sets():
-        model = ds.rsplit("-", 1)[1] if "-" in ds else "cnn"
+        model = model_of(ds)
+
+        def one(sub: str, label: str, extra_params: dict[str, Any] | None = None, board: bool = False) -> Row:
+            p = {**dict((params or {}).get(sub, {})), **(extra_params or {})}
+            r = evaluate(sub, track="trust", resource=f"trust/{ds}", model=model, limit=limit, params=p,
+                         results_dir=results_dir, sandbox=sandbox, fit_timeout_s=fit_timeout_s)
+            values = {m.removeprefix("trust-"): v.mean for m, v in r.metrics.items()}
+            auc = r.metrics.get("trust-auc")
+            chance = (r.extra.get("chance_at_rate") or {}).get("trust-gmean")
+            row = Row(ds, label, "ours", values, r.extra.get("fit_s"), r.wall_time_s, r.n_instances - r.n_failed,
+                      note=f"{r.n_failed} failed" if r.n_failed else "", role=r.submission.get("role", "method"),
+                      auc_ci=tuple(auc.ci95) if auc is not None and auc.ci95 else None,
+                      rate=r.extra.get("trustworthy_rate"), chance_gmean=chance, board=board)
+            rows.append(row)
+            return row
+
         for sub in chosen:
-            r = evaluate(sub, track="trust", resource=f"trust/{ds}", model=model, limit=limit,
-                         params=dict((params or {}).get(sub, {})), results_dir=results_dir, sandbox=sandbox,
-                         fit_timeout_s=fit_timeout_s)
-            values = {m: r.metrics[f"trust-{m}"].mean for m in TRUST_METRICS}
-            rows.append(Row(ds, names.get(sub, sub), "ours", values, r.extra.get("fit_s"), r.wall_time_s,
-                            r.n_instances - r.n_failed,
-                            note=f"{r.n_failed} failed" if r.n_failed else ""))
+            one(sub, names.get(sub, sub))
+        if extras:
+            toki = next((r for r in rows if r.dataset == ds and r.method == "TOKI-lime" and r.source == "ours"), None)
+            one("rationale-ceiling", "rationale ceiling", board=True)
+            if toki is not None and toki.rate is not None:
+                one("random-oracle", "random @ TOKI rate", {"p": round(toki.rate, 6)},
+                    board=True)
+            one("toki-lime", "TOKI-lime equiv.", {"importance": "equivalent"}, board=True)
+            tuned = read_tuning(ds)
+            if tuned:
+                td, tc = tuned["toki-lime"]["theta_dist"], tuned["naive-oracle"]["theta_conf"]
+                one("toki-lime", f"TOKI-lime θd={td:g} val", {"theta_dist": td}, board=True)
+                one("naive-oracle", f"Naive θc={tc:g} val", {"theta_conf": tc}, board=True)
         rows += paper_rows(ds)
     return rows
 
 
+def model_of(config: str, root: Path | None = None) -> str:
+    """The model under test a trust config was built with (its params), else the name's last part."""
+    from benchmark.resources import resource_root
+    from benchmark.resources.store import read_provenance
+
+    try:
+        meta = read_provenance(Path(root) if root else resource_root("trust"))["configs"][config]
+        return str(meta["params"].get("model") or config.rsplit("-", 1)[-1])
+    except (FileNotFoundError, OSError, KeyError):
+        return config.rsplit("-", 1)[-1] if "-" in config else "cnn"
+
+
 def table(rows: Sequence[Row]):
-    """One rich table per trust set (fits 80 columns): per method our row, then the paper's (dim);
-    paper rows only for the methods that were run."""
+    """Per trust set (each fits 80 columns): Table 3 in the paper's shape — per method our row, then the
+    paper's (dim); paper rows only for the methods that were run — and the board: AUC with its 95 %
+    interval, BAcc, G-mean beside the chance G-mean at the oracle's own rate, for every row we ran."""
     from rich import box
     from rich.table import Table
 
@@ -130,16 +189,35 @@ def table(rows: Sequence[Row]):
                   box=box.SIMPLE_HEAD, padding=(0, 0), pad_edge=False,
                   caption="undef. = undefined (empty denominator) · KI s = fit · lab s = all judge calls",
                   caption_justify="left")
-        for col in ("method", "src", *(LABELS[m] for m in TRUST_METRICS), "KI s", "lab s", "n"):
+        for col in ("method", "src", *(LABELS[m] for m in PAPER_METRICS), "KI s", "lab s", "n"):
             t.add_column(col, justify="left" if col in ("method", "src") else "right", no_wrap=True)
         mine = [r for r in rows if r.dataset == ds]
-        for method in dict.fromkeys(r.method for r in mine if r.source == "ours"):
+        for method in dict.fromkeys(r.method for r in mine if r.source == "ours" and not r.board):
             group = sorted((r for r in mine if r.method == method), key=lambda r: r.source != "ours")
             for k, r in enumerate(group):
                 t.add_row(method.replace(" (–K.I)", " –K.I") if k == 0 else "", r.source.split(" (")[0],
-                          *(_num(r.values.get(m)) for m in TRUST_METRICS), _secs(r.ki_s), _secs(r.label_s),
+                          *(_num(r.values.get(m)) for m in PAPER_METRICS), _secs(r.ki_s), _secs(r.label_s),
                           "" if r.n is None else str(r.n), style=None if r.source == "ours" else "dim")
         out.append(t)
+        ours = [r for r in mine if r.source == "ours"]
+        if not ours:
+            continue
+        b = Table(title=f"trust/{ds}: board (AUC primary; ½ = chance at any rate)", title_justify="left",
+                  box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False,
+                  caption="chance = √(q(1−q)), the G-mean of a random oracle at the row's rate q · "
+                          "ref = reference (a ceiling), ctl = control (a floor)", caption_justify="left")
+        for col in ("method", "AUC [95% CI]", "BAcc", "G-mean", "chance", "rate", "n"):
+            b.add_column(col, justify="left" if col == "method" else "right", no_wrap=True)
+        for r in ours:
+            mark = {"reference": " ref", "control": " ctl"}.get(r.role, "")
+            ci = f" [{_num(r.auc_ci[0])},{_num(r.auc_ci[1])}]" if r.auc_ci else ""
+            b.add_row(f"{r.method[:20 - len(mark)]}{mark}", f"{_num(r.values.get('auc'))}{ci}", _num(r.values.get("bacc")),
+                      _num(r.values.get("gmean")), _num(r.chance_gmean), _num(r.rate),
+                      "" if r.n is None else str(r.n))
+            for p in (x for x in mine if x.method == r.method and x.source.startswith("paper") and not r.board):
+                b.add_row("  paper", "–", _num(p.values.get("bacc")), _num(p.values.get("gmean")),
+                          _num(p.chance_gmean), _num(p.rate), "", style="dim")
+        out.append(b)
     return out
 
 
@@ -149,3 +227,49 @@ def _num(v: float | None) -> str:
 
 def _secs(v: float | None) -> str:
     return "–" if v is None else (f"{v:,.0f}" if v >= 100 else f"{v:.1f}")
+
+
+def paired_difference(dataset: str, a: tuple[str, dict[str, Any]], b: tuple[str, dict[str, Any]],
+                      metric: str = "trust-auc", n_boot: int = 2000, seed: int = 0,
+                      results_dir: Path | None = None) -> dict[str, Any]:
+    """Oracle a minus oracle b on `metric` over the same predictions of `trust/<dataset>`, with a *paired*
+    percentile-bootstrap 95 % interval (one multiplicity draw per resample applied to both, through the
+    track's `estimate`); `p_not_better` = share of resamples where a ≤ b. Both are read from the harness's
+    output caches (`evaluate` again: no oracle re-runs when cached)."""
+    import json
+    import sqlite3
+
+    import numpy as np
+
+    from benchmark.cache import OutputCache
+    from benchmark.resources import data_home, load_resource
+    from benchmark.runner import evaluate
+    from benchmark.tracks import get_track
+    from benchmark.tracks.trust import bootstrap_weights
+
+    trk = get_track("trust")
+    inst = trk.instances(load_resource(f"trust/{dataset}"), "test")
+    per = []
+    for sub, params in (a, b):
+        r = evaluate(sub, track="trust", resource=f"trust/{dataset}", model=model_of(dataset), params=dict(params),
+                     results_dir=results_dir)
+        path = data_home() / r.extra["cache"]
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+            key = {k: json.loads(v) for k, v in db.execute("SELECT k, v FROM meta")}
+        cache = OutputCache(path, key)
+        try:
+            got = cache.get(inst.ids)
+        finally:
+            cache.close()
+        ok = np.array([got[i].ok for i in inst.ids], dtype=bool)
+        arrays = [got[i].array if got[i].ok else np.array([0.0, -1.0], dtype=np.float32) for i in inst.ids]
+        per.append((trk.score(arrays, inst.truths, range(len(inst.ids))), ok))
+    ok = per[0][1] & per[1][1]
+    w = np.vstack([np.ones((1, len(ok))), bootstrap_weights(ok, n_boot, seed)])
+    va, vb = (trk.estimate(s, ok, w)[metric] for s, _ in per)
+    d = va - vb
+    boot = d[1:][np.isfinite(d[1:])]
+    lo, hi = np.percentile(boot, [2.5, 97.5])
+    return {"metric": metric, "a": float(va[0]), "b": float(vb[0]), "difference": float(d[0]),
+            "ci95": (float(lo), float(hi)), "p_not_better": float((boot <= 0).mean()), "n": int(ok.sum()),
+            "resamples": int(boot.size)}

@@ -9,7 +9,10 @@ NLTK WordNet reader. `synonym_pairs` / `random_pairs` build the related / unrela
   lower-case, alphabetic synset lemma name ≠ the head word of every synset of the head word
   (Merriam-Webster's synonyms are not openly available);
 * unrelated [P count, I rule]: pairs drawn uniformly from the single-word alphabetic lemmas, rejecting
-  pairs that share a synset, identical words and duplicates, as many as the related pairs (or `n`).
+  pairs that share a synset, identical words and duplicates, as many as the related pairs (or `n`);
+* unrelated, corpus rule [I, issue #24] (`frequency_pairs`): pairs drawn by corpus frequency (p(w) ∝
+  count(w)^power) from the words of the local corpora that every embedding model knows — the words TOKI
+  meets in explanations, not WordNet's mostly rare lemmas — with the same rejections.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ def ensure_wordnet(target: Path | None = None):
     import nltk
 
     from benchmark.resources.store import mirror_root
-    from submissions.toki_embeddings import nltk_data_dir
+    from benchmark.toki.embeddings import nltk_data_dir
 
     home = Path(target) if target else nltk_data_dir()
     corpus = home / "corpora" / "wordnet"
@@ -97,4 +100,39 @@ def random_pairs(wn, n: int, seed: int = 0, words: list[str] | None = None) -> l
         if set(wn.synsets(a)) & set(wn.synsets(b)):
             continue
         out.add((a, b))
+    return sorted(out)
+
+
+def frequency_pairs(freq: dict[str, int], n: int, seed: int = 0, power: float = 1.0,
+                    wn=None) -> list[tuple[str, str]]:
+    """n random word pairs, each word drawn with probability ∝ freq[w]^power (with replacement), rejecting
+    identical words, duplicate pairs and (when `wn` is given) pairs that share a WordNet synset."""
+    words = sorted(w for w, c in freq.items() if c > 0)
+    if len(words) < 2:
+        raise ResourceError("frequency_pairs needs at least two words with a positive count")
+    p = np.array([float(freq[w]) ** float(power) for w in words])
+    p /= p.sum()
+    rng = np.random.default_rng(seed)
+    out: set[tuple[str, str]] = set()
+    synsets: dict[str, set] = {}
+
+    def syn(w: str) -> set:
+        if w not in synsets:
+            synsets[w] = set(wn.synsets(w)) if wn is not None else set()
+        return synsets[w]
+
+    tries = 0
+    while len(out) < n:
+        if tries > 200 * n:
+            raise ResourceError(f"could not draw {n} distinct unrelated pairs by frequency (got {len(out)}); "
+                                "lower n or the frequency power")
+        draws = rng.choice(len(words), size=(max(64, n - len(out)), 2), p=p)
+        for a, b in draws:
+            tries += 1
+            x, y = words[a], words[b]
+            if x == y or (x, y) in out or (syn(x) & syn(y)):
+                continue
+            out.add((x, y))
+            if len(out) >= n:
+                break
     return sorted(out)

@@ -1,5 +1,5 @@
 """Random control oracle."""
 
-from submissions.toki_core import RandomOracle as Oracle
+from benchmark.toki.baselines import RandomOracle as Oracle
 
 __all__ = ["Oracle"]

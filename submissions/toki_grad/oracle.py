@@ -1,5 +1,5 @@
 """TOKI with gradient×input at the embedding layer (summed over dimensions and occurrences) in both pipelines."""
 
-from submissions.toki_core import Toki as Oracle
+from benchmark.toki.core import Toki as Oracle
 
 __all__ = ["Oracle"]

@@ -1,5 +1,5 @@
 """TOKI (–K.I) ablation with word-omission explanations of the test predictions."""
 
-from submissions.toki_core import TokiKI as Oracle
+from benchmark.toki.core import TokiKI as Oracle
 
 __all__ = ["Oracle"]

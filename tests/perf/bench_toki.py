@@ -62,7 +62,7 @@ def straightforward(model, doc: list[str], pred: int, seed: int, num_samples: in
 
 def load():
     from generators.trust.experiments import load_trust_set
-    from submissions.toki_embeddings import load_ensemble
+    from benchmark.toki.embeddings import load_ensemble
 
     try:
         data = load_trust_set(CONFIG)
@@ -73,7 +73,7 @@ def load():
 
 
 def run() -> dict:
-    from submissions.toki_core import Toki, top_positive
+    from benchmark.toki.core import Toki, top_positive
 
     data, models = load()
     model, meta = data["model"], data["meta"]

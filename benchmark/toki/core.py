@@ -1,13 +1,17 @@
-"""TOKI — automated trustworthiness oracle (Nguyen Tung et al. 2024; SPECS §1) and its baselines, as
-plain classes with `fit(context)` / `judge(batch)` (DESIGN §4 oracle contract).
+"""TOKI — automated trustworthiness oracle (Nguyen Tung et al. 2024; SPECS §1) and its –K.I ablation, as
+plain classes with `fit(context)` / `judge(batch)` (DESIGN §4 oracle contract). The library module of
+the algorithm: the trust generator, the attack layer (`benchmark.attacks`) and the oracle folders
+(`submissions/toki_*`, thin wrappers) all import it from here.
 
 What `judge` receives
 ---------------------
 `batch.inputs` is a list of *explained correct predictions*, one mapping each (the trust resource's
 test columns minus the ground truth): ``tokens`` (list of words), ``prediction`` (class index),
 ``confidence`` (max class probability) and, optionally, the explanation the trust set was labelled
-with, ``explanation_words`` / ``explanation_scores`` (word types with scores). `judge` returns one bool
-per instance (True = trustworthy); `last_diagnostics` keeps IS_rel, IS_unr and the per-word r(w, c).
+with, ``explanation_words`` / ``explanation_scores`` (word types with scores). `judge` returns
+``{"verdicts": [bool, …], "scores": [float, …]}`` (True = trustworthy; score = IS_rel / (IS_rel + IS_unr)
+in [0, 1], the verdict is score ≥ trust_ratio) or, with ``score="none"``, the verdicts alone;
+`last_diagnostics` keeps IS_rel, IS_unr and the per-word r(w, c).
 
 `fit(context)`: `context.train` holds the training split (a pyarrow Table, a dict of columns or a
 list of row mappings) with ``tokens``, ``label`` and ``prediction``; `context.model` is the model
@@ -26,14 +30,17 @@ Pipeline 2 — labelling (SPECS §1.4, vectorised over a batch)
     abstains); r(w, c) = [mean_m r_m(w, c) ≥ τ_vote]; IS_rel = Σ s_i r(w_i, c), IS_unr =
     Σ s_i (1 − r(w_i, c)); trustworthy iff IS_rel ≥ trust_ratio · (IS_rel + IS_unr) (Eq. 6 for
     trust_ratio = 0.5). An explanation with no positive word has IS_rel = IS_unr = 0 → trustworthy
-    (literal Eq. 6), counted in `counts["empty_explanations"]`.
+    (literal Eq. 6; score 1), counted in `counts["empty_explanations"]`.
+    `importance="equivalent"` [I] reads Table 2's "importance type" column: on the trust sets labelled
+    by explanation precision (CAMS, HateXplain, Dong's) every top-k word counts alike, so s_i := 1 in
+    Eq. 6 (IS_rel = the number of related words); "different" (default) is Eq. 6 with the scores.
 
 Every [I] choice of SPECS §1 is a named constructor parameter: `linkage`, `theta_dist`, `tau_vote`,
-`trust_ratio`, `top_k`, `lemmatize`, `words_only`, `unknown_words`, `train_limit`, `class_names`.
+`trust_ratio`, `top_k`, `lemmatize`, `words_only`, `unknown_words`, `train_limit`, `class_names`,
+`importance`, `score`.
 
-Baselines: `TokiKI` (–K.I, SPECS §1.6: r_m(w, c) = [cos_m(w, emb(c)) ≥ θ_relate^m], voted), `Naive`
-(trustworthy iff confidence ≥ θ_conf = 0.9, inclusive), `RandomOracle` (a coin per instance from the
-instance seed).
+The baselines and the controls (Naive, the random oracle, the rationale ceiling) are in
+`benchmark.toki.baselines`.
 """
 
 from __future__ import annotations
@@ -46,10 +53,12 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from submissions.toki_embeddings import WordEmbedding, load_ensemble
+from benchmark.toki.embeddings import WordEmbedding, load_ensemble
 
 LINKAGES = ("average", "complete", "single", "weighted")
 UNKNOWN_WORDS = ("unrelated", "ignore")
+IMPORTANCE = ("different", "equivalent")  # Table 2's "importance type": Eq. 6 with the scores, or every word alike
+SCORES = ("ratio", "none")  # judge's score: IS_rel / (IS_rel + IS_unr), or verdicts only
 EXPLAINERS = ("lime", "omission", "grad", "context", "given")
 STOP_WORDS = frozenset(
     "a an and are as at be by for from in is it of on or the to with its this that".split())
@@ -102,15 +111,14 @@ def omission_scores(model: Any, docs: Sequence[Sequence[str]], targets: Sequence
                     batch_size: int = 4096) -> list[tuple[list[str], list[float]]]:
     """Word omission (SPECS §1.7 -omis): score(w) = p_c(x) − p_c(x without every occurrence of w), for
     every word type of every document, all perturbations of all documents in batched predict calls."""
-    from submissions.text_common import predict_in_chunks
-
     plans, perturbed = [], []
     for doc in docs:
         types = list(dict.fromkeys(doc))
         plans.append(types)
         perturbed.append(list(doc))
         perturbed += [[w for w in doc if w != t] for t in types]
-    probs = predict_in_chunks(model, perturbed, batch_size)
+    probs = np.concatenate([np.asarray(model.predict(perturbed[s : s + batch_size]), dtype=np.float64)
+                            for s in range(0, len(perturbed), batch_size)]) if perturbed else np.zeros((0, 1))
     out, start = [], 0
     for types, c in zip(plans, targets):
         p = probs[start : start + 1 + len(types), int(c)]
@@ -166,7 +174,7 @@ class Lemmatizer:
         self._cache: dict[str, str] = {}
         self._lem = None
         if enabled:
-            from submissions.toki_embeddings import wordnet_lemmatizer
+            from benchmark.toki.embeddings import wordnet_lemmatizer
 
             self._lem = wordnet_lemmatizer()
 
@@ -315,7 +323,34 @@ def decide(is_rel: float, is_unr: float, trust_ratio: float = 0.5) -> bool:
     return bool(is_rel >= trust_ratio * (is_rel + is_unr))
 
 
+def trust_score(is_rel: float, is_unr: float) -> float:
+    """The oracle's score beside its verdict: IS_rel / (IS_rel + IS_unr) ∈ [0, 1] (the verdict of Eq. 6 is
+    score ≥ trust_ratio); an explanation with no positive word (0 + 0) scores 1, as literal Eq. 6 calls it
+    trustworthy."""
+    total = is_rel + is_unr
+    return 1.0 if total <= 0 else float(min(1.0, max(0.0, is_rel / total)))
+
+
+def judgement(verdicts: Sequence[bool], scores: Sequence[float] | None) -> Any:
+    """What `judge` returns (DESIGN §4): the verdicts alone, or ``{"verdicts": …, "scores": …}``."""
+    out = [bool(v) for v in verdicts]
+    if scores is None:
+        return out
+    return {"verdicts": out, "scores": [float(x) for x in scores]}
+
+
 # ------------------------------------------------------------------------------ helpers
+def builtin_explainer(name: str, **parameters: Any) -> Any:
+    """A registered explainer (e.g. "lime-text"), found through the submission registry and built with
+    `parameters` — the library never imports the `submissions` package (DESIGN §3)."""
+    from benchmark.submission import get_submission
+
+    sub = get_submission(name)
+    if sub.kind != "explainer":
+        raise ValueError(f"{name} is an {sub.kind}, not an explainer")
+    return sub.instantiate({k: v for k, v in parameters.items() if k in sub.parameters})
+
+
 def columns(data: Any, names: Sequence[str]) -> dict[str, list]:
     """A table-like (pyarrow Table, dict of columns, list of mappings, pandas frame) → columns."""
     if hasattr(data, "column_names") and hasattr(data, "to_pydict"):
@@ -387,9 +422,14 @@ class _Base:
                  theta_relate: Mapping[str, float] | None = None, lime_samples: int = 5000,
                  explain_batch: int = 16, judge_explanations: str = "given", models: Sequence[WordEmbedding] | None = None,
                  min_eer_accuracy: float = 0.6, words_only: bool = True, precompute_vocabulary: bool = True,
-                 dedup_predictions: bool = True, **unused: Any) -> None:
+                 dedup_predictions: bool = True, importance: str = "different", score: str = "ratio",
+                 theta_rule: str | None = None, **unused: Any) -> None:
         if unused:
             raise TypeError(f"unknown TOKI parameter(s): {sorted(unused)}")
+        if importance not in IMPORTANCE:
+            raise ValueError(f"importance must be one of {IMPORTANCE}, got {importance!r}")
+        if score not in SCORES:
+            raise ValueError(f"score must be one of {SCORES}, got {score!r}")
         if explainer not in EXPLAINERS:
             raise ValueError(f"explainer must be one of {EXPLAINERS}, got {explainer!r}")
         if unknown_words not in UNKNOWN_WORDS:
@@ -399,6 +439,9 @@ class _Base:
         if not 0 <= tau_vote <= 1 or not 0 <= trust_ratio <= 1:
             raise ValueError("tau_vote and trust_ratio must lie in [0, 1]")
         self.explainer_name = explainer
+        self.theta_rule = theta_rule or None  # None / "": the rule the embeddings resource was built with
+        self.importance = importance
+        self.score = score
         self.top_k = int(top_k)
         self.tau_vote = float(tau_vote)
         self.trust_ratio = float(trust_ratio)
@@ -433,7 +476,7 @@ class _Base:
             models = self._given_models
         else:
             models = load_ensemble(self.embedding_names, resource=self.embeddings_resource,
-                                   min_eer_accuracy=self.min_eer_accuracy)
+                                   min_eer_accuracy=self.min_eer_accuracy, theta_rule=self.theta_rule)
         self.states: list[_ModelState] = []
         for m in models:
             theta = self.theta_override.get(m.name, m.theta_relate)
@@ -485,13 +528,9 @@ class _Base:
                 raise ValueError("explainer='context' but the oracle context carries no explainer")
             return self._context_explainer, "first"
         if self.explainer_name == "lime":
-            from submissions.lime_text.explainer import LimeText
-
-            return LimeText(num_samples=self.lime_samples, features="type"), "first"
+            return builtin_explainer("lime-text", num_samples=self.lime_samples, features="type"), "first"
         if self.explainer_name == "grad":
-            from submissions.input_x_gradient.explainer import InputXGradientExplainer
-
-            return InputXGradientExplainer(), "sum"
+            return builtin_explainer("input-x-gradient"), "sum"
         return None, "first"  # omission: own batched implementation
 
     def explain(self, docs: Sequence[Sequence[str]], targets: Sequence[int], ids: Sequence[str]) -> list[Explanation]:
@@ -553,7 +592,9 @@ class _Base:
             r = np.where(voters > 0, votes / np.maximum(voters, 1) >= self.tau_vote - 1e-12, False)
         return r, voters > 0
 
-    def judge(self, batch: Any) -> list[bool]:
+    def judge(self, batch: Any) -> Any:
+        """Eq. 5–6 per instance: ``{"verdicts": [...], "scores": [IS_rel / (IS_rel + IS_unr), ...]}``
+        (verdicts only with score="none")."""
         t0 = time.perf_counter()
         exps, preds = self._instance_explanations(batch)
         t1 = time.perf_counter()
@@ -566,24 +607,25 @@ class _Base:
             r, known = self._vote_words(words, c, self._relatedness_model)
             for w, ri, ki in zip(words, r, known):
                 rel[(c, w)] = (bool(ri), bool(ki))
-        out, diags = [], []
+        out, ratios, diags = [], [], []
         for e, c in zip(exps, preds):
             flags = [rel[(c, w)] for w in e.words]
             keep = np.array([k or self.unknown_words == "unrelated" for _, k in flags], dtype=bool)
             r = np.array([f[0] for f in flags], dtype=bool)
             self.counts["unknown_words"] += int(sum(not k for _, k in flags))
-            is_rel, is_unr = importance_sums(e.scores[keep] if len(e) else [], r[keep] if len(e) else [])
+            weights = e.scores if self.importance == "different" else np.ones(len(e))
+            is_rel, is_unr = importance_sums(weights[keep] if len(e) else [], r[keep] if len(e) else [])
             if len(e) == 0:
                 self.counts["empty_explanations"] += 1
-            d = decide(is_rel, is_unr, self.trust_ratio)
-            out.append(d)
+            out.append(decide(is_rel, is_unr, self.trust_ratio))
+            ratios.append(trust_score(is_rel, is_unr))
             diags.append({"is_rel": is_rel, "is_unr": is_unr, "words": e.words, "scores": e.scores.tolist(),
                           "related": r.tolist(), "known": [k for _, k in flags]})
         self.counts["judged"] += len(out)
         self.last_diagnostics = diags
         self.timings["judge_explain_s"] = self.timings.get("judge_explain_s", 0.0) + t1 - t0
         self.timings["judge_label_s"] = self.timings.get("judge_label_s", 0.0) + time.perf_counter() - t1
-        return out
+        return judgement(out, ratios if self.score == "ratio" else None)
 
 
 class Toki(_Base):
@@ -596,12 +638,21 @@ class Toki(_Base):
     class_names, embeddings (names; None = every model of the embeddings resource whose accuracy at its
     equal-error point is ≥ min_eer_accuracy = 0.6), theta_relate
     (overrides per model), judge_explanations ("given": use the instance's explanation when present;
-    "own": re-explain with this oracle's explainer).
+    "own": re-explain with this oracle's explainer), importance ("different": Eq. 6 with the scores;
+    "equivalent": every top-k word weighs 1, Table 2's importance-equivalent sets), theta_rule ("wordnet" |
+    "corpus": which unrelated pairs θ_relate was searched against; "" = the resource's default), score ("ratio":
+    judge also returns IS_rel / (IS_rel + IS_unr); "none": verdicts only), train_explanations ("given": pipeline
+    1 reads the training split's LIME explanations when it has them and the oracle's explainer is LIME —
+    the trust sets store them, same settings; "own": explain the training predictions in fit).
     """
 
     def __init__(self, theta_dist: float = 0.3, linkage: str = "average", train_limit: int | None = None,
-                 **kw: Any) -> None:
+                 train_explanations: str = "given", **kw: Any) -> None:
         super().__init__(**kw)
+        if train_explanations not in ("given", "own"):
+            raise ValueError("train_explanations must be 'given' (the training split's explanations when it has "
+                             "them) or 'own' (explain the training predictions in fit)")
+        self.train_explanations = train_explanations
         if linkage not in LINKAGES:
             raise ValueError(f"linkage must be one of {LINKAGES}, got {linkage!r}")
         if not 0 <= theta_dist <= 2:
@@ -616,19 +667,32 @@ class Toki(_Base):
         self._setup(context)
         self._precompute(getattr(context, "train", None))
         t0 = time.perf_counter()
-        cols = columns(context.train, ("id", "tokens", "label", "prediction"))
+        cols = columns(context.train, ("id", "tokens", "label", "prediction", "explanation_words",
+                                       "explanation_scores"))
         docs, labels = cols["tokens"], [int(y) for y in cols["label"]]
         preds = ([int(p) for p in cols["prediction"]] if "prediction" in cols
                  else np.asarray(self.model.predict([list(d) for d in docs])).argmax(1).tolist())
         ids = cols.get("id") or [f"train-{i}" for i in range(len(docs))]
         idx = [i for i in range(len(docs)) if preds[i] == labels[i] and len(docs[i])]
         self.counts["train_incorrect"] = sum(p != y for p, y in zip(preds, labels))
+        given = cols.get("explanation_words")
+        use_given = (self.train_explanations == "given" and self.explainer_name in ("lime", "context")
+                     and given is not None and any(given[i] for i in idx))
+        if use_given:  # the trust set's own LIME explanations of the training predictions (same settings)
+            self.counts["train_without_explanation"] = sum(not given[i] for i in idx)
+            idx = [i for i in idx if given[i]]
         if self.train_limit is not None and len(idx) > int(self.train_limit):
             rng = np.random.default_rng(self.seed)
             idx = sorted(rng.choice(idx, int(self.train_limit), replace=False).tolist())
         self.counts["train_explained"] = len(idx)
-        exps = self.explain([docs[i] for i in idx], [preds[i] for i in idx], [str(ids[i]) for i in idx])
+        if use_given:
+            self.counts["train_explanations_given"] = len(idx)
+            exps = [top_positive(given[i], cols["explanation_scores"][i], self.top_k, self._norm, self.words_only)
+                    for i in idx]
+        else:
+            exps = self.explain([docs[i] for i in idx], [preds[i] for i in idx], [str(ids[i]) for i in idx])
         self.fit_explanations = dict(zip((str(ids[i]) for i in idx), exps))  # per training id (diagnostics)
+        self.fit_classes = [preds[i] for i in idx]  # aligned with fit_explanations (re-pool: `fit_pools`)
         t1 = time.perf_counter()
         self.fit_pools(exps, [preds[i] for i in idx])
         self.timings.update({"fit_explain_s": t1 - t0, "fit_keywords_s": time.perf_counter() - t1})
@@ -708,38 +772,3 @@ class TokiKI(_Base):
         if cv is None:
             return np.zeros(len(words), dtype=bool), np.zeros(len(words), dtype=bool)  # abstains
         return (vecs @ cv >= st.theta) & known, known
-
-
-class Naive:
-    """Naive baseline (SPECS §1.6): trustworthy iff confidence ≥ θ_conf (inclusive; θ_conf = 0.9)."""
-
-    def __init__(self, theta_conf: float = 0.9) -> None:
-        if not 0 <= theta_conf <= 1:
-            raise ValueError("theta_conf must lie in [0, 1]")
-        self.theta_conf = float(theta_conf)
-
-    def fit(self, context: Any) -> None:
-        return None
-
-    def judge(self, batch: Any) -> list[bool]:
-        items = [instance_fields(x) for x in batch.inputs]
-        bad = [i for i, x in enumerate(items) if not 0.0 <= float(x.get("confidence", float("nan"))) <= 1.0]
-        if bad:
-            raise ValueError(f"instance(s) {bad[:5]} have no confidence in [0, 1]; Naive judges by the model's confidence")
-        return [float(x["confidence"]) >= self.theta_conf for x in items]
-
-
-class RandomOracle:
-    """Control: trustworthy with probability `p`, one draw per instance from `batch.instance_seed(i)`
-    (never looks at the model, the explanation or the confidence)."""
-
-    def __init__(self, p: float = 0.5) -> None:
-        if not 0 <= p <= 1:
-            raise ValueError("p must lie in [0, 1]")
-        self.p = float(p)
-
-    def fit(self, context: Any) -> None:
-        return None
-
-    def judge(self, batch: Any) -> list[bool]:
-        return [bool(np.random.default_rng(batch.instance_seed(i)).random() < self.p) for i in range(len(batch))]
