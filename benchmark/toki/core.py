@@ -634,7 +634,7 @@ class Toki(_Base):
     Parameters (all [I] choices named): explainer ("lime" | "omission" | "grad" | "context"), top_k (10),
     theta_dist (θ_dist = 0.3), linkage ("average"), tau_vote (0.5), trust_ratio (0.5), lemmatize (True),
     unknown_words ("unrelated": words no model embeds count as unrelated; "ignore": left out of both
-    sums), train_limit (None = every correct training prediction; else a seeded sample of that size),
+    sums), train_limit (-1 or None = every correct training prediction; else a seeded sample of that size),
     class_names, embeddings (names; None = every model of the embeddings resource whose accuracy at its
     equal-error point is ≥ min_eer_accuracy = 0.6), theta_relate
     (overrides per model), judge_explanations ("given": use the instance's explanation when present;
@@ -646,7 +646,7 @@ class Toki(_Base):
     the trust sets store them, same settings; "own": explain the training predictions in fit).
     """
 
-    def __init__(self, theta_dist: float = 0.3, linkage: str = "average", train_limit: int | None = None,
+    def __init__(self, theta_dist: float = 0.3, linkage: str = "average", train_limit: int | None = -1,
                  train_explanations: str = "given", **kw: Any) -> None:
         super().__init__(**kw)
         if train_explanations not in ("given", "own"):

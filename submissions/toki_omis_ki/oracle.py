@@ -1,5 +1,15 @@
 """TOKI (–K.I) ablation with word-omission explanations of the test predictions."""
 
-from benchmark.toki.core import TokiKI as Oracle
+from typing import Any
+
+from benchmark.toki.core import TokiKI
+
+
+class Oracle(TokiKI):
+    """TokiKI whose defaults are this submission's: explainer 'omission', judge_explanations 'own'."""
+
+    def __init__(self, explainer: str = "omission", judge_explanations: str = "own", **params: Any) -> None:
+        super().__init__(explainer=explainer, judge_explanations=judge_explanations, **params)
+
 
 __all__ = ["Oracle"]
