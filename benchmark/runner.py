@@ -198,7 +198,10 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
     coverage = coverage_of(instances.ids, trk.split_size(res, split, instances, opts.limit), opts.limit)
     result = Result(
         submission={"name": name, "base": sub.name, "version": sub.version, "hash": sub.hash,
-                    "parameters": params, "kind": sub.kind, "role": sub.role},
+                    "parameters": params, "kind": sub.kind,
+                    # a track may mark a submission's row on one board (robustness: the explainer the texts
+                    # were attacked through is a reference there, not ranked)
+                    "role": trk.board_role(res, sub.name, sub.role) if hasattr(trk, "board_role") else sub.role},
         track=track,
         resource={"name": res.name, "version": res.version, "revision": res.revision, "split": split},
         model=model_info,

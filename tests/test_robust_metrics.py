@@ -44,13 +44,49 @@ def test_topk_intersection_by_hand():
     assert rm.topk_intersection([1, 1, 1], [1, 0, 0], 0.1) == 1.0
 
 
+def test_acc_on_the_fixed_grid_carries_empty_upper_bins_forward():
+    """A curve whose upper bins are empty is integrated over the same [0, 0.375] as a full one: the last
+    filled mean is carried forward (or, under "undefined", the curve has no ACC). The issue's example: a
+    weak curve from PCC 0.9 to 0.75 that stops at ρ 0.175 scored 0.147 when the trapezoid stopped there,
+    above a strong full curve from 0.8 to 0.3 (≈ 0.200)."""
+    centre = (np.arange(8) + 0.5) * 0.05
+    weak = np.array([0.9, 0.85, 0.8, 0.75, np.nan, np.nan, np.nan, np.nan])
+    strong = np.linspace(0.8, 0.3, 8)
+    old = 0.025 * 1.9 / 2 + 0.05 * (1.75 + 1.65 + 1.55) / 2  # the trapezoid stopping at 0.175
+    assert old == pytest.approx(0.1475)
+    assert rm.acc(centre, weak) == pytest.approx(old + 0.2 * 0.75)  # 0.75 carried from 0.175 to 0.375
+    assert rm.acc(centre, weak) > rm.acc(centre, strong)  # weak really is the more robust curve
+    assert math.isnan(rm.acc(centre, weak, empty="undefined"))
+    assert rm.acc(centre, strong, empty="undefined") == pytest.approx(rm.acc(centre, strong))
+    # an interior gap is bridged linearly: the same area as the straight line through it
+    gap = strong.copy()
+    gap[3] = np.nan
+    assert rm.acc(centre, gap) == pytest.approx(rm.acc(centre, strong))
+    assert rm.bin_coverage([3, 0, 2, 0, 0, 0, 0, 0]) == {"filled": 2, "bins": 8, "rule": "carry",
+                                                         "carried": [3, 4, 5, 6, 7], "bridged": [1]}
+    with pytest.raises(ValueError):
+        rm.acc(centre, weak, empty="zero")
+
+
+def test_weighted_acc_matches_repetition_and_the_bootstrap_form():
+    rho = np.array([0.01, 0.06, 0.06, 0.12, 0.3])
+    pcc = np.array([0.9, 0.5, 0.7, 0.2, -0.1])
+    w = np.array([1, 3, 1, 2, 1])
+    # a weight of k is k repeated points
+    assert rm.acc_of(rho, pcc, weights=w) == pytest.approx(rm.acc_of(np.repeat(rho, w), np.repeat(pcc, w)))
+    W = np.stack([w, np.ones(5), np.array([0, 1, 0, 1, 1])])
+    got = rm.acc_weighted(rho, pcc, W)
+    for row, value in zip(W, got):
+        assert value == pytest.approx(rm.acc_of(rho, pcc, weights=row))
+
+
 def test_binning_and_acc_by_hand():
     rho = [0.01, 0.04, 0.06, 0.10, 0.40, 0.5]
     pcc = [0.8, 0.6, 0.5, 0.3, -0.2, 0.0]
     b = rm.bin_by_rho(rho, pcc)
     assert b["count"].tolist() == [2, 1, 1, 0, 0, 0, 0, 1]  # 0.10 → bin 2; 0.40 → last bin; 0.5 → outside
     assert b["mean"][0] == pytest.approx(0.7)
-    # points (0, 1), (0.025, 0.7), (0.075, 0.5), (0.125, 0.3), (0.375, −0.2)
+    # points (0, 1), (0.025, 0.7), (0.075, 0.5), (0.125, 0.3), (0.375, −0.2): bins 3–6 bridged
     expected = 0.025 * (1 + 0.7) / 2 + 0.05 * (0.7 + 0.5) / 2 + 0.05 * (0.5 + 0.3) / 2 + 0.25 * (0.3 - 0.2) / 2
     assert rm.acc(b["centre"], b["mean"]) == pytest.approx(expected)
     assert rm.acc_of(rho, pcc) == pytest.approx(expected)
@@ -82,10 +118,15 @@ def test_track_pairs_originals_and_attacks_and_counts_failures():
         full[k][pos] = v
     ok = np.array([True, True, True, False, True])
     summ = trk.summarise(full, ok)
-    # TEF: one point (ρ 0.1 → bin 2, PCC −1): (0,1)→(0.125,−1) = 0.125·0/2 = 0
-    assert summ["rob-acc-tef"].mean == pytest.approx(0.0)
+    # TEF: one point (ρ 0.1 → bin 2, PCC −1): (0,1)→(0.125,−1) = 0, then −1 carried to 0.375: −0.25
+    assert summ["rob-acc-tef"].mean == pytest.approx(-0.25)
     assert summ["rob-acc-tef"].excluded == 1
-    assert summ["rob-acc-ra"].mean == pytest.approx(0.125)
+    assert summ["rob-acc-ra"].mean == pytest.approx(0.125 + 0.25)
+    extra = trk.summary_extra(full, ok)
+    assert extra["curves"]["tef"]["coverage"] == {"filled": 1, "bins": 8, "rule": "carry", "carried": [3, 4, 5, 6, 7],
+                                                  "bridged": [0, 1]}
+    assert extra["acc_variants"]["tef"]["undefined_rule"] is None  # the stricter rule: no ACC for such a curve
+    assert extra["rank_gate"] == {"metric": "rob-faith-comp", "min": None, "beat_controls": True}
 
 
 def test_policy_extraction_on_a_hand_built_event_log():

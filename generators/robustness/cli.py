@@ -14,13 +14,16 @@ from benchmark.progress import console
 
 RobustModel = StrEnum("RobustModel", {v: v for v in ("cnn", "lstm", "lstm-att", "minilm")})  # generators.robustness.train.MODELS
 Embeddings = StrEnum("Embeddings", {v: v for v in ("random", "glove-50d")})  # generators.idc.train.EMBEDDINGS
-RobustAttack = StrEnum("RobustAttack", {v: v for v in ("tef", "ra", "ri", "rs")})  # benchmark.attacks.tef.METHODS
+RobustAttack = StrEnum("RobustAttack", {v: v for v in ("tef", "ra", "ri", "rs", "su")})  # generators.robustness.build.ATTACKS
+VocabRule = StrEnum("VocabRule", {v: v for v in ("extend", "drop", "off")})  # generators.robustness.build.VOCAB_RULES
 
 
 def generate_robustness(
     model: List[RobustModel] = typer.Option(["cnn", "lstm", "lstm-att"], "--model", "-m",
                                     help="Models under test: cnn, lstm, lstm-att, minilm (one config robustness/mr-<model> each)."),
-    attack: List[RobustAttack] = typer.Option(["tef", "ra", "ri", "rs"], "--attack", "-a", help="tef, ra, ri, rs."),
+    attack: List[RobustAttack] = typer.Option(["tef", "ra", "ri", "rs", "su"], "--attack", "-a",
+                                              help="tef, ra, ri, rs, su (the semi-universal policy, learned from TEF "
+                                              "on the other half of the test set)."),
     explainer: Optional[List[str]] = typer.Option(None, "--explainer", "-e",
                                                   help="Explainers attacked live, repeatable (default: saliency, "
                                                   "attention, integrated-gradients; those that cannot explain a "
@@ -29,6 +32,13 @@ def generate_robustness(
     samples: int = typer.Option(100, min=1, max=100_000, help="Correctly classified MR test sentences per model."),
     slow_samples: Optional[int] = typer.Option(None, min=1, max=100_000, help="At most this many samples for "
                                                "the slow explainers (integrated-gradients; reduced scale)."),
+    policy_samples: Optional[int] = typer.Option(None, min=0, max=100_000, help="TEF samples per model and "
+                                                 "explainer on the policy half for su (default: --samples; 0: no su)."),
+    policy_pos: bool = typer.Option(True, "--policy-pos/--no-policy-pos", help="su replaces a word only where its "
+                                    "part of speech stays the same."),
+    vocab_rule: VocabRule = typer.Option("extend", help="Swaps the model can read: extend (every synonym-space "
+                                         "word gets its own frozen GloVe row in the word models), drop (candidates "
+                                         "the model cannot represent are dropped), off (they map to <unk>)."),
     candidates: int = typer.Option(15, min=1, max=100, help="N nearest neighbours per word (paper: 15)."),
     epochs: int = typer.Option(6, min=1, max=100, help="Training epochs (best validation epoch kept)."),
     embeddings: Embeddings = typer.Option("glove-50d", help="The word models' embeddings: glove-50d (GloVe 6B "
@@ -56,6 +66,7 @@ def generate_robustness(
     cfg = RobustnessConfig(models=tuple(str(m) for m in model), attacks=tuple(str(a) for a in attack),
                            explainers=tuple(explainer or DEFAULT_EXPLAINERS),
                            reference_explainer=reference, n_samples=samples, slow_samples=slow_samples, n_candidates=candidates,
+                           policy_samples=policy_samples, policy_pos=policy_pos, vocab_rule=str(vocab_rule),
                            epochs=epochs, embeddings=str(embeddings), freeze_embeddings=freeze_embeddings,
                            vectors=str(vectors) if vectors else None, seed=seed,
                            similarity=not no_similarity, explainer_params=_params(explainer_param or []),
