@@ -130,7 +130,7 @@ def test_track_pairs_originals_and_attacks_and_counts_failures():
 
 
 def test_policy_extraction_on_a_hand_built_event_log():
-    from generators.robustness.experiments import apply_policy, policy
+    from generators.robustness.policies import apply_policy, policy
 
     events = [("Movie", "cinematographic"), ("movie", "cinematographic"), ("movie", "pic"),
               ("film", "cinematographic"), ("film", "cine"), ("good", "decent"), ("good", "decent"),
@@ -140,7 +140,7 @@ def test_policy_extraction_on_a_hand_built_event_log():
     assert pol == [("bad", "wicked", 3), ("movie", "cinematographic", 3), ("film", "cine", 2),
                    ("good", "decent", 2), ("story", "conte", 1)]
     text = ["a", "good", "movie", "and", "a", "bad", "movie", ".", "x", "y"]
-    adv, r = apply_policy(text, pol, rho_max=0.2)  # (r+1)/10 > 0.2 stops at r = 2
+    adv, r, _where = apply_policy(text, pol, rho_max=0.2)  # (r+1)/10 > 0.2 stops at r = 2
     assert r == 2 and adv == ["a", "good", "cinematographic", "and", "a", "wicked", "movie", ".", "x", "y"]
 
 
@@ -163,3 +163,85 @@ def test_vectorised_distances_equal_the_scalar_ones_to_the_last_bit():
                 assert (g == w) or (np.isnan(g) and np.isnan(w)), (n, undefined, g, w)
     const = attribution_distances(np.ones(5), [np.arange(5.0)], "nan")
     assert np.isnan(const[0]) and attribution_distances(np.ones(5), [np.arange(5.0)])[0] == 0.5
+
+
+class _Lexicon:
+    """A model whose class-1 probability is a logistic function of fixed word weights (a hand-checkable
+    stand-in for the faithfulness formula; the track's real models are tested in test_robust_track)."""
+
+    W = {"great": 3.0, "fun": 1.0, "plot": 0.0, "the": 0.0, "dull": -2.0}
+
+    def predict(self, texts):
+        s = np.array([sum(self.W.get(w, 0.0) for w in t) for t in texts])
+        p1 = 1 / (1 + np.exp(-s))
+        return np.stack([1 - p1, p1], axis=1)
+
+
+def test_eraser_comprehensiveness_and_sufficiency_by_hand():
+    from benchmark.tracks.robustness import faithfulness
+
+    m = _Lexicon()
+    text = ["the", "great", "plot", "fun"]  # n = 4: 1/5/10/20 % → top 1 word, 50 % → top 2
+    good = np.array([0.0, 3.0, 0.0, 1.0])  # ranks great, fun first
+    blind = np.array([4.0, 3.0, 2.0, 1.0])  # position: the, great
+    p = lambda *ws: float(m.predict([list(ws)])[0, 1])  # noqa: E731
+    p0 = p(*text)
+    comp_good = (4 * (p0 - p("the", "plot", "fun")) + (p0 - p("the", "plot"))) / 5
+    suff_good = (4 * (p0 - p("great")) + (p0 - p("great", "fun"))) / 5
+    comp_blind = (4 * (p0 - p("great", "plot", "fun")) + (p0 - p("plot", "fun"))) / 5
+    comp, suff = faithfulness(m, [text, text, ["great"]], [good, blind, np.array([1.0])])
+    assert comp[0] == pytest.approx(comp_good) and suff[0] == pytest.approx(suff_good)
+    assert comp[1] == pytest.approx(comp_blind) and comp[0] > comp[1]
+    assert math.isnan(comp[2]) and math.isnan(suff[2])  # one word: nothing to remove
+
+
+def test_bootstrap_units_are_the_attacked_samples_and_estimate_matches_summarise():
+    from benchmark.tracks.robustness import RobustnessTrack, bootstrap_weights
+
+    trk = RobustnessTrack()
+    rng = np.random.default_rng(1)
+    kind, ex = [], []
+    for s in range(6):
+        o = len(kind)
+        kind.append({"original": True})
+        ex.append(rng.normal(size=8))
+        for r in (1, 2, 3):
+            kind.append({"original": False, "of": o, "attack": "tef", "rho": r / 8, "weight": 4 - r, "sample": str(s)})
+            ex.append(ex[o] + rng.normal(scale=0.5 * r, size=8))
+    pos = list(range(len(kind)))
+    scores = trk.score(ex, {"kind": kind}, pos)
+    ok = np.ones(len(pos), dtype=bool)
+    units = trk.units(scores, len(pos))
+    assert len(np.unique(units)) == 6 and all(units[k] == units[k - k % 4] for k in pos)
+    est = trk.estimate(scores, ok, np.ones((1, len(pos))))
+    summ = trk.summarise(scores, ok)
+    assert est["rob-acc-tef"][0] == pytest.approx(summ["rob-acc-tef"].mean)
+    assert est["rob-pcc-tef"][0] == pytest.approx(summ["rob-pcc-tef"].mean)
+    assert np.isnan(est["rob-acc-ra"][0]) and summ["rob-acc-ra"].mean is None
+    # a draw that takes sample 0 twice and sample 1 not at all: its four instances count twice
+    W = bootstrap_weights(units, np.isfinite(scores["rob-pcc-tef"]), 50, seed=0)
+    assert W.shape == (50, len(pos)) and np.all(W.sum(axis=1) == len(pos))
+    assert all(len(set(W[b, k - k % 4 : k - k % 4 + 4])) == 1 for b in range(50) for k in pos)
+    lo, hi = summ["rob-acc-tef"].ci95
+    assert lo <= summ["rob-acc-tef"].mean <= hi and summ["rob-acc-tef"].n == 6
+    # the "point" weighting: one point per (sample, r)
+    point = trk.score(ex, {"kind": kind}, pos, weighting="point")
+    assert np.nanmax(point["weight"]) == 1 and np.nanmax(point["weight_rho_max"]) == 3
+
+
+def test_constant_or_zero_attributions_on_attacked_texts_are_counted_undefined():
+    from benchmark.tracks.robustness import RobustnessTrack
+
+    trk = RobustnessTrack()
+    kind = [{"original": True},
+            {"original": False, "of": 0, "attack": "tef", "rho": 0.1, "weight": 1, "sample": "s"},
+            {"original": False, "of": 0, "attack": "tef", "rho": 0.2, "weight": 1, "sample": "s"},
+            {"original": False, "of": 0, "attack": "tef", "rho": 0.3, "weight": 1, "sample": "s"}]
+    a = np.array([1.0, 2.0, 3.0, 0.5])
+    ex = [a, np.zeros(4), np.full(4, 0.7), a[::-1].copy()]
+    scores = trk.score(ex, {"kind": kind}, [0, 1, 2, 3])
+    assert np.isnan(scores["rob-pcc-tef"][1]) and np.isnan(scores["rob-pcc-tef"][2])  # never a silent 1 or 0
+    ok = np.ones(4, dtype=bool)
+    summ = trk.summarise(scores, ok)
+    assert summ["rob-acc-tef"].excluded == 2 and summ["rob-pcc-tef"].excluded == 2
+    assert trk.summary_extra(scores, ok)["pcc_undefined"]["tef"] == 2
