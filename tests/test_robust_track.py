@@ -191,6 +191,11 @@ def test_no_control_and_no_text_blind_method_ranks_first(rhome, tmp_path):
     assert is_control("position") and {results[n].submission["role"] for n in ("position", "uniform", "random")} == {"control"}
     comp = {n: r.metrics["rob-faith-comp"].mean for n, r in results.items()}
     assert comp["occlusion"] > max(comp["position"], comp["random"])  # deleting what it ranks first hurts most
+    from leaderboard.site.figures import FIGURES, FigureContext
+
+    _curves, scatter = FIGURES["robustness"](FigureContext(board=None, results=results, site=tmp_path / "site",
+                                                           prefix="img/rob"))
+    assert scatter.path and "flat" in scatter.note  # the constant has no ACC: named, not drawn
     order = [r.submission["name"] for r in _gated_order(results.values())]
     assert order[0] in ("occlusion", "input-x-gradient"), (order, comp)
     assert set(order[-2:]) == {"blind-position", "flat"}
@@ -310,9 +315,10 @@ def test_live_attack_through_the_worker_repeats_the_generator(rhome, tmp_path):
     assert res.extra["live"]["calls"]["attribute"] < res.extra["live"]["calls"]["texts_attributed"]  # batched
     from leaderboard.site.figures import FIGURES, FigureContext
 
-    (fig,) = FIGURES[res.track](FigureContext(board=None, results={"saliency": res}, site=tmp_path / "site",
-                                              prefix="img/live"))
-    assert fig.path and (tmp_path / "site" / fig.path).stat().st_size > 1000  # the live board's curves
+    curves, scatter = FIGURES[res.track](FigureContext(board=None, results={"saliency": res}, site=tmp_path / "site",
+                                                       prefix="img/live"))
+    for fig in (curves, scatter):  # the live board's curves, and robustness against faithfulness
+        assert fig.path and (tmp_path / "site" / fig.path).stat().st_size > 1000
 
     # `xaibench verify` re-scores a live Result from its log; a changed logged attribution is caught
     from benchmark.runner import result_path
