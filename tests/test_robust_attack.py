@@ -332,3 +332,15 @@ def test_semi_universal_policy_keeps_the_part_of_speech_and_the_halves_are_disjo
     assert where == [1, 2] and adv[5] == "good"
     p, e = split_halves(11, 0)
     assert sorted(p + e) == list(range(11)) and len(p) == 5 and split_halves(11, 0) == (p, e)
+
+
+def test_each_model_faces_a_policy_it_can_read():
+    """Under the vocabulary rule a model's semi-universal policy comes from the events whose replacement it
+    represents: another model's events may swap in words it would read as <unk>."""
+    from generators.robustness.policies import model_policy
+
+    events = {("lstm", "saliency"): [("movie", "flick"), ("movie", "flick"), ("good", "decent")],
+              ("cnn", "saliency"): [("movie", "film"), ("good", "decent")]}
+    assert model_policy(events, None) == [("movie", "flick", 3), ("good", "decent", 2)]
+    readable = {"film", "decent"}.__contains__
+    assert model_policy(events, readable) == [("good", "decent", 2), ("movie", "film", 1)]

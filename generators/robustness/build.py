@@ -337,9 +337,9 @@ def build_robustness(config: RobustnessConfig | None = None, *, root: Path | Non
         state[name] = (model, represents, docs, rows, runs, skipped)
     if su:
         events = {**_stored_events(root, cfg, events), **events}
-        pol = policies.policy([x for ev in events.values() for x in ev])
         keeps = policies.pos_keeper(tagger) if cfg.policy_pos else None
         for name, (model, represents, docs, rows, runs, skipped) in state.items():
+            pol = policies.model_policy(events, None if cfg.vocab_rule == "off" else represents)
             names = dict.fromkeys([*cfg.explainers, *sorted({r["explainer"] for r in rows})])
             fns = {e: explainer_fn(e, model, cfg.explainer_params.get(e)) for e in names}
             fns = {e: f for e, (f, why) in fns.items() if not why}
@@ -378,7 +378,7 @@ def _stored_events(root: Path, cfg: RobustnessConfig, fresh: dict) -> dict[tuple
         if m in cfg.models and not cfg.append:
             continue
         try:
-            stored = load_resource(f"{FAMILY}/mr-{m}", hub=False).stats.get("policy_events", {})
+            stored = load_resource(f"{FAMILY}/mr-{m}", root=root, hub=False).stats.get("policy_events", {})
         except Exception:  # noqa: BLE001 - a model not built yet
             continue
         for k, v in stored.items():
@@ -403,6 +403,13 @@ def _write_model(root, name, cfg, rows, runs, skipped, mcfg, space, tagger, docs
               "similarity": sim_name, "perplexity": rm.PERPLEXITY_UNAVAILABLE,
               **{k: v for k, v in asdict(cfg).items() if k not in ("models", "extra")},
               "source": "Ivankay et al. 2022, SPECS §2"}
+    if events is None and cfg.append:  # keep the policy events of the config appended to
+        from benchmark.resources import load_resource
+
+        try:
+            events = load_resource(f"{FAMILY}/mr-{name}", root=root, hub=False).stats.get("policy_events")
+        except Exception:  # noqa: BLE001 - nothing written yet
+            events = None
     stats = {"model_scores": mcfg["scores"], "curves": summary, "runs": runs, "skipped_explainers": skipped,
              "samples": len(docs), "train_seconds": round(train_s, 1),
              "vocabulary": {"rule": cfg.vocab_rule, **(mcfg.get("vocab_extension") or {}),
@@ -427,22 +434,23 @@ def card_info() -> dict:
 
 
 def _existing(root: Path, name: str, cfg: RobustnessConfig, mcfg: dict) -> tuple[list[dict], dict, dict]:
-    """Rows, runs and skips of the config already written, minus the explainers being re-run."""
-    import json
-
+    """Rows, runs and skips of the config already written under `root`, minus the (explainer, attack)
+    pairs being re-run (and SU's rows, rebuilt whenever "su" is among the attacks)."""
     from benchmark.resources import load_resource
 
     try:
-        res = load_resource(f"{FAMILY}/mr-{name}")
+        res = load_resource(f"{FAMILY}/mr-{name}", root=root, hub=False)
     except Exception:  # noqa: BLE001 - nothing to append to
         return [], {}, {}
     if res.params.get("model_sha256") != mcfg["sha256"]:
         raise ResourceError(f"{res.name} was built on other model weights; rebuild it without --append")
+    rerun = {(e, a) for e in cfg.explainers for a in cfg.attacks} | {(e, "policy") for e in cfg.explainers
+                                                                       if "su" in cfg.attacks}
+    rerun |= {("policy", "su")} if "su" in cfg.attacks else set()
     t = res.table("test").to_pydict()
-    rows = [{k: t[k][i] for k in t} for i in range(len(t["id"])) if t["explainer"][i] not in cfg.explainers]
-    runs = {k: v for k, v in res.stats.get("runs", {}).items() if k.split("/")[0] not in cfg.explainers}
+    rows = [{k: t[k][i] for k in t} for i in range(len(t["id"])) if (t["explainer"][i], t["attack"][i]) not in rerun]
+    runs = {k: v for k, v in res.stats.get("runs", {}).items() if tuple(k.split("/", 1)) not in rerun}
     skipped = {k: v for k, v in res.stats.get("skipped_explainers", {}).items() if k not in cfg.explainers}
-    json.dumps(runs)
     return rows, runs, skipped
 
 

@@ -50,6 +50,13 @@ def policy(events: Sequence[tuple[str, str]], top: int | None = None) -> list[tu
     return rows[:top] if top else rows
 
 
+def model_policy(events: dict, represents: Callable[[str], bool] | None) -> list[tuple[str, str, int]]:
+    """The policy one model faces: learned from the events ({(model, explainer): [(original, replacement)]},
+    every model's) whose replacement the model can represent (`represents`; None: every event — the
+    vocabulary rule "off"). Events from another model may swap in words this model reads as <unk>."""
+    return policy([x for ev in events.values() for x in ev if represents is None or represents(x[1])])
+
+
 def apply_policy(tokens: Sequence[str], pol: Sequence[tuple[str, str, int]], rho_max: float,
                  keeps_pos: KeepsPos | None = None) -> tuple[list[str], int, list[int]]:
     """Query-free attack (module docstring): (adversarial tokens, r, substituted positions in order)."""
