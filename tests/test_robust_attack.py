@@ -344,3 +344,11 @@ def test_each_model_faces_a_policy_it_can_read():
     assert model_policy(events, None) == [("movie", "flick", 3), ("good", "decent", 2)]
     readable = {"film", "decent"}.__contains__
     assert model_policy(events, readable) == [("good", "decent", 2), ("movie", "film", 1)]
+
+
+def test_the_draw_probe_tells_seeded_noise_from_float_rounding():
+    from benchmark.attacks.live import same_output
+
+    a = np.array([0.5, -1.25, 3.0])
+    assert same_output(a, a * (1 + 1e-7)) and same_output(np.zeros(3), np.zeros(3))
+    assert not same_output(a, a + 0.01) and not same_output(a, a[:2])
