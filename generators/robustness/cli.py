@@ -133,7 +133,8 @@ def reproduce_tef(
     if table4:
         from generators.robustness.table4 import table4 as run_table4
 
-        t4, _ = run_table4(folder, model_name=str(table4_model), n=table4_n, seeds=range(table4_seeds), toki=toki,
+        t4, _ = run_table4(data_home() / "cache" / "table4", model_name=str(table4_model), n=table4_n,
+                           seeds=range(table4_seeds), toki=toki,
                            toki_train=toki_train, toki_explainer=toki_explainer, log=console.print)
         (folder / f"table4-{table4_model}.md").write_text(t4 + "\n")
         console.print(t4)

@@ -22,8 +22,10 @@
   skipped, as TextAttack does), words changed (NP, mean over successes) and sentence similarity
   (MiniLM cosine over successes); mean ± std (ddof 1) over seeds beside the paper's row.
 
-Every finished sentence is appended to a JSON-lines log in `out_dir` (A2T: one file; TOKI: one per seed),
-so a long run resumes where it stopped.
+Every finished sentence is appended to a JSON-lines log in `state_dir` (A2T: one file; TOKI: one per
+seed), so a long run resumes where it stopped; the figures go there too (`table4-<model>.json`). The CLI
+keeps that state under `$XAIBENCH_HOME/cache/table4` (not among the Results) and writes the table to
+`results/tef/table4-<model>.md`.
 """
 
 from __future__ import annotations
@@ -88,7 +90,7 @@ def _summary(recs: Sequence[dict], sim) -> dict:
     return out
 
 
-def table4(out_dir: Path, model_name: str = "minilm", n: int = RT_TEST, seeds: Sequence[int] = range(10),
+def table4(state_dir: Path, model_name: str = "minilm", n: int = RT_TEST, seeds: Sequence[int] = range(10),
            toki: bool = True, toki_train: int = 1000, toki_explainer: str = "grad", similarity: bool = True,
            determinism_check: int = 5, root: Path | None = None, space=None, log=print) -> tuple[str, dict]:
     """Run (or resume) Table 4 (module docstring); returns (Markdown, figures). `space`: the synonym space
@@ -103,7 +105,7 @@ def table4(out_dir: Path, model_name: str = "minilm", n: int = RT_TEST, seeds: S
     from generators.robustness.build import SPACE_FILE, load_model_under_test
 
     root = Path(root) if root else resource_root("robustness")
-    out_dir = Path(out_dir)
+    out_dir = Path(state_dir)
     model = load_model_under_test(root, model_name)
     space = space if space is not None else SynonymSpace.load(root / SPACE_FILE)
     sim = SentenceSimilarity() if similarity else None
