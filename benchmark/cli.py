@@ -234,6 +234,8 @@ def attack_cmd(
                                            "when it was not the offline space)."),
     pos_check: str = typer.Option("before", help="before: tag candidates, then explain the POS-valid ones; after: "
                                   "explain first, tag lazily (same attacks; faster for cheap explainers)."),
+    draws: Optional[int] = typer.Option(None, min=1, max=100, help="Re-explanations of every scored text under fresh "
+                                        "ids (default: 1, or 3 when the explainer's output depends on the id)."),
     overwrite: bool = typer.Option(False, help="Attack again from scratch (the log of finished samples is dropped)."),
     results: Optional[Path] = typer.Option(None, file_okay=False,
                                            help="Results folder (default $XAIBENCH_HOME/results)."),
@@ -246,14 +248,15 @@ def attack_cmd(
 
     TEF / RA search the explainer's OWN explanations (robustness track). The attack runs here; every
     explanation comes from the submission in the sandboxed worker, all candidates of a position in one
-    call. Written to the robustness-live board of the resource and model; finished samples are logged,
-    so an interrupted run resumes."""
+    call. The scored pairs are the original and attacked texts explained again under fresh ids (never
+    the draws the search kept). Written to the robustness-live board of the resource and model;
+    finished samples are logged, so an interrupted run resumes."""
     from benchmark.attacks.live import LIVE_ATTACKS, attack_submission
 
     r = attack_submission(submission, resource, model=model, samples=samples,
                           attacks=tuple(attack or LIVE_ATTACKS), n_candidates=n_candidates, seed=seed,
                           params=_parse_params(param), timeout_s=timeout, vectors=vectors, pos_check=pos_check,
-                          overwrite=overwrite,
+                          draws=draws, overwrite=overwrite,
                           results_dir=results, sandbox=sandbox.value, memory_gb=memory_limit)
     p = r.metrics[r.primary_metric]
     ra = r.metrics.get("rob-acc-ra")

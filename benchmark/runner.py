@@ -169,7 +169,10 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
     fit_s = first.fit_s
     result = Result(
         submission={"name": name, "base": sub.name, "version": sub.version, "hash": sub.hash,
-                    "parameters": params, "kind": sub.kind, "role": sub.role},
+                    "parameters": params, "kind": sub.kind,
+                    # a track may mark a submission's row on one board (robustness: the explainer the texts
+                    # were attacked through is a reference there, not ranked)
+                    "role": trk.board_role(res, sub.name, sub.role)},
         track=track,
         resource={"name": res.name, "version": res.version, "revision": res.revision, "split": split},
         model=model_info,

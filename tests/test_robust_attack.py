@@ -278,3 +278,77 @@ def test_pos_check_after_gives_the_same_attack():
     assert totals["after"][0] < totals["before"][0] and totals["after"][1] > totals["before"][1]
     with pytest.raises(ValueError, match="pos_check"):
         AttackConfig(pos_check="never").check()
+
+
+def test_vocabulary_rule_drops_the_candidates_the_model_cannot_read():
+    """A word outside the model's vocabulary would be read as <unk> (a deletion): under "drop" no such
+    candidate is tried, under "keep" (earlier builds) they are; the counts are the same either way."""
+    vocab = set(WEIGHTS) - {"fine", "nice", "tale"}  # the model cannot represent these three
+    represents = vocab.__contains__
+    runs = {}
+    for rule in ("drop", "keep"):
+        tried = []
+
+        def spy(texts, tried=tried):
+            tried += [w for t in texts for w in t]
+            return predict(texts)
+        att = Attacker(spy, attribute, space(), AttackConfig(method="tef", pos_filter=False, unrepresentable=rule),
+                       represents=represents)
+        runs[rule] = (att.attack(TEXT), set(tried))
+    drop, keep = runs["drop"][0], runs["keep"][0]
+    assert not runs["drop"][1] & {"fine", "nice", "tale"} and runs["keep"][1] & {"fine", "nice", "tale"}
+    assert drop.vocab["applied_unrepresentable"] == 0 and all(represents(s.replacement) for s in drop.steps)
+    assert drop.vocab["unrepresentable"] > 0 and drop.vocab["positions_unrepresentable"] > 0
+    assert keep.vocab["unrepresentable"] > 0 and keep.vocab["candidates"] >= keep.vocab["unrepresentable"]
+    with pytest.raises(ValueError):
+        AttackConfig(unrepresentable="map").check()
+
+
+def test_a2t_follows_the_same_vocabulary_rule():
+    from benchmark.attacks.a2t import A2TAttacker, A2TConfig, embedding_candidates
+
+    sp = space()
+    vocab = set(WEIGHTS) - {"fine", "nice", "okay"}
+    importance = lambda tokens, label: np.array([abs(WEIGHTS.get(w, 0.0)) for w in tokens])  # noqa: E731
+    for rule in ("drop", "keep"):
+        cfg = A2TConfig(pos_filter=False, min_cos=0.5, unrepresentable=rule)
+        res = A2TAttacker(predict, importance, embedding_candidates(sp, cfg), cfg, represents=vocab.__contains__).attack(
+            ["superb", "story", "and", "great", "actor"])
+        assert res.vocab["unrepresentable"] > 0
+        if rule == "drop":
+            assert res.vocab["applied_unrepresentable"] == 0
+            assert all(res.adversarial[j] in vocab for j in res.positions)
+
+
+def test_semi_universal_policy_keeps_the_part_of_speech_and_the_halves_are_disjoint():
+    from generators.robustness.policies import apply_policy, split_halves
+
+    pol = [("good", "decent", 3), ("movie", "film", 2)]
+    text = ["a", "good", "movie", "and", "a", "good", "story"]
+    adv, r, where = apply_policy(text, pol, rho_max=0.4)  # (r+1)/7 > 0.4 stops at r = 2
+    assert (adv, r, where) == (["a", "decent", "movie", "and", "a", "decent", "story"], 2, [1, 5])
+    # a replacement that would change the tag at i is skipped (here: the second "good")
+    adv, r, where = apply_policy(text, pol, rho_max=0.4, keeps_pos=lambda toks, i, rep: i != 5)
+    assert where == [1, 2] and adv[5] == "good"
+    p, e = split_halves(11, 0)
+    assert sorted(p + e) == list(range(11)) and len(p) == 5 and split_halves(11, 0) == (p, e)
+
+
+def test_each_model_faces_a_policy_it_can_read():
+    """Under the vocabulary rule a model's semi-universal policy comes from the events whose replacement it
+    represents: another model's events may swap in words it would read as <unk>."""
+    from generators.robustness.policies import model_policy
+
+    events = {("lstm", "saliency"): [("movie", "flick"), ("movie", "flick"), ("good", "decent")],
+              ("cnn", "saliency"): [("movie", "film"), ("good", "decent")]}
+    assert model_policy(events, None) == [("movie", "flick", 3), ("good", "decent", 2)]
+    readable = {"film", "decent"}.__contains__
+    assert model_policy(events, readable) == [("good", "decent", 2), ("movie", "film", 1)]
+
+
+def test_the_draw_probe_tells_seeded_noise_from_float_rounding():
+    from benchmark.attacks.live import same_output
+
+    a = np.array([0.5, -1.25, 3.0])
+    assert same_output(a, a * (1 + 1e-7)) and same_output(np.zeros(3), np.zeros(3))
+    assert not same_output(a, a + 0.01) and not same_output(a, a[:2])

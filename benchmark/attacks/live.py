@@ -10,11 +10,23 @@ cache or the results.
 
 Per sample and attack: one sweep at ρ_max = 0.40 with the pre budget check (the grid 0.05 … 0.40 are its
 prefixes), so every substitution count r ≥ 1 the grid stops at is one attacked text, weighted by the
-number of grid values that stop there. Scoring is the robustness track's (`RobustnessTrack.score`,
-`summarise`, `summary_extra`): PCC, Kendall τ-b, Spearman, top-k between the original and attacked
-attributions, ACC under TEF (primary) and RA, and the PCC-vs-ρ curves. The Result is written beside the
-`robustness-live` boards (one per resource and model; the attacked texts differ per submission, so an
-instance there is an attacked sample).
+number of grid values that stop there. The search follows the resource's vocabulary rule
+(`params.vocab_rule`; the candidates the model cannot represent are dropped unless it is "off").
+
+No selected luck (`draws`): the search may keep whichever draw of a stochastic explainer happened to
+move the most, so the attributions it found are NOT what is scored. After the search, the original
+text and every attacked text that is scored are explained again, `draws` times, each under fresh
+instance ids (`<sample>~<attack>~score~d<k>` and `…~r<r>~d<k>`: new per-instance seeds, never an id
+the search used); draw k of an attacked text is paired with draw k of the original, and each pair
+counts 1/draws — so a point's PCC is the mean over the draws. Default: the original is first explained
+under two fresh ids; if the two outputs are equal the explainer does not depend on the instance's seed
+and 1 draw is enough, else 3 draws (LIME, KernelSHAP, the random control).
+
+Scoring is the robustness track's (`RobustnessTrack.score`, `summarise`, `summary_extra`): PCC, Kendall
+τ-b, Spearman, top-k between the original and attacked attributions, ACC under TEF (primary) and RA on
+the fixed grid, ERASER faithfulness of the originals, and the PCC-vs-ρ curves. The Result is written
+beside the `robustness-live` boards (one per resource and model; the attacked texts differ per
+submission, so an instance there is an attacked sample).
 
 Exclusions, counted in the Result (`extra.excluded_samples`) and never silently dropped: a sample with
 no substitutable word, an explainer that fails (exception, wrong shape, NaN, time-out, crash) on a text
@@ -41,7 +53,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from benchmark.attacks.tef import RHO_GRID, AttackConfig, Attacker, sweep
+from benchmark.attacks.tef import RHO_GRID, AttackConfig, Attacker, model_vocabulary, sweep
 from benchmark.cache import Entry
 from benchmark.errors import CacheError, ResourceError, SubmissionError, XaibenchError
 from benchmark.isolation import MAX_CRASHES, Worker, WorkerConfig, WorkerCrash
@@ -73,6 +85,7 @@ class LiveOptions:
     results_dir: Path | None = None
     vectors: Path | None = None  # the counter-fitted vector file, when the resource was built with one
     pos_check: str = "before"  # "after" for cheap explainers: same texts up to float near-ties, fewer tagger calls (tef.AttackConfig)
+    draws: int | None = None  # re-explanations of each scored text (None: 1, or 3 if the output depends on the id)
 
     def check(self) -> None:
         self.attacks = tuple(dict.fromkeys(self.attacks))  # `--attack tef --attack tef` attacks once
@@ -84,6 +97,9 @@ class LiveOptions:
             raise XaibenchError(f"samples must be an integer ≥ 1, got {self.samples!r}")
         if not (isinstance(self.timeout_s, (int, float)) and np.isfinite(self.timeout_s) and self.timeout_s >= 0):
             raise XaibenchError(f"timeout must be a number of seconds ≥ 0, got {self.timeout_s!r}")
+        if self.draws is not None and (isinstance(self.draws, bool) or not isinstance(self.draws, int)
+                                       or not 1 <= self.draws <= 100):
+            raise XaibenchError(f"draws must be an integer in 1 … 100, got {self.draws!r}")
         AttackConfig(n_candidates=self.n_candidates, pcc_undefined=self.pcc_undefined, seed=self.seed,
                      pos_check=self.pos_check).check()
 
@@ -94,15 +110,15 @@ class ExplanationFailed(RuntimeError):
 
 def worker_attribute(worker: Worker, prefix: str, seed: int, timeout_s: float,
                      on_crash: Callable[[str], None] | None = None):
-    """`attribute(texts) -> list[np.ndarray]` answered by the submission in `worker`: one `batch` message
-    per call, instance ids `<prefix>~q<call>-<k>`; any failed text raises `ExplanationFailed` with its
-    reason."""
+    """`attribute(texts, ids=None) -> list[np.ndarray]` answered by the submission in `worker`: one `batch`
+    message per call, instance ids `<prefix>~q<call>-<k>` (or `ids`); any failed text raises
+    `ExplanationFailed` with its reason."""
     calls = iter(range(1 << 62))
 
-    def attribute(texts):
+    def attribute(texts, ids=None):
         texts = [[str(w) for w in t] for t in texts]
         base = f"{prefix}~q{next(calls)}"
-        ids = [f"{base}-{k}" for k in range(len(texts))]
+        ids = list(ids) if ids is not None else [f"{base}-{k}" for k in range(len(texts))]
         try:
             entries = worker.explain(ids, texts, None, seed, [(len(t),) for t in texts], timeout_s)
         except WorkerCrash as crash:
@@ -188,7 +204,8 @@ class _Log:
 
 
 def _record(attack: str, sample: str, res, rs: dict[float, int]) -> dict:
-    """What a finished attack on one sample leaves for scoring (JSON)."""
+    """What a finished attack on one sample leaves for scoring (JSON): the texts it reached; the
+    attributions the search saw are kept for the record, the scored ones come from `_rescore`."""
     weights: dict[int, int] = {}
     for r in rs.values():
         weights[r] = weights.get(r, 0) + 1
@@ -198,10 +215,53 @@ def _record(attack: str, sample: str, res, rs: dict[float, int]) -> dict:
             if res.prediction_after(r) != res.label:  # the attack layer never accepts such a text
                 raise XaibenchError(f"live attack on {sample}: the prediction changed after {r} substitutions")
             points.append({"r": r, "rho": r / res.n, "weight": weights[r], "tokens": res.adversarial(r),
-                           "attribution": [float(x) for x in res.attribution_after(r)]})
+                           "search_attribution": [float(x) for x in res.attribution_after(r)]})
     return {"attack": attack, "sample": sample, "excluded": res.excluded, "n": res.n, "label": res.label,
-            "attribution": [float(x) for x in res.attribution] if res.excluded is None else None,
-            "points": points, "skipped": res.skipped, "calls": res.calls, "seconds": round(res.seconds, 3)}
+            "tokens": list(res.tokens), "points": points,
+            "search_attribution": [float(x) for x in res.attribution] if res.excluded is None else None, "skipped": res.skipped, "calls": res.calls,
+            "vocab": res.vocab, "seconds": round(res.seconds, 3)}
+
+
+STOCHASTIC_DRAWS = 3  # re-explanations of each scored text for an explainer whose output depends on the id
+
+
+def same_output(a, b) -> bool:
+    """Two explanations of one text equal up to float rounding (a batch's composition can move a
+    deterministic explainer's scores by ≈ 1e-7 relative; a seeded sampler's move by far more)."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    scale = max(float(np.abs(a).max(initial=0.0)), float(np.abs(b).max(initial=0.0)), 1e-30)
+    return a.shape == b.shape and bool(np.all(np.abs(a - b) <= 1e-5 * scale))
+
+
+def _rescore(rec: dict, attribute, draws: int | None) -> dict:
+    """The scored attributions of a finished attack (module docstring, "no selected luck"): the original
+    and every point's text explained under fresh ids, `draws` times. `draws=None`: the original is
+    explained under two fresh ids first — equal outputs up to float rounding (`same_output`: an explainer
+    whose output does not depend on the instance's seed) → 1 draw, else `STOCHASTIC_DRAWS`."""
+    if rec["excluded"] is not None or not rec["points"]:
+        return {**rec, "scored": []}
+    texts = [rec["tokens"]] + [p["tokens"] for p in rec["points"]]
+    names = ["orig"] + [f"r{p['r']}" for p in rec["points"]]
+    ident = lambda nm, k: f"{rec['sample']}~{rec['attack']}~score~{nm}~d{k}"  # noqa: E731
+    try:
+        if draws is None:  # draw 0 of every text + the original again: does the output depend on the id?
+            got = attribute(texts + texts[:1], [ident(nm, 0) for nm in names] + [ident("orig", 1)])
+            probe = got.pop()
+            k = 1 if same_output(got[0], probe) else STOCHASTIC_DRAWS
+            if k > 1:
+                more = [(nm, d) for d in range(1, k) for nm in names][1:]  # draw 1's original is the probe
+                got += [probe] + attribute([texts[names.index(nm)] for nm, _d in more], [ident(nm, d) for nm, d in more])
+        else:
+            k = draws
+            got = attribute([t for _d in range(k) for t in texts], [ident(nm, d) for d in range(k) for nm in names])
+    except ExplanationFailed as exc:
+        return {**rec, "excluded": f"explainer_failed: re-explaining the scored texts: {exc}"[:500], "scored": []}
+    scored = []
+    for d in range(k):
+        part = got[d * len(texts):(d + 1) * len(texts)]
+        scored.append({"draw": d, "attribution": [float(x) for x in part[0]],
+                       "points": {str(p["r"]): [float(x) for x in a] for p, a in zip(rec["points"], part[1:])}})
+    return {**rec, "scored": scored}
 
 
 def attack_submission(submission: str | Path | Submission, resource: str, **options: Any) -> Result:
@@ -232,8 +292,11 @@ def attack_submission(submission: str | Path | Submission, resource: str, **opti
     name = display_name(sub, opts.params)
     space = _space(res, opts.vectors)
     results_dir = Path(opts.results_dir) if opts.results_dir else data_home() / "results"
+    rule = "keep" if res.params.get("vocab_rule", "off") == "off" else "drop"  # the resource's vocabulary rule
+    draws = opts.draws  # None: probed per record (`_rescore`)
     acfg = {"n_candidates": opts.n_candidates, "pcc_undefined": opts.pcc_undefined, "seed": opts.seed,
-            "rho_grid": list(RHO_GRID), "budget_check": "pre", "pos_check": opts.pos_check}
+            "rho_grid": list(RHO_GRID), "budget_check": "pre", "pos_check": opts.pos_check,
+            "unrepresentable": rule, "draws": draws}
     key = {"resource": res.name, "revision": res.revision, "model": model_info["hash"], "submission": sub.hash,
            "parameters": params, "attack": acfg, "space": space.name}
     digest = hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:12]
@@ -253,6 +316,7 @@ def attack_submission(submission: str | Path | Submission, resource: str, **opti
                 raise SubmissionError(f"cannot evaluate: {refused} (model '{opts.model}'); choose another model "
                                       "or submission")
         tagger = PosTagger()
+        represents = model_vocabulary(model)
         with progress_bar(len(todo), f"live {'/'.join(opts.attacks)} on {name}", unit="sample") as bar:
             for attack, (sid, tokens, _label) in todo:
                 if crashes["in_a_row"] >= MAX_CRASHES:
@@ -267,11 +331,12 @@ def attack_submission(submission: str | Path | Submission, resource: str, **opti
                 attacker = Attacker(model.predict, attribute, space,
                                     AttackConfig(method=attack, n_candidates=opts.n_candidates,
                                                  pcc_undefined=opts.pcc_undefined, seed=opts.seed,
-                                                 pos_check=opts.pos_check), tagger=tagger)
+                                                 pos_check=opts.pos_check, unrepresentable=rule), tagger=tagger,
+                                    represents=represents)
                 result, rs = sweep(attacker, tokens, RHO_GRID, sample_seed=samples.index((sid, tokens, _label)))
                 if result.excluded is None:
                     crashes["in_a_row"] = 0
-                log.add(_record(attack, sid, result, rs))
+                log.add(_rescore(_record(attack, sid, result, rs), attribute, draws))
                 bar.advance(1)
     finally:
         worker.close()
@@ -281,11 +346,14 @@ def attack_submission(submission: str | Path | Submission, resource: str, **opti
 
 def scored(records: dict, attacks, samples) -> tuple[list[str], list[np.ndarray], list[dict], list[Failure], dict]:
     """The logged attacks as the robustness track's instances: (ids, attributions, kind, failures,
-    excluded counts). Per attacked sample and attack, the original (`<sample>~<attack>~live`) and each
-    attacked text (`…~r<k>`, weighted by the ρ_max grid values that stop at it)."""
+    excluded counts). Per attacked sample, attack and re-explanation draw k: the original
+    (`<sample>~<attack>~live~d<k>`) and each attacked text (`…~r<r>~d<k>`, weighted by the ρ_max grid
+    values that stop at it / draws); `kind[i]["unit"]` = the sample (all its attacks and draws are
+    resampled together) and `kind[i]["tokens"]` = an original's text (the faithfulness probes)."""
     ids, arrays, kind, failures, excluded = [], [], [], [], {}
+    unit: dict[str, int] = {}
     for attack in attacks:
-        for sid, _tokens, _label in samples:
+        for sid, tokens, _label in samples:
             rec = records.get((attack, sid))
             if rec is None:
                 raise XaibenchError(f"the live-attack log has no record of {attack} on sample {sid}")
@@ -298,20 +366,27 @@ def scored(records: dict, attacks, samples) -> tuple[list[str], list[np.ndarray]
             if not rec["points"]:
                 excluded[f"{attack}:no_substitution"] = excluded.get(f"{attack}:no_substitution", 0) + 1
                 continue
-            o = len(ids)
-            ids.append(f"{sid}~{attack}~live")
-            arrays.append(np.asarray(rec["attribution"], dtype=np.float32))
-            kind.append({"original": True})
-            for p in rec["points"]:
-                ids.append(f"{sid}~{attack}~live~r{p['r']}")
-                arrays.append(np.asarray(p["attribution"], dtype=np.float32))
-                kind.append({"original": False, "of": o, "attack": attack, "rho": p["rho"], "weight": p["weight"],
-                             "sample": sid})
+            draws = rec.get("scored") or []
+            if not draws:
+                raise XaibenchError(f"the live-attack log's record of {attack} on {sid} has no re-explained "
+                                    "attributions (written by an older xaibench); rerun with --overwrite")
+            for d in draws:
+                o = len(ids)
+                u = unit.setdefault(sid, o)
+                ids.append(f"{sid}~{attack}~live~d{d['draw']}")
+                arrays.append(np.asarray(d["attribution"], dtype=np.float32))
+                kind.append({"original": True, "unit": u, "tokens": list(tokens)})
+                for p in rec["points"]:
+                    ids.append(f"{sid}~{attack}~live~r{p['r']}~d{d['draw']}")
+                    arrays.append(np.asarray(d["points"][str(p["r"])], dtype=np.float32))
+                    kind.append({"original": False, "of": o, "unit": u, "attack": attack, "rho": p["rho"],
+                                 "weight": p["weight"] / len(draws), "sample": sid})
     return ids, arrays, kind, failures, excluded
 
 
-def _scores(trk, ids, arrays, kind):
-    scores = trk.score(arrays, {"kind": kind}, list(range(len(ids)))) if ids else {m: np.zeros(0) for m in trk.metrics}
+def _scores(trk, ids, arrays, kind, model=None):
+    truths = {"kind": kind, "texts": [k.get("tokens") for k in kind], "model": model}
+    scores = trk.score(arrays, truths, list(range(len(ids)))) if ids else {m: np.zeros(0) for m in trk.metrics}
     return scores, np.ones(len(ids), dtype=bool)
 
 
@@ -347,19 +422,27 @@ def rescore(result: Result) -> dict:
     ids, arrays, kind, _f, _e = scored(read_log(path), live.get("attacks", LIVE_ATTACKS), samples)
     if outputs_digest([Entry(i, True, a, "", 0.0) for i, a in zip(ids, arrays)]) != result.integrity.get("outputs_sha256"):
         raise XaibenchError("the logged attributions are not the ones it was scored from")
-    return trk.summarise(*_scores(trk, ids, arrays, kind))
+    from benchmark.tracks.robustness import model_loader
+
+    return trk.summarise(*_scores(trk, ids, arrays, kind, model_loader(trk, res)))
 
 
 def _result(trk, sub, name, params, res, opts, model_info, samples, log, worker, this_run_s, results_dir,
             result_path) -> Result:
     """Score the logged attacks with the robustness track and write the Result."""
     ids, arrays, kind, failures, excluded = scored(log.done, opts.attacks, samples)
-    scores, ok = _scores(trk, ids, arrays, kind)
+    from benchmark.tracks.robustness import model_loader
+
+    scores, ok = _scores(trk, ids, arrays, kind, model_loader(trk, res))
     metrics = trk.summarise(scores, ok)
     entries = [Entry(i, True, a, "", 0.0) for i, a in zip(ids, arrays)]
     seconds = sum(float(r.get("seconds", 0.0)) for r in log.done.values())
     calls = {c: sum(int(r.get("calls", {}).get(c, 0)) for r in log.done.values())
              for c in ("predict", "attribute", "texts_attributed")}
+    vocab: dict[str, int] = {}
+    for r in log.done.values():
+        for c, v in (r.get("vocab") or {}).items():
+            vocab[c] = vocab.get(c, 0) + int(v)
     sample_ids = [sid for sid, _t, _l in samples]
     failed = sorted({f.instance.split("~")[0] for f in failures})
     result = Result(
@@ -380,7 +463,10 @@ def _result(trk, sub, name, params, res, opts, model_info, samples, log, worker,
         coverage=coverage_of(sample_ids, len(_samples(res, None)), opts.samples),
         integrity={"outputs_sha256": outputs_digest(entries)},
         extra={"live": {**asdict_live(opts), "samples": len(samples), "attacked_texts": sum(not k["original"] for k in kind),
-                        "excluded_samples": excluded, "calls": calls, "log": str(log.path.relative_to(data_home()))},
+                        "excluded_samples": excluded, "calls": calls,
+                        "draws": max((len(r.get("scored") or []) for r in log.done.values()), default=0),
+                        "unrepresentable": log.key["attack"]["unrepresentable"], "vocab": vocab,
+                        "log": str(log.path.relative_to(data_home()))},
                **trk.summary_extra(scores, ok)},
     )
     result.save(result_path(results_dir, trk.name, res.name, opts.model, name, result.coverage))

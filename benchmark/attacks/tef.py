@@ -20,6 +20,13 @@ position); `pcc_undefined` "zero" (PCC := 0, d = 0.5) or "nan" (such a candidate
 `n_candidates` N = 15; `mask_token` = the padding token (its embedding is the zero vector: "masked to
 the zero embedding"); stop-word and POS filters (`benchmark.attacks.filters`) on by default.
 
+Vocabulary rule [I] (`unrepresentable`, with `represents(word) -> bool` = "the model reads this word as
+itself", e.g. `WordModel.known`): "drop" (default) removes the candidates the model cannot represent —
+a word-level model maps them to its <unk> row, so the "swap" is a deletion the Step-1 mask already
+is; "keep" lets them through (earlier builds). Either way, when `represents` is given,
+`AttackResult.vocab` counts the neighbours drawn, those the model cannot represent, the positions with
+at least one such neighbour, and the applied substitutions to such a word.
+
 Speed option `pos_check` (the same adversarial texts and skip counts either way, for an explainer whose
 scores depend on the text alone — not the instance id or the batch; a gradient explainer's scores
 depend on the batch at float rounding, since the batch's longest text sets the padded length, so two
@@ -59,6 +66,7 @@ Attribute = Callable[[list[list[str]]], list[np.ndarray]]
 
 METHODS = ("tef", "ra", "ri", "rs")
 BUDGET_CHECKS = ("pre", "post")
+UNREPRESENTABLE = ("drop", "keep")
 POS_CHECKS = ("before", "after")
 MASK_TOKEN = "<pad>"
 RHO_GRID = tuple(round(0.05 * k, 2) for k in range(1, 9))  # 0.05 … 0.40 (SPECS §2.7 [I])
@@ -81,6 +89,7 @@ class AttackConfig:
     seed: int = 0
     batched: bool = True  # False: one predict and one attribute call per text (the sequential baseline)
     pos_check: str = "before"  # "after": explain first, tag lazily (greedy methods; module docstring)
+    unrepresentable: str = "drop"  # candidates the model cannot represent (module docstring)
 
     def check(self) -> None:
         if self.method not in METHODS:
@@ -91,6 +100,8 @@ class AttackConfig:
             raise ValueError(f"pcc_undefined must be one of {PCC_UNDEFINED}, got {self.pcc_undefined!r}")
         if self.pos_check not in POS_CHECKS:
             raise ValueError(f"pos_check must be one of {POS_CHECKS}, got {self.pos_check!r}")
+        if self.unrepresentable not in UNREPRESENTABLE:
+            raise ValueError(f"unrepresentable must be one of {UNREPRESENTABLE}, got {self.unrepresentable!r}")
         if not (0 <= self.rho_max <= 1) or self.n_candidates < 1:
             raise ValueError("rho_max must lie in [0, 1] and n_candidates be ≥ 1")
 
@@ -126,6 +137,8 @@ class AttackResult:
     order: list[int] = field(default_factory=list)  # the substitutable positions in visiting order
     calls: dict[str, int] = field(default_factory=lambda: {"predict": 0, "attribute": 0, "texts_attributed": 0})
     seconds: float = 0.0
+    # with `represents`: candidates drawn / not representable, positions with any such, applied swaps to one
+    vocab: dict[str, int] = field(default_factory=dict)
 
     @property
     def skipped(self) -> dict[str, int]:
@@ -167,6 +180,22 @@ class AttackResult:
         return 0.0 if r == 0 else self.steps[r - 1].d
 
 
+def model_vocabulary(model) -> Callable[[str], bool] | None:
+    """`represents(word)` for a model under test: its `known([word])` (a word-level model's vocabulary;
+    MiniLM: no [UNK] piece), cached; None for a model without `known` (nothing is dropped)."""
+    known = getattr(model, "known", None)
+    if not callable(known):
+        return None
+    cache: dict[str, bool] = {}
+
+    def represents(word: str) -> bool:
+        got = cache.get(word)
+        if got is None:
+            got = cache[word] = bool(np.asarray(known([word])).reshape(-1)[0])
+        return got
+    return represents
+
+
 def budget_r(rho_max: float, n: int) -> int:
     """The most substitutions the pre check allows: the largest r with r/n ≤ ρ_max."""
     return int(math.floor(rho_max * n + 1e-9)) if n else 0
@@ -176,9 +205,10 @@ class Attacker:
     """Runs one attack `config` with `predict` / `attribute` over a synonym `space` (see module doc)."""
 
     def __init__(self, predict: Predict, attribute: Attribute, space: SynonymSpace, config: AttackConfig,
-                 tagger: PosTagger | None = None) -> None:
+                 tagger: PosTagger | None = None, represents: Callable[[str], bool] | None = None) -> None:
         config.check()
         self.predict, self.attribute_fn, self.space, self.cfg = predict, attribute, space, config
+        self.represents = represents
         self.tagger = tagger if tagger is not None or not config.pos_filter else PosTagger()
         self._stop = stop_words() if config.stopword_filter else frozenset()
 
@@ -227,10 +257,23 @@ class Attacker:
             return "no_vector"
         return None
 
-    def candidates(self, text: list[str], j: int) -> list[str]:
-        """The N nearest neighbours of text[j], minus the word itself and stop words."""
-        return [c for c in self.space.neighbours(text[j], self.cfg.n_candidates)
-                if c != text[j] and (c.lower() not in self._stop)]
+    def candidates(self, text: list[str], j: int, res: AttackResult | None = None) -> list[str]:
+        """The N nearest neighbours of text[j], minus the word itself and stop words (and, under the
+        "drop" rule, the words the model cannot represent; counted in `res.vocab`)."""
+        out = [c for c in self.space.neighbours(text[j], self.cfg.n_candidates)
+               if c != text[j] and (c.lower() not in self._stop)]
+        if self.represents is None:
+            return out
+        bad = [not self.represents(c) for c in out]
+        if res is not None:
+            v = res.vocab
+            v["candidates"] = v.get("candidates", 0) + len(out)
+            v["unrepresentable"] = v.get("unrepresentable", 0) + sum(bad)
+            v["positions"] = v.get("positions", 0) + 1
+            v["positions_unrepresentable"] = v.get("positions_unrepresentable", 0) + int(any(bad))
+        if self.cfg.unrepresentable == "drop":
+            out = [c for c, b in zip(out, bad) if not b]
+        return out
 
     def same_pos(self, texts: list[list[str]], j: int, pos0: str | None) -> list[bool]:
         """Whether position j of each text keeps the original word's tag `pos0` (True without the filter).
@@ -253,6 +296,9 @@ class Attacker:
             self._run(s, res, sample_seed)
         except AttributionFailed as exc:
             res.excluded = f"explainer_failed: {exc}"
+        if self.represents is not None:
+            res.vocab["applied"] = res.r
+            res.vocab["applied_unrepresentable"] = sum(not self.represents(st.replacement) for st in res.steps)
         res.seconds = time.perf_counter() - t0
         return res
 
@@ -292,7 +338,7 @@ class Attacker:
         for j in order:
             if cfg.budget_check == "pre" and (res.r + 1) / n > cfg.rho_max + 1e-12:
                 break
-            cands = self.candidates(adv, j)
+            cands = self.candidates(adv, j, res)
             texts = [adv[:j] + [c] + adv[j + 1 :] for c in cands]
             p = self._predict(texts, res) if texts else np.zeros((0, 1))
             # the POS filter and prediction preservation are independent tests: the tagger only sees the

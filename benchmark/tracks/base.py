@@ -91,6 +91,12 @@ class Track:
         finds each through `XAIBENCH_ASSET_<NAME>` (`benchmark.sandbox.asset_env`). Default: none."""
         return {}
 
+    def board_role(self, resource, submission: str, role: str) -> str:
+        """The role (`benchmark.submission.ROLES`) a Result of `submission` takes on this resource's
+        board; by default its own. A track overrides it where a submission plays another part on one
+        board (robustness: the explainer the texts were attacked through is a reference there)."""
+        return role
+
     def fit_context(self, resource, role: str = "method") -> dict[str, Any] | None:
         """For oracle tracks: what `fit` is handed (training split columns, class names, explainer);
         sent to every fresh worker before its first batch. `role` is the submission's

@@ -1,25 +1,57 @@
-"""The robustness track (SPECS §2): any word-level text explainer scored on fixed TEF / RA attacks.
+"""The robustness tracks (SPECS §2): any word-level text explainer scored on TEF / RA / SU attacks, with
+its faithfulness on the same model and texts beside it.
 
-Resources `robustness/mr-<model>` (built by `xaibench generate robustness`) hold, per MR test sample,
-the adversarial texts of TEF and its baselines after r = 1, 2, … substitutions (the pooled ρ_max grid
-0.05 … 0.40), crafted against the `reference_explainer` (saliency by default) on that model. Instances:
-each original text (id `<sample>`) and each adversarial text of the scored attacks (id
+Two named boards per resource and model:
+* `robustness` — the **transfer board**. Resources `robustness/mr-<model>` (built by `xaibench generate
+  robustness`) hold, per MR test sample, the adversarial texts of TEF, its baselines and the
+  semi-universal policy (SU) after r = 1, 2, … substitutions (the pooled ρ_max grid 0.05 … 0.40),
+  crafted through the resource's `reference_explainer` (saliency by default). Every other explainer
+  faces them as a transferred attack (SPECS §2.6); the reference explainer itself faced an adaptive
+  attack, so its row is marked (role "reference": drawn, never ranked — `board_role`) and it is ranked
+  on the live board instead.
+* `robustness-live` — the **live board** (`xaibench attack`, `benchmark.attacks.live`): TEF / RA search
+  each explainer's own explanations (each explainer attacked through itself).
+
+Instances: each original text (id `<sample>`) and each adversarial text of the scored attacks (id
 `<sample>~<attack>~<explainer>~r<k>`), all explained by the submission in the sandboxed worker like
 every explainer track. The track pairs them (`score_chunk = None`: every instance in one `score` call):
 per adversarial text PCC, Kendall τ-b, Spearman, top-10/30/50 % intersection between the submission's
-attribution of the original and of the attacked text. For a submission other than the reference
-explainer this is the transfer setting across explainers (SPECS §2.6).
+attribution of the original and of the attacked text.
 
-Summary: ACC (area under the PCC-vs-realised-ρ curve, width-0.05 bins on [0, 0.4], (0, 1) anchor,
-each text weighted by the number of ρ_max grid values that stop at it) under TEF — the primary
-metric, higher = more robust — and under RA beside it; a 95 % bootstrap interval over samples (200
-resamples, seed 0). Exclusions: a failed original or attacked text (runner failure) or an undefined PCC
-(a constant attribution) leaves that pair out, counted in the metric's `excluded`.
-Metric option (`--metric-param`): by_abs (top-k by |value|).
+Faithfulness [I] (beside robustness, so that robustness alone is not free): ERASER's comprehensiveness
+and sufficiency (DeYoung et al. 2020, AOPC form) of the submission's attribution of each ORIGINAL text
+on the same model: with r_k the top ⌈k·n⌉ words by attribution (signed, ties → lower position; k ∈ {1,
+5, 10, 20, 50} %) and p_l the model's probability of the explained (predicted) class l,
+comprehensiveness = mean_k [p_l(x) − p_l(x ∖ r_k)] (higher = more faithful: removing the words the
+explanation ranks first hurts the prediction) and sufficiency = mean_k [p_l(x) − p_l(r_k)] (lower =
+more faithful). Removal deletes the words from the token list (ERASER). A text of one word has none.
+The harness computes them (the model never goes to the submission for this).
+
+Ranking rule (the board's rank gate, `extra["rank_gate"]`, implemented by the leaderboard): a method
+whose comprehensiveness is not better than the best control's (position, uniform, random) is ranked
+after every method that passes. Controls are drawn, never ranked. So a text-blind or constant method —
+perfectly robust by construction — cannot come first.
+
+Summary: ACC (area under the PCC-vs-realised-ρ curve on ONE fixed grid — width-0.05 bins on [0, 0.4],
+(0, 1) anchor, interior empty bins bridged, trailing empty bins carrying the last filled value forward;
+`benchmark.metrics.robustness.acc`) under TEF — the primary metric, higher = more robust — and under
+RA and SU beside it, with a 95 % bootstrap interval over attacked samples (1,000 resamples, seed 0;
+`estimate` / `units` are the same computation for the leaderboard's paired bootstrap). Curve weighting
+(metric option `weighting`): "rho_max" (default, SPECS §2.7: each text weighted by the number of
+ρ_max grid values that stop at it) or "point" (one point per (sample, r)); the Result records the ACC
+under both, the curve of each attack, its bin coverage (filled / carried / bridged bins) and the ACC
+under the stricter "undefined" empty-bin rule.
+
+Exclusions and bad input: a failed original or attacked text (runner failure) leaves that pair out; a
+constant (or all-zero) attribution of an original or attacked text makes the PCC undefined — never a
+silent 1 or 0 — so the pair is left out and counted (`MetricSummary.excluded`, and
+`extra["pcc_undefined"]` per attack). Non-finite values are refused by the runner (a failure).
+Metric options (`--metric-param`): by_abs (top-k and faithfulness ranks by |value|), weighting.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any, Sequence
 
 import numpy as np
@@ -29,11 +61,15 @@ from benchmark.errors import ResourceError
 from benchmark.models.base import read_model_config
 from benchmark.models.spec import ModelSpec
 from benchmark.results import MetricSummary
-from benchmark.tracks.base import TRACKS, Instances, Track, weighted_mean
+from benchmark.tracks.base import TRACKS, Instances, Track
 
-SCORED_ATTACKS = ("tef", "ra")
+SCORED_ATTACKS = ("tef", "ra", "su")
 REBUILD = "xaibench generate robustness --overwrite"
 PAIR_METRICS = ("pcc", "kendall", "spearman", "top10", "top30", "top50")
+FAITH_FRACTIONS = (0.01, 0.05, 0.1, 0.2, 0.5)  # ERASER's AOPC bins
+GATE = {"metric": "rob-faith-comp", "min": None, "beat_controls": True}
+N_BOOT = 1000
+EXTRA_COLUMNS = ("rho", "attack", "weight", "weight_rho_max", "sample", "paired")
 
 
 class RobustnessTrack(Track):
@@ -41,11 +77,14 @@ class RobustnessTrack(Track):
     family = "robustness"
     control_note = ("Here that is the metric's blind spot, not the model: scores that ignore the words (the "
                     "position control) never move under a substitution, so they are perfectly robust. "
-                    "Robustness is not faithfulness — read this board beside the tracks with ground truth.")
+                    "Robustness is not faithfulness: the board ranks methods only above the controls' "
+                    "comprehensiveness (rank gate), and draws robustness against faithfulness.")
     modality = "text"
-    description = "TEF: attribution robustness under prediction-preserving synonym swaps; ACC (Ivankay et al. 2022)"
-    metrics = ("rob-acc-tef", "rob-acc-ra", "rob-pcc-tef", "rob-pcc-ra", "rob-kendall-tef", "rob-spearman-tef",
-               "rob-top10-tef", "rob-top30-tef", "rob-top50-tef")
+    description = ("TEF transfer board: texts attacked through the resource's reference explainer (marked), "
+                   "re-scored with every explainer; ACC beside ERASER faithfulness (Ivankay et al. 2022)")
+    metrics = ("rob-acc-tef", "rob-acc-ra", "rob-acc-su", "rob-faith-comp", "rob-faith-suff", "rob-pcc-tef",
+               "rob-pcc-ra", "rob-pcc-su", "rob-kendall-tef", "rob-spearman-tef", "rob-top10-tef",
+               "rob-top30-tef", "rob-top50-tef")
     models = ("cnn", "lstm", "lstm-att", "minilm")
     default_split = "test"
     score_chunk = None
@@ -59,8 +98,7 @@ class RobustnessTrack(Track):
         ids, inputs, kind = [], [], []
         origin: dict[str, int] = {}
         skipped: dict[str, int] = {}
-        rows = range(len(t["id"]))
-        for i in rows:
+        for i in range(len(t["id"])):
             if t["explainer"][i] != ref or t["attack"][i] not in SCORED_ATTACKS:
                 continue
             sample = t["sample"][i]
@@ -81,7 +119,8 @@ class RobustnessTrack(Track):
             inputs.append(list(t["adversarial"][i]))
             kind.append({"original": False, "of": origin[sample], "attack": t["attack"][i], "rho": t["rho"][i],
                          "weight": len(t["rho_max"][i]), "sample": sample})
-        truths = {"kind": kind}
+        # the original texts and the model stay in the harness: the faithfulness probes (`faithfulness`)
+        truths = {"kind": kind, "texts": inputs, "model": model_loader(self, resource)}
         return Instances(ids=ids, inputs=inputs, truths=truths, output_shapes=[(len(x),) for x in inputs],
                          excluded=skipped)
 
@@ -110,21 +149,34 @@ class RobustnessTrack(Track):
                 "architecture": cfg["architecture"], "scores": cfg.get("scores", {})}
         return spec, info
 
+    def board_role(self, resource, submission: str, role: str) -> str:
+        """The role a Result of `submission` takes on this board: the transfer board's reference explainer
+        (the texts were attacked through it — an adaptive attack, not a transfer) is a marked,
+        unranked "reference" row; every other keeps its own role."""
+        ref = resource.params.get("reference_explainer", "saliency")
+        return "reference" if submission == ref and role == "method" else role
+
+    # -- scoring -----------------------------------------------------------------------------------
     def score(self, explanations: list[np.ndarray], truths: Any, positions: Sequence[int],
               **metric_params: Any) -> dict[str, np.ndarray]:
         by_abs = bool(metric_params.get("by_abs", False))
+        weighting = metric_params.get("weighting", "rho_max")
         where = {p: k for k, p in enumerate(positions)}
         n = len(positions)
         out = {m: np.full(n, np.nan) for m in self.metrics}
-        extra = {k: np.full(n, np.nan) for k in ("rho", "attack", "weight", "sample", "paired")}
+        extra = {k: np.full(n, np.nan) for k in EXTRA_COLUMNS}
+        originals = []
         for k, p in enumerate(positions):
             info = truths["kind"][p]
             if info["original"]:
+                extra["sample"][k] = info.get("unit", p)
+                originals.append(k)
                 continue
             extra["rho"][k] = info["rho"]
             extra["attack"][k] = SCORED_ATTACKS.index(info["attack"])
-            extra["weight"][k] = info["weight"]
-            extra["sample"][k] = info["of"]
+            extra["weight_rho_max"][k] = info["weight"]
+            extra["weight"][k] = info["weight"] if weighting == "rho_max" else 1.0
+            extra["sample"][k] = info.get("unit", info["of"])
             o = where.get(info["of"])
             if o is None:  # the original failed: this pair is excluded (NaN, counted)
                 extra["paired"][k] = 0
@@ -135,82 +187,187 @@ class RobustnessTrack(Track):
             if info["attack"] == "tef":
                 for name in ("kendall", "spearman", "top10", "top30", "top50"):
                     out[f"rob-{name}-tef"][k] = m[name]
+        if originals and truths.get("model") is not None and truths.get("texts") is not None:
+            comp, suff = faithfulness(truths["model"](), [truths["texts"][positions[k]] for k in originals],
+                                      [explanations[k] for k in originals], by_abs=by_abs)
+            out["rob-faith-comp"][originals] = comp
+            out["rob-faith-suff"][originals] = suff
         return {**out, **extra}
 
     def check_metric_params(self, metric_params: dict[str, Any]) -> None:
         from benchmark.errors import XaibenchError
 
-        unknown = set(metric_params) - {"by_abs"}
+        unknown = set(metric_params) - {"by_abs", "weighting"}
         if unknown:
-            raise XaibenchError(f"unknown robustness metric option(s) {sorted(unknown)}; known: by_abs")
+            raise XaibenchError(f"unknown robustness metric option(s) {sorted(unknown)}; known: by_abs, weighting")
+        if metric_params.get("weighting", "rho_max") not in rm.WEIGHTINGS:
+            raise XaibenchError(f"weighting must be one of {', '.join(rm.WEIGHTINGS)}, got "
+                                f"{metric_params['weighting']!r}")
+
+    # -- summaries ---------------------------------------------------------------------------------
+    def units(self, scores: dict[str, np.ndarray], n: int) -> np.ndarray:
+        """The resampling unit of each instance: its attacked sample (the original's position; an original
+        is its own unit), so a sample's original and attacked texts are resampled together."""
+        s = _column(scores, "sample", n)
+        return np.where(np.isfinite(s), s, np.arange(n)).astype(np.int64)
+
+    def estimate(self, scores: dict[str, np.ndarray], ok: np.ndarray, weights: np.ndarray) -> dict[str, np.ndarray]:
+        """Every metric under instance multiplicities `weights` (B, n): ACC = the fixed-grid area of the
+        curve with each text weighted by its curve weight × its multiplicity; every other metric = the
+        weighted mean of its finite values over the instances it is defined on. NaN where undefined."""
+        n = len(ok)
+        W = np.atleast_2d(np.asarray(weights, dtype=np.float64))
+        out = {}
+        cols = {k: _column(scores, k, n) for k in ("rho", "attack", "weight")}
+        for m in self.metrics:
+            if m.startswith("rob-acc-"):
+                a = SCORED_ATTACKS.index(m.removeprefix("rob-acc-"))
+                pccs = _column(scores, f"rob-pcc-{SCORED_ATTACKS[a]}", n)
+                sel = ok & (cols["attack"] == a) & np.isfinite(pccs) & np.isfinite(cols["weight"])
+                if not sel.any():
+                    out[m] = np.full(len(W), np.nan)
+                    continue
+                out[m] = rm.acc_weighted(cols["rho"][sel], pccs[sel], W[:, sel] * cols["weight"][sel])
+            else:
+                v = np.where(ok, _column(scores, m, n), np.nan)
+                good = np.isfinite(v)
+                mass = W[:, good].sum(axis=1)
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    out[m] = np.where(mass > 0, (W[:, good] @ v[good]) / np.where(mass > 0, mass, 1.0), np.nan)
+        return out
 
     def summarise(self, scores: dict[str, np.ndarray], ok: np.ndarray) -> dict[str, MetricSummary]:
         out = {}
         n = len(ok)
-        get = {k: _column(scores, k, n) for k in ("rho", "attack", "weight", "sample")}
-        adv = np.isfinite(get["attack"])
+        attack = _column(scores, "attack", n)
+        units = self.units(scores, n)
         for m in self.metric_objects():
             if m.name.startswith("rob-acc-"):
-                attack = SCORED_ATTACKS.index(m.name.removeprefix("rob-acc-"))
-                pccs = _column(scores, f"rob-pcc-{SCORED_ATTACKS[attack]}", n)
-                sel = adv & (get["attack"] == attack)
+                a = SCORED_ATTACKS.index(m.name.removeprefix("rob-acc-"))
+                pccs = _column(scores, f"rob-pcc-{SCORED_ATTACKS[a]}", n)
+                sel = np.isfinite(attack) & (attack == a)
                 good = sel & ok & np.isfinite(pccs)
-                out[m.name] = acc_summary(get["rho"][good], pccs[good], get["weight"][good], get["sample"][good],
-                                          excluded=int(sel.sum() - good.sum()), label=m.label)
+                out[m.name] = self._boot_summary(m.name, scores, ok, units, good, int(sel.sum() - good.sum()),
+                                                 m.label)
             else:
                 v = _column(scores, m.name, n)
-                attack = SCORED_ATTACKS.index(m.name.rsplit("-", 1)[1])
-                sel = adv & (get["attack"] == attack)
+                if m.name.startswith("rob-faith-"):
+                    sel = np.isnan(attack)  # the originals
+                else:
+                    a = SCORED_ATTACKS.index(m.name.rsplit("-", 1)[1])
+                    sel = np.isfinite(attack) & (attack == a)
                 out[m.name] = MetricSummary.from_scores(np.where(ok, v, np.nan)[sel], m.direction, m.label)
         return out
 
-
-    def units(self, scores: dict[str, np.ndarray], n: int) -> np.ndarray:
-        """The attacked sample of each text (original and adversarial texts of one sample are resampled
-        together, as `acc_summary`'s bootstrap does)."""
-        sample = _column(scores, "sample", n)
-        if not np.isfinite(sample).all():
-            return np.arange(n)
-        return np.unique(sample, return_inverse=True)[1]
-
-    def estimate(self, scores: dict[str, np.ndarray], ok: np.ndarray,
-                 weights: np.ndarray) -> dict[str, np.ndarray]:
-        """ACC of the weighted binned curve (each text's weight × its multiplicity in the draw) and the
-        weighted mean of the pair metrics over the attack's texts, as `summarise` computes them."""
-        w = np.asarray(weights, dtype=np.float64)
-        n = len(ok)
-        get = {k: _column(scores, k, n) for k in ("rho", "attack", "weight")}
-        adv = np.isfinite(get["attack"])
-        out = {}
-        for m in self.metric_objects():
-            if m.name.startswith("rob-acc-"):
-                attack = SCORED_ATTACKS.index(m.name.removeprefix("rob-acc-"))
-                pccs = _column(scores, f"rob-pcc-{SCORED_ATTACKS[attack]}", n)
-                good = adv & (get["attack"] == attack) & ok & np.isfinite(pccs) & np.isfinite(get["weight"])
-                out[m.name] = weighted_acc(get["rho"][good], pccs[good], w[:, good] * get["weight"][good])
-            else:
-                attack = SCORED_ATTACKS.index(m.name.rsplit("-", 1)[1])
-                sel = adv & (get["attack"] == attack)
-                v = np.where(ok & sel, _column(scores, m.name, n), np.nan)
-                out[m.name] = weighted_mean(v, w)
-        return out
+    def _boot_summary(self, metric: str, scores, ok, units, good, excluded: int, label: str) -> MetricSummary:
+        """ACC with a 95 % percentile interval from `N_BOOT` resamples of the attacked samples (seed 0)."""
+        if not good.any():
+            return MetricSummary(None, None, None, 0, excluded, "higher", label)
+        value = float(self.estimate(scores, ok, np.ones((1, len(ok))))[metric][0])
+        if not math.isfinite(value):
+            return MetricSummary(None, None, None, int(len(np.unique(units[good]))), excluded, "higher", label)
+        boots = self.estimate(scores, ok, bootstrap_weights(units, good, N_BOOT, seed=0))[metric]
+        boots = boots[np.isfinite(boots)]
+        std = float(boots.std(ddof=1)) if boots.size > 1 else 0.0
+        ci = (float(np.quantile(boots, 0.025)), float(np.quantile(boots, 0.975))) if boots.size else (value, value)
+        return MetricSummary(value, std, ci, int(len(np.unique(units[good]))), excluded, "higher", label)
 
     def summary_extra(self, scores: dict[str, np.ndarray], ok: np.ndarray) -> dict[str, Any]:
-        """The PCC-vs-realised-ρ curve of each scored attack (`curves`: {attack: {centre, mean, count}} over
-        the width-0.05 bins, each text weighted as in ACC; mean None for an empty bin) — what the site
-        draws."""
+        """What the site draws and the board needs beside the metrics: per scored attack the PCC-vs-ρ
+        curve (`curves`: centre, mean — None for an empty bin —, count, and its bin `coverage`), the ACC
+        under both curve weightings and under the "undefined" empty-bin rule (`acc_variants`), the pairs
+        whose PCC is undefined (`pcc_undefined`: a constant or all-zero attribution), and the rank gate."""
         n = len(ok)
-        get = {k: _column(scores, k, n) for k in ("rho", "attack", "weight")}
-        curves = {}
+        cols = {k: _column(scores, k, n) for k in ("rho", "attack", "weight", "weight_rho_max", "paired")}
+        curves, variants, undefined = {}, {}, {}
         for a, attack in enumerate(SCORED_ATTACKS):
             pccs = _column(scores, f"rob-pcc-{attack}", n)
-            good = ok & (get["attack"] == a) & np.isfinite(pccs) & np.isfinite(get["weight"])
-            w = get["weight"][good].astype(np.int64)
-            b = rm.bin_by_rho(np.repeat(get["rho"][good], w), np.repeat(pccs[good], w))
+            sel = ok & (cols["attack"] == a)
+            undefined[attack] = int((sel & (cols["paired"] == 1) & ~np.isfinite(pccs)).sum())
+            good = sel & np.isfinite(pccs) & np.isfinite(cols["weight"])
+            if not good.any():
+                continue
+            b = rm.bin_by_rho(cols["rho"][good], pccs[good], weights=cols["weight"][good])
             curves[attack] = {"centre": [round(float(c), 4) for c in b["centre"]],
                               "mean": [float(m) if np.isfinite(m) else None for m in b["mean"]],
-                              "count": [int(c) for c in b["count"]]}
-        return {"curves": curves}
+                              "count": [int(c) for c in b["count"]],
+                              "coverage": rm.bin_coverage(b["count"])}
+            rho, p = cols["rho"][good], pccs[good]
+            variants[attack] = {
+                "rho_max": _finite(rm.acc_of(rho, p, weights=cols["weight_rho_max"][good])),
+                "point": _finite(rm.acc_of(rho, p, weights=np.ones(good.sum()))),
+                "undefined_rule": _finite(rm.acc_of(rho, p, weights=cols["weight"][good], empty="undefined"))}
+        return {"curves": curves, "acc_variants": variants, "pcc_undefined": undefined,
+                "rank_gate": dict(GATE)}
+
+
+def bootstrap_weights(units: np.ndarray, good: np.ndarray, n_boot: int, seed: int = 0) -> np.ndarray:
+    """(n_boot, n) multiplicities: the units (attacked samples) holding a `good` instance drawn with
+    replacement, every instance of a drawn unit counted as often as its unit was drawn."""
+    uniq, inv = np.unique(units, return_inverse=True)
+    has = np.zeros(len(uniq), dtype=bool)
+    has[inv[good]] = True
+    pool = np.flatnonzero(has)
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, len(pool), size=(n_boot, len(pool)))
+    counts = np.zeros((n_boot, len(uniq)))
+    for b in range(n_boot):
+        counts[b] = np.bincount(pool[draws[b]], minlength=len(uniq))
+    return counts[:, inv]
+
+
+def faithfulness(model, texts: list[list[str]], attributions: list[np.ndarray],
+                 by_abs: bool = False, fractions: Sequence[float] = FAITH_FRACTIONS) -> tuple[np.ndarray, np.ndarray]:
+    """ERASER comprehensiveness and sufficiency (module docstring) of each text's attribution on
+    `model`: two arrays (NaN for a text of fewer than two words). One `predict` call for all texts."""
+    probe, owner = [], []
+    for t, (toks, a) in enumerate(zip(texts, attributions)):
+        n = len(toks)
+        if n < 2 or len(a) != n:
+            continue
+        probe.append(list(toks))
+        owner.append((t, "x", None))
+        for f in fractions:
+            top = set(rm.top_indices(a, max(1, math.ceil(f * n - 1e-9)), by_abs).tolist())
+            probe.append([w for i, w in enumerate(toks) if i not in top])
+            owner.append((t, "comp", f))
+            probe.append([w for i, w in enumerate(toks) if i in top])
+            owner.append((t, "suff", f))
+    comp, suff = np.full(len(texts), np.nan), np.full(len(texts), np.nan)
+    if not probe:
+        return comp, suff
+    probs = np.asarray(model.predict(probe), dtype=np.float64)
+    full: dict[int, tuple[int, float]] = {}
+    parts: dict[tuple[int, str], list[float]] = {}
+    for (t, what, _f), p in zip(owner, probs):
+        if what == "x":
+            label = int(np.argmax(p))
+            full[t] = (label, float(p[label]))
+    for (t, what, _f), p in zip(owner, probs):
+        if what != "x":
+            label, p0 = full[t]
+            parts.setdefault((t, what), []).append(p0 - float(p[label]))
+    for (t, what), v in parts.items():
+        (comp if what == "comp" else suff)[t] = float(np.mean(v))
+    return comp, suff
+
+
+def model_loader(track: Track, resource):
+    """A loader of the resource's model under test for the harness's faithfulness probes (loaded once)."""
+    name = resource.params.get("model")
+    if not name:
+        return None
+    held: list = []
+
+    def load():
+        if not held:
+            held.append(track.build_model(resource, name, None)[0].load())
+        return held[0]
+    return load
+
+
+def _finite(x: float) -> float | None:
+    return float(x) if math.isfinite(x) else None
 
 
 def _column(scores: dict[str, np.ndarray], name: str, n: int) -> np.ndarray:
@@ -219,55 +376,26 @@ def _column(scores: dict[str, np.ndarray], name: str, n: int) -> np.ndarray:
 
 
 def pooled_acc(rho, pcc, weight) -> float:
-    w = np.asarray(weight, dtype=np.int64)
-    return rm.acc_of(np.repeat(np.asarray(rho, float), w), np.repeat(np.asarray(pcc, float), w))
-
-
-def weighted_acc(rho, pcc, weights) -> np.ndarray:
-    """(B,) ACC of the binned PCC curve where text i counts weights[b, i] times (`pooled_acc` for
-    integer weights): per bin Σ w·pcc / Σ w, then `rm.acc` over the non-empty bins."""
-    rho, pcc = np.asarray(rho, dtype=np.float64), np.asarray(pcc, dtype=np.float64)
-    w = np.atleast_2d(np.asarray(weights, dtype=np.float64))
-    idx = rm.bin_index(rho)
-    n_bins = int(round(rm.RHO_MAX / rm.BIN_WIDTH))
-    onehot = (idx[:, None] == np.arange(n_bins)[None, :]).astype(np.float64)
-    den = w @ onehot
-    with np.errstate(invalid="ignore", divide="ignore"):
-        means = np.where(den > 0, (w * pcc) @ onehot / np.where(den > 0, den, 1.0), np.nan)
-    centre = (np.arange(n_bins) + 0.5) * rm.BIN_WIDTH
-    return np.array([rm.acc(centre, row) if np.isfinite(row).any() else np.nan for row in means])
-
-
-def acc_summary(rho, pcc, weight, sample, excluded: int = 0, label: str = "", n_boot: int = 200) -> MetricSummary:
-    if len(rho) == 0:
-        return MetricSummary(None, None, None, 0, excluded, "higher", label)
-    value = pooled_acc(rho, pcc, weight)
-    samples = np.unique(sample)
-    rng = np.random.default_rng(0)
-    groups = {s: np.flatnonzero(sample == s) for s in samples}
-    boots = []
-    for _ in range(n_boot):
-        pick = np.concatenate([groups[s] for s in rng.choice(samples, size=len(samples), replace=True)])
-        boots.append(pooled_acc(rho[pick], pcc[pick], weight[pick]))
-    boots = np.asarray([b for b in boots if np.isfinite(b)])
-    std = float(boots.std(ddof=1)) if boots.size > 1 else 0.0
-    ci = (float(np.quantile(boots, 0.025)), float(np.quantile(boots, 0.975))) if boots.size else (value, value)
-    return MetricSummary(float(value), std, ci, int(len(samples)), excluded, "higher", label)
+    return rm.acc_of(np.asarray(rho, float), np.asarray(pcc, float), weights=np.asarray(weight, float))
 
 
 class LiveRobustnessTrack(RobustnessTrack):
-    """The boards of live attacks (`xaibench attack`, `benchmark.attacks.live`): TEF / RA search each
-    explainer's own explanations. Same metrics; an instance is an attacked sample. Filled by
-    `xaibench attack` only — the runner cannot evaluate it (the texts depend on the submission)."""
+    """The live board (`xaibench attack`, `benchmark.attacks.live`): TEF / RA search each explainer's
+    own explanations (each attacked through itself). Same metrics; an instance is an attacked sample.
+    Filled by `xaibench attack` only — the runner cannot evaluate it (the texts depend on the submission)."""
 
     name = "robustness-live"
-    description = "TEF / RA run live against each explainer's own explanations (`xaibench attack`); ACC"
+    description = ("TEF live board: each explainer attacked through itself (`xaibench attack`); the scored pairs "
+                   "re-explained with fresh seeds; ACC beside ERASER faithfulness")
 
     def instances(self, resource, split: str, limit: int | None = None) -> Instances:
         from benchmark.errors import XaibenchError
 
         raise XaibenchError("the robustness-live boards are filled by `xaibench attack <explainer> --resource "
                             f"{resource.name}`: a live attack's texts depend on the submission")
+
+    def board_role(self, resource, submission: str, role: str) -> str:
+        return role
 
 
 TRACKS.register("robustness", RobustnessTrack())

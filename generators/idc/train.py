@@ -3,7 +3,10 @@
 Recipe [P]: Adam lr 1e-3, mini-batch 32, at most 10 epochs, cross-entropy, dropout 0.5; the epoch with
 the best validation accuracy is kept [I]. Documents are padded to `max_len` = the longest training
 document, capped at 500 tokens [I]; longer documents are truncated and counted. The vocabulary is every
-training word (+ <pad>, <unk>). A checkpoint after each epoch makes an interrupted training resume; the
+training word (+ <pad>, <unk>), and — with pre-trained embeddings and `extra_vocab` — every further word
+the pre-trained table has a row for (appended after the training words; the robustness track gives its
+synonym space here so that every word an attack may swap in has its own frozen row instead of <unk>;
+the training key then includes a digest of those words, and is unchanged without them). A checkpoint after each epoch makes an interrupted training resume; the
 permutation of an epoch depends only on (seed, epoch).
 """
 
@@ -174,6 +177,28 @@ def supervised_loss(module: nn.Module, ids: torch.Tensor, labels: torch.Tensor, 
     return ce + float(cfg.rationale_weight) * aux, float(aux.detach())
 
 
+def pretrained_words(source: str) -> set[str]:
+    """The words the pre-trained table `source` has a row for (empty for "random")."""
+    if source == "random":
+        return set()
+    if source != "glove-50d":
+        raise ValueError(f"embeddings must be one of {EMBEDDINGS}, got {source!r}")
+    from generators.robustness.counterfit import glove_6b_50d
+
+    return set(glove_6b_50d()[0])
+
+
+def extend_vocab(vocab: list[str], extra: Sequence[str], source: str) -> tuple[list[str], int]:
+    """`vocab` + the words of `extra` (sorted) that it lacks and `source` has a row for; (vocab, added)."""
+    have, rows = set(vocab), pretrained_words(source)
+    added = sorted({w for w in extra if w not in have and w in rows})
+    return list(vocab) + added, len(added)
+
+
+def vocab_digest(words: Sequence[str]) -> str:
+    return hashlib.sha256("\n".join(sorted(set(words))).encode()).hexdigest()[:16]
+
+
 def load_pretrained(embedding: nn.Embedding, vocab: Sequence[str], source: str) -> int | None:
     """Copy pre-trained vectors into the rows of `vocab` (row 0 = padding stays zero, row 1 = unknown
     keeps its initial draw); returns how many vocabulary words were found (None for "random")."""
@@ -201,11 +226,14 @@ def train_text_classifier(train: tuple[Sequence[Sequence[str]], Sequence[int]],
                           out_dir: Path, config: TextTrainConfig | None = None, *, n_classes: int = 2,
                           test: tuple[Sequence[Sequence[str]], Sequence[int]] | None = None,
                           overwrite: bool = False, name: str = "model",
-                          rationales: Sequence[Any] | None = None) -> dict:
+                          rationales: Sequence[Any] | None = None,
+                          extra_vocab: Sequence[str] | None = None) -> dict:
     """Train (or reuse) a text classifier on (token lists, labels); saves it to `out_dir` (safetensors +
     config.json with the vocabulary, max_len, recipe and accuracies); returns the model's config dict.
     `rationales`: one collection of rationale word types per training document (empty: none), read when
-    `config.rationale_loss` is not "none"."""
+    `config.rationale_loss` is not "none". `extra_vocab`: words that get their own pre-trained row beside
+    the training words (module docstring); refused with random embeddings (their rows would be
+    untrained noise)."""
     cfg = config or TextTrainConfig()
     if cfg.architecture not in ARCHES:
         raise ValueError(f"architecture must be one of {sorted(ARCHES)}")
@@ -226,9 +254,14 @@ def train_text_classifier(train: tuple[Sequence[Sequence[str]], Sequence[int]],
         raise ResourceError(f"class(es) {missing} have no training documents; cannot train a classifier")
     if cfg.embeddings not in EMBEDDINGS:
         raise ValueError(f"embeddings must be one of {EMBEDDINGS}, got {cfg.embeddings!r}")
+    if extra_vocab is not None and cfg.embeddings == "random":
+        raise ValueError("extra_vocab needs pre-trained embeddings (embeddings='glove-50d'): a word never seen in "
+                         "training would get an untrained random row")
     key = {"corpus": corpus_key(xtr, ytr), "validation": corpus_key(xva, yva), "recipe": recipe_key(cfg)}
     if cfg.rationale_loss != "none":
         key["rationales"] = corpus_key([sorted(g or ()) for g in rationales], ytr)
+    if extra_vocab is not None:  # absent otherwise: models trained before the option keep their key
+        key["extra_vocab"] = vocab_digest(extra_vocab)
     cfg_path = out_dir / "config.json"
     if cfg_path.exists() and not overwrite:
         try:  # an unreadable config is no trained model: it is trained again
@@ -243,6 +276,9 @@ def train_text_classifier(train: tuple[Sequence[Sequence[str]], Sequence[int]],
         torch.set_num_threads(cfg.threads)
     allocator.tune()
     vocab = build_vocab(xtr, min_count=cfg.min_count)
+    n_added = None
+    if extra_vocab is not None:
+        vocab, n_added = extend_vocab(vocab, extra_vocab, cfg.embeddings)
     index = {w: i for i, w in enumerate(vocab)}
     max_len = min(cfg.max_len_cap, max(len(d) for d in xtr))
     truncated = int(sum(len(d) > max_len for d in xtr + xva))
@@ -320,6 +356,9 @@ def train_text_classifier(train: tuple[Sequence[Sequence[str]], Sequence[int]],
              "n_train": len(itr), "n_validation": len(iva), "training_key": key}
     if found is not None:
         extra["pretrained_words"] = {"found": found, "vocabulary": len(vocab) - 2}
+    if n_added is not None:
+        extra["vocab_extension"] = {"requested": len(set(extra_vocab)), "added": n_added,
+                                    "training_words": len(vocab) - 2 - n_added}
     save_model(module, out_dir, cfg.architecture, kwargs, extra=extra)
     ckpt.unlink(missing_ok=True)
     return json.loads(cfg_path.read_text())

@@ -1,19 +1,33 @@
 """Build the robustness resources `robustness/mr-<model>` (SPECS §2): TEF / RA / RI / RS attacks on MR
-test sentences against the CPU text models, the attacked sets published for re-scoring.
+test sentences against the CPU text models, and the semi-universal policy attack (SU), the attacked sets
+published for re-scoring.
 
 Pipeline:
 1. MR from `generators.corpora` (the project's 60/20/20 split, seed 0 — SPECS §2.8 proposes 90/10; the
-   shared split keeps the models comparable with the IDC track [I]); models trained by
-   `generators.robustness.train` (Kim CNN, BiLSTM, BiLSTM + attention).
+   shared split keeps the models comparable with the IDC track [I]).
 2. The synonym space: a user's counter-fitted vectors (`vectors=PATH`, the paper's file) or the offline
    counter-fitted GloVe-50d + WordNet space (`generators.robustness.counterfit`, cached).
-3. Samples: `n_samples` correctly classified test sentences per model, a seeded random choice.
-4. For every (explainer, attack): one sweep per sample at ρ_max = 0.40 with the pre budget check; the
+3. Models trained by `generators.robustness.train` (Kim CNN, BiLSTM, BiLSTM + attention) under the
+   vocabulary rule `vocab_rule` [I]: "extend" (default) gives every word of the synonym space its own
+   frozen GloVe row beside the training words, and the attacks drop any candidate a model still cannot
+   represent; "drop" keeps the training vocabulary and drops the candidates outside it; "off" lets
+   them through (earlier builds: the model reads them as <unk>, a deletion). A2T follows the same rule.
+   The shares of candidates, positions and applied swaps that the model cannot represent are recorded
+   per run (`stats.runs[…].vocab`).
+4. Samples: the MR test split is halved with a fixed seed (`policies.split_halves`): `n_samples`
+   correctly classified sentences of the *evaluation half* per model (a seeded random choice) are
+   attacked by every (explainer, attack); TEF runs on `policy_samples` sentences of the *policy half*
+   give the substitution events of the semi-universal policy.
+5. For every (explainer, attack): one sweep per sample at ρ_max = 0.40 with the pre budget check; the
    runs at ρ_max ∈ {0.05 … 0.40} are its prefixes (`benchmark.attacks.tef.sweep`). Per (sample, r) a row:
    original and adversarial tokens, substituted positions, replacements, realised ρ, the ρ_max values
    that stop there, the prediction before and after, the attack's explainer and PCC under it, and the
    sentence similarity (MiniLM). Rows with r = 0 record why nothing was substituted.
-5. The summary (curves binned by realised ρ, ACC per explainer / attack) goes to the config's stats.
+6. SU (attack "su", SPECS §2.6): one policy from the TEF events of every model and explainer of the
+   build (and of the configs already built, when appending), applied query-free to the same evaluation
+   samples on the same ρ_max grid (`policies.policy_rows`) — so SU, TEF and RA are scored on the same
+   samples and grid.
+7. The summary (curves binned by realised ρ, ACC per explainer / attack) goes to the config's stats.
 """
 
 from __future__ import annotations
@@ -27,18 +41,21 @@ import numpy as np
 import pyarrow as pa
 
 from benchmark.attacks.synonyms import SynonymSpace
-from benchmark.attacks.tef import METHODS, RHO_GRID, AttackConfig, Attacker, sweep
+from benchmark.attacks.tef import METHODS, RHO_GRID, AttackConfig, Attacker, model_vocabulary, sweep
 from benchmark.contracts import Batch
 from benchmark.errors import ResourceError
 from benchmark.metrics import robustness as rm
 from benchmark.progress import console
 from benchmark.resources import resource_root, write_config
+from generators.robustness import policies
 
 FAMILY = "robustness"
 VERSION = "v1"
 SPACE_FILE = "space/cf-glove50-wordnet.npz"
 DEFAULT_EXPLAINERS = ("saliency", "attention", "integrated-gradients")
 FAST_EXPLAINERS = ("saliency", "attention")  # the others attack only the first `slow_samples` samples
+VOCAB_RULES = ("extend", "drop", "off")  # [I] module docstring, step 3
+ATTACKS = METHODS + ("su",)  # "su": the semi-universal policy (step 6)
 CITATION = """@inproceedings{ivankay2022tef,
   title     = {Fooling Explanations in Text Classifiers},
   author    = {Ivankay, Adam and Girardi, Ivan and Marchiori, Chiara and Frossard, Pascal},
@@ -50,10 +67,13 @@ CITATION = """@inproceedings{ivankay2022tef,
 @dataclass
 class RobustnessConfig:
     models: tuple[str, ...] = ("cnn", "lstm", "lstm-att")
-    attacks: tuple[str, ...] = METHODS
+    attacks: tuple[str, ...] = ATTACKS
     explainers: tuple[str, ...] = DEFAULT_EXPLAINERS  # those that cannot explain a model are recorded, skipped
     reference_explainer: str = "saliency"  # the attacks the robustness track re-scores every explainer on
     n_samples: int = 100  # reduced scale [I]; SPECS §2.8 proposes up to 1,000
+    policy_samples: int | None = None  # TEF runs on the policy half for SU (None: n_samples; 0: no SU)
+    policy_pos: bool = True  # SU replaces a word only when its part of speech stays [X: submission]
+    vocab_rule: str = "extend"  # [I] "extend" | "drop" | "off" (module docstring, step 3)
     slow_samples: int | None = None  # cap for explainers outside FAST_EXPLAINERS (IG: 50 steps per text)
     n_candidates: int = 15
     rho_grid: tuple[float, ...] = RHO_GRID
@@ -114,9 +134,12 @@ def choose_samples(model, docs, n: int, seed: int) -> list:
 
 def attack_rows(attacker: Attacker, docs, rho_grid, attack: str, explainer: str, seed: int) -> tuple[list[dict], dict]:
     rows, excluded, seconds, calls = [], {}, 0.0, {"predict": 0, "attribute": 0, "texts_attributed": 0}
+    vocab: dict[str, int] = {}
     for k, d in enumerate(docs):
         res, rs = sweep(attacker, d.tokens, rho_grid, sample_seed=k)
         seconds += res.seconds
+        for c, v in res.vocab.items():
+            vocab[c] = vocab.get(c, 0) + v
         for c in calls:
             calls[c] += res.calls[c]
         if res.excluded:
@@ -142,7 +165,8 @@ def attack_rows(attacker: Attacker, docs, rho_grid, attack: str, explainer: str,
                          "spearman": m.get("spearman", float("nan")), "top10": m.get("top10", float("nan")),
                          "top30": m.get("top30", float("nan")), "top50": m.get("top50", float("nan")),
                          "excluded": why})
-    return rows, {"excluded": excluded, "seconds": round(seconds, 2), "calls": calls, "samples": len(docs)}
+    return rows, {"excluded": excluded, "seconds": round(seconds, 2), "calls": calls, "samples": len(docs),
+                  **({"vocab": vocab} if vocab else {})}
 
 
 def _why_none(res, rhos) -> str:
@@ -154,27 +178,28 @@ def _why_none(res, rhos) -> str:
 
 
 def curves(rows: list[dict], rho_grid=RHO_GRID) -> dict[str, Any]:
-    """Per (explainer, attack): the pooled ρ_max grid results with r ≥ 1, binned by realised ρ, and ACC."""
+    """Per (explainer, attack): the rows with r ≥ 1 binned by realised ρ, each weighted by the ρ_max grid
+    values that stop at it (SPECS §2.7 pooling), and ACC on the fixed grid (`rm.acc`: trailing empty
+    bins carried forward); also the ACC with one point per (sample, r) (`acc_point`) and the bins'
+    coverage."""
     out: dict[str, Any] = {}
     keys = sorted({(r["explainer"], r["attack"]) for r in rows})
     for e, a in keys:
         sel = [r for r in rows if r["explainer"] == e and r["attack"] == a]
-        rho, vals = [], {m: [] for m in ("pcc", "kendall", "spearman", "top10", "top30", "top50", "similarity")}
-        for r in sel:
-            if r["r"] == 0 or r["excluded"]:
-                continue
-            for _ in r["rho_max"]:  # pooled over the ρ_max grid (SPECS §2.7)
-                rho.append(r["rho"])
-                for m in vals:
-                    vals[m].append(r.get(m, float("nan")))
-        entry = {"n_points": len(rho), "n_samples": len({r["sample"] for r in sel}),
+        used = [r for r in sel if r["r"] > 0 and not r["excluded"]]
+        rho = [r["rho"] for r in used]
+        w = [len(r["rho_max"]) for r in used]
+        entry = {"n_points": int(sum(w)), "n_texts": len(used), "n_samples": len({r["sample"] for r in sel}),
                  "excluded_samples": len({r["sample"] for r in sel if r["excluded"] and not
                                           r["excluded"].startswith(("budget", "no_substitution"))})}
-        for m, v in vals.items():
-            b = rm.bin_by_rho(rho, v)
+        for m in ("pcc", "kendall", "spearman", "top10", "top30", "top50", "similarity"):
+            b = rm.bin_by_rho(rho, [r.get(m, float("nan")) for r in used], weights=w)
             entry[m] = {"centre": b["centre"].tolist(), "mean": _nan_list(b["mean"]), "std": _nan_list(b["std"]),
                         "count": b["count"].tolist()}
+        pcc = [r.get("pcc", float("nan")) for r in used]
         entry["acc"] = rm.acc(entry["pcc"]["centre"], np.asarray(entry["pcc"]["mean"], dtype=float))
+        entry["acc_point"] = rm.acc_of(rho, pcc) if used else float("nan")
+        entry["coverage"] = rm.bin_coverage(entry["pcc"]["count"])
         out[f"{e}/{a}"] = entry
     return out
 
@@ -242,6 +267,14 @@ def build_robustness(config: RobustnessConfig | None = None, *, root: Path | Non
 
     if cfg.embeddings not in EMBEDDINGS:
         raise ResourceError(f"embeddings must be one of {', '.join(EMBEDDINGS)}, got {cfg.embeddings!r}")
+    if cfg.vocab_rule not in VOCAB_RULES:
+        raise ResourceError(f"vocab_rule must be one of {', '.join(VOCAB_RULES)}, got {cfg.vocab_rule!r}")
+    if cfg.vocab_rule == "extend" and cfg.embeddings == "random":
+        raise ResourceError("vocab_rule 'extend' gives the synonym space pre-trained rows: it needs "
+                            "embeddings glove-50d (use vocab_rule 'drop' with random embeddings)")
+    bad = set(cfg.attacks) - set(ATTACKS)
+    if bad:
+        raise ResourceError(f"unknown attack(s) {sorted(bad)}; choose from {', '.join(ATTACKS)}")
     if cfg.reference_explainer not in cfg.explainers and not cfg.append:
         raise ResourceError(f"reference explainer {cfg.reference_explainer} must be one of the explainers")
     torch.set_num_threads(1)
@@ -249,42 +282,113 @@ def build_robustness(config: RobustnessConfig | None = None, *, root: Path | Non
     corpus = load_mr(source=cfg.source, path=cfg.path, seed=0)
     splits = {s: corpus[s][: cfg.limit] if cfg.limit else corpus[s] for s in ("train", "validation", "test")}
     xy = {s: ([d.tokens for d in docs], [d.label for d in docs]) for s, docs in splits.items()}
+    # the space first: under vocab_rule "extend" its words join the word models' vocabulary
+    space = load_space(cfg, root, {w for d in corpus.documents() for w in d.tokens})
     t0 = time.perf_counter()
     trained = train_models(xy, root, cfg.models, epochs=cfg.epochs, seed=cfg.seed, overwrite=overwrite,
-                           embeddings=cfg.embeddings, freeze_embeddings=cfg.freeze_embeddings)
+                           embeddings=cfg.embeddings, freeze_embeddings=cfg.freeze_embeddings,
+                           extra_vocab=space.words if cfg.vocab_rule == "extend" else None)
     train_s = time.perf_counter() - t0
-    space = load_space(cfg, root, {w for d in corpus.documents() for w in d.tokens})
     tagger = PosTagger()
-    out = {}
+    policy_half, eval_half = policies.split_halves(len(splits["test"]), cfg.seed)
+    policy_docs, eval_docs = [splits["test"][i] for i in policy_half], [splits["test"][i] for i in eval_half]
+    su = "su" in cfg.attacks and cfg.policy_samples != 0
+    n_policy = cfg.n_samples if cfg.policy_samples is None else cfg.policy_samples
+    out, state, events = {}, {}, {}
     for name in cfg.models:
         model = load_model_under_test(root, name)
-        docs = choose_samples(model, splits["test"], cfg.n_samples, cfg.seed)
+        represents = model_vocabulary(model)  # under "off" it only counts (the attack keeps every candidate)
+        docs = choose_samples(model, eval_docs, cfg.n_samples, cfg.seed)
+        pdocs = choose_samples(model, policy_docs, n_policy, cfg.seed) if su else []
         rows, runs, skipped = _existing(root, name, cfg, trained[name]) if cfg.append else ([], {}, {})
+        if su:  # SU rows are rebuilt below from the policy of this build
+            rows = [r for r in rows if r["attack"] != "su"]
         for e in cfg.explainers:
             attribute, why = explainer_fn(e, model, cfg.explainer_params.get(e))
             if why:
                 skipped[e] = why
                 out.pop(name, None)  # written again below, with the reason
                 continue
-            edocs = docs if e in FAST_EXPLAINERS or cfg.slow_samples is None else docs[: cfg.slow_samples]
-            for a in cfg.attacks:
+            slow = e not in FAST_EXPLAINERS and cfg.slow_samples is not None
+            edocs = docs[: cfg.slow_samples] if slow else docs
+            jobs = [(a, edocs, a) for a in cfg.attacks if a != "su"]
+            if su:
+                jobs.append(("tef", pdocs[: cfg.slow_samples] if slow else pdocs, "policy"))
+            for a, adocs, what in jobs:
                 acfg = AttackConfig(method=a, n_candidates=cfg.n_candidates, rho_max=max(cfg.rho_grid),
                                     pcc_undefined=cfg.pcc_undefined, seed=cfg.seed,
-                                    pos_check="after" if e in FAST_EXPLAINERS else "before")  # same texts
-                attacker = Attacker(model.predict, attribute, space, acfg, tagger=tagger)
+                                    pos_check="after" if e in FAST_EXPLAINERS else "before",  # same texts
+                                    unrepresentable="keep" if cfg.vocab_rule == "off" else "drop")
+                attacker = Attacker(model.predict, attribute, space, acfg, tagger=tagger, represents=represents)
                 t = time.perf_counter()
-                r, info = attack_rows(attacker, edocs, cfg.rho_grid, a, e, cfg.seed)
-                rows += r
-                runs[f"{e}/{a}"] = {**info, "wall_s": round(time.perf_counter() - t, 1)}
-                console.print(f"  mr-{name} {e}/{a}: {len(edocs)} samples in {runs[f'{e}/{a}']['wall_s']} s")
+                if what == "policy":
+                    ev, info = policy_events(attacker, adocs)
+                    events[(name, e)] = ev
+                    runs[f"{e}/policy"] = {**info, "wall_s": round(time.perf_counter() - t, 1)}
+                else:
+                    r, info = attack_rows(attacker, adocs, cfg.rho_grid, a, e, cfg.seed)
+                    rows += r
+                    runs[f"{e}/{a}"] = {**info, "wall_s": round(time.perf_counter() - t, 1)}
+                console.print(f"  mr-{name} {e}/{what}: {len(adocs)} samples in {runs[f'{e}/{what}']['wall_s']} s")
             # written after every explainer: a long run leaves a usable resource behind
             out[name] = _write_model(root, name, cfg, rows, runs, skipped, trained[name], space, tagger, docs, train_s)
         if name not in out:
             out[name] = _write_model(root, name, cfg, rows, runs, skipped, trained[name], space, tagger, docs, train_s)
+        state[name] = (model, represents, docs, rows, runs, skipped)
+    if su:
+        events = {**_stored_events(root, cfg, events), **events}
+        keeps = policies.pos_keeper(tagger) if cfg.policy_pos else None
+        for name, (model, represents, docs, rows, runs, skipped) in state.items():
+            pol = policies.model_policy(events, None if cfg.vocab_rule == "off" else represents)
+            names = dict.fromkeys([*cfg.explainers, *sorted({r["explainer"] for r in rows})])
+            fns = {e: explainer_fn(e, model, cfg.explainer_params.get(e)) for e in names}
+            fns = {e: f for e, (f, why) in fns.items() if not why}
+            t = time.perf_counter()
+            su_rows, counts = policies.policy_rows(docs, pol, model, fns, cfg.rho_grid, keeps, represents)
+            rows += su_rows
+            runs["policy/su"] = {**counts, "policy_events": sum(len(v) for v in events.values()),
+                                 "policy_top": pol[:20], "wall_s": round(time.perf_counter() - t, 1)}
+            out[name] = _write_model(root, name, cfg, rows, runs, skipped, trained[name], space, tagger, docs,
+                                     train_s, events={f"{m}/{e}": v for (m, e), v in events.items() if m == name})
     return out
 
 
-def _write_model(root, name, cfg, rows, runs, skipped, mcfg, space, tagger, docs, train_s):
+def policy_events(attacker: Attacker, docs) -> tuple[list[tuple[str, str]], dict]:
+    """TEF at the largest ρ_max on the policy half: every substitution event (original, replacement)."""
+    events, excluded, vocab = [], {}, {}
+    for k, d in enumerate(docs):
+        res = attacker.attack(d.tokens, sample_seed=k)
+        if res.excluded:
+            excluded[res.excluded.split(":")[0]] = excluded.get(res.excluded.split(":")[0], 0) + 1
+        events += policies.events_of(res)
+        for c, v in res.vocab.items():
+            vocab[c] = vocab.get(c, 0) + v
+    return events, {"samples": len(docs), "events": len(events), "excluded": excluded, "vocab": vocab}
+
+
+def _stored_events(root: Path, cfg: RobustnessConfig, fresh: dict) -> dict[tuple[str, str], list]:
+    """Policy events kept in the stats of the configs already built, for the (model, explainer) pairs
+    this build did not run (other models; other explainers under --append), so one policy covers every
+    model and explainer built so far."""
+    from benchmark.resources import load_resource
+    from generators.robustness.train import MODELS
+
+    out: dict[tuple[str, str], list] = {}
+    for m in MODELS:
+        if m in cfg.models and not cfg.append:
+            continue
+        try:
+            stored = load_resource(f"{FAMILY}/mr-{m}", root=root, hub=False).stats.get("policy_events", {})
+        except Exception:  # noqa: BLE001 - a model not built yet
+            continue
+        for k, v in stored.items():
+            key = tuple(k.split("/", 1))
+            if key not in fresh:
+                out[key] = [tuple(x) for x in v]
+    return out
+
+
+def _write_model(root, name, cfg, rows, runs, skipped, mcfg, space, tagger, docs, train_s, events=None):
     from generators.robustness.train import MODELS
 
     sim_name = "not computed"
@@ -299,8 +403,18 @@ def _write_model(root, name, cfg, rows, runs, skipped, mcfg, space, tagger, docs
               "similarity": sim_name, "perplexity": rm.PERPLEXITY_UNAVAILABLE,
               **{k: v for k, v in asdict(cfg).items() if k not in ("models", "extra")},
               "source": "Ivankay et al. 2022, SPECS §2"}
+    if events is None and cfg.append:  # keep the policy events of the config appended to
+        from benchmark.resources import load_resource
+
+        try:
+            events = load_resource(f"{FAMILY}/mr-{name}", root=root, hub=False).stats.get("policy_events")
+        except Exception:  # noqa: BLE001 - nothing written yet
+            events = None
     stats = {"model_scores": mcfg["scores"], "curves": summary, "runs": runs, "skipped_explainers": skipped,
-             "samples": len(docs), "train_seconds": round(train_s, 1)}
+             "samples": len(docs), "train_seconds": round(train_s, 1),
+             "vocabulary": {"rule": cfg.vocab_rule, **(mcfg.get("vocab_extension") or {}),
+                            "model_vocabulary": len(mcfg.get("vocab", [])) - 2},
+             **({"policy_events": events} if events else {})}
     return write_config(root, FAMILY, f"mr-{name}", {"test": _table(rows)}, _schema(), version=VERSION,
                         params=params, stats=stats, card_info=card_info())
 
@@ -320,22 +434,23 @@ def card_info() -> dict:
 
 
 def _existing(root: Path, name: str, cfg: RobustnessConfig, mcfg: dict) -> tuple[list[dict], dict, dict]:
-    """Rows, runs and skips of the config already written, minus the explainers being re-run."""
-    import json
-
+    """Rows, runs and skips of the config already written under `root`, minus the (explainer, attack)
+    pairs being re-run (and SU's rows, rebuilt whenever "su" is among the attacks)."""
     from benchmark.resources import load_resource
 
     try:
-        res = load_resource(f"{FAMILY}/mr-{name}")
+        res = load_resource(f"{FAMILY}/mr-{name}", root=root, hub=False)
     except Exception:  # noqa: BLE001 - nothing to append to
         return [], {}, {}
     if res.params.get("model_sha256") != mcfg["sha256"]:
         raise ResourceError(f"{res.name} was built on other model weights; rebuild it without --append")
+    rerun = {(e, a) for e in cfg.explainers for a in cfg.attacks} | {(e, "policy") for e in cfg.explainers
+                                                                       if "su" in cfg.attacks}
+    rerun |= {("policy", "su")} if "su" in cfg.attacks else set()
     t = res.table("test").to_pydict()
-    rows = [{k: t[k][i] for k in t} for i in range(len(t["id"])) if t["explainer"][i] not in cfg.explainers]
-    runs = {k: v for k, v in res.stats.get("runs", {}).items() if k.split("/")[0] not in cfg.explainers}
+    rows = [{k: t[k][i] for k in t} for i in range(len(t["id"])) if (t["explainer"][i], t["attack"][i]) not in rerun]
+    runs = {k: v for k, v in res.stats.get("runs", {}).items() if tuple(k.split("/", 1)) not in rerun}
     skipped = {k: v for k, v in res.stats.get("skipped_explainers", {}).items() if k not in cfg.explainers}
-    json.dumps(runs)
     return rows, runs, skipped
 
 

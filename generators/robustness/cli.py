@@ -14,13 +14,16 @@ from benchmark.progress import console
 
 RobustModel = StrEnum("RobustModel", {v: v for v in ("cnn", "lstm", "lstm-att", "minilm")})  # generators.robustness.train.MODELS
 Embeddings = StrEnum("Embeddings", {v: v for v in ("random", "glove-50d")})  # generators.idc.train.EMBEDDINGS
-RobustAttack = StrEnum("RobustAttack", {v: v for v in ("tef", "ra", "ri", "rs")})  # benchmark.attacks.tef.METHODS
+RobustAttack = StrEnum("RobustAttack", {v: v for v in ("tef", "ra", "ri", "rs", "su")})  # generators.robustness.build.ATTACKS
+VocabRule = StrEnum("VocabRule", {v: v for v in ("extend", "drop", "off")})  # generators.robustness.build.VOCAB_RULES
 
 
 def generate_robustness(
     model: List[RobustModel] = typer.Option(["cnn", "lstm", "lstm-att"], "--model", "-m",
                                     help="Models under test: cnn, lstm, lstm-att, minilm (one config robustness/mr-<model> each)."),
-    attack: List[RobustAttack] = typer.Option(["tef", "ra", "ri", "rs"], "--attack", "-a", help="tef, ra, ri, rs."),
+    attack: List[RobustAttack] = typer.Option(["tef", "ra", "ri", "rs", "su"], "--attack", "-a",
+                                              help="tef, ra, ri, rs, su (the semi-universal policy, learned from TEF "
+                                              "on the other half of the test set)."),
     explainer: Optional[List[str]] = typer.Option(None, "--explainer", "-e",
                                                   help="Explainers attacked live, repeatable (default: saliency, "
                                                   "attention, integrated-gradients; those that cannot explain a "
@@ -29,6 +32,13 @@ def generate_robustness(
     samples: int = typer.Option(100, min=1, max=100_000, help="Correctly classified MR test sentences per model."),
     slow_samples: Optional[int] = typer.Option(None, min=1, max=100_000, help="At most this many samples for "
                                                "the slow explainers (integrated-gradients; reduced scale)."),
+    policy_samples: Optional[int] = typer.Option(None, min=0, max=100_000, help="TEF samples per model and "
+                                                 "explainer on the policy half for su (default: --samples; 0: no su)."),
+    policy_pos: bool = typer.Option(True, "--policy-pos/--no-policy-pos", help="su replaces a word only where its "
+                                    "part of speech stays the same."),
+    vocab_rule: VocabRule = typer.Option("extend", help="Swaps the model can read: extend (every synonym-space "
+                                         "word gets its own frozen GloVe row in the word models), drop (candidates "
+                                         "the model cannot represent are dropped), off (they map to <unk>)."),
     candidates: int = typer.Option(15, min=1, max=100, help="N nearest neighbours per word (paper: 15)."),
     epochs: int = typer.Option(6, min=1, max=100, help="Training epochs (best validation epoch kept)."),
     embeddings: Embeddings = typer.Option("glove-50d", help="The word models' embeddings: glove-50d (GloVe 6B "
@@ -58,6 +68,7 @@ def generate_robustness(
     cfg = RobustnessConfig(models=tuple(str(m) for m in model), attacks=tuple(str(a) for a in attack),
                            explainers=tuple(explainer or DEFAULT_EXPLAINERS),
                            reference_explainer=reference, n_samples=samples, slow_samples=slow_samples, n_candidates=candidates,
+                           policy_samples=policy_samples, policy_pos=policy_pos, vocab_rule=str(vocab_rule),
                            epochs=epochs, embeddings=str(embeddings), freeze_embeddings=freeze_embeddings,
                            vectors=str(vectors) if vectors else None, seed=seed,
                            similarity=not no_similarity, explainer_params=_params(explainer_param or []),
@@ -87,28 +98,50 @@ def _params(items: list[str]) -> dict:
 
 def reproduce_tef(
     out: Optional[Path] = typer.Option(None, help="Output folder (default $XAIBENCH_HOME/results/tef)."),
-    a2t: int = typer.Option(0, min=0, max=100_000, help="Also run A2T (SPECS §1.9) on this many MR test "
-                            "sentences against the CNN (0 = skip)."),
-    toki: bool = typer.Option(False, help="With --a2t: also the TOKI-guided attack (SPECS §1.9; fits TOKI on the "
-                              "CNN, needs the trust track's embeddings resource)."),
-    toki_train: int = typer.Option(1000, min=10, help="With --toki: training predictions TOKI explains."),
     transfer_model: List[RobustModel] = typer.Option(["cnn", "lstm", "lstm-att"], "--transfer-model",
-                                                     help="Models of the transfer and policy tables (repeatable; "
-                                                     "minilm adds a MiniLM gradient pass per transferred text)."),
+                                                     help="Models of the transfer table (repeatable; minilm adds a "
+                                                     "MiniLM gradient pass per transferred text)."),
+    no_transfer: bool = typer.Option(False, "--no-transfer", help="Skip the transfer table."),
+    variant: Optional[List[str]] = typer.Option(None, "--variant", help="LABEL=ROOT: also tabulate the robustness "
+                                                "resources built under ROOT (e.g. another --vocab-rule), repeatable."),
+    table4: bool = typer.Option(False, "--table4", help="Also run Table 4 of TOKI (A2T vs TOKI-guided A2T, SPECS "
+                                "§1.9; resumable; hours on 2 CPU cores at full scale)."),
+    table4_model: RobustModel = typer.Option("minilm", help="Model under attack for Table 4 (its folder must exist: "
+                                             "`xaibench generate robustness -m minilm`)."),
+    table4_n: int = typer.Option(1066, min=1, max=1066, help="Sentences per seeded run (1,066 = the whole "
+                                 "rotten_tomatoes-sized test set)."),
+    table4_seeds: int = typer.Option(10, min=1, max=100, help="Seeded runs (seeds 0 … N−1)."),
+    toki: bool = typer.Option(True, "--toki/--no-toki", help="Table 4's TOKI-guided attack (needs `xaibench generate "
+                              "trust --embeddings`)."),
+    toki_train: int = typer.Option(1000, min=10, help="Training predictions TOKI explains (pipeline 1)."),
+    toki_explainer: str = typer.Option("grad", help="TOKI's explainer for pipeline 1 (grad, lime, omission)."),
 ) -> None:
     """TEF's curves and ACC beside the paper's findings.
 
-    Ivankay et al. (2022): PCC-vs-ρ curves (PNG) and ACC per explainer / model / attack, from the
-    robustness resources (`xaibench generate robustness`)."""
+    Ivankay et al. (2022): PCC-vs-ρ curves (PNG), ACC per explainer / model / attack, vocabulary shares,
+    the semi-universal policy and transfer, from the robustness resources (`xaibench generate
+    robustness`); with --table4, TOKI's Table 4."""
     from benchmark.resources import data_home
     from generators.robustness.experiments import reproduce
 
-    text, png = reproduce(out or data_home() / "results" / "tef", transfer_models=tuple(str(m) for m in transfer_model))
+    folder = out or data_home() / "results" / "tef"
+    variants = {}
+    for v in variant or []:
+        label, eq, where = v.partition("=")
+        if not eq or not label or not where:
+            raise typer.BadParameter(f"--variant {v!r}: expected LABEL=ROOT")
+        variants[label] = Path(where)
+    text, png = reproduce(folder, transfer=not no_transfer, transfer_models=tuple(str(m) for m in transfer_model),
+                          variants=variants)
     console.print(text)
-    if a2t:
-        from generators.robustness.experiments import a2t_table
+    if table4:
+        from generators.robustness.table4 import table4 as run_table4
 
-        console.print(a2t_table("cnn", n=a2t, toki=toki, toki_train=toki_train))
+        t4, _ = run_table4(data_home() / "cache" / "table4", model_name=str(table4_model), n=table4_n,
+                           seeds=range(table4_seeds), toki=toki,
+                           toki_train=toki_train, toki_explainer=toki_explainer, log=console.print)
+        (folder / f"table4-{table4_model}.md").write_text(t4 + "\n")
+        console.print(t4)
     console.print(f"curves: {png}")
 
 

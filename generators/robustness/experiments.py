@@ -1,7 +1,9 @@
 """`xaibench reproduce tef`: the PCC-vs-ρ curves of every (model, explainer, attack) the robustness
-resources hold (live attacks: each explainer attacked through itself), as a PNG, and a table of ACC
-per explainer / model / attack beside the paper's findings (SPECS §2.9: no ACC numbers survive in the
-paper — TEF < RA for every model and explainer, RI ≈ TEF, RS ≈ RA, similarity > 0.7)."""
+resources hold, as a PNG, and a table of ACC per explainer / model / attack beside the paper's findings
+(SPECS §2.9: no ACC numbers survive in the paper — TEF < RA for every model and explainer, RI ≈ TEF,
+RS ≈ RA, similarity > 0.7); the semi-universal attack (SU) on the same samples and grid; the shares of
+candidates, positions and applied swaps the model cannot represent (`vocab_rows`); transfer across
+models; and Table 4 of TOKI (A2T vs TOKI-guided A2T, `table4`)."""
 
 from __future__ import annotations
 
@@ -13,21 +15,22 @@ import numpy as np
 
 from benchmark.errors import ResourceError
 
-ATTACKS = ("tef", "ri", "rs", "ra")
-COLOURS = {"tef": "tab:red", "ri": "tab:orange", "rs": "tab:cyan", "ra": "tab:blue"}
+ATTACKS = ("tef", "ri", "rs", "ra", "su")
+COLOURS = {"tef": "tab:red", "ri": "tab:orange", "rs": "tab:cyan", "ra": "tab:blue", "su": "tab:green"}
 
 
-def collect(models=("cnn", "lstm", "lstm-att", "minilm")) -> dict[str, dict]:
+def collect(models=("cnn", "lstm", "lstm-att", "minilm"), root: Path | None = None) -> dict[str, dict]:
     from benchmark.resources import load_resource
 
     out = {}
     for m in models:
         try:
-            res = load_resource(f"robustness/mr-{m}")
+            res = load_resource(f"robustness/mr-{m}", root=root)
         except Exception:  # noqa: BLE001 - a model not generated is just left out
             continue
         out[m] = {"curves": res.stats.get("curves", {}), "runs": res.stats.get("runs", {}),
-                  "scores": res.stats.get("model_scores", {}), "skipped": res.stats.get("skipped_explainers", {})}
+                  "scores": res.stats.get("model_scores", {}), "skipped": res.stats.get("skipped_explainers", {}),
+                  "vocabulary": res.stats.get("vocabulary", {}), "params": res.params}
     if not out:
         raise ResourceError("no robustness resource found; build them with `xaibench generate robustness`")
     return out
@@ -38,8 +41,7 @@ def table_rows(data: dict[str, dict]) -> list[dict[str, Any]]:
     for m, d in data.items():
         expl = sorted({k.split("/")[0] for k in d["curves"]})
         for e in expl:
-            row: dict[str, Any] = {"model": m, "explainer": e,
-                                   "test_acc": d["scores"].get("test_accuracy")}
+            row: dict[str, Any] = {"model": m, "explainer": e, "test_acc": d["scores"].get("test_accuracy")}
             for a in ATTACKS:
                 c = d["curves"].get(f"{e}/{a}")
                 row[a] = c["acc"] if c else None
@@ -47,23 +49,65 @@ def table_rows(data: dict[str, dict]) -> list[dict[str, Any]]:
                     sims = [(ce, s) for ce, s in zip(c["similarity"]["centre"], c["similarity"]["mean"]) if s is not None]
                     row["sim_le_0.2"] = (min(s for ce, s in sims if ce <= 0.2) if sims else None)
                     row["samples"] = c["n_samples"]
+                    row["tef_point"] = c.get("acc_point")
+                    row["tef_filled"] = (c.get("coverage") or {}).get("filled")
                     row["seconds"] = d["runs"].get(f"{e}/{a}", {}).get("wall_s")
             rows.append(row)
     return rows
 
 
 def render_table(rows: list[dict]) -> str:
-    head = "| model | test acc | explainer | ACC TEF | ACC RI | ACC RS | ACC RA | TEF < RA | min sim (ρ ≤ 0.2, TEF) | samples | TEF s |"
-    lines = [head, "|" + "---|" * 11]
-    f = lambda v: "–" if v is None else f"{v:.4f}"  # noqa: E731
+    head = ("| model | test acc | explainer | ACC TEF | ACC RI | ACC RS | ACC RA | ACC SU | TEF < RA | ACC TEF (one point "
+            "per (sample, r)) | TEF bins filled | min sim (ρ ≤ 0.2, TEF) | samples | TEF s |")
+    lines = [head, "|" + "---|" * 14]
+    f = lambda v: "–" if v is None or (isinstance(v, float) and not np.isfinite(v)) else f"{v:.3f}"  # noqa: E731
     for r in rows:
         ok = None if r["tef"] is None or r["ra"] is None else r["tef"] < r["ra"]
         lines.append(f"| {r['model']} | {f(r['test_acc'])} | {r['explainer']} | {f(r['tef'])} | {f(r['ri'])} | "
-                     f"{f(r['rs'])} | {f(r['ra'])} | {'yes' if ok else ('no' if ok is not None else '–')} | "
-                     f"{f(r.get('sim_le_0.2'))} | {r.get('samples', '–')} | {r.get('seconds', '–')} |")
+                     f"{f(r['rs'])} | {f(r['ra'])} | {f(r['su'])} | {'yes' if ok else ('no' if ok is not None else '–')} | "
+                     f"{f(r.get('tef_point'))} | {r.get('tef_filled', '–')}/8 | {f(r.get('sim_le_0.2'))} | "
+                     f"{r.get('samples', '–')} | {r.get('seconds', '–')} |")
     lines.append("")
-    lines.append("Paper (SPECS §2.9): TEF below RA on every model and explainer; RI slightly worse than TEF; "
-                 "RS slightly better than RA; similarity > 0.7 in most cases. Maximum ACC = 0.375 (PCC 1 everywhere).")
+    lines.append("ACC on the fixed grid (8 bins of width 0.05 on [0, 0.4], (0, 1) anchor, trailing empty bins carry the "
+                 "last filled value; maximum 0.375), curves pooled over the ρ_max grid (SPECS §2.7) unless stated. "
+                 "SU = the semi-universal policy learned from TEF on the other half of the test set, on the same "
+                 "samples. Paper (SPECS §2.9): TEF below RA on every model and explainer; RI slightly worse than "
+                 "TEF; RS slightly better than RA; similarity > 0.7 in most cases.")
+    return "\n".join(lines)
+
+
+def vocab_rows(data: dict[str, dict], label: str = "") -> list[dict[str, Any]]:
+    """Per model and attack (summed over its explainers): the share of candidates the model cannot
+    represent, of visited positions with at least one such candidate, and of applied swaps to one."""
+    out = []
+    for m, d in data.items():
+        for a in ATTACKS:
+            tot: dict[str, int] = {}
+            keys = [k for k in d["runs"] if k.endswith(f"/{a}") or (a == "su" and k == "policy/su")]
+            for k in keys:
+                for c, v in (d["runs"][k].get("vocab") or ({"applied": d["runs"][k].get("applied", 0),
+                                                              "applied_unrepresentable": d["runs"][k].get(
+                                                                  "applied_unrepresentable", 0)}
+                                                             if a == "su" else {})).items():
+                    tot[c] = tot.get(c, 0) + int(v)
+            if not tot:
+                continue
+            share = lambda x, y: tot.get(x, 0) / tot[y] if tot.get(y) else None  # noqa: E731
+            out.append({"label": label or d["params"].get("vocab_rule", "?"), "model": m, "attack": a,
+                        "candidates": share("unrepresentable", "candidates"),
+                        "positions": share("positions_unrepresentable", "positions"),
+                        "applied": share("applied_unrepresentable", "applied"), "n_applied": tot.get("applied", 0),
+                        "n_candidates": tot.get("candidates", 0)})
+    return out
+
+
+def render_vocab(rows: list[dict]) -> str:
+    f = lambda v: "–" if v is None else f"{100 * v:.1f} %"  # noqa: E731
+    lines = ["| vocabulary rule | model | attack | candidates not representable | positions with one | applied swaps "
+             "to one | candidates / swaps |", "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['label']} | {r['model']} | {r['attack']} | {f(r['candidates'])} | {f(r['positions'])} | "
+                     f"{f(r['applied'])} | {r['n_candidates']:,} / {r['n_applied']:,} |")
     return "\n".join(lines)
 
 
@@ -85,6 +129,8 @@ def plot(data: dict[str, dict], out: Path) -> Path:
             x = [0.0] + [ce for ce, v in zip(c["pcc"]["centre"], c["pcc"]["mean"]) if v is not None]
             y = [1.0] + [v for v in c["pcc"]["mean"] if v is not None]
             ax.plot(x, y, marker="o", ms=3, color=COLOURS[a], label=f"{a.upper()} (ACC {c['acc']:.3f})")
+            if x[-1] < c["pcc"]["centre"][-1]:  # the value ACC carries forward over the empty upper bins
+                ax.plot([x[-1], c["pcc"]["centre"][-1]], [y[-1], y[-1]], ":", color=COLOURS[a], lw=1)
         ax.set_title(f"MR / {m} / {e}", fontsize=9)
         ax.set_xlabel("realised ρ")
         ax.set_ylabel("PCC(a, ã)")
@@ -104,45 +150,43 @@ def plot(data: dict[str, dict], out: Path) -> Path:
 WORD_MODELS = ("cnn", "lstm", "lstm-att")
 
 
-def reproduce(out_dir: Path, models=("cnn", "lstm", "lstm-att", "minilm"), policies: bool = True,
-              transfer_models=WORD_MODELS) -> tuple[str, Path]:
-    """The ACC table of every built model in `models`, the curves (PNG), and — with `policies` — transfer
-    and semi-universal policies among `transfer_models` (default the word models: with MiniLM as a
-    target every transferred text is one MiniLM gradient pass, ≈ 15 min more on 2 CPU cores)."""
+def reproduce(out_dir: Path, models=("cnn", "lstm", "lstm-att", "minilm"), transfer: bool = True,
+              transfer_models=WORD_MODELS, variants: dict[str, Path] | None = None) -> tuple[str, Path]:
+    """The ACC table of every built model in `models` (TEF, RI, RS, RA and SU on the same samples and
+    grid), the curves (PNG), the vocabulary shares (also of the `variants` roots: {label: resource
+    root}, e.g. builds under the other vocabulary rules), the semi-universal policy's head, and — with
+    `transfer` — transfer among `transfer_models` (default the word models: with MiniLM as a target every
+    transferred text is one MiniLM gradient pass, ≈ 15 min more on 2 CPU cores)."""
     data = collect(models)
     text = render_table(table_rows(data))
-    if policies:
-        text += "\n\n" + transfer_and_policy_text([m for m in data if m in transfer_models])
+    vrows = vocab_rows(data)
+    for label, root in (variants or {}).items():
+        other = collect(models, root=Path(root))
+        text += f"\n\nVocabulary rule '{label}' ({root}):\n\n" + render_table(table_rows(other))
+        vrows += vocab_rows(other, label)
+    text += "\n\nCandidates the model cannot represent (it reads them as <unk>):\n\n" + render_vocab(vrows)
+    text += "\n\n" + policy_text(data)
+    if transfer:
+        text += "\n\n" + transfer_text([m for m in data if m in transfer_models])
     png = plot(data, Path(out_dir) / "tef_pcc_curves.png")
     (Path(out_dir) / "tef_acc.md").write_text(text + "\n")
     return text, png
 
 
-def policy(events: list[tuple[str, str]], top: int | None = None) -> list[tuple[str, str, int]]:
-    """Semi-universal policy (SPECS §2.6) from substitution events (original, replacement), lower-cased:
-    original tokens by count (descending, ties alphabetical), each with its most frequent replacement
-    (ties alphabetical)."""
-    from collections import Counter
-
-    per: dict[str, Counter] = {}
-    for o, r in events:
-        per.setdefault(o.lower(), Counter())[r.lower()] += 1
-    rows = [(o, min(c, key=lambda w: (-c[w], w)), sum(c.values())) for o, c in per.items()]
-    rows.sort(key=lambda t: (-t[2], t[0]))
-    return rows[:top] if top else rows
-
-
-def apply_policy(tokens: list[str], pol: list[tuple[str, str, int]], rho_max: float) -> tuple[list[str], int]:
-    """Query-free attack: the policy top to bottom, each occurrence left to right, stop when (r+1)/n > ρ_max."""
-    out, r, n = list(tokens), 0, len(tokens)
-    for o, rep, _ in pol:
-        for i, w in enumerate(out):
-            if (r + 1) / max(n, 1) > rho_max + 1e-12:
-                return out, r
-            if w == o and tokens[i] == o:
-                out[i] = rep
-                r += 1
-    return out, r
+def policy_text(data: dict[str, dict]) -> str:
+    """The semi-universal policy's head and what it did on each model's evaluation samples."""
+    lines = ["Semi-universal policy (SU): learned from TEF's substitution events on the policy half of the test set "
+             "(every model and explainer of the build), applied query-free to the evaluation samples (paper Fig. 6, "
+             "MR: movie→cinematographic, film→cinematographic, story→conte, good→decent, comedy→humorist):", ""]
+    for m, d in data.items():
+        run = d["runs"].get("policy/su")
+        if not run:
+            continue
+        top = ", ".join(f"{o}→{r} ({c})" for o, r, c in run["policy_top"][:10])
+        lines.append(f"* {m}: {run['policy_events']} events; {run['texts']} policy texts on {run['samples']} samples, "
+                     f"{run['prediction_changed']} flipped the prediction (not scored), {run['no_substitution']} samples "
+                     f"hold none of the policy's words; head: {top}")
+    return "\n".join(lines)
 
 
 def np_mean(x) -> float:
@@ -173,13 +217,16 @@ def _pcc_points(model, attribute, originals, adversarials, rho, weights) -> tupl
 
 def transfer(src: str, dst: str, explainer: str = "saliency", src_explainer: str = "saliency") -> dict:
     """SPECS §2.6 transfer: TEF texts crafted on (src model, src explainer), scored with `explainer` on
-    `dst`; pairs whose dst prediction changes are counted apart, not scored. RA on src, likewise."""
+    `dst`; pairs whose dst prediction changes are counted apart, not scored. RA on src, likewise. A
+    replacement the target model cannot represent (its vocabulary differs) is counted too."""
+    from benchmark.attacks.tef import model_vocabulary
     from benchmark.resources import load_resource
     from benchmark.tracks.robustness import pooled_acc
     from generators.robustness.build import explainer_fn, load_model_under_test
 
     res = load_resource(f"robustness/mr-{dst}")
     model = load_model_under_test(res.root, dst)
+    represents = model_vocabulary(model)
     attribute, why = explainer_fn(explainer, model)
     if why:
         return {"skipped": why}
@@ -191,55 +238,16 @@ def transfer(src: str, dst: str, explainer: str = "saliency", src_explainer: str
                                          [rows["adversarial"][i] for i in sel], [rows["rho"][i] for i in sel],
                                          [len(rows["rho_max"][i]) for i in sel])
         ok = [k for k in range(len(p)) if np.isfinite(p[k])]
+        unk = sum(not represents(x.split(">", 1)[1]) for i in sel for x in rows["replacements"][i]) if represents else 0
         out[attack] = {"acc": pooled_acc(np.asarray(rho)[ok], np.asarray(p)[ok], np.asarray(w)[ok]) if ok else None,
-                       "pairs": len(sel), "prediction_changed": flipped, "pcc_undefined": len(p) - len(ok)}
+                       "pairs": len(sel), "prediction_changed": flipped, "pcc_undefined": len(p) - len(ok),
+                       "unrepresentable_swaps": unk}
     return out
 
 
-def semi_universal(model_name: str, explainer: str = "saliency", rho_grid=None, top: int = 10) -> dict:
-    """SPECS §2.6 semi-universal policy: samples split 50/50 (seed 0) into attack / evaluation halves; the
-    policy is learned from TEF's substitution events on the attack half (each substituted position once,
-    from the longest run per sample) and applied query-free to the evaluation half; POS kept [X: submission]
-    is not enforced here (noted). Pairs whose prediction flips are counted apart."""
-    from benchmark.attacks.tef import RHO_GRID
-    from benchmark.resources import load_resource
-    from benchmark.tracks.robustness import pooled_acc
-    from generators.robustness.build import explainer_fn, load_model_under_test
-
-    grid = tuple(rho_grid or RHO_GRID)
-    rows = _attack_rows(model_name, explainer, "tef")
-    samples = sorted(set(rows["sample"]))
-    perm = np.random.default_rng(0).permutation(len(samples))
-    attack_half = {samples[i] for i in perm[: len(samples) // 2]}
-    longest: dict[str, int] = {}
-    for i, s in enumerate(rows["sample"]):
-        if s in attack_half and (s not in longest or rows["r"][i] > rows["r"][longest[s]]):
-            longest[s] = i
-    events = [tuple(x.split(">", 1)) for i in longest.values() for x in rows["replacements"][i]]
-    pol = policy(events)
-    tokens = {s: rows["tokens"][i] for i, s in enumerate(rows["sample"]) if s not in attack_half}
-    res = load_resource(f"robustness/mr-{model_name}")
-    model = load_model_under_test(res.root, model_name)
-    attribute, _ = explainer_fn(explainer, model)
-    orig, adv, rho, w = [], [], [], []
-    for t in tokens.values():
-        for rm_ in grid:
-            a, r = apply_policy(list(t), pol, rm_)
-            if r > 0:
-                orig.append(list(t))
-                adv.append(a)
-                rho.append(r / len(t))
-                w.append(1)
-    rh, p, ww, flipped = _pcc_points(model, attribute, orig, adv, rho, w)
-    ok = [k for k in range(len(p)) if np.isfinite(p[k])]
-    return {"policy_top": pol[:top], "events": len(events), "eval_samples": len(tokens),
-            "acc": pooled_acc(np.asarray(rh)[ok], np.asarray(p)[ok], np.asarray(ww)[ok]) if ok else None,
-            "points": len(ok), "prediction_changed": flipped}
-
-
-def transfer_and_policy_text(models: list[str]) -> str:
-    """Transfer across models (saliency → saliency; SPECS §2.6) and semi-universal policies per model."""
-    f = lambda v: "–" if v is None else f"{v:.4f}"  # noqa: E731
+def transfer_text(models: list[str]) -> str:
+    """Transfer across models (saliency → saliency; SPECS §2.6)."""
+    f = lambda v: "–" if v is None else f"{v:.3f}"  # noqa: E731
     lines = ["Transfer (texts crafted on the source model with saliency, scored with saliency on the target; "
              "pairs whose target prediction changes are not scored):", "",
              "| source → target | ACC TEF-transfer | ACC RA-transfer | pairs | prediction changed |", "|---|---|---|---|---|"]
@@ -252,61 +260,7 @@ def transfer_and_policy_text(models: list[str]) -> str:
                 continue
             lines.append(f"| {src} → {dst} | {f(t['tef']['acc'])} | {f(t['ra']['acc'])} | {t['tef']['pairs']} | "
                          f"{t['tef']['prediction_changed']} |")
-    lines += ["", "Semi-universal policies (learned from TEF/saliency events on half the samples, applied query-free "
-              "to the other half; paper Fig. 6, MR: movie→cinematographic, film→cinematographic, story→conte, "
-              "good→decent, comedy→humorist):", ""]
-    for m in models:
-        u = semi_universal(m)
-        top = ", ".join(f"{o}→{r} ({c})" for o, r, c in u["policy_top"])
-        lines.append(f"* {m}: ACC {f(u['acc'])} over {u['points']} points ({u['prediction_changed']} flipped, not "
-                     f"scored); policy top: {top}")
     return "\n".join(lines)
-
-
-def a2t_table(model_name: str = "cnn", n: int = 100, seed: int = 0, similarity: bool = True,
-              toki: bool = False, toki_train: int = 1000, toki_explainer: str = "lime") -> str:
-    """A2T (SPECS §1.9) on `n` random MR test sentences (seeded) against a robustness model: ASR, NP and
-    MiniLM similarity in Table 4's shape, beside the paper's rotten_tomatoes row. With `toki`, the same
-    sentences are attacked again with TOKI's candidate rule (`toki_candidates`): TOKI is fitted on the
-    model (pipeline 1 on `toki_train` correct MR training predictions explained by `toki_explainer`,
-    class names "negative" / "positive", the trust track's embedding ensemble `trust/embeddings`), every
-    other A2T rule unchanged."""
-    from benchmark.attacks.a2t import A2TAttacker, A2TConfig, embedding_candidates, gradient_importance, summary
-    from benchmark.attacks.filters import PosTagger
-    from benchmark.attacks.synonyms import SynonymSpace
-    from benchmark.metrics.robustness import SentenceSimilarity
-    from benchmark.resources import load_resource
-    from generators.corpora import load_mr
-    from generators.robustness.build import SPACE_FILE, load_model_under_test
-
-    res = load_resource(f"robustness/mr-{model_name}")
-    model = load_model_under_test(res.root, model_name)
-    space = SynonymSpace.load(res.root / SPACE_FILE)
-    sim = SentenceSimilarity() if similarity else None
-    mr = load_mr()
-    test = [d for d in mr["test"] if d.tokens and len(d.tokens) <= (model.max_len or 10**9)]
-    pick = np.random.default_rng(seed).permutation(len(test))[:n]
-    cfg = A2TConfig()
-    tagger = PosTagger()
-    rows = {}
-    sources = {"A2T": embedding_candidates(space, cfg)}
-    info = ""
-    if toki:
-        cands, info = toki_rule(model, mr["train"], space, cfg, toki_train, toki_explainer, seed)
-        sources["TOKI-guided A2T"] = cands
-    for name, cands in sources.items():
-        att = A2TAttacker(model.predict, gradient_importance(model), cands, cfg, tagger=tagger, similarity=sim)
-        t0 = time.perf_counter()
-        results = [att.attack(test[i].tokens, label=test[i].label) for i in pick]
-        rows[name] = (summary(results, sim), time.perf_counter() - t0)
-    lines = ["| Dataset / model | attack | Inst. | ASR | NP | sim (MiniLM) | seconds |", "|---|---|---|---|---|---|---|"]
-    for name, (s, secs) in rows.items():
-        lines.append(f"| MR / {model_name} (ours) | {name} | {s['attacked']} | {s['asr']:.3f} | {s['np']:.3f} | "
-                     f"{s.get('similarity', float('nan')):.3f} | {secs:.0f} |")
-    lines += ["| rotten_tomatoes (paper, BERT-class model; Bert / USE sim) | A2T | 1,066 | 0.334 | 1.898 | "
-              "0.950 / 0.919 | |",
-              "| rotten_tomatoes (paper; Bert / USE sim) | TOKI-guided | 1,066 | 0.500 | 1.626 | 0.952 / 0.921 | |"]
-    return "\n".join(lines) + (f"\n\n{info}" if info else "")
 
 
 def toki_rule(model, train_docs, space, cfg, train: int, explainer: str, seed: int):

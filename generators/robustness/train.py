@@ -9,6 +9,10 @@ Adam 1e-3, batch 32, cross-entropy, dropout 0.5, keras init) with two more archi
 Embeddings [I]: `embeddings="glove-50d"` with `freeze_embeddings` (the generator's default) = frozen
 GloVe 6B 50-d, the nearest to SPECS §2.8's frozen GloVe 300-d that installs here; "random" = trainable
 random 128-d embeddings (earlier builds). MiniLM keeps its own word pieces. CPU, ≤ `epochs`.
+
+Vocabulary [I] (`extra_vocab`, the generator's `vocab_rule="extend"`): the words of the attack's synonym
+space get their own frozen GloVe rows beside the training words, so a swapped-in word is read as
+itself, never as the <unk> row (what "Step-1 masking" does to a word).
 """
 
 from __future__ import annotations
@@ -28,9 +32,9 @@ LOADERS = {"cnn": "word", "lstm": "word", "lstm-att": "word", "minilm": "minilm"
 
 def train_models(xy: dict, root: Path, models=tuple(MODELS), epochs: int = 10, seed: int = 0,
                  overwrite: bool = False, threads: int | None = 1, embeddings: str = "glove-50d",
-                 freeze_embeddings: bool | None = None) -> dict[str, dict]:
+                 freeze_embeddings: bool | None = None, extra_vocab=None) -> dict[str, dict]:
     """Train (or reuse) `models`; `freeze_embeddings=None` freezes pre-trained embeddings and trains random
-    ones."""
+    ones; `extra_vocab` (word models, pre-trained embeddings only): words given their own rows."""
     freeze = embeddings != "random" if freeze_embeddings is None else bool(freeze_embeddings)
     out = {}
     for name in models:
@@ -47,7 +51,7 @@ def train_models(xy: dict, root: Path, models=tuple(MODELS), epochs: int = 10, s
                                         **dim)
         out[name] = idc_train.train_text_classifier(xy["train"], xy["validation"], Path(root) / "model" / f"mr-{name}",
                                                     cfg, n_classes=2, test=xy["test"], overwrite=overwrite,
-                                                    name=f"mr-{name}")
+                                                    name=f"mr-{name}", extra_vocab=extra_vocab)
     for name in models:  # the unlabeled training texts beside each model (L2X learns from them)
         write_model_texts(Path(root) / "model" / f"mr-{name}", xy["train"][0])
     return out

@@ -349,10 +349,15 @@ def trust_confusion(ctx: FigureContext) -> list[Figure]:
 
 @register_figures("robustness-live")
 @register_figures("robustness")
+def robustness_figures(ctx: FigureContext) -> list[Figure]:
+    """The robustness boards' two pictures: the PCC-vs-ρ curves and robustness against faithfulness."""
+    return [*robustness_curves(ctx), *robustness_vs_faithfulness(ctx)]
+
+
 def robustness_curves(ctx: FigureContext) -> list[Figure]:
     """One board-wide plot: each explainer's mean PCC between original and attacked attributions against
     the realised perturbation ratio ρ (Result `extra.curves`; TEF solid, RA dashed) — the curve whose
-    area is ACC."""
+    area is ACC (a dotted line: the value carried over empty upper bins)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -372,8 +377,11 @@ def robustness_curves(ctx: FigureContext) -> list[Figure]:
             if not pts:
                 continue
             x, y = zip(*[(0.0, 1.0), *pts])  # the (0, 1) anchor of ACC
-            ax.plot(x, y, style, color=colours[k % len(colours)], marker="o", markersize=3,
-                    label=f"{name[:28]} ({attack.upper()})")
+            colour = colours[k % len(colours)]
+            ax.plot(x, y, style, color=colour, marker="o", markersize=3, label=f"{name[:28]} ({attack.upper()})")
+            last = (c.get("centre") or [x[-1]])[-1]
+            if x[-1] < last:
+                ax.plot([x[-1], last], [y[-1], y[-1]], ":", color=colour, lw=1)
             drawn += 1
     if not drawn:
         plt.close(fig)
@@ -390,10 +398,63 @@ def robustness_curves(ctx: FigureContext) -> list[Figure]:
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=80)
     plt.close(fig)
-    note = "TEF solid, RA dashed; ACC is the area under each curve (0 ≤ ρ ≤ 0.4, (0, 1) anchor)"
+    note = ("TEF solid, RA dashed; ACC is the area under each curve on one fixed grid (0 ≤ ρ ≤ 0.375, (0, 1) "
+            "anchor; dotted: the last value carried over empty upper bins)")
     if missing:
         note += f"; not drawn (no curves recorded): {', '.join(missing)}"
     return [Figure("PCC vs ρ", rel, note)]
+
+
+def robustness_vs_faithfulness(ctx: FigureContext) -> list[Figure]:
+    """One board-wide scatter: each submission's ACC under TEF (robustness, y) against its ERASER
+    comprehensiveness on the same model and texts (faithfulness, x), with their 95 % intervals; controls
+    and references hollow. A text-blind explainer sits at the top left: perfectly robust, not faithful;
+    the dashed line is the best control's comprehensiveness, the board's rank gate."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    pts, missing = [], []
+    for name, result in ctx.results.items():
+        m = getattr(result, "metrics", {}) or {}
+        rob, faith = m.get("rob-acc-tef"), m.get("rob-faith-comp")
+        if rob is None or faith is None or rob.mean is None or faith.mean is None:
+            missing.append(name)
+            continue
+        role = (getattr(result, "submission", {}) or {}).get("role", "method")
+        pts.append((name, faith, rob, role))
+    if not pts:
+        why = ("no result has both an ACC and a comprehensiveness (constant explainers have no ACC; results "
+               "written by an older xaibench have no faithfulness)")
+        return [Figure("robustness vs faithfulness", None, f"picture not drawn: {why}")]
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for k, (name, faith, rob, role) in enumerate(pts):
+        colour = colours[k % len(colours)]
+        xerr = None if faith.ci95 is None else [[faith.mean - faith.ci95[0]], [faith.ci95[1] - faith.mean]]
+        yerr = None if rob.ci95 is None else [[rob.mean - rob.ci95[0]], [rob.ci95[1] - rob.mean]]
+        ax.errorbar([faith.mean], [rob.mean], xerr=xerr, yerr=yerr, fmt="o", color=colour, ms=6, capsize=2,
+                    mfc="white" if role != "method" else colour, label=f"{name[:28]}" + ("" if role == "method"
+                                                                                      else f" ({role})"))
+    controls = [f.mean for _n, f, _r, role in pts if role == "control"]
+    if controls:
+        ax.axvline(max(controls), ls="--", color="grey", lw=1)
+    ax.set_xlabel("faithfulness: ERASER comprehensiveness (higher = more faithful)")
+    ax.set_ylabel("robustness: ACC under TEF (higher = more robust)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="best")
+    fig.tight_layout()
+    path, rel = ctx.image_path("robustness-vs-faithfulness")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
+    note = ("robustness (ACC TEF) against faithfulness (comprehensiveness) with 95 % intervals; hollow = control or "
+            "reference (not ranked); dashed = the best control's comprehensiveness: a method left of it is ranked "
+            "below every method right of it")
+    if missing:
+        note += f"; not drawn (no ACC or no comprehensiveness): {', '.join(missing)}"
+    return [Figure("robustness vs faithfulness", rel, note)]
 
 
 def finite(x: float | None) -> bool:

@@ -62,12 +62,13 @@ def timed(model, attribute_for, space, texts, batched: bool) -> tuple[float, lis
     the tagger's and the synonym space's neighbour lists (both loops look them up; kept, they would be
     free to whichever loop runs second)."""
     from benchmark.attacks.filters import PosTagger
-    from benchmark.attacks.tef import AttackConfig, Attacker
+    from benchmark.attacks.tef import AttackConfig, Attacker, model_vocabulary
 
     # batched: explain first, tag lazily (`pos_check="after"`, the generator's setting for saliency);
     # sequential: the straightforward order (tag each candidate, explain the POS-valid ones)
     cfg = AttackConfig(method="tef", batched=batched, pos_check="after" if batched else "before")
-    att = Attacker(model.predict, attribute_for(batched), space, cfg, tagger=PosTagger())
+    att = Attacker(model.predict, attribute_for(batched), space, cfg, tagger=PosTagger(),
+                   represents=model_vocabulary(model))  # the generator's vocabulary rule (drop)
     att.attack(texts[0])
     att.tagger._cache.clear()
     att.tagger._at.clear()
