@@ -516,6 +516,9 @@ def _draws(track: str, chosen: list[Result]) -> tuple[list[dict[str, np.ndarray]
             sc = r.scores()
         except XaibenchError as exc:
             return None, f"{_sub(r)}: {exc}"
+        if sc is None and "live" in (r.extra or {}):
+            return None, (f"{_sub(r)} is a live attack: its scored texts differ from explainer to explainer, so "
+                          "there is no shared instance to resample in pairs (its metrics keep their own intervals)")
         if sc is None:
             return None, (f"{_sub(r)} carries no per-instance scores (written by an older xaibench); "
                           "re-run `xaibench evaluate` for it")

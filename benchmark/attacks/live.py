@@ -447,7 +447,7 @@ def _result(trk, sub, name, params, res, opts, model_info, samples, log, worker,
     failed = sorted({f.instance.split("~")[0] for f in failures})
     result = Result(
         submission={"name": name, "base": sub.name, "version": sub.version, "hash": sub.hash, "parameters": params,
-                    "kind": sub.kind, "role": sub.role},
+                    "kind": sub.kind, "role": trk.board_role(res, sub.name, sub.role)},
         track=trk.name,
         resource={"name": res.name, "version": res.version, "revision": res.revision, "split": "test"},
         model=model_info, metrics=metrics, n_instances=len(sample_ids), n_failed=len(failed),
