@@ -229,12 +229,21 @@ class RobustnessTrack(Track):
                     continue
                 out[m] = rm.acc_weighted(cols["rho"][sel], pccs[sel], W[:, sel] * cols["weight"][sel])
             else:
-                v = np.where(ok, _column(scores, m, n), np.nan)
+                v = np.where(ok & self._rows(m, cols["attack"]), _column(scores, m, n), np.nan)
                 good = np.isfinite(v)
                 mass = W[:, good].sum(axis=1)
                 with np.errstate(invalid="ignore", divide="ignore"):
                     out[m] = np.where(mass > 0, (W[:, good] @ v[good]) / np.where(mass > 0, mass, 1.0), np.nan)
         return out
+
+    @staticmethod
+    def _rows(metric: str, attack: np.ndarray) -> np.ndarray:
+        """The texts a (non-ACC) metric is averaged over: the originals for faithfulness, the texts of
+        its attack otherwise."""
+        if metric.startswith("rob-faith-"):
+            return np.isnan(attack)
+        a = SCORED_ATTACKS.index(metric.rsplit("-", 1)[1])
+        return np.isfinite(attack) & (attack == a)
 
     def summarise(self, scores: dict[str, np.ndarray], ok: np.ndarray) -> dict[str, MetricSummary]:
         out = {}
@@ -251,11 +260,7 @@ class RobustnessTrack(Track):
                                                  m.label)
             else:
                 v = _column(scores, m.name, n)
-                if m.name.startswith("rob-faith-"):
-                    sel = np.isnan(attack)  # the originals
-                else:
-                    a = SCORED_ATTACKS.index(m.name.rsplit("-", 1)[1])
-                    sel = np.isfinite(attack) & (attack == a)
+                sel = self._rows(m.name, attack)
                 out[m.name] = MetricSummary.from_scores(np.where(ok, v, np.nan)[sel], m.direction, m.label)
         return out
 

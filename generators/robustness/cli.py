@@ -110,7 +110,7 @@ def reproduce_tef(
                                              "`xaibench generate robustness -m minilm`)."),
     table4_n: int = typer.Option(1066, min=1, max=1066, help="Sentences per seeded run (1,066 = the whole "
                                  "rotten_tomatoes-sized test set)."),
-    table4_seeds: int = typer.Option(10, min=1, max=100, help="Seeded runs (seeds 0 … N−1)."),
+    table4_seeds: int = typer.Option(10, min=1, max=100, help="Seeded runs (seeds 0 to N−1)."),
     toki: bool = typer.Option(True, "--toki/--no-toki", help="Table 4's TOKI-guided attack (needs `xaibench generate "
                               "trust --embeddings`)."),
     toki_train: int = typer.Option(1000, min=10, help="Training predictions TOKI explains (pipeline 1)."),
