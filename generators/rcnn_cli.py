@@ -73,6 +73,9 @@ def generate_rcnn(
                                                 "checkpoint and resumes when run again."),
     accept_partial: bool = typer.Option(False, help="Build with the best epoch so far when the training "
                                         "stopped at --max-seconds."),
+    accept_below_target: bool = typer.Option(False, help="Publish the resource even when its RCNN is outside "
+                                             "Lei's targets (10–13 % of the dev tokens selected, precision ≥ 90 % "
+                                             "against the human rationales); the card and its Results say so."),
     threads: Optional[int] = typer.Option(None, min=1, help="torch threads (default: torch's)."),
     device: str = typer.Option("auto", callback=device_name,
                                help="Training device: 'auto' (CUDA when available), 'cpu', 'cuda[:k]'. "
@@ -85,7 +88,8 @@ def generate_rcnn(
     import torch
 
     from benchmark.errors import ResourceError
-    from generators.rcnn.build import SCALES, RCNNBuildConfig, TrainingIncomplete, build_rcnn
+    from benchmark.models.rcnn_targets import describe
+    from generators.rcnn.build import SCALES, BelowTarget, RCNNBuildConfig, TrainingIncomplete, build_rcnn
 
     if threads:
         torch.set_num_threads(threads)
@@ -101,15 +105,19 @@ def generate_rcnn(
                            encoder_warmup=encoder_warmup,
                            init_from=str(init_from) if init_from else None)
             meta = build_rcnn(cfg.aspect, data, root, config=cfg, train_config=tcfg, model_dir=model_dir,
-                              vectors_path=vectors, overwrite=overwrite, accept_partial=accept_partial)
+                              vectors_path=vectors, overwrite=overwrite, accept_partial=accept_partial,
+                              accept_below_target=accept_below_target)
         except TrainingIncomplete as exc:
             console.print(f"[yellow]{exc}")
             raise typer.Exit(3) from exc
+        except BelowTarget as exc:
+            console.print(str(exc), style="red", markup=False, highlight=False, soft_wrap=True)
+            raise typer.Exit(4) from exc
         except (ResourceError, ValueError) as exc:
             raise typer.BadParameter(str(exc)) from exc
         st = meta["stats"]
         console.print(f"[green]rcnn/beer-{cfg.aspect}[/] revision {meta['revision']}: N = {st['N']}, dev MSE "
-                      f"{st['dev_mse']:.4f}, rationale precision {st.get('rationale_precision', float('nan')):.3f}")
+                      f"{st['dev_mse']:.4f}; {describe(st['selection'])}")
 
 
 def register_rcnn(generate_app: typer.Typer) -> None:

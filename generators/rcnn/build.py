@@ -48,6 +48,7 @@ import pyarrow as pa
 from benchmark.errors import ResourceError
 from benchmark.metrics.zero_contribution import LABELS
 from benchmark.models.rcnn import ARCHITECTURE, config_of, load_rcnn, write_texts
+from benchmark.models.rcnn_targets import TARGETS, Targets, check, describe
 from benchmark.progress import console
 from benchmark.resources import resource_root, write_config
 from generators.rcnn.data import (
@@ -62,7 +63,7 @@ from generators.rcnn.data import (
     read_reviews,
     split_pool,
 )
-from generators.rcnn.train import RCNNTrainConfig, rationale_precision, train_rcnn
+from generators.rcnn.train import RCNNTrainConfig, rationale_precision, selection_rate, train_rcnn
 from generators.rcnn.verify import format_table2, table2, verify
 
 FAMILY = "rcnn"
@@ -170,6 +171,15 @@ class RCNNBuildConfig:
 
 class TrainingIncomplete(ResourceError):
     """The RCNN training stopped at its time budget; calling the build again resumes it."""
+
+
+class BelowTarget(ResourceError):
+    """The trained RCNN is outside the targets of `benchmark.models.rcnn_targets` (selection rate, precision
+    against the human rationales): the resource is not written (`accept_below_target` overrides)."""
+
+    def __init__(self, message: str, selection: dict[str, Any]):
+        super().__init__(message)
+        self.selection = selection
 
 
 # -- data -------------------------------------------------------------------------------------------
@@ -319,15 +329,18 @@ def build_rcnn(aspect: str = "appearance", data: str | Path | None = None, root:
                config: RCNNBuildConfig | None = None, train_config: RCNNTrainConfig | None = None,
                model_dir: str | Path | None = None, vectors_path: str | Path | None = None,
                word2vec: dict | None = None, overwrite: bool = False, allow_empty: bool = False,
-               accept_partial: bool = False) -> dict[str, Any]:
+               accept_partial: bool = False, accept_below_target: bool = False,
+               targets: Targets = TARGETS) -> dict[str, Any]:
     """Build `rcnn/beer-<aspect>` (module docstring); returns the config's provenance entry.
 
     `config` holds the data / pool / verification choices (its aspect is replaced by `aspect`),
     `train_config` the RCNN recipe (default: Lei's, `RCNNTrainConfig()`; `quick_train_config()` for a
     CPU-sized run), `model_dir` a trained RCNN to reuse instead of training. A training stopped by its
     `max_seconds` budget raises `TrainingIncomplete` (call again to resume) unless `accept_partial` (build
-    with the best epoch so far). A build whose verification keeps no review raises `ResourceError` unless
-    `allow_empty`."""
+    with the best epoch so far). A model outside `targets` (dev selection rate, precision against the human
+    rationales; `benchmark.models.rcnn_targets`) raises `BelowTarget` before anything is written unless
+    `accept_below_target` (the card then records it and the Results on it are marked). A build whose
+    verification keeps no review raises `ResourceError` unless `allow_empty`."""
     name = aspect_name(aspect)
     cfg = replace(config, aspect=name) if config is not None else RCNNBuildConfig(aspect=name)
     root = Path(root) if root else resource_root(FAMILY)
@@ -345,21 +358,38 @@ def build_rcnn(aspect: str = "appearance", data: str | Path | None = None, root:
                                 f"{src_cfg.get('architecture')!r})")
         if src_cfg.get("aspect") is not None and aspect_name(src_cfg["aspect"]) != name:
             raise ResourceError(f"{model_dir} holds an RCNN of aspect {src_cfg['aspect']!r}, not {name!r}")
-        _copy_model(Path(model_dir), model_out)
+        source = Path(model_dir)
         model_origin = {"reused": str(model_dir), "recipe": src_cfg.get("recipe"), "data": src_cfg.get("data")}
         # the model's training data are not ours to check: unknown for "rest"; "all" overlaps by definition
         pool_disjoint = None if cfg.pool == "rest" else False
     else:
         tcfg = replace(train_config, aspect=name) if train_config is not None else RCNNTrainConfig(aspect=name)
-        work = root / ".train" / config_name
-        trained = train_rcnn(beer, work, tcfg, vectors_path=vectors_path, word2vec=word2vec, overwrite=overwrite)
+        source = root / ".train" / config_name
+        trained = train_rcnn(beer, source, tcfg, vectors_path=vectors_path, word2vec=word2vec, overwrite=overwrite)
         if trained.get("stopped") == "max_seconds" and not accept_partial:
             raise TrainingIncomplete(f"the RCNN training of {name} stopped at its time budget after epoch "
-                                     f"{trained.get('epochs')} (checkpoint in {work}); run the build again to "
+                                     f"{trained.get('epochs')} (checkpoint in {source}); run the build again to "
                                      "resume it, or accept the best epoch so far (accept_partial / --accept-partial)")
-        _copy_model(work, model_out)
-        model_origin = {"trained": str(work), "recipe": asdict(tcfg), "stopped": trained.get("stopped")}
+        model_origin = {"trained": str(source), "recipe": asdict(tcfg), "stopped": trained.get("stopped")}
         pool_disjoint = cfg.pool == "rest"
+    train_s = time.perf_counter() - t0
+
+    # the targets are checked before anything is written: a refused model never replaces a published one
+    t1 = time.perf_counter()
+    model = load_rcnn(source, name="rcnn")
+    rationales = (rationale_precision(model.module, model.vocab, beer.annotations, name)
+                  if beer.annotations is not None else None)
+    dev_rate = selection_rate(model.module, model.vocab, beer.dev.tokens) if len(beer.dev) else None
+    selection, quality = check(dev_rate, rationales, targets)
+    console.print(f"rcnn/{config_name}: {describe(selection)}")
+    if not selection["meets_targets"]:
+        if not accept_below_target:
+            raise BelowTarget(f"rcnn/{config_name} not published: {quality['message']}. The model is kept in "
+                              f"{source}; retrain it (e.g. another --seed) or publish it anyway with "
+                              "--accept-below-target (its card and Results then say it is below target)", selection)
+        console.print(f"[yellow]rcnn/{config_name}: published below target (--accept-below-target): "
+                      f"{quality['message']}[/]")
+    _copy_model(source, model_out)
     if cfg.texts == "train":
         write_texts(model_out, beer.train.ids, beer.train.tokens)
     elif (model_out / "texts.parquet").exists():
@@ -367,11 +397,6 @@ def build_rcnn(aspect: str = "appearance", data: str | Path | None = None, root:
     model = load_rcnn(model_out, name="rcnn")
     mcfg = config_of(model_out)
     validation = mcfg.get("validation", {})
-    train_s = time.perf_counter() - t0
-
-    t1 = time.perf_counter()
-    rationales = (rationale_precision(model.module, model.vocab, beer.annotations, name)
-                  if beer.annotations is not None else None)
     v = verify(model, pool.tokens, pool.ids, tau=cfg.tau, batch_size=cfg.verify_batch)
     verify_s = time.perf_counter() - t1
     st = table2(v)
@@ -391,9 +416,10 @@ def build_rcnn(aspect: str = "appearance", data: str | Path | None = None, root:
     })
     stats: dict[str, Any] = {
         **_flat_table2(st),
-        "dev_mse": validation.get("dev_mse"), "dev_selection_rate": validation.get("dev_selection_rate"),
+        "dev_mse": validation.get("dev_mse"), "dev_selection_rate": dev_rate,
         "best_epoch": validation.get("best_epoch"), "epochs": validation.get("epochs"),
         **({f"rationale_{k}": val for k, val in rationales.items()} if rationales else {}),
+        "selection": selection, "quality": quality, "published_below_target": not selection["meets_targets"],
         "records_read": info["exclusions"]["records"], "excluded_empty": info["exclusions"]["empty"],
         "excluded_scores": info["exclusions"]["excluded_scores"],
         "excluded_long": info["exclusions"]["excluded_long"], "truncated_long": info["exclusions"]["truncated"],

@@ -249,6 +249,21 @@ def rationale_precision(module: RCNNRationale, vocab: Sequence[str], annotations
             "mse": sq / max(1, len(ids)), "n": len(ids), "n_empty_selection": len(ids) - len(per)}
 
 
+def selection_rate(module: RCNNRationale, vocab: Sequence[str], docs: Sequence[Sequence[str]],
+                   batch_size: int = 256) -> float:
+    """Σ_x |S_x| / Σ_x |x| of the deterministic selection (p ≥ threshold) over `docs`."""
+    ids = to_ids(docs, vocab)
+    module.eval()
+    dev = _device_of(module)
+    sel = tok = 0
+    with torch.no_grad():
+        for rows in length_batches(np.array([len(i) for i in ids]), batch_size, None):
+            bid, mask = (t.to(dev) for t in pad(ids, rows))
+            sel += int(module.select(module.embedding(bid), mask).sum())
+            tok += int(mask.sum())
+    return sel / max(1, tok)
+
+
 # -- training --------------------------------------------------------------------------------------
 
 
