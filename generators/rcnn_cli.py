@@ -44,9 +44,15 @@ def generate_rcnn(
     tokenization: Tokenization = typer.Option("project", help="'project' (re-tokenised) or 'lei' (Lei's tokens)."),
     long: LongReviews = typer.Option("truncate", help="Reviews over 256 tokens: 'truncate' (Lei) or 'exclude'."),
     decorrelate: Optional[float] = typer.Option(None, min=0, max=1, callback=exclusive(0),
-                                                help="One review file: train on this share of the fitting reviews "
+                                                help="One review file: train on this share of the file's reviews "
                                                 "whose aspect rating the other four ratings predict worst (Lei's "
-                                                "aspect files were made less correlated so); default all."),
+                                                "aspect files were made less correlated so; the pool is the "
+                                                "file's other reviews); default all."),
+    decorrelate_max_corr: Optional[float] = typer.Option(None, min=0, max=1, callback=exclusive(0),
+                                                         help="One review file: train on the most of its least "
+                                                         "predictable reviews at which the aspect correlates with "
+                                                         "no other rating by more than this (Lei's appearance "
+                                                         "file: 0.27); the pool is the file's other reviews."),
     limit: Optional[int] = typer.Option(None, min=1, help="Read only the first N lines of each review file."),
     pool_limit: Optional[int] = typer.Option(None, min=1, help="Verify only the first N pool reviews."),
     model_dir: Optional[Path] = typer.Option(None, help="Reuse an RCNN trained elsewhere (its folder with "
@@ -99,7 +105,8 @@ def generate_rcnn(
         try:
             cfg = RCNNBuildConfig(aspect=a, pool=str(pool), pool_fraction=pool_fraction, dev_fraction=dev_fraction,
                                   split_seed=split_seed, tau=tau, tokenization=str(tokenization), long=str(long),
-                                  limit=limit, pool_limit=pool_limit, decorrelate=decorrelate)
+                                  limit=limit, pool_limit=pool_limit, decorrelate=decorrelate,
+                                  decorrelate_max_corr=decorrelate_max_corr)
             tcfg = replace(SCALES[str(scale)](cfg.aspect, **overrides), seed=seed, max_seconds=max_seconds,
                            threads=threads, device=device, sparsity_warmup=sparsity_warmup,
                            encoder_warmup=encoder_warmup,

@@ -131,3 +131,51 @@ def test_decorrelate_keeps_the_reviews_the_other_ratings_predict_worst():
     assert resid[positions].min() >= np.sort(resid)[-600] - 1e-12
     with pytest.raises(ValueError, match="decorrelate"):
         RCNNBuildConfig(aspect="aroma", decorrelate=1.5)
+    with pytest.raises(ValueError, match="not both"):
+        RCNNBuildConfig(aspect="aroma", decorrelate=0.3, decorrelate_max_corr=0.3)
+
+
+def test_decorrelate_to_a_correlation_keeps_the_most_reviews_that_reach_it():
+    """`max_corr`: the longest prefix of the residual order at which the aspect correlates with no other
+    rating by more than the bound — checked against np.corrcoef on the kept reviews and one more."""
+    from generators.rcnn.build import decorrelated, prefix_correlations
+
+    rng = np.random.default_rng(0)
+    base = rng.uniform(0, 1, 3000)
+    scores = np.clip(np.column_stack([base + rng.normal(0, s, 3000) for s in (0.3, 0.25, 0.15, 0.05, 0.2)]), 0, 1)
+    reviews = Reviews([f"r{i}" for i in range(3000)], [["w"]] * 3000, scores.astype(np.float32), {"kept": 3000})
+    full = np.abs(np.corrcoef(scores.T)[1])
+    assert np.delete(full, 1).max() > 0.6  # aroma follows the others closely
+    kept = decorrelated(reviews, "aroma", max_corr=0.3)
+    sub = np.asarray(kept.scores, dtype=np.float64)
+    assert 100 <= len(kept) < 3000 and np.abs(np.delete(np.corrcoef(sub.T)[1], 1)).max() <= 0.3
+    # one more review of the residual order would break the bound (or the prefix is the minimum size)
+    order = np.argsort(-np.abs(scores[:, 1] - np.column_stack([np.delete(scores, 1, 1), np.ones(3000)])
+                               @ np.linalg.lstsq(np.column_stack([np.delete(scores, 1, 1), np.ones(3000)]),
+                                                 scores[:, 1], rcond=None)[0]), kind="stable")
+    r = prefix_correlations(scores, 1, order)
+    np.testing.assert_allclose(r[len(kept) - 1], np.corrcoef(scores[order[:len(kept)]].T)[1], atol=1e-9)
+    assert np.abs(np.delete(r[len(kept)], 1)).max() > 0.3 or len(kept) == 100
+    with pytest.raises(ValueError, match="exactly one"):
+        decorrelated(reviews, "aroma")
+    # a bound no prefix of at least `min_size` reviews reaches: the `min_size` least predictable ones
+    assert len(decorrelated(reviews, "aroma", max_corr=0.01)) == 100
+
+
+def test_decorrelated_build_trains_on_the_subset_and_verifies_the_rest(tmp_path):
+    """With one review file and `decorrelate_max_corr`, training + dev = the decorrelated reviews and the
+    pool = the file's other reviews (disjoint, together the file); the card records r before / after."""
+    from generators.rcnn.build import RCNNBuildConfig, load_splits
+    from tests.test_rcnn_track import write_lei_folder
+
+    folder = write_lei_folder(tmp_path / "beer", n=400)
+    cfg = RCNNBuildConfig(aspect="aroma", decorrelate=0.5)
+    beer, pool, info = load_splits(cfg, folder)
+    fit = set(beer.train.ids) | set(beer.dev.ids)
+    assert len(fit) == round(0.5 * 398) and not fit & set(pool.ids) and len(fit) + len(pool) == 398
+    d = info["decorrelation"]
+    assert d["kept"] == len(fit) and d["of"] == 398 and set(d["r_before"]) == {"appearance", "palate", "taste",
+                                                                                   "overall"}
+    assert "decorrelated for aroma" in info["split"] and "pool = the file's other reviews" in info["split"]
+    _, pool_all, _ = load_splits(RCNNBuildConfig(aspect="aroma", decorrelate=0.5, pool="all"), folder)
+    assert len(pool_all) == 398

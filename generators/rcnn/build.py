@@ -52,6 +52,7 @@ from benchmark.models.rcnn_targets import TARGETS, Targets, check, describe
 from benchmark.progress import console
 from benchmark.resources import resource_root, write_config
 from generators.rcnn.data import (
+    RATING_NAMES,
     BeerData,
     Reviews,
     aspect_index,
@@ -112,18 +113,61 @@ SCALES = {"quick": quick_train_config, "paper": lambda aspect="appearance", **o:
     aspect=aspect_name(aspect), **o)}
 
 
-def decorrelated(reviews: Reviews, aspect: str, share: float) -> Reviews:
-    """The `share` of `reviews` whose rating of `aspect` is worst predicted by a least-squares fit (with
-    intercept) on the other four ratings — the largest |residual| first; kept in their original order."""
-    a = aspect_index(aspect)
-    scores = np.asarray(reviews.scores, dtype=np.float64)
+# [I] Lei's own appearance file (the mirror's reviews.aspect0.heldout): its appearance rating correlates at most
+# 0.27 with any other rating — the level a decorrelated aspect subset is taken down to by default
+DECORRELATE_MAX_CORR = 0.27
+
+
+def _residual_order(scores: np.ndarray, a: int) -> np.ndarray:
+    """Review indices by decreasing |residual| of a least-squares fit (with intercept) of rating `a` on the
+    other four ratings — the least predictable first (stable)."""
     others = np.delete(scores, a, axis=1)
     design = np.column_stack([others, np.ones(len(scores))])
     coef, *_ = np.linalg.lstsq(design, scores[:, a], rcond=None)
-    residual = np.abs(scores[:, a] - design @ coef)
-    keep = max(2, int(round(share * len(scores))))
-    order = np.argsort(-residual, kind="stable")[:keep]
-    return reviews.subset(np.sort(order))
+    return np.argsort(-np.abs(scores[:, a] - design @ coef), kind="stable")
+
+
+def prefix_correlations(scores: np.ndarray, a: int, order: np.ndarray) -> np.ndarray:
+    """(N, 5): Pearson r of rating `a` with every rating over the first n reviews of `order`, n = 1 … N
+    (from cumulative sums; NaN where a rating is constant so far)."""
+    x = scores[order].astype(np.float64)
+    n = np.arange(1, len(x) + 1, dtype=np.float64)[:, None]
+    s, ss = np.cumsum(x, 0), np.cumsum(x * x, 0)
+    sa, ssa = s[:, [a]], ss[:, [a]]
+    cross = np.cumsum(x * x[:, [a]], 0)
+    cov = cross / n - (s / n) * (sa / n)
+    var, var_a = ss / n - (s / n) ** 2, ssa / n - (sa / n) ** 2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return cov / np.sqrt(np.clip(var * var_a, 0.0, None))
+
+
+def decorrelated(reviews: Reviews, aspect: str, share: float | None = None, *,
+                 max_corr: float | None = None, min_size: int = 100) -> Reviews:
+    """The reviews whose rating of `aspect` is worst predicted by a least-squares fit (with intercept) on the
+    other four ratings — the largest |residual| first ([I] our reading of Lei et al.'s "less correlated"
+    subsets, §5: the paper does not give the procedure) — kept in their original order: the first
+    `share` of them, or (`max_corr`) the most of them (at least `min_size`) whose `aspect` rating correlates
+    with no other rating by more than `max_corr` in absolute value."""
+    if (share is None) == (max_corr is None):
+        raise ValueError("decorrelated: give exactly one of share and max_corr")
+    a = aspect_index(aspect)
+    scores = np.asarray(reviews.scores, dtype=np.float64)
+    order = _residual_order(scores, a)
+    if share is not None:
+        keep = max(2, int(round(share * len(scores))))
+    else:
+        r = np.abs(np.delete(prefix_correlations(scores, a, order), a, axis=1))
+        ok = np.flatnonzero(np.nan_to_num(r, nan=1.0).max(1) <= max_corr)
+        ok = ok[ok + 1 >= min(min_size, len(scores))]
+        keep = int(ok[-1]) + 1 if len(ok) else min(min_size, len(scores))
+    return reviews.subset(np.sort(order[:keep]))
+
+
+def correlation_report(reviews: Reviews, aspect: str) -> dict[str, Any]:
+    """The `aspect` rating's Pearson r with each of the other ratings over `reviews` (for the card)."""
+    a = aspect_index(aspect)
+    c = np.corrcoef(np.asarray(reviews.scores, dtype=np.float64).T)[a]
+    return {RATING_NAMES[k]: round(float(c[k]), 3) for k in range(len(c)) if k != a}
 
 
 @dataclass
@@ -142,11 +186,15 @@ class RCNNBuildConfig:
     pool_limit: int | None = None  # verify only the first N pool reviews (quick runs)
     texts: str = "train"  # unlabeled texts stored with the model: the training reviews, or "none"
     verify_batch: int = 256
-    # [I] one review file: keep only this share of the fitting reviews (train + dev), those whose rating
-    # of the aspect the other four ratings predict worst (largest |residual| of a least-squares fit) —
-    # how Lei et al. made the aspect files less correlated; the mirror's file is decorrelated for
-    # appearance only (aroma and palate correlate 0.73 / 0.74 with taste there). None = all
+    # [I] one review file: train (and early-stop) only on the file's reviews whose rating of the aspect the
+    # other four ratings predict worst (largest |residual| of a least-squares fit, `decorrelated`) — how
+    # Lei et al. made their per-aspect files "less correlated"; the mirror's file is decorrelated for
+    # appearance only (aroma and palate correlate 0.73 / 0.74 with taste there). `decorrelate` keeps that
+    # share of the file; `decorrelate_max_corr` the most reviews at which the aspect correlates with no
+    # other rating by more than that (DECORRELATE_MAX_CORR = Lei's appearance file's level). The pool is
+    # then the file's other reviews (pool "rest"; `pool_fraction` unused). None / None = all reviews
     decorrelate: float | None = None
+    decorrelate_max_corr: float | None = None
     extra: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -161,12 +209,21 @@ class RCNNBuildConfig:
             raise ValueError(f"dev_fraction must be in (0, 1), got {self.dev_fraction}")
         if self.decorrelate is not None and not 0.0 < self.decorrelate <= 1.0:
             raise ValueError(f"decorrelate must be in (0, 1], got {self.decorrelate}")
+        if self.decorrelate_max_corr is not None and not 0.0 < self.decorrelate_max_corr <= 1.0:
+            raise ValueError(f"decorrelate_max_corr must be in (0, 1], got {self.decorrelate_max_corr}")
+        if self.decorrelate is not None and self.decorrelate_max_corr is not None:
+            raise ValueError("give decorrelate (a share) or decorrelate_max_corr (a correlation), not both")
         if not 0.0 < self.tau:
             raise ValueError(f"tau must be > 0, got {self.tau}")
         for name in ("limit", "pool_limit"):
             v = getattr(self, name)
             if v is not None and v < 1:
                 raise ValueError(f"{name} must be ≥ 1 or None, got {v}")
+
+
+    @property
+    def decorrelating(self) -> bool:
+        return self.decorrelate is not None or self.decorrelate_max_corr is not None
 
 
 class TrainingIncomplete(ResourceError):
@@ -210,6 +267,9 @@ def load_splits(cfg: RCNNBuildConfig, data: str | Path | None) -> tuple[BeerData
     if lei:
         tr_file, he_file = find(f"reviews.aspect{a}.train"), find(f"reviews.aspect{a}.heldout")
         if tr_file is not None and he_file is not None:  # Lei's two files of the aspect
+            if cfg.decorrelating:
+                raise ResourceError(f"{folder} holds Lei's own files of {cfg.aspect} ({tr_file.name}), already "
+                                    "decorrelated: drop --decorrelate / --decorrelate-max-corr")
             train_all, heldout = read_reviews(tr_file, limit=cfg.limit, **opts), read_reviews(he_file, limit=cfg.limit, **opts)
             files = [train_all.stats, heldout.stats]
             if cfg.pool == "rest":
@@ -230,19 +290,35 @@ def load_splits(cfg: RCNNBuildConfig, data: str | Path | None) -> tuple[BeerData
             if len(everything) < 3:
                 raise ResourceError(f"{pool_file} holds {len(everything)} usable reviews; at least 3 are needed "
                                     "(training, early stopping and the pool)")
-            if cfg.pool == "rest":
+            if cfg.decorrelating:
+                # Lei's per-aspect files: the reviews whose aspect rating the others predict worst, chosen
+                # from the whole file; the pool = the file's other reviews ("rest") or all of it ("all")
+                fit = decorrelated(everything, cfg.aspect, cfg.decorrelate, max_corr=cfg.decorrelate_max_corr)
+                chosen = set(fit.ids)
+                pool = (everything.subset([i for i, r in enumerate(everything.ids) if r not in chosen])
+                        if cfg.pool == "rest" else everything)
+                if len(pool) == 0:
+                    raise ResourceError(f"{pool_file}: the decorrelated subset keeps all {len(everything)} reviews, "
+                                        "none is left for the pool; use a smaller --decorrelate or --pool all")
+                train, dev = split_pool(fit, cfg.dev_fraction, cfg.split_seed)
+                rule = (f"the {cfg.decorrelate:.2f} least predictable" if cfg.decorrelate is not None else
+                        f"the most of the least predictable with |r| ≤ {cfg.decorrelate_max_corr:.2f}")
+                info["decorrelation"] = {"aspect": cfg.aspect, "kept": len(fit), "of": len(everything),
+                                         "share": cfg.decorrelate, "max_corr": cfg.decorrelate_max_corr,
+                                         "r_before": correlation_report(everything, cfg.aspect),
+                                         "r_after": correlation_report(fit, cfg.aspect)}
+                info["split"] = (f"{pool_file.name}: {len(fit)} reviews decorrelated for {cfg.aspect} ({rule} "
+                                 f"from the other ratings) split {1 - cfg.dev_fraction:.2f}/{cfg.dev_fraction:.2f} "
+                                 f"(seed {cfg.split_seed}); pool = "
+                                 + ("the file's other reviews" if cfg.pool == "rest" else "the whole file"))
+            elif cfg.pool == "rest":
                 perm = np.random.default_rng([cfg.split_seed, 1]).permutation(len(everything))
                 n_pool = min(len(everything) - 2, max(1, int(round(cfg.pool_fraction * len(everything)))))
                 pool = everything.subset(np.sort(perm[:n_pool]))
                 fit = everything.subset(np.sort(perm[n_pool:]))
-                if cfg.decorrelate is not None:
-                    fit = decorrelated(fit, cfg.aspect, cfg.decorrelate)
                 train, dev = split_pool(fit, cfg.dev_fraction, cfg.split_seed)
                 info["split"] = (f"{pool_file.name}: pool {cfg.pool_fraction:.2f} of the file, the rest split "
-                                 f"{1 - cfg.dev_fraction:.2f}/{cfg.dev_fraction:.2f} (seed {cfg.split_seed})"
-                                 + (f"; fitting reviews decorrelated for {cfg.aspect} (kept {len(fit)}, the "
-                                    f"{cfg.decorrelate:.2f} least predictable from the other ratings)"
-                                    if cfg.decorrelate is not None else ""))
+                                 f"{1 - cfg.dev_fraction:.2f}/{cfg.dev_fraction:.2f} (seed {cfg.split_seed})")
             else:
                 train, dev = split_pool(everything, cfg.dev_fraction, cfg.split_seed)
                 pool = everything
@@ -255,6 +331,9 @@ def load_splits(cfg: RCNNBuildConfig, data: str | Path | None) -> tuple[BeerData
                                                                 "split": info["split"], "train": train.stats,
                                                                 "dev": dev.stats})
     else:
+        if cfg.decorrelating:
+            raise ResourceError("--decorrelate / --decorrelate-max-corr apply to one review file of Lei's format "
+                                f"(the data mirror's), not to the dataset {source!r}")
         beer = load_beer(cfg.aspect, source, dev_fraction=cfg.dev_fraction, seed=cfg.split_seed, **opts)
         files = [beer.train.stats, beer.dev.stats]
         if cfg.pool == "all":
@@ -423,7 +502,7 @@ def build_rcnn(aspect: str = "appearance", data: str | Path | None = None, root:
         "records_read": info["exclusions"]["records"], "excluded_empty": info["exclusions"]["empty"],
         "excluded_scores": info["exclusions"]["excluded_scores"],
         "excluded_long": info["exclusions"]["excluded_long"], "truncated_long": info["exclusions"]["truncated"],
-        "train_reviews": len(beer.train), "dev_reviews": len(beer.dev),
+        "train_reviews": len(beer.train), "dev_reviews": len(beer.dev), "decorrelation": info.get("decorrelation"),
         "pool_disjoint_from_training": pool_disjoint,
         "verify_seconds": round(verify_s, 1), "model_step_seconds": round(train_s, 1),
         "train_seconds": mcfg.get("train_seconds"),
