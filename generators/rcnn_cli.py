@@ -63,7 +63,10 @@ def generate_rcnn(
     lr: Optional[float] = typer.Option(None, min=0, max=1, callback=exclusive(0),
                                        help="Override the recipe's learning rate (0 < lr ≤ 1)."),
     epochs: Optional[int] = typer.Option(None, min=1, help="Override the recipe's maximum epochs."),
-    seed: int = typer.Option(0, min=0, max=SEED_MAX, help="RCNN initialisation / sampling seed."),
+    seed: int = typer.Option(0, min=0, max=SEED_MAX, help="RCNN initialisation / sampling seed (the first one)."),
+    seeds: int = typer.Option(3, min=1, max=20, help="Train with up to this many seeds (--seed, --seed + 1, …) and "
+                              "keep the first whose dev selection rate is within the target 10–13 % (dev split "
+                              "only; REINFORCE training depends on the seed)."),
     sparsity: Optional[float] = typer.Option(None, min=0, max=1, help="Override λ_s (Lei: 3e-4)."),
     coherent: Optional[float] = typer.Option(None, min=0, max=100, help="Override λ_c / λ_s (Lei: 2.0)."),
     sparsity_warmup: int = typer.Option(0, min=0, max=1000, help="Ramp λ_s and λ_c from 0 to their value over "
@@ -113,7 +116,7 @@ def generate_rcnn(
                            init_from=str(init_from) if init_from else None)
             meta = build_rcnn(cfg.aspect, data, root, config=cfg, train_config=tcfg, model_dir=model_dir,
                               vectors_path=vectors, overwrite=overwrite, accept_partial=accept_partial,
-                              accept_below_target=accept_below_target)
+                              accept_below_target=accept_below_target, seeds=seeds)
         except TrainingIncomplete as exc:
             console.print(f"[yellow]{exc}")
             raise typer.Exit(3) from exc

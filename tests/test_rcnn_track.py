@@ -272,8 +272,32 @@ def test_training_path_reuses_the_model_and_refuses_an_empty_verification(built,
                       allow_empty=True, accept_below_target=True)  # reuses the trained model (same recipe, data)
     assert meta["splits"]["test"]["rows"] == meta["stats"]["N"] == 0
     assert meta["stats"]["pool_disjoint_from_training"] is True
-    work = json.loads((tmp_path / "r" / ".train" / "beer-appearance" / "config.json").read_text())
+    work = json.loads((tmp_path / "r" / ".train" / "beer-appearance" / "seed-0" / "config.json").read_text())
     assert meta["params"]["model_sha256"] == work["sha256"]
+    assert [r["seed"] for r in meta["stats"]["seed_search"]] == [0]  # one seed asked for
+
+
+def test_seed_search_keeps_the_first_seed_in_the_band_else_the_nearest(built, tmp_path):
+    """`train_seeds` chooses on the dev selection rate only: with a band every model meets, the first seed
+    is kept and no other is trained; with a band none meets, every seed is trained and the one nearest
+    to the band is kept, each row recorded (the kept one last)."""
+    from benchmark.models.rcnn_targets import Targets
+    from generators.rcnn.build import load_splits, train_seeds
+
+    beer, _, _ = load_splits(RCNNBuildConfig(pool_fraction=0.5, limit=60), built["data"])
+    tcfg = quick_train_config(hidden=4, batch_size=32, max_epochs=1)
+    opts = {"word2vec": {"dim": 8, "epochs": 1}}
+    folder, v, search = train_seeds(beer, tmp_path / "w", tcfg, 3, Targets(0.0, 1.0, 0.0), **opts)
+    assert [r["seed"] for r in search] == [0] and search[0]["in_band"] and folder == tmp_path / "w" / "seed-0"
+    assert not (tmp_path / "w" / "seed-1").exists()
+    far = Targets(1.5, 2.0, 0.0)  # a band no selection rate reaches: the highest rate is nearest
+    folder, v, search = train_seeds(beer, tmp_path / "w", tcfg, 3, far, **opts)
+    assert sorted(r["seed"] for r in search) == [0, 1, 2] and not any(r["in_band"] for r in search)
+    rates = {r["seed"]: r["dev_selection_rate"] for r in search}
+    assert rates[search[-1]["seed"]] == max(rates.values()) and v["dev_selection_rate"] == max(rates.values())
+    assert folder == tmp_path / "w" / f"seed-{search[-1]['seed']}"
+    # seeds > 1 share the word vectors of the first
+    assert (tmp_path / "w" / "seed-2" / "vectors.npz").read_bytes() == (tmp_path / "w" / "seed-0" / "vectors.npz").read_bytes()
 
 
 def test_cli_generate_and_evaluate(built, tmp_path, monkeypatch, capsys):

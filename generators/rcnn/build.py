@@ -404,17 +404,60 @@ def _flat_table2(st: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _band_gap(rate: float | None, targets: Targets) -> float:
+    """How far a dev selection rate lies outside the target band (0 inside; inf when unmeasured)."""
+    if rate is None or not np.isfinite(rate):
+        return float("inf")
+    return max(targets.selection_min - rate, 0.0, rate - targets.selection_max)
+
+
+def train_seeds(beer: BeerData, work: Path, tcfg: RCNNTrainConfig, seeds: int = 1, targets: Targets = TARGETS,
+                **train_options: Any) -> tuple[Path, dict[str, Any], list[dict[str, Any]]]:
+    """Train `tcfg` with the seeds tcfg.seed, tcfg.seed + 1, … (at most `seeds`), each in `work/seed-<s>/`,
+    and stop at the first whose kept model selects a share of the *dev* tokens inside the targets' band;
+    if none does, keep the one nearest to the band ([I] issue #29: the outcome of REINFORCE training
+    depends on the seed; the choice reads the dev split only, never the annotated reviews). Returns (the
+    kept model's folder, its validation, the search: one row per seed tried, the kept one last)."""
+    if seeds < 1:
+        raise ValueError(f"seeds must be ≥ 1, got {seeds}")
+    tried: list[dict[str, Any]] = []
+    first_vectors = None
+    for k in range(seeds):
+        cfg = replace(tcfg, seed=tcfg.seed + k)
+        out = work / f"seed-{cfg.seed}"
+        if first_vectors is not None and first_vectors.exists() and not (out / "vectors.npz").exists():
+            out.mkdir(parents=True, exist_ok=True)  # the same data: the same word vectors (checked by key)
+            shutil.copyfile(first_vectors, out / "vectors.npz")
+        first_vectors = first_vectors or out / "vectors.npz"
+        v = train_rcnn(beer, out, cfg, **train_options)
+        row = {"seed": cfg.seed, "dev_selection_rate": v.get("dev_selection_rate"), "dev_mse": v.get("dev_mse"),
+               "best_epoch": v.get("best_epoch"), "epochs": v.get("epochs"),
+               "in_band": _band_gap(v.get("dev_selection_rate"), targets) == 0.0, "folder": str(out),
+               "validation": v}
+        tried.append(row)
+        if v.get("stopped") == "max_seconds" or row["in_band"]:
+            break
+    kept = min(range(len(tried)), key=lambda i: (_band_gap(tried[i]["dev_selection_rate"], targets), i))
+    if tried[-1]["validation"].get("stopped") == "max_seconds":
+        kept = len(tried) - 1  # an interrupted run is resumed before any choice
+    row = tried.pop(kept)
+    search = [{k: v for k, v in r.items() if k != "validation"} for r in [*tried, row]]
+    return Path(row["folder"]), row["validation"], search
+
+
 def build_rcnn(aspect: str = "appearance", data: str | Path | None = None, root: Path | None = None, *,
                config: RCNNBuildConfig | None = None, train_config: RCNNTrainConfig | None = None,
                model_dir: str | Path | None = None, vectors_path: str | Path | None = None,
                word2vec: dict | None = None, overwrite: bool = False, allow_empty: bool = False,
                accept_partial: bool = False, accept_below_target: bool = False,
-               targets: Targets = TARGETS) -> dict[str, Any]:
+               targets: Targets = TARGETS, seeds: int = 1) -> dict[str, Any]:
     """Build `rcnn/beer-<aspect>` (module docstring); returns the config's provenance entry.
 
     `config` holds the data / pool / verification choices (its aspect is replaced by `aspect`),
     `train_config` the RCNN recipe (default: Lei's, `RCNNTrainConfig()`; `quick_train_config()` for a
-    CPU-sized run), `model_dir` a trained RCNN to reuse instead of training. A training stopped by its
+    CPU-sized run), `model_dir` a trained RCNN to reuse instead of training. `seeds` > 1 trains the recipe
+    with up to that many seeds and keeps the first whose dev selection rate meets the targets
+    (`train_seeds`). A training stopped by its
     `max_seconds` budget raises `TrainingIncomplete` (call again to resume) unless `accept_partial` (build
     with the best epoch so far). A model outside `targets` (dev selection rate, precision against the human
     rationales; `benchmark.models.rcnn_targets`) raises `BelowTarget` before anything is written unless
@@ -443,13 +486,14 @@ def build_rcnn(aspect: str = "appearance", data: str | Path | None = None, root:
         pool_disjoint = None if cfg.pool == "rest" else False
     else:
         tcfg = replace(train_config, aspect=name) if train_config is not None else RCNNTrainConfig(aspect=name)
-        source = root / ".train" / config_name
-        trained = train_rcnn(beer, source, tcfg, vectors_path=vectors_path, word2vec=word2vec, overwrite=overwrite)
+        source, trained, search = train_seeds(beer, root / ".train" / config_name, tcfg, seeds, targets,
+                                              vectors_path=vectors_path, word2vec=word2vec, overwrite=overwrite)
         if trained.get("stopped") == "max_seconds" and not accept_partial:
             raise TrainingIncomplete(f"the RCNN training of {name} stopped at its time budget after epoch "
                                      f"{trained.get('epochs')} (checkpoint in {source}); run the build again to "
                                      "resume it, or accept the best epoch so far (accept_partial / --accept-partial)")
-        model_origin = {"trained": str(source), "recipe": asdict(tcfg), "stopped": trained.get("stopped")}
+        model_origin = {"trained": str(source), "recipe": asdict(replace(tcfg, seed=search[-1]["seed"])),
+                        "stopped": trained.get("stopped"), "seed_search": search}
         pool_disjoint = cfg.pool == "rest"
     train_s = time.perf_counter() - t0
 
@@ -503,6 +547,7 @@ def build_rcnn(aspect: str = "appearance", data: str | Path | None = None, root:
         "excluded_scores": info["exclusions"]["excluded_scores"],
         "excluded_long": info["exclusions"]["excluded_long"], "truncated_long": info["exclusions"]["truncated"],
         "train_reviews": len(beer.train), "dev_reviews": len(beer.dev), "decorrelation": info.get("decorrelation"),
+        "seed_search": model_origin.get("seed_search"),
         "pool_disjoint_from_training": pool_disjoint,
         "verify_seconds": round(verify_s, 1), "model_step_seconds": round(train_s, 1),
         "train_seconds": mcfg.get("train_seconds"),
