@@ -179,3 +179,65 @@ def test_decorrelated_build_trains_on_the_subset_and_verifies_the_rest(tmp_path)
     assert "decorrelated for aroma" in info["split"] and "pool = the file's other reviews" in info["split"]
     _, pool_all, _ = load_splits(RCNNBuildConfig(aspect="aroma", decorrelate=0.5, pool="all"), folder)
     assert len(pool_all) == 398
+
+
+# -- issue #29: a recipe that selects what Lei's model selects ------------------------------------------
+
+
+def test_sparsity_target_cost_and_batch_baseline_by_hand():
+    """`sparsity_target` α: Ω = ℓ + λ_s |Σz − α|x|| + λ_c Σ|Δz|; `baseline="batch"`: the generator's
+    REINFORCE weight is Ω minus its batch mean (the encoder's cost is unchanged)."""
+    from benchmark.models.rcnn import generator_log_prob
+    from tests.test_rcnn_model import VOCAB, random_docs, random_rcnn
+
+    m = random_rcnn()
+    ids, mask = pad(to_ids(random_docs(3, seed=6, lo=4, hi=7), VOCAB), [0, 1, 2])
+    y = torch.tensor([0.2, 0.9, 0.5])
+    z = torch.zeros_like(mask)
+    z[:, :2] = True
+    z &= mask
+    lengths = mask.sum(1).float()
+    for target, baseline in ((0.25, "none"), (0.25, "batch"), (None, "batch")):
+        cfg = RCNNTrainConfig(hidden=8, sparsity_target=target, baseline=baseline)
+        c = batch_costs(m, ids, mask, y, cfg, z=z)
+        loss = (m.encode(m.embedding(ids), z)[:, 0] - y) ** 2
+        sparse = (2 - target * lengths).abs() if target is not None else torch.full((3,), 2.0)
+        omega = (loss + 3e-4 * sparse + 6e-4 * 1).detach()
+        torch.testing.assert_close(c["omega"], omega)
+        weight = omega - omega.mean() if baseline == "batch" else omega
+        logp = generator_log_prob(m.logits(m.embedding(ids), mask), z, mask)
+        l2g = sum((q ** 2).sum() for q in m.generator_parameters())
+        torch.testing.assert_close(c["cost_g"], 10 * (weight * logp).mean() + 1e-6 * l2g, atol=1e-5, rtol=1e-5)
+    with pytest.raises(ValueError, match="sparsity_target"):
+        RCNNTrainConfig(sparsity_target=1.5)
+    with pytest.raises(ValueError, match="baseline"):
+        RCNNTrainConfig(baseline="moving")
+
+
+def test_keep_band_orders_epochs_and_holds_patience():
+    """`keep_band`: any epoch in the band beats any outside it, the best criterion among them; outside, the
+    nearer one; patience does not run out before an epoch reached the band."""
+    cfg = RCNNTrainConfig(keep_band=(0.10, 0.13), patience=2)
+    ep = lambda rate, obj: {"selection_rate": rate, "objective": obj, "mse": obj}  # noqa: E731
+    assert cfg.epoch_key(ep(0.12, 0.05)) < cfg.epoch_key(ep(0.02, 0.01))  # in band beats a better objective
+    assert cfg.epoch_key(ep(0.11, 0.03)) < cfg.epoch_key(ep(0.12, 0.04))
+    assert cfg.epoch_key(ep(0.15, 0.09)) < cfg.epoch_key(ep(0.05, 0.01))  # 0.02 from the band vs 0.05
+    assert RCNNTrainConfig().epoch_key(ep(0.5, 0.03)) == (0.0, 0.03)  # Lei: the criterion only
+    out = {"epoch": 9, "best_epoch": 1, "best": {"key": [0.08, 0.1]}}
+    assert not cfg.patience_over(out)  # never in the band yet: keep training
+    assert cfg.patience_over({**out, "best": {"key": [0.0, 0.1]}})
+    assert not cfg.patience_over({**out, "best_epoch": 8, "best": {"key": [0.0, 0.1]}})
+    with pytest.raises(ValueError, match="keep_band"):
+        RCNNTrainConfig(keep_band=(0.2, 0.1))
+
+
+def test_training_keeps_the_epoch_the_band_rule_names(tmp_path):
+    """On real (toy) training the kept epoch is the argmin of `epoch_key` over the recorded history."""
+    data = _toy_data()
+    cfg = RCNNTrainConfig(hidden=8, batch_size=32, max_epochs=4, sparsity_target=0.3, keep_band=(0.2, 0.6))
+    res = train_rcnn(data, tmp_path / "b", cfg, vectors=_toy_vectors(data))
+    history = json.loads((tmp_path / "b" / "config.json").read_text())["history"]
+    keys = [cfg.epoch_key({"selection_rate": h["dev_selection_rate"], "objective": h["dev_objective"],
+                           "mse": h["dev_mse"]}) for h in history]
+    assert res["best_epoch"] == 1 + min(range(len(keys)), key=lambda i: (keys[i], i))
+    assert res["kept_in_band"] == (keys[res["best_epoch"] - 1][0] == 0.0)

@@ -49,6 +49,7 @@ from generators.rcnn.vectors import WordVectors, get_vectors
 
 SELECT_ON = ("objective", "mse")
 DEV_SELECTION = ("deterministic", "sampled")
+BASELINES = ("none", "batch")
 
 
 @dataclass
@@ -91,6 +92,13 @@ class RCNNTrainConfig:
     # later rationale models (Chang et al. 2019, Yu et al. 2019). Lei's cost settles where the last selected
     # word is worth λ_s of MSE, which on the mirror's 5,400 training reviews is 2–3 % of the tokens
     sparsity_target: float | None = None
+    # [I] issue #29: "none" = Lei's REINFORCE (Ω itself weighs Σ log p); "batch" = Ω minus its batch mean
+    # (a baseline: the same expected gradient up to O(1/B), far less variance)
+    baseline: str = "none"
+    # [I] issue #29: (lo, hi) = only an epoch whose dev selection rate lies in [lo, hi] is kept while one
+    # exists (the best dev criterion among them); before the first such epoch the one nearest to the band
+    # is held, and patience does not run out. None = Lei (the best dev criterion of any epoch)
+    keep_band: tuple[float, float] | None = None
 
     @property
     def lambda_s(self) -> float:
@@ -106,6 +114,21 @@ class RCNNTrainConfig:
         epoch = max(0, epoch - self.encoder_warmup)  # the ramp starts with the generator's first epoch
         return min(1.0, (epoch + 1) / (self.sparsity_warmup + 1)) if self.sparsity_warmup > 0 else 1.0
 
+    def epoch_key(self, dev: dict[str, float]) -> tuple[float, float]:
+        """What the kept epoch minimises: (distance of the dev selection rate from `keep_band`, 0 without
+        one; the dev criterion, `select_on`)."""
+        crit = dev["objective"] if self.select_on == "objective" else dev["mse"]
+        if self.keep_band is None:
+            return 0.0, crit
+        lo, hi = self.keep_band
+        return max(lo - dev["selection_rate"], 0.0, dev["selection_rate"] - hi), crit
+
+    def patience_over(self, state: dict[str, Any]) -> bool:
+        """Stop: `patience` epochs without a better kept epoch — never while no epoch has reached the band."""
+        if self.keep_band is not None and (state["best"] is None or state["best"]["key"][0] > 0.0):
+            return False
+        return state["epoch"] - max(state["best_epoch"], self.encoder_warmup) >= self.patience
+
     def sparsity_cost(self, zsum: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         """The per-review sparsity term before λ_s: Σ_t z_t (Lei), or |Σ_t z_t − α·|x|| with a target α."""
         if self.sparsity_target is None:
@@ -114,6 +137,13 @@ class RCNNTrainConfig:
 
     def __post_init__(self) -> None:
         aspect_index(self.aspect)
+        if self.baseline not in BASELINES:
+            raise ValueError(f"baseline must be one of {BASELINES}, got {self.baseline!r}")
+        if self.keep_band is not None:
+            lo, hi = self.keep_band
+            if not 0.0 <= lo <= hi <= 1.0:
+                raise ValueError(f"keep_band must be (lo, hi) with 0 ≤ lo ≤ hi ≤ 1, got {self.keep_band}")
+            self.keep_band = (float(lo), float(hi))
         if self.sparsity_target is not None and not 0.0 < self.sparsity_target < 1.0:
             raise ValueError(f"sparsity_target must be in (0, 1) or None, got {self.sparsity_target}")
         if self.select_on not in SELECT_ON:
@@ -179,7 +209,8 @@ def batch_costs(module: RCNNRationale, ids: torch.Tensor, mask: torch.Tensor, y:
     logpz = generator_log_prob(logits, z, mask)
     l2_gen = sum((p ** 2).sum() for p in module.generator_parameters())
     l2_enc = sum((p ** 2).sum() for p in module.encoder_parameters())
-    cost_g = cfg.cost_scale * (omega * logpz).mean() + cfg.l2 * l2_gen
+    weight = omega - omega.mean() if cfg.baseline == "batch" else omega
+    cost_g = cfg.cost_scale * (weight * logpz).mean() + cfg.l2 * l2_gen
     cost_e = cfg.cost_scale * loss_vec.mean() + cfg.l2 * l2_enc
     return {"z": z, "pred": pred, "loss_vec": loss_vec, "omega": omega, "logpz": logpz,
             "cost_g": cost_g, "cost_e": cost_e, "zsum": zsum, "zdiff": zdiff}
@@ -399,7 +430,7 @@ def train_rcnn(data: BeerData, out_dir: Path | str, config: RCNNTrainConfig | No
     lengths = np.array([len(i) for i in tr_ids])
     stopped = "max_epochs"
     tokens_done = 0
-    if state["epoch"] and state["epoch"] - max(state["best_epoch"], cfg.encoder_warmup) >= cfg.patience:
+    if state["epoch"] and cfg.patience_over(state):
         stopped = "patience"
     for epoch in range(state["epoch"], cfg.max_epochs):
         if stopped == "patience":
@@ -431,11 +462,11 @@ def train_rcnn(data: BeerData, out_dir: Path | str, config: RCNNTrainConfig | No
                     out_of_time = True
                     break
         dev = evaluate(module, dv_ids, ydv, cfg, sampler)
-        crit = dev["objective"] if cfg.select_on == "objective" else dev["mse"]
+        key = cfg.epoch_key(dev)
         # an encoder warm-up epoch is never the kept model (its generator has not been trained)
-        improved = epoch + 1 > cfg.encoder_warmup and (state["best"] is None or crit < state["best"]["criterion"])
+        improved = epoch + 1 > cfg.encoder_warmup and (state["best"] is None or key < tuple(state["best"]["key"]))
         if improved:
-            state["best"] = {**dev, "criterion": crit}
+            state["best"] = {**dev, "criterion": key[1], "key": list(key)}
             state["best_epoch"] = epoch + 1
             best_weights = snapshot()
         row = {"epoch": epoch + 1, "train_objective": sums["cost"] / max(1, n_seen),
@@ -456,7 +487,7 @@ def train_rcnn(data: BeerData, out_dir: Path | str, config: RCNNTrainConfig | No
         if out_of_time:
             stopped = "max_seconds"
             break
-        if state["epoch"] - max(state["best_epoch"], cfg.encoder_warmup) >= cfg.patience:
+        if cfg.patience_over(state):
             stopped = "patience"
             break
     module.load_state_dict(best_weights)
@@ -465,6 +496,7 @@ def train_rcnn(data: BeerData, out_dir: Path | str, config: RCNNTrainConfig | No
     elapsed = time.perf_counter() - t0
     validation = {"aspect": aspect_name(cfg.aspect), "dev_mse": best["mse"], "dev_objective": best["objective"],
                   "dev_selection_rate": best["selection_rate"], "best_epoch": state["best_epoch"],
+                  "kept_in_band": None if cfg.keep_band is None or "key" not in best else best["key"][0] == 0.0,
                   "epochs": state["epoch"], "stopped": stopped, "device": str(device), "n_train": len(train), "n_dev": len(data.dev),
                   "train_tokens_per_second": tokens_done / elapsed if elapsed > 0 else None}
     if data.annotations is not None:
