@@ -179,6 +179,14 @@ def test_decorrelated_build_trains_on_the_subset_and_verifies_the_rest(tmp_path)
     assert "decorrelated for aroma" in info["split"] and "pool = the file's other reviews" in info["split"]
     _, pool_all, _ = load_splits(RCNNBuildConfig(aspect="aroma", decorrelate=0.5, pool="all"), folder)
     assert len(pool_all) == 398
+    # aroma from the appearance file: decorrelated to Lei's level by default; decorrelate=1.0 = every review
+    # (the seeded 40 % pool, the rest for training); appearance is never decorrelated by default
+    from generators.rcnn.build import DECORRELATE_MAX_CORR
+    _, _, info = load_splits(RCNNBuildConfig(aspect="aroma"), folder)
+    assert info["decorrelation"]["max_corr"] == DECORRELATE_MAX_CORR
+    beer, pool, info = load_splits(RCNNBuildConfig(aspect="aroma", decorrelate=1.0), folder)
+    assert "decorrelation" not in info and len(pool) == round(0.4 * 398)
+    assert "decorrelation" not in load_splits(RCNNBuildConfig(), folder)[2]
 
 
 # -- issue #29: a recipe that selects what Lei's model selects ------------------------------------------

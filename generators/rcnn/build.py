@@ -158,12 +158,12 @@ def prefix_correlations(scores: np.ndarray, a: int, order: np.ndarray) -> np.nda
 
 
 def decorrelated(reviews: Reviews, aspect: str, share: float | None = None, *,
-                 max_corr: float | None = None, min_size: int = 100) -> Reviews:
+                 max_corr: float | None = None, min_size: int = 100, max_size: int | None = None) -> Reviews:
     """The reviews whose rating of `aspect` is worst predicted by a least-squares fit (with intercept) on the
     other four ratings — the largest |residual| first ([I] our reading of Lei et al.'s "less correlated"
     subsets, §5: the paper does not give the procedure) — kept in their original order: the first
-    `share` of them, or (`max_corr`) the most of them (at least `min_size`) whose `aspect` rating correlates
-    with no other rating by more than `max_corr` in absolute value."""
+    `share` of them, or (`max_corr`) the most of them (at least `min_size`, at most `max_size`) whose `aspect`
+    rating correlates with no other rating by more than `max_corr` in absolute value."""
     if (share is None) == (max_corr is None):
         raise ValueError("decorrelated: give exactly one of share and max_corr")
     a = aspect_index(aspect)
@@ -176,6 +176,7 @@ def decorrelated(reviews: Reviews, aspect: str, share: float | None = None, *,
         ok = np.flatnonzero(np.nan_to_num(r, nan=1.0).max(1) <= max_corr)
         ok = ok[ok + 1 >= min(min_size, len(scores))]
         keep = int(ok[-1]) + 1 if len(ok) else min(min_size, len(scores))
+        keep = keep if max_size is None else max(1, min(keep, max_size))
     return reviews.subset(np.sort(order[:keep]))
 
 
@@ -208,7 +209,10 @@ class RCNNBuildConfig:
     # appearance only (aroma and palate correlate 0.73 / 0.74 with taste there). `decorrelate` keeps that
     # share of the file; `decorrelate_max_corr` the most reviews at which the aspect correlates with no
     # other rating by more than that (DECORRELATE_MAX_CORR = Lei's appearance file's level). The pool is
-    # then the file's other reviews (pool "rest"; `pool_fraction` unused). None / None = all reviews
+    # then the file's other reviews (pool "rest": at least `pool_fraction` of the file, the bound's subset is
+    # capped at the rest). None / None = all reviews, except
+    # for aroma / palate from another aspect's file (the mirror's appearance file): DECORRELATE_MAX_CORR
+    # (`decorrelate=1.0` keeps every review)
     decorrelate: float | None = None
     decorrelate_max_corr: float | None = None
     extra: dict = field(default_factory=dict)
@@ -239,7 +243,8 @@ class RCNNBuildConfig:
 
     @property
     def decorrelating(self) -> bool:
-        return self.decorrelate is not None or self.decorrelate_max_corr is not None
+        """A decorrelated subset is asked for (`decorrelate` 1.0 = every review: none)."""
+        return (self.decorrelate is not None and self.decorrelate < 1.0) or self.decorrelate_max_corr is not None
 
 
 class TrainingIncomplete(ResourceError):
@@ -306,10 +311,16 @@ def load_splits(cfg: RCNNBuildConfig, data: str | Path | None) -> tuple[BeerData
             if len(everything) < 3:
                 raise ResourceError(f"{pool_file} holds {len(everything)} usable reviews; at least 3 are needed "
                                     "(training, early stopping and the pool)")
+            if he_file is None and a != 0 and cfg.decorrelate is None and cfg.decorrelate_max_corr is None:
+                # another aspect's file (the mirror's appearance file): decorrelated for this aspect by default
+                cfg = replace(cfg, decorrelate_max_corr=DECORRELATE_MAX_CORR)
             if cfg.decorrelating:
                 # Lei's per-aspect files: the reviews whose aspect rating the others predict worst, chosen
                 # from the whole file; the pool = the file's other reviews ("rest") or all of it ("all")
-                fit = decorrelated(everything, cfg.aspect, cfg.decorrelate, max_corr=cfg.decorrelate_max_corr)
+                # a correlation bound keeps at most 1 − pool_fraction of the file: the pool stays at least as large
+                cap = len(everything) - int(round(cfg.pool_fraction * len(everything))) if cfg.pool == "rest" else None
+                fit = decorrelated(everything, cfg.aspect, cfg.decorrelate, max_corr=cfg.decorrelate_max_corr,
+                                   max_size=cap)
                 chosen = set(fit.ids)
                 pool = (everything.subset([i for i, r in enumerate(everything.ids) if r not in chosen])
                         if cfg.pool == "rest" else everything)
