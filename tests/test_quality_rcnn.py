@@ -249,3 +249,7 @@ def test_training_keeps_the_epoch_the_band_rule_names(tmp_path):
                            "mse": h["dev_mse"]}) for h in history]
     assert res["best_epoch"] == 1 + min(range(len(keys)), key=lambda i: (keys[i], i))
     assert res["kept_in_band"] == (keys[res["best_epoch"] - 1][0] == 0.0)
+    # `min_epoch`: the same run never keeps its first epochs
+    late = train_rcnn(data, tmp_path / "late", RCNNTrainConfig(**{**cfg.__dict__, "min_epoch": 3}),
+                      vectors=_toy_vectors(data))
+    assert late["best_epoch"] == 1 + min(range(3, len(keys)), key=lambda i: (keys[i], i))
