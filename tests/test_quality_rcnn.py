@@ -253,3 +253,26 @@ def test_training_keeps_the_epoch_the_band_rule_names(tmp_path):
     late = train_rcnn(data, tmp_path / "late", RCNNTrainConfig(**{**cfg.__dict__, "min_epoch": 3}),
                       vectors=_toy_vectors(data))
     assert late["best_epoch"] == 1 + min(range(3, len(keys)), key=lambda i: (keys[i], i))
+
+
+def test_leakage_is_the_partial_correlation_with_the_other_ratings():
+    """`leakage`: the mean over the other ratings of r(ŷ, y_k | y_a) — equal to the correlation of the
+    residuals of ŷ and y_k after regressing each on y_a; ≈ 0 for a prediction made of y_a alone, large for
+    one that follows taste."""
+    from generators.rcnn.train import leakage
+
+    rng = np.random.default_rng(0)
+    base = rng.normal(size=2000)
+    ratings = np.column_stack([base + rng.normal(0, s, 2000) for s in (1.0, 0.5, 0.6, 0.3, 0.4)])
+    own = ratings[:, 0] + rng.normal(0, 0.2, 2000)
+    taste = 0.5 * ratings[:, 0] + ratings[:, 3]
+
+    def resid(v):
+        a = np.column_stack([ratings[:, 0], np.ones(2000)])
+        return v - a @ np.linalg.lstsq(a, v, rcond=None)[0]
+
+    for pred in (own, taste):
+        direct = np.mean([np.corrcoef(resid(pred), resid(ratings[:, k]))[0, 1] for k in (1, 2, 3, 4)])
+        assert leakage(pred, ratings, 0) == pytest.approx(direct, abs=1e-9)
+    assert abs(leakage(own, ratings, 0)) < 0.05 and leakage(taste, ratings, 0) > 0.5
+    assert np.isnan(leakage(np.zeros(2000), ratings, 0))  # a constant prediction: undefined

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gzip
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -285,11 +286,20 @@ def test_seed_search_keeps_the_first_seed_in_the_band_else_the_nearest(built, tm
     from generators.rcnn.build import load_splits, train_seeds
 
     beer, _, _ = load_splits(RCNNBuildConfig(pool_fraction=0.5, limit=60), built["data"])
-    tcfg = quick_train_config(hidden=4, batch_size=32, max_epochs=1)
+    tcfg = quick_train_config(hidden=4, batch_size=32, max_epochs=1, min_epoch=0, select_on="objective")
     opts = {"word2vec": {"dim": 8, "epochs": 1}}
     folder, v, search = train_seeds(beer, tmp_path / "w", tcfg, 3, Targets(0.0, 1.0, 0.0), **opts)
     assert [r["seed"] for r in search] == [0] and search[0]["in_band"] and folder == tmp_path / "w" / "seed-0"
     assert not (tmp_path / "w" / "seed-1").exists()
+    # selecting on leakage, a seed in the band is accepted only with a dev leakage ≤ LEAKAGE_MAX
+    from generators.rcnn.build import LEAKAGE_MAX
+    _, _, search = train_seeds(beer, tmp_path / "l", replace(tcfg, select_on="leakage"), 2, Targets(0.0, 1.0, 0.0),
+                               **opts)
+    finite = {r["seed"]: r["dev_leakage"] if np.isfinite(r["dev_leakage"]) else np.inf for r in search}
+    assert all(r["accepted"] == (finite[r["seed"]] <= LEAKAGE_MAX) for r in search)
+    first = next(r for r in search if r["seed"] == 0)
+    assert sorted(finite) == ([0] if first["accepted"] else [0, 1])
+    assert finite[search[-1]["seed"]] == min(finite.values())  # the least leakage kept
     far = Targets(1.5, 2.0, 0.0)  # a band no selection rate reaches: the highest rate is nearest
     folder, v, search = train_seeds(beer, tmp_path / "w", tcfg, 3, far, **opts)
     assert sorted(r["seed"] for r in search) == [0, 1, 2] and not any(r["in_band"] for r in search)
