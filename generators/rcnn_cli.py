@@ -31,7 +31,8 @@ def generate_rcnn(
                                        ".txt.gz, annotations.json) or a Hub dataset id; default: the data mirror."),
     scale: RcnnScale = typer.Option("quick", help="RCNN recipe: 'paper' = Lei's defaults (hidden 200, batch "
                                     "256, lr 5e-4, ≤ 100 epochs, patience 10); 'quick' = hidden 64, batch 64, "
-                                    "lr 2e-3, ≤ 30 epochs, patience 10 (minutes on a CPU)."),
+                                    "lr 2e-3, ≤ 30 epochs, patience 10, sparsity target 11.5 %, λ_c = λ_s, the "
+                                    "kept epoch inside 10–13 % selected (minutes on a CPU; docs/rcnn.md)."),
     pool: RcnnPool = typer.Option("rest", help="Instance pool: 'rest' = reviews never used to fit the model "
                                   "(default); 'all' = every review of the files (the paper's reading, SPECS §4.4)."),
     pool_fraction: float = typer.Option(0.4, min=0, max=1, callback=exclusive(0, 1),
@@ -44,9 +45,15 @@ def generate_rcnn(
     tokenization: Tokenization = typer.Option("project", help="'project' (re-tokenised) or 'lei' (Lei's tokens)."),
     long: LongReviews = typer.Option("truncate", help="Reviews over 256 tokens: 'truncate' (Lei) or 'exclude'."),
     decorrelate: Optional[float] = typer.Option(None, min=0, max=1, callback=exclusive(0),
-                                                help="One review file: train on this share of the fitting reviews "
+                                                help="One review file: train on this share of the file's reviews "
                                                 "whose aspect rating the other four ratings predict worst (Lei's "
-                                                "aspect files were made less correlated so); default all."),
+                                                "aspect files were made less correlated so; the pool is the "
+                                                "file's other reviews); default all."),
+    decorrelate_max_corr: Optional[float] = typer.Option(None, min=0, max=1, callback=exclusive(0),
+                                                         help="One review file: train on the most of its least "
+                                                         "predictable reviews at which the aspect correlates with "
+                                                         "no other rating by more than this (Lei's appearance "
+                                                         "file: 0.27); the pool is the file's other reviews."),
     limit: Optional[int] = typer.Option(None, min=1, help="Read only the first N lines of each review file."),
     pool_limit: Optional[int] = typer.Option(None, min=1, help="Verify only the first N pool reviews."),
     model_dir: Optional[Path] = typer.Option(None, help="Reuse an RCNN trained elsewhere (its folder with "
@@ -57,9 +64,15 @@ def generate_rcnn(
     lr: Optional[float] = typer.Option(None, min=0, max=1, callback=exclusive(0),
                                        help="Override the recipe's learning rate (0 < lr ≤ 1)."),
     epochs: Optional[int] = typer.Option(None, min=1, help="Override the recipe's maximum epochs."),
-    seed: int = typer.Option(0, min=0, max=SEED_MAX, help="RCNN initialisation / sampling seed."),
+    seed: int = typer.Option(0, min=0, max=SEED_MAX, help="RCNN initialisation / sampling seed (the first one)."),
+    seeds: int = typer.Option(3, min=1, max=20, help="Train with up to this many seeds (--seed, --seed + 1, …) and "
+                              "keep the first whose dev selection rate is within the target 10–13 % (dev split "
+                              "only; REINFORCE training depends on the seed)."),
     sparsity: Optional[float] = typer.Option(None, min=0, max=1, help="Override λ_s (Lei: 3e-4)."),
-    coherent: Optional[float] = typer.Option(None, min=0, max=100, help="Override λ_c / λ_s (Lei: 2.0)."),
+    coherent: Optional[float] = typer.Option(None, min=0, max=100, help="Override λ_c / λ_s (Lei: 2.0; quick: 1.0)."),
+    sparsity_target: Optional[float] = typer.Option(None, min=0, max=1, help="Override the target selection "
+                                                    "rate α of the sparsity cost λ_s |Σz − α|x|| (quick: 0.115); "
+                                                    "0 = Lei's cost λ_s Σz."),
     sparsity_warmup: int = typer.Option(0, min=0, max=1000, help="Ramp λ_s and λ_c from 0 to their value over "
                                         "the first N epochs (aroma / palate collapse to empty selections "
                                         "without help on the 10,000-review file)."),
@@ -73,6 +86,9 @@ def generate_rcnn(
                                                 "checkpoint and resumes when run again."),
     accept_partial: bool = typer.Option(False, help="Build with the best epoch so far when the training "
                                         "stopped at --max-seconds."),
+    accept_below_target: bool = typer.Option(False, help="Publish the resource even when its RCNN is outside "
+                                             "Lei's targets (10–13 % of the dev tokens selected, precision ≥ 90 % "
+                                             "against the human rationales); the card and its Results say so."),
     threads: Optional[int] = typer.Option(None, min=1, help="torch threads (default: torch's)."),
     device: str = typer.Option("auto", callback=device_name,
                                help="Training device: 'auto' (CUDA when available), 'cpu', 'cuda[:k]'. "
@@ -87,31 +103,39 @@ def generate_rcnn(
     import torch
 
     from benchmark.errors import ResourceError
-    from generators.rcnn.build import SCALES, RCNNBuildConfig, TrainingIncomplete, build_rcnn
+    from benchmark.models.rcnn_targets import describe
+    from generators.rcnn.build import SCALES, BelowTarget, RCNNBuildConfig, TrainingIncomplete, build_rcnn
 
     if threads:
         torch.set_num_threads(threads)
     overrides = {k: v for k, v in {"hidden": hidden, "lr": lr, "max_epochs": epochs, "sparsity": sparsity,
                                    "coherent": coherent}.items() if v is not None}
+    if sparsity_target is not None:
+        overrides["sparsity_target"] = sparsity_target or None
     for a in (str(a) for a in aspect):
         try:
             cfg = RCNNBuildConfig(aspect=a, pool=str(pool), pool_fraction=pool_fraction, dev_fraction=dev_fraction,
                                   split_seed=split_seed, tau=tau, tokenization=str(tokenization), long=str(long),
-                                  limit=limit, pool_limit=pool_limit, decorrelate=decorrelate)
+                                  limit=limit, pool_limit=pool_limit, decorrelate=decorrelate,
+                                  decorrelate_max_corr=decorrelate_max_corr)
             tcfg = replace(SCALES[str(scale)](cfg.aspect, **overrides), seed=seed, max_seconds=max_seconds,
                            threads=threads, device=device, sparsity_warmup=sparsity_warmup,
                            encoder_warmup=encoder_warmup,
                            init_from=str(init_from) if init_from else None)
             meta = build_rcnn(cfg.aspect, data, root, config=cfg, train_config=tcfg, model_dir=model_dir,
-                              vectors_path=vectors, overwrite=overwrite, accept_partial=accept_partial)
+                              vectors_path=vectors, overwrite=overwrite, accept_partial=accept_partial,
+                              accept_below_target=accept_below_target, seeds=seeds)
         except TrainingIncomplete as exc:
             console.print(f"[yellow]{exc}")
             raise typer.Exit(3) from exc
+        except BelowTarget as exc:
+            console.print(str(exc), style="red", markup=False, highlight=False, soft_wrap=True)
+            raise typer.Exit(4) from exc
         except (ResourceError, ValueError) as exc:
             raise typer.BadParameter(str(exc)) from exc
         st = meta["stats"]
         console.print(f"[green]rcnn/beer-{cfg.aspect}[/] revision {meta['revision']}: N = {st['N']}, dev MSE "
-                      f"{st['dev_mse']:.4f}, rationale precision {st.get('rationale_precision', float('nan')):.3f}")
+                      f"{st['dev_mse']:.4f}; {describe(st['selection'])}")
 
 
 def register_rcnn(generate_app: typer.Typer) -> None:

@@ -131,3 +131,148 @@ def test_decorrelate_keeps_the_reviews_the_other_ratings_predict_worst():
     assert resid[positions].min() >= np.sort(resid)[-600] - 1e-12
     with pytest.raises(ValueError, match="decorrelate"):
         RCNNBuildConfig(aspect="aroma", decorrelate=1.5)
+    with pytest.raises(ValueError, match="not both"):
+        RCNNBuildConfig(aspect="aroma", decorrelate=0.3, decorrelate_max_corr=0.3)
+
+
+def test_decorrelate_to_a_correlation_keeps_the_most_reviews_that_reach_it():
+    """`max_corr`: the longest prefix of the residual order at which the aspect correlates with no other
+    rating by more than the bound — checked against np.corrcoef on the kept reviews and one more."""
+    from generators.rcnn.build import decorrelated, prefix_correlations
+
+    rng = np.random.default_rng(0)
+    base = rng.uniform(0, 1, 3000)
+    scores = np.clip(np.column_stack([base + rng.normal(0, s, 3000) for s in (0.3, 0.25, 0.15, 0.05, 0.2)]), 0, 1)
+    reviews = Reviews([f"r{i}" for i in range(3000)], [["w"]] * 3000, scores.astype(np.float32), {"kept": 3000})
+    full = np.abs(np.corrcoef(scores.T)[1])
+    assert np.delete(full, 1).max() > 0.6  # aroma follows the others closely
+    kept = decorrelated(reviews, "aroma", max_corr=0.3)
+    sub = np.asarray(kept.scores, dtype=np.float64)
+    assert 100 <= len(kept) < 3000 and np.abs(np.delete(np.corrcoef(sub.T)[1], 1)).max() <= 0.3
+    # one more review of the residual order would break the bound (or the prefix is the minimum size)
+    order = np.argsort(-np.abs(scores[:, 1] - np.column_stack([np.delete(scores, 1, 1), np.ones(3000)])
+                               @ np.linalg.lstsq(np.column_stack([np.delete(scores, 1, 1), np.ones(3000)]),
+                                                 scores[:, 1], rcond=None)[0]), kind="stable")
+    r = prefix_correlations(scores, 1, order)
+    np.testing.assert_allclose(r[len(kept) - 1], np.corrcoef(scores[order[:len(kept)]].T)[1], atol=1e-9)
+    assert np.abs(np.delete(r[len(kept)], 1)).max() > 0.3 or len(kept) == 100
+    with pytest.raises(ValueError, match="exactly one"):
+        decorrelated(reviews, "aroma")
+    # a bound no prefix of at least `min_size` reviews reaches: the `min_size` least predictable ones
+    assert len(decorrelated(reviews, "aroma", max_corr=0.01)) == 100
+
+
+def test_decorrelated_build_trains_on_the_subset_and_verifies_the_rest(tmp_path):
+    """With one review file and `decorrelate_max_corr`, training + dev = the decorrelated reviews and the
+    pool = the file's other reviews (disjoint, together the file); the card records r before / after."""
+    from generators.rcnn.build import RCNNBuildConfig, load_splits
+    from tests.test_rcnn_track import write_lei_folder
+
+    folder = write_lei_folder(tmp_path / "beer", n=400)
+    cfg = RCNNBuildConfig(aspect="aroma", decorrelate=0.5)
+    beer, pool, info = load_splits(cfg, folder)
+    fit = set(beer.train.ids) | set(beer.dev.ids)
+    assert len(fit) == round(0.5 * 398) and not fit & set(pool.ids) and len(fit) + len(pool) == 398
+    d = info["decorrelation"]
+    assert d["kept"] == len(fit) and d["of"] == 398 and set(d["r_before"]) == {"appearance", "palate", "taste",
+                                                                                   "overall"}
+    assert "decorrelated for aroma" in info["split"] and "pool = the file's other reviews" in info["split"]
+    _, pool_all, _ = load_splits(RCNNBuildConfig(aspect="aroma", decorrelate=0.5, pool="all"), folder)
+    assert len(pool_all) == 398
+    # aroma from the appearance file: decorrelated to Lei's level by default; decorrelate=1.0 = every review
+    # (the seeded 40 % pool, the rest for training); appearance is never decorrelated by default
+    from generators.rcnn.build import DECORRELATE_MAX_CORR
+    _, _, info = load_splits(RCNNBuildConfig(aspect="aroma"), folder)
+    assert info["decorrelation"]["max_corr"] == DECORRELATE_MAX_CORR
+    beer, pool, info = load_splits(RCNNBuildConfig(aspect="aroma", decorrelate=1.0), folder)
+    assert "decorrelation" not in info and len(pool) == round(0.4 * 398)
+    assert "decorrelation" not in load_splits(RCNNBuildConfig(), folder)[2]
+
+
+# -- issue #29: a recipe that selects what Lei's model selects ------------------------------------------
+
+
+def test_sparsity_target_cost_and_batch_baseline_by_hand():
+    """`sparsity_target` α: Ω = ℓ + λ_s |Σz − α|x|| + λ_c Σ|Δz|; `baseline="batch"`: the generator's
+    REINFORCE weight is Ω minus its batch mean (the encoder's cost is unchanged)."""
+    from benchmark.models.rcnn import generator_log_prob
+    from tests.test_rcnn_model import VOCAB, random_docs, random_rcnn
+
+    m = random_rcnn()
+    ids, mask = pad(to_ids(random_docs(3, seed=6, lo=4, hi=7), VOCAB), [0, 1, 2])
+    y = torch.tensor([0.2, 0.9, 0.5])
+    z = torch.zeros_like(mask)
+    z[:, :2] = True
+    z &= mask
+    lengths = mask.sum(1).float()
+    for target, baseline in ((0.25, "none"), (0.25, "batch"), (None, "batch")):
+        cfg = RCNNTrainConfig(hidden=8, sparsity_target=target, baseline=baseline)
+        c = batch_costs(m, ids, mask, y, cfg, z=z)
+        loss = (m.encode(m.embedding(ids), z)[:, 0] - y) ** 2
+        sparse = (2 - target * lengths).abs() if target is not None else torch.full((3,), 2.0)
+        omega = (loss + 3e-4 * sparse + 6e-4 * 1).detach()
+        torch.testing.assert_close(c["omega"], omega)
+        weight = omega - omega.mean() if baseline == "batch" else omega
+        logp = generator_log_prob(m.logits(m.embedding(ids), mask), z, mask)
+        l2g = sum((q ** 2).sum() for q in m.generator_parameters())
+        torch.testing.assert_close(c["cost_g"], 10 * (weight * logp).mean() + 1e-6 * l2g, atol=1e-5, rtol=1e-5)
+    with pytest.raises(ValueError, match="sparsity_target"):
+        RCNNTrainConfig(sparsity_target=1.5)
+    with pytest.raises(ValueError, match="baseline"):
+        RCNNTrainConfig(baseline="moving")
+
+
+def test_keep_band_orders_epochs_and_holds_patience():
+    """`keep_band`: any epoch in the band beats any outside it, the best criterion among them; outside, the
+    nearer one; patience does not run out before an epoch reached the band."""
+    cfg = RCNNTrainConfig(keep_band=(0.10, 0.13), patience=2)
+    ep = lambda rate, obj: {"selection_rate": rate, "objective": obj, "mse": obj}  # noqa: E731
+    assert cfg.epoch_key(ep(0.12, 0.05)) < cfg.epoch_key(ep(0.02, 0.01))  # in band beats a better objective
+    assert cfg.epoch_key(ep(0.11, 0.03)) < cfg.epoch_key(ep(0.12, 0.04))
+    assert cfg.epoch_key(ep(0.15, 0.09)) < cfg.epoch_key(ep(0.05, 0.01))  # 0.02 from the band vs 0.05
+    assert RCNNTrainConfig().epoch_key(ep(0.5, 0.03)) == (0.0, 0.03)  # Lei: the criterion only
+    out = {"epoch": 9, "best_epoch": 1, "best": {"key": [0.08, 0.1]}}
+    assert not cfg.patience_over(out)  # never in the band yet: keep training
+    assert cfg.patience_over({**out, "best": {"key": [0.0, 0.1]}})
+    assert not cfg.patience_over({**out, "best_epoch": 8, "best": {"key": [0.0, 0.1]}})
+    with pytest.raises(ValueError, match="keep_band"):
+        RCNNTrainConfig(keep_band=(0.2, 0.1))
+
+
+def test_training_keeps_the_epoch_the_band_rule_names(tmp_path):
+    """On real (toy) training the kept epoch is the argmin of `epoch_key` over the recorded history."""
+    data = _toy_data()
+    cfg = RCNNTrainConfig(hidden=8, batch_size=32, max_epochs=4, sparsity_target=0.3, keep_band=(0.2, 0.6))
+    res = train_rcnn(data, tmp_path / "b", cfg, vectors=_toy_vectors(data))
+    history = json.loads((tmp_path / "b" / "config.json").read_text())["history"]
+    keys = [cfg.epoch_key({"selection_rate": h["dev_selection_rate"], "objective": h["dev_objective"],
+                           "mse": h["dev_mse"]}) for h in history]
+    assert res["best_epoch"] == 1 + min(range(len(keys)), key=lambda i: (keys[i], i))
+    assert res["kept_in_band"] == (keys[res["best_epoch"] - 1][0] == 0.0)
+    # `min_epoch`: the same run never keeps its first epochs
+    late = train_rcnn(data, tmp_path / "late", RCNNTrainConfig(**{**cfg.__dict__, "min_epoch": 3}),
+                      vectors=_toy_vectors(data))
+    assert late["best_epoch"] == 1 + min(range(3, len(keys)), key=lambda i: (keys[i], i))
+
+
+def test_leakage_is_the_partial_correlation_with_the_other_ratings():
+    """`leakage`: the mean over the other ratings of r(ŷ, y_k | y_a) — equal to the correlation of the
+    residuals of ŷ and y_k after regressing each on y_a; ≈ 0 for a prediction made of y_a alone, large for
+    one that follows taste."""
+    from generators.rcnn.train import leakage
+
+    rng = np.random.default_rng(0)
+    base = rng.normal(size=2000)
+    ratings = np.column_stack([base + rng.normal(0, s, 2000) for s in (1.0, 0.5, 0.6, 0.3, 0.4)])
+    own = ratings[:, 0] + rng.normal(0, 0.2, 2000)
+    taste = 0.5 * ratings[:, 0] + ratings[:, 3]
+
+    def resid(v):
+        a = np.column_stack([ratings[:, 0], np.ones(2000)])
+        return v - a @ np.linalg.lstsq(a, v, rcond=None)[0]
+
+    for pred in (own, taste):
+        direct = np.mean([np.corrcoef(resid(pred), resid(ratings[:, k]))[0, 1] for k in (1, 2, 3, 4)])
+        assert leakage(pred, ratings, 0) == pytest.approx(direct, abs=1e-9)
+    assert abs(leakage(own, ratings, 0)) < 0.05 and leakage(taste, ratings, 0) > 0.5
+    assert np.isnan(leakage(np.zeros(2000), ratings, 0))  # a constant prediction: undefined

@@ -451,3 +451,9 @@ def test_quick_recipe_outlasts_the_selection_collapse():
     q = quick_train_config("aroma")
     assert q.aspect == "aroma" and q.patience == RCNNTrainConfig().patience == 10 and q.max_epochs >= 20
     assert (q.hidden, q.batch_size, q.lr) == (64, 64, 2e-3)
+    # issue #29: the quick recipe aims at Lei's selection (the targets' band) — Lei's recipe stays as it was
+    from benchmark.models.rcnn_targets import TARGETS
+    assert q.keep_band == (TARGETS.selection_min, TARGETS.selection_max) and q.coherent == 1.0
+    assert TARGETS.selection_min < q.sparsity_target < TARGETS.selection_max
+    lei = RCNNTrainConfig()
+    assert (lei.sparsity_target, lei.keep_band, lei.coherent, lei.baseline) == (None, None, 2.0, "none")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gzip
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -20,7 +21,8 @@ from benchmark.models.text import PAD, UNK
 from benchmark.resources import load_resource
 from benchmark.runner import evaluate
 from benchmark.tracks import get_track
-from generators.rcnn.build import RCNNBuildConfig, build_rcnn, quick_train_config
+from benchmark.tracks.rcnn import model_selection
+from generators.rcnn.build import BelowTarget, RCNNBuildConfig, build_rcnn, quick_train_config
 from tests.conftest import write_submission
 
 WORDS = [f"w{i}" for i in range(38)]
@@ -83,7 +85,7 @@ def built(tmp_path_factory):
                                                  "validation": {"dev_mse": 0.05, "dev_selection_rate": 0.3}})
     home = base / "home"
     root = home / "resources" / "rcnn"
-    meta = build_rcnn("appearance", data, root, model_dir=mdir,
+    meta = build_rcnn("appearance", data, root, model_dir=mdir, accept_below_target=True,
                       config=RCNNBuildConfig(pool_fraction=0.5, verify_batch=32))
     return {"home": home, "root": root, "meta": meta, "data": data, "model_dir": mdir}
 
@@ -184,6 +186,50 @@ def test_scores_rank_by_absolute_weight_by_default(home):
         trk.score(expl, inst.truths, range(4), attribution="squared")
 
 
+def test_a_model_below_the_targets_is_refused_publication(built, tmp_path):
+    """The random RCNN selects far more than 13 % of the dev tokens: the build says so with its figures
+    and writes nothing — no resource, and no model over a published one."""
+    root = tmp_path / "r"
+    cfg = RCNNBuildConfig(pool_fraction=0.5, verify_batch=32)
+    with pytest.raises(BelowTarget) as err:
+        build_rcnn("appearance", built["data"], root, model_dir=built["model_dir"], config=cfg)
+    msg = str(err.value)
+    assert msg.startswith("rcnn/beer-appearance not published: the RCNN does not behave like Lei et al.'s")
+    assert "% of the dev tokens (target 10–13 %)" in msg and "--accept-below-target" in msg
+    assert err.value.selection["meets_targets"] is False and "dev selection rate" in err.value.selection["failed"]
+    assert err.value.selection["dev_selection_rate"] > 0.13
+    assert not root.exists()  # nothing written, not even the model copy
+
+    # a published resource is not replaced by a refused model
+    published = built["root"] / "model" / "beer-appearance" / "model.safetensors"
+    before = published.read_bytes()
+    with pytest.raises(BelowTarget):
+        build_rcnn("appearance", built["data"], built["root"], model_dir=built["model_dir"], config=cfg)
+    assert published.read_bytes() == before
+
+    # accepted below target: the card and every Result on it say so
+    st = built["meta"]["stats"]
+    assert st["published_below_target"] is True and st["selection"]["meets_targets"] is False
+    assert st["quality"]["meets_floor"] is False and "does not behave like" in st["quality"]["message"]
+    assert st["selection"]["targets"] == {"selection_rate": [0.10, 0.13], "precision": 0.90}
+    assert st["selection"]["precision"] == st["rationale_precision"] and st["selection"]["n_annotated"] == 6
+
+
+def test_results_carry_the_model_selection_figures(home, built, tmp_path):
+    res = load_resource("rcnn/beer-appearance")
+    trk = get_track("rcnn")
+    _, info = trk.build_model(res, "rcnn", trk.instances(res, "test", limit=2))
+    assert info["selection"] == res.stats["selection"] and info["quality"] == res.stats["quality"]
+    r = evaluate("random", track="rcnn", resource="rcnn/beer-appearance", model="rcnn", limit=4,
+                 results_dir=tmp_path / "res")
+    assert r.model["quality"]["meets_floor"] is False
+    assert set(r.model["selection"]) >= {"dev_selection_rate", "precision", "recall", "targets", "meets_targets"}
+    # a card written before the build checked itself: the figures are recomputed from its statistics
+    old = {"dev_selection_rate": 0.115, "rationale_precision": 0.93, "rationale_recall": 0.6, "rationale_n": 994}
+    sel = model_selection(old)["selection"]
+    assert sel["meets_targets"] is True and sel["recall"] == 0.6 and model_selection({}) == {}
+
+
 def test_track_metadata_and_bad_input(home, built, tmp_path):
     trk = get_track("rcnn")
     assert trk.configs() == ["beer-appearance", "beer-aroma", "beer-palate"]
@@ -221,13 +267,47 @@ def test_training_path_reuses_the_model_and_refuses_an_empty_verification(built,
     w2v = {"dim": 8, "epochs": 1}
     # a one-epoch RCNN selects nothing on this data: nothing verified → a clear error, or an empty config
     with pytest.raises(ResourceError, match="no pool review passed the verification"):
-        build_rcnn("appearance", built["data"], tmp_path / "r", config=cfg, train_config=tcfg, word2vec=w2v)
+        build_rcnn("appearance", built["data"], tmp_path / "r", config=cfg, train_config=tcfg, word2vec=w2v,
+                   accept_below_target=True)
     meta = build_rcnn("appearance", built["data"], tmp_path / "r", config=cfg, train_config=tcfg, word2vec=w2v,
-                      allow_empty=True)  # reuses the trained model (same recipe, same data)
+                      allow_empty=True, accept_below_target=True)  # reuses the trained model (same recipe, data)
     assert meta["splits"]["test"]["rows"] == meta["stats"]["N"] == 0
     assert meta["stats"]["pool_disjoint_from_training"] is True
-    work = json.loads((tmp_path / "r" / ".train" / "beer-appearance" / "config.json").read_text())
+    work = json.loads((tmp_path / "r" / ".train" / "beer-appearance" / "seed-0" / "config.json").read_text())
     assert meta["params"]["model_sha256"] == work["sha256"]
+    assert [r["seed"] for r in meta["stats"]["seed_search"]] == [0]  # one seed asked for
+
+
+def test_seed_search_keeps_the_first_seed_in_the_band_else_the_nearest(built, tmp_path):
+    """`train_seeds` chooses on the dev selection rate only: with a band every model meets, the first seed
+    is kept and no other is trained; with a band none meets, every seed is trained and the one nearest
+    to the band is kept, each row recorded (the kept one last)."""
+    from benchmark.models.rcnn_targets import Targets
+    from generators.rcnn.build import load_splits, train_seeds
+
+    beer, _, _ = load_splits(RCNNBuildConfig(pool_fraction=0.5, limit=60), built["data"])
+    tcfg = quick_train_config(hidden=4, batch_size=32, max_epochs=1, min_epoch=0, select_on="objective")
+    opts = {"word2vec": {"dim": 8, "epochs": 1}}
+    folder, v, search = train_seeds(beer, tmp_path / "w", tcfg, 3, Targets(0.0, 1.0, 0.0), **opts)
+    assert [r["seed"] for r in search] == [0] and search[0]["in_band"] and folder == tmp_path / "w" / "seed-0"
+    assert not (tmp_path / "w" / "seed-1").exists()
+    # selecting on leakage, a seed in the band is accepted only with a dev leakage ≤ LEAKAGE_MAX
+    from generators.rcnn.build import LEAKAGE_MAX
+    _, _, search = train_seeds(beer, tmp_path / "l", replace(tcfg, select_on="leakage"), 2, Targets(0.0, 1.0, 0.0),
+                               **opts)
+    finite = {r["seed"]: r["dev_leakage"] if np.isfinite(r["dev_leakage"]) else np.inf for r in search}
+    assert all(r["accepted"] == (finite[r["seed"]] <= LEAKAGE_MAX) for r in search)
+    first = next(r for r in search if r["seed"] == 0)
+    assert sorted(finite) == ([0] if first["accepted"] else [0, 1])
+    assert finite[search[-1]["seed"]] == min(finite.values())  # the least leakage kept
+    far = Targets(1.5, 2.0, 0.0)  # a band no selection rate reaches: the highest rate is nearest
+    folder, v, search = train_seeds(beer, tmp_path / "w", tcfg, 3, far, **opts)
+    assert sorted(r["seed"] for r in search) == [0, 1, 2] and not any(r["in_band"] for r in search)
+    rates = {r["seed"]: r["dev_selection_rate"] for r in search}
+    assert rates[search[-1]["seed"]] == max(rates.values()) and v["dev_selection_rate"] == max(rates.values())
+    assert folder == tmp_path / "w" / f"seed-{search[-1]['seed']}"
+    # seeds > 1 share the word vectors of the first
+    assert (tmp_path / "w" / "seed-2" / "vectors.npz").read_bytes() == (tmp_path / "w" / "seed-0" / "vectors.npz").read_bytes()
 
 
 def test_cli_generate_and_evaluate(built, tmp_path, monkeypatch, capsys):
@@ -242,8 +322,12 @@ def test_cli_generate_and_evaluate(built, tmp_path, monkeypatch, capsys):
     register_rcnn(gen)
     app.add_typer(gen, name="generate")
     runner = CliRunner()
-    out = runner.invoke(app, ["generate", "rcnn", "--aspect", "look", "--data", str(built["data"]),
-                              "--model-dir", str(built["model_dir"]), "--pool-fraction", "0.5"])
+    args = ["generate", "rcnn", "--aspect", "look", "--data", str(built["data"]), "--model-dir",
+            str(built["model_dir"]), "--pool-fraction", "0.5"]
+    refused = runner.invoke(app, args)  # the random RCNN is outside Lei's targets: not published
+    assert refused.exit_code == 4 and "rcnn/beer-appearance not published" in refused.output
+    assert not (tmp_path / "resources" / "rcnn" / "provenance.json").exists()
+    out = runner.invoke(app, [*args, "--accept-below-target"])
     assert out.exit_code == 0, out.output
     assert load_resource("rcnn/beer-appearance").stats["N"] == built["meta"]["stats"]["N"]
     def flat(result) -> str:  # the message without typer's error box

@@ -5,7 +5,10 @@ Resources `rcnn/beer-appearance`, `rcnn/beer-aroma`, `rcnn/beer-palate` (generat
 `test` = the verified reviews with one label per token — N (non-selected: zero contribution), SDK
 (selected, relevance unknown), SR (selected, clearly relevant: |Δ| ≥ τ). Model under test: `rcnn` (the
 resource's trained RCNN, a regression model with one output in [0, 1]; it exposes its aspect and its
-unlabeled training texts for explainers that learn from a corpus, such as L2X).
+unlabeled training texts for explainers that learn from a corpus, such as L2X). Its model info carries
+`selection` (dev selection rate, precision / recall against the human rationales, the targets, whether
+they are met) and `quality` (the AIXI floor's keys: `meets_floor` False marks the board), from the card
+(`model_selection`, `benchmark.models.rcnn_targets`).
 
 Per review the explainer's scores rank the tokens (stable sort by decreasing score, ties by position);
 metrics (lower is better; mean (std) over reviews, SPECS §4.6): `pct-first` (Eq. 4, the top token ∈ N),
@@ -27,11 +30,25 @@ import numpy as np
 import benchmark.metrics.zero_contribution as zc
 from benchmark.errors import ResourceError, XaibenchError
 from benchmark.models.rcnn import config_of
+from benchmark.models.rcnn_targets import check
 from benchmark.models.spec import ModelSpec
 from benchmark.tracks.base import TRACKS, Instances, Track
 
 ASPECTS = ("appearance", "aroma", "palate")
 SCORE_OPTIONS = {"attribution": "absolute"}  # [I] SPECS §4.5 ranking rule
+
+
+def model_selection(stats: dict[str, Any]) -> dict[str, Any]:
+    """{"selection", "quality"} of the resource's RCNN against Lei's targets (benchmark.models.rcnn_targets):
+    as its card records them, or — for a resource built before the build checked itself — recomputed from
+    the card's dev selection rate and rationale precision; {} when the card has neither."""
+    if isinstance(stats.get("selection"), dict) and isinstance(stats.get("quality"), dict):
+        return {"selection": stats["selection"], "quality": stats["quality"]}
+    if "rationale_precision" not in stats and "dev_selection_rate" not in stats:
+        return {}
+    rationales = {k[len("rationale_"):]: v for k, v in stats.items() if k.startswith("rationale_")}
+    selection, quality = check(stats.get("dev_selection_rate"), rationales or None)
+    return {"selection": selection, "quality": quality}
 
 
 class RcnnTrack(Track):
@@ -89,7 +106,8 @@ class RcnnTrack(Track):
         cfg = config_of(folder)
         info = {"name": name, "hash": cfg["sha256"][:16], "task": "regression", "architecture": cfg["architecture"],
                 "aspect": cfg.get("aspect"), "validation": {k: v for k, v in cfg.get("validation", {}).items()
-                                                             if not isinstance(v, dict)}}
+                                                             if not isinstance(v, dict)},
+                **model_selection(resource.stats)}
         return spec, info
 
     @staticmethod

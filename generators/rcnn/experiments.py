@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from benchmark.resources import load_resource
 from benchmark.runner import evaluate
+from benchmark.tracks.rcnn import model_selection
 
 ASPECTS = ("appearance", "aroma", "palate")
 # SPECS §4.7 Table 1: (%first, %misrank, avg-misrank, its std) per aspect and method
@@ -85,6 +86,15 @@ def run(aspects=ASPECTS, methods=PAPER_METHODS + EXTRA_METHODS, limit: int | Non
     return rows
 
 
+def _selection_cell(sel: dict) -> str:
+    """'11.2 / 92.1 / 60.3 % (targets met)': dev selection rate, precision and recall against the human
+    rationales (benchmark.models.rcnn_targets)."""
+    if not sel:
+        return "—"
+    pct = ["—" if sel.get(k) is None else f"{100 * sel[k]:.1f}" for k in ("dev_selection_rate", "precision", "recall")]
+    return " / ".join(pct) + " % (" + ("targets met" if sel.get("meets_targets") else "BELOW TARGET") + ")"
+
+
 def table(rows: list[Row], aspects=ASPECTS):
     from rich.table import Table
 
@@ -99,7 +109,7 @@ def table(rows: list[Row], aspects=ASPECTS):
                    " / ".join(f"{v:.2f}" for v in r.pessimistic), str(r.n), str(r.failed))
     t2 = Table(title="Table 2 (verified datasets, mean (std)): ours | paper")
     for col in ("aspect", "N", "|x|", "|S_x|", "|SR_x|", "|N_x|", "% handshake", "% no SR", "dev MSE",
-                "rationale precision"):
+                "selected / precision / recall"):
         t2.add_column(col, justify="left" if col == "aspect" else "right")
 
     def ms(d, digits):
@@ -107,11 +117,12 @@ def table(rows: list[Row], aspects=ASPECTS):
 
     for a in aspects:
         st = load_resource(f"rcnn/beer-{a}").stats
+        sel = model_selection(st).get("selection") or {}
         t = st["table2"]
         p = PAPER_TABLE2[a]
         t2.add_row(a, f"{t['N']} | {p[0]}", f"{ms(t['len_x'], 0)} | {p[1][0]} ({p[1][1]})",
                    f"{ms(t['S_x'], 1)} | {p[2][0]} ({p[2][1]})", f"{ms(t['SR_x'], 2)} | {p[3][0]} ({p[3][1]})",
                    f"{ms(t['N_x'], 0)} | {p[4][0]} ({p[4][1]})", f"{t['pct_handshake']:.1f} | {p[5]}",
                    f"{t['pct_no_sr']:.1f} | {p[6]}", f"{st.get('dev_mse', float('nan')):.4f}",
-                   f"{st['rationale_precision']:.3f}" if "rationale_precision" in st else "—")
+                   _selection_cell(sel))
     return t1, t2
