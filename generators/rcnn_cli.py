@@ -65,7 +65,7 @@ def generate_rcnn(
                                        help="Override the recipe's learning rate (0 < lr ≤ 1)."),
     epochs: Optional[int] = typer.Option(None, min=1, help="Override the recipe's maximum epochs."),
     seed: int = typer.Option(0, min=0, max=SEED_MAX, help="RCNN initialisation / sampling seed (the first one)."),
-    seeds: int = typer.Option(3, min=1, max=20, help="Train with up to this many seeds (--seed, --seed + 1, …) and "
+    seeds: int = typer.Option(3, min=1, max=20, help="Train with up to this many seeds (--seed, --seed + 1 and so on) and "
                               "keep the first whose dev selection rate is within the target 10–13 % (dev split "
                               "only; REINFORCE training depends on the seed)."),
     sparsity: Optional[float] = typer.Option(None, min=0, max=1, help="Override λ_s (Lei: 3e-4)."),
