@@ -47,3 +47,23 @@ def test_every_link_resolves(page):
         elif anchor and dest.suffix == ".md" and anchor not in anchors(dest):
             broken.append(f"{target}: no heading #{anchor} in {dest.name}")
     assert not broken, broken
+
+
+README = ROOT / "README.md"
+
+
+def test_readme_is_short():
+    """The README is the front page (issue #28): under 250 lines; the reference lives in docs/."""
+    n = len(README.read_text(encoding="utf-8").splitlines())
+    assert n < 250, f"README.md has {n} lines; move reference material to docs/"
+
+
+def test_readme_names_every_track_and_links_every_page():
+    from benchmark.tracks import TRACKS
+
+    text = README.read_text(encoding="utf-8")
+    missing = [name for name in TRACKS.names() if f"`{name}`" not in text]
+    assert not missing, f"README.md's track table lacks {missing}"
+    linked = {t.partition("#")[0] for t in links(README)}
+    orphans = [p.name for p in sorted((ROOT / "docs").glob("*.md")) if f"docs/{p.name}" not in linked]
+    assert not orphans, f"docs pages the README does not link: {orphans}"

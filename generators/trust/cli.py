@@ -33,6 +33,9 @@ def generate_trust(
                                       "explanation precision ≥ 0.5 (config trust/<dataset>-cnn)."),
     embeddings: bool = typer.Option(False, "--embeddings", help="Build trust/embeddings: train word2vec / fastText "
                                     "on the local corpora and estimate θ_relate per embedding model."),
+    embedding_model: List[str] = typer.Option([], "--embedding-model", help="--embeddings: only these models "
+                                              "(repeatable; default all five: minilm-word, minilm-static, glove-50d, "
+                                              "word2vec, fasttext). The three pre-trained ones need no training."),
     import_file: Optional[Path] = typer.Option(None, "--import", help="Import a trust set labelled by people "
                                                "(CSV / JSON lines / Parquet; layout in generators/trust/importer.py)."),
     name: Optional[str] = typer.Option(None, help="--import: config name (trust/<name>)."),
@@ -69,9 +72,10 @@ def generate_trust(
     if not dataset and not embeddings and import_file is None and not tune:
         raise typer.BadParameter("give --dataset, --embeddings, --import or --tune")
     if embeddings:
-        from generators.trust.embeddings import build_embeddings
+        from generators.trust.embeddings import EmbeddingsConfig, build_embeddings
 
-        meta = build_embeddings(root=root)
+        cfg = EmbeddingsConfig(models=tuple(embedding_model)) if embedding_model else None
+        meta = build_embeddings(cfg, root=root)
         console.print(f"[green]trust/embeddings[/] revision {meta['revision']}")
     for d in [str(x.value) for x in dataset]:
         from generators.trust.build import TrustBuildConfig, build_trust
