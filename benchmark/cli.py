@@ -353,7 +353,12 @@ def _load_plugins() -> None:
 
 
 def _run(argv: list[str]) -> None:
-    code = app(argv, prog_name="xaibench", standalone_mode=False)
+    """Run one `xaibench` command in this process; a usage error or a failed command raises
+    `XaibenchError` with one line (what the demo reports for a failed step)."""
+    try:
+        code = app(argv, prog_name="xaibench", standalone_mode=False)
+    except _ClickException as exc:
+        raise XaibenchError(f"`xaibench {' '.join(argv)}`: {_usage_message(exc)}") from None
     if code not in (0, None):
         raise XaibenchError(f"`xaibench {' '.join(argv)}` failed (exit {code})")
 

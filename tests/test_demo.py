@@ -24,6 +24,8 @@ def test_tracks_fail_or_skip_alone_and_say_why(home):
         Track("absent", "needs a corpus the mirror lacks", ("no-such-corpus",), (Step(("list",)),)),
         Track("broken", "a failing step", (), (Step(("evaluate", "no-such-submission", "--track", "aixi")),
                                                 Step(("list",)))),
+        Track("usage", "a step that raises a usage error (click)", (),
+              (Step(("evaluate", "random", "--track", "aixi", "--limit", "-3")), Step(("list",)))),
         Track("built", "already built", (), (Step(("generate", "aixi", "--scale", "tiny"), skip_if="aixi/shape-ssin"),)),
     )
     out = {o.name: o for o in run_demo(_run, lines.append, plan=plan)}
@@ -31,6 +33,7 @@ def test_tracks_fail_or_skip_alone_and_say_why(home):
     assert out["absent"].status == "skipped" and "no-such-corpus" in out["absent"].reason
     assert out["broken"].status == "failed" and "no-such-submission" in out["broken"].reason
     assert out["broken"].commands == ["xaibench evaluate no-such-submission --track aixi"]  # stopped there
+    assert out["usage"].status == "failed" and "--limit" in out["usage"].reason  # not an uncaught click error
     assert out["built"].status == "built" and any("already built (aixi/shape-ssin @" in line for line in lines)
     assert not any("Traceback" in line for line in lines)
     only = run_demo(_run, lines.append, tracks=("ok",), plan=plan)
