@@ -14,8 +14,8 @@ word-level Kim CNN, a HAN with word attention, and a black-box text model). Chec
 * **ground truth** — by construction: the worker is handed ids, inputs, a segmentation and a seed.
 
 Oracles (`kind = "oracle"`) get the same checks on the word-level Kim CNN: `fit` on the 16 texts as a
-training split, then `judge` on them as explained predictions (word-deletion scores); outputs =
-one bool each.
+training split, then `judge` on them as explained predictions (word-deletion scores); outputs = one
+[verdict, score] pair each (the trust track's output shape).
 
 A model the submission cannot use (capabilities, or its own `unsupported(model)`) is skipped with the
 reason. Everything runs offline in well under a minute for the built-in explainers.
@@ -175,14 +175,15 @@ def oracle_data(spec: ModelSpec) -> tuple[dict, list[dict]]:
 
 
 def _check_oracle(sub, spec, sandbox, timeout) -> list[Row]:
-    """The explainer checks, for verdicts: one bool each, deterministic, batch invariant; `fit` on a
-    tiny training split first (the trust track's assets — embeddings, WordNet — when built here)."""
-    from benchmark.tracks.trust import TrustTrack
+    """The explainer checks, for judgements: one [verdict, score] pair each (the trust track's output),
+    deterministic, batch invariant; `fit` on a tiny training split first (the trust track's assets —
+    embeddings, WordNet — when built here)."""
+    from benchmark.tracks.trust import OUTPUT_SHAPE, TrustTrack
 
     fit, items = oracle_data(spec)
     config = WorkerConfig(sandbox=sandbox, assets=TrustTrack().assets(None), fit_timeout_s=max(timeout, 1.0) * N)
-    return _check_model(sub, spec, [f"text-{k:02d}" for k in range(N)], items, None, [(1,)] * N, sandbox, timeout,
-                        config=config, fit={**fit, "seed": 0})
+    return _check_model(sub, spec, [f"text-{k:02d}" for k in range(N)], items, None, [OUTPUT_SHAPE] * N, sandbox,
+                        timeout, config=config, fit={**fit, "seed": 0})
 
 
 def _check_model(sub, spec, ids, inputs, segments, shapes, sandbox, timeout, config: WorkerConfig | None = None,

@@ -128,6 +128,8 @@ _SCRATCH_HELP = ("Size bound of the submission's scratch folder (kept between ru
 def evaluate_cmd(
     submission: str = typer.Argument(..., help="A submission name (see `xaibench list`), a folder with "
                                      "submission.toml, or 'all' for every built-in explainer (or oracle) of the track."),
+    exclude: Optional[List[str]] = typer.Option(None, "--exclude", "-x", help="With 'all': leave out this "
+                                                "submission (repeatable), e.g. a slow one at a small scale."),
     track: str = typer.Option("aixi", "--track", "-t", help="The track to evaluate on (see `xaibench list`).",
                               is_eager=True, callback=lazy_choice(lambda ctx: _tracks(), "track")),
     resource: Optional[List[str]] = typer.Option(None, "--resource", "-r",
@@ -185,8 +187,16 @@ def evaluate_cmd(
     model = model or ["cnn" if "cnn" in trk.models else trk.models[0]]
     params = _parse_params(param)
     seed_list = _parse_seeds(seeds)
+    if exclude and submission != "all":
+        raise typer.BadParameter("--exclude goes with the submission 'all'", param_hint="--exclude")
     if submission == "all":
-        subs = [s for s in discover().values() if s.kind == trk.submission_kind and trk.modality in s.modalities]
+        known = discover()
+        unknown = sorted(set(exclude or ()) - set(known))
+        if unknown:
+            raise typer.BadParameter(f"no submission named {', '.join(unknown)} (see `xaibench list`)",
+                                     param_hint="--exclude")
+        subs = [s for s in known.values() if s.kind == trk.submission_kind and trk.modality in s.modalities
+                and s.name not in set(exclude or ())]
     else:
         subs = [get_submission(submission)]
     for res in resource:

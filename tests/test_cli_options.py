@@ -149,6 +149,8 @@ def _snapshot(home: Path) -> dict[str, tuple[bytes, int]]:
 EVALUATE = ("evaluate", "uniform", "--track", "aixi", "--resource", "aixi/shape-ssin", "--model", "function")
 
 BAD = [
+    (*EVALUATE, "--limit", "6", "--exclude", "random"),  # --exclude only goes with 'all'
+    ("evaluate", "all", "--track", "aixi", "--model", "function", "--exclude", "no-such-explainer"),
     (*EVALUATE, "--limit", "6", "--batch-size", "0"),
     (*EVALUATE, "--limit", "-3"),
     (*EVALUATE, "--limit", "6", "--timeout", "-1"),
@@ -207,3 +209,20 @@ def test_help_still_exits_zero_and_choices_still_parse(home, capsys):
     # (the command then stops for want of a built resource, with a one-line error of its own)
     code, out, err = _run(capsys, "reproduce", "rcnn", "--aspect", "LOOK", "--limit", "1")
     assert "Invalid value" not in out + err
+
+
+def test_evaluate_all_leaves_out_the_excluded(home, capsys):
+    import json
+
+    from benchmark.submission import discover
+
+    others = [n for n, s in discover().items() if s.kind == "explainer" and n != "uniform"]
+    results = home / "excluded-results"
+    argv = ["evaluate", "all", "--track", "aixi", "--resource", "aixi/shape-ssin", "--model", "function",
+            "--limit", "2", "--results", str(results)]
+    for name in others:
+        argv += ["--exclude", name]
+    code, out, err = _run(capsys, *argv)
+    assert code == 0, err
+    ran = {json.loads(p.read_text())["submission"]["name"] for p in results.rglob("*.json")}
+    assert ran == {"uniform"}, ran
