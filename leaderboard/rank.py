@@ -612,6 +612,9 @@ def _analyse(track: str, chosen: list[Result], primary: str, names: list[str],
 
     # the verdict: the best method against the best control
     verdict = _verdict(chosen, methods, controls, ranks, points[primary], direction, better, why, primary)
+    if gate and gate["beat_controls"] and verdict.status == "does not discriminate":
+        verdict = _gated_verdict(verdict, chosen, methods, controls, ranks, below, points, directions, better,
+                                 gate["metric"])
 
     # agreement of the metrics, and the secondary (all-metric) ranking, over the methods
     agreement: dict[str, tuple[float | None, str]] = {}
@@ -645,6 +648,29 @@ def _best(rows: list[int], values: list[float | None], direction: str) -> int | 
         return None
     key = stats.oriented(np.array([values[i] for i in valued], dtype=np.float64), direction)
     return valued[int(np.argmax(key))]
+
+
+def _gated_verdict(plain: Verdict, chosen, methods, controls, ranks, below, points, directions, better,
+                   gm: str) -> Verdict:
+    """The verdict of a board whose gate asks methods to beat the controls on `gm` (robustness: ERASER
+    comprehensiveness), when a control wins on the primary metric: a text-blind control is robust by
+    construction, so the question is whether the methods that pass the gate separate from the controls
+    on `gm` — then the board discriminates, and the reason says the control's primary score is free."""
+    passing = [i for i in methods if not below[i] and ranks[i] is not None]
+    control = _best(controls, points[gm], directions[gm])
+    best = _best(passing, points[gm], directions[gm])
+    if best is None or control is None:
+        return Verdict(plain.status, plain.reason + f"; no method passes the {gm} gate", plain.best, plain.control,
+                       plain.diff, plain.ci)
+    sep = better(control, best, gm)
+    name_b, name_c = str(chosen[best].submission["name"]), str(chosen[control].submission["name"])
+    if not sep.better or sep.ci is None:
+        return plain
+    return Verdict("discriminates",
+                   f"on the gate metric {name_b} vs the control {name_c}: Δ {gm} = {sep.diff:+.4g}, 95% CI "
+                   f"[{sep.ci[0]:+.4g}, {sep.ci[1]:+.4g}] (paired bootstrap); on the primary metric a control scores "
+                   f"higher ({plain.reason.split('; its ranks')[0]}) — it never reads the input, so its score there "
+                   "is free, and only methods that pass the gate are ranked first", name_b, name_c, sep.diff, sep.ci)
 
 
 def _verdict(chosen, methods, controls, ranks, values, direction, better, why, primary) -> Verdict:

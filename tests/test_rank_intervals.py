@@ -195,6 +195,18 @@ def test_gate_ranks_methods_below_the_floor_after_those_above_it():
     assert (row(b, "good").rank, row(b, "blind").rank) == (1, 2)  # blind has the best kl but reads nothing
     assert row(b, "blind").below_gate and not row(b, "good").below_gate
     assert "below the gate" in render.to_text([b], width=120)
+    # the text-blind control wins on kl for free; the board discriminates on the gate metric
+    assert b.verdict.discriminates and b.verdict.best == "good" and b.verdict.control == "position"
+    assert "on the gate metric" in b.verdict.reason and "free" in b.verdict.reason
+    # ... and does not when no method separates from the control on the gate metric either
+    flat = []
+    for name, kl, faith, role in [("good", 0.6, 0.0, "method"), ("position", 0.0, 0.0, "control")]:
+        r = make_result(name, values={"kl": noisy(kl, seed=len(name)), "emd": noisy(faith, 0.05, seed=len(name) + 9)},
+                        metrics={"kl": metric(0, "lower", "KL"), "emd": metric(0, "higher", "faith")}, role=role)
+        r.extra["rank_gate"] = {"metric": "emd", "min": None, "beat_controls": True}
+        flat.append(r)
+    (f,) = boards(flat)
+    assert f.verdict.status == "does not discriminate"
 
 
 # --------------------------------------------------------------------------------------------------
