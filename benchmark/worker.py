@@ -265,7 +265,10 @@ def serve(channel: Any) -> int:
         unsupported = getattr(explainer, "unsupported", None)
         why_not = unsupported(model) if callable(unsupported) else None
     except BaseException as exc:  # noqa: BLE001
-        channel.send({"type": "error", "stage": "submission", "message": str(exc)[:MAX_REASON],
+        from benchmark.errors import ParameterError
+
+        stage = "parameters" if isinstance(exc, ParameterError) else "submission"
+        channel.send({"type": "error", "stage": stage, "message": str(exc)[:MAX_REASON],
                       "trace": traceback.format_exc()[-2000:]})
         return 1
     channel.send({"type": "ready", "unsupported": None if why_not is None else str(why_not)[:MAX_REASON]})
