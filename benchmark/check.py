@@ -19,7 +19,7 @@ one bool each.
 
 A `[parameters]` key the entry class's constructor does not accept (`**kwargs` followed through the
 bases, `benchmark.submission.accepted_parameters`) and an unknown `role` fail the check with one line
-naming the key and the accepted ones, before any model is tried.
+naming the key and the accepted ones (at the first worker start: the class is imported only there).
 
 A model the submission cannot use (capabilities, or its own `unsupported(model)`) is skipped with the
 reason. Everything runs offline in well under a minute for the built-in explainers.

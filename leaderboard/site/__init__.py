@@ -6,7 +6,7 @@ Pages (plain HTML + one CSS file + a few lines of JavaScript for sorting; opens 
   not be read;
 * `board/<track>__<family>__<config>__<model>.html` — a sortable table (direction arrows, mean ± 95 % CI
   half-width, failures, exclusions, time), the model under test and its quality, warnings (a control
-  that ranks above the median explainer, a model below the quality threshold, every warning of the
+  that ranks above the median explainer, a model below its track's quality floor, every warning of the
   ranking: mixed revisions, coverage, unverifiable files, one submission only), the resource's
   revision and card, one paragraph per metric and the board's pictures (`leaderboard.site.figures`);
 * `submission/<name>.html` — parameters, version, hash, capabilities, per-board results and the
@@ -37,11 +37,8 @@ from typing import Any, Iterable
 
 from leaderboard.site.figures import FIGURES, Figure, FigureContext, figures_for, register_figures
 
-__all__ = ["SiteReport", "build_site", "is_control", "model_quality", "register_figures", "FIGURES",
-           "QUALITY_THRESHOLDS"]
+__all__ = ["SiteReport", "build_site", "is_control", "model_quality", "register_figures", "FIGURES"]
 
-# A model under test whose validation quality is below these is flagged on its boards.
-QUALITY_THRESHOLDS = {"r2": 0.5, "accuracy": 0.7}
 ARROWS = {"lower": "↓", "higher": "↑"}
 # Where each metric family comes from (shown under the metric's paragraph).
 FAMILY_PAPERS = {
@@ -111,16 +108,21 @@ def is_control(base: str, info: dict[str, Any] | None = None) -> bool:
     return bool(info and info.get("role") == "control")
 
 
+def _floor(model: dict[str, Any]) -> dict[str, Any]:
+    """The track's quality floor a Result's model info carries (`quality`: metric, value, floor,
+    meets_floor — benchmark.tracks.aixi / rcnn), or {} when it carries none."""
+    q = model.get("quality")
+    return q if isinstance(q, dict) and isinstance(q.get("floor"), (int, float)) and q.get("metric") else {}
+
+
 def model_quality(model: dict[str, Any]) -> list[tuple[str, float, float | None]]:
-    """(name, value, threshold or None) of every quality figure a Result's model info records:
-    R² and accuracy from `validation` / `scores` (nested dicts searched one level deep). The threshold
-    is the track's own quality floor where the model info records one (`quality`), else
-    `QUALITY_THRESHOLDS`."""
+    """(name, value, floor or None) of every quality figure a Result's model info records: R² and
+    accuracy from `validation` / `scores` (nested dicts searched one level deep), and the track's floor
+    metric (`quality`) when it is neither. The floor is only ever the track's own, as the Result carries
+    it; a figure without one has None (the site keeps no thresholds of its own)."""
     found: list[tuple[str, float, float | None]] = []
-    floor = model.get("quality") if isinstance(model.get("quality"), dict) else {}
-    thresholds = {**QUALITY_THRESHOLDS, **({floor["metric"]: float(floor["floor"])}
-                                           if floor.get("metric") in QUALITY_THRESHOLDS
-                                           and isinstance(floor.get("floor"), (int, float)) else {})}
+    floor = _floor(model)
+    thresholds = {floor["metric"]: float(floor["floor"])} if floor else {}
 
     def visit(d: dict, where: str) -> None:
         for k, v in d.items():
@@ -133,11 +135,13 @@ def model_quality(model: dict[str, Any]) -> list[tuple[str, float, float | None]
             kind = "r2" if low in ("r2", "r²", "r_squared") else "accuracy" if low in ("accuracy", "acc") else None
             if kind:
                 found.append((f"{where}{'R²' if kind == 'r2' else 'accuracy'}".strip(), float(v),
-                              thresholds[kind]))
+                              thresholds.get(kind)))
 
     for key in ("validation", "scores"):
         if isinstance(model.get(key), dict):
             visit(model[key], "")
+    if floor and floor["metric"] not in ("r2", "accuracy") and isinstance(floor.get("value"), (int, float)):
+        found.append((str(floor["metric"]), float(floor["value"]), float(floor["floor"])))
     return found
 
 
@@ -326,20 +330,6 @@ def control_warning(board) -> str | None:
                    "ground truth describes (see its quality below).")
 
 
-def quality_warnings(model: dict[str, Any]) -> list[str]:
-    """The page's warnings for a model below its quality threshold; none where the track records its
-    own floor (`model.quality`): the board's own warning (leaderboard.rank) says it, once."""
-    if isinstance(model.get("quality"), dict) and model["quality"].get("floor") is not None:
-        return []
-    out = []
-    for name, value, threshold in model_quality(model):
-        if threshold is not None and value < threshold:
-            out.append(f"The model under test has {name} = {value:.3f} on validation, below the threshold "
-                       f"{threshold:g}: its explanations need not match the ground truth, which describes the "
-                       f"function the model was meant to learn.")
-    return out
-
-
 # --------------------------------------------------------------------------------------------------
 # the build
 
@@ -490,7 +480,8 @@ def _board_page(b, results: dict[str, Any], figs: list[Figure], cards: dict[str,
         warns.append((cw, True))
     any_result = next(iter(results.values()), None)
     model = dict(any_result.model) if any_result is not None else {"name": b.model}
-    warns += [(w, True) for w in quality_warnings(model)]
+    # a model below its track's quality floor: the ranking's own warning (leaderboard.rank, from the
+    # Result's `model.quality`) says it, once; the site adds none of its own
     if len(ranked_rows) == 1:
         warns.append(("Only one submission is ranked on this board: its rank says nothing about how it compares.",
                       False))
@@ -575,9 +566,11 @@ def _board_page(b, results: dict[str, Any], figs: list[Figure], cards: dict[str,
     parts.append(f"<dt>weights hash</dt><dd><code>{e(model.get('hash', 'not recorded'))}</code></dd>")
     quality = model_quality(model)
     if quality:
+        low = _floor(model).get("meets_floor") is False
         for name, value, threshold in quality:
-            flag = "" if threshold is None or value >= threshold else " <span class=\"bad\">below threshold</span>"
-            parts.append(f"<dt>{e(name)}</dt><dd>{value:.4f} (threshold {threshold:g}){flag}</dd>")
+            floor = "" if threshold is None else f" (the track's floor {threshold:g})"
+            flag = " <span class=\"bad\">below its floor</span>" if threshold is not None and low else ""
+            parts.append(f"<dt>{e(name)}</dt><dd>{value:.4f}{floor}{flag}</dd>")
     elif b.model == "function":
         parts.append("<dt>quality</dt><dd>exact: the model is the function that defines the ground truth</dd>")
     else:
