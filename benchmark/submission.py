@@ -6,6 +6,9 @@
     kind = "explainer"                   # or "oracle"
     entry = "explainer:IntegratedGradients"   # <module in the folder>:<class>
     description = "Captum IntegratedGradients, baseline = black image"
+    reference = "Sundararajan et al. 2017, Axiomatic Attribution for Deep Networks, https://arxiv.org/abs/1703.01365"
+                                         # the method's paper (optional; every built-in that is not a
+                                         # control has one — tests/test_metadata.py)
     role = "method"                      # method (ranked) | control (a floor: random, constant, …) |
                                          # reference (a ceiling allowed to read more; never ranked)
 
@@ -60,6 +63,7 @@ class Submission:
     deterministic: bool = True
     parameters: dict[str, Any] = field(default_factory=dict)
     role: str = "method"  # one of ROLES
+    reference: str = ""  # the paper of the method (authors, year, title, link); optional
 
     @property
     def hash(self) -> str:
@@ -288,6 +292,9 @@ def load_submission(path: str | Path) -> Submission:
     role = sub.get("role", "method")
     if role not in ROLES:
         raise _fail(toml, f"[submission] role '{role}' is unknown; accepted: {', '.join(ROLES)}")
+    reference = sub.get("reference", "")
+    if not isinstance(reference, str):
+        raise _fail(toml, "[submission] field 'reference' must be a string (authors, year, title, link)")
     caps = data.get("capabilities", {})
     if not isinstance(caps, dict):
         raise _fail(toml, "[capabilities] must be a table")
@@ -307,7 +314,7 @@ def load_submission(path: str | Path) -> Submission:
         name=sub["name"], version=sub["version"], kind=sub["kind"], entry=sub["entry"], path=toml.parent,
         description=sub.get("description", ""), modalities=list(modalities),
         needs_gradients=caps.get("needs_gradients", False), needs_segments=caps.get("needs_segments", False),
-        deterministic=caps.get("deterministic", True), parameters=params, role=role,
+        deterministic=caps.get("deterministic", True), parameters=params, role=role, reference=reference.strip(),
     )
 
 

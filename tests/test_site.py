@@ -58,6 +58,18 @@ def test_board_numbers_and_warnings(site, site_results):
     # metric paragraphs come from the registry
     assert "Kullback" in page or "KL(P_G" in page
     assert "Miró-Nicolau" in page
+    # each metric's reference is the registry's own (issue #31), its link clickable
+    from benchmark.metrics import METRICS
+
+    for name in ("kl", "pcc"):
+        ref = METRICS.get(name).reference
+        url = ref.rsplit(", ", 1)[-1]
+        assert ref.split(",")[0] in page and f'<a href="{url}">' in page, name
+    index = (out / "index.html").read_text()
+    assert 'Reference: Miró-Nicolau' in index and '<a href="https://arxiv.org/abs/2302.05624">' in index
+    assert "Reference: Ivankay" in index  # a track without results names its paper too
+    occl = (out / "submission" / "occlusion.html").read_text()
+    assert "Reference: Zeiler &amp; Fergus 2014" in occl
     # the quality of the model under test is shown (tiny CNN: below the R² threshold → warned)
     assert "R²" in page and page.count("below its quality floor") == 1  # the track's floor, said once
     assert "the track's floor 0.8" in page and "below its floor" in page

@@ -19,6 +19,8 @@ def test_builtin_submissions_are_discovered():
     # the role a board reads: controls say so in their own submission.toml (no name list anywhere)
     assert {n for n, s in subs.items() if s.role == "control"} >= {"random", "uniform", "position", "random-oracle"}
     assert subs["integrated-gradients"].role == "method"
+    # the method's paper, parsed from [submission] reference (optional: a control has none)
+    assert "Sundararajan" in subs["integrated-gradients"].reference and subs["random"].reference == ""
 
 
 @pytest.mark.parametrize(
@@ -34,6 +36,8 @@ def test_builtin_submissions_are_discovered():
          "modalities"),
         ('[submission]\nname="x"\nversion="1"\nkind="explainer"\nentry="e:E"\n[capabilities]\nneeds_gradients="yes"\n',
          "needs_gradients"),
+        ('[submission]\nname="x"\nversion="1"\nkind="explainer"\nentry="e:E"\nreference=2017\n',
+         "'reference' must be a string"),
         ("[submission\n", "not valid TOML"),
     ],
 )

@@ -25,6 +25,7 @@ import html
 import json
 import math
 import os
+import re
 import shutil
 import statistics
 import tempfile
@@ -40,21 +41,6 @@ from leaderboard.site.figures import FIGURES, Figure, FigureContext, figures_for
 __all__ = ["SiteReport", "build_site", "is_control", "model_quality", "register_figures", "FIGURES"]
 
 ARROWS = {"lower": "↓", "higher": "↑"}
-# Where each metric family comes from (shown under the metric's paragraph).
-FAMILY_PAPERS = {
-    "distribution": "Miró-Nicolau, Jaume-i-Capó & Moyà-Alcover (2023), AIXI: synthetic ground truth for XAI, "
-                    "arXiv 2302.05624",
-    "localisation": "Arras, Osman & Samek (2022), CLEVR-XAI: a benchmark dataset for the ground truth "
-                    "evaluation of neural network explanations, Information Fusion 81",
-    "similarity": "Pearson correlation as used for saliency evaluation (e.g. Bylinskii et al. 2019, What do "
-                  "different evaluation metrics tell us about saliency models?)",
-    "zero-contribution": "Camburu et al. (2019), Can I trust the explainer? Verifying post-hoc explanatory "
-                         "methods, arXiv 1910.02065",
-    "interpretation": "Khaleel et al. (2022), IDC: quantitative evaluation benchmark of interpretation "
-                      "methods for deep text classification models, Journal of Big Data 9:34",
-    "trust": "Nguyen Tung et al. (2024), Automated trustworthiness oracle generation for machine learning "
-             "text classifiers (TOKI), arXiv 2410.22663",
-}
 HUB_CARD = "https://huggingface.co/datasets/{org}/xaibench-{family}"
 
 
@@ -96,7 +82,7 @@ def _submission_info(base: str, installed: dict[str, Any] | None = None) -> dict
         return {"description": sub.description, "modalities": list(sub.modalities),
                 "needs_gradients": sub.needs_gradients, "needs_segments": sub.needs_segments,
                 "deterministic": sub.deterministic, "default_parameters": dict(sub.parameters),
-                "role": sub.role, "hash": sub.hash, "version": sub.version}
+                "role": sub.role, "hash": sub.hash, "version": sub.version, "reference": sub.reference}
     except Exception:  # a broken plugin must not stop the site
         return None
 
@@ -151,9 +137,24 @@ def _metric_doc(name: str) -> dict[str, Any]:
 
         m = METRICS.get(name)
     except Exception:
-        return {"label": name, "description": "", "range": None, "direction": None, "family": "", "paper": ""}
+        return {"label": name, "description": "", "range": None, "direction": None, "family": "", "reference": ""}
     return {"label": m.label, "description": m.description, "range": m.range, "direction": m.direction,
-            "family": m.family, "paper": getattr(m, "paper", "") or FAMILY_PAPERS.get(m.family, "")}
+            "family": m.family, "reference": m.reference}
+
+
+def _track_reference(name: str) -> str:
+    """The registered track's `reference` (the paper it follows), or '' for a track this install lacks."""
+    try:
+        from benchmark.tracks import get_track
+
+        return get_track(name).reference
+    except Exception:  # noqa: BLE001 - a board of a track this install does not know
+        return ""
+
+
+def _cite(reference: str) -> str:
+    """A reference as HTML: escaped, its links made clickable."""
+    return re.sub(r"https?://[^\s,;()]+", lambda m: f'<a href="{m.group(0)}">{m.group(0)}</a>', e(reference))
 
 
 def _fmt_range(r: tuple[float, float] | None) -> str:
@@ -593,7 +594,7 @@ def _board_page(b, results: dict[str, Any], figs: list[Figure], cards: dict[str,
         doc = _metric_doc(name)
         d = b.directions.get(name) or doc["direction"] or "?"
         text = doc["description"] or "No description recorded."
-        paper = f" Source: {e(doc['paper'])}." if doc["paper"] else ""
+        paper = f" Reference: {_cite(doc['reference'])}." if doc["reference"] else ""
         parts.append(f"<p><b>{e(doc['label'] or name)}</b> <code>{e(name)}</code>"
                      f"{' (primary)' if name == b.primary_metric else ''} — {e(text)}. Range "
                      f"{e(_fmt_range(doc['range']))}; {e(d)} is better {ARROWS.get(d, '')}.{paper}</p>")
@@ -621,6 +622,8 @@ def _submission_page(name: str, entries, info: dict | None, role: str, built: st
     parts = [f"<h1>{e(name)}{f' <span class=mute>({e(role)})</span>' if role else ''}</h1>"]
     if info and info.get("description"):
         parts.append(f"<p>{e(info['description'])}</p>")
+    if info and info.get("reference"):
+        parts.append(f"<p class=\"mute\">Reference: {_cite(info['reference'])}</p>")
     parts.append("<dl class=\"facts\">")
     parts.append(f"<dt>version</dt><dd>{e(sub.get('version', '?'))}</dd>")
     parts.append(f"<dt>code hash</dt><dd><code>{e(sub.get('hash', '?'))}</code></dd>")
@@ -674,13 +677,13 @@ def _submission_page(name: str, entries, info: dict | None, role: str, built: st
     return _page(name, "".join(parts), 1, built)
 
 
-def _other_tracks(shown: set[str]) -> list[tuple[str, str]]:
-    """Registered tracks without a board (name, description)."""
+def _other_tracks(shown: set[str]) -> list[tuple[str, str, str]]:
+    """Registered tracks without a board (name, description, reference)."""
     try:
         from benchmark.tracks.base import TRACKS, _ensure_builtin
 
         _ensure_builtin()
-        return [(n, t.description) for n, t in TRACKS.items() if n not in shown]
+        return [(n, t.description, t.reference) for n, t in TRACKS.items() if n not in shown]
     except Exception:
         return []
 
@@ -734,7 +737,11 @@ def _index_page(tables, summaries, overall_rows, problems: list[str], built: str
         per_track[b.track].append(b)
     summary_of = {s.track: s for s in summaries}
     for track in sorted(per_track):
-        parts.append(f"<h2>Track {e(track)}</h2><ul class=\"boards\">")
+        parts.append(f"<h2>Track {e(track)}</h2>")
+        ref = _track_reference(track)
+        if ref:
+            parts.append(f"<p class=\"mute\">Reference: {_cite(ref)}</p>")
+        parts.append("<ul class=\"boards\">")
         for b in per_track[track]:
             ranked = [r for r in b.rows if r.rank is not None]
             best = ", ".join(r.submission for r in ranked if r.rank == 1) if ranked else "nothing ranked"
@@ -753,9 +760,10 @@ def _index_page(tables, summaries, overall_rows, problems: list[str], built: str
         if s and s.left_out:
             items = "".join(f"<li>{e(w)}</li>" for w in s.left_out)
             parts.append(f"<details><summary>{len(s.left_out)} board(s) not counted</summary><ul>{items}</ul></details>")
-    for track, description in _other_tracks(set(per_track)):
+    for track, description, ref in _other_tracks(set(per_track)):
         parts.append(f"<h2>Track {e(track)}</h2><p class=\"mute\">{e(description)} — no results yet: "
-                     f"<code>xaibench evaluate &lt;submission&gt; --track {e(track)}</code>.</p>")
+                     f"<code>xaibench evaluate &lt;submission&gt; --track {e(track)}</code>."
+                     + (f" Reference: {_cite(ref)}" if ref else "") + "</p>")
     revs = sorted({(b.resource, b.revision, b.resource_version) for b in tables})
     if revs:
         parts.append("<h2>Resource revisions</h2><ul>" + "".join(
