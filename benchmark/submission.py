@@ -318,6 +318,33 @@ def load_submission(path: str | Path) -> Submission:
     )
 
 
+# the entry of the `xaibench.submissions` group that names the built-in submissions package (pyproject.toml)
+BUILTIN_ENTRY = "builtin"
+
+
+def builtin_folders() -> list[Path]:
+    """The folders of the built-in submissions package — the package the `builtin` entry point of
+    `xaibench.submissions` names — located without importing it (DESIGN §3: the harness never imports
+    `submissions`); [] when no such entry point is installed."""
+    import importlib.util
+
+    for ep in iter_entry_points("xaibench.submissions"):
+        if ep.name != BUILTIN_ENTRY:
+            continue
+        try:
+            spec = importlib.util.find_spec(ep.value.partition(":")[0])
+        except (ImportError, ValueError):
+            return []
+        return sorted({Path(p).resolve() for p in (spec.submodule_search_locations or [])}) if spec else []
+    return []
+
+
+def is_builtin(sub: Submission) -> bool:
+    """Whether `sub` is one of the built-in submissions (its folder lies in `builtin_folders()`)."""
+    path = Path(sub.path).resolve()
+    return any(path.is_relative_to(folder) for folder in builtin_folders())
+
+
 def _scan(folder: Path) -> list[Submission]:
     return [load_submission(p.parent) for p in sorted(folder.glob("*/submission.toml"))]
 

@@ -319,12 +319,10 @@ def _context_explainer(spec: Any) -> Any:
     if not isinstance(spec, dict) or not spec.get("name"):
         return None
     try:
-        import submissions
-        from benchmark.submission import get_submission
+        from benchmark.submission import get_submission, is_builtin
 
         sub = get_submission(str(spec["name"]))
-        builtin = any(Path(sub.path).resolve().is_relative_to(Path(p).resolve()) for p in submissions.__path__)
-        if sub.kind != "explainer" or not builtin:
+        if sub.kind != "explainer" or not is_builtin(sub):
             return None
         return sub.instantiate(dict(spec.get("parameters") or {}))
     except Exception:  # noqa: BLE001 - a context without an explainer; the oracle may bring its own
