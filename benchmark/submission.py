@@ -6,7 +6,7 @@
     kind = "explainer"                   # or "oracle"
     entry = "explainer:IntegratedGradients"   # <module in the folder>:<class>
     description = "Captum IntegratedGradients, baseline = black image"
-    reference = "Sundararajan et al. 2017, Axiomatic Attribution for Deep Networks, https://arxiv.org/abs/1703.01365"
+    reference = "Sundararajan et al. 2017, Axiomatic Attribution …, https://arxiv.org/abs/1703.01365"
                                          # the method's paper (optional; every built-in that is not a
                                          # control has one — tests/test_metadata.py)
     role = "method"                      # method (ranked) | control (a floor: random, constant, …) |
@@ -314,7 +314,8 @@ def load_submission(path: str | Path) -> Submission:
         name=sub["name"], version=sub["version"], kind=sub["kind"], entry=sub["entry"], path=toml.parent,
         description=sub.get("description", ""), modalities=list(modalities),
         needs_gradients=caps.get("needs_gradients", False), needs_segments=caps.get("needs_segments", False),
-        deterministic=caps.get("deterministic", True), parameters=params, role=role, reference=reference.strip(),
+        deterministic=caps.get("deterministic", True), parameters=params, role=role,
+        reference=reference.strip(),
     )
 
 

@@ -28,8 +28,8 @@ class Metric:
 
     def __post_init__(self) -> None:
         if self.direction not in ("lower", "higher"):
-            raise ValueError(f"metric {self.name}: direction '{self.direction}' is unknown; must be 'lower' or "
-                             "'higher'")
+            raise ValueError(f"metric {self.name}: direction '{self.direction}' is unknown; must be "
+                             "'lower' or 'higher'")
         if not isinstance(self.reference, str) or not self.reference.strip():
             raise ValueError(f"metric {self.name}: reference is missing; give the paper it follows (authors, "
                              "year, title, link — see benchmark.references)")

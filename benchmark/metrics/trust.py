@@ -271,4 +271,5 @@ def _auc_metric(explanations, truths=None) -> np.ndarray:
 metric("trust-auc", "AUC", "higher", (0.0, 1.0), "trust",
        "AUC of the oracle's scores (Mann–Whitney; a verdict-only oracle's verdict is a two-level score, "
        "AUC = BAcc): ½ for any oracle blind to trust, whatever its rate; computed over the judged "
-       "predictions by the track", pooled=True, reference=_added("the rate-free AUC (Mann–Whitney)"))(_auc_metric)
+       "predictions by the track", pooled=True,
+       reference=_added("the rate-free AUC (Mann–Whitney)"))(_auc_metric)

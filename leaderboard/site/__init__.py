@@ -137,7 +137,8 @@ def _metric_doc(name: str) -> dict[str, Any]:
 
         m = METRICS.get(name)
     except Exception:
-        return {"label": name, "description": "", "range": None, "direction": None, "family": "", "reference": ""}
+        return {"label": name, "description": "", "range": None, "direction": None, "family": "",
+                "reference": ""}
     return {"label": m.label, "description": m.description, "range": m.range, "direction": m.direction,
             "family": m.family, "reference": m.reference}
 
