@@ -7,7 +7,7 @@ STAMP   = $(VENV)/.xaibench-installed
 SYSTEM_PACKAGES = bubblewrap wordnet-base wordnet-sense-index
 BROWSER_PACKAGES = chromium chromium-driver
 
-.PHONY: setup demo test perf site screenshots clean
+.PHONY: setup demo test lint perf site screenshots clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -42,7 +42,12 @@ setup: $(STAMP)
 demo: $(STAMP)
 	$(VENV)/bin/xaibench demo
 
+# The import contracts of DESIGN §3 (pyproject.toml [tool.importlinter]): seconds; run before the tests.
+lint: $(STAMP)
+	$(VENV)/bin/lint-imports
+
 test: $(STAMP)
+	$(VENV)/bin/lint-imports
 	$(PY) -m pytest -q
 
 # The leaderboard as a static site, from the results in $$XAIBENCH_HOME (after `make demo`).

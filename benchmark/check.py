@@ -17,6 +17,10 @@ Oracles (`kind = "oracle"`) get the same checks on the word-level Kim CNN: `fit`
 training split, then `judge` on them as explained predictions (word-deletion scores); outputs = one
 [verdict, score] pair each (the trust track's output shape).
 
+A `[parameters]` key the entry class's constructor does not accept (`**kwargs` followed through the
+bases, `benchmark.submission.accepted_parameters`) and an unknown `role` fail the check with one line
+naming the key and the accepted ones (at the first worker start: the class is imported only there).
+
 A model the submission cannot use (capabilities, or its own `unsupported(model)`) is skipped with the
 reason. Everything runs offline in well under a minute for the built-in explainers.
 """
@@ -30,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmark.errors import SubmissionError, XaibenchError
+from benchmark.errors import ParameterError, SubmissionError, XaibenchError
 from benchmark.isolation import Worker, WorkerConfig, WorkerCrash
 from benchmark.models.spec import ModelSpec
 from benchmark.submission import Submission, load_submission
@@ -204,6 +208,8 @@ def _check_model(sub, spec, ids, inputs, segments, shapes, sandbox, timeout, con
                     seg = None if segments is None else segments[:n]
                     runs[(label, bs)] = (worker.explain_all(ids[:n], inputs[:n], seg, shapes[:n], bs, 0, timeout),
                                          (time.perf_counter() - t0) / n)
+    except ParameterError:  # the same for every model: one line, not a failed row per model
+        raise
     except (WorkerCrash, XaibenchError) as exc:
         return [Row("runs", spec.name, False, str(getattr(exc, "reason", exc))[:300])]
     base, per = runs[("first", 16)]

@@ -13,6 +13,10 @@ class SubmissionError(XaibenchError):
     """A submission folder or its `submission.toml` is malformed, or it cannot be imported."""
 
 
+class ParameterError(SubmissionError):
+    """A `[parameters]` key (or `--param`) the entry class's constructor does not accept."""
+
+
 class RegistryError(XaibenchError):
     """A name is unknown, or registered twice."""
 

@@ -43,7 +43,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from benchmark.cache import Entry
-from benchmark.errors import ResourceError, SubmissionError
+from benchmark.errors import ParameterError, ResourceError, SubmissionError
 from benchmark.models.spec import ModelSpec
 from benchmark.sandbox import (INSIDE_MODEL, INSIDE_SCRATCH, INSIDE_SUBMISSION, UID_BASE, WORKER_GID, Limits,
                                SandboxError, asset_paths, bwrap_argv, own_uid, resolve_mode, warn_process_limit,
@@ -275,6 +275,8 @@ class Worker:
                                    "--process-limit 0 to run it without the process limit")
             if reply.get("stage") == "model":
                 raise ResourceError(f"the model under test could not be loaded: {msg}")
+            if reply.get("stage") == "parameters":
+                raise ParameterError(msg)
             raise SubmissionError(msg or f"{self.sub.name} failed to start")
         self.unsupported = None if reply.get("unsupported") is None else _clean(reply["unsupported"])
         if self.unsupported is None and self.fit is not None:

@@ -22,13 +22,17 @@ def iter_entry_points(group: str):
 class Registry(Generic[T]):
     """Name → object, with a duplicate check and an optional entry-point group loaded on demand."""
 
-    def __init__(self, kind: str, group: str | None = None) -> None:
+    def __init__(self, kind: str, group: str | None = None,
+                 validate: Callable[[str, T], None] | None = None) -> None:
         self.kind = kind
         self.group = group
+        self.validate = validate  # raises (naming the entry) when an object may not be registered
         self._items: dict[str, T] = {}
         self._loaded = group is None
 
     def register(self, name: str, obj: T, *, replace: bool = False) -> T:
+        if self.validate is not None:
+            self.validate(name, obj)
         if not replace and name in self._items and self._items[name] is not obj:
             raise RegistryError(
                 f"{self.kind} '{name}' is registered twice; rename one of them (names must be unique)"

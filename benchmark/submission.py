@@ -6,6 +6,9 @@
     kind = "explainer"                   # or "oracle"
     entry = "explainer:IntegratedGradients"   # <module in the folder>:<class>
     description = "Captum IntegratedGradients, baseline = black image"
+    reference = "Sundararajan et al. 2017, Axiomatic Attribution …, https://arxiv.org/abs/1703.01365"
+                                         # the method's paper (optional; every built-in that is not a
+                                         # control has one — tests/test_metadata.py)
     role = "method"                      # method (ranked) | control (a floor: random, constant, …) |
                                          # reference (a ceiling allowed to read more; never ranked)
 
@@ -33,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmark.errors import RegistryError, SubmissionError
+from benchmark.errors import ParameterError, RegistryError, SubmissionError
 from benchmark.registry import iter_entry_points
 
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
@@ -60,6 +63,7 @@ class Submission:
     deterministic: bool = True
     parameters: dict[str, Any] = field(default_factory=dict)
     role: str = "method"  # one of ROLES
+    reference: str = ""  # the paper of the method (authors, year, title, link); optional
 
     @property
     def hash(self) -> str:
@@ -138,6 +142,13 @@ class Submission:
             raise SubmissionError(f"{file} has no class '{class_name}' (named by entry in submission.toml)")
         params = {**self.parameters, **(overrides or {})}
         self.check_parameters(overrides or {})
+        accepted = accepted_parameters(cls)
+        refused = sorted(set(params) - accepted) if accepted is not None else []
+        if refused:
+            raise ParameterError(
+                f"{self.name}: [parameters] key(s) {', '.join(refused)} not accepted by {class_name}(); "
+                f"accepted: {', '.join(sorted(accepted)) or 'none'}"
+            )
         try:
             obj = cls(**params)
         except TypeError as exc:
@@ -146,6 +157,51 @@ class Submission:
         if not callable(getattr(obj, method, None)):
             raise SubmissionError(f"{self.name}: {class_name} has no {method}() method required of an {self.kind}")
         return obj
+
+
+def accepted_parameters(cls: type) -> set[str] | None:
+    """The keyword names `cls(...)` accepts, or None when it accepts any keyword.
+
+    Walks the MRO the way a constructor hands `**kwargs` on: the named parameters of each `__init__`
+    count; one without `**kwargs` ends the walk; one whose `**kwargs` goes into a call (e.g.
+    `super().__init__(**kw)`) passes it on to the next base's `__init__`; one that keeps its `**kwargs`
+    to itself (or whose source cannot be read) accepts anything. Reaching `object` accepts no more."""
+    import inspect
+
+    names: set[str] = set()
+    for klass in cls.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is None:
+            continue
+        if klass is object:
+            return names
+        try:
+            sig = inspect.signature(init)
+        except (TypeError, ValueError):  # a builtin without a signature: cannot tell
+            return None
+        params = list(sig.parameters.values())[1:]  # without self
+        names |= {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+        var_kw = next((p.name for p in params if p.kind is p.VAR_KEYWORD), None)
+        if var_kw is None:
+            return names
+        if not _passes_on(init, var_kw):
+            return None
+    return names
+
+
+def _passes_on(func: Any, var_kw: str) -> bool:
+    """Whether `func`'s body splats its `**var_kw` into a call (read with `ast`; False if unreadable)."""
+    import ast
+    import inspect
+    import textwrap
+
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(func)))
+    except (OSError, TypeError, SyntaxError, ValueError):
+        return False
+    return any(isinstance(node, ast.Call) and any(k.arg is None and isinstance(k.value, ast.Name)
+                                                  and k.value.id == var_kw for k in node.keywords)
+               for node in ast.walk(tree))
 
 
 def _package_imports(package: Path, sources: list[Path]) -> list[Path]:
@@ -236,6 +292,9 @@ def load_submission(path: str | Path) -> Submission:
     role = sub.get("role", "method")
     if role not in ROLES:
         raise _fail(toml, f"[submission] role '{role}' is unknown; accepted: {', '.join(ROLES)}")
+    reference = sub.get("reference", "")
+    if not isinstance(reference, str):
+        raise _fail(toml, "[submission] field 'reference' must be a string (authors, year, title, link)")
     caps = data.get("capabilities", {})
     if not isinstance(caps, dict):
         raise _fail(toml, "[capabilities] must be a table")
@@ -256,7 +315,35 @@ def load_submission(path: str | Path) -> Submission:
         description=sub.get("description", ""), modalities=list(modalities),
         needs_gradients=caps.get("needs_gradients", False), needs_segments=caps.get("needs_segments", False),
         deterministic=caps.get("deterministic", True), parameters=params, role=role,
+        reference=reference.strip(),
     )
+
+
+# the entry of the `xaibench.submissions` group that names the built-in submissions package (pyproject.toml)
+BUILTIN_ENTRY = "builtin"
+
+
+def builtin_folders() -> list[Path]:
+    """The folders of the built-in submissions package — the package the `builtin` entry point of
+    `xaibench.submissions` names — located without importing it (DESIGN §3: the harness never imports
+    `submissions`); [] when no such entry point is installed."""
+    import importlib.util
+
+    for ep in iter_entry_points("xaibench.submissions"):
+        if ep.name != BUILTIN_ENTRY:
+            continue
+        try:
+            spec = importlib.util.find_spec(ep.value.partition(":")[0])
+        except (ImportError, ValueError):
+            return []
+        return sorted({Path(p).resolve() for p in (spec.submodule_search_locations or [])}) if spec else []
+    return []
+
+
+def is_builtin(sub: Submission) -> bool:
+    """Whether `sub` is one of the built-in submissions (its folder lies in `builtin_folders()`)."""
+    path = Path(sub.path).resolve()
+    return any(path.is_relative_to(folder) for folder in builtin_folders())
 
 
 def _scan(folder: Path) -> list[Submission]:

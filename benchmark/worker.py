@@ -265,7 +265,10 @@ def serve(channel: Any) -> int:
         unsupported = getattr(explainer, "unsupported", None)
         why_not = unsupported(model) if callable(unsupported) else None
     except BaseException as exc:  # noqa: BLE001
-        channel.send({"type": "error", "stage": "submission", "message": str(exc)[:MAX_REASON],
+        from benchmark.errors import ParameterError
+
+        stage = "parameters" if isinstance(exc, ParameterError) else "submission"
+        channel.send({"type": "error", "stage": stage, "message": str(exc)[:MAX_REASON],
                       "trace": traceback.format_exc()[-2000:]})
         return 1
     channel.send({"type": "ready", "unsupported": None if why_not is None else str(why_not)[:MAX_REASON]})
@@ -316,12 +319,10 @@ def _context_explainer(spec: Any) -> Any:
     if not isinstance(spec, dict) or not spec.get("name"):
         return None
     try:
-        import submissions
-        from benchmark.submission import get_submission
+        from benchmark.submission import get_submission, is_builtin
 
         sub = get_submission(str(spec["name"]))
-        builtin = any(Path(sub.path).resolve().is_relative_to(Path(p).resolve()) for p in submissions.__path__)
-        if sub.kind != "explainer" or not builtin:
+        if sub.kind != "explainer" or not is_builtin(sub):
             return None
         return sub.instantiate(dict(spec.get("parameters") or {}))
     except Exception:  # noqa: BLE001 - a context without an explainer; the oracle may bring its own

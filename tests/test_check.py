@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 import pytest
 
 from benchmark.check import check_submission
@@ -80,3 +82,78 @@ def test_oracles_are_checked_like_explainers(tmp_path, home):
     _, rows = check_submission(_oracle(tmp_path / "fit", "return [True] * len(batch)",
                                        fit="assert len(context.train['tokens']) == 16 and context.class_names"))
     assert verdicts(rows)[("outputs", "kim-cnn")] is True, rows
+
+
+def _explainer_with(folder, params: str, source: str):
+    """A submission folder whose explainer.py is `source` (class Explainer) and [parameters] `params`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "submission.toml").write_text(
+        '[submission]\nname = "p"\nversion = "0.1"\nkind = "explainer"\nentry = "explainer:Explainer"\n'
+        f'[capabilities]\nmodalities = ["image"]\n[parameters]\n{params}\n')
+    (folder / "explainer.py").write_text("import numpy as np\n\n\n" + textwrap.dedent(source))
+    return folder
+
+
+EXPLAIN = "    def explain(self, model, batch):\n        return [np.zeros_like(x) for x in batch.inputs]\n"
+
+
+def test_accepted_parameters_follow_kwargs_through_the_bases():
+    from benchmark.submission import accepted_parameters
+
+    class Base:
+        def __init__(self, n_steps=50, seed=0):
+            pass
+
+    class Passes(Base):
+        def __init__(self, window=3, **kw):
+            super().__init__(**kw)
+
+    class Keeps:
+        def __init__(self, window=3, **kwargs):
+            self.kwargs = kwargs
+
+    class Cooperative(Passes):  # no __init__ of its own: Passes' is the constructor
+        pass
+
+    class Plain:
+        pass
+
+    assert accepted_parameters(Base) == {"n_steps", "seed"}
+    assert accepted_parameters(Passes) == {"window", "n_steps", "seed"}
+    assert accepted_parameters(Cooperative) == {"window", "n_steps", "seed"}
+    assert accepted_parameters(Keeps) is None  # keeps **kwargs to itself: anything goes
+    assert accepted_parameters(Plain) == set()
+
+
+def test_check_names_a_parameter_the_constructor_does_not_accept(tmp_path, home, capsys):
+    source = ("class Base:\n    def __init__(self, n_steps=50):\n        self.n_steps = n_steps\n\n\n"
+              "class Explainer(Base):\n    def __init__(self, window=3, **kw):\n        super().__init__(**kw)\n\n"
+              + EXPLAIN)
+    folder = _explainer_with(tmp_path / "bad-param", "window = 3\nn_step = 50", source)
+    with pytest.raises(SystemExit) as exc:
+        main(["check", str(folder)])
+    assert exc.value.code == 2
+    out = capsys.readouterr()
+    lines = [ln for ln in (out.out + out.err).splitlines() if ln.strip()]
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("error:") and "n_step " in lines[0] and "accepted: n_steps, window" in lines[0]
+    # the same class with the right key passes; one that keeps **kwargs to itself accepts any key
+    ok = _explainer_with(tmp_path / "good", "window = 3\nn_steps = 50", source)
+    assert all(r.ok is not False for r in check_submission(ok)[1])
+    keeps = _explainer_with(tmp_path / "keeps", "anything = 1",
+                            "class Explainer:\n    def __init__(self, **kwargs):\n        self.kwargs = kwargs\n\n"
+                            + EXPLAIN)
+    assert all(r.ok is not False for r in check_submission(keeps)[1])
+
+
+def test_check_names_an_unknown_role(tmp_path, capsys):
+    folder = write_submission(tmp_path / "r", "r", "return [x for x in batch.inputs]")
+    toml = folder / "submission.toml"
+    toml.write_text(toml.read_text().replace('kind = "explainer"', 'kind = "explainer"\nrole = "ceiling"'))
+    with pytest.raises(SystemExit) as exc:
+        main(["check", str(folder)])
+    assert exc.value.code == 2
+    out = capsys.readouterr()
+    lines = [ln for ln in (out.out + out.err).splitlines() if ln.strip()]
+    assert len(lines) == 1, lines
+    assert "role 'ceiling'" in lines[0] and "accepted: method, control, reference" in lines[0]

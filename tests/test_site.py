@@ -58,8 +58,21 @@ def test_board_numbers_and_warnings(site, site_results):
     # metric paragraphs come from the registry
     assert "Kullback" in page or "KL(P_G" in page
     assert "Miró-Nicolau" in page
+    # each metric's reference is the registry's own (issue #31), its link clickable
+    from benchmark.metrics import METRICS
+
+    for name in ("kl", "pcc"):
+        ref = METRICS.get(name).reference
+        url = ref.rsplit(", ", 1)[-1]
+        assert ref.split(",")[0] in page and f'<a href="{url}">' in page, name
+    index = (out / "index.html").read_text()
+    assert 'Reference: Miró-Nicolau' in index and '<a href="https://arxiv.org/abs/2302.05624">' in index
+    assert "Reference: Ivankay" in index  # a track without results names its paper too
+    occl = (out / "submission" / "occlusion.html").read_text()
+    assert "Reference: Zeiler &amp; Fergus 2014" in occl
     # the quality of the model under test is shown (tiny CNN: below the R² threshold → warned)
-    assert "R²" in page and "below its quality floor" in page  # the track's floor, said once
+    assert "R²" in page and page.count("below its quality floor") == 1  # the track's floor, said once
+    assert "the track's floor 0.8" in page and "below its floor" in page
     lone = (out / "board" / "aixi__aixi__color-ssin__function.html").read_text()
     assert "Only one submission is ranked" in lone
     assert "undefined for every instance" in lone and 'title="undefined for all 6 instances">n/a' in lone
@@ -102,16 +115,23 @@ def test_control_warning_rule():
 
 
 def test_model_quality_reads_results_model_info():
-    from leaderboard.site import model_quality, quality_warnings
+    """Quality floors live with the track and travel in the Result (`model.quality`); the site keeps
+    no thresholds of its own (issue #31)."""
+    import leaderboard.site as site
+    from leaderboard.site import model_quality
 
-    assert model_quality({"validation": {"mse": 0.1, "r2": 0.91}}) == [("R²", 0.91, 0.5)]
-    assert model_quality({"scores": {"test": {"accuracy": 0.6}}}) == [("test accuracy", 0.6, 0.7)]
-    assert quality_warnings({"validation": {"r2": 0.2}}) and not quality_warnings({"validation": {"r2": 0.8}})
+    assert not hasattr(site, "QUALITY_THRESHOLDS") and not hasattr(site, "quality_warnings")
+    # no floor in the Result: the figures are shown, with no threshold to judge them by
+    assert model_quality({"validation": {"mse": 0.1, "r2": 0.91}}) == [("R²", 0.91, None)]
+    assert model_quality({"scores": {"test": {"accuracy": 0.6}}}) == [("test accuracy", 0.6, None)]
     assert model_quality({"name": "function"}) == []
-    # the track's own floor replaces the generic threshold, and its board warning is the only one
-    floored = {"validation": {"r2": 0.25}, "quality": {"metric": "r2", "value": 0.25, "floor": 0.8,
-                                                       "meets_floor": False}}
-    assert model_quality(floored) == [("R²", 0.25, 0.8)] and quality_warnings(floored) == []
+    # the track's floor is the one shown, for its metric only
+    floored = {"validation": {"r2": 0.25, "accuracy": 0.5},
+               "quality": {"metric": "r2", "value": 0.25, "floor": 0.8, "meets_floor": False}}
+    assert model_quality(floored) == [("R²", 0.25, 0.8), ("accuracy", 0.5, None)]
+    # a floor on another figure (the RCNN's rationale precision) is shown as a figure of its own
+    rcnn = {"quality": {"metric": "rationale precision", "value": 0.4, "floor": 0.6, "meets_floor": False}}
+    assert model_quality(rcnn) == [("rationale precision", 0.4, 0.6)]
 
 
 def test_figure_registry_hook(site_results, tmp_path):
@@ -209,3 +229,24 @@ def test_text_heatmaps_from_a_real_idc_run(idc_home, tmp_path, monkeypatch):
             lo, hi = im.convert("L").getextrema()
             assert im.size[0] > 400 and hi - lo > 50
     assert "Khaleel" in page  # the metric paragraphs name the IDC paper
+
+
+def test_no_quality_warning_without_the_tracks_floor(site_results, tmp_path):
+    """A Result whose model info carries no floor (`model.quality`) gets no quality warning, however
+    low its validation figures: the site has no thresholds of its own (issue #31)."""
+    import copy
+
+    from leaderboard.site import build_site
+
+    _, made = site_results
+    results = tmp_path / "results"
+    for sub in ("occlusion", "random"):
+        r = copy.deepcopy(made[(sub, "cnn")])
+        r.model.pop("quality", None)
+        r.model["validation"] = {"r2": 0.01}
+        r.save(results / "aixi" / f"{sub}.json")
+    out = tmp_path / "site"
+    build_site(out, results, sample=0)
+    page = (out / "board" / "aixi__aixi__shape-ssin__cnn.html").read_text()
+    assert "R²" in page and "0.0100" in page
+    assert "quality floor" not in page and "below its floor" not in page and "threshold" not in page

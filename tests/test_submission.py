@@ -19,6 +19,8 @@ def test_builtin_submissions_are_discovered():
     # the role a board reads: controls say so in their own submission.toml (no name list anywhere)
     assert {n for n, s in subs.items() if s.role == "control"} >= {"random", "uniform", "position", "random-oracle"}
     assert subs["integrated-gradients"].role == "method"
+    # the method's paper, parsed from [submission] reference (optional: a control has none)
+    assert "Sundararajan" in subs["integrated-gradients"].reference and subs["random"].reference == ""
 
 
 @pytest.mark.parametrize(
@@ -34,6 +36,8 @@ def test_builtin_submissions_are_discovered():
          "modalities"),
         ('[submission]\nname="x"\nversion="1"\nkind="explainer"\nentry="e:E"\n[capabilities]\nneeds_gradients="yes"\n',
          "needs_gradients"),
+        ('[submission]\nname="x"\nversion="1"\nkind="explainer"\nentry="e:E"\nreference=2017\n',
+         "'reference' must be a string"),
         ("[submission\n", "not valid TOML"),
     ],
 )
@@ -93,3 +97,14 @@ def test_hash_covers_the_package_modules_a_submission_imports_and_only_those(tmp
     assert load_submission(folder).hash == h0
     (pkg / "deep.py").write_text("X = 2\n")
     assert load_submission(folder).hash != h0
+
+
+def test_builtin_folders_are_found_without_importing_the_package(tmp_path):
+    """The harness locates the built-in submissions through their entry point (issue #31: no module of
+    benchmark imports `submissions`): a built-in is in those folders, a folder elsewhere is not."""
+    from benchmark.submission import builtin_folders, get_submission, is_builtin
+
+    folders = builtin_folders()
+    assert folders and all((f / "__init__.py").is_file() for f in folders)
+    assert is_builtin(get_submission("occlusion"))
+    assert not is_builtin(load_submission(write_submission(tmp_path / "s", "s", "return []\n")))

@@ -45,3 +45,13 @@ def test_parameters_equal_the_constructor_defaults(name):
     defaults = constructor_defaults(_entry_class(sub))
     differ = {k: (v, defaults[k]) for k, v in sub.parameters.items() if k in defaults and defaults[k] != v}
     assert not differ, f"{name}: submission.toml [parameters] vs constructor defaults: {differ}"
+
+
+@pytest.mark.parametrize("name", sorted(BUILTINS))
+def test_every_parameter_is_accepted_by_the_constructor(name):
+    """The load-time check (`accepted_parameters`, issue #31) passes every built-in."""
+    from benchmark.submission import accepted_parameters
+
+    sub = BUILTINS[name]
+    accepted = accepted_parameters(_entry_class(sub))
+    assert accepted is None or set(sub.parameters) <= accepted, (name, sorted(set(sub.parameters) - accepted))

@@ -23,10 +23,16 @@ class Metric:
     # pooled: the per-instance values are contingency counts (N, k); the track's `summarise` computes
     # the metric once over the summed counts (micro average) instead of averaging per-instance values
     pooled: bool = False
+    # the paper the metric follows: authors, year, title, link (benchmark.references); required
+    reference: str = ""
 
     def __post_init__(self) -> None:
         if self.direction not in ("lower", "higher"):
-            raise ValueError(f"metric {self.name}: direction must be 'lower' or 'higher'")
+            raise ValueError(f"metric {self.name}: direction '{self.direction}' is unknown; must be "
+                             "'lower' or 'higher'")
+        if not isinstance(self.reference, str) or not self.reference.strip():
+            raise ValueError(f"metric {self.name}: reference is missing; give the paper it follows (authors, "
+                             "year, title, link — see benchmark.references)")
 
     @property
     def higher_is_better(self) -> bool:
@@ -46,13 +52,15 @@ METRICS: Registry[Metric] = Registry("metric")
 
 
 def metric(name: str, label: str, direction: str, range: tuple[float, float], family: str,
-           description: str = "", pooled: bool = False, **params: Any) -> Callable[[Callable], Callable]:
-    """Decorator registering a vectorised metric function with its metadata."""
+           description: str = "", pooled: bool = False, *, reference: str = "",
+           **params: Any) -> Callable[[Callable], Callable]:
+    """Decorator registering a vectorised metric function with its metadata; `reference` (the paper,
+    required) and `direction` are checked here, so a bad declaration fails at import, naming it."""
 
     def wrap(fn: Callable) -> Callable:
         METRICS.register(name, Metric(name, label, direction, range, family, fn,
                                       description or (fn.__doc__ or "").strip().split("\n")[0], params,
-                                      pooled))
+                                      pooled, reference))
         return fn
 
     return wrap

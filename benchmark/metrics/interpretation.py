@@ -50,6 +50,7 @@ from typing import NamedTuple
 import numpy as np
 
 from benchmark.metrics.base import metric
+from benchmark.references import IDC
 from benchmark.tokenize import is_word
 
 __all__ = [
@@ -345,21 +346,21 @@ _DESC = "per-document counts [tp, fp, fn, tn] against the PGT; summary pools the
 
 
 @metric("interp-kappa", "κ", "higher", (-1.0, 1.0), "interpretation",
-        "Cohen's κ of the method's word labels vs the PGT; " + _DESC, pooled=True)
+        "Cohen's κ of the method's word labels vs the PGT; " + _DESC, pooled=True, reference=IDC)
 def interp_kappa(explanations, truths=None) -> np.ndarray:
     """Per-document Cohen's κ of the (N, 4) counts (`prk`); the track's summary pools the counts."""
     return statistic(explanations, "kappa")
 
 
 @metric("interp-precision", "P", "higher", (0.0, 1.0), "interpretation",
-        "Interpretation precision tp/(tp+fp); " + _DESC, pooled=True)
+        "Interpretation precision tp/(tp+fp); " + _DESC, pooled=True, reference=IDC)
 def interp_precision(explanations, truths=None) -> np.ndarray:
     """Per-document interpretation precision of the (N, 4) counts; the summary pools the counts."""
     return statistic(explanations, "precision")
 
 
 @metric("interp-recall", "R", "higher", (0.0, 1.0), "interpretation",
-        "Interpretation recall tp/(tp+fn); " + _DESC, pooled=True)
+        "Interpretation recall tp/(tp+fn); " + _DESC, pooled=True, reference=IDC)
 def interp_recall(explanations, truths=None) -> np.ndarray:
     """Per-document interpretation recall of the (N, 4) counts; the summary pools the counts."""
     return statistic(explanations, "recall")
@@ -369,21 +370,21 @@ _MACRO = "macro average over documents with G_d ∪ E_d ≠ ∅ (others excluded
 
 
 @metric("interp-kappa-macro", "κ/doc", "higher", (-1.0, 1.0), "interpretation",
-        "Cohen's κ per document, " + _MACRO)
+        "Cohen's κ per document, " + _MACRO, reference=IDC)
 def interp_kappa_macro(explanations, truths=None) -> np.ndarray:
     """Per-document κ, NaN where G_d ∪ E_d = ∅ (`macro_values`)."""
     return macro_values(explanations, "kappa")
 
 
 @metric("interp-precision-macro", "P/doc", "higher", (0.0, 1.0), "interpretation",
-        "Interpretation precision per document, " + _MACRO)
+        "Interpretation precision per document, " + _MACRO, reference=IDC)
 def interp_precision_macro(explanations, truths=None) -> np.ndarray:
     """Per-document precision, NaN where G_d ∪ E_d = ∅ (`macro_values`)."""
     return macro_values(explanations, "precision")
 
 
 @metric("interp-recall-macro", "R/doc", "higher", (0.0, 1.0), "interpretation",
-        "Interpretation recall per document, " + _MACRO)
+        "Interpretation recall per document, " + _MACRO, reference=IDC)
 def interp_recall_macro(explanations, truths=None) -> np.ndarray:
     """Per-document recall, NaN where G_d ∪ E_d = ∅ (`macro_values`)."""
     return macro_values(explanations, "recall")

@@ -37,6 +37,7 @@ from typing import Sequence
 import numpy as np
 
 from benchmark.metrics.base import metric
+from benchmark.references import ERASER, TEF
 
 RHO_MAX = 0.4
 BIN_WIDTH = 0.05
@@ -277,27 +278,29 @@ def _pairs(name: str):
 
 
 metric("rob-acc-tef", "ACC TEF", "higher", (-0.375, 0.375), "robustness",
-       "area under the PCC-vs-ρ curve under TEF (0 ≤ ρ ≤ 0.4); higher = more robust")(lambda e, t: np.full(len(e), np.nan))
+       "area under the PCC-vs-ρ curve under TEF (0 ≤ ρ ≤ 0.4); higher = more robust", reference=TEF)(lambda e, t: np.full(len(e), np.nan))
 metric("rob-acc-ra", "ACC RA", "higher", (-0.375, 0.375), "robustness",
-       "area under the PCC-vs-ρ curve under RandomAttack (reference)")(lambda e, t: np.full(len(e), np.nan))
+       "area under the PCC-vs-ρ curve under RandomAttack (reference)", reference=TEF)(lambda e, t: np.full(len(e), np.nan))
 metric("rob-acc-su", "ACC SU", "higher", (-0.375, 0.375), "robustness",
        "area under the PCC-vs-ρ curve under the semi-universal policy (learned on the other half of the test "
-       "set; query-free)")(lambda e, t: np.full(len(e), np.nan))
+       "set; query-free)", reference=TEF)(lambda e, t: np.full(len(e), np.nan))
 metric("rob-faith-comp", "compr.", "higher", (-1.0, 1.0), "faithfulness",
        "ERASER comprehensiveness (AOPC over the top 1/5/10/20/50 % words deleted) of the original texts' "
-       "attributions: the drop of the explained class's probability; higher = more faithful")(
+       "attributions: the drop of the explained class's probability; higher = more faithful", reference=ERASER)(
     lambda e, t: np.full(len(e), np.nan))
 metric("rob-faith-suff", "suff.", "lower", (-1.0, 1.0), "faithfulness",
        "ERASER sufficiency (AOPC over keeping only the top 1/5/10/20/50 % words) of the original texts' "
-       "attributions; lower = more faithful")(lambda e, t: np.full(len(e), np.nan))
+       "attributions; lower = more faithful", reference=ERASER)(lambda e, t: np.full(len(e), np.nan))
 metric("rob-pcc-tef", "PCC TEF", "higher", (-1.0, 1.0), "robustness",
-       "mean PCC(a, ã) over TEF-attacked texts (every ρ)")(_pairs("pcc"))
+       "mean PCC(a, ã) over TEF-attacked texts (every ρ)", reference=TEF)(_pairs("pcc"))
 metric("rob-pcc-ra", "PCC RA", "higher", (-1.0, 1.0), "robustness",
-       "mean PCC(a, ã) over RA-attacked texts (every ρ)")(_pairs("pcc"))
+       "mean PCC(a, ã) over RA-attacked texts (every ρ)", reference=TEF)(_pairs("pcc"))
 metric("rob-pcc-su", "PCC SU", "higher", (-1.0, 1.0), "robustness",
-       "mean PCC(a, ã) over SU-attacked texts (every ρ)")(_pairs("pcc"))
-metric("rob-kendall-tef", "τ TEF", "higher", (-1.0, 1.0), "robustness", "Kendall τ-b, TEF")(_pairs("kendall"))
-metric("rob-spearman-tef", "Spearman TEF", "higher", (-1.0, 1.0), "robustness", "Spearman, TEF")(_pairs("spearman"))
+       "mean PCC(a, ã) over SU-attacked texts (every ρ)", reference=TEF)(_pairs("pcc"))
+metric("rob-kendall-tef", "τ TEF", "higher", (-1.0, 1.0), "robustness", "Kendall τ-b, TEF",
+       reference=TEF)(_pairs("kendall"))
+metric("rob-spearman-tef", "Spearman TEF", "higher", (-1.0, 1.0), "robustness", "Spearman, TEF",
+       reference=TEF)(_pairs("spearman"))
 for _p in TOPK:
     metric(f"rob-top{round(_p * 100)}-tef", f"top-{round(_p * 100)}% TEF", "higher", (0.0, 1.0), "robustness",
-           f"top-{round(_p * 100)}% intersection, TEF", by_abs=False)(_pairs(f"top{round(_p * 100)}"))
+           f"top-{round(_p * 100)}% intersection, TEF", by_abs=False, reference=TEF)(_pairs(f"top{round(_p * 100)}"))

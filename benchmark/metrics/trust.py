@@ -51,6 +51,15 @@ from typing import Any, Sequence
 import numpy as np
 
 from benchmark.metrics.base import metric
+from benchmark.references import TOKI
+
+
+
+def _added(what: str) -> str:
+    """The reference of a figure the TOKI paper does not report (it reports Acc, Pre, Sen, F1, Spec,
+    G-mean): the setting is the paper's, the figure this benchmark's."""
+    return f"{TOKI} (the setting; {what} is this benchmark's addition)"
+
 
 __all__ = [
     "TRUST_METRICS", "LABELS", "FIG6_EDGES", "FIG6_BINS", "TrustScores", "chance_at_rate",
@@ -242,7 +251,8 @@ def _register(name: str, label: str, desc: str) -> None:
 
     fn.__name__ = f"trust_{name}"
     fn.__doc__ = desc
-    metric(f"trust-{name}", label, "higher", (0.0, 1.0), "trust", f"{desc}; {_DESC}", pooled=True)(fn)
+    metric(f"trust-{name}", label, "higher", (0.0, 1.0), "trust", f"{desc}; {_DESC}", pooled=True,
+           reference=_added("balanced accuracy") if name == "bacc" else TOKI)(fn)
 
 
 for _m, _d in (("acc", "Accuracy (TP+TN)/N"), ("pre", "Precision TP/(TP+FP)"),
@@ -261,4 +271,5 @@ def _auc_metric(explanations, truths=None) -> np.ndarray:
 metric("trust-auc", "AUC", "higher", (0.0, 1.0), "trust",
        "AUC of the oracle's scores (Mann–Whitney; a verdict-only oracle's verdict is a two-level score, "
        "AUC = BAcc): ½ for any oracle blind to trust, whatever its rate; computed over the judged "
-       "predictions by the track", pooled=True)(_auc_metric)
+       "predictions by the track", pooled=True,
+       reference=_added("the rate-free AUC (Mann–Whitney)"))(_auc_metric)

@@ -35,6 +35,7 @@ from typing import Sequence
 import numpy as np
 
 from benchmark.metrics.base import metric
+from benchmark.references import CAMBURU
 
 N, SDK, SR = 0, 1, 2  # token labels of the ground truth
 LABELS = {"N": N, "SDK": SDK, "SR": SR}
@@ -111,39 +112,41 @@ def zero_contribution_errors(explanations: Sequence[np.ndarray], truths: Sequenc
 
 @metric("pct-first", "%first", "lower", (0.0, 100.0), "zero-contribution",
         "Eq. 4: % of instances whose top-ranked token has zero contribution (∈ N)", ties="position",
-        attribution="signed")
+        attribution="signed", reference=CAMBURU)
 def pct_first(explanations, truths, ties: str = "position", attribution: str = "signed") -> np.ndarray:
     return zero_contribution_errors(explanations, truths, ties, attribution)["first"]
 
 
 @metric("pct-misrank", "%misrnk", "lower", (0.0, 100.0), "zero-contribution",
         "Eq. 5: % of instances with an N token ranked above a clearly relevant (SR) token", ties="position",
-        attribution="signed")
+        attribution="signed", reference=CAMBURU)
 def pct_misrank(explanations, truths, ties: str = "position", attribution: str = "signed") -> np.ndarray:
     return zero_contribution_errors(explanations, truths, ties, attribution)["misrank"]
 
 
 @metric("avg-misrank", "avg misrnk", "lower", (0.0, float("inf")), "zero-contribution",
         "Eq. 6: number of N tokens ranked above the lowest-ranked SR token", ties="position",
-        attribution="signed")
+        attribution="signed", reference=CAMBURU)
 def avg_misrank(explanations, truths, ties: str = "position", attribution: str = "signed") -> np.ndarray:
     return zero_contribution_errors(explanations, truths, ties, attribution)["count"]
 
 
 @metric("pct-first-pessimistic", "%first (pess.)", "lower", (0.0, 100.0), "zero-contribution",
         "Eq. 4 with ties broken against the explainer (an N token tied with the top counts)",
-        ties="pessimistic", attribution="signed")
+        ties="pessimistic", attribution="signed", reference=CAMBURU)
 def pct_first_pessimistic(explanations, truths, ties: str = "pessimistic", attribution: str = "signed") -> np.ndarray:
     return zero_contribution_errors(explanations, truths, ties, attribution)["first"]
 
 
 @metric("pct-misrank-pessimistic", "%misrnk (pess.)", "lower", (0.0, 100.0), "zero-contribution",
-        "Eq. 5 with ties broken against the explainer", ties="pessimistic", attribution="signed")
+        "Eq. 5 with ties broken against the explainer", ties="pessimistic", attribution="signed",
+        reference=CAMBURU)
 def pct_misrank_pessimistic(explanations, truths, ties: str = "pessimistic", attribution: str = "signed") -> np.ndarray:
     return zero_contribution_errors(explanations, truths, ties, attribution)["misrank"]
 
 
 @metric("avg-misrank-pessimistic", "avg misrnk (pess.)", "lower", (0.0, float("inf")), "zero-contribution",
-        "Eq. 6 with ties broken against the explainer", ties="pessimistic", attribution="signed")
+        "Eq. 6 with ties broken against the explainer", ties="pessimistic", attribution="signed",
+        reference=CAMBURU)
 def avg_misrank_pessimistic(explanations, truths, ties: str = "pessimistic", attribution: str = "signed") -> np.ndarray:
     return zero_contribution_errors(explanations, truths, ties, attribution)["count"]

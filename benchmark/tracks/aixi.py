@@ -20,6 +20,7 @@ from benchmark.models.base import read_model_config
 from benchmark.models.spec import ModelSpec
 from benchmark.resources.aixi_schema import decode_split
 from benchmark.tracks.base import TRACKS, Instances, Track
+from benchmark.references import AIXI
 
 DATASETS = ("shape", "color")
 FUNCTION_NAMES = ("ssin", "suum", "class")
@@ -42,6 +43,7 @@ def model_quality(validation: dict) -> dict:
 
 class AixiTrack(Track):
     name = "aixi"
+    reference = AIXI
     family = "aixi"
     modality = "image"
     description = "AIXI-Shape / AIXI-Color: pixel-exact importance maps; KL and EMD (Miró-Nicolau et al. 2023)"

@@ -14,7 +14,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from benchmark.contracts import Batch
-from benchmark.errors import XaibenchError
+from benchmark.errors import RegistryError, XaibenchError
 from benchmark.metrics import METRICS, Metric
 from benchmark.registry import Registry
 from benchmark.results import MetricSummary
@@ -59,6 +59,9 @@ class Track:
     # why a control (random, uniform, position) may rank above the median explainer on this track's
     # boards; the site prints it with its warning (None: the generic reason, an under-trained model)
     control_note: str | None = None
+    # the paper(s) the track follows: authors, year, title, link (benchmark.references); required,
+    # checked when the track is registered
+    reference: str = ""
 
     @property
     def primary_metric(self) -> str:
@@ -174,7 +177,15 @@ def weighted_mean(x: np.ndarray, weights: np.ndarray) -> np.ndarray:
         return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
 
 
-TRACKS: Registry[Track] = Registry("track", group="xaibench.tracks")
+def _validate_track(name: str, track: Track) -> None:
+    """A track is registered only with a non-empty `reference` (the paper it follows)."""
+    ref = getattr(track, "reference", "")
+    if not isinstance(ref, str) or not ref.strip():
+        raise RegistryError(f"track '{name}' has no reference; set `reference` to the paper it follows "
+                            "(authors, year, title, link — see benchmark.references)")
+
+
+TRACKS: Registry[Track] = Registry("track", group="xaibench.tracks", validate=_validate_track)
 
 
 def get_track(name: str) -> Track:

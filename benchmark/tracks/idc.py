@@ -26,6 +26,7 @@ from benchmark.models.base import read_model_config
 from benchmark.models.spec import ModelSpec
 from benchmark.results import MetricSummary
 from benchmark.tracks.base import TRACKS, Instances, Track, weighted_mean
+from benchmark.references import IDC
 
 PGTS = ("wga", "milp", "hybrid")
 SCORE_OPTIONS = {"binarise": "threshold", "alpha": interp.ALPHA, "exclude_punctuation": False}
@@ -34,6 +35,7 @@ REBUILD = "xaibench generate idc --overwrite"  # the command that rebuilds the m
 
 class IdcTrack(Track):
     name = "idc"
+    reference = IDC
     family = "idc"
     modality = "text"
     description = "IDC: MR test documents vs WGA / MILP / Hybrid pseudo ground truth; κ, P, R (Khaleel et al. 2022)"

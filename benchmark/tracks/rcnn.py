@@ -33,6 +33,7 @@ from benchmark.models.rcnn import config_of
 from benchmark.models.rcnn_targets import check
 from benchmark.models.spec import ModelSpec
 from benchmark.tracks.base import TRACKS, Instances, Track
+from benchmark.references import CAMBURU, LEI
 
 ASPECTS = ("appearance", "aroma", "palate")
 SCORE_OPTIONS = {"attribution": "absolute"}  # [I] SPECS §4.5 ranking rule
@@ -53,6 +54,7 @@ def model_selection(stats: dict[str, Any]) -> dict[str, Any]:
 
 class RcnnTrack(Track):
     name = "rcnn"
+    reference = f"{CAMBURU}; the rationale model: {LEI}"
     family = "rcnn"
     modality = "text"
     description = ("RCNN zero-contribution: BeerAdvocate reviews with provably irrelevant (N) and clearly "

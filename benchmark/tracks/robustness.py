@@ -62,6 +62,7 @@ from benchmark.models.base import read_model_config
 from benchmark.models.spec import ModelSpec
 from benchmark.results import MetricSummary
 from benchmark.tracks.base import TRACKS, Instances, Track
+from benchmark.references import TEF
 
 SCORED_ATTACKS = ("tef", "ra", "su")
 REBUILD = "xaibench generate robustness --overwrite"
@@ -74,6 +75,7 @@ EXTRA_COLUMNS = ("rho", "attack", "weight", "weight_rho_max", "sample", "paired"
 
 class RobustnessTrack(Track):
     name = "robustness"
+    reference = TEF
     family = "robustness"
     control_note = ("Here that is the metric's blind spot, not the model: scores that ignore the words (the "
                     "position control) never move under a substitution, so they are perfectly robust. "

@@ -52,6 +52,7 @@ from benchmark.models.base import TextModel, read_model_config
 from benchmark.models.spec import ModelSpec
 from benchmark.results import MetricSummary
 from benchmark.tracks.base import TRACKS, Instances, Track
+from benchmark.references import TOKI
 
 DATASETS = ("hatexplain", "cams", "movies")
 MODEL_LOADERS = {"cnn": "word", "cnn-sup": "word", "minilm": "minilm"}  # model under test → `benchmark.models.spec` loader
@@ -67,6 +68,7 @@ OUTPUT_SHAPE = (2,)  # [verdict (1 = trustworthy), score in [0, 1] or a score-fa
 
 class TrustTrack(Track):
     name = "trust"
+    reference = TOKI
     family = "trust"
     modality = "text"
     description = ("TOKI trust sets: oracles judge explained predictions trustworthy or not; AUC (rate-free, primary), "

@@ -6,7 +6,7 @@ Pages (plain HTML + one CSS file + a few lines of JavaScript for sorting; opens 
   not be read;
 * `board/<track>__<family>__<config>__<model>.html` — a sortable table (direction arrows, mean ± 95 % CI
   half-width, failures, exclusions, time), the model under test and its quality, warnings (a control
-  that ranks above the median explainer, a model below the quality threshold, every warning of the
+  that ranks above the median explainer, a model below its track's quality floor, every warning of the
   ranking: mixed revisions, coverage, unverifiable files, one submission only), the resource's
   revision and card, one paragraph per metric and the board's pictures (`leaderboard.site.figures`);
 * `submission/<name>.html` — parameters, version, hash, capabilities, per-board results and the
@@ -25,6 +25,7 @@ import html
 import json
 import math
 import os
+import re
 import shutil
 import statistics
 import tempfile
@@ -37,27 +38,9 @@ from typing import Any, Iterable
 
 from leaderboard.site.figures import FIGURES, Figure, FigureContext, figures_for, register_figures
 
-__all__ = ["SiteReport", "build_site", "is_control", "model_quality", "register_figures", "FIGURES",
-           "QUALITY_THRESHOLDS"]
+__all__ = ["SiteReport", "build_site", "is_control", "model_quality", "register_figures", "FIGURES"]
 
-# A model under test whose validation quality is below these is flagged on its boards.
-QUALITY_THRESHOLDS = {"r2": 0.5, "accuracy": 0.7}
 ARROWS = {"lower": "↓", "higher": "↑"}
-# Where each metric family comes from (shown under the metric's paragraph).
-FAMILY_PAPERS = {
-    "distribution": "Miró-Nicolau, Jaume-i-Capó & Moyà-Alcover (2023), AIXI: synthetic ground truth for XAI, "
-                    "arXiv 2302.05624",
-    "localisation": "Arras, Osman & Samek (2022), CLEVR-XAI: a benchmark dataset for the ground truth "
-                    "evaluation of neural network explanations, Information Fusion 81",
-    "similarity": "Pearson correlation as used for saliency evaluation (e.g. Bylinskii et al. 2019, What do "
-                  "different evaluation metrics tell us about saliency models?)",
-    "zero-contribution": "Camburu et al. (2019), Can I trust the explainer? Verifying post-hoc explanatory "
-                         "methods, arXiv 1910.02065",
-    "interpretation": "Khaleel et al. (2022), IDC: quantitative evaluation benchmark of interpretation "
-                      "methods for deep text classification models, Journal of Big Data 9:34",
-    "trust": "Nguyen Tung et al. (2024), Automated trustworthiness oracle generation for machine learning "
-             "text classifiers (TOKI), arXiv 2410.22663",
-}
 HUB_CARD = "https://huggingface.co/datasets/{org}/xaibench-{family}"
 
 
@@ -99,7 +82,7 @@ def _submission_info(base: str, installed: dict[str, Any] | None = None) -> dict
         return {"description": sub.description, "modalities": list(sub.modalities),
                 "needs_gradients": sub.needs_gradients, "needs_segments": sub.needs_segments,
                 "deterministic": sub.deterministic, "default_parameters": dict(sub.parameters),
-                "role": sub.role, "hash": sub.hash, "version": sub.version}
+                "role": sub.role, "hash": sub.hash, "version": sub.version, "reference": sub.reference}
     except Exception:  # a broken plugin must not stop the site
         return None
 
@@ -111,16 +94,21 @@ def is_control(base: str, info: dict[str, Any] | None = None) -> bool:
     return bool(info and info.get("role") == "control")
 
 
+def _floor(model: dict[str, Any]) -> dict[str, Any]:
+    """The track's quality floor a Result's model info carries (`quality`: metric, value, floor,
+    meets_floor — benchmark.tracks.aixi / rcnn), or {} when it carries none."""
+    q = model.get("quality")
+    return q if isinstance(q, dict) and isinstance(q.get("floor"), (int, float)) and q.get("metric") else {}
+
+
 def model_quality(model: dict[str, Any]) -> list[tuple[str, float, float | None]]:
-    """(name, value, threshold or None) of every quality figure a Result's model info records:
-    R² and accuracy from `validation` / `scores` (nested dicts searched one level deep). The threshold
-    is the track's own quality floor where the model info records one (`quality`), else
-    `QUALITY_THRESHOLDS`."""
+    """(name, value, floor or None) of every quality figure a Result's model info records: R² and
+    accuracy from `validation` / `scores` (nested dicts searched one level deep), and the track's floor
+    metric (`quality`) when it is neither. The floor is only ever the track's own, as the Result carries
+    it; a figure without one has None (the site keeps no thresholds of its own)."""
     found: list[tuple[str, float, float | None]] = []
-    floor = model.get("quality") if isinstance(model.get("quality"), dict) else {}
-    thresholds = {**QUALITY_THRESHOLDS, **({floor["metric"]: float(floor["floor"])}
-                                           if floor.get("metric") in QUALITY_THRESHOLDS
-                                           and isinstance(floor.get("floor"), (int, float)) else {})}
+    floor = _floor(model)
+    thresholds = {floor["metric"]: float(floor["floor"])} if floor else {}
 
     def visit(d: dict, where: str) -> None:
         for k, v in d.items():
@@ -133,11 +121,13 @@ def model_quality(model: dict[str, Any]) -> list[tuple[str, float, float | None]
             kind = "r2" if low in ("r2", "r²", "r_squared") else "accuracy" if low in ("accuracy", "acc") else None
             if kind:
                 found.append((f"{where}{'R²' if kind == 'r2' else 'accuracy'}".strip(), float(v),
-                              thresholds[kind]))
+                              thresholds.get(kind)))
 
     for key in ("validation", "scores"):
         if isinstance(model.get(key), dict):
             visit(model[key], "")
+    if floor and floor["metric"] not in ("r2", "accuracy") and isinstance(floor.get("value"), (int, float)):
+        found.append((str(floor["metric"]), float(floor["value"]), float(floor["floor"])))
     return found
 
 
@@ -147,9 +137,25 @@ def _metric_doc(name: str) -> dict[str, Any]:
 
         m = METRICS.get(name)
     except Exception:
-        return {"label": name, "description": "", "range": None, "direction": None, "family": "", "paper": ""}
+        return {"label": name, "description": "", "range": None, "direction": None, "family": "",
+                "reference": ""}
     return {"label": m.label, "description": m.description, "range": m.range, "direction": m.direction,
-            "family": m.family, "paper": getattr(m, "paper", "") or FAMILY_PAPERS.get(m.family, "")}
+            "family": m.family, "reference": m.reference}
+
+
+def _track_reference(name: str) -> str:
+    """The registered track's `reference` (the paper it follows), or '' for a track this install lacks."""
+    try:
+        from benchmark.tracks import get_track
+
+        return get_track(name).reference
+    except Exception:  # noqa: BLE001 - a board of a track this install does not know
+        return ""
+
+
+def _cite(reference: str) -> str:
+    """A reference as HTML: escaped, its links made clickable."""
+    return re.sub(r"https?://[^\s,;()]+", lambda m: f'<a href="{m.group(0)}">{m.group(0)}</a>', e(reference))
 
 
 def _fmt_range(r: tuple[float, float] | None) -> str:
@@ -326,20 +332,6 @@ def control_warning(board) -> str | None:
                    "ground truth describes (see its quality below).")
 
 
-def quality_warnings(model: dict[str, Any]) -> list[str]:
-    """The page's warnings for a model below its quality threshold; none where the track records its
-    own floor (`model.quality`): the board's own warning (leaderboard.rank) says it, once."""
-    if isinstance(model.get("quality"), dict) and model["quality"].get("floor") is not None:
-        return []
-    out = []
-    for name, value, threshold in model_quality(model):
-        if threshold is not None and value < threshold:
-            out.append(f"The model under test has {name} = {value:.3f} on validation, below the threshold "
-                       f"{threshold:g}: its explanations need not match the ground truth, which describes the "
-                       f"function the model was meant to learn.")
-    return out
-
-
 # --------------------------------------------------------------------------------------------------
 # the build
 
@@ -490,7 +482,8 @@ def _board_page(b, results: dict[str, Any], figs: list[Figure], cards: dict[str,
         warns.append((cw, True))
     any_result = next(iter(results.values()), None)
     model = dict(any_result.model) if any_result is not None else {"name": b.model}
-    warns += [(w, True) for w in quality_warnings(model)]
+    # a model below its track's quality floor: the ranking's own warning (leaderboard.rank, from the
+    # Result's `model.quality`) says it, once; the site adds none of its own
     if len(ranked_rows) == 1:
         warns.append(("Only one submission is ranked on this board: its rank says nothing about how it compares.",
                       False))
@@ -575,9 +568,11 @@ def _board_page(b, results: dict[str, Any], figs: list[Figure], cards: dict[str,
     parts.append(f"<dt>weights hash</dt><dd><code>{e(model.get('hash', 'not recorded'))}</code></dd>")
     quality = model_quality(model)
     if quality:
+        low = _floor(model).get("meets_floor") is False
         for name, value, threshold in quality:
-            flag = "" if threshold is None or value >= threshold else " <span class=\"bad\">below threshold</span>"
-            parts.append(f"<dt>{e(name)}</dt><dd>{value:.4f} (threshold {threshold:g}){flag}</dd>")
+            floor = "" if threshold is None else f" (the track's floor {threshold:g})"
+            flag = " <span class=\"bad\">below its floor</span>" if threshold is not None and low else ""
+            parts.append(f"<dt>{e(name)}</dt><dd>{value:.4f}{floor}{flag}</dd>")
     elif b.model == "function":
         parts.append("<dt>quality</dt><dd>exact: the model is the function that defines the ground truth</dd>")
     else:
@@ -600,7 +595,7 @@ def _board_page(b, results: dict[str, Any], figs: list[Figure], cards: dict[str,
         doc = _metric_doc(name)
         d = b.directions.get(name) or doc["direction"] or "?"
         text = doc["description"] or "No description recorded."
-        paper = f" Source: {e(doc['paper'])}." if doc["paper"] else ""
+        paper = f" Reference: {_cite(doc['reference'])}." if doc["reference"] else ""
         parts.append(f"<p><b>{e(doc['label'] or name)}</b> <code>{e(name)}</code>"
                      f"{' (primary)' if name == b.primary_metric else ''} — {e(text)}. Range "
                      f"{e(_fmt_range(doc['range']))}; {e(d)} is better {ARROWS.get(d, '')}.{paper}</p>")
@@ -628,6 +623,8 @@ def _submission_page(name: str, entries, info: dict | None, role: str, built: st
     parts = [f"<h1>{e(name)}{f' <span class=mute>({e(role)})</span>' if role else ''}</h1>"]
     if info and info.get("description"):
         parts.append(f"<p>{e(info['description'])}</p>")
+    if info and info.get("reference"):
+        parts.append(f"<p class=\"mute\">Reference: {_cite(info['reference'])}</p>")
     parts.append("<dl class=\"facts\">")
     parts.append(f"<dt>version</dt><dd>{e(sub.get('version', '?'))}</dd>")
     parts.append(f"<dt>code hash</dt><dd><code>{e(sub.get('hash', '?'))}</code></dd>")
@@ -681,13 +678,13 @@ def _submission_page(name: str, entries, info: dict | None, role: str, built: st
     return _page(name, "".join(parts), 1, built)
 
 
-def _other_tracks(shown: set[str]) -> list[tuple[str, str]]:
-    """Registered tracks without a board (name, description)."""
+def _other_tracks(shown: set[str]) -> list[tuple[str, str, str]]:
+    """Registered tracks without a board (name, description, reference)."""
     try:
         from benchmark.tracks.base import TRACKS, _ensure_builtin
 
         _ensure_builtin()
-        return [(n, t.description) for n, t in TRACKS.items() if n not in shown]
+        return [(n, t.description, t.reference) for n, t in TRACKS.items() if n not in shown]
     except Exception:
         return []
 
@@ -741,7 +738,11 @@ def _index_page(tables, summaries, overall_rows, problems: list[str], built: str
         per_track[b.track].append(b)
     summary_of = {s.track: s for s in summaries}
     for track in sorted(per_track):
-        parts.append(f"<h2>Track {e(track)}</h2><ul class=\"boards\">")
+        parts.append(f"<h2>Track {e(track)}</h2>")
+        ref = _track_reference(track)
+        if ref:
+            parts.append(f"<p class=\"mute\">Reference: {_cite(ref)}</p>")
+        parts.append("<ul class=\"boards\">")
         for b in per_track[track]:
             ranked = [r for r in b.rows if r.rank is not None]
             best = ", ".join(r.submission for r in ranked if r.rank == 1) if ranked else "nothing ranked"
@@ -760,9 +761,10 @@ def _index_page(tables, summaries, overall_rows, problems: list[str], built: str
         if s and s.left_out:
             items = "".join(f"<li>{e(w)}</li>" for w in s.left_out)
             parts.append(f"<details><summary>{len(s.left_out)} board(s) not counted</summary><ul>{items}</ul></details>")
-    for track, description in _other_tracks(set(per_track)):
+    for track, description, ref in _other_tracks(set(per_track)):
         parts.append(f"<h2>Track {e(track)}</h2><p class=\"mute\">{e(description)} — no results yet: "
-                     f"<code>xaibench evaluate &lt;submission&gt; --track {e(track)}</code>.</p>")
+                     f"<code>xaibench evaluate &lt;submission&gt; --track {e(track)}</code>."
+                     + (f" Reference: {_cite(ref)}" if ref else "") + "</p>")
     revs = sorted({(b.resource, b.revision, b.resource_version) for b in tables})
     if revs:
         parts.append("<h2>Resource revisions</h2><ul>" + "".join(

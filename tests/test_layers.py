@@ -1,0 +1,70 @@
+"""The import contracts of DESIGN §3 (issue #31), checked by import-linter (`make lint`, `make test`):
+benchmark, leaderboard and generators never import `submissions`; benchmark imports neither generators
+nor leaderboard; generators, submissions and leaderboard sit above benchmark, independent of each other.
+The contracts hold on this tree, and the same configuration fails on a tree that breaks one."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+LINT = Path(sys.executable).parent / "lint-imports"
+
+
+def lint(cwd: Path, config: Path | None = None) -> subprocess.CompletedProcess:
+    """`lint-imports` in `cwd` (its packages first on the path), without the cache."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    argv = [str(LINT), "--no-cache"] + (["--config", str(config)] if config else [])
+    return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_the_contracts_hold_on_this_tree():
+    names = [c["name"] for c in tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+             ["contracts"]]
+    assert any("never import submissions" in n for n in names)
+    run = lint(ROOT)
+    out = " ".join((run.stdout + run.stderr).split())  # its report wraps long names
+    assert run.returncode == 0, out
+    assert f"{len(names)} kept, 0 broken" in out
+
+
+def _tree(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
+def test_the_same_contracts_fail_on_a_tree_that_breaks_them(tmp_path):
+    """Four tiny packages under the real names, with this project's configuration: a harness module
+    that imports `submissions` (the issue's case) breaks the contracts, naming the import."""
+    packages = {f"{p}/__init__.py": "" for p in ("benchmark", "generators", "leaderboard", "submissions")}
+    good = _tree(tmp_path / "good", {**packages, "submissions/s.py": "import benchmark\n",
+                                     "leaderboard/rank.py": "from benchmark import x\n", "benchmark/x.py": ""})
+    (good / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text())
+    assert lint(good).returncode == 0, lint(good).stdout
+    bad = _tree(tmp_path / "bad", {**packages, "benchmark/worker.py": "def f():\n    import submissions\n"})
+    (bad / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text())
+    run = lint(bad)
+    out = " ".join(run.stdout.split())
+    assert run.returncode == 1, out
+    assert "benchmark.worker -> submissions" in out and "BROKEN" in out
+
+
+def test_a_config_given_by_path_is_used(tmp_path):
+    """`--config` (what `make lint` does not need but a reviewer may use): a forbidden contract of a
+    small package pair, one importing the other."""
+    tree = _tree(tmp_path, {"low/__init__.py": "", "low/a.py": "import high.b\n", "high/__init__.py": "",
+                            "high/b.py": ""})
+    cfg = tmp_path / "lint.toml"
+    cfg.write_text('[tool.importlinter]\nroot_packages = ["low", "high"]\n\n[[tool.importlinter.contracts]]\n'
+                   'name = "low never imports high"\ntype = "forbidden"\nsource_modules = ["low"]\n'
+                   'forbidden_modules = ["high"]\n')
+    run = lint(tree, cfg)
+    assert run.returncode == 1 and "low.a -> high.b" in run.stdout, run.stdout
+    (tree / "low" / "a.py").write_text("")
+    assert lint(tree, cfg).returncode == 0
