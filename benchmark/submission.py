@@ -204,40 +204,10 @@ def _passes_on(func: Any, var_kw: str) -> bool:
                for node in ast.walk(tree))
 
 
-def _package_imports(package: Path, sources: list[Path]) -> list[Path]:
-    """The modules of `package` (a folder with __init__.py) that `sources` import, transitively, in
-    sorted order (read with `ast`; nothing is executed). Unparsable sources import nothing here."""
-    import ast
-
-    name, found, todo = package.name, set(), list(sources)
-    while todo:
-        try:
-            tree = ast.parse(todo.pop().read_bytes())
-        except (SyntaxError, ValueError, OSError):
-            continue
-        for node in ast.walk(tree):
-            mods = ([a.name for a in node.names] if isinstance(node, ast.Import)
-                    else [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else [])
-            for mod in mods:
-                parts = mod.split(".")
-                if parts[0] == name and len(parts) > 1:
-                    file = package / f"{parts[1]}.py"
-                    if file.is_file() and file not in found:
-                        found.add(file)
-                        todo.append(file)
-    return sorted(found)
-
-
-# harness packages that hold algorithms built-in submissions wrap (DESIGN §8: library code below the
-# submissions); a submission's hash covers the modules of these it imports, so changed library code is a
-# new cache key for exactly the submissions that run it
-LIBRARY_PACKAGES = ("benchmark.toki",)
-_LIBRARY_ROOT = Path(__file__).resolve().parent.parent
-
-
-def _library_imports(sources: list[Path]) -> list[Path]:
-    """The modules of `LIBRARY_PACKAGES` that `sources` import, transitively (their package `__init__`
-    included), in sorted order (read with `ast`; nothing is executed)."""
+def _imports_closure(sources: list[Path], resolve) -> list[Path]:
+    """The files `sources` import, transitively, in sorted order: every absolute import's module name is
+    handed to `resolve(name) -> [files]` (files that do not exist are ignored). Read with `ast`; nothing
+    is executed; an unparsable source imports nothing here."""
     import ast
 
     found: set[Path] = set()
@@ -251,16 +221,41 @@ def _library_imports(sources: list[Path]) -> list[Path]:
             mods = ([a.name for a in node.names] if isinstance(node, ast.Import)
                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else [])
             for mod in mods:
-                lib = next((p for p in LIBRARY_PACKAGES if mod == p or mod.startswith(p + ".")), None)
-                if lib is None:
-                    continue
-                folder = _LIBRARY_ROOT.joinpath(*lib.split("."))
-                rest = mod[len(lib):].lstrip(".").split(".") if mod != lib else []
-                for file in (folder / "__init__.py", folder.joinpath(*rest).with_suffix(".py") if rest else None):
-                    if file is not None and file.is_file() and file not in found:
+                for file in resolve(mod):
+                    if file.is_file() and file not in found:
                         found.add(file)
                         todo.append(file)
     return sorted(found)
+
+
+def _package_imports(package: Path, sources: list[Path]) -> list[Path]:
+    """The modules of `package` (a folder with __init__.py) that `sources` import, transitively."""
+    def resolve(mod: str) -> list[Path]:
+        parts = mod.split(".")
+        return [package / f"{parts[1]}.py"] if parts[0] == package.name and len(parts) > 1 else []
+
+    return _imports_closure(sources, resolve)
+
+
+# harness packages that hold algorithms built-in submissions wrap (DESIGN §8: library code below the
+# submissions); a submission's hash covers the modules of these it imports, so changed library code is a
+# new cache key for exactly the submissions that run it
+LIBRARY_PACKAGES = ("benchmark.toki",)
+_LIBRARY_ROOT = Path(__file__).resolve().parent.parent
+
+
+def _library_imports(sources: list[Path]) -> list[Path]:
+    """The modules of `LIBRARY_PACKAGES` that `sources` import, transitively (their package `__init__`
+    included)."""
+    def resolve(mod: str) -> list[Path]:
+        lib = next((p for p in LIBRARY_PACKAGES if mod == p or mod.startswith(p + ".")), None)
+        if lib is None:
+            return []
+        folder = _LIBRARY_ROOT.joinpath(*lib.split("."))
+        rest = mod[len(lib):].lstrip(".").split(".") if mod != lib else []
+        return [folder / "__init__.py", *([folder.joinpath(*rest).with_suffix(".py")] if rest else [])]
+
+    return _imports_closure(sources, resolve)
 
 
 def _fail(path: Path, msg: str) -> SubmissionError:

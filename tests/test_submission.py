@@ -108,3 +108,16 @@ def test_builtin_folders_are_found_without_importing_the_package(tmp_path):
     assert folders and all((f / "__init__.py").is_file() for f in folders)
     assert is_builtin(get_submission("occlusion"))
     assert not is_builtin(load_submission(write_submission(tmp_path / "s", "s", "return []\n")))
+
+
+def test_hash_covers_the_library_modules_a_builtin_imports():
+    """A TOKI oracle's hash covers benchmark/toki (DESIGN §8: its algorithm lives there), transitively;
+    an explainer that imports none of it does not."""
+    from benchmark.submission import _LIBRARY_ROOT, _library_imports, discover
+
+    subs = discover()
+    toki = [p for p in subs["toki-lime"].path.glob("*.py")]
+    covered = {p.relative_to(_LIBRARY_ROOT).as_posix() for p in _library_imports(toki)}
+    assert {"benchmark/toki/__init__.py", "benchmark/toki/core.py"} <= covered
+    assert "benchmark/toki/embeddings.py" in covered  # imported by core, not by the oracle's own file
+    assert _library_imports(list(subs["saliency"].path.glob("*.py"))) == []
