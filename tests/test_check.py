@@ -73,7 +73,9 @@ def test_oracles_are_checked_like_explainers(tmp_path, home):
     # fit sees the training split; verdicts depending on the batch or on chance are caught
     cases = {
         "batch invariant": "return [len(batch) % 2 == 0] * len(batch)",
-        "deterministic": "return [os.urandom(1)[0] % 2 == 0 for _ in batch.ids]",
+        # random verdicts and scores: two runs agree on the 8 compared instances with probability ~2^-72
+        "deterministic": "return {'verdicts': [os.urandom(1)[0] % 2 == 0 for _ in batch.ids], "
+                         "'scores': [os.urandom(1)[0] / 255 for _ in batch.ids]}",
         "outputs": "return [1.0 for _ in batch.ids]",
     }
     for failing, judge in cases.items():
