@@ -165,6 +165,7 @@ class Board:
     intervals: str = ""  # why the board has no rank intervals ("" = it has them)
     gate: dict | None = None  # the ranking gate in force ({"metric", "min", "beat_controls"}) or None
     n_boot: int = 0  # bootstrap draws behind the intervals (0: none)
+    model_note: str = ""  # the model under test's own quality figures (RCNN: selection vs Lei's targets)
 
     @property
     def disagreeing(self) -> list[str]:
@@ -416,6 +417,8 @@ def _board(key: tuple[str, str, str], results: list[Result], verified_only: bool
     if low:
         q = low[0].model["quality"]
         warnings.append(
+            f"model under test below its quality floor: {q['message']} — so this board says little about the "
+            "explainers." if q.get("message") else
             f"model under test below its quality floor: validation {q['metric']} {q['value']:.3f} < "
             f"{q['floor']} — it has not learned its function, so this board says little about the explainers "
             f"(retrain it, e.g. `xaibench train aixi` with more epochs or images)."
@@ -471,7 +474,31 @@ def _board(key: tuple[str, str, str], results: list[Result], verified_only: bool
         intervals=a.intervals,
         gate=a.gate,
         n_boot=a.n_boot,
+        model_note=_model_note(chosen),
     )
+
+
+def _model_note(results: list[Result]) -> str:
+    """One line on the model under test from the newest result's model info: an RCNN's selection against
+    Lei's targets (`selection`), else a quality floor (`quality`: metric, value, floor); "" without."""
+    for r in _newest_first(results):
+        info = r.model or {}
+        sel = info.get("selection")
+        if isinstance(sel, dict) and isinstance(sel.get("targets"), dict):
+            from benchmark.models.rcnn_targets import describe
+
+            try:
+                text = describe(sel)
+            except (KeyError, TypeError, ValueError):
+                continue
+            return "model under test: " + text + ("" if sel.get("meets_targets") else " — outside Lei's targets")
+        q = info.get("quality")
+        if isinstance(q, dict) and isinstance(q.get("value"), (int, float)) and q.get("metric"):
+            floor = q.get("floor")
+            return (f"model under test: validation {q['metric']} {q['value']:.3g}"
+                    + (f" (floor {floor:.3g}: {'met' if q.get('meets_floor') else 'not met'})"
+                       if isinstance(floor, (int, float)) else ""))
+    return ""
 
 
 # --------------------------------------------------------------------------------------------------

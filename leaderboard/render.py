@@ -201,6 +201,8 @@ def board_notes(board: Board) -> list[str]:
                      "those whose is")
     if board.intervals:
         lines.append(f"rank intervals: undefined — {board.intervals}")
+    if board.model_note:
+        lines.append(board.model_note)
     return lines
 
 

@@ -277,3 +277,24 @@ def test_seed_runs_widen_the_interval_by_the_seed_variance():
     packed = pack_scores(moved)
     assert packed["seeds"] == [0, 1]
     assert isinstance(s_same, MetricSummary)
+
+
+def test_the_board_states_the_model_under_tests_own_figures():
+    """An RCNN board says how its rationale model selects against Lei's targets (issue #29), and marks a
+    model outside them; an AIXI board states its CNN's validation score and floor."""
+    from benchmark.models.rcnn_targets import check
+
+    for rate, precision, expect in ((0.103, 0.907, "precision 90.7 %"), (0.02, 0.95, "outside Lei's targets")):
+        selection, quality = check(rate, {"precision": precision, "recall": 0.6, "n": 994})
+        rs = [make_result(n, track="rcnn", resource="rcnn/beer-appearance", model="rcnn", primary="pct-first",
+                          metrics={"pct-first": metric(v, "lower", "%first")}) for n, v in (("a", 1.0), ("random", 80.0))]
+        for r in rs:
+            r.model.update(selection=selection, quality=quality)
+        (b,) = boards(rs)
+        assert b.model_note.startswith("model under test: 10.3 %" if rate == 0.103 else "model under test: 2.0 %")
+        assert expect in b.model_note and expect in "\n".join(render.board_notes(b))
+        assert any("below its quality floor" in w for w in b.warnings) == (rate == 0.02)
+    r = make_result("a")
+    r.model["quality"] = {"metric": "r2", "value": 0.91, "floor": 0.8, "meets_floor": True}
+    (b,) = boards([r])
+    assert b.model_note == "model under test: validation r2 0.91 (floor 0.8: met)"
