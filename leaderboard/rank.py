@@ -823,9 +823,10 @@ def _bt_rows(strata: list[list[Board]], weights: list[float]) -> list[SummaryRow
     rng = np.random.default_rng(0)
     draws = np.array([fit([[st[j] for j in rng.integers(0, len(st), len(st))] if st else [] for st in strata])
                       for _ in range(N_BOARD_BOOT)])  # (B, n)
-    # i is behind j when j's strength is larger in at least 97.5 % of the board resamples
-    behind = np.array([[i != j and np.mean(draws[:, j] > draws[:, i]) >= 0.975 for j in range(len(names))]
-                       for i in range(len(names))])
+    # i is behind j when j's strength is larger in at least 97.5 % of the board resamples (larger beyond
+    # rounding: two methods every board ties get equal strengths up to the fit's floating-point noise)
+    behind = np.array([[i != j and stats.larger_share(draws[:, j], draws[:, i]) >= 0.975
+                        for j in range(len(names))] for i in range(len(names))])
     ranks, tied = stats.display_ranks(behind)
     ivs = stats.rank_intervals(list(draws.T), "higher")
     wins = np.zeros(len(names))

@@ -77,6 +77,13 @@ def separations(draws: Sequence[np.ndarray], points: Sequence[float | None], dir
     return out
 
 
+def larger_share(a: np.ndarray, b: np.ndarray, rel: float = 1e-6) -> float:
+    """The share of paired draws in which a exceeds b by more than rounding (|difference| > rel·(1 + |b|)),
+    so two items a fit cannot tell apart are never ordered by its floating-point noise."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    return float(np.mean(a > b + rel * (1.0 + np.abs(b)))) if a.size else 0.0
+
+
 def display_ranks(better: np.ndarray, groups: Sequence[int] | None = None) -> tuple[list[int], list[bool]]:
     """(rank, tied) per row: rank_i = 1 + #rows of an earlier group + #rows of its own group that are
     significantly better (`better[i, j]`); `groups` (default all 0) orders blocks of rows, e.g. rows

@@ -298,3 +298,17 @@ def test_the_board_states_the_model_under_tests_own_figures():
     r.model["quality"] = {"metric": "r2", "value": 0.91, "floor": 0.8, "meets_floor": True}
     (b,) = boards([r])
     assert b.model_note == "model under test: validation r2 0.91 (floor 0.8: met)"
+
+
+def test_methods_every_board_ties_share_their_summary_rank():
+    """Two methods with identical scores on the only board get one Bradley–Terry rank (not an order
+    decided by the fit's rounding)."""
+    same = noisy(0.3, seed=5)
+    b = board_of({"a": same, "b": same.copy(), "c": noisy(0.8, seed=6), "random": noisy(2.0, seed=7)},
+                 roles={"random": "control"})
+    (s,) = track_summary([b])
+    by = {r.submission: r for r in s.rows}
+    assert by["a"].rank == by["b"].rank and by["a"].tied and by["b"].tied
+    # the rule behind it: a difference at the fit's rounding level is no difference
+    x = np.array([-1.6100000000001, 0.5, 2.0])
+    assert stats.larger_share(x + 1e-12, x) == 0.0 and stats.larger_share(x + 1e-3, x) == 1.0
