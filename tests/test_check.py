@@ -127,18 +127,24 @@ def test_accepted_parameters_follow_kwargs_through_the_bases():
     assert accepted_parameters(Plain) == set()
 
 
-def test_check_names_a_parameter_the_constructor_does_not_accept(tmp_path, home, capsys):
-    source = ("class Base:\n    def __init__(self, n_steps=50):\n        self.n_steps = n_steps\n\n\n"
-              "class Explainer(Base):\n    def __init__(self, window=3, **kw):\n        super().__init__(**kw)\n\n"
-              + EXPLAIN)
-    folder = _explainer_with(tmp_path / "bad-param", "window = 3\nn_step = 50", source)
+def _one_error_line(folder, capsys) -> str:
+    """`xaibench check folder` exits 2 printing exactly one line; that line."""
     with pytest.raises(SystemExit) as exc:
         main(["check", str(folder)])
     assert exc.value.code == 2
     out = capsys.readouterr()
     lines = [ln for ln in (out.out + out.err).splitlines() if ln.strip()]
     assert len(lines) == 1, lines
-    assert lines[0].startswith("error:") and "n_step " in lines[0] and "accepted: n_steps, window" in lines[0]
+    return lines[0]
+
+
+def test_check_names_a_parameter_the_constructor_does_not_accept(tmp_path, home, capsys):
+    source = ("class Base:\n    def __init__(self, n_steps=50):\n        self.n_steps = n_steps\n\n\n"
+              "class Explainer(Base):\n    def __init__(self, window=3, **kw):\n        super().__init__(**kw)\n\n"
+              + EXPLAIN)
+    folder = _explainer_with(tmp_path / "bad-param", "window = 3\nn_step = 50", source)
+    line = _one_error_line(folder, capsys)
+    assert line.startswith("error:") and "n_step " in line and "accepted: n_steps, window" in line
     # the same class with the right key passes; one that keeps **kwargs to itself accepts any key
     ok = _explainer_with(tmp_path / "good", "window = 3\nn_steps = 50", source)
     assert all(r.ok is not False for r in check_submission(ok)[1])
@@ -152,10 +158,5 @@ def test_check_names_an_unknown_role(tmp_path, capsys):
     folder = write_submission(tmp_path / "r", "r", "return [x for x in batch.inputs]")
     toml = folder / "submission.toml"
     toml.write_text(toml.read_text().replace('kind = "explainer"', 'kind = "explainer"\nrole = "ceiling"'))
-    with pytest.raises(SystemExit) as exc:
-        main(["check", str(folder)])
-    assert exc.value.code == 2
-    out = capsys.readouterr()
-    lines = [ln for ln in (out.out + out.err).splitlines() if ln.strip()]
-    assert len(lines) == 1, lines
-    assert "role 'ceiling'" in lines[0] and "accepted: method, control, reference" in lines[0]
+    line = _one_error_line(folder, capsys)
+    assert "role 'ceiling'" in line and "accepted: method, control, reference" in line

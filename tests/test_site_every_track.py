@@ -5,8 +5,6 @@ is absent."""
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from leaderboard.site import browser
@@ -35,20 +33,14 @@ def every_track_site(idc_home, trust_home, built, robust_home, tmp_path_factory)
     homes = {"aixi": idc_home, "idc": idc_home, "trust": trust_home, "rcnn": built["home"],
              "robustness": robust_home}
     results = tmp_path_factory.mktemp("every-track-results")
-    old = os.environ.get("XAIBENCH_HOME")
-    try:
+    with pytest.MonkeyPatch.context() as mp:
         for track, resource, model, control, method, limit in RUNS:
-            os.environ["XAIBENCH_HOME"] = str(homes[track])
+            mp.setenv("XAIBENCH_HOME", str(homes[track]))
             for sub in (control, method):
                 evaluate(sub, track, resource, model=model, limit=limit, batch_size=4, results_dir=results,
                          sandbox="none", timeout_s=0)
         out = tmp_path_factory.mktemp("every-track-site") / "site"
         build_site(out, results, sample=1)
-    finally:
-        if old is None:
-            os.environ.pop("XAIBENCH_HOME", None)
-        else:
-            os.environ["XAIBENCH_HOME"] = old
     return out
 
 

@@ -134,6 +134,18 @@ def _outputs(result, ids: list[str]) -> dict[str, Any]:
         raise _Unavailable(str(exc)) from None
 
 
+def _save(ctx: FigureContext, fig, name: str) -> str:
+    """Lay out `fig`, write it as the board's image `name` (80 dpi), close it; its path relative to the site."""
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    path, rel = ctx.image_path(name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
+    return rel
+
+
 def _sample_ids(inst, ctx: FigureContext) -> list[int]:
     return list(range(min(ctx.sample, len(inst.ids))))
 
@@ -337,11 +349,7 @@ def trust_confusion(ctx: FigureContext) -> list[Figure]:
         ax.set_xticks([0, 1], ["truth\ntrustworthy", "truth\nuntrustw."], fontsize=8)
         ax.set_yticks([0, 1], ["judged\ntrustworthy", "judged\nuntrustw."], fontsize=8)
         ax.set_title(name[:40], fontsize=9)
-        fig.tight_layout()
-        path, rel = ctx.image_path(name)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, dpi=80)
-        plt.close(fig)
+        rel = _save(ctx, fig, name)
         n = int(table.sum())
         out.append(Figure(f"{name}: confusion matrix", rel, f"{n} judged predictions, trustworthy = positive", name))
     return out
@@ -393,11 +401,7 @@ def robustness_curves(ctx: FigureContext) -> list[Figure]:
     ax.set_xlim(0, 0.4)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, loc="lower left")
-    fig.tight_layout()
-    path, rel = ctx.image_path("pcc-vs-rho")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=80)
-    plt.close(fig)
+    rel = _save(ctx, fig, "pcc-vs-rho")
     note = ("TEF solid, RA dashed; ACC is the area under each curve on one fixed grid (0 ≤ ρ ≤ 0.375, (0, 1) "
             "anchor; dotted: the last value carried over empty upper bins)")
     if missing:
@@ -444,11 +448,7 @@ def robustness_vs_faithfulness(ctx: FigureContext) -> list[Figure]:
     ax.set_ylabel("robustness: ACC under TEF (higher = more robust)")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, loc="best")
-    fig.tight_layout()
-    path, rel = ctx.image_path("robustness-vs-faithfulness")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=80)
-    plt.close(fig)
+    rel = _save(ctx, fig, "robustness-vs-faithfulness")
     note = ("robustness (ACC TEF) against faithfulness (comprehensiveness) with 95 % intervals; hollow = control or "
             "reference (not ranked); dashed = the best control's comprehensiveness: a method left of it is ranked "
             "below every method right of it")
