@@ -190,13 +190,13 @@ def evaluate_cmd(
     if exclude and submission != "all":
         raise typer.BadParameter("--exclude goes with the submission 'all'", param_hint="--exclude")
     if submission == "all":
-        known = discover()
-        unknown = sorted(set(exclude or ()) - set(known))
+        known, excluded = discover(), set(exclude or ())
+        unknown = sorted(excluded - set(known))
         if unknown:
             raise typer.BadParameter(f"no submission named {', '.join(unknown)} (see `xaibench list`)",
                                      param_hint="--exclude")
         subs = [s for s in known.values() if s.kind == trk.submission_kind and trk.modality in s.modalities
-                and s.name not in set(exclude or ())]
+                and s.name not in excluded]
     else:
         subs = [get_submission(submission)]
     for res in resource:

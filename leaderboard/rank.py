@@ -641,7 +641,7 @@ def _analyse(track: str, chosen: list[Result], primary: str, names: list[str],
     verdict = _verdict(chosen, methods, controls, ranks, points[primary], direction, better, why, primary)
     if gate and gate["beat_controls"] and verdict.status == "does not discriminate":
         verdict = _gated_verdict(verdict, chosen, methods, controls, ranks, below, points, directions, better,
-                                 gate["metric"])
+                                 gate["metric"], primary)
 
     # agreement of the metrics, and the secondary (all-metric) ranking, over the methods
     agreement: dict[str, tuple[float | None, str]] = {}
@@ -678,7 +678,7 @@ def _best(rows: list[int], values: list[float | None], direction: str) -> int | 
 
 
 def _gated_verdict(plain: Verdict, chosen, methods, controls, ranks, below, points, directions, better,
-                   gm: str) -> Verdict:
+                   gm: str, primary: str) -> Verdict:
     """The verdict of a board whose gate asks methods to beat the controls on `gm` (robustness: ERASER
     comprehensiveness), when a control wins on the primary metric: a text-blind control is robust by
     construction, so the question is whether the methods that pass the gate separate from the controls
@@ -694,10 +694,19 @@ def _gated_verdict(plain: Verdict, chosen, methods, controls, ranks, below, poin
     if not sep.better or sep.ci is None:
         return plain
     return Verdict("discriminates",
-                   f"on the gate metric {name_b} vs the control {name_c}: Δ {gm} = {sep.diff:+.4g}, 95% CI "
-                   f"[{sep.ci[0]:+.4g}, {sep.ci[1]:+.4g}] (paired bootstrap); on the primary metric a control scores "
-                   f"higher ({plain.reason.split('; its ranks')[0]}) — it never reads the input, so its score there "
-                   "is free, and only methods that pass the gate are ranked first", name_b, name_c, sep.diff, sep.ci)
+                   f"on the gate metric {_contrast(name_b, name_c, gm, sep.diff, sep.ci)}; on the primary metric a "
+                   f"control scores higher ({_contrast(plain.best, plain.control, primary, plain.diff, plain.ci)}) — it "
+                   "never reads the input, so its score there is free, and only methods that pass the gate are ranked "
+                   "first", name_b, name_c, sep.diff, sep.ci)
+
+
+def _contrast(best: str | None, control: str | None, metric: str, diff: float | None,
+              ci: tuple[float, float] | None) -> str:
+    """'best vs the control c: Δ metric = d, 95% CI [lo, hi] (paired bootstrap, oriented so + is better)'."""
+    if diff is None or ci is None:
+        return f"{best} vs the control {control}: Δ {metric} undefined"
+    return (f"{best} vs the control {control}: Δ {metric} = {diff:+.4g}, 95% CI [{ci[0]:+.4g}, {ci[1]:+.4g}] "
+            "(paired bootstrap, oriented so + is better)")
 
 
 def _verdict(chosen, methods, controls, ranks, values, direction, better, why, primary) -> Verdict:
@@ -722,8 +731,7 @@ def _verdict(chosen, methods, controls, ranks, values, direction, better, why, p
     if sep.ci is None:
         return Verdict("undefined", f"the difference between {name_b} and {name_c} is undefined in most draws",
                        name_b, name_c, sep.diff)
-    words = (f"{name_b} vs the control {name_c}: Δ {primary} = {sep.diff:+.4g}, 95% CI "
-             f"[{sep.ci[0]:+.4g}, {sep.ci[1]:+.4g}] (paired bootstrap, oriented so + is better)")
+    words = _contrast(name_b, name_c, primary, sep.diff, sep.ci)
     if sep.better:
         return Verdict("discriminates", words, name_b, name_c, sep.diff, sep.ci)
     return Verdict("does not discriminate", words + "; its ranks are not used in the summaries",
