@@ -42,12 +42,14 @@ setup: $(STAMP)
 demo: $(STAMP)
 	$(VENV)/bin/xaibench demo
 
-# The import contracts of DESIGN §3 (pyproject.toml [tool.importlinter]): seconds; run before the tests.
+# Style and docstrings (ruff), the import contracts of DESIGN §3 (import-linter) and types (mypy on
+# benchmark/ and leaderboard/), all configured in pyproject.toml; about a minute; run before the tests.
 lint: $(STAMP)
+	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy
 
-test: $(STAMP)
-	$(VENV)/bin/lint-imports
+test: lint
 	$(PY) -m pytest -q
 
 # The leaderboard as a static site, from the results in $$XAIBENCH_HOME (after `make demo`).
