@@ -12,9 +12,17 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Any, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, Sequence, TypeAlias, runtime_checkable
 
 import numpy as np
+
+if TYPE_CHECKING:  # the models import torch; the contracts stay importable without it
+    from benchmark.models.base import Model
+
+# What `Explainer.explain` returns: one float array per instance, (H, W) for images, (n_words,) for text.
+Attributions: TypeAlias = Sequence[np.ndarray]
+# What `Oracle.judge` returns: one verdict per instance (True = trustworthy), or verdicts with scores.
+Judgement: TypeAlias = Sequence[bool] | dict[str, Sequence[Any]]
 
 
 @dataclass(frozen=True)
@@ -51,7 +59,7 @@ class Explainer(Protocol):
     Higher = more important for the explained output (`model.target(...)`).
     """
 
-    def explain(self, model: Any, batch: Batch) -> Sequence[np.ndarray]: ...
+    def explain(self, model: Model, batch: Batch) -> Attributions: ...
 
 
 @dataclass(frozen=True)
@@ -62,7 +70,7 @@ class OracleContext:
     `explainer`: the built-in explainer that produced the explanations it will judge (None when it
     cannot be built), `explainer_name` its registered name; `class_names`: one name per class."""
 
-    model: Any
+    model: Model
     train: Any
     explainer: Explainer | None = None
     seed: int = 0
@@ -82,7 +90,7 @@ class Oracle(Protocol):
 
     def fit(self, context: OracleContext) -> None: ...
 
-    def judge(self, batch: Batch) -> Sequence[bool] | dict[str, Sequence[Any]]: ...
+    def judge(self, batch: Batch) -> Judgement: ...
 
 
 # What an oracle's instance output carries on the wire and in the cache: a float32 array
