@@ -1,6 +1,7 @@
 """The import contracts of DESIGN §3 (issue #31), checked by import-linter (`make lint`, `make test`):
 benchmark, leaderboard and generators never import `submissions`; benchmark imports neither generators
-nor leaderboard; generators, submissions and leaderboard sit above benchmark, independent of each other.
+nor leaderboard; generators, submissions and leaderboard sit above benchmark, independent of each other; no import
+cycles between the sub-packages and modules of benchmark and leaderboard (acyclic siblings).
 The contracts hold on this tree, and the same configuration fails on a tree that breaks one."""
 
 from __future__ import annotations
@@ -68,3 +69,19 @@ def test_a_config_given_by_path_is_used(tmp_path):
     assert run.returncode == 1 and "low.a -> high.b" in run.stdout, run.stdout
     (tree / "low" / "a.py").write_text("")
     assert lint(tree, cfg).returncode == 0
+
+
+def test_an_import_cycle_inside_a_package_breaks_the_contracts(tmp_path):
+    """The acyclic-siblings contract: two sibling modules of `benchmark` (or of one of its sub-packages) that
+    import each other, even through a function-level import, fail `lint-imports`, naming the package."""
+    packages = {f"{p}/__init__.py": "" for p in ("benchmark", "generators", "leaderboard", "submissions")}
+    tree = _tree(tmp_path / "cycle", {**packages, "benchmark/tracks/__init__.py": "",
+                                      "benchmark/tracks/base.py": "def f():\n    from benchmark.tracks import aixi\n",
+                                      "benchmark/tracks/aixi.py": "from benchmark.tracks import base\n"})
+    (tree / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text())
+    run = lint(tree)
+    out = " ".join(run.stdout.split())
+    assert run.returncode == 1, out
+    assert "No cycles are allowed in benchmark.tracks" in out and "BROKEN" in out
+    (tree / "benchmark" / "tracks" / "base.py").write_text("")
+    assert lint(tree).returncode == 0, lint(tree).stdout
