@@ -42,9 +42,9 @@ selection (`select`). Deterministic for a seed (the run seed `batch.seed`): init
 dropout and Gumbel noise are drawn from generators seeded by it. The trained selector is cached on disk
 (`$XAIBENCH_SCRATCH/selectors/<key>.pt`, the submission's own scratch folder; key = parameters, seed, a
 hash of the model's weights — or of its predictions for a black box — and of the corpus), so re-runs
-reuse it. The first `explain` call trains
-(minutes at the paper's settings on a CPU): evaluate with `--timeout 0` (the runner's per-instance limit
-would otherwise interrupt the training); `max_texts` / `epochs` shorten it.
+reuse it. The first `explain` call trains (minutes at the paper's settings on a CPU): evaluate with
+`--timeout 0` (the runner's per-instance limit would otherwise interrupt the training); `max_texts` /
+`epochs` shorten it.
 """
 
 from __future__ import annotations
