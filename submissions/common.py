@@ -10,10 +10,13 @@
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 import numpy as np
 import torch
+
+if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
+    from benchmark.contracts import Batch
 
 
 @contextlib.contextmanager
@@ -99,7 +102,7 @@ def paint(labels: np.ndarray, weights: Sequence[float] | np.ndarray, background:
     return lut[labels]
 
 
-def require_segments(batch: Any, name: str) -> np.ndarray:
+def require_segments(batch: Batch, name: str) -> np.ndarray:
     """The batch's segmentation, or a clear error for a track that provides none."""
     if batch.segments is None:
         raise ValueError(

@@ -27,10 +27,13 @@ raises a ValueError with the same reason; the conformance tests skip such (expla
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 import torch
+
+if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
+    from benchmark.contracts import Batch
 
 PAD_TOKEN = "<pad>"  # the project's padding token: word-level models map it to the padding embedding
 REDUCTIONS = ("sum", "l2")
@@ -41,12 +44,13 @@ def is_text(model: Any) -> bool:
     return getattr(model, "modality", "image") == "text"
 
 
-def documents(batch: Any) -> list[list[str]]:
+def documents(batch: Batch) -> list[list[str]]:
     """The batch's documents as fresh lists of str (never the batch's own lists)."""
     return [[str(w) for w in doc] for doc in batch.inputs]
 
 
 def empty_scores() -> np.ndarray:
+    """The scores of an empty document: a float32 array of length 0."""
     return np.zeros(0, dtype=np.float32)
 
 
@@ -88,12 +92,14 @@ class Connected(torch.nn.Module):
         self.fn = fn
 
     def forward(self, emb: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        """`fn(emb, mask)` plus a zero that keeps `emb` in the autograd graph."""
         out = self.fn(emb, mask)
         tie = emb.sum(dim=tuple(range(1, emb.dim()))) * 0.0
         return out + tie.reshape((-1,) + (1,) * (out.dim() - 1))
 
 
 def connected(fn: Callable[..., torch.Tensor]) -> Connected:
+    """`fn` wrapped as a `Connected` module in eval mode (the forward function given to captum)."""
     return Connected(fn).eval()
 
 
@@ -110,12 +116,13 @@ def reduce_words(attributions: torch.Tensor, lengths: Sequence[int], reduce: str
 
 
 def check_reduce(reduce: str) -> str:
+    """`reduce` when it is a known word reduction (`REDUCTIONS`), else a ValueError."""
     if reduce not in REDUCTIONS:
         raise ValueError(f"word reduction must be one of {REDUCTIONS}, got {reduce!r}")
     return reduce
 
 
-def gradient_scores(model: Any, batch: Any, name: str, attribute: Callable[..., torch.Tensor],
+def gradient_scores(model: Any, batch: Batch, name: str, attribute: Callable[..., torch.Tensor],
                     batch_size: int, reduce: str = "sum", baselines: bool = False,
                     **kwargs: Any) -> list[np.ndarray]:
     """`attribute(emb, target=..., additional_forward_args=(mask,), [baselines=...], **kwargs)` on chunks

@@ -8,13 +8,28 @@ depend on the explained class. Models without an attention layer raise a clear e
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from submissions.text_common import documents, explain_nonempty, is_text
 
+if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
+    from benchmark.contracts import Attributions, Batch
+    from benchmark.models.base import Model
+
 
 class AttentionExplainer:
-    def unsupported(self, model) -> str | None:
+    """The model's own word attention weights as word scores (HAN word level; attention models only).
+
+    Bahdanau, Cho & Bengio 2015, Neural Machine Translation by Jointly Learning to Align and Translate, ICLR,
+    https://arxiv.org/abs/1409.0473; read as an explanation: Jain & Wallace 2019, Attention is not
+    Explanation, NAACL, https://arxiv.org/abs/1902.10186.
+
+    Takes no parameters.
+    """
+
+    def unsupported(self, model: Model) -> str | None:
         """Why this explainer cannot explain `model`, or None."""
         name = getattr(model, "name", "?")
         if not is_text(model):
@@ -27,7 +42,8 @@ class AttentionExplainer:
             return f"attention: model {name} has no word attention layer ({exc}); use a gradient method instead"
         return None
 
-    def explain(self, model, batch) -> list[np.ndarray]:
+    def explain(self, model: Model, batch: Batch) -> Attributions:
+        """One score per word: the model's attention weight (a document's scores sum to 1 for the HAN)."""
         docs = documents(batch)
         if not any(docs):
             return [np.zeros(0, dtype=np.float32) for _ in docs]

@@ -18,12 +18,17 @@ from __future__ import annotations
 
 import warnings
 from collections import Counter
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
 from submissions.common import attribute_in_chunks, image_tensor, require_module, targets
 from submissions.text_common import connected, documents, gradient_scores, is_text, require_embeddings
+
+if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
+    from benchmark.contracts import Attributions, Batch
+    from benchmark.models.base import Model
 
 _NONLINEAR = (torch.nn.ReLU, torch.nn.ELU, torch.nn.LeakyReLU, torch.nn.Sigmoid, torch.nn.Tanh,
               torch.nn.Softplus, torch.nn.MaxPool1d, torch.nn.MaxPool2d, torch.nn.MaxPool3d, torch.nn.Softmax)
@@ -48,12 +53,28 @@ def _check_no_reuse(module: torch.nn.Module, x: torch.Tensor, *extra: torch.Tens
 
 
 class DeepLiftExplainer:
+    """DeepLIFT (rescale rule): each input's share of f(x) − f(baseline), propagated layer by layer.
+
+    Shrikumar, Greenside & Kundaje 2017, Learning Important Features Through Propagating Activation
+    Differences, ICML, https://arxiv.org/abs/1704.02685 (captum's `DeepLift`). Text: from the padding
+    embedding, target logit, summed per word.
+
+    Args:
+        baseline (float, optional): the constant baseline image (text: always the padding embedding,
+            `model.baseline_embeddings`). Default: 0.0
+        eps (float, optional): below this |Δinput| a non-linearity's multiplier falls back to its
+            gradient (captum). Default: 1e-10
+        batch_size (int, optional): instances (images or documents) per pass; captum runs inputs and
+            baselines together (2 × this). Default: 16
+    """
+
     def __init__(self, baseline: float = 0.0, eps: float = 1e-10, batch_size: int = 16) -> None:
         self.baseline = float(baseline)
         self.eps = float(eps)
         self.batch_size = max(1, int(batch_size))
 
-    def explain(self, model, batch) -> list[np.ndarray]:
+    def explain(self, model: Model, batch: Batch) -> Attributions:
+        """One map per image, or one score per word (embedding attributions summed), from the baseline."""
         from captum.attr import DeepLift
 
         if is_text(model):

@@ -13,16 +13,40 @@ clear error (`unsupported(model)` says why).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import torch
 
 from submissions.common import attribute_in_chunks, require_module, targets
 from submissions.text_common import documents, explain_nonempty, is_text, text_targets
 
+if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
+    from benchmark.contracts import Attributions, Batch
+    from benchmark.models.base import Model
+
 TEXT_SPREADS = ("sum", "mean")
 
 
 class GradCamExplainer:
+    """Grad-CAM: a layer's activations weighted by their position-averaged gradients, ReLU'd, upsampled.
+
+    Selvaraju et al. 2017, Grad-CAM: Visual Explanations from Deep Networks via Gradient-based Localization,
+    ICCV, https://arxiv.org/abs/1610.02391 (captum's `LayerGradCam`; text: per window size on the Kim CNN's
+    feature maps, spread to the words — module docstring).
+
+    Args:
+        layer (str, optional): sub-module name; "" = the layer the model declares (AixiCNN: conv2).
+            Images only. Default: ""
+        relu_attributions (bool, optional): ReLU on the class-activation map. Default: True
+        interpolate_mode (str, optional): upsampling to the image size (`LayerAttribution.interpolate`);
+            images only. Default: "bilinear"
+        batch_size (int, optional): instances (images or documents) per forward/backward pass.
+            Default: 16
+        text_spread (str, optional): a word gets the "sum" (or the "mean") of the cams of the windows
+            covering it; then the mean over window sizes. Default: "sum"
+    """
+
     def __init__(self, layer: str = "", relu_attributions: bool = True, interpolate_mode: str = "bilinear",
                  batch_size: int = 16, text_spread: str = "sum") -> None:
         if text_spread not in TEXT_SPREADS:
@@ -33,7 +57,7 @@ class GradCamExplainer:
         self.batch_size = max(1, int(batch_size))
         self.text_spread = text_spread
 
-    def unsupported(self, model) -> str | None:
+    def unsupported(self, model: Model) -> str | None:
         """Why this explainer cannot explain `model`, or None."""
         if getattr(model, "module", None) is None:
             return f"grad-cam needs gradients, but model {getattr(model, 'name', '?')} is a black box"
@@ -47,7 +71,8 @@ class GradCamExplainer:
                     f"no feature maps — use saliency or integrated-gradients instead")
         return None
 
-    def explain(self, model, batch) -> list[np.ndarray]:
+    def explain(self, model: Model, batch: Batch) -> Attributions:
+        """One (H, W) upsampled class-activation map per image, or one score per word (Kim CNN)."""
         from captum.attr import LayerAttribution, LayerGradCam
 
         if is_text(model):
@@ -82,7 +107,7 @@ class GradCamExplainer:
 
         return explain_nonempty(docs, run)
 
-    def window_cams(self, model, docs: list[list[str]]) -> list[np.ndarray]:
+    def window_cams(self, model: Model, docs: list[list[str]]) -> list[np.ndarray]:
         """Per window size r: cam_r (N, T) over the model's window positions."""
         module = model.module
         emb = model.embed(docs).detach().float() * model.mask(docs).unsqueeze(-1).float()
@@ -99,7 +124,7 @@ class GradCamExplainer:
             cams.append((torch.relu(cam) if self.relu_attributions else cam).double().numpy())
         return cams
 
-    def text_cams(self, model, docs: list[list[str]]) -> list[np.ndarray]:
+    def text_cams(self, model: Model, docs: list[list[str]]) -> list[np.ndarray]:
         """Word scores: each window's cam spread to the words it covers, mean over window sizes."""
         windows = [int(r) for r in model.module.windows]
         per_r = []

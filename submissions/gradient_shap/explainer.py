@@ -9,13 +9,34 @@ its batch companions. Hence one captum call per instance; each is one forward/ba
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import torch
 
 from submissions.common import image_tensor, require_module, seeded_rngs, targets, to_maps
 
+if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
+    from benchmark.contracts import Attributions, Batch
+    from benchmark.models.base import Model
+
 
 class GradientShapExplainer:
+    """GradientSHAP: expected gradients × (input − baseline) over random baselines, path points and noise.
+
+    Lundberg & Lee 2017, A Unified Approach to Interpreting Model Predictions, NeurIPS,
+    https://arxiv.org/abs/1705.07874 (captum's `GradientShap`, which approximates SHAP values by
+    expected gradients). Baselines: the black image and dark uniform-noise images drawn from the instance
+    seed. Images only.
+
+    Args:
+        n_samples (int, optional): random (baseline, α, noise) draws per instance, evaluated in one
+            pass. Default: 16
+        stdevs (float, optional): std of the Gaussian noise added to the input in each draw. Default: 0.09
+        noise_baselines (int, optional): noise baselines besides the black one. Default: 4
+        noise_level (float, optional): the noise baselines are U(0, noise_level) images. Default: 0.1
+    """
+
     def __init__(self, n_samples: int = 16, stdevs: float = 0.09, noise_baselines: int = 4,
                  noise_level: float = 0.1) -> None:
         if n_samples < 1:
@@ -25,7 +46,8 @@ class GradientShapExplainer:
         self.noise_baselines = max(0, int(noise_baselines))
         self.noise_level = float(noise_level)
 
-    def explain(self, model, batch) -> list[np.ndarray]:
+    def explain(self, model: Model, batch: Batch) -> Attributions:
+        """One (H, W) map per image; all randomness from the instance seed (one captum call each)."""
         from captum.attr import GradientShap
 
         method = GradientShap(require_module(model, "gradient-shap"))

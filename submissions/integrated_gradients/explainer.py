@@ -8,13 +8,34 @@ over a document ≈ f(x) − f(padding), completeness). `baseline` applies to im
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from submissions.common import image_tensor, require_module, targets, to_maps
 from submissions.text_common import connected, gradient_scores, is_text, require_embeddings
 
+if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
+    from benchmark.contracts import Attributions, Batch
+    from benchmark.models.base import Model
+
 
 class IntegratedGradientsExplainer:
+    """Integrated Gradients: (x − x′) ⊙ ∫₀¹ ∂f(x′ + α(x − x′))/∂x dα from a constant baseline x′.
+
+    Sundararajan, Taly & Yan 2017, Axiomatic Attribution for Deep Networks, ICML,
+    https://arxiv.org/abs/1703.01365 (captum's `IntegratedGradients`). Text: from the padding embedding,
+    target logit, summed per word.
+
+    Args:
+        n_steps (int, optional): points of the integral's approximation. Default: 50
+        method (str, optional): captum's approximation of the integral. Default: "gausslegendre"
+        baseline (float, optional): constant baseline image (text: always the padding embedding,
+            `model.baseline_embeddings`). Default: 0.0
+        internal_batch_size (int, optional): path points per forward/backward pass (n_steps × instances
+            are chunked; raised to the number of instances, as captum does). Default: 16
+    """
+
     def __init__(self, n_steps: int = 50, method: str = "gausslegendre", baseline: float = 0.0,
                  internal_batch_size: int = 16) -> None:
         self.n_steps = int(n_steps)
@@ -22,7 +43,8 @@ class IntegratedGradientsExplainer:
         self.baseline = float(baseline)
         self.internal_batch_size = max(1, int(internal_batch_size))
 
-    def explain(self, model, batch) -> list[np.ndarray]:
+    def explain(self, model: Model, batch: Batch) -> Attributions:
+        """One (H, W) map per image, or one signed score per word (sums ≈ f(x) − f(baseline))."""
         from captum.attr import IntegratedGradients
 
         if is_text(model):

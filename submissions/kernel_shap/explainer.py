@@ -18,16 +18,37 @@ images. A one-word document gets its exact Shapley value f(x) − f(empty docume
 from __future__ import annotations
 
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
-from submissions.common import (blackbox_forward, image_tensor, relabel, require_segments,
-                                seeded_rngs, targets, to_maps)
+from submissions.common import blackbox_forward, image_tensor, relabel, require_segments, seeded_rngs, targets, to_maps
 from submissions.text_common import delete_positions, documents, explain_nonempty, is_text, text_targets
+
+if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
+    from benchmark.contracts import Attributions, Batch
+    from benchmark.models.base import Model
 
 
 class KernelShapExplainer:
+    """Kernel SHAP: Shapley values of the objects (text: word positions) from a weighted fit on coalitions.
+
+    Lundberg & Lee 2017, A Unified Approach to Interpreting Model Predictions, NeurIPS,
+    https://arxiv.org/abs/1705.07874 (captum's `KernelShap` on the black-box
+    `model.predict`). Images: the objects of `batch.segments` (required) and the background are the
+    players, an absent one set to `baseline`; text: the word positions, an absent word deleted.
+
+    Args:
+        n_samples (int, optional): coalitions sampled per image. Default: 64
+        perturbations_per_eval (int, optional): coalitions per predict call (images). Default: 64
+        baseline (float, optional): value of the pixels of an absent feature (images). Default: 0.0
+        text_n_samples (int, optional): coalitions per document; 0 = shap's "auto", 2·n_words + 2048.
+            Default: 0
+        text_perturbations_per_eval (int, optional): coalitions (documents) per `model.predict` call.
+            Default: 1024
+    """
+
     def __init__(self, n_samples: int = 64, perturbations_per_eval: int = 64, baseline: float = 0.0,
                  text_n_samples: int = 0, text_perturbations_per_eval: int = 1024) -> None:
         if n_samples < 1:
@@ -40,7 +61,8 @@ class KernelShapExplainer:
         self.text_n_samples = int(text_n_samples)
         self.text_perturbations_per_eval = max(1, int(text_perturbations_per_eval))
 
-    def explain(self, model, batch) -> list[np.ndarray]:
+    def explain(self, model: Model, batch: Batch) -> Attributions:
+        """One map per image (each object painted with its Shapley value), or one score per word."""
         from captum.attr import KernelShap
 
         if is_text(model):

@@ -32,7 +32,7 @@ L2X is trained on the *model's own predictions* over a corpus, not on labels. Th
   unsupported (`unsupported(model)` says so).
 * `"batch"`: the batch's own documents — works on any text model, but the explanation of a document then
   depends on its batch companions (an L2X trained on few documents).
-Vocabulary: the corpus words by frequency (at most `vocab_size`, plus padding and unknown). Both
+Vocabulary: the `vocab_size` − 2 most frequent corpus words, plus padding and unknown. Both
 embeddings start from the model's own word vectors when the model is a white box (`model.embed`, SPECS
 §4.5 [I]; `init = "model"`), otherwise uniform(±0.05) (Keras' default), and are trained.
 
@@ -40,10 +40,11 @@ Scores: the selector's logit per position, shifted to be non-negative (logit −
 logit), so ranking by score, signed or absolute, is ranking by logit; the top-K positions are L2X's
 selection (`select`). Deterministic for a seed (the run seed `batch.seed`): initialisation, shuffling,
 dropout and Gumbel noise are drawn from generators seeded by it. The trained selector is cached on disk
-(`$XAIBENCH_SCRATCH/selectors/<key>.pt`, the submission's own scratch folder, key = parameters, seed, a hash of the model's weights — or of its
-predictions for a black box — and of the corpus), so re-runs reuse it. The first `explain` call trains
-(minutes at the paper's settings on a CPU): evaluate with `--timeout 0` (the runner's per-instance limit
-would otherwise interrupt the training); `max_texts` / `epochs` shorten it.
+(`$XAIBENCH_SCRATCH/selectors/<key>.pt`, the submission's own scratch folder; key = parameters, seed, a
+hash of the model's weights — or of its predictions for a black box — and of the corpus), so re-runs
+reuse it. The first `explain` call trains (minutes at the paper's settings on a CPU): evaluate with
+`--timeout 0` (the runner's per-instance limit would otherwise interrupt the training); `max_texts` /
+`epochs` shorten it.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ import json
 import os
 from collections import Counter
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 import torch
@@ -61,6 +62,10 @@ from torch import nn
 from torch.nn import functional as F
 
 from submissions.text_common import documents, explain_nonempty, predict_in_chunks
+
+if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
+    from benchmark.contracts import Attributions, Batch
+    from benchmark.models.base import Model
 
 ASPECT_K = {"appearance": 23, "aroma": 18, "palate": 13}  # [P] Camburu et al.: mean human highlights
 DEFAULT_K = 23
@@ -84,6 +89,7 @@ class Selector(nn.Module):
         self.out = nn.Conv1d(filters, 1, 1)
 
     def forward(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """Per-position logits (B, L), −inf at the padding."""
         m = mask.unsqueeze(1).to(torch.float32)  # (B, 1, L)
         x = self.embedding(ids).transpose(1, 2) * m  # (B, D, L)
         first = F.relu(self.conv1(x)) * m
@@ -106,6 +112,7 @@ class Approximator(nn.Module):
         self.out = nn.Linear(hidden, n_out)
 
     def forward(self, ids: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
+        """The output (B, n_out) from the bag of embeddings weighted by the (soft or hard) selection."""
         bag = (self.embedding(ids) * weights.unsqueeze(-1)).sum(1) / self.k
         return self.out(F.relu(self.hidden(bag)))
 
@@ -175,6 +182,7 @@ class Trained:
         self.info = info
 
     def logits(self, docs: Sequence[Sequence[str]], chunk: int = 64) -> list[np.ndarray]:
+        """The selector's logit per position of each document, `chunk` documents per pass."""
         out: list[np.ndarray] = []
         with torch.no_grad():
             for s in range(0, len(docs), chunk):
@@ -186,6 +194,44 @@ class Trained:
 
 
 class L2X:
+    """L2X: a selector trained so that its K chosen words let an approximator reproduce the model's output.
+
+    Chen, Song, Wainwright & Jordan 2018, Learning to Explain: An Information-Theoretic Perspective on Model
+    Interpretation, ICML, https://arxiv.org/abs/1802.07814 (own PyTorch port of the word-level version,
+    trained on the model's own predictions — module docstring). Score of a word = its selector logit,
+    shifted to be ≥ 0. Text only.
+
+    Args:
+        k (int, optional): words selected; 0 = by the model's aspect (appearance 23, aroma 18, palate 13
+            — Camburu et al.), else 23. Default: 0
+        epochs (int, optional): training epochs at most (Camburu et al.: 30; the L2X reference: 5); the
+            best held-out epoch is kept. Default: 30
+        patience (int, optional): stop after this many epochs without held-out improvement (0 = never).
+            Default: 5
+        batch_size (int, optional): training documents per step (the L2X reference). Default: 40
+        tau (float, optional): Gumbel-softmax temperature (the L2X reference). Default: 0.5
+        filters (int, optional): selector convolution width (the L2X reference). Default: 100
+        hidden (int, optional): approximator dense layer (the L2X reference). Default: 250
+        kernel_size (int, optional): selector convolution window. Default: 3
+        dropout (float, optional): selector dropout. Default: 0.2
+        lr (float, optional): RMSprop learning rate (Keras defaults otherwise). Default: 1e-3
+        embed_dim (int, optional): embedding size when the model gives no vectors (init "random");
+            otherwise the model's. Default: 200
+        maxlen (int, optional): training documents truncated to this many tokens. Default: 256
+        vocab_size (int, optional): vocabulary size: the vocab_size − 2 most frequent corpus words,
+            padding and unknown. Default: 20000
+        val_fraction (float, optional): held-out share of the training texts (best-epoch selection).
+            Default: 0.1
+        init (str, optional): "model" = both embeddings start from the model's vectors (white box);
+            "random" = uniform(±0.05). Default: "model"
+        train_on (str, optional): "model-texts" = `model.unlabeled_texts()`; "batch" = the batch's own
+            documents. Default: "model-texts"
+        max_texts (int, optional): train on the first N texts only (0 = all; quick runs). Default: 0
+        cache (bool, optional): keep trained selectors in the submission's scratch folder
+            (`$XAIBENCH_SCRATCH/selectors`). Default: True
+        verbose (bool, optional): print each epoch's losses. Default: True
+    """
+
     def __init__(self, k: int = 0, epochs: int = 30, patience: int = 5, batch_size: int = 40, tau: float = 0.5,
                  filters: int = 100, hidden: int = 250, kernel_size: int = 3, dropout: float = 0.2,
                  lr: float = 1e-3, embed_dim: int = 200, maxlen: int = 256, vocab_size: int = 20000,
@@ -215,7 +261,8 @@ class L2X:
         self.last_trained: bool | None = None  # did the last explain train (True) or reuse (False)?
 
     # -- capability ------------------------------------------------------------------------------
-    def unsupported(self, model) -> str | None:
+    def unsupported(self, model: Model) -> str | None:
+        """Why L2X cannot explain `model` (no texts to learn from with train_on="model-texts"), or None."""
         if self.params["train_on"] == "model-texts" and not self._texts(model):
             return (f"l2x learns from the model's unlabeled texts and model {getattr(model, 'name', '?')} exposes "
                     "none (unlabeled_texts()); pass train_on=batch to train on each batch's documents")
@@ -227,14 +274,16 @@ class L2X:
         texts = fn() if callable(fn) else None
         return texts if texts else None
 
-    def k_for(self, model) -> int:
+    def k_for(self, model: Model) -> int:
+        """K for `model`: the `k` parameter, else by the model's aspect (`ASPECT_K`), else 23."""
         if self.params["k"] > 0:
             return self.params["k"]
         aspect = getattr(model, "aspect", None)
         return ASPECT_K.get(str(aspect).lower(), DEFAULT_K) if aspect else DEFAULT_K
 
     # -- the explainer contract --------------------------------------------------------------------
-    def explain(self, model, batch) -> list[np.ndarray]:
+    def explain(self, model: Model, batch: Batch) -> Attributions:
+        """One score per word: the selector's logit minus the document's smallest (trains on first use)."""
         reason = self.unsupported(model)
         if reason:
             raise ValueError(reason)
@@ -246,7 +295,7 @@ class L2X:
 
         return explain_nonempty(docs, run)
 
-    def select(self, model, batch) -> list[np.ndarray]:
+    def select(self, model: Model, batch: Batch) -> list[np.ndarray]:
         """L2X's selection per document: the top-K positions by logit (bool per position, min(K, n) True)."""
         docs = documents(batch)
         nonempty = [d for d in docs if d]
@@ -261,7 +310,7 @@ class L2X:
         return out
 
     # -- training ------------------------------------------------------------------------------------
-    def trained(self, model, batch_docs: Sequence[Sequence[str]], seed: int) -> Trained:
+    def trained(self, model: Model, batch_docs: Sequence[Sequence[str]], seed: int) -> Trained:
         """The selector for (model, corpus, seed): from memory, the disk cache, or trained now."""
         p = self.params
         if p["train_on"] == "model-texts":

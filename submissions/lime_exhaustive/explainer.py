@@ -13,10 +13,16 @@ All perturbed images of all instances of a batch go to the model in ONE `predict
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from sklearn.linear_model import Ridge
 
 from submissions.common import paint, relabel, require_segments, targets
+
+if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
+    from benchmark.contracts import Attributions, Batch
+    from benchmark.models.base import Model
 
 
 def binary_vectors(k: int) -> np.ndarray:
@@ -48,6 +54,24 @@ def kernel_weights(z: np.ndarray, kernel_width: float) -> np.ndarray:
 
 
 class ExhaustiveLime:
+    """Exhaustive LIME over objects: a weighted ridge fit of the output on all 2^K object keep/hide vectors.
+
+    Ribeiro, Singh & Guestrin 2016, "Why Should I Trust You?": Explaining the Predictions of Any Classifier,
+    KDD, https://arxiv.org/abs/1602.04938;
+    exhaustive over the objects as in Miró-Nicolau, Jaume-i-Capó & Moyà-Alcover 2023,
+    https://arxiv.org/abs/2302.05624 (SPECS §3.6). Deterministic; needs `batch.segments`. Images only.
+
+    Args:
+        n_samples (int, optional): 0 = all 2^K vectors; n > 0 = the all-ones vector and the first n − 1
+            of a fixed permutation of the others. Default: 0
+        subset_seed (int, optional): seed of that permutation (not the batch seed: the subset is part of
+            the method). Default: 0
+        kernel_width (float, optional): σ of π(z) = sqrt(exp(−D(z)²/σ²)), D = cosine distance to the
+            all-ones vector. Default: 0.25
+        alpha (float, optional): ridge penalty (sklearn Ridge, with intercept). Default: 1.0
+        hide_value (float, optional): value given to the pixels of a hidden object. Default: 0.0
+    """
+
     def __init__(self, n_samples: int = 0, subset_seed: int = 0, kernel_width: float = 0.25,
                  alpha: float = 1.0, hide_value: float = 0.0) -> None:
         if n_samples < 0:
@@ -60,7 +84,8 @@ class ExhaustiveLime:
         self.alpha = float(alpha)
         self.hide_value = float(hide_value)
 
-    def explain(self, model, batch) -> list[np.ndarray]:
+    def explain(self, model: Model, batch: Batch) -> Attributions:
+        """One map per image: each object's ridge coefficient on its pixels, 0 on the background."""
         if len(batch) == 0:
             return []
         segments = require_segments(batch, "lime-exhaustive")

@@ -14,11 +14,15 @@
 from __future__ import annotations
 
 import contextlib
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import numpy as np
 
 from submissions.common import paint, relabel, require_segments, targets
+
+if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
+    from benchmark.contracts import Attributions, Batch
+    from benchmark.models.base import Model
 
 
 @contextlib.contextmanager
@@ -36,6 +40,22 @@ def _quiet_lime() -> Iterator[None]:
 
 
 class LimeImage:
+    """LIME on images, the track's objects as superpixels: a weighted ridge fit on random keep/hide samples.
+
+    Ribeiro, Singh & Guestrin 2016, "Why Should I Trust You?": Explaining the Predictions of Any Classifier,
+    KDD, https://arxiv.org/abs/1602.04938
+    (the `lime` package's `LimeImageExplainer`; the background is its own superpixel). Needs
+    `batch.segments`. Images only.
+
+    Args:
+        num_samples (int, optional): perturbed images per instance (lime's first one is the unperturbed
+            image). Default: 256
+        batch_size (int, optional): images per `model.predict` call (lime explains one image at a
+            time). Default: 256
+        kernel_width (float, optional): lime's kernel width (its image default). Default: 0.25
+        hide_color (float, optional): value of a hidden superpixel's pixels. Default: 0.0
+    """
+
     def __init__(self, num_samples: int = 256, batch_size: int = 256, kernel_width: float = 0.25,
                  hide_color: float = 0.0) -> None:
         if num_samples < 1:
@@ -45,7 +65,8 @@ class LimeImage:
         self.kernel_width = float(kernel_width)
         self.hide_color = float(hide_color)
 
-    def explain(self, model, batch) -> list[np.ndarray]:
+    def explain(self, model: Model, batch: Batch) -> Attributions:
+        """One map per image: each superpixel's LIME weight on its pixels, background included."""
         from lime.lime_image import LimeImageExplainer
 
         segments = require_segments(batch, "lime-image")

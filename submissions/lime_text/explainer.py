@@ -24,10 +24,15 @@ Explaining an instance alone or in a batch gives the same scores (the model perm
 from __future__ import annotations
 
 from functools import partial
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from submissions.text_common import delete_positions, documents, explain_nonempty, predict_in_chunks, text_targets
+
+if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
+    from benchmark.contracts import Attributions, Batch
+    from benchmark.models.base import Model
 
 
 def lime_kernel(d: np.ndarray, kernel_width: float) -> np.ndarray:
@@ -66,6 +71,26 @@ def word_types(doc: list[str]) -> tuple[list[str], np.ndarray]:
 
 
 class LimeText:
+    """LIME on text, word positions as features: a weighted ridge fit on random word deletions.
+
+    Ribeiro, Singh & Guestrin 2016, "Why Should I Trust You?": Explaining the Predictions of Any Classifier,
+    KDD, https://arxiv.org/abs/1602.04938
+    (`lime_base` with `LimeTextExplainer`'s sampling, deleted words removed from the list, all
+    perturbations of a batch in one predict call — module docstring). Text only.
+
+    Args:
+        num_samples (int, optional): perturbed documents per instance, the document itself first
+            (`LimeTextExplainer`'s default). Default: 5000
+        kernel_width (float, optional): σ of sqrt(exp(−d²/σ²)), d = cosine distance × 100 (lime's text
+            default). Default: 25.0
+        alpha (float, optional): ridge penalty of the surrogate (lime's `Ridge(alpha=1)`, with
+            intercept). Default: 1.0
+        batch_size (int, optional): perturbed documents per `model.predict` call; 0 = all of a batch's
+            perturbations in one call. Default: 0
+        features (str, optional): "position" (SPECS §4.5) or "type": lime's `bow=True`, every occurrence
+            gets its type's weight (SPECS §4.8.4 strict mode). Default: "position"
+    """
+
     def __init__(self, num_samples: int = 5000, kernel_width: float = 25.0, alpha: float = 1.0,
                  batch_size: int = 0, features: str = "position") -> None:
         if num_samples < 2:
@@ -80,7 +105,8 @@ class LimeText:
             raise ValueError(f"features must be one of {FEATURES}, got {features!r}")
         self.features = features
 
-    def explain(self, model, batch) -> list[np.ndarray]:
+    def explain(self, model: Model, batch: Batch) -> Attributions:
+        """One score per word: its position's (or its type's) ridge coefficient."""
         docs = documents(batch)
 
         def run(idx: list[int]) -> list[np.ndarray]:

@@ -17,10 +17,15 @@ bias, w_{c,k} the dense weight (exactly the logit when all biases are 0).
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
+
 import torch
 
 from submissions.text_common import gradient_scores, is_text
+
+if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
+    from benchmark.contracts import Attributions, Batch
+    from benchmark.models.base import Model
 
 
 def _leaves(module: torch.nn.Module) -> list[torch.nn.Module]:
@@ -28,13 +33,25 @@ def _leaves(module: torch.nn.Module) -> list[torch.nn.Module]:
 
 
 class LRPExplainer:
+    """Layer-wise relevance propagation (ε-rule on every layer) from the target logit to the word embeddings.
+
+    Bach et al. 2015, On Pixel-Wise Explanations for Non-Linear Classifier Decisions by Layer-Wise Relevance
+    Propagation, PLOS ONE, https://doi.org/10.1371/journal.pone.0130140 (captum's `LRP`; relevances summed
+    per word). Text CNNs (the Kim CNN) only.
+
+    Args:
+        epsilon (float, optional): ε of the ε-rule on every Conv2d/Linear/MaxPool2d (captum's
+            `EpsilonRule` default). Default: 1e-9
+        batch_size (int, optional): documents per forward/backward pass. Default: 16
+    """
+
     def __init__(self, epsilon: float = 1e-9, batch_size: int = 16) -> None:
         if epsilon < 0:
             raise ValueError(f"epsilon must be ≥ 0, got {epsilon}")
         self.epsilon = float(epsilon)
         self.batch_size = max(1, int(batch_size))
 
-    def unsupported(self, model) -> str | None:
+    def unsupported(self, model: Model) -> str | None:
         """Why LRP cannot explain `model`, or None."""
         from captum.attr._core.lrp import SUPPORTED_LAYERS_WITH_RULES, SUPPORTED_NON_LINEAR_LAYERS
 
@@ -52,7 +69,8 @@ class LRPExplainer:
                     f"and ReLU/Dropout/Tanh (e.g. the Kim CNN) — use integrated-gradients instead")
         return None
 
-    def explain(self, model, batch) -> list[np.ndarray]:
+    def explain(self, model: Model, batch: Batch) -> Attributions:
+        """One relevance per word (its embedding's relevances summed); a ValueError for unsupported models."""
         from captum.attr import LRP
         from captum.attr._core.lrp import SUPPORTED_LAYERS_WITH_RULES
         from captum.attr._utils.lrp_rules import EpsilonRule

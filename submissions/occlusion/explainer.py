@@ -14,16 +14,42 @@ call.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from submissions.common import blackbox_forward, image_tensor, targets, to_maps
 from submissions.text_common import (PAD_TOKEN, delete_positions, documents, explain_nonempty, is_text,
                                      predict_in_chunks, replace_positions, text_targets)
 
+if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
+    from benchmark.contracts import Attributions, Batch
+    from benchmark.models.base import Model
+
 TEXT_REMOVALS = ("pad", "delete")
 
 
 class OcclusionExplainer:
+    """Occlusion: the drop of the target output when a window of pixels (text: one word) is hidden.
+
+    Zeiler & Fergus 2014, Visualizing and Understanding Convolutional Networks, ECCV,
+    https://arxiv.org/abs/1311.2901 (captum's `Occlusion` on the black-box `model.predict`; text:
+    leave-one-out, p_target(x) − p_target(x without word p)).
+
+    Args:
+        window (int, optional): side of the square occluding window (pixels). Default: 16
+        stride (int, optional): step between window positions (pixels). Default: 8
+        baseline (float, optional): value of the occluded pixels. Default: 0.0
+        perturbations_per_eval (int, optional): window positions per predict call (× the batch's
+            instances). Default: 64
+        text_removal (str, optional): "pad" = put `pad_token` at the word (length kept); "delete" = drop
+            it from the list. Default: "pad"
+        pad_token (str, optional): the token the word-level models map to the padding embedding.
+            Default: "<pad>"
+        text_batch_size (int, optional): perturbed documents per `model.predict` call (0 = one call).
+            Default: 4096
+    """
+
     def __init__(self, window: int = 16, stride: int = 8, baseline: float = 0.0,
                  perturbations_per_eval: int = 64, text_removal: str = "pad", pad_token: str = PAD_TOKEN,
                  text_batch_size: int = 4096) -> None:
@@ -39,7 +65,8 @@ class OcclusionExplainer:
         self.pad_token = str(pad_token)
         self.text_batch_size = int(text_batch_size)
 
-    def explain(self, model, batch) -> list[np.ndarray]:
+    def explain(self, model: Model, batch: Batch) -> Attributions:
+        """One (H, W) map per image (mean drop over the covering windows), or one drop per word."""
         from captum.attr import Occlusion
 
         if is_text(model):
