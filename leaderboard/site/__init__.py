@@ -1,14 +1,15 @@
 """`xaibench site --out DIR`: the leaderboard as a static, self-contained site.
 
 Pages (plain HTML + one CSS file + a few lines of JavaScript for sorting; opens from the file system):
-* `index.html` — every track and its boards, per-track and overall mean ranks, the build date, the
-  xaibench revision and every resource revision the boards were built from, and any file that could
-  not be read;
+* `index.html` — every track (with its reference, the paper it follows) and its boards, per-track and
+  overall mean ranks, the build date, the xaibench revision and every resource revision the boards were
+  built from, and any file that could not be read;
 * `board/<track>__<family>__<config>__<model>.html` — a sortable table (direction arrows, mean ± 95 % CI
   half-width, failures, exclusions, time), the model under test and its quality, warnings (a control
   that ranks above the median explainer, a model below its track's quality floor, every warning of the
   ranking: mixed revisions, coverage, unverifiable files, one submission only), the resource's
-  revision and card, one paragraph per metric and the board's pictures (`leaderboard.site.figures`);
+  revision and card, one paragraph per metric (with its reference) and the board's pictures
+  (`leaderboard.site.figures`);
 * `submission/<name>.html` — parameters, version, hash, capabilities, per-board results and the
   reasons of its failures.
 

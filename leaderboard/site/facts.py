@@ -111,7 +111,6 @@ class MetricDoc:
     description: str = ""
     range: tuple[float, float] | None = None
     direction: str | None = None  # "lower" / "higher" is better
-    family: str = ""
     reference: str = ""  # the paper the metric follows
 
 
@@ -124,7 +123,7 @@ def metric_doc(name: str) -> MetricDoc:
     except Exception:  # a metric this install does not know
         return MetricDoc(label=name)
     return MetricDoc(label=m.label, description=m.description, range=m.range, direction=m.direction,
-                     family=m.family, reference=m.reference)
+                     reference=m.reference)
 
 
 def track_reference(name: str) -> str:

@@ -287,10 +287,10 @@ def _metrics_section(b: Board) -> list[str]:
         doc = metric_doc(name)
         d = b.directions.get(name) or doc.direction or "?"
         text = doc.description or "No description recorded."
-        paper = f" Reference: {cite(doc.reference)}." if doc.reference else ""
+        ref = f" Reference: {cite(doc.reference)}." if doc.reference else ""
         parts.append(f"<p><b>{e(doc.label or name)}</b> <code>{e(name)}</code>"
                      f"{' (primary)' if name == b.primary_metric else ''} — {e(text)}. Range "
-                     f"{e(_fmt_range(doc.range))}; {e(d)} is better {ARROWS.get(d, '')}.{paper}</p>")
+                     f"{e(_fmt_range(doc.range))}; {e(d)} is better {ARROWS.get(d, '')}.{ref}</p>")
     return parts
 
 
