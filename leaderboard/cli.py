@@ -17,16 +17,22 @@ import sys
 import tempfile
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from benchmark.errors import XaibenchError
 
+if TYPE_CHECKING:
+    from benchmark.results import Result
+    from leaderboard.rank import Board
+
 __all__ = ["Format", "leaderboard", "register"]
 
 
 class Format(str, Enum):
+    """`xaibench leaderboard --format`: terminal tables, Markdown, CSV or one static HTML page."""
+
     rich = "rich"
     md = "md"
     csv = "csv"
@@ -54,93 +60,45 @@ def _atomic_write(path: Path, text: str) -> None:
         raise
 
 
-def _load(directory: Path) -> tuple[list, list[str]]:
-    """The results under `directory` and one problem line per unreadable file; a Result whose latest
-    `xaibench verify` verdict failed (for this very file) is marked "modified" (`benchmark.verify`)."""
-    from benchmark.verify import apply_verdicts
-
-    found, problems = _load_files(directory)
-    return found, problems + apply_verdicts(found)
-
-
-def _load_files(directory: Path) -> tuple[list, list[str]]:
-    """`load_results`, robust to files that break its validation with a non-ResultError exception
-    (e.g. a JSON list instead of an object): those become one problem message each as well."""
-    from benchmark.results import Result, load_results
-
-    if not directory.is_dir():
-        return [], []
-    try:
-        return load_results(directory)
-    except (AttributeError, TypeError, ValueError, KeyError):
-        pass
-    found, problems = [], []
-    for path in sorted(directory.rglob("*.json")):
-        try:
-            found.append(Result.load(path))
-        except XaibenchError as exc:
-            problems.append(str(exc))
-        except (AttributeError, TypeError, ValueError, KeyError) as exc:
-            problems.append(f"{path}: result does not follow the schema ({exc}); delete it and re-run `xaibench evaluate`")
-    return found, problems
-
-
 def _matches_resource(name: str, wanted: str) -> bool:
     """`aixi/shape-ssin` matches itself; `aixi` matches every config of the family."""
     return name == wanted or name.startswith(wanted.rstrip("/") + "/")
 
 
-def leaderboard(
-    track: Annotated[
-        Optional[str],
-        typer.Option("--track", metavar="TRACK", help="Show only this track (e.g. aixi, rcnn, idc, trust, robustness)."),
-    ] = None,
-    resource: Annotated[
-        Optional[str],
-        typer.Option(
-            "--resource",
-            metavar="RESOURCE",
-            help="Show only this resource: a config such as aixi/shape-ssin, or a family such as aixi.",
-        ),
-    ] = None,
-    fmt: Annotated[
-        Format,
-        typer.Option(
-            "--format",
-            help="Output format: rich (terminal tables), md (Markdown), csv (one row per board and "
-            "submission), html (a self-contained static page).",
-            case_sensitive=False,
-        ),
-    ] = Format.rich,
-    results: Annotated[
-        Optional[Path],
-        typer.Option(
-            "--results",
-            help="Directory of result JSON files, searched recursively.",
-            show_default="$XAIBENCH_HOME/results",
-            metavar="DIR",
-            file_okay=False,
-        ),
-    ] = None,
-    output: Annotated[
-        Optional[Path],
-        typer.Option(
-            "--output",
-            "-o",
-            metavar="FILE",
-            help="Write to this file (atomically) instead of stdout; rich output is written as plain text.",
-            dir_okay=False,
-        ),
-    ] = None,
-    verified_only: Annotated[
-        bool,
-        typer.Option(
-            "--verified-only",
-            help="Rank only results whose signature holds on this machine (always on for --format html); "
-            "the others are named in each board's warnings.",
-        ),
-    ] = False,
-) -> None:
+TrackOption = Annotated[
+    Optional[str],
+    typer.Option("--track", metavar="TRACK", help="Show only this track (e.g. aixi, rcnn, idc, trust, robustness)."),
+]
+ResourceOption = Annotated[
+    Optional[str],
+    typer.Option("--resource", metavar="RESOURCE",
+                 help="Show only this resource: a config such as aixi/shape-ssin, or a family such as aixi."),
+]
+FormatOption = Annotated[
+    Format,
+    typer.Option("--format", help="Output format: rich (terminal tables), md (Markdown), csv (one row per board and "
+                 "submission), html (a self-contained static page).", case_sensitive=False),
+]
+ResultsOption = Annotated[
+    Optional[Path],
+    typer.Option("--results", help="Directory of result JSON files, searched recursively.",
+                 show_default="$XAIBENCH_HOME/results", metavar="DIR", file_okay=False),
+]
+OutputOption = Annotated[
+    Optional[Path],
+    typer.Option("--output", "-o", metavar="FILE", dir_okay=False,
+                 help="Write to this file (atomically) instead of stdout; rich output is written as plain text."),
+]
+VerifiedOnlyOption = Annotated[
+    bool,
+    typer.Option("--verified-only", help="Rank only results whose signature holds on this machine (always on for "
+                 "--format html); the others are named in each board's warnings."),
+]
+
+
+def leaderboard(track: TrackOption = None, resource: ResourceOption = None, fmt: FormatOption = Format.rich,
+                results: ResultsOption = None, output: OutputOption = None,
+                verified_only: VerifiedOnlyOption = False) -> None:
     """Print the ranked boards, per track and overall.
 
     One board per (track, resource, model): methods ranked by the primary metric with paired-bootstrap
@@ -150,11 +108,30 @@ def leaderboard(
     entered (docs/leaderboard.md). Results on different resource revisions or instances are never
     mixed silently, and results whose file changed after it was written are marked and not ranked."""
     from benchmark.resources.store import data_home
-    from leaderboard import render
     from leaderboard.rank import boards as make_boards
 
     directory = results if results is not None else data_home() / "results"
-    found, problems = _load(directory)
+    selected = _select(directory, track, resource)
+    tables = make_boards(selected, verified_only=verified_only or fmt is Format.html)
+    text = _render(tables, fmt, to_file=output is not None)
+    if text is None:  # rich tables, printed to the terminal
+        return
+    if output is not None:
+        _atomic_write(output, text)
+        from benchmark.progress import console as err
+
+        err.print(f"wrote {len(tables)} board(s) to {output}", markup=False, highlight=False, soft_wrap=True)
+    else:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+
+
+def _select(directory: Path, track: str | None, resource: str | None) -> list[Result]:
+    """The readable results under `directory` that pass the --track / --resource filters (every unreadable
+    file is warned about); an error that names what is there when nothing is, or nothing matches."""
+    from leaderboard.loading import load_results_dir
+
+    found, problems = load_results_dir(directory)
     for problem in problems:
         _warn(problem)
     if not found:
@@ -162,7 +139,6 @@ def leaderboard(
             f"no results in {directory}; run `xaibench evaluate path/to/submission --track <track>` first "
             f"(or point --results at a directory of result files)"
         )
-
     selected = found
     if track is not None:
         selected = [r for r in selected if r.track == track]
@@ -175,47 +151,39 @@ def leaderboard(
             f"no results in {directory} match the filters (--track {track or '*'}, --resource "
             f"{resource or '*'}); tracks there: {tracks}; resources there: {resources}"
         )
+    return selected
 
-    tables = make_boards(selected, verified_only=verified_only or fmt is Format.html)
+
+def _render(tables: list[Board], fmt: Format, *, to_file: bool) -> str | None:
+    """The boards as text in `fmt`; None once rich tables went straight to the terminal (`to_file` False).
+    For csv the boards' warnings go to stderr, so the CSV itself stays machine-readable."""
+    from leaderboard import render
+
     if fmt is Format.rich:
-        if output is not None:
-            text = render.to_text(tables)
-        else:
-            from rich.console import Console
+        if to_file:
+            return render.to_text(tables)
+        from rich.console import Console
 
-            console = Console()
-            if not console.is_terminal and "COLUMNS" not in os.environ:
-                console.width = 160
-            render.print_rich(tables, console)
-            return
-    elif fmt is Format.md:
-        text = render.to_markdown(tables)
-    elif fmt is Format.csv:
+        console = Console()
+        if not console.is_terminal and "COLUMNS" not in os.environ:
+            console.width = 160
+        render.print_rich(tables, console)
+        return None
+    if fmt is Format.md:
+        return render.to_markdown(tables)
+    if fmt is Format.csv:
         text = render.to_csv(tables)
         for b in tables:
             for w in b.warnings:
                 _warn(f"{b.title}: {w}")
-    else:
-        text = render.to_html(tables)
-
-    if output is not None:
-        _atomic_write(output, text)
-        from benchmark.progress import console as err
-
-        err.print(f"wrote {len(tables)} board(s) to {output}", markup=False, highlight=False, soft_wrap=True)
-    else:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        return text
+    return render.to_html(tables)
 
 
 def site(
     out: Annotated[Path, typer.Option("--out", "-o", metavar="DIR", file_okay=False,
                                       help="Folder to write the site into (replaced atomically).")],
-    results: Annotated[
-        Optional[Path],
-        typer.Option("--results", help="Directory of result JSON files, searched recursively.",
-                     show_default="$XAIBENCH_HOME/results", metavar="DIR", file_okay=False),
-    ] = None,
+    results: ResultsOption = None,
     sample: Annotated[int, typer.Option(min=1, max=32, help="Instances drawn per picture.")] = 4,
     no_figures: Annotated[bool, typer.Option("--no-figures", help="Skip the pictures (tables only).")] = False,
 ) -> None:

@@ -107,6 +107,7 @@ class Row:
 
     @property
     def ranked(self) -> bool:
+        """The row has a rank (a method whose result may be ranked; not a control, reference or modified file)."""
         return self.rank is not None
 
     @property
@@ -133,10 +134,12 @@ class Verdict:
 
     @property
     def discriminates(self) -> bool:
+        """The best method beats the best control beyond the noise (status "discriminates")."""
         return self.status == "discriminates"
 
     @property
     def text(self) -> str:
+        """The verdict in one line: "<status>: <reason>"."""
         return f"{self.status}: {self.reason}"
 
 
@@ -179,10 +182,12 @@ class Board:
 
     @property
     def key(self) -> tuple[str, str, str]:
+        """(track, resource, model): what the board is of, and how the boards are sorted."""
         return (self.track, self.resource, self.model)
 
     @property
     def title(self) -> str:
+        """"track · resource · model", as pages and warnings name the board."""
         return f"{self.track} · {self.resource} · {self.model}"
 
 
@@ -203,6 +208,8 @@ class SummaryRow:
 
 @dataclass
 class TrackSummary:
+    """A track's Bradley–Terry summary over its boards that discriminate, and why the others are not counted."""
+
     track: str
     n_boards: int
     rows: list[SummaryRow]
@@ -353,99 +360,23 @@ def _pick_coverage(ordered: list[Result]) -> tuple[list[Result], list[Result], s
 
 
 def _board(key: tuple[str, str, str], results: list[Result], verified_only: bool = False) -> Board:
+    """The board of one (track, resource, model): the results it may rank chosen step by step (integrity,
+    one resource revision, one set of instances, one result per submission), each step's warnings, the
+    primary metric and the columns, then the ranks and the verdict (`_analyse`)."""
     track, resource, model = key
     warnings: list[str] = []
     ordered = _newest_first(results)
-
-    # 0. integrity: a modified result takes part in no choice below (shown unranked); with
-    #    verified_only, everything not signed is left out
-    if verified_only:
-        candidates = [r for r in ordered if _status(r) == "signed"]
-        unranked: list[Result] = []
-        out = [r for r in ordered if _status(r) != "signed"]
-        if out:
-            listing = "; ".join(f"{_sub(r)} ({_WHY[_status(r)]}: {_file(r)})" for r in out)
-            warnings.append(
-                f"left out {len(out)} result(s) this machine cannot verify: {listing}. Only results whose "
-                f"signature holds here are published; re-run `xaibench evaluate` for them."
-            )
-    else:
-        candidates = [r for r in ordered if _status(r) != "modified"]
-        unranked = [r for r in ordered if _status(r) == "modified"]
-        for r in unranked:
-            warnings.append(
-                f"{_file(r)} was changed after xaibench wrote it (its signature does not match): "
-                f"{_sub(r)} is shown but not ranked and its numbers cannot be trusted. Check it with "
-                f"`xaibench verify` or re-run `xaibench evaluate` for it."
-            )
-
-    # 1. never mix resource revisions / versions / splits: keep the newest one's results
-    kept_on = _on((candidates or ordered)[0])
-    kept = [r for r in candidates if _on(r) == kept_on]
-    dropped = [r for r in candidates if _on(r) != kept_on]
-    if dropped:
-        n_on = len({_on(r) for r in candidates})
-        listing = "; ".join(f"{_sub(r)} on {_describe_on(_on(r))}" for r in dropped)
-        warnings.append(
-            f"results on {n_on} different resource revisions: showing only the newest, "
-            f"{_describe_on(kept_on)}; dropped {len(dropped)} result(s): {listing}. "
-            f"Re-run `xaibench evaluate` for them on the current revision."
-        )
-
-    # 2. never mix sets of instances: rank the coverage most submissions ran on
+    candidates, unranked = _integrity(ordered, verified_only, warnings)
+    kept_on, kept = _one_revision(candidates or ordered, candidates, warnings)
     kept, _, coverage_warning = _pick_coverage(kept)
     if coverage_warning:
         warnings.append(coverage_warning)
-
-    # 3. one row per submission: its newest result
-    by_name: dict[str, list[Result]] = defaultdict(list)
-    for r in kept:  # newest first
-        by_name[str(r.submission["name"])].append(r)
-    chosen: list[Result] = []
-    for name in sorted(by_name):
-        first, *rest = by_name[name]
-        chosen.append(first)
-        if rest:
-            others = ", ".join(f"version {r.submission['version']} ({r.created or 'no date'})" for r in rest)
-            warnings.append(
-                f"submission '{name}' has {len(rest) + 1} results on this board: kept the newest, "
-                f"version {first.submission['version']} ({first.created or 'no date'}); dropped {others}."
-            )
-
-    # 3b. a model under test below its quality floor (e.g. an AIXI CNN that has not learned its function)
-    low = [r for r in chosen if (r.model.get("quality") or {}).get("meets_floor") is False]
+    chosen = _newest_per_submission(kept, warnings)
+    low = _quality_warning(chosen)
     if low:
-        q = low[0].model["quality"]
-        warnings.append(
-            f"model under test below its quality floor: {q['message']} — so this board says little about the "
-            "explainers." if q.get("message") else
-            f"model under test below its quality floor: validation {q['metric']} {q['value']:.3f} < "
-            f"{q['floor']} — it has not learned its function, so this board says little about the explainers "
-            f"(retrain it, e.g. `xaibench train aixi` with more epochs or images)."
-        )
-
-    # 4. the primary metric: the one most results name (ties: the newest result's)
-    named_by = chosen or unranked or ordered
-    counts = Counter(r.primary_metric for r in named_by)
-    newest_primary = _newest_first(named_by)[0].primary_metric
-    top = max(counts.values())
-    primary = newest_primary if counts[newest_primary] == top else sorted(k for k, c in counts.items() if c == top)[0]
-    if len(counts) > 1:
-        named = ", ".join(f"{k} ({c})" for k, c in sorted(counts.items()))
-        warnings.append(f"results disagree on the primary metric ({named}); ranking by '{primary}'.")
-
-    # metric columns: primary first, then in order of first appearance (submissions by name)
-    names: list[str] = [primary]
-    labels: dict[str, str] = {}
-    directions: dict[str, str] = {}
-    for r in chosen + sorted(unranked, key=lambda r: str(r.submission["name"])):
-        for name, m in r.metrics.items():
-            if name not in names:
-                names.append(name)
-            labels.setdefault(name, m.label or name)
-            directions.setdefault(name, m.direction)
-    labels.setdefault(primary, primary)
-    directions.setdefault(primary, "lower")
+        warnings.append(low)
+    primary = _primary_metric(chosen or unranked or ordered, warnings)
+    names, labels, directions = _columns(primary, chosen + sorted(unranked, key=lambda r: str(r.submission["name"])))
     direction = directions[primary]
 
     a = _analyse(track, chosen, primary, names, directions)
@@ -476,6 +407,111 @@ def _board(key: tuple[str, str, str], results: list[Result], verified_only: bool
         n_boot=a.n_boot,
         model_note=_model_note(chosen),
     )
+
+
+def _integrity(ordered: list[Result], verified_only: bool, warnings: list[str]) -> tuple[list[Result], list[Result]]:
+    """(candidates, shown unranked): a modified result takes part in no choice after this one (it is shown
+    unranked); with `verified_only`, everything not signed is left out altogether. Warnings appended."""
+    if verified_only:
+        out = [r for r in ordered if _status(r) != "signed"]
+        if out:
+            listing = "; ".join(f"{_sub(r)} ({_WHY[_status(r)]}: {_file(r)})" for r in out)
+            warnings.append(
+                f"left out {len(out)} result(s) this machine cannot verify: {listing}. Only results whose "
+                f"signature holds here are published; re-run `xaibench evaluate` for them."
+            )
+        return [r for r in ordered if _status(r) == "signed"], []
+    unranked = [r for r in ordered if _status(r) == "modified"]
+    for r in unranked:
+        warnings.append(
+            f"{_file(r)} was changed after xaibench wrote it (its signature does not match): "
+            f"{_sub(r)} is shown but not ranked and its numbers cannot be trusted. Check it with "
+            f"`xaibench verify` or re-run `xaibench evaluate` for it."
+        )
+    return [r for r in ordered if _status(r) != "modified"], unranked
+
+
+def _one_revision(newest_first: list[Result], candidates: list[Result],
+                  warnings: list[str]) -> tuple[tuple[str, str, str], list[Result]]:
+    """Never mix resource revisions / versions / splits: (the newest result's (revision, version, split),
+    the candidates on it); a warning names the dropped ones."""
+    kept_on = _on(newest_first[0])
+    kept = [r for r in candidates if _on(r) == kept_on]
+    dropped = [r for r in candidates if _on(r) != kept_on]
+    if dropped:
+        n_on = len({_on(r) for r in candidates})
+        listing = "; ".join(f"{_sub(r)} on {_describe_on(_on(r))}" for r in dropped)
+        warnings.append(
+            f"results on {n_on} different resource revisions: showing only the newest, "
+            f"{_describe_on(kept_on)}; dropped {len(dropped)} result(s): {listing}. "
+            f"Re-run `xaibench evaluate` for them on the current revision."
+        )
+    return kept_on, kept
+
+
+def _newest_per_submission(kept: list[Result], warnings: list[str]) -> list[Result]:
+    """One row per submission (by name): its newest result of `kept` (newest first); a warning names the
+    older ones dropped."""
+    by_name: dict[str, list[Result]] = defaultdict(list)
+    for r in kept:  # newest first
+        by_name[str(r.submission["name"])].append(r)
+    chosen: list[Result] = []
+    for name in sorted(by_name):
+        first, *rest = by_name[name]
+        chosen.append(first)
+        if rest:
+            others = ", ".join(f"version {r.submission['version']} ({r.created or 'no date'})" for r in rest)
+            warnings.append(
+                f"submission '{name}' has {len(rest) + 1} results on this board: kept the newest, "
+                f"version {first.submission['version']} ({first.created or 'no date'}); dropped {others}."
+            )
+    return chosen
+
+
+def _quality_warning(chosen: list[Result]) -> str | None:
+    """A model under test below its quality floor (e.g. an AIXI CNN that has not learned its function), as
+    the first such Result's `model.quality` says it; None when every model meets its floor."""
+    low = [r for r in chosen if (r.model.get("quality") or {}).get("meets_floor") is False]
+    if not low:
+        return None
+    q = low[0].model["quality"]
+    return (
+        f"model under test below its quality floor: {q['message']} — so this board says little about the "
+        "explainers." if q.get("message") else
+        f"model under test below its quality floor: validation {q['metric']} {q['value']:.3f} < "
+        f"{q['floor']} — it has not learned its function, so this board says little about the explainers "
+        f"(retrain it, e.g. `xaibench train aixi` with more epochs or images)."
+    )
+
+
+def _primary_metric(named_by: list[Result], warnings: list[str]) -> str:
+    """The metric most results name as primary (ties: the newest result's); a warning when they disagree."""
+    counts = Counter(r.primary_metric for r in named_by)
+    newest_primary = _newest_first(named_by)[0].primary_metric
+    top = max(counts.values())
+    primary = newest_primary if counts[newest_primary] == top else sorted(k for k, c in counts.items() if c == top)[0]
+    if len(counts) > 1:
+        named = ", ".join(f"{k} ({c})" for k, c in sorted(counts.items()))
+        warnings.append(f"results disagree on the primary metric ({named}); ranking by '{primary}'.")
+    return primary
+
+
+def _columns(primary: str, results: list[Result]) -> tuple[list[str], dict[str, str], dict[str, str]]:
+    """(metric names, labels, directions) of the columns: primary first, then in order of first appearance
+    in `results`; a metric without a label is labelled by its name, the primary without a direction is
+    "lower" is better."""
+    names: list[str] = [primary]
+    labels: dict[str, str] = {}
+    directions: dict[str, str] = {}
+    for r in results:
+        for name, m in r.metrics.items():
+            if name not in names:
+                names.append(name)
+            labels.setdefault(name, m.label or name)
+            directions.setdefault(name, m.direction)
+    labels.setdefault(primary, primary)
+    directions.setdefault(primary, "lower")
+    return names, labels, directions
 
 
 def _model_note(results: list[Result]) -> str:
@@ -695,7 +731,8 @@ def _gated_verdict(plain: Verdict, chosen, methods, controls, ranks, below, poin
         return plain
     return Verdict("discriminates",
                    f"on the gate metric {_contrast(name_b, name_c, gm, sep.diff, sep.ci)}; on the primary metric a "
-                   f"control scores higher ({_contrast(plain.best, plain.control, primary, plain.diff, plain.ci)}) — it "
+                   "control scores higher "
+                   f"({_contrast(plain.best, plain.control, primary, plain.diff, plain.ci)}) — it "
                    "never reads the input, so its score there is free, and only methods that pass the gate are ranked "
                    "first", name_b, name_c, sep.diff, sep.ci)
 
@@ -758,9 +795,9 @@ def _order(rows: list[Row], direction: str, primary: str) -> list[Row]:
 
 
 def _row(rank: int | None, r: Result, a: "_Analysis | None" = None, k: int = 0) -> Row:
-    extra = {} if a is None else {"interval": a.intervals_by_row[k], "tied": a.tied[k], "below_gate": a.below_gate[k],
-                                  "all_metric": a.all_metric[k], "all_metric_rank": a.all_metric_rank[k]}
-    return Row(
+    """The board row of result `r`; with the board's analysis `a`, the `k`-th ranked row's interval, tie,
+    gate and all-metric order as well."""
+    row = Row(
         rank=rank,
         submission=str(r.submission["name"]),
         version=str(r.submission["version"]),
@@ -775,8 +812,11 @@ def _row(rank: int | None, r: Result, a: "_Analysis | None" = None, k: int = 0) 
         coverage=dict(_coverage(r)),
         fit_s=_fit(r),
         role=_role(r),
-        **extra,
     )
+    if a is not None:
+        row.interval, row.tied, row.below_gate = a.intervals_by_row[k], a.tied[k], a.below_gate[k]
+        row.all_metric, row.all_metric_rank = a.all_metric[k], a.all_metric_rank[k]
+    return row
 
 
 def _fit(r: Result) -> float | None:
@@ -793,14 +833,14 @@ N_BOARD_BOOT = 200  # resamples of the boards behind a summary's rank intervals
 
 def _comparisons(board: Board, index: dict[str, int], weight: float) -> list[tuple[int, int, float]]:
     """Each pair of ranked methods on the board: (winner, loser, weight); a tie is two half-weights."""
-    rows = [r for r in board.rows if r.rank is not None and r.role == "method"]
-    out = []
+    rows = [(index[r.submission], r.rank) for r in board.rows if r.rank is not None and r.role == "method"]
+    out: list[tuple[int, int, float]] = []
     for a in range(len(rows)):
         for b in range(a + 1, len(rows)):
-            i, j = index[rows[a].submission], index[rows[b].submission]
-            if rows[a].rank < rows[b].rank:
+            (i, rank_i), (j, rank_j) = rows[a], rows[b]
+            if rank_i < rank_j:
                 out.append((i, j, weight))
-            elif rows[b].rank < rows[a].rank:
+            elif rank_j < rank_i:
                 out.append((j, i, weight))
             else:
                 out += [(i, j, weight / 2), (j, i, weight / 2)]
@@ -841,7 +881,7 @@ def _bt_rows(strata: list[list[Board]], weights: list[float]) -> list[SummaryRow
     games = np.zeros(len(names))
     parts: dict[str, dict[str, float]] = {n: {} for n in names}
     total = len(boards)
-    for st, w in zip(strata, weights):
+    for st, _w in zip(strata, weights):  # the raw wins are unweighted
         for b in st:
             for win, lose, wt in _comparisons(b, index, 1.0):
                 wins[win] += wt

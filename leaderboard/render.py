@@ -27,7 +27,7 @@ import html
 import io
 import math
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Iterable, Sequence
 
 from rich import box
 from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
@@ -92,6 +92,8 @@ def _decimals(magnitude: float) -> int:
 
 
 def format_number(x: float | None) -> str:
+    """`x` with as many decimals as its magnitude needs (about three significant digits); MISSING for
+    None, NaN and ±∞."""
     if x is None or not math.isfinite(x):
         return MISSING
     return f"{x:.{_decimals(abs(x))}f}"
@@ -180,7 +182,7 @@ def board_notes(board: Board) -> list[str]:
     lines = [f"verdict: {board.verdict.text}"]
     if board.agreement:
         parts = []
-        for m, (tau, why) in board.agreement.items():
+        for m, (tau, _why) in board.agreement.items():
             label = board.labels.get(m, m)
             parts.append(f"{label} {'undefined' if tau is None else f'{tau:+.2f}'}"
                          + (" ⚠" if tau is not None and tau < AGREEMENT_FLOOR else ""))
@@ -190,8 +192,8 @@ def board_notes(board: Board) -> list[str]:
         if reasons:
             line += f" (undefined: {'; '.join(reasons)})"
         if board.disagreeing:
-            line += (f" — ⚠ the primary metric disagrees with {', '.join(board.labels.get(m, m) for m in board.disagreeing)}"
-                     "; read the all-metric ranking beside it")
+            disagreeing = ", ".join(board.labels.get(m, m) for m in board.disagreeing)
+            line += f" — ⚠ the primary metric disagrees with {disagreeing}; read the all-metric ranking beside it"
         lines.append(line)
     if board.gate:
         g = board.gate
@@ -411,7 +413,7 @@ class _BoardView:
 class _SummaryView:
     """A summary table (rank, submission, mean rank required; the rest while it fits)."""
 
-    def __init__(self, title: str, header: list[str], body: list[list[str]], notes: list[str] = ()) -> None:
+    def __init__(self, title: str, header: list[str], body: list[list[str]], notes: Sequence[str] = ()) -> None:
         self.title, self.header, self.body, self.notes = title, header, body, list(notes)
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:

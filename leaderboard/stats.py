@@ -164,10 +164,10 @@ def bradley_terry(n_items: int, comparisons: Sequence[tuple[int, int, float]], p
     half-weight comparisons, one each way. See the module docstring for the MM update and the prior."""
     wins = np.full(n_items, float(prior))  # the virtual item's `prior` losses are wins of each item
     games = np.zeros((n_items, n_items))
-    for w, l, weight in comparisons:
-        wins[w] += weight
-        games[w, l] += weight
-        games[l, w] += weight
+    for winner, loser, weight in comparisons:
+        wins[winner] += weight
+        games[winner, loser] += weight
+        games[loser, winner] += weight
     pi = np.ones(n_items)
     for _ in range(max_iter):
         den = (games / (pi[:, None] + pi[None, :])).sum(1) + 2 * prior / (pi + 1.0)

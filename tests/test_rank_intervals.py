@@ -66,7 +66,8 @@ def test_pairing_separates_what_unpaired_intervals_cannot():
 def test_bootstrap_is_deterministic_and_the_same_draws_serve_every_row():
     vals = {"a": noisy(0.5, seed=1), "b": noisy(0.6, seed=2)}
     b1, b2 = board_of(vals), board_of(vals)
-    assert [(r.submission, r.rank, r.interval) for r in b1.rows] == [(r.submission, r.rank, r.interval) for r in b2.rows]
+    assert [(r.submission, r.rank, r.interval) for r in b1.rows] == \
+        [(r.submission, r.rank, r.interval) for r in b2.rows]
     w = bootstrap.draw_weights(np.arange(10), n_boot=5, seed=0)
     assert w.shape == (5, 10) and (w.sum(1) == 10).all()
     clusters = bootstrap.draw_weights(np.array([0, 0, 1, 1, 2]), n_boot=50, seed=0)
@@ -104,7 +105,8 @@ def test_estimate_with_unit_weights_equals_the_summary_for_every_track():
 
                 for m in trk.metric_objects():
                     if not m.pooled:
-                        scores[m.name] = interp.macro_values(counts, m.name.removeprefix("interp-").removesuffix("-macro"))
+                        kind = m.name.removeprefix("interp-").removesuffix("-macro")
+                        scores[m.name] = interp.macro_values(counts, kind)
         ok = np.ones(n, dtype=bool)
         ok[3] = False  # a failed instance is left out of both
         summary = trk.summarise(scores, ok)
@@ -253,7 +255,7 @@ def test_bradley_terry_matches_the_choix_reference():
     comps = [(0, 1, 1.0), (0, 1, 1.0), (1, 0, 1.0), (1, 2, 1.0), (2, 1, 1.0), (1, 2, 1.0), (0, 2, 1.0), (2, 0, 1.0),
              (0, 2, 1.0)]
     ours = np.log(stats.bradley_terry(3, comps, prior=0.0))
-    theirs = choix.ilsr_pairwise(3, [(w, l) for w, l, _ in comps], alpha=0.0)
+    theirs = choix.ilsr_pairwise(3, [(winner, loser) for winner, loser, _ in comps], alpha=0.0)
     assert np.allclose(ours - ours.mean(), theirs - theirs.mean(), atol=1e-6)
 
 
@@ -287,7 +289,8 @@ def test_the_board_states_the_model_under_tests_own_figures():
     for rate, precision, expect in ((0.103, 0.907, "precision 90.7 %"), (0.02, 0.95, "outside Lei's targets")):
         selection, quality = check(rate, {"precision": precision, "recall": 0.6, "n": 994})
         rs = [make_result(n, track="rcnn", resource="rcnn/beer-appearance", model="rcnn", primary="pct-first",
-                          metrics={"pct-first": metric(v, "lower", "%first")}) for n, v in (("a", 1.0), ("random", 80.0))]
+                          metrics={"pct-first": metric(v, "lower", "%first")})
+              for n, v in (("a", 1.0), ("random", 80.0))]
         for r in rs:
             r.model.update(selection=selection, quality=quality)
         (b,) = boards(rs)

@@ -53,26 +53,28 @@ def _column(chrome, col: int) -> list[str]:
         f"return Array.from(document.querySelectorAll('table.board tbody tr')).map(r => r.cells[{col}].textContent)")
 
 
+def _sort_values(chrome, col: int) -> list[float]:
+    """The numeric sort values (data-v) of column `col` of the board table, in row order."""
+    values = chrome.execute_script(
+        "return Array.from(document.querySelectorAll('table.board tbody tr'))"
+        f".map(r => r.cells[{col}].getAttribute('data-v'))")
+    return [float(v) for v in values if v]
+
+
 def test_clicking_a_header_sorts(site, chrome):
     out, _ = site
     browser.set_width(chrome, 1280)
     chrome.get((out / "board" / "aixi__aixi__shape-ssin__cnn.html").as_uri())
     heads = chrome.find_elements("css selector", "table.board thead th")
     labels = [h.text for h in heads]
-    pcc = next(i for i, t in enumerate(labels) if t.startswith("KL"))
-    values = chrome.execute_script(
-        f"return Array.from(document.querySelectorAll('table.board tbody tr')).map(r => r.cells[{pcc}].getAttribute('data-v'))")
-    numbers = [float(v) for v in values if v]
+    kl = next(i for i, t in enumerate(labels) if t.startswith("KL"))
+    numbers = _sort_values(chrome, kl)
     assert len(numbers) >= 3
-    heads[pcc].click()
-    asc = [float(v) for v in chrome.execute_script(
-        f"return Array.from(document.querySelectorAll('table.board tbody tr')).map(r => r.cells[{pcc}].getAttribute('data-v'))") if v]
-    assert asc == sorted(numbers)
-    assert heads[pcc].get_attribute("aria-sort") == "ascending"
-    heads[pcc].click()
-    desc = [float(v) for v in chrome.execute_script(
-        f"return Array.from(document.querySelectorAll('table.board tbody tr')).map(r => r.cells[{pcc}].getAttribute('data-v'))") if v]
-    assert desc == sorted(numbers, reverse=True)
+    heads[kl].click()
+    assert _sort_values(chrome, kl) == sorted(numbers)
+    assert heads[kl].get_attribute("aria-sort") == "ascending"
+    heads[kl].click()
+    assert _sort_values(chrome, kl) == sorted(numbers, reverse=True)
     # the names moved with their numbers
     names_desc = _column(chrome, 2)
     heads[2].click()
@@ -124,3 +126,40 @@ def test_screenshots(site, chrome, tmp_path):
             assert im.size[0] == 1280 and im.size[1] >= 400
             lo, hi = im.convert("L").getextrema()
             assert hi - lo > 50  # not a blank page
+
+
+def _section(chrome, heading: str) -> tuple[str, list[str]]:
+    """(text, link targets) of everything between the h2 `heading` and the next h2 of the open page."""
+    return chrome.execute_script(
+        "const h = Array.from(document.querySelectorAll('h2')).find(h => h.textContent === arguments[0]);"
+        "if (!h) return ['', []];"
+        "const text = [], links = []; let n = h.nextElementSibling;"
+        "while (n && n.tagName !== 'H2') { text.push(n.innerText);"
+        "  n.querySelectorAll('a[href]').forEach(a => links.push(a.href)); n = n.nextElementSibling; }"
+        "return [text.join(' '), links];", heading)
+
+
+def test_metric_and_track_references_show_in_the_browser(site, chrome):
+    """Each metric's paragraph on a board and each track's section on the overview show the registry's
+    `reference` (the paper), its link clickable (issue #31: one copy of every fact, no site-side list)."""
+    from benchmark.metrics import METRICS
+    from benchmark.tracks import get_track
+
+    out, _ = site
+    browser.set_width(chrome, 1280)
+    chrome.get((out / "board" / "aixi__aixi__shape-ssin__cnn.html").as_uri())
+    text, links = _section(chrome, "Metrics")
+    for name in ("kl", "pcc"):
+        ref = METRICS.get(name).reference
+        assert f"Reference: {ref}" in text, (name, text)
+        assert ref.rsplit(", ", 1)[-1] in links, (name, links)
+    chrome.get((out / "index.html").as_uri())
+    for track in ("aixi", "rcnn"):  # a track with boards, and one without results
+        ref = get_track(track).reference
+        text, links = _section(chrome, f"Track {track}")
+        assert f"Reference: {ref}" in text, (track, text)
+        assert ref.rsplit(", ", 1)[-1] in links, (track, links)
+    # the rcnn track follows two papers (Camburu et al. 2019; Lei et al. 2016's rationale model): both linked
+    assert "Lei, Barzilay & Jaakkola 2016" in text
+    assert {"https://arxiv.org/abs/1910.02065", "https://arxiv.org/abs/1606.04155"} <= set(links)
+    assert browser.console_errors(chrome) == []

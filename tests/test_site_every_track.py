@@ -58,9 +58,12 @@ def test_the_overview_lists_results_for_every_track(every_track_site):
     finally:
         drv.quit()
     text = {head: body for head, body in sections}
+    from benchmark.tracks import get_track
+
     for track, resource, model, *_ in RUNS:
         body = text.get(f"Track {track}")
         assert body is not None, f"the overview has no section for {track}: {list(text)}"
+        assert f"Reference: {get_track(track).reference}" in body, (track, body)  # the paper it follows
         assert "no results yet" not in body, (track, body)
         assert f"{resource} · {model}" in body, (track, body)  # the board is listed, with its verdict
         assert any(v in body for v in ("discriminates", "does not discriminate", "undefined")), (track, body)

@@ -13,6 +13,10 @@ import json
 import shutil
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from selenium.webdriver.chrome.webdriver import WebDriver
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
@@ -29,17 +33,19 @@ def unavailable() -> str | None:
         return "selenium is not installed (pip install 'xaibench[test]')"
     for path, pkg in ((CHROMIUM, "chromium"), (CHROMEDRIVER, "chromium-driver")):
         if not Path(path).exists() and not shutil.which(Path(path).name):
-            return f"{path} not found: install Debian's {pkg} (apt-get install -y chromium chromium-driver; `make setup` does it as root)"
+            return (f"{path} not found: install Debian's {pkg} (apt-get install -y chromium chromium-driver; "
+                    "`make setup` does it as root)")
     return None
 
 
-def driver():
+def driver() -> WebDriver:
     """A headless Chromium WebDriver that records the browser console."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
     opts = webdriver.ChromeOptions()
-    opts.binary_location = CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium")
+    # `unavailable()` said whether either is there; without one, Chrome fails naming the Debian path
+    opts.binary_location = CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium") or CHROMIUM
     for a in ARGS:
         opts.add_argument(a)
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
@@ -47,16 +53,18 @@ def driver():
     return webdriver.Chrome(service=Service(path), options=opts)
 
 
-def set_width(drv, width: int, height: int = 900, mobile: bool = False) -> None:
+def set_width(drv: WebDriver, width: int, height: int = 900, mobile: bool = False) -> None:
+    """Emulate a screen `width` × `height` CSS px (device scale 1; `mobile`: a phone's viewport rules)."""
     drv.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
                         {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile})
 
 
-def console_errors(drv) -> list[str]:
+def console_errors(drv: WebDriver) -> list[str]:
+    """The SEVERE messages of the browser console since the last call (the log is read, then emptied)."""
     return [e["message"] for e in drv.get_log("browser") if e.get("level") == "SEVERE"]
 
 
-def screenshot(drv, url: str, out: Path, width: int = 1280, max_height: int = 1400) -> Path:
+def screenshot(drv: WebDriver, url: str, out: Path, width: int = 1280, max_height: int = 1400) -> Path:
     """A screenshot of `url` at `width` px, as tall as the page (at most `max_height`)."""
     set_width(drv, width)
     drv.get(url)
@@ -81,6 +89,7 @@ def showcase_board(site: Path) -> Path:
 
 
 def main(argv: list[str]) -> int:
+    """`python -m leaderboard.site.browser SITE OUT`: screenshots of the overview and the showcase board."""
     if len(argv) != 2:
         print(__doc__.strip().splitlines()[-1], file=sys.stderr)
         return 2

@@ -18,15 +18,21 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from benchmark.results import Result
+    from leaderboard.rank import Board
 
 __all__ = ["Figure", "FigureContext", "FIGURES", "register_figures", "figures_for"]
 
 
 @dataclass
 class Figure:
+    """One picture of a board (or why it could not be drawn), as the page shows it."""
+
     title: str
     path: str | None  # relative to the site root; None when it could not be drawn
     note: str = ""  # caption, or why it is not drawn
@@ -35,14 +41,19 @@ class Figure:
 
 @dataclass
 class FigureContext:
-    board: Any  # leaderboard.rank.Board
-    results: dict[str, Any]  # submission display name -> its ranked Result on the board
+    """What a figure function draws from: the board, its ranked results, where to write and how many
+    instances to draw."""
+
+    board: Board  # tests of a figure function that never reads it pass None
+    results: dict[str, Result]  # submission display name -> its ranked Result on the board
     site: Path  # the site root
     prefix: str  # file-name prefix for this board's images, e.g. "img/aixi__shape-ssin__cnn"
     sample: int = 4
-    _cache: dict[str, Any] = field(default_factory=dict)  # shared per board: resource, instances
+    # shared per board: (resource, split, limit) -> (resource, instances), or why they are not available
+    _cache: dict[tuple[str, str, int | None], tuple[Any, Any] | str] = field(default_factory=dict)
 
     def image_path(self, name: str) -> tuple[Path, str]:
+        """(absolute path, path relative to the site root) of this board's picture `name` (a PNG)."""
         rel = f"{self.prefix}__{_safe(name)}.png"
         return self.site / rel, rel
 
@@ -115,8 +126,9 @@ def _instances(ctx: FigureContext, result) -> tuple[Any, Any]:
         ctx._cache[key] = str(exc)
         raise
     except (XaibenchError, OSError, KeyError, ValueError) as exc:
-        ctx._cache[key] = f"resource {key[0]} is not available here ({exc})"
-        raise _Unavailable(ctx._cache[key]) from None
+        why = f"resource {key[0]} is not available here ({exc})"
+        ctx._cache[key] = why
+        raise _Unavailable(why) from None
 
 
 def _outputs(result, ids: list[str]) -> dict[str, Any]:

@@ -1,0 +1,496 @@
+"""The site's pages as HTML strings: one per board (`board_page`), one per submission (`submission_page`)
+and the overview (`index_page`), with the sortable table and the cell, link and citation helpers they
+share. Pure functions of the boards, results and facts handed to them: nothing here reads or writes a
+file (`leaderboard.site.build` does)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from leaderboard.site.assets import e, page
+from leaderboard.site.facts import (SubmissionInfo, control_warning, metric_doc, model_quality, other_tracks,
+                                    quality_floor, track_reference)
+from leaderboard.site.figures import FIGURES, Figure
+
+if TYPE_CHECKING:
+    from benchmark.results import MetricSummary, Result
+    from leaderboard.rank import Board, Row, SummaryRow, TrackSummary
+
+__all__ = ["ARROWS", "BoardEntry", "board_file", "board_page", "cite", "index_page", "slug", "submission_file",
+           "submission_page"]
+
+ARROWS = {"lower": "↓", "higher": "↑"}
+
+# a table cell: (html, sort value or None, td class); a row: (tr class, cells)
+Cell = tuple[str, str | None, str]
+TableRow = tuple[str, list[Cell]]
+# resource name -> (local copy of its card relative to the site or None, Hub address)
+Cards = dict[str, tuple[str | None, str]]
+
+
+@dataclass
+class BoardEntry:
+    """A submission's row on one board, as its submission page lists it."""
+
+    board: Board
+    row: Row
+    result: Result | None  # the Result behind the row (None when it could not be matched)
+    figures: list[Figure]  # the board's pictures of this submission
+
+
+# --------------------------------------------------------------------------------------------------
+# addresses, cells, tables
+
+
+def slug(*parts: str) -> str:
+    """A file-name-safe name: the parts joined by "__", every character but letters, digits and -_. → "_"."""
+    return "__".join("".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in p) for p in parts)
+
+
+def board_file(b: Board) -> str:
+    """The board's page, relative to the site root: `board/<track>__<family>__<config>__<model>.html`."""
+    return f"board/{slug(b.track, b.resource.replace('/', '__'), b.model)}.html"
+
+
+def submission_file(name: str) -> str:
+    """The submission's page, relative to the site root: `submission/<name>.html`."""
+    return f"submission/{slug(name)}.html"
+
+
+def cite(reference: str) -> str:
+    """A reference as HTML: escaped, its links made clickable."""
+    return re.sub(r"https?://[^\s,;()]+", lambda m: f'<a href="{m.group(0)}">{m.group(0)}</a>', e(reference))
+
+
+def _fmt_range(r: tuple[float, float] | None) -> str:
+    if not r:
+        return "not recorded"
+
+    def one(x: float) -> str:
+        return "∞" if x == math.inf else "−∞" if x == -math.inf else f"{x:g}"
+
+    return f"[{one(r[0])}, {one(r[1])}]"
+
+
+def _cell(m: MetricSummary | None) -> tuple[str, str]:
+    """(text, sort value) of a metric cell; undefined → "n/a" and sorts last."""
+    from leaderboard.render import format_cell
+
+    if m is None:
+        return "not scored", ""
+    if m.mean is None:
+        return "n/a", ""
+    # exclusions have their own column (and the cell's title): not repeated in the cell
+    return format_cell(dataclasses.replace(m, excluded=0)), repr(float(m.mean))
+
+
+def _table(headers: list[tuple[str, str]], rows: list[TableRow], sortable: bool = True, cls: str = "") -> str:
+    """headers: (text, title); rows: (tr class, cells (html, sort value or None, td class))."""
+    th = "".join(f"<th title=\"{e(t)}\" class=\"{'l' if h in ('submission', 'board') else ''}\">{h}</th>"
+                 for h, t in headers)
+    body = []
+    for trc, cells in rows:
+        tds = "".join(
+            f"<td class=\"{c}\"" + ("" if v is None else f" data-v=\"{e(v)}\"") + f">{h}</td>" for h, v, c in cells
+        )
+        body.append(f"<tr class=\"{trc}\">{tds}</tr>")
+    klass = " ".join(x for x in ("sortable" if sortable else "", cls) if x)
+    return (f"<div class=\"scroll\"><table class=\"{klass}\"><thead><tr>{th}</tr></thead>"
+            f"<tbody>{''.join(body)}</tbody></table></div>")
+
+
+def _figure_html(f: Figure, up: str) -> str:
+    if f.path:
+        return (f"<figure><img src=\"{up}{e(f.path)}\" alt=\"{e(f.title)}\" loading=\"lazy\">"
+                f"<figcaption>{e(f.title)} — {e(f.note)}</figcaption></figure>")
+    return f"<figure><div class=\"missing\">{e(f.title)}: {e(f.note)}</div></figure>"
+
+
+# --------------------------------------------------------------------------------------------------
+# a board's page, section by section
+
+
+def board_page(b: Board, results: dict[str, Result], figs: list[Figure], cards: Cards, built: str) -> str:
+    """The board's page: its verdict and notes, the warnings to read before any number, the sortable
+    ranking, the model under test, the resource, one paragraph per metric (with its reference) and the
+    pictures. `results`: submission -> the Result behind its row."""
+    any_result = next(iter(results.values()), None)
+    model = dict(any_result.model) if any_result is not None else {"name": b.model}
+    parts = [f"<h1>{e(b.track)} · {e(b.resource)} · model <code>{e(b.model)}</code></h1>"]
+    parts += _verdict_section(b)
+    parts += _warnings_section(b)
+    parts += _ranking_section(b)
+    parts += _model_section(b, model)
+    parts += _resource_section(b, cards)
+    parts += _metrics_section(b)
+    parts += _pictures_section(b, figs)
+    return page(b.title, "".join(parts), 1, built)
+
+
+def _verdict_section(b: Board) -> list[str]:
+    """The conclusion first: does this board discriminate at all, and do its metrics agree."""
+    from leaderboard.render import board_notes
+
+    verdict_cls = "verdict ok" if b.verdict.discriminates else "verdict no"
+    parts = [f"<p class=\"{verdict_cls}\" id=\"verdict\"><b>{e(b.verdict.status.capitalize())}.</b> "
+             f"{e(b.verdict.reason)}</p>"]
+    for line in board_notes(b)[1:]:
+        klass = "warn" if "⚠" in line else "mute"
+        ident = ' id="agreement"' if line.startswith("agreement") else ""
+        parts.append(f"<p class=\"{klass}\"{ident}>{e(line)}</p>")
+    return parts
+
+
+def _warnings_section(b: Board) -> list[str]:
+    """What the reader must know before reading a number. A model below its track's quality floor: the
+    ranking's own warning (leaderboard.rank, from the Result's `model.quality`) says it, once; the site
+    adds none of its own."""
+    ranked_rows = [r for r in b.rows if r.rank is not None]
+    warns: list[tuple[str, bool]] = []  # (text, strong)
+    cw = control_warning(b)
+    if cw:
+        warns.append((cw, True))
+    if len(ranked_rows) == 1:
+        warns.append(("Only one submission is ranked on this board: its rank says nothing about how it compares.",
+                      False))
+    if not ranked_rows:
+        warns.append(("No result on this board can be ranked (see the notes below).", True))
+    for name in b.metric_names:
+        vals = [r.metrics.get(name) for r in ranked_rows]
+        if ranked_rows and all(m is None or m.mean is None for m in vals):
+            warns.append((f"{b.labels.get(name, name)} is undefined for every instance of every submission here "
+                          f"(shown n/a); it ranks nothing.", False))
+    warns += [(w, False) for w in b.warnings]
+    return [f"<p class=\"warn{' strong' if strong else ''}\" role=\"alert\">⚠ {e(text)}</p>" for text, strong in warns]
+
+
+def _ranking_headers(b: Board) -> list[tuple[str, str]]:
+    """The ranking table's columns: rank, its interval, submission, one per metric (primary ★), the
+    all-metric order, exclusions, failures and time."""
+    headers = [("#", "1 + the methods significantly better (paired bootstrap, 95 %); = tied: the data cannot "
+                     "separate them; ctrl / ref: a control / a reference, never ranked"),
+               ("rank 95%", "the 95 % bootstrap interval of the rank"), ("submission", "")]
+    for name in b.metric_names:
+        d = b.directions.get(name, "")
+        label = f"{e(b.labels.get(name, name))} {ARROWS.get(d, '')}" + (" ★" if name == b.primary_metric else "")
+        headers.append((label, f"{name}: {d} is better; mean ± 95% CI half-width"
+                        + ("; the primary metric" if name == b.primary_metric else "")))
+    headers += [("all-metric", "the methods' order by mean normalised rank over every metric (LATEC-style)"),
+                ("excl.", "instances where a metric is undefined (most on any metric)"),
+                ("failed", "failed / total instances"), ("time s", "explanation wall time, seconds")]
+    return headers
+
+
+def _ranking_row(b: Board, row: Row, notes: set[str]) -> TableRow:
+    """One row of the ranking table; a footnote for an undefined (n/a) cell is added to `notes`."""
+    cls = " ".join(x for x in (row.role if row.role != "method" else "",
+                               "" if row.rank is not None else "unranked", "gated" if row.below_gate else "") if x)
+    if row.rank is not None:
+        rank_html, rank_v = e(f"{row.rank}{'=' if row.tied else ''}"), str(row.rank)
+    else:
+        rank_html, rank_v = e({"control": "ctrl", "reference": "ref"}.get(row.marker, "—")), ""
+    iv = row.interval if row.rank is not None else None
+    iv_text = "—" if iv is None else (str(iv[0]) if iv[0] == iv[1] else f"{iv[0]}–{iv[1]}")
+    name_html = (f"<a href=\"../{submission_file(row.submission)}\">{e(row.submission)}</a>"
+                 + ("" if row.status == "signed" else f" <span class=\"bad\">({e(row.status)})</span>")
+                 + (f" <span class=\"role\">{e(row.marker)}</span>" if row.marker else "")
+                 + (f" <span class=\"warn-inline\" title=\"{e(row.below_gate)}\">below the gate</span>"
+                    if row.below_gate else ""))
+    cells: list[Cell] = [
+        (rank_html, rank_v, ""), (e(iv_text), "" if iv is None else str(iv[0]), ""), (name_html, None, "name l")]
+    for name in b.metric_names:
+        m = row.metrics.get(name)
+        text, v = _cell(m)
+        if m is not None and m.mean is None:  # say why where the number would be
+            why = f"undefined for all {m.excluded} instances" if m.excluded else "no value"
+            text_html = f"<span title=\"{e(why)}\">n/a<sup>†</sup></span>"
+            notes.add(f"† n/a: {b.labels.get(name, name)} is undefined for every instance of that submission "
+                      f"(e.g. a constant map has no correlation), so it has no mean and is not ranked on it.")
+            cells.append((text_html, v, ""))
+        elif m is not None and m.excluded:
+            cells.append((f"<span title=\"{m.excluded} instance(s) excluded: the metric is undefined there\">"
+                          f"{e(text)}</span>", v, ""))
+        else:
+            cells.append((e(text), v, ""))
+    excl = max((m.excluded for m in row.metrics.values()), default=0)
+    allm = "—" if row.all_metric_rank is None else str(row.all_metric_rank)
+    cells += [(e(allm), "" if row.all_metric is None else repr(row.all_metric), ""),
+              (e(excl), str(excl), ""), (f"{row.n_failed}/{row.n_instances}", str(row.n_failed), ""),
+              (f"{row.wall_time_s:.1f}", repr(row.wall_time_s), "")]
+    return cls, cells
+
+
+def _ranking_section(b: Board) -> list[str]:
+    """The sortable ranking table, what it is ranked by and how, and its footnotes."""
+    notes: set[str] = set()
+    rows = [_ranking_row(b, row, notes) for row in b.rows]
+    boot = (f"Ranks and their 95 % intervals come from a paired bootstrap ({b.n_boot:,} draws of the instances, "
+            "the same draws for every row): a method's rank is 1 + the methods significantly better than it, so "
+            "rows the data cannot separate share a rank (marked =)." if b.n_boot else
+            f"No rank intervals: {b.intervals}." if b.intervals else "")
+    parts = ["<h2>Ranking</h2>"]
+    parts.append(f"<p class=\"mute\">Ranked by {e(b.labels.get(b.primary_metric, b.primary_metric))} "
+                 f"({e(b.direction)} is better) over {e(b.coverage_text)}. {e(boot)} Controls (floors) and "
+                 "references (ceilings) stand where their score puts them and are never ranked. Click a column "
+                 "header to sort.</p>")
+    parts.append(_table(_ranking_headers(b), rows, cls="board"))
+    parts += [f"<p class=\"mute\">{e(n)}</p>" for n in sorted(notes)]
+    return parts
+
+
+def _model_section(b: Board, model: dict[str, Any]) -> list[str]:
+    """The model under test: architecture, task, weights hash and its quality against the track's floor."""
+    parts = ["<h2>Model under test</h2><dl class=\"facts\">"]
+    parts.append(f"<dt>model</dt><dd><code>{e(b.model)}</code>" +
+                 (f" ({e(model.get('architecture'))})" if model.get("architecture") else "") + "</dd>")
+    parts.append(f"<dt>task</dt><dd>{e(model.get('task', 'not recorded'))}</dd>")
+    parts.append(f"<dt>weights hash</dt><dd><code>{e(model.get('hash', 'not recorded'))}</code></dd>")
+    quality = model_quality(model)
+    if quality:
+        low = quality_floor(model).get("meets_floor") is False
+        for name, value, threshold in quality:
+            floor = "" if threshold is None else f" (the track's floor {threshold:g})"
+            flag = " <span class=\"bad\">below its floor</span>" if threshold is not None and low else ""
+            parts.append(f"<dt>{e(name)}</dt><dd>{value:.4f}{floor}{flag}</dd>")
+    elif b.model == "function":
+        parts.append("<dt>quality</dt><dd>exact: the model is the function that defines the ground truth</dd>")
+    else:
+        parts.append("<dt>quality</dt><dd>not recorded by the results</dd>")
+    parts.append("</dl>")
+    return parts
+
+
+def _resource_section(b: Board, cards: Cards) -> list[str]:
+    """The resource: name, revision, version, split, instances and its card (a local copy and the Hub)."""
+    local, hub = cards.get(b.resource, (None, ""))
+    parts = ["<h2>Resource</h2><dl class=\"facts\">"]
+    parts.append(f"<dt>resource</dt><dd>{e(b.resource)}</dd><dt>revision</dt><dd><code>{e(b.revision)}</code></dd>")
+    parts.append(f"<dt>version</dt><dd>{e(b.resource_version or 'not recorded')}</dd>"
+                 f"<dt>split</dt><dd>{e(b.split)}</dd>")
+    parts.append(f"<dt>instances</dt><dd>{e(b.coverage_text)}</dd>")
+    card = (f"<a href=\"../{e(local)}\">card (README, this revision)</a> · " if local else
+            "<span class=\"mute\">card not available here at this revision</span> · ")
+    parts.append(f"<dt>card</dt><dd>{card}<a href=\"{e(hub)}\">on the Hub</a></dd></dl>")
+    return parts
+
+
+def _metrics_section(b: Board) -> list[str]:
+    """One paragraph per metric, from the registry: label, description, range, direction and reference."""
+    parts = ["<h2>Metrics</h2>"]
+    for name in b.metric_names:
+        doc = metric_doc(name)
+        d = b.directions.get(name) or doc.direction or "?"
+        text = doc.description or "No description recorded."
+        ref = f" Reference: {cite(doc.reference)}." if doc.reference else ""
+        parts.append(f"<p><b>{e(doc.label or name)}</b> <code>{e(name)}</code>"
+                     f"{' (primary)' if name == b.primary_metric else ''} — {e(text)}. Range "
+                     f"{e(_fmt_range(doc.range))}; {e(d)} is better {ARROWS.get(d, '')}.{ref}</p>")
+    return parts
+
+
+def _pictures_section(b: Board, figs: list[Figure]) -> list[str]:
+    """The board's gallery, or why it has none."""
+    if not figs:
+        why = ("nothing is drawn for this track yet" if b.track not in FIGURES else "no ranked result to draw")
+        return ["<h2>Pictures</h2>", f"<p class=\"mute\">No pictures: {e(why)}.</p>"]
+    return ["<h2>Pictures</h2>", "<div class=\"gallery\">" + "".join(_figure_html(f, "../") for f in figs) + "</div>"]
+
+
+# --------------------------------------------------------------------------------------------------
+# a submission's page
+
+
+def submission_page(name: str, entries: list[BoardEntry], info: SubmissionInfo | None, role: str,
+                    built: str) -> str:
+    """The submission's page: description and reference, version, hash, parameters and capabilities,
+    its results on every board, the reasons of its failures and its pictures. `info`: its installed copy
+    (None: not installed here); `role`: "control" / "reference" or ""."""
+    first = next((x.result for x in entries if x.result is not None), None)
+    sub = first.submission if first is not None else {"name": name}
+    parts = [f"<h1>{e(name)}{f' <span class=mute>({e(role)})</span>' if role else ''}</h1>"]
+    if info and info.description:
+        parts.append(f"<p>{e(info.description)}</p>")
+    if info and info.reference:
+        parts.append(f"<p class=\"mute\">Reference: {cite(info.reference)}</p>")
+    changed = first is not None and info is not None and bool(info.hash) and info.hash != sub.get("hash")
+    parts += _submission_facts(sub, info, changed)
+    parts.append("<h2>Results</h2>")
+    parts.append(_submission_results(entries))
+    parts += _submission_failures(entries)
+    figs = [f for x in entries for f in x.figures]
+    if figs:
+        parts.append("<h2>Pictures</h2><div class=\"gallery\">" + "".join(_figure_html(f, "../") for f in figs)
+                     + "</div>")
+    return page(name, "".join(parts), 1, built)
+
+
+def _submission_facts(sub: dict[str, Any], info: SubmissionInfo | None, changed: bool) -> list[str]:
+    """Version, code hash, kind, parameters (as the Result records them) and capabilities (as the installed
+    copy declares them); `changed`: the installed code is not the code the results were computed with."""
+    parts = ["<dl class=\"facts\">"]
+    parts.append(f"<dt>version</dt><dd>{e(sub.get('version', '?'))}</dd>")
+    parts.append(f"<dt>code hash</dt><dd><code>{e(sub.get('hash', '?'))}</code></dd>")
+    parts.append(f"<dt>kind</dt><dd>{e(sub.get('kind', '?'))}</dd>")
+    params = sub.get("parameters") or {}
+    ptext = ", ".join(f"{k} = {json.dumps(v, default=str)}" for k, v in sorted(params.items())) or "none"
+    parts.append(f"<dt>parameters</dt><dd><code>{e(ptext)}</code></dd>")
+    if info:
+        caps = (f"modalities: {', '.join(info.modalities)}; "
+                f"gradients: {'needed' if info.needs_gradients else 'not needed'}; "
+                f"segments: {'needed' if info.needs_segments else 'not needed'}; "
+                f"{'deterministic' if info.deterministic else 'stochastic (seeded)'}")
+        parts.append(f"<dt>capabilities</dt><dd>{e(caps)}</dd>")
+        if changed:
+            parts.append("<dt>note</dt><dd class=\"bad\">the installed code differs from the code these results "
+                         "were computed with (hash)</dd>")
+    else:
+        parts.append("<dt>capabilities</dt><dd class=\"mute\">not known: the submission is not installed where "
+                     "this site was built</dd>")
+    parts.append("</dl>")
+    return parts
+
+
+def _submission_results(entries: list[BoardEntry]) -> str:
+    """The submission's rank, primary value, failures and time on every board it entered."""
+    headers = [("board", ""), ("rank", ""), ("primary metric", "mean ± 95% CI half-width"), ("failed", ""),
+               ("time s", "")]
+    rows: list[TableRow] = []
+    for x in entries:
+        b, row = x.board, x.row
+        text, v = _cell(row.metrics.get(b.primary_metric))
+        n_ranked = sum(1 for r in b.rows if r.rank is not None)
+        rank = (f"{row.rank}{'=' if row.tied else ''} of {n_ranked}" if row.rank is not None
+                else f"{row.marker}, not ranked" if row.marker else "not ranked")
+        label = f"{b.labels.get(b.primary_metric, b.primary_metric)} {ARROWS.get(b.direction, '')}"
+        rows.append(("", [(f"<a href=\"../{board_file(b)}\">{e(b.title)}</a>", b.title, "l"),
+                          (e(rank), str(row.rank) if row.rank is not None else "", ""),
+                          (f"{e(label)} {e(text)}", v, ""),
+                          (f"{row.n_failed}/{row.n_instances}", str(row.n_failed), ""),
+                          (f"{row.wall_time_s:.1f}", repr(row.wall_time_s), "")]))
+    return _table(headers, rows)
+
+
+def _submission_failures(entries: list[BoardEntry]) -> list[str]:
+    """Per board, the ten commonest reasons its instances failed (or that none did)."""
+    parts = ["<h2>Failures</h2>"]
+    for x in entries:
+        r = x.result
+        if r is None or not r.failures:
+            continue
+        reasons: dict[str, int] = defaultdict(int)
+        for f in r.failures:
+            reasons[f.reason] += 1
+        items = "".join(f"<li>{n} × {e(reason)}</li>"
+                        for reason, n in sorted(reasons.items(), key=lambda kv: -kv[1])[:10])
+        parts.append(f"<h3>{e(x.board.title)}: {r.n_failed} of {r.n_instances}</h3><ul>{items}</ul>")
+    if len(parts) == 1:
+        parts.append("<p class=\"mute\">No failed instance.</p>")
+    return parts
+
+
+# --------------------------------------------------------------------------------------------------
+# the overview
+
+
+def _summary_table(rows: list[SummaryRow]) -> str:
+    """A Bradley–Terry summary (a track's or the overall one) as a sortable table."""
+    headers = [("#", "1 + the submissions stronger in ≥ 97.5 % of the board resamples; = tied"),
+               ("rank 95%", "95 % interval of the rank over 200 resamples of the boards"), ("submission", ""),
+               ("BT θ ↑", "log Bradley–Terry strength fitted to the pairwise results on shared boards"),
+               ("wins", "share of its pairwise comparisons on shared boards it won (a tie counts half)"),
+               ("boards", "counted boards entered / counted boards")]
+    out: list[TableRow] = []
+    for r in rows:
+        iv = "—" if r.interval is None else (str(r.interval[0]) if r.interval[0] == r.interval[1]
+                                             else f"{r.interval[0]}–{r.interval[1]}")
+        wins = "—" if not math.isfinite(r.wins) else f"{100 * r.wins:.0f}%"
+        out.append(("", [(e(f"{r.rank}{'=' if r.tied else ''}"), str(r.rank), ""), (e(iv), None, ""),
+                         (f"<a href=\"{submission_file(r.submission)}\">{e(r.submission)}</a>", None, "name l"),
+                         (f"{r.strength:+.2f}", repr(r.strength), ""), (e(wins), repr(r.wins), ""),
+                         (f"{r.entered}/{r.total}", str(r.entered), "")]))
+    return _table(headers, out)
+
+
+_INTRO = ("<h1>xaibench leaderboard</h1>"
+          "<p>Explainers and oracles scored against ground truth that holds by construction, from people, or "
+          "against an adversary. One board per track, resource and model under test. Each board ranks its "
+          "methods with paired-bootstrap rank intervals (rows the data cannot separate share a rank), shows its "
+          "controls (floors) and references (ceilings) as marked rows, and says whether it "
+          "<em>discriminates</em>: whether its best method beats its best control beyond the noise. Per track "
+          "and overall, submissions are compared only on the boards both entered, and only on boards that "
+          "discriminate, by a Bradley–Terry model of their pairwise results.</p>")
+
+
+def index_page(tables: list[Board], summaries: list[TrackSummary], overall_rows: list[SummaryRow],
+               problems: list[str], built: str, git: str) -> str:
+    """The overview: what the boards are, the build, unreadable files, the overall ranking, one section per
+    track (its reference, its boards with their verdicts and its Bradley–Terry summary), the registered
+    tracks without results and every resource revision the boards were built from."""
+    parts = [_INTRO]
+    parts.append(f"<p class=\"mute\">Built {e(built)} from xaibench revision <code>{e(git)}</code>; "
+                 f"{len(tables)} board(s), {sum(1 for b in tables if b.verdict.discriminates)} of them discriminate. "
+                 "Only results whose signature holds on the building machine are ranked.</p>")
+    if problems:
+        items = "".join(f"<li>{e(p)}</li>" for p in problems)
+        parts.append(f"<div class=\"warn\">⚠ {len(problems)} result file(s) could not be read and are not shown:"
+                     f"<ul>{items}</ul></div>")
+    if not tables:
+        parts.append("<p class=\"warn strong\">No results yet: run <code>xaibench evaluate</code> (or "
+                     "<code>make demo</code>) first.</p>")
+    if overall_rows:
+        parts.append("<h2>Overall</h2><p class=\"mute\">Bradley–Terry over every track's boards that "
+                     "discriminate; each track weighs the same.</p>")
+        parts.append(_summary_table(overall_rows))
+    elif tables:
+        parts.append("<h2>Overall</h2><p class=\"warn\">⚠ No board discriminates yet, so nothing is ranked "
+                     "across boards.</p>")
+    per_track: dict[str, list[Board]] = defaultdict(list)
+    for b in tables:
+        per_track[b.track].append(b)
+    summary_of = {s.track: s for s in summaries}
+    for track in sorted(per_track):
+        parts += _track_section(track, per_track[track], summary_of.get(track))
+    for track, description, ref in other_tracks(set(per_track)):
+        parts.append(f"<h2>Track {e(track)}</h2><p class=\"mute\">{e(description)} — no results yet: "
+                     f"<code>xaibench evaluate &lt;submission&gt; --track {e(track)}</code>."
+                     + (f" Reference: {cite(ref)}" if ref else "") + "</p>")
+    revs = sorted({(b.resource, b.revision, b.resource_version) for b in tables})
+    if revs:
+        parts.append("<h2>Resource revisions</h2><ul>" + "".join(
+            f"<li>{e(n)} <code>{e(r)}</code>{(' (' + e(v) + ')') if v else ''}</li>" for n, r, v in revs) + "</ul>")
+    return page("leaderboard", "".join(parts), 0, built)
+
+
+def _track_section(track: str, boards: list[Board], summary: TrackSummary | None) -> list[str]:
+    """A track on the overview: its reference (the paper it follows), its boards (verdict, revision, how many
+    ranked, who is first, ⚠ where a board warns) and its Bradley–Terry summary with the boards left out."""
+    parts = [f"<h2>Track {e(track)}</h2>"]
+    ref = track_reference(track)
+    if ref:
+        parts.append(f"<p class=\"mute\">Reference: {cite(ref)}</p>")
+    parts.append("<ul class=\"boards\">")
+    for b in boards:
+        ranked = [r for r in b.rows if r.rank is not None]
+        best = ", ".join(r.submission for r in ranked if r.rank == 1) if ranked else "nothing ranked"
+        flags = " ⚠" if (b.warnings or control_warning(b) or b.disagreeing) else ""
+        verdict = ("discriminates" if b.verdict.discriminates else b.verdict.status)
+        parts.append(f"<li><a href=\"{board_file(b)}\">{e(b.resource)} · {e(b.model)}</a>{flags} "
+                     f"<span class=\"verdict-tag {'ok' if b.verdict.discriminates else 'no'}\">{e(verdict)}</span> "
+                     f"<span class=\"mute\">revision <code>{e(b.revision[:12])}</code>, {len(ranked)} ranked, "
+                     f"first: {e(best)}</span></li>")
+    parts.append("</ul>")
+    if summary and summary.rows:
+        parts.append(f"<p class=\"mute\">Bradley–Terry over the {summary.counted} of {summary.n_boards} board(s) "
+                     "that discriminate.</p>")
+        parts.append(_summary_table(summary.rows))
+    if summary and summary.left_out:
+        items = "".join(f"<li>{e(w)}</li>" for w in summary.left_out)
+        parts.append(f"<details><summary>{len(summary.left_out)} board(s) not counted</summary>"
+                     f"<ul>{items}</ul></details>")
+    return parts
