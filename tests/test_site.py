@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -250,3 +251,18 @@ def test_no_quality_warning_without_the_tracks_floor(site_results, tmp_path):
     page = (out / "board" / "aixi__aixi__shape-ssin__cnn.html").read_text()
     assert "R²" in page and "0.0100" in page
     assert "quality floor" not in page and "below its floor" not in page and "threshold" not in page
+
+
+def test_the_showcase_board_is_the_one_whose_control_beats_the_median(tmp_path):
+    """`make screenshots` shows the board carrying `control_warning`'s text, else the one with most rows."""
+    from leaderboard.site import browser
+
+    (tmp_path / "board").mkdir()
+    pages = {"board/a.html": "<tr><tr><tr>", "board/b.html": "<tr><p>A control scores better than the median of "
+                                                              "the 3 ranked method(s) on KL</p>"}
+    for rel, text in pages.items():
+        (tmp_path / rel).write_text(text, encoding="utf-8")
+    (tmp_path / "site.json").write_text(json.dumps({"boards": [{"page": p} for p in pages]}), encoding="utf-8")
+    assert browser.showcase_board(tmp_path) == tmp_path / "board/b.html"
+    (tmp_path / "board/b.html").write_text("<tr>", encoding="utf-8")
+    assert browser.showcase_board(tmp_path) == tmp_path / "board/a.html"

@@ -76,13 +76,13 @@ def screenshot(drv: WebDriver, url: str, out: Path, width: int = 1280, max_heigh
 
 
 def showcase_board(site: Path) -> Path:
-    """The board to show: the first one with a warning (a control above the explainers, a weak model),
-    else the board with the most rows."""
+    """The board to show: the first one whose control scores better than the median method (the warning
+    `facts.control_warning` writes), else the board with the most rows."""
     meta = json.loads((site / "site.json").read_text(encoding="utf-8"))
     pages = [site / b["page"] for b in meta["boards"]]
     if not pages:
         return site / "index.html"
-    warned = [p for p in pages if "A control ranks above the median explainer" in p.read_text(encoding="utf-8")]
+    warned = [p for p in pages if "A control scores better than the median" in p.read_text(encoding="utf-8")]
     if warned:
         return warned[0]
     return max(pages, key=lambda p: p.read_text(encoding="utf-8").count("<tr"))
