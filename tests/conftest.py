@@ -35,7 +35,8 @@ def aixi_home(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def idc_home(aixi_home) -> Path:
     """Tiny IDC resources (idc/mr-wga, -milp, -hybrid) built from 240 real MR documents per split with a
-    one-epoch Kim CNN and HAN (|V| = 400, ≥ 2 words of V per MILP document), in the session home. Skips when the MR mirror is absent."""
+    one-epoch Kim CNN and HAN (|V| = 400, ≥ 2 words of V per MILP document), in the session home. Skips when the MR
+    mirror is absent."""
     from benchmark.resources.store import mirror_root
 
     root = mirror_root()

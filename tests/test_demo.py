@@ -26,7 +26,8 @@ def test_tracks_fail_or_skip_alone_and_say_why(home):
                                                 Step(("list",)))),
         Track("usage", "a step that raises a usage error (click)", (),
               (Step(("evaluate", "random", "--track", "aixi", "--limit", "-3")), Step(("list",)))),
-        Track("built", "already built", (), (Step(("generate", "aixi", "--scale", "tiny"), skip_if="aixi/shape-ssin"),)),
+        Track("built", "already built", (),
+              (Step(("generate", "aixi", "--scale", "tiny"), skip_if="aixi/shape-ssin"),)),
     )
     out = {o.name: o for o in run_demo(_run, lines.append, plan=plan)}
     assert out["ok"].status == "built"

@@ -44,13 +44,18 @@ def report(name: str) -> str:
     return p.read_text() if p.exists() else ""
 
 
-@pytest.fixture()
-def reference(home, tmp_path):
+def evaluate_reference(tmp_path: Path):
     """A well-behaved submission's Result, evaluated before the attack (its file must survive)."""
     r = evaluate("uniform", results_dir=tmp_path / "res", **RUN)
     files = list((tmp_path / "res").rglob("*.json"))
     assert len(files) == 1
     return r, files[0], files[0].read_bytes()
+
+
+@pytest.fixture()
+def reference(home, tmp_path):
+    """`evaluate_reference` in the test's home."""
+    return evaluate_reference(tmp_path)
 
 
 def hostile(tmp_path: Path, name: str, body: str, **kw) -> Path:

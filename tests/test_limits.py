@@ -27,10 +27,15 @@ from benchmark.resources import data_home
 from benchmark.runner import evaluate, memory_default
 from benchmark.sandbox import bwrap_problem, default_memory_gb, process_limit_problem, resolve_mode
 from benchmark.scratch import measure
-from tests.conftest import write_submission
-from tests.test_isolation import RUN, UNIFORM_SHAPED, check_contained, hostile, needs_bwrap, reference, report  # noqa: F401
+from tests.test_isolation import RUN, UNIFORM_SHAPED, check_contained, evaluate_reference, hostile, needs_bwrap
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture()
+def reference(home, tmp_path):
+    """A well-behaved submission's Result, evaluated before the attack (test_isolation.evaluate_reference)."""
+    return evaluate_reference(tmp_path)
 needs_nproc = pytest.mark.skipif(bwrap_problem() is not None or process_limit_problem("bwrap") is not None,
                                  reason=f"the process limit is not enforced here: {process_limit_problem('bwrap')}")
 
@@ -143,7 +148,8 @@ return [np.ones(x.shape, np.float32) for x in batch.inputs]
 
 
 def _scratch_run(tmp_path, name: str, body: str, mib: int, **kw):
-    return evaluate(str(hostile(tmp_path, name, body)), results_dir=tmp_path / "res", scratch_gb=mib / 1024, **{**RUN, **kw})
+    return evaluate(str(hostile(tmp_path, name, body)), results_dir=tmp_path / "res", scratch_gb=mib / 1024,
+                    **{**RUN, **kw})
 
 
 @pytest.mark.parametrize("sandbox", ["auto", "none"])
@@ -178,7 +184,8 @@ return [np.ones(x.shape, np.float32) for x in batch.inputs]
 """
     r = _scratch_run(tmp_path, "hider", body, 32)
     assert r.n_failed == 4
-    assert all("deleted files it keeps open" in f.reason and "--scratch-limit" in f.reason for f in r.failures), r.failures
+    assert all("deleted files it keeps open" in f.reason and "--scratch-limit" in f.reason
+               for f in r.failures), r.failures
     check_contained(reference, tmp_path)
 
 

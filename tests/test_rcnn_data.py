@@ -120,7 +120,8 @@ def test_bad_ratings_raise_with_the_line(tmp_path, head, match):
 
 
 def test_unknown_aspect_lists_the_valid_ones():
-    assert [aspect_index(a) for a in ("appearance", "aroma", "palate", "look", "smell", 2, "1")] == [0, 1, 2, 0, 1, 2, 1]
+    names = ("appearance", "aroma", "palate", "look", "smell", 2, "1")
+    assert [aspect_index(a) for a in names] == [0, 1, 2, 0, 1, 2, 1]
     for bad in ("taste", "colour", 5, -1, True):
         with pytest.raises(ResourceError, match=r"valid aspects: appearance \(0\), aroma \(1\), palate \(2\)"):
             aspect_index(bad)
@@ -237,7 +238,8 @@ def test_hub_parquet_dataset_offline(tmp_path):
     # the same checks as for files: a rating outside [0, 1] is refused
     bad = tmp_path / "bad-hub" / "data"
     bad.mkdir(parents=True)
-    pq.write_table(pa.table({"text": ["a b"], "scores": [[0.5, 0.5, 5.0, 0.5, 0.5]]}), bad / "train-00000-of-00001.parquet")
+    pq.write_table(pa.table({"text": ["a b"], "scores": [[0.5, 0.5, 5.0, 0.5, 0.5]]}),
+                   bad / "train-00000-of-00001.parquet")
     with pytest.raises(ResourceError, match="outside"):
         load_hub(str(bad.parent), "train")
 

@@ -307,7 +307,8 @@ def test_seed_search_keeps_the_first_seed_in_the_band_else_the_nearest(built, tm
     assert rates[search[-1]["seed"]] == max(rates.values()) and v["dev_selection_rate"] == max(rates.values())
     assert folder == tmp_path / "w" / f"seed-{search[-1]['seed']}"
     # seeds > 1 share the word vectors of the first
-    assert (tmp_path / "w" / "seed-2" / "vectors.npz").read_bytes() == (tmp_path / "w" / "seed-0" / "vectors.npz").read_bytes()
+    seeds = tmp_path / "w"
+    assert (seeds / "seed-2" / "vectors.npz").read_bytes() == (seeds / "seed-0" / "vectors.npz").read_bytes()
 
 
 def test_cli_generate_and_evaluate(built, tmp_path, monkeypatch, capsys):

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 import torch
-from lime_compare import NUM_SAMPLES, compare, synthetic_corpus  # tests/perf/lime_compare.py, shared with bench_lime_text.py
+# tests/perf/lime_compare.py, shared with bench_lime_text.py
+from lime_compare import NUM_SAMPLES, compare, synthetic_corpus
 
 from benchmark.models.rcnn import RCNNRationale, RationaleModel
 from benchmark.models.text import build_vocab

@@ -21,7 +21,8 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from lime_compare import NUM_SAMPLES, compare, synthetic_corpus  # tests/perf/lime_compare.py, shared with bench_lime_rcnn.py
+# tests/perf/lime_compare.py, shared with bench_lime_rcnn.py
+from lime_compare import NUM_SAMPLES, compare, synthetic_corpus
 
 from benchmark.models.text import KimCNN, WordModel, build_vocab
 

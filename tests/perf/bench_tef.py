@@ -13,7 +13,8 @@ Run as a script (``python tests/perf/bench_tef.py [--n 8]``) or as a pytest test
 Model: the robustness resource's Kim CNN (`$XAIBENCH_HOME/resources/robustness/model/mr-cnn`) if built,
 else a randomly initialised Kim CNN over the MR vocabulary (seed 0); explainer: the built-in saliency
 submission, in process; synonym space: the resource's counter-fitted space if built, else plain GloVe-50d
-(top 20,000 words; speed only). Texts: the first `n` MR test sentences. One torch and one BLAS thread (the worker's torch too).
+(top 20,000 words; speed only). Texts: the first `n` MR test sentences. One torch and one BLAS thread (the
+worker's torch too).
 """
 
 from __future__ import annotations
