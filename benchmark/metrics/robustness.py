@@ -36,7 +36,7 @@ from typing import Sequence
 
 import numpy as np
 
-from benchmark.metrics.base import metric
+from benchmark.metrics.base import Direction, Family, metric
 from benchmark.references import ERASER, TEF
 
 RHO_MAX = 0.4
@@ -270,37 +270,56 @@ class SentenceSimilarity:
 
 
 # -- registered metric metadata (the robustness track computes the values from attribution pairs) ----
+def _unscored(explanations, truths) -> np.ndarray:
+    """Curve and faithfulness metrics have no per-pair value: the track computes them (NaN here)."""
+    return np.full(len(explanations), np.nan)
+
+
 def _pairs(name: str):
+    """The per-pair metric `name` of `pair_metrics` (PCC, Kendall, Spearman: no parameter)."""
+    def fn(explanations, truths) -> np.ndarray:
+        return np.asarray([pair_metrics(a, b)[name] if a is not None else np.nan
+                           for a, b in explanations], dtype=np.float64)
+    return fn
+
+
+def _topk_pairs(name: str):
+    """The top-k intersection `name` of `pair_metrics`; `by_abs` ranks by |attribution| (default: signed)."""
     def fn(explanations, truths, by_abs: bool = False) -> np.ndarray:
         return np.asarray([pair_metrics(a, b, by_abs)[name] if a is not None else np.nan
                            for a, b in explanations], dtype=np.float64)
     return fn
 
 
-metric("rob-acc-tef", "ACC TEF", "higher", (-0.375, 0.375), "robustness",
-       "area under the PCC-vs-ρ curve under TEF (0 ≤ ρ ≤ 0.4); higher = more robust", reference=TEF)(lambda e, t: np.full(len(e), np.nan))
-metric("rob-acc-ra", "ACC RA", "higher", (-0.375, 0.375), "robustness",
-       "area under the PCC-vs-ρ curve under RandomAttack (reference)", reference=TEF)(lambda e, t: np.full(len(e), np.nan))
-metric("rob-acc-su", "ACC SU", "higher", (-0.375, 0.375), "robustness",
-       "area under the PCC-vs-ρ curve under the semi-universal policy (learned on the other half of the test "
-       "set; query-free)", reference=TEF)(lambda e, t: np.full(len(e), np.nan))
-metric("rob-faith-comp", "compr.", "higher", (-1.0, 1.0), "faithfulness",
-       "ERASER comprehensiveness (AOPC over the top 1/5/10/20/50 % words deleted) of the original texts' "
-       "attributions: the drop of the explained class's probability; higher = more faithful", reference=ERASER)(
-    lambda e, t: np.full(len(e), np.nan))
-metric("rob-faith-suff", "suff.", "lower", (-1.0, 1.0), "faithfulness",
-       "ERASER sufficiency (AOPC over keeping only the top 1/5/10/20/50 % words) of the original texts' "
-       "attributions; lower = more faithful", reference=ERASER)(lambda e, t: np.full(len(e), np.nan))
-metric("rob-pcc-tef", "PCC TEF", "higher", (-1.0, 1.0), "robustness",
-       "mean PCC(a, ã) over TEF-attacked texts (every ρ)", reference=TEF)(_pairs("pcc"))
-metric("rob-pcc-ra", "PCC RA", "higher", (-1.0, 1.0), "robustness",
-       "mean PCC(a, ã) over RA-attacked texts (every ρ)", reference=TEF)(_pairs("pcc"))
-metric("rob-pcc-su", "PCC SU", "higher", (-1.0, 1.0), "robustness",
-       "mean PCC(a, ã) over SU-attacked texts (every ρ)", reference=TEF)(_pairs("pcc"))
-metric("rob-kendall-tef", "τ TEF", "higher", (-1.0, 1.0), "robustness", "Kendall τ-b, TEF",
-       reference=TEF)(_pairs("kendall"))
-metric("rob-spearman-tef", "Spearman TEF", "higher", (-1.0, 1.0), "robustness", "Spearman, TEF",
-       reference=TEF)(_pairs("spearman"))
+metric(name="rob-acc-tef", label="ACC TEF", direction=Direction.HIGHER, range=(-0.375, 0.375),
+       family=Family.ROBUSTNESS, reference=TEF,
+       description="area under the PCC-vs-ρ curve under TEF (0 ≤ ρ ≤ 0.4); higher = more robust")(_unscored)
+metric(name="rob-acc-ra", label="ACC RA", direction=Direction.HIGHER, range=(-0.375, 0.375),
+       family=Family.ROBUSTNESS, reference=TEF,
+       description="area under the PCC-vs-ρ curve under RandomAttack (reference)")(_unscored)
+metric(name="rob-acc-su", label="ACC SU", direction=Direction.HIGHER, range=(-0.375, 0.375),
+       family=Family.ROBUSTNESS, reference=TEF,
+       description="area under the PCC-vs-ρ curve under the semi-universal policy (learned on the other half of "
+       "the test set; query-free)")(_unscored)
+metric(name="rob-faith-comp", label="compr.", direction=Direction.HIGHER, range=(-1.0, 1.0),
+       family=Family.FAITHFULNESS, reference=ERASER,
+       description="ERASER comprehensiveness (AOPC over the top 1/5/10/20/50 % words deleted) of the original "
+       "texts' attributions: the drop of the explained class's probability; higher = more faithful")(_unscored)
+metric(name="rob-faith-suff", label="suff.", direction=Direction.LOWER, range=(-1.0, 1.0),
+       family=Family.FAITHFULNESS, reference=ERASER,
+       description="ERASER sufficiency (AOPC over keeping only the top 1/5/10/20/50 % words) of the original "
+       "texts' attributions; lower = more faithful")(_unscored)
+metric(name="rob-pcc-tef", label="PCC TEF", direction=Direction.HIGHER, range=(-1.0, 1.0), family=Family.ROBUSTNESS,
+       reference=TEF, description="mean PCC(a, ã) over TEF-attacked texts (every ρ)")(_pairs("pcc"))
+metric(name="rob-pcc-ra", label="PCC RA", direction=Direction.HIGHER, range=(-1.0, 1.0), family=Family.ROBUSTNESS,
+       reference=TEF, description="mean PCC(a, ã) over RA-attacked texts (every ρ)")(_pairs("pcc"))
+metric(name="rob-pcc-su", label="PCC SU", direction=Direction.HIGHER, range=(-1.0, 1.0), family=Family.ROBUSTNESS,
+       reference=TEF, description="mean PCC(a, ã) over SU-attacked texts (every ρ)")(_pairs("pcc"))
+metric(name="rob-kendall-tef", label="τ TEF", direction=Direction.HIGHER, range=(-1.0, 1.0), family=Family.ROBUSTNESS,
+       reference=TEF, description="Kendall τ-b, TEF")(_pairs("kendall"))
+metric(name="rob-spearman-tef", label="Spearman TEF", direction=Direction.HIGHER, range=(-1.0, 1.0),
+       family=Family.ROBUSTNESS, reference=TEF, description="Spearman, TEF")(_pairs("spearman"))
 for _p in TOPK:
-    metric(f"rob-top{round(_p * 100)}-tef", f"top-{round(_p * 100)}% TEF", "higher", (0.0, 1.0), "robustness",
-           f"top-{round(_p * 100)}% intersection, TEF", by_abs=False, reference=TEF)(_pairs(f"top{round(_p * 100)}"))
+    metric(name=f"rob-top{round(_p * 100)}-tef", label=f"top-{round(_p * 100)}% TEF", direction=Direction.HIGHER,
+           range=(0.0, 1.0), family=Family.ROBUSTNESS, reference=TEF,
+           description=f"top-{round(_p * 100)}% intersection, TEF")(_topk_pairs(f"top{round(_p * 100)}"))

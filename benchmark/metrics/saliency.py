@@ -39,7 +39,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from benchmark.metrics.base import metric
+from benchmark.metrics.base import Direction, Family, metric
 from benchmark.references import AIXI, BYLINSKII, CLEVR_XAI
 
 EPS = 2.2204e-16  # ε of the saliency-benchmark KL (SPECS §3.7)
@@ -122,9 +122,8 @@ def _gt_distribution(truths: np.ndarray) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------------------------- KL
-@metric("kl", "KL", "lower", (0.0, float("inf")), "distribution",
-        "KL(P_G‖P_S) on normalised maps, saliency-benchmark style (ε = 2.2204e-16)", attribution="signed",
-        reference=AIXI)
+@metric(name="kl", label="KL", direction=Direction.LOWER, range=(0.0, float("inf")), family=Family.DISTRIBUTION,
+        reference=AIXI, description="KL(P_G‖P_S) on normalised maps, saliency-benchmark style (ε = 2.2204e-16)")
 def kl(explanations, truths, attribution: str = "signed") -> np.ndarray:
     """Kullback–Leibler divergence of the explanation from the ground truth (SPECS §3.7):
 
@@ -318,9 +317,8 @@ def emd_distance(explanations, truths, grid: int | None = 32, unit_px: float = 3
     return np.concatenate(parts)
 
 
-@metric("emd", "EMD", "lower", (0.0, float("inf")), "distribution",
-        "Earth mover's distance between P_G and P_S on a 32×32 grid (unit: 32 px), exact",
-        grid=32, unit_px=32.0, workers=None, num_iter_max=1_000_000, attribution="signed", reference=AIXI)
+@metric(name="emd", label="EMD", direction=Direction.LOWER, range=(0.0, float("inf")), family=Family.DISTRIBUTION,
+        reference=AIXI, description="Earth mover's distance between P_G and P_S on a 32×32 grid (unit: 32 px), exact")
 def emd(explanations, truths, grid=32, unit_px=32.0, workers=None, num_iter_max=1_000_000,
         attribution="signed") -> np.ndarray:
     """Earth mover's distance (SPECS §3.7; Miró-Nicolau et al. 2023, following Riche et al. 2013):
@@ -336,9 +334,9 @@ def emd(explanations, truths, grid=32, unit_px=32.0, workers=None, num_iter_max=
     return emd_distance(explanations, truths, grid, unit_px, workers, num_iter_max, attribution)
 
 
-@metric("emd-paper", "EMD/4×4", "lower", (0.0, float("inf")), "distribution",
-        "Earth mover's distance on the paper's 4×4 grid (factor-32 down-sampling, unit: 32 px)",
-        grid=4, unit_px=32.0, workers=None, num_iter_max=1_000_000, attribution="signed", reference=AIXI)
+@metric(name="emd-paper", label="EMD/4×4", direction=Direction.LOWER, range=(0.0, float("inf")),
+        family=Family.DISTRIBUTION, reference=AIXI,
+        description="Earth mover's distance on the paper's 4×4 grid (factor-32 down-sampling, unit: 32 px)")
 def emd_paper(explanations, truths, grid=4, unit_px=32.0, workers=None, num_iter_max=1_000_000,
               attribution="signed") -> np.ndarray:
     """`emd` at the paper-parity setting (SPECS §3.7): both maps down-sampled by a factor of 32 with area
@@ -347,9 +345,9 @@ def emd_paper(explanations, truths, grid=4, unit_px=32.0, workers=None, num_iter
 
 
 # ------------------------------------------------------------------------------------ localisation
-@metric("mass-accuracy", "RMA", "higher", (0.0, 1.0), "localisation",
-        "Relevance mass accuracy: share of positive relevance inside the ground truth (Arras et al. 2022)",
-        reference=CLEVR_XAI)
+@metric(name="mass-accuracy", label="RMA", direction=Direction.HIGHER, range=(0.0, 1.0), family=Family.LOCALISATION,
+        reference=CLEVR_XAI,
+        description="Relevance mass accuracy: share of positive relevance inside the ground truth (Arras et al. 2022)")
 def mass_accuracy(explanations, truths) -> np.ndarray:
     """Relevance mass accuracy (Arras, Osman & Samek 2022, CLEVR-XAI):
 
@@ -367,9 +365,10 @@ def mass_accuracy(explanations, truths) -> np.ndarray:
     return out
 
 
-@metric("rank-accuracy", "RRA", "higher", (0.0, 1.0), "localisation",
-        "Relevance rank accuracy: share of the K most relevant pixels inside the K-pixel ground truth "
-        "(Arras et al. 2022)", ties="stable", reference=CLEVR_XAI)
+@metric(name="rank-accuracy", label="RRA", direction=Direction.HIGHER, range=(0.0, 1.0), family=Family.LOCALISATION,
+        reference=CLEVR_XAI,
+        description="Relevance rank accuracy: share of the K most relevant pixels inside the K-pixel ground truth "
+        "(Arras et al. 2022)")
 def rank_accuracy(explanations, truths, ties: str = "stable") -> np.ndarray:
     """Relevance rank accuracy (Arras, Osman & Samek 2022, CLEVR-XAI): with K = |{p : G(p) > 0}|,
 
@@ -404,8 +403,8 @@ def rank_accuracy(explanations, truths, ties: str = "stable") -> np.ndarray:
 
 
 # -------------------------------------------------------------------------------------- similarity
-@metric("pcc", "PCC", "higher", (-1.0, 1.0), "similarity",
-        "Pearson correlation between the explanation and the ground-truth map", reference=BYLINSKII)
+@metric(name="pcc", label="PCC", direction=Direction.HIGHER, range=(-1.0, 1.0), family=Family.SIMILARITY,
+        reference=BYLINSKII, description="Pearson correlation between the explanation and the ground-truth map")
 def pcc(explanations, truths) -> np.ndarray:
     """Pearson's correlation coefficient between S and G over pixels,
 
