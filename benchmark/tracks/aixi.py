@@ -19,7 +19,7 @@ from benchmark.models.aixi_function import FunctionModel, Reference, get_functio
 from benchmark.models.base import read_model_config
 from benchmark.models.spec import ModelSpec
 from benchmark.resources.aixi_schema import decode_split
-from benchmark.tracks.base import TRACKS, Instances, Track
+from benchmark.tracks.base import Instances, Track, TrackMetadata, register_track
 from benchmark.references import AIXI
 
 DATASETS = ("shape", "color")
@@ -42,13 +42,18 @@ def model_quality(validation: dict) -> dict:
 
 
 class AixiTrack(Track):
-    name = "aixi"
-    reference = AIXI
-    family = "aixi"
-    modality = "image"
-    description = "AIXI-Shape / AIXI-Color: pixel-exact importance maps; KL and EMD (Miró-Nicolau et al. 2023)"
-    metrics = ("kl", "emd", "emd-paper", "mass-accuracy", "rank-accuracy", "pcc")
-    models = ("function", "cnn")
+    """AIXI-Shape / AIXI-Color (SPECS §3): image explanations vs pixel-exact ground-truth importance maps."""
+
+    metadata = TrackMetadata(
+        name="aixi",
+        description="AIXI-Shape / AIXI-Color: pixel-exact importance maps; KL and EMD (Miró-Nicolau et al. 2023)",
+        reference=AIXI,
+        resource="aixi",
+        main_score="kl",
+        metrics=("kl", "emd", "emd-paper", "mass-accuracy", "rank-accuracy", "pcc"),
+        models=("function", "cnn"),
+        modality="image",
+    )
 
     def configs(self) -> list[str]:
         return [f"{d}-{f}" for d in DATASETS for f in FUNCTION_NAMES]
@@ -113,4 +118,4 @@ class AixiTrack(Track):
         return {m.name: m(s, g, **metric_params) for m in self.metric_objects()}
 
 
-TRACKS.register("aixi", AixiTrack())
+register_track(AixiTrack())

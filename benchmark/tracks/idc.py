@@ -25,7 +25,7 @@ from benchmark.errors import ResourceError, XaibenchError
 from benchmark.models.base import read_model_config
 from benchmark.models.spec import ModelSpec
 from benchmark.results import MetricSummary
-from benchmark.tracks.base import TRACKS, Instances, Track, weighted_mean
+from benchmark.tracks.base import Instances, Track, TrackMetadata, register_track, weighted_mean
 from benchmark.references import IDC
 
 PGTS = ("wga", "milp", "hybrid")
@@ -34,15 +34,20 @@ REBUILD = "xaibench generate idc --overwrite"  # the command that rebuilds the m
 
 
 class IdcTrack(Track):
-    name = "idc"
-    reference = IDC
-    family = "idc"
-    modality = "text"
-    description = "IDC: MR test documents vs WGA / MILP / Hybrid pseudo ground truth; κ, P, R (Khaleel et al. 2022)"
-    metrics = ("interp-kappa", "interp-precision", "interp-recall",
-               "interp-kappa-macro", "interp-precision-macro", "interp-recall-macro")
-    models = ("cnn", "han")
-    default_split = "test"
+    """IDC: text explanations' word labels vs a pseudo ground truth (WGA / MILP / Hybrid), pooled κ, P, R."""
+
+    metadata = TrackMetadata(
+        name="idc",
+        description="IDC: MR test documents vs WGA / MILP / Hybrid pseudo ground truth; κ, P, R (Khaleel et al. 2022)",
+        reference=IDC,
+        resource="idc",
+        main_score="interp-kappa",
+        metrics=("interp-kappa", "interp-precision", "interp-recall",
+                 "interp-kappa-macro", "interp-precision-macro", "interp-recall-macro"),
+        models=("cnn", "han"),
+        modality="text",
+        default_split="test",
+    )
 
     def configs(self) -> list[str]:
         return [f"mr-{p}" for p in PGTS]
@@ -173,4 +178,4 @@ class IdcTrack(Track):
         return out
 
 
-TRACKS.register("idc", IdcTrack())
+register_track(IdcTrack())

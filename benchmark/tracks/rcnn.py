@@ -32,7 +32,7 @@ from benchmark.errors import ResourceError, XaibenchError
 from benchmark.models.rcnn import config_of
 from benchmark.models.rcnn_targets import check
 from benchmark.models.spec import ModelSpec
-from benchmark.tracks.base import TRACKS, Instances, Track
+from benchmark.tracks.base import Instances, Track, TrackMetadata, register_track
 from benchmark.references import CAMBURU, LEI
 
 ASPECTS = ("appearance", "aroma", "palate")
@@ -53,16 +53,21 @@ def model_selection(stats: dict[str, Any]) -> dict[str, Any]:
 
 
 class RcnnTrack(Track):
-    name = "rcnn"
-    reference = f"{CAMBURU}; the rationale model: {LEI}"
-    family = "rcnn"
-    modality = "text"
-    description = ("RCNN zero-contribution: BeerAdvocate reviews with provably irrelevant (N) and clearly "
-                   "relevant (SR) tokens; %first, %misrank, avg misrank (Camburu et al. 2019)")
-    metrics = ("pct-first", "pct-misrank", "avg-misrank",
-               "pct-first-pessimistic", "pct-misrank-pessimistic", "avg-misrank-pessimistic")
-    models = ("rcnn",)
-    default_split = "test"
+    """RCNN zero-contribution (Camburu et al. 2019): how often explanations rank provably irrelevant tokens high."""
+
+    metadata = TrackMetadata(
+        name="rcnn",
+        description=("RCNN zero-contribution: BeerAdvocate reviews with provably irrelevant (N) and clearly "
+                     "relevant (SR) tokens; %first, %misrank, avg misrank (Camburu et al. 2019)"),
+        reference=f"{CAMBURU}; the rationale model: {LEI}",
+        resource="rcnn",
+        main_score="pct-first",
+        metrics=("pct-first", "pct-misrank", "avg-misrank",
+                 "pct-first-pessimistic", "pct-misrank-pessimistic", "avg-misrank-pessimistic"),
+        models=("rcnn",),
+        modality="text",
+        default_split="test",
+    )
 
     def configs(self) -> list[str]:
         return [f"beer-{a}" for a in ASPECTS]
@@ -142,4 +147,4 @@ class RcnnTrack(Track):
         return out
 
 
-TRACKS.register("rcnn", RcnnTrack())
+register_track(RcnnTrack())

@@ -51,6 +51,7 @@ Metric options (`--metric-param`): by_abs (top-k and faithfulness ranks by |valu
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any, Sequence
 
@@ -61,7 +62,7 @@ from benchmark.errors import ResourceError
 from benchmark.models.base import read_model_config
 from benchmark.models.spec import ModelSpec
 from benchmark.results import MetricSummary
-from benchmark.tracks.base import TRACKS, Instances, Track
+from benchmark.tracks.base import Instances, Track, TrackMetadata, register_track
 from benchmark.references import TEF
 
 SCORED_ATTACKS = ("tef", "ra", "su")
@@ -74,21 +75,26 @@ EXTRA_COLUMNS = ("rho", "attack", "weight", "weight_rho_max", "sample", "paired"
 
 
 class RobustnessTrack(Track):
-    name = "robustness"
-    reference = TEF
-    family = "robustness"
-    control_note = ("Here that is the metric's blind spot, not the model: scores that ignore the words (the "
-                    "position control) never move under a substitution, so they are perfectly robust. "
-                    "Robustness is not faithfulness: the board ranks methods only above the controls' "
-                    "comprehensiveness (rank gate), and draws robustness against faithfulness.")
-    modality = "text"
-    description = ("TEF transfer board: texts attacked through the resource's reference explainer (marked), "
-                   "re-scored with every explainer; ACC beside ERASER faithfulness (Ivankay et al. 2022)")
-    metrics = ("rob-acc-tef", "rob-acc-ra", "rob-acc-su", "rob-faith-comp", "rob-faith-suff", "rob-pcc-tef",
-               "rob-pcc-ra", "rob-pcc-su", "rob-kendall-tef", "rob-spearman-tef", "rob-top10-tef",
-               "rob-top30-tef", "rob-top50-tef")
-    models = ("cnn", "lstm", "lstm-att", "minilm")
-    default_split = "test"
+    """TEF transfer board (SPECS §2): attribution robustness under word-substitution attacks, beside faithfulness."""
+
+    metadata = TrackMetadata(
+        name="robustness",
+        description=("TEF transfer board: texts attacked through the resource's reference explainer (marked), "
+                     "re-scored with every explainer; ACC beside ERASER faithfulness (Ivankay et al. 2022)"),
+        reference=TEF,
+        resource="robustness",
+        main_score="rob-acc-tef",
+        metrics=("rob-acc-tef", "rob-acc-ra", "rob-acc-su", "rob-faith-comp", "rob-faith-suff", "rob-pcc-tef",
+                 "rob-pcc-ra", "rob-pcc-su", "rob-kendall-tef", "rob-spearman-tef", "rob-top10-tef",
+                 "rob-top30-tef", "rob-top50-tef"),
+        models=("cnn", "lstm", "lstm-att", "minilm"),
+        modality="text",
+        default_split="test",
+        control_note=("Here that is the metric's blind spot, not the model: scores that ignore the words (the "
+                      "position control) never move under a substitution, so they are perfectly robust. "
+                      "Robustness is not faithfulness: the board ranks methods only above the controls' "
+                      "comprehensiveness (rank gate), and draws robustness against faithfulness."),
+    )
     score_chunk = None
 
     def configs(self) -> list[str]:
@@ -391,9 +397,12 @@ class LiveRobustnessTrack(RobustnessTrack):
     own explanations (each attacked through itself). Same metrics; an instance is an attacked sample.
     Filled by `xaibench attack` only — the runner cannot evaluate it (the texts depend on the submission)."""
 
-    name = "robustness-live"
-    description = ("TEF live board: each explainer attacked through itself (`xaibench attack`); the scored pairs "
-                   "re-explained with fresh seeds; ACC beside ERASER faithfulness")
+    metadata = dataclasses.replace(
+        RobustnessTrack.metadata,
+        name="robustness-live",
+        description=("TEF live board: each explainer attacked through itself (`xaibench attack`); the scored "
+                     "pairs re-explained with fresh seeds; ACC beside ERASER faithfulness"),
+    )
 
     def instances(self, resource, split: str, limit: int | None = None) -> Instances:
         from benchmark.errors import XaibenchError
@@ -405,5 +414,5 @@ class LiveRobustnessTrack(RobustnessTrack):
         return role
 
 
-TRACKS.register("robustness", RobustnessTrack())
-TRACKS.register("robustness-live", LiveRobustnessTrack())
+register_track(RobustnessTrack())
+register_track(LiveRobustnessTrack())

@@ -51,7 +51,7 @@ from benchmark.errors import ResourceError
 from benchmark.models.base import TextModel, read_model_config
 from benchmark.models.spec import ModelSpec
 from benchmark.results import MetricSummary
-from benchmark.tracks.base import TRACKS, Instances, Track
+from benchmark.tracks.base import Instances, Track, TrackMetadata, register_track
 from benchmark.references import TOKI
 
 DATASETS = ("hatexplain", "cams", "movies")
@@ -67,16 +67,22 @@ OUTPUT_SHAPE = (2,)  # [verdict (1 = trustworthy), score in [0, 1] or a score-fa
 
 
 class TrustTrack(Track):
-    name = "trust"
-    reference = TOKI
-    family = "trust"
-    modality = "text"
-    description = ("TOKI trust sets: oracles judge explained predictions trustworthy or not; AUC (rate-free, primary), "
-                   "balanced accuracy, and the paper's Acc, Pre, Sen, F1, Spec, G-mean (Nguyen Tung et al. 2025)")
-    metrics = tuple(f"trust-{m}" for m in ("auc", "bacc", "gmean", "acc", "pre", "sen", "f1", "spec"))
-    models = (*MODEL_LOADERS, IMPORTED)
-    default_split = "test"
-    submission_kind = "oracle"
+    """TOKI trust sets: oracles judge explained predictions trustworthy or not (pooled counts, AUC)."""
+
+    metadata = TrackMetadata(
+        name="trust",
+        description=("TOKI trust sets: oracles judge explained predictions trustworthy or not; AUC (rate-free, "
+                     "primary), balanced accuracy, and the paper's Acc, Pre, Sen, F1, Spec, G-mean (Nguyen Tung et "
+                     "al. 2025)"),
+        reference=TOKI,
+        resource="trust",
+        main_score="trust-auc",
+        metrics=tuple(f"trust-{m}" for m in ("auc", "bacc", "gmean", "acc", "pre", "sen", "f1", "spec")),
+        models=(*MODEL_LOADERS, IMPORTED),
+        modality="text",
+        default_split="test",
+        submission_kind="oracle",
+    )
 
     def configs(self) -> list[str]:
         return [f"{d}-{m}" for d in DATASETS for m in MODEL_LOADERS]
@@ -344,4 +350,4 @@ class NoModel(TextModel):
                          "model; use one that reads the explained predictions only (e.g. naive-oracle)")
 
 
-TRACKS.register("trust", TrustTrack())
+register_track(TrustTrack())
