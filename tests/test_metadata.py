@@ -89,7 +89,7 @@ def test_a_duplicate_metric_name_fails_naming_it():
 
 def test_metric_metadata_is_keyword_only():
     with pytest.raises(TypeError):
-        metric("test-positional", "X", "lower", (0.0, 1.0), "distribution", reference=PAPER)  # type: ignore[misc]
+        metric("test-positional", "X", "lower", (0.0, 1.0), "distribution", reference=PAPER)
 
 
 def test_metric_direction_and_family_are_enums_equal_to_their_strings():
@@ -98,7 +98,7 @@ def test_metric_direction_and_family_are_enums_equal_to_their_strings():
     assert kl.family is Family.DISTRIBUTION and kl.family == "distribution"
     assert f"{Family.ZERO_CONTRIBUTION}" == "zero-contribution"
     assert not kl.higher_is_better and kl.arrow == "↓"
-    m = Metric(name="test-direct", label="X", direction="higher", range=(0.0, 1.0),  # type: ignore[arg-type]
+    m = Metric(name="test-direct", label="X", direction="higher", range=(0.0, 1.0),
                family="trust", fn=_ok, reference=PAPER)
     assert m.direction is Direction.HIGHER and m.family is Family.TRUST and m.arrow == "↑"
 
@@ -184,7 +184,7 @@ def test_track_attributes_read_the_metadata():
                                                                                   "explainer", "why")
     assert [m.name for m in t.metric_objects()] == ["emd", "kl", "pcc"]
     with pytest.raises(dataclasses.FrozenInstanceError):
-        t.metadata.name = "x"  # type: ignore[misc]
+        t.metadata.name = "x"
 
 
 @pytest.mark.parametrize("name", TRACKS.names())

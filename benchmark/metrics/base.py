@@ -52,11 +52,13 @@ E = TypeVar("E", bound=StrEnum)
 
 def _choice(enum: type[E], value: object, what: str, owner: str) -> E:
     """`value` as a member of `enum`, or a MetadataError naming `owner` and the allowed values."""
-    try:
-        return enum(value)
-    except ValueError:
-        allowed = ", ".join(f"'{m.value}'" for m in enum)
-        raise MetadataError(f"{owner}: {what} '{value}' is unknown; must be one of {allowed}") from None
+    if isinstance(value, str):
+        try:
+            return enum(value)
+        except ValueError:
+            pass
+    allowed = ", ".join(f"'{m.value}'" for m in enum)
+    raise MetadataError(f"{owner}: {what} '{value}' is unknown; must be one of {allowed}")
 
 
 def require_reference(reference: object, owner: str) -> None:

@@ -444,9 +444,11 @@ def set_level_counts(method_rs, pgt_sets: Sequence[Iterable], alpha: float = ALP
     n_v, n_c = rs.shape
     if len(pgt_sets) != n_c:
         raise ValueError(f"pgt_sets must hold one set per class: {n_c} classes, {len(pgt_sets)} sets")
-    where = {w: i for i, w in enumerate(vocab)} if vocab is not None else None
-    if where is not None and len(where) != n_v:
-        raise ValueError(f"vocab must list the {n_v} distinct words of method_rs's rows, got {len(vocab)}")
+    where = None
+    if vocab is not None:
+        where = {w: i for i, w in enumerate(vocab)}
+        if len(where) != n_v:
+            raise ValueError(f"vocab must list the {n_v} distinct words of method_rs's rows, got {len(vocab)}")
     counts = np.zeros((n_c, 4), dtype=np.int64)
     missing = np.zeros(n_c, dtype=np.int64)
     for c, pgt in enumerate(pgt_sets):

@@ -102,6 +102,8 @@ def attribution_distances(a, bs, undefined: str = "zero") -> list[float]:
 
 
 def kendall(a, b) -> float:
+    """Kendall's τ-b between attributions `a` and `ã` (SPECS §2.7); NaN for fewer than two words or a
+    constant attribution."""
     from scipy.stats import kendalltau
 
     a, b = _vec(a), _vec(b)
@@ -111,6 +113,8 @@ def kendall(a, b) -> float:
 
 
 def spearman(a, b) -> float:
+    """Spearman's rank correlation between `a` and `ã` (SPECS §2.7); NaN for fewer than two words or a
+    constant attribution."""
     from scipy.stats import spearmanr
 
     a, b = _vec(a), _vec(b)
@@ -120,12 +124,14 @@ def spearman(a, b) -> float:
 
 
 def top_indices(a, k: int, by_abs: bool = False) -> np.ndarray:
+    """Indices of the `k` largest attributions (by |a| when `by_abs`), ties broken by position."""
     a = _vec(a)
     key = np.abs(a) if by_abs else a
     return np.argsort(-key, kind="stable")[:k]
 
 
 def topk_intersection(a, b, p: float, by_abs: bool = False) -> float:
+    """|top_k(a) ∩ top_k(ã)| / k with k = max(1, ⌈p·n⌉) (SPECS §2.7); NaN when empty or of unequal lengths."""
     a, b = _vec(a), _vec(b)
     if a.size == 0 or a.shape != b.shape:
         return float("nan")
@@ -142,6 +148,7 @@ def pair_metrics(a, b, by_abs: bool = False) -> dict[str, float]:
 
 
 def bin_edges(width: float = BIN_WIDTH, hi: float = RHO_MAX) -> np.ndarray:
+    """Edges of the ρ bins, 0 to `hi` in steps of `width` (rounded to 10 decimals)."""
     return np.round(np.arange(0.0, hi + width / 2, width), 10)
 
 
@@ -209,6 +216,7 @@ def bin_coverage(counts, empty: str = "carry") -> dict:
 
 
 def acc_of(rho, pccs, width: float = BIN_WIDTH, hi: float = RHO_MAX, weights=None, empty: str = "carry") -> float:
+    """ACC of per-text PCCs binned by ρ (`bin_by_rho`, then `acc`): the area under the PCC-vs-ρ curve."""
     b = bin_by_rho(rho, pccs, width, hi, weights)
     return acc(b["centre"], b["mean"], empty=empty)
 
@@ -251,6 +259,7 @@ class SentenceSimilarity:
         self.batch_size = batch_size
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """(n, 384) unit-norm sentence embeddings of `texts`, `batch_size` at a time."""
         import torch
 
         out = []
@@ -265,6 +274,7 @@ class SentenceSimilarity:
         return np.concatenate(out) if out else np.zeros((0, 384), dtype=np.float32)
 
     def __call__(self, a: Sequence[str], b: Sequence[str]) -> np.ndarray:
+        """Cosine similarity of each pair (a_i, b_i), as (n,) float64."""
         ea, eb = self.encode(a), self.encode(b)
         return (ea * eb).sum(1).astype(np.float64)
 

@@ -36,6 +36,7 @@ import warnings
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from functools import lru_cache
+from typing import cast
 
 import numpy as np
 
@@ -150,12 +151,21 @@ def _area_weights(n_in: int, n_out: int) -> np.ndarray:
     return np.clip(hi - lo, 0.0, None)
 
 
+def _grid_shape(grid: int | tuple[int, int]) -> tuple[int, int]:
+    """(rows, cols) of a grid given as one side or as (rows, cols)."""
+    if np.isscalar(grid):
+        side = cast(int, grid)  # np.isscalar does not narrow the union for mypy
+        return side, side
+    rows, cols = cast(tuple[int, int], grid)  # the (rows, cols) form
+    return rows, cols
+
+
 def downsample_mass(p: np.ndarray, grid: int | tuple[int, int] | None) -> np.ndarray:
     """Mass of (N,H,W) distributions pooled onto a grid×grid map by area averaging (the cell mean of
     S, renormalised, equals the pooled mass of P). `grid=None` keeps the full resolution."""
     if grid is None:
         return p
-    gh, gw = (grid, grid) if np.isscalar(grid) else grid
+    gh, gw = _grid_shape(grid)
     n, h, w = p.shape
     if gh < 1 or gw < 1:
         raise ValueError(f"grid must be ≥ 1, got {grid}")
@@ -266,7 +276,7 @@ def _pooled_distributions(explanations, truths, grid) -> tuple[np.ndarray, np.nd
         raise ValueError(f"explanations {s.shape} and truths {g.shape} must both be (N, H, W) arrays "
                          "of the same shape")
     n, h, w = s.shape
-    gh, gw = (h, w) if grid is None else ((grid, grid) if np.isscalar(grid) else grid)
+    gh, gw = (h, w) if grid is None else _grid_shape(grid)
     if h % gh or w % gw:  # area weights with partial pixels: the general path
         s64, g64 = _batch(s, g)
         bad = _undefined(s64, g64)

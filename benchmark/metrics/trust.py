@@ -148,6 +148,7 @@ class TrustScores:
         return self.values[name]
 
     def as_dict(self) -> dict[str, Any]:
+        """The counts, values and reasons for undefined values as one plain dict."""
         return {"counts": self.counts, "values": self.values, "undefined": self.undefined}
 
 

@@ -114,6 +114,7 @@ def zero_contribution_errors(explanations: Sequence[np.ndarray], truths: Sequenc
         family=Family.ZERO_CONTRIBUTION, reference=CAMBURU,
         description="Eq. 4: % of instances whose top-ranked token has zero contribution (∈ N)")
 def pct_first(explanations, truths, ties: str = "position", attribution: str = "signed") -> np.ndarray:
+    """Eq. 4 of Camburu et al. 2019 (SPECS §1): % of instances whose top-ranked token is in N."""
     return zero_contribution_errors(explanations, truths, ties, attribution)["first"]
 
 
@@ -121,6 +122,7 @@ def pct_first(explanations, truths, ties: str = "position", attribution: str = "
         family=Family.ZERO_CONTRIBUTION, reference=CAMBURU,
         description="Eq. 5: % of instances with an N token ranked above a clearly relevant (SR) token")
 def pct_misrank(explanations, truths, ties: str = "position", attribution: str = "signed") -> np.ndarray:
+    """Eq. 5: % of instances where some N token outranks some SR token."""
     return zero_contribution_errors(explanations, truths, ties, attribution)["misrank"]
 
 
@@ -128,6 +130,7 @@ def pct_misrank(explanations, truths, ties: str = "position", attribution: str =
         family=Family.ZERO_CONTRIBUTION, reference=CAMBURU,
         description="Eq. 6: number of N tokens ranked above the lowest-ranked SR token")
 def avg_misrank(explanations, truths, ties: str = "position", attribution: str = "signed") -> np.ndarray:
+    """Eq. 6: mean number of N tokens ranked above the lowest-ranked SR token."""
     return zero_contribution_errors(explanations, truths, ties, attribution)["count"]
 
 
@@ -135,12 +138,14 @@ def avg_misrank(explanations, truths, ties: str = "position", attribution: str =
         family=Family.ZERO_CONTRIBUTION, reference=CAMBURU,
         description="Eq. 4 with ties broken against the explainer (an N token tied with the top counts)")
 def pct_first_pessimistic(explanations, truths, ties: str = "pessimistic", attribution: str = "signed") -> np.ndarray:
+    """`pct_first` with ties broken against the explainer."""
     return zero_contribution_errors(explanations, truths, ties, attribution)["first"]
 
 
 @metric(name="pct-misrank-pessimistic", label="%misrnk (pess.)", direction=Direction.LOWER, range=(0.0, 100.0),
         family=Family.ZERO_CONTRIBUTION, reference=CAMBURU, description="Eq. 5 with ties broken against the explainer")
 def pct_misrank_pessimistic(explanations, truths, ties: str = "pessimistic", attribution: str = "signed") -> np.ndarray:
+    """`pct_misrank` with ties broken against the explainer."""
     return zero_contribution_errors(explanations, truths, ties, attribution)["misrank"]
 
 
@@ -148,4 +153,5 @@ def pct_misrank_pessimistic(explanations, truths, ties: str = "pessimistic", att
         range=(0.0, float("inf")), family=Family.ZERO_CONTRIBUTION, reference=CAMBURU,
         description="Eq. 6 with ties broken against the explainer")
 def avg_misrank_pessimistic(explanations, truths, ties: str = "pessimistic", attribution: str = "signed") -> np.ndarray:
+    """`avg_misrank` with ties broken against the explainer."""
     return zero_contribution_errors(explanations, truths, ties, attribution)["count"]

@@ -93,9 +93,11 @@ class Instances:
         return len(self.ids)
 
     def index(self) -> dict[str, int]:
+        """{instance id: position} over `ids`."""
         return {i: n for n, i in enumerate(self.ids)}
 
     def batch(self, positions: Sequence[int], seed: int) -> Batch:
+        """The `Batch` submissions see for `positions`: ids, inputs, segments and the seed; never truths."""
         pos = list(positions)
         seg = None if self.segments is None else self.segments[pos]
         inputs = self.inputs[pos] if isinstance(self.inputs, np.ndarray) else [self.inputs[p] for p in pos]
@@ -178,6 +180,7 @@ class Track:
         return []
 
     def instances(self, resource, split: str, limit: int | None = None) -> Instances:
+        """The `Instances` of `split` (the first `limit`, after the track's exclusions); tracks override it."""
         raise NotImplementedError
 
     def inputs_key(self, resource, split: str) -> tuple[str, str]:

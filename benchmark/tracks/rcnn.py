@@ -70,6 +70,7 @@ class RcnnTrack(Track):
     )
 
     def configs(self) -> list[str]:
+        """beer-<aspect>: the BeerAdvocate reviews of each aspect."""
         return [f"beer-{a}" for a in ASPECTS]
 
     def _check(self, resource) -> None:
@@ -78,6 +79,7 @@ class RcnnTrack(Track):
                                 + ", ".join(f"rcnn/{c}" for c in self.configs()))
 
     def instances(self, resource, split: str, limit: int | None = None) -> Instances:
+        """The split's reviews with their token partition (N / SR / other) as ground truth."""
         self._check(resource)
         table = resource.table(split, columns=["id", "tokens", "partition"])
         if limit is not None:
@@ -100,6 +102,7 @@ class RcnnTrack(Track):
                          excluded={k: v for k, v in skipped.items() if v})
 
     def build_model(self, resource, name: str, instances: Instances, **options: Any):
+        """The aspect's trained RCNN (generator + encoder; a white-box model)."""
         self._check(resource)
         if name not in self.models:
             raise ResourceError(f"the rcnn track has no model '{name}'; choose one of: {', '.join(self.models)}")
@@ -128,6 +131,7 @@ class RcnnTrack(Track):
         return opts
 
     def check_metric_params(self, metric_params: dict[str, Any]) -> None:
+        """Refuse options other than `attribution`, or a bad value."""
         try:
             self._options(metric_params)
         except ValueError as exc:
@@ -135,6 +139,7 @@ class RcnnTrack(Track):
 
     def score(self, explanations: list[np.ndarray], truths: Any, positions: Sequence[int],
               **metric_params: Any) -> dict[str, np.ndarray]:
+        """Eq. 4–6 under both tie rules (position, pessimistic) for each explanation."""
         opts = self._options(metric_params)
         labels = [truths["partition"][p] for p in positions]
         out = {}

@@ -98,12 +98,16 @@ class RobustnessTrack(Track):
     score_chunk = None
 
     def configs(self) -> list[str]:
+        """mr-<model>: the attacks on each model under test."""
         return [f"mr-{m}" for m in self.models]
 
     def instances(self, resource, split: str, limit: int | None = None) -> Instances:
+        """Each original text followed by its scored attacked versions (through the reference explainer)."""
         ref = resource.params.get("reference_explainer", "saliency")
         t = resource.table(split).to_pydict()
-        ids, inputs, kind = [], [], []
+        ids: list[str] = []
+        inputs: list[list[str]] = []
+        kind: list[dict[str, Any]] = []
         origin: dict[str, int] = {}
         skipped: dict[str, int] = {}
         for i in range(len(t["id"])):
@@ -144,6 +148,7 @@ class RobustnessTrack(Track):
         return f"{resource.name}-texts", h.hexdigest()[:12]
 
     def build_model(self, resource, name: str, instances: Instances, **options: Any):
+        """The model the resource's texts were attacked on (word model or MiniLM)."""
         folder = resource.params.get("models", {}).get(name)
         if not folder:
             raise ResourceError(f"{resource.name} holds the attacks on model '{resource.params.get('model')}'; "
@@ -167,6 +172,8 @@ class RobustnessTrack(Track):
     # -- scoring -----------------------------------------------------------------------------------
     def score(self, explanations: list[np.ndarray], truths: Any, positions: Sequence[int],
               **metric_params: Any) -> dict[str, np.ndarray]:
+        """Per attacked text: PCC, Kendall, Spearman and top-k intersection with its original's attribution; per
+        original: faithfulness."""
         by_abs = bool(metric_params.get("by_abs", False))
         weighting = metric_params.get("weighting", "rho_max")
         where = {p: k for k, p in enumerate(positions)}
@@ -203,6 +210,7 @@ class RobustnessTrack(Track):
         return {**out, **extra}
 
     def check_metric_params(self, metric_params: dict[str, Any]) -> None:
+        """Only `by_abs` and `weighting` (one of `WEIGHTINGS`) are known."""
         from benchmark.errors import XaibenchError
 
         unknown = set(metric_params) - {"by_abs", "weighting"}
@@ -254,6 +262,7 @@ class RobustnessTrack(Track):
         return np.isfinite(attack) & (attack == a)
 
     def summarise(self, scores: dict[str, np.ndarray], ok: np.ndarray) -> dict[str, MetricSummary]:
+        """ACC per attack with a bootstrap interval over samples; the other metrics: mean ± t-interval."""
         out = {}
         n = len(ok)
         attack = _column(scores, "attack", n)
@@ -333,7 +342,8 @@ def faithfulness(model, texts: list[list[str]], attributions: list[np.ndarray],
                  by_abs: bool = False, fractions: Sequence[float] = FAITH_FRACTIONS) -> tuple[np.ndarray, np.ndarray]:
     """ERASER comprehensiveness and sufficiency (module docstring) of each text's attribution on
     `model`: two arrays (NaN for a text of fewer than two words). One `predict` call for all texts."""
-    probe, owner = [], []
+    probe: list[list[str]] = []
+    owner: list[tuple[int, str, float | None]] = []  # (text, "x" / "comp" / "suff", fraction)
     for t, (toks, a) in enumerate(zip(texts, attributions)):
         n = len(toks)
         if n < 2 or len(a) != n:
@@ -389,6 +399,7 @@ def _column(scores: dict[str, np.ndarray], name: str, n: int) -> np.ndarray:
 
 
 def pooled_acc(rho, pcc, weight) -> float:
+    """ACC of (ρ, PCC) pairs with their curve weights, the whole set at once."""
     return rm.acc_of(np.asarray(rho, float), np.asarray(pcc, float), weights=np.asarray(weight, float))
 
 
@@ -405,12 +416,14 @@ class LiveRobustnessTrack(RobustnessTrack):
     )
 
     def instances(self, resource, split: str, limit: int | None = None) -> Instances:
+        """Always refused: the live boards are filled by `xaibench attack` only."""
         from benchmark.errors import XaibenchError
 
         raise XaibenchError("the robustness-live boards are filled by `xaibench attack <explainer> --resource "
                             f"{resource.name}`: a live attack's texts depend on the submission")
 
     def board_role(self, resource, submission: str, role: str) -> str:
+        """Every submission keeps its own role (each was attacked through itself)."""
         return role
 
 
