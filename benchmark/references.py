@@ -1,8 +1,8 @@
 """The papers the tracks and metrics implement, written once (issue #31): each is a short citation —
 authors, year, title, and a link — that a track's or metric's `reference` names and the site shows.
 
-Every registered track and metric must carry a non-empty `reference` (checked at registration:
-`benchmark.tracks.base.TRACKS`, `benchmark.metrics.base.Metric`); the files of the papers the
+Every track and metric must carry a non-empty `reference` (checked where it is declared:
+`benchmark.tracks.base.TrackMetadata`, `benchmark.metrics.base.Metric`); the files of the papers the
 benchmark follows are in the project's shared papers folder (SPECS names them)."""
 
 AIXI = ("Miró-Nicolau, Jaume-i-Capó & Moyà-Alcover 2023, A novel approach to generate datasets with XAI "

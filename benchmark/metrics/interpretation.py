@@ -49,7 +49,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from benchmark.metrics.base import metric
+from benchmark.metrics.base import Direction, Family, metric
 from benchmark.references import IDC
 from benchmark.tokenize import is_word
 
@@ -345,22 +345,22 @@ def pooled_summary(counts, which: str, n_boot: int = 1000, seed: int = 0, label:
 _DESC = "per-document counts [tp, fp, fn, tn] against the PGT; summary pools the counts (micro)"
 
 
-@metric("interp-kappa", "κ", "higher", (-1.0, 1.0), "interpretation",
-        "Cohen's κ of the method's word labels vs the PGT; " + _DESC, pooled=True, reference=IDC)
+@metric(name="interp-kappa", label="κ", direction=Direction.HIGHER, range=(-1.0, 1.0), family=Family.INTERPRETATION,
+        reference=IDC, pooled=True, description="Cohen's κ of the method's word labels vs the PGT; " + _DESC)
 def interp_kappa(explanations, truths=None) -> np.ndarray:
     """Per-document Cohen's κ of the (N, 4) counts (`prk`); the track's summary pools the counts."""
     return statistic(explanations, "kappa")
 
 
-@metric("interp-precision", "P", "higher", (0.0, 1.0), "interpretation",
-        "Interpretation precision tp/(tp+fp); " + _DESC, pooled=True, reference=IDC)
+@metric(name="interp-precision", label="P", direction=Direction.HIGHER, range=(0.0, 1.0), family=Family.INTERPRETATION,
+        reference=IDC, pooled=True, description="Interpretation precision tp/(tp+fp); " + _DESC)
 def interp_precision(explanations, truths=None) -> np.ndarray:
     """Per-document interpretation precision of the (N, 4) counts; the summary pools the counts."""
     return statistic(explanations, "precision")
 
 
-@metric("interp-recall", "R", "higher", (0.0, 1.0), "interpretation",
-        "Interpretation recall tp/(tp+fn); " + _DESC, pooled=True, reference=IDC)
+@metric(name="interp-recall", label="R", direction=Direction.HIGHER, range=(0.0, 1.0), family=Family.INTERPRETATION,
+        reference=IDC, pooled=True, description="Interpretation recall tp/(tp+fn); " + _DESC)
 def interp_recall(explanations, truths=None) -> np.ndarray:
     """Per-document interpretation recall of the (N, 4) counts; the summary pools the counts."""
     return statistic(explanations, "recall")
@@ -369,22 +369,22 @@ def interp_recall(explanations, truths=None) -> np.ndarray:
 _MACRO = "macro average over documents with G_d ∪ E_d ≠ ∅ (others excluded)"
 
 
-@metric("interp-kappa-macro", "κ/doc", "higher", (-1.0, 1.0), "interpretation",
-        "Cohen's κ per document, " + _MACRO, reference=IDC)
+@metric(name="interp-kappa-macro", label="κ/doc", direction=Direction.HIGHER, range=(-1.0, 1.0),
+        family=Family.INTERPRETATION, reference=IDC, description="Cohen's κ per document, " + _MACRO)
 def interp_kappa_macro(explanations, truths=None) -> np.ndarray:
     """Per-document κ, NaN where G_d ∪ E_d = ∅ (`macro_values`)."""
     return macro_values(explanations, "kappa")
 
 
-@metric("interp-precision-macro", "P/doc", "higher", (0.0, 1.0), "interpretation",
-        "Interpretation precision per document, " + _MACRO, reference=IDC)
+@metric(name="interp-precision-macro", label="P/doc", direction=Direction.HIGHER, range=(0.0, 1.0),
+        family=Family.INTERPRETATION, reference=IDC, description="Interpretation precision per document, " + _MACRO)
 def interp_precision_macro(explanations, truths=None) -> np.ndarray:
     """Per-document precision, NaN where G_d ∪ E_d = ∅ (`macro_values`)."""
     return macro_values(explanations, "precision")
 
 
-@metric("interp-recall-macro", "R/doc", "higher", (0.0, 1.0), "interpretation",
-        "Interpretation recall per document, " + _MACRO, reference=IDC)
+@metric(name="interp-recall-macro", label="R/doc", direction=Direction.HIGHER, range=(0.0, 1.0),
+        family=Family.INTERPRETATION, reference=IDC, description="Interpretation recall per document, " + _MACRO)
 def interp_recall_macro(explanations, truths=None) -> np.ndarray:
     """Per-document recall, NaN where G_d ∪ E_d = ∅ (`macro_values`)."""
     return macro_values(explanations, "recall")
@@ -444,9 +444,11 @@ def set_level_counts(method_rs, pgt_sets: Sequence[Iterable], alpha: float = ALP
     n_v, n_c = rs.shape
     if len(pgt_sets) != n_c:
         raise ValueError(f"pgt_sets must hold one set per class: {n_c} classes, {len(pgt_sets)} sets")
-    where = {w: i for i, w in enumerate(vocab)} if vocab is not None else None
-    if where is not None and len(where) != n_v:
-        raise ValueError(f"vocab must list the {n_v} distinct words of method_rs's rows, got {len(vocab)}")
+    where = None
+    if vocab is not None:
+        where = {w: i for i, w in enumerate(vocab)}
+        if len(where) != n_v:
+            raise ValueError(f"vocab must list the {n_v} distinct words of method_rs's rows, got {len(vocab)}")
     counts = np.zeros((n_c, 4), dtype=np.int64)
     missing = np.zeros(n_c, dtype=np.int64)
     for c, pgt in enumerate(pgt_sets):

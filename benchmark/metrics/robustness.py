@@ -36,7 +36,7 @@ from typing import Sequence
 
 import numpy as np
 
-from benchmark.metrics.base import metric
+from benchmark.metrics.base import Direction, Family, metric
 from benchmark.references import ERASER, TEF
 
 RHO_MAX = 0.4
@@ -102,6 +102,8 @@ def attribution_distances(a, bs, undefined: str = "zero") -> list[float]:
 
 
 def kendall(a, b) -> float:
+    """Kendall's τ-b between attributions `a` and `ã` (SPECS §2.7); NaN for fewer than two words or a
+    constant attribution."""
     from scipy.stats import kendalltau
 
     a, b = _vec(a), _vec(b)
@@ -111,6 +113,8 @@ def kendall(a, b) -> float:
 
 
 def spearman(a, b) -> float:
+    """Spearman's rank correlation between `a` and `ã` (SPECS §2.7); NaN for fewer than two words or a
+    constant attribution."""
     from scipy.stats import spearmanr
 
     a, b = _vec(a), _vec(b)
@@ -120,12 +124,14 @@ def spearman(a, b) -> float:
 
 
 def top_indices(a, k: int, by_abs: bool = False) -> np.ndarray:
+    """Indices of the `k` largest attributions (by |a| when `by_abs`), ties broken by position."""
     a = _vec(a)
     key = np.abs(a) if by_abs else a
     return np.argsort(-key, kind="stable")[:k]
 
 
 def topk_intersection(a, b, p: float, by_abs: bool = False) -> float:
+    """|top_k(a) ∩ top_k(ã)| / k with k = max(1, ⌈p·n⌉) (SPECS §2.7); NaN when empty or of unequal lengths."""
     a, b = _vec(a), _vec(b)
     if a.size == 0 or a.shape != b.shape:
         return float("nan")
@@ -142,6 +148,7 @@ def pair_metrics(a, b, by_abs: bool = False) -> dict[str, float]:
 
 
 def bin_edges(width: float = BIN_WIDTH, hi: float = RHO_MAX) -> np.ndarray:
+    """Edges of the ρ bins, 0 to `hi` in steps of `width` (rounded to 10 decimals)."""
     return np.round(np.arange(0.0, hi + width / 2, width), 10)
 
 
@@ -209,6 +216,7 @@ def bin_coverage(counts, empty: str = "carry") -> dict:
 
 
 def acc_of(rho, pccs, width: float = BIN_WIDTH, hi: float = RHO_MAX, weights=None, empty: str = "carry") -> float:
+    """ACC of per-text PCCs binned by ρ (`bin_by_rho`, then `acc`): the area under the PCC-vs-ρ curve."""
     b = bin_by_rho(rho, pccs, width, hi, weights)
     return acc(b["centre"], b["mean"], empty=empty)
 
@@ -251,6 +259,7 @@ class SentenceSimilarity:
         self.batch_size = batch_size
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """(n, 384) unit-norm sentence embeddings of `texts`, `batch_size` at a time."""
         import torch
 
         out = []
@@ -265,42 +274,62 @@ class SentenceSimilarity:
         return np.concatenate(out) if out else np.zeros((0, 384), dtype=np.float32)
 
     def __call__(self, a: Sequence[str], b: Sequence[str]) -> np.ndarray:
+        """Cosine similarity of each pair (a_i, b_i), as (n,) float64."""
         ea, eb = self.encode(a), self.encode(b)
         return (ea * eb).sum(1).astype(np.float64)
 
 
 # -- registered metric metadata (the robustness track computes the values from attribution pairs) ----
+def _unscored(explanations, truths) -> np.ndarray:
+    """Curve and faithfulness metrics have no per-pair value: the track computes them (NaN here)."""
+    return np.full(len(explanations), np.nan)
+
+
 def _pairs(name: str):
+    """The per-pair metric `name` of `pair_metrics` (PCC, Kendall, Spearman: no parameter)."""
+    def fn(explanations, truths) -> np.ndarray:
+        return np.asarray([pair_metrics(a, b)[name] if a is not None else np.nan
+                           for a, b in explanations], dtype=np.float64)
+    return fn
+
+
+def _topk_pairs(name: str):
+    """The top-k intersection `name` of `pair_metrics`; `by_abs` ranks by |attribution| (default: signed)."""
     def fn(explanations, truths, by_abs: bool = False) -> np.ndarray:
         return np.asarray([pair_metrics(a, b, by_abs)[name] if a is not None else np.nan
                            for a, b in explanations], dtype=np.float64)
     return fn
 
 
-metric("rob-acc-tef", "ACC TEF", "higher", (-0.375, 0.375), "robustness",
-       "area under the PCC-vs-ρ curve under TEF (0 ≤ ρ ≤ 0.4); higher = more robust", reference=TEF)(lambda e, t: np.full(len(e), np.nan))
-metric("rob-acc-ra", "ACC RA", "higher", (-0.375, 0.375), "robustness",
-       "area under the PCC-vs-ρ curve under RandomAttack (reference)", reference=TEF)(lambda e, t: np.full(len(e), np.nan))
-metric("rob-acc-su", "ACC SU", "higher", (-0.375, 0.375), "robustness",
-       "area under the PCC-vs-ρ curve under the semi-universal policy (learned on the other half of the test "
-       "set; query-free)", reference=TEF)(lambda e, t: np.full(len(e), np.nan))
-metric("rob-faith-comp", "compr.", "higher", (-1.0, 1.0), "faithfulness",
-       "ERASER comprehensiveness (AOPC over the top 1/5/10/20/50 % words deleted) of the original texts' "
-       "attributions: the drop of the explained class's probability; higher = more faithful", reference=ERASER)(
-    lambda e, t: np.full(len(e), np.nan))
-metric("rob-faith-suff", "suff.", "lower", (-1.0, 1.0), "faithfulness",
-       "ERASER sufficiency (AOPC over keeping only the top 1/5/10/20/50 % words) of the original texts' "
-       "attributions; lower = more faithful", reference=ERASER)(lambda e, t: np.full(len(e), np.nan))
-metric("rob-pcc-tef", "PCC TEF", "higher", (-1.0, 1.0), "robustness",
-       "mean PCC(a, ã) over TEF-attacked texts (every ρ)", reference=TEF)(_pairs("pcc"))
-metric("rob-pcc-ra", "PCC RA", "higher", (-1.0, 1.0), "robustness",
-       "mean PCC(a, ã) over RA-attacked texts (every ρ)", reference=TEF)(_pairs("pcc"))
-metric("rob-pcc-su", "PCC SU", "higher", (-1.0, 1.0), "robustness",
-       "mean PCC(a, ã) over SU-attacked texts (every ρ)", reference=TEF)(_pairs("pcc"))
-metric("rob-kendall-tef", "τ TEF", "higher", (-1.0, 1.0), "robustness", "Kendall τ-b, TEF",
-       reference=TEF)(_pairs("kendall"))
-metric("rob-spearman-tef", "Spearman TEF", "higher", (-1.0, 1.0), "robustness", "Spearman, TEF",
-       reference=TEF)(_pairs("spearman"))
+metric(name="rob-acc-tef", label="ACC TEF", direction=Direction.HIGHER, range=(-0.375, 0.375),
+       family=Family.ROBUSTNESS, reference=TEF,
+       description="area under the PCC-vs-ρ curve under TEF (0 ≤ ρ ≤ 0.4); higher = more robust")(_unscored)
+metric(name="rob-acc-ra", label="ACC RA", direction=Direction.HIGHER, range=(-0.375, 0.375),
+       family=Family.ROBUSTNESS, reference=TEF,
+       description="area under the PCC-vs-ρ curve under RandomAttack (reference)")(_unscored)
+metric(name="rob-acc-su", label="ACC SU", direction=Direction.HIGHER, range=(-0.375, 0.375),
+       family=Family.ROBUSTNESS, reference=TEF,
+       description="area under the PCC-vs-ρ curve under the semi-universal policy (learned on the other half of "
+       "the test set; query-free)")(_unscored)
+metric(name="rob-faith-comp", label="compr.", direction=Direction.HIGHER, range=(-1.0, 1.0),
+       family=Family.FAITHFULNESS, reference=ERASER,
+       description="ERASER comprehensiveness (AOPC over the top 1/5/10/20/50 % words deleted) of the original "
+       "texts' attributions: the drop of the explained class's probability; higher = more faithful")(_unscored)
+metric(name="rob-faith-suff", label="suff.", direction=Direction.LOWER, range=(-1.0, 1.0),
+       family=Family.FAITHFULNESS, reference=ERASER,
+       description="ERASER sufficiency (AOPC over keeping only the top 1/5/10/20/50 % words) of the original "
+       "texts' attributions; lower = more faithful")(_unscored)
+metric(name="rob-pcc-tef", label="PCC TEF", direction=Direction.HIGHER, range=(-1.0, 1.0), family=Family.ROBUSTNESS,
+       reference=TEF, description="mean PCC(a, ã) over TEF-attacked texts (every ρ)")(_pairs("pcc"))
+metric(name="rob-pcc-ra", label="PCC RA", direction=Direction.HIGHER, range=(-1.0, 1.0), family=Family.ROBUSTNESS,
+       reference=TEF, description="mean PCC(a, ã) over RA-attacked texts (every ρ)")(_pairs("pcc"))
+metric(name="rob-pcc-su", label="PCC SU", direction=Direction.HIGHER, range=(-1.0, 1.0), family=Family.ROBUSTNESS,
+       reference=TEF, description="mean PCC(a, ã) over SU-attacked texts (every ρ)")(_pairs("pcc"))
+metric(name="rob-kendall-tef", label="τ TEF", direction=Direction.HIGHER, range=(-1.0, 1.0), family=Family.ROBUSTNESS,
+       reference=TEF, description="Kendall τ-b, TEF")(_pairs("kendall"))
+metric(name="rob-spearman-tef", label="Spearman TEF", direction=Direction.HIGHER, range=(-1.0, 1.0),
+       family=Family.ROBUSTNESS, reference=TEF, description="Spearman, TEF")(_pairs("spearman"))
 for _p in TOPK:
-    metric(f"rob-top{round(_p * 100)}-tef", f"top-{round(_p * 100)}% TEF", "higher", (0.0, 1.0), "robustness",
-           f"top-{round(_p * 100)}% intersection, TEF", by_abs=False, reference=TEF)(_pairs(f"top{round(_p * 100)}"))
+    metric(name=f"rob-top{round(_p * 100)}-tef", label=f"top-{round(_p * 100)}% TEF", direction=Direction.HIGHER,
+           range=(0.0, 1.0), family=Family.ROBUSTNESS, reference=TEF,
+           description=f"top-{round(_p * 100)}% intersection, TEF")(_topk_pairs(f"top{round(_p * 100)}"))

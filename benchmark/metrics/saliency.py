@@ -36,10 +36,11 @@ import warnings
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from functools import lru_cache
+from typing import cast
 
 import numpy as np
 
-from benchmark.metrics.base import metric
+from benchmark.metrics.base import Direction, Family, metric
 from benchmark.references import AIXI, BYLINSKII, CLEVR_XAI
 
 EPS = 2.2204e-16  # ε of the saliency-benchmark KL (SPECS §3.7)
@@ -122,9 +123,8 @@ def _gt_distribution(truths: np.ndarray) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------------------------- KL
-@metric("kl", "KL", "lower", (0.0, float("inf")), "distribution",
-        "KL(P_G‖P_S) on normalised maps, saliency-benchmark style (ε = 2.2204e-16)", attribution="signed",
-        reference=AIXI)
+@metric(name="kl", label="KL", direction=Direction.LOWER, range=(0.0, float("inf")), family=Family.DISTRIBUTION,
+        reference=AIXI, description="KL(P_G‖P_S) on normalised maps, saliency-benchmark style (ε = 2.2204e-16)")
 def kl(explanations, truths, attribution: str = "signed") -> np.ndarray:
     """Kullback–Leibler divergence of the explanation from the ground truth (SPECS §3.7):
 
@@ -151,12 +151,21 @@ def _area_weights(n_in: int, n_out: int) -> np.ndarray:
     return np.clip(hi - lo, 0.0, None)
 
 
+def _grid_shape(grid: int | tuple[int, int]) -> tuple[int, int]:
+    """(rows, cols) of a grid given as one side or as (rows, cols)."""
+    if np.isscalar(grid):
+        side = cast(int, grid)  # np.isscalar does not narrow the union for mypy
+        return side, side
+    rows, cols = cast(tuple[int, int], grid)  # the (rows, cols) form
+    return rows, cols
+
+
 def downsample_mass(p: np.ndarray, grid: int | tuple[int, int] | None) -> np.ndarray:
     """Mass of (N,H,W) distributions pooled onto a grid×grid map by area averaging (the cell mean of
     S, renormalised, equals the pooled mass of P). `grid=None` keeps the full resolution."""
     if grid is None:
         return p
-    gh, gw = (grid, grid) if np.isscalar(grid) else grid
+    gh, gw = _grid_shape(grid)
     n, h, w = p.shape
     if gh < 1 or gw < 1:
         raise ValueError(f"grid must be ≥ 1, got {grid}")
@@ -267,7 +276,7 @@ def _pooled_distributions(explanations, truths, grid) -> tuple[np.ndarray, np.nd
         raise ValueError(f"explanations {s.shape} and truths {g.shape} must both be (N, H, W) arrays "
                          "of the same shape")
     n, h, w = s.shape
-    gh, gw = (h, w) if grid is None else ((grid, grid) if np.isscalar(grid) else grid)
+    gh, gw = (h, w) if grid is None else _grid_shape(grid)
     if h % gh or w % gw:  # area weights with partial pixels: the general path
         s64, g64 = _batch(s, g)
         bad = _undefined(s64, g64)
@@ -318,9 +327,8 @@ def emd_distance(explanations, truths, grid: int | None = 32, unit_px: float = 3
     return np.concatenate(parts)
 
 
-@metric("emd", "EMD", "lower", (0.0, float("inf")), "distribution",
-        "Earth mover's distance between P_G and P_S on a 32×32 grid (unit: 32 px), exact",
-        grid=32, unit_px=32.0, workers=None, num_iter_max=1_000_000, attribution="signed", reference=AIXI)
+@metric(name="emd", label="EMD", direction=Direction.LOWER, range=(0.0, float("inf")), family=Family.DISTRIBUTION,
+        reference=AIXI, description="Earth mover's distance between P_G and P_S on a 32×32 grid (unit: 32 px), exact")
 def emd(explanations, truths, grid=32, unit_px=32.0, workers=None, num_iter_max=1_000_000,
         attribution="signed") -> np.ndarray:
     """Earth mover's distance (SPECS §3.7; Miró-Nicolau et al. 2023, following Riche et al. 2013):
@@ -336,9 +344,9 @@ def emd(explanations, truths, grid=32, unit_px=32.0, workers=None, num_iter_max=
     return emd_distance(explanations, truths, grid, unit_px, workers, num_iter_max, attribution)
 
 
-@metric("emd-paper", "EMD/4×4", "lower", (0.0, float("inf")), "distribution",
-        "Earth mover's distance on the paper's 4×4 grid (factor-32 down-sampling, unit: 32 px)",
-        grid=4, unit_px=32.0, workers=None, num_iter_max=1_000_000, attribution="signed", reference=AIXI)
+@metric(name="emd-paper", label="EMD/4×4", direction=Direction.LOWER, range=(0.0, float("inf")),
+        family=Family.DISTRIBUTION, reference=AIXI,
+        description="Earth mover's distance on the paper's 4×4 grid (factor-32 down-sampling, unit: 32 px)")
 def emd_paper(explanations, truths, grid=4, unit_px=32.0, workers=None, num_iter_max=1_000_000,
               attribution="signed") -> np.ndarray:
     """`emd` at the paper-parity setting (SPECS §3.7): both maps down-sampled by a factor of 32 with area
@@ -347,9 +355,9 @@ def emd_paper(explanations, truths, grid=4, unit_px=32.0, workers=None, num_iter
 
 
 # ------------------------------------------------------------------------------------ localisation
-@metric("mass-accuracy", "RMA", "higher", (0.0, 1.0), "localisation",
-        "Relevance mass accuracy: share of positive relevance inside the ground truth (Arras et al. 2022)",
-        reference=CLEVR_XAI)
+@metric(name="mass-accuracy", label="RMA", direction=Direction.HIGHER, range=(0.0, 1.0), family=Family.LOCALISATION,
+        reference=CLEVR_XAI,
+        description="Relevance mass accuracy: share of positive relevance inside the ground truth (Arras et al. 2022)")
 def mass_accuracy(explanations, truths) -> np.ndarray:
     """Relevance mass accuracy (Arras, Osman & Samek 2022, CLEVR-XAI):
 
@@ -367,9 +375,10 @@ def mass_accuracy(explanations, truths) -> np.ndarray:
     return out
 
 
-@metric("rank-accuracy", "RRA", "higher", (0.0, 1.0), "localisation",
-        "Relevance rank accuracy: share of the K most relevant pixels inside the K-pixel ground truth "
-        "(Arras et al. 2022)", ties="stable", reference=CLEVR_XAI)
+@metric(name="rank-accuracy", label="RRA", direction=Direction.HIGHER, range=(0.0, 1.0), family=Family.LOCALISATION,
+        reference=CLEVR_XAI,
+        description="Relevance rank accuracy: share of the K most relevant pixels inside the K-pixel ground truth "
+        "(Arras et al. 2022)")
 def rank_accuracy(explanations, truths, ties: str = "stable") -> np.ndarray:
     """Relevance rank accuracy (Arras, Osman & Samek 2022, CLEVR-XAI): with K = |{p : G(p) > 0}|,
 
@@ -404,8 +413,8 @@ def rank_accuracy(explanations, truths, ties: str = "stable") -> np.ndarray:
 
 
 # -------------------------------------------------------------------------------------- similarity
-@metric("pcc", "PCC", "higher", (-1.0, 1.0), "similarity",
-        "Pearson correlation between the explanation and the ground-truth map", reference=BYLINSKII)
+@metric(name="pcc", label="PCC", direction=Direction.HIGHER, range=(-1.0, 1.0), family=Family.SIMILARITY,
+        reference=BYLINSKII, description="Pearson correlation between the explanation and the ground-truth map")
 def pcc(explanations, truths) -> np.ndarray:
     """Pearson's correlation coefficient between S and G over pixels,
 

@@ -50,7 +50,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from benchmark.metrics.base import metric
+from benchmark.metrics.base import Direction, Family, metric
 from benchmark.references import TOKI
 
 
@@ -148,6 +148,7 @@ class TrustScores:
         return self.values[name]
 
     def as_dict(self) -> dict[str, Any]:
+        """The counts, values and reasons for undefined values as one plain dict."""
         return {"counts": self.counts, "values": self.values, "undefined": self.undefined}
 
 
@@ -251,8 +252,9 @@ def _register(name: str, label: str, desc: str) -> None:
 
     fn.__name__ = f"trust_{name}"
     fn.__doc__ = desc
-    metric(f"trust-{name}", label, "higher", (0.0, 1.0), "trust", f"{desc}; {_DESC}", pooled=True,
-           reference=_added("balanced accuracy") if name == "bacc" else TOKI)(fn)
+    metric(name=f"trust-{name}", label=label, direction=Direction.HIGHER, range=(0.0, 1.0), family=Family.TRUST,
+           reference=_added("balanced accuracy") if name == "bacc" else TOKI, pooled=True,
+           description=f"{desc}; {_DESC}")(fn)
 
 
 for _m, _d in (("acc", "Accuracy (TP+TN)/N"), ("pre", "Precision TP/(TP+FP)"),
@@ -268,8 +270,8 @@ def _auc_metric(explanations, truths=None) -> np.ndarray:
     return np.full(len(np.asarray(explanations)), np.nan)
 
 
-metric("trust-auc", "AUC", "higher", (0.0, 1.0), "trust",
-       "AUC of the oracle's scores (Mann–Whitney; a verdict-only oracle's verdict is a two-level score, "
+metric(name="trust-auc", label="AUC", direction=Direction.HIGHER, range=(0.0, 1.0), family=Family.TRUST,
+       reference=_added("the rate-free AUC (Mann–Whitney)"), pooled=True,
+       description="AUC of the oracle's scores (Mann–Whitney; a verdict-only oracle's verdict is a two-level score, "
        "AUC = BAcc): ½ for any oracle blind to trust, whatever its rate; computed over the judged "
-       "predictions by the track", pooled=True,
-       reference=_added("the rate-free AUC (Mann–Whitney)"))(_auc_metric)
+       "predictions by the track")(_auc_metric)

@@ -34,7 +34,7 @@ from typing import Sequence
 
 import numpy as np
 
-from benchmark.metrics.base import metric
+from benchmark.metrics.base import Direction, Family, metric
 from benchmark.references import CAMBURU
 
 N, SDK, SR = 0, 1, 2  # token labels of the ground truth
@@ -110,43 +110,48 @@ def zero_contribution_errors(explanations: Sequence[np.ndarray], truths: Sequenc
     return out
 
 
-@metric("pct-first", "%first", "lower", (0.0, 100.0), "zero-contribution",
-        "Eq. 4: % of instances whose top-ranked token has zero contribution (∈ N)", ties="position",
-        attribution="signed", reference=CAMBURU)
+@metric(name="pct-first", label="%first", direction=Direction.LOWER, range=(0.0, 100.0),
+        family=Family.ZERO_CONTRIBUTION, reference=CAMBURU,
+        description="Eq. 4: % of instances whose top-ranked token has zero contribution (∈ N)")
 def pct_first(explanations, truths, ties: str = "position", attribution: str = "signed") -> np.ndarray:
+    """Eq. 4 of Camburu et al. 2019 (SPECS §1): % of instances whose top-ranked token is in N."""
     return zero_contribution_errors(explanations, truths, ties, attribution)["first"]
 
 
-@metric("pct-misrank", "%misrnk", "lower", (0.0, 100.0), "zero-contribution",
-        "Eq. 5: % of instances with an N token ranked above a clearly relevant (SR) token", ties="position",
-        attribution="signed", reference=CAMBURU)
+@metric(name="pct-misrank", label="%misrnk", direction=Direction.LOWER, range=(0.0, 100.0),
+        family=Family.ZERO_CONTRIBUTION, reference=CAMBURU,
+        description="Eq. 5: % of instances with an N token ranked above a clearly relevant (SR) token")
 def pct_misrank(explanations, truths, ties: str = "position", attribution: str = "signed") -> np.ndarray:
+    """Eq. 5: % of instances where some N token outranks some SR token."""
     return zero_contribution_errors(explanations, truths, ties, attribution)["misrank"]
 
 
-@metric("avg-misrank", "avg misrnk", "lower", (0.0, float("inf")), "zero-contribution",
-        "Eq. 6: number of N tokens ranked above the lowest-ranked SR token", ties="position",
-        attribution="signed", reference=CAMBURU)
+@metric(name="avg-misrank", label="avg misrnk", direction=Direction.LOWER, range=(0.0, float("inf")),
+        family=Family.ZERO_CONTRIBUTION, reference=CAMBURU,
+        description="Eq. 6: number of N tokens ranked above the lowest-ranked SR token")
 def avg_misrank(explanations, truths, ties: str = "position", attribution: str = "signed") -> np.ndarray:
+    """Eq. 6: mean number of N tokens ranked above the lowest-ranked SR token."""
     return zero_contribution_errors(explanations, truths, ties, attribution)["count"]
 
 
-@metric("pct-first-pessimistic", "%first (pess.)", "lower", (0.0, 100.0), "zero-contribution",
-        "Eq. 4 with ties broken against the explainer (an N token tied with the top counts)",
-        ties="pessimistic", attribution="signed", reference=CAMBURU)
+@metric(name="pct-first-pessimistic", label="%first (pess.)", direction=Direction.LOWER, range=(0.0, 100.0),
+        family=Family.ZERO_CONTRIBUTION, reference=CAMBURU,
+        description="Eq. 4 with ties broken against the explainer (an N token tied with the top counts)")
 def pct_first_pessimistic(explanations, truths, ties: str = "pessimistic", attribution: str = "signed") -> np.ndarray:
+    """`pct_first` with ties broken against the explainer."""
     return zero_contribution_errors(explanations, truths, ties, attribution)["first"]
 
 
-@metric("pct-misrank-pessimistic", "%misrnk (pess.)", "lower", (0.0, 100.0), "zero-contribution",
-        "Eq. 5 with ties broken against the explainer", ties="pessimistic", attribution="signed",
-        reference=CAMBURU)
+@metric(name="pct-misrank-pessimistic", label="%misrnk (pess.)", direction=Direction.LOWER, range=(0.0, 100.0),
+        family=Family.ZERO_CONTRIBUTION, reference=CAMBURU, description="Eq. 5 with ties broken against the explainer")
 def pct_misrank_pessimistic(explanations, truths, ties: str = "pessimistic", attribution: str = "signed") -> np.ndarray:
+    """`pct_misrank` with ties broken against the explainer."""
     return zero_contribution_errors(explanations, truths, ties, attribution)["misrank"]
 
 
-@metric("avg-misrank-pessimistic", "avg misrnk (pess.)", "lower", (0.0, float("inf")), "zero-contribution",
-        "Eq. 6 with ties broken against the explainer", ties="pessimistic", attribution="signed",
-        reference=CAMBURU)
+@metric(name="avg-misrank-pessimistic", label="avg misrnk (pess.)", direction=Direction.LOWER,
+        range=(0.0, float("inf")), family=Family.ZERO_CONTRIBUTION, reference=CAMBURU,
+        description="Eq. 6 with ties broken against the explainer")
 def avg_misrank_pessimistic(explanations, truths, ties: str = "pessimistic", attribution: str = "signed") -> np.ndarray:
+    """`avg_misrank` with ties broken against the explainer."""
     return zero_contribution_errors(explanations, truths, ties, attribution)["count"]

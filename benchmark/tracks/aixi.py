@@ -19,7 +19,7 @@ from benchmark.models.aixi_function import FunctionModel, Reference, get_functio
 from benchmark.models.base import read_model_config
 from benchmark.models.spec import ModelSpec
 from benchmark.resources.aixi_schema import decode_split
-from benchmark.tracks.base import TRACKS, Instances, Track
+from benchmark.tracks.base import Instances, Track, TrackMetadata, register_track
 from benchmark.references import AIXI
 
 DATASETS = ("shape", "color")
@@ -42,15 +42,21 @@ def model_quality(validation: dict) -> dict:
 
 
 class AixiTrack(Track):
-    name = "aixi"
-    reference = AIXI
-    family = "aixi"
-    modality = "image"
-    description = "AIXI-Shape / AIXI-Color: pixel-exact importance maps; KL and EMD (Miró-Nicolau et al. 2023)"
-    metrics = ("kl", "emd", "emd-paper", "mass-accuracy", "rank-accuracy", "pcc")
-    models = ("function", "cnn")
+    """AIXI-Shape / AIXI-Color (SPECS §3): image explanations vs pixel-exact ground-truth importance maps."""
+
+    metadata = TrackMetadata(
+        name="aixi",
+        description="AIXI-Shape / AIXI-Color: pixel-exact importance maps; KL and EMD (Miró-Nicolau et al. 2023)",
+        reference=AIXI,
+        resource="aixi",
+        main_score="kl",
+        metrics=("kl", "emd", "emd-paper", "mass-accuracy", "rank-accuracy", "pcc"),
+        models=("function", "cnn"),
+        modality="image",
+    )
 
     def configs(self) -> list[str]:
+        """<shape|color>-<ssin|suum|class>: each dataset with each ground-truth function."""
         return [f"{d}-{f}" for d in DATASETS for f in FUNCTION_NAMES]
 
     @staticmethod
@@ -61,17 +67,20 @@ class AixiTrack(Track):
         return dataset, fname
 
     def instances(self, resource, split: str, limit: int | None = None) -> Instances:
+        """The split's images (inputs), object masks (segments) and ground-truth maps (truths)."""
         table = resource.table(split)
         if limit is not None:
             table = table.slice(0, limit)
         d = decode_split(table, columns=("id", "image", "instances", "patterns", "gt"))
-        h, w = d["images"].shape[1:]
-        truths = {"gt": d["gt"], "patterns": d["patterns"], "images": d["images"], "instances": d["instances"]}
-        return Instances(ids=list(d["ids"]), inputs=d["images"], truths=truths,
-                         segments=d["instances"], output_shapes=[(h, w)] * len(d["ids"]))
+        images, segments = np.asarray(d["images"]), np.asarray(d["instances"])  # arrays already: no copy
+        h, w = images.shape[1:]
+        truths = {"gt": d["gt"], "patterns": d["patterns"], "images": images, "instances": segments}
+        return Instances(ids=list(d["ids"]), inputs=images, truths=truths,
+                         segments=segments, output_shapes=[(h, w)] * len(d["ids"]))
 
     def build_model(self, resource, name: str, instances: Instances, visible_fraction: float = 0.5,
                     **options: Any):
+        """"function": the analytic model built from the ground truth (served); "cnn": the trained model."""
         dataset, fname = self._parse(resource)
         if name == "function":
             fn = get_function(fname, resource.params.get("class_rule", "count"))
@@ -98,9 +107,11 @@ class AixiTrack(Track):
         raise ResourceError(f"the aixi track has no model '{name}'; choose one of: {', '.join(self.models)}")
 
     def split_size(self, resource, split: str, instances: Instances, limit: int | None) -> int:
+        """The split's row count (no instance is excluded on this track)."""
         return resource.table(split, columns=["id"]).num_rows
 
     def check_metric_params(self, metric_params: dict[str, Any]) -> None:
+        """The base check, and `attribution` must be one of `ATTRIBUTIONS`."""
         super().check_metric_params(metric_params)
         if metric_params.get("attribution", "signed") not in ATTRIBUTIONS:
             raise ResourceError(f"attribution must be one of {', '.join(ATTRIBUTIONS)}, "
@@ -108,9 +119,10 @@ class AixiTrack(Track):
 
     def score(self, explanations: list[np.ndarray], truths: Any, positions: Sequence[int],
               **metric_params: Any) -> dict[str, np.ndarray]:
+        """Every metric of the track on the stacked (N, H, W) maps against the ground-truth maps."""
         s = np.stack([np.asarray(e, dtype=np.float32) for e in explanations])
         g = truths["gt"][list(positions)]
         return {m.name: m(s, g, **metric_params) for m in self.metric_objects()}
 
 
-TRACKS.register("aixi", AixiTrack())
+register_track(AixiTrack())

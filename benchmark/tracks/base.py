@@ -1,23 +1,81 @@
-"""The Track contract (metadata-first, after MTEB's tasks).
+"""The Track contract (metadata-first, after MTEB's `TaskMetadata`).
 
-A track names its resource family, the models it can evaluate on a resource, the metrics (primary
-first) and how to turn a resource split into `Instances`: inputs for submissions, ground truth kept
-by the harness. Submissions only ever see `Instances.batch(...)`, which carries no ground truth.
+A track declares its `TrackMetadata` once — its name, the resource family it reads, the models it can
+evaluate on a resource, its metrics and main score, the paper it follows — and says how to turn a
+resource split into `Instances`: inputs for submissions, ground truth kept by the harness.
+Submissions only ever see `Instances.batch(...)`, which carries no ground truth.
+
+The built-in tracks register themselves (`register_track`) when their modules are imported; the
+package (`benchmark.tracks`) names those modules and `TRACKS` imports them on its first lookup.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, ClassVar, Sequence
 
 import numpy as np
 
 from benchmark.contracts import Batch
-from benchmark.errors import RegistryError, XaibenchError
+from benchmark.errors import XaibenchError
 from benchmark.metrics import METRICS, Metric
-from benchmark.registry import Registry
+from benchmark.metrics.base import require_reference
+from benchmark.registry import MetadataError, Registry
 from benchmark.results import MetricSummary
+from benchmark.submission import KINDS, MODALITIES
+
+_SLUG = re.compile(r"[a-z][a-z0-9-]*")
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrackMetadata:
+    """What a track is, declared once and validated where it is declared (a `MetadataError` naming
+    the track): a slug name and resource family, a non-empty reference, the main score among the
+    metrics, and a known modality and submission kind (`benchmark.submission.MODALITIES`, `KINDS`)."""
+
+    name: str  # registry key, e.g. "aixi"; also the CLI's and the boards' name
+    description: str  # one line for `xaibench list` and the site
+    reference: str  # the paper(s) the track follows: authors, year, title, link (benchmark.references)
+    resource: str  # the resource family it reads (`<family>/<config>` names, `xaibench-<family>` repos)
+    main_score: str  # the primary metric: boards rank by it
+    metrics: tuple[str, ...]  # every metric the track scores, the main score among them
+    models: tuple[str, ...]  # model names the track can build from a resource
+    modality: str = "image"  # "image" or "text" (what submissions must support)
+    default_split: str = "validation"
+    submission_kind: str = "explainer"  # "explainer" (explain) or "oracle" (fit once, then judge)
+    # why a control (random, uniform, position) may rank above the median explainer on this track's
+    # boards; the site prints it with its warning (None: the generic reason, an under-trained model)
+    control_note: str | None = None
+
+    def __post_init__(self) -> None:
+        owner = f"track {self.name!r}"
+        if not isinstance(self.name, str) or not _SLUG.fullmatch(self.name):
+            raise MetadataError(f"{owner}: name must be a lower-case slug (letters, digits, '-')")
+        if not isinstance(self.description, str) or not self.description.strip():
+            raise MetadataError(f"{owner}: description is empty")
+        require_reference(self.reference, owner)
+        if not isinstance(self.resource, str) or not _SLUG.fullmatch(self.resource):
+            raise MetadataError(f"{owner}: resource family {self.resource!r} is not a lower-case slug "
+                                "(the <family> of `<family>/<config>` resource names)")
+        object.__setattr__(self, "metrics", tuple(self.metrics))
+        object.__setattr__(self, "models", tuple(self.models))
+        if not self.metrics or len(set(self.metrics)) != len(self.metrics):
+            raise MetadataError(f"{owner}: metrics {self.metrics} must be non-empty and without repeats")
+        if self.main_score not in self.metrics:
+            raise MetadataError(f"{owner}: main score {self.main_score!r} is not one of its metrics "
+                                f"({', '.join(self.metrics)})")
+        if not self.models:
+            raise MetadataError(f"{owner}: models is empty; name the models it can build from a resource")
+        if self.modality not in MODALITIES:
+            raise MetadataError(f"{owner}: modality {self.modality!r} is unknown; must be one of "
+                                f"{', '.join(MODALITIES)}")
+        if self.submission_kind not in KINDS:
+            raise MetadataError(f"{owner}: submission kind {self.submission_kind!r} is unknown; must be one of "
+                                f"{', '.join(KINDS)}")
+        if not isinstance(self.default_split, str) or not self.default_split.strip():
+            raise MetadataError(f"{owner}: default split is empty")
 
 
 @dataclass
@@ -35,9 +93,11 @@ class Instances:
         return len(self.ids)
 
     def index(self) -> dict[str, int]:
+        """{instance id: position} over `ids`."""
         return {i: n for n, i in enumerate(self.ids)}
 
     def batch(self, positions: Sequence[int], seed: int) -> Batch:
+        """The `Batch` submissions see for `positions`: ids, inputs, segments and the seed; never truths."""
         pos = list(positions)
         seg = None if self.segments is None else self.segments[pos]
         inputs = self.inputs[pos] if isinstance(self.inputs, np.ndarray) else [self.inputs[p] for p in pos]
@@ -45,29 +105,74 @@ class Instances:
 
 
 class Track:
-    """Subclass and register with `TRACKS.register(name, instance)`."""
+    """A resource family's evaluation: declare `metadata = TrackMetadata(...)` on the subclass,
+    override the methods below, and register an instance with `register_track(MyTrack())`.
 
-    name: str = ""
-    family: str = ""
-    modality: str = "image"
-    description: str = ""
-    metrics: tuple[str, ...] = ()  # the first is the primary metric
-    models: tuple[str, ...] = ()  # model names this track can build from a resource
-    default_split: str = "validation"
-    submission_kind: str = "explainer"  # "explainer" (explain) or "oracle" (fit once, then judge)
+    The metadata's fields read as attributes (`name`, `reference`, `modality`, `models`, ...;
+    `family` is its `resource`, `primary_metric` its `main_score`, and `metrics` lists the main score
+    first)."""
+
+    metadata: ClassVar[TrackMetadata]
     score_chunk: int | None = 250  # instances per `score` call; None = every instance in one call
-    # why a control (random, uniform, position) may rank above the median explainer on this track's
-    # boards; the site prints it with its warning (None: the generic reason, an under-trained model)
-    control_note: str | None = None
-    # the paper(s) the track follows: authors, year, title, link (benchmark.references); required,
-    # checked when the track is registered
-    reference: str = ""
+
+    @property
+    def name(self) -> str:
+        """The registry key (`metadata.name`)."""
+        return self.metadata.name
+
+    @property
+    def family(self) -> str:
+        """The resource family the track reads (`metadata.resource`)."""
+        return self.metadata.resource
+
+    @property
+    def description(self) -> str:
+        """One line for `xaibench list` and the site (`metadata.description`)."""
+        return self.metadata.description
+
+    @property
+    def reference(self) -> str:
+        """The paper(s) the track follows (`metadata.reference`)."""
+        return self.metadata.reference
+
+    @property
+    def modality(self) -> str:
+        """"image" or "text" (`metadata.modality`)."""
+        return self.metadata.modality
+
+    @property
+    def models(self) -> tuple[str, ...]:
+        """Model names the track can build from a resource (`metadata.models`)."""
+        return self.metadata.models
+
+    @property
+    def default_split(self) -> str:
+        """The split evaluated when none is asked for (`metadata.default_split`)."""
+        return self.metadata.default_split
+
+    @property
+    def submission_kind(self) -> str:
+        """"explainer" or "oracle": what the track evaluates (`metadata.submission_kind`)."""
+        return self.metadata.submission_kind
+
+    @property
+    def control_note(self) -> str | None:
+        """Why a control may rank high on this track's boards, or None (`metadata.control_note`)."""
+        return self.metadata.control_note
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        """Every metric of the track, the main score first, the others in their declared order."""
+        main = self.metadata.main_score
+        return (main, *(m for m in self.metadata.metrics if m != main))
 
     @property
     def primary_metric(self) -> str:
-        return self.metrics[0]
+        """The metric boards rank by (`metadata.main_score`)."""
+        return self.metadata.main_score
 
     def metric_objects(self) -> list[Metric]:
+        """The registered `Metric` of each of `metrics`, in that order."""
         return [METRICS.get(m) for m in self.metrics]
 
     def configs(self) -> list[str]:
@@ -75,6 +180,7 @@ class Track:
         return []
 
     def instances(self, resource, split: str, limit: int | None = None) -> Instances:
+        """The `Instances` of `split` (the first `limit`, after the track's exclusions); tracks override it."""
         raise NotImplementedError
 
     def inputs_key(self, resource, split: str) -> tuple[str, str]:
@@ -177,25 +283,35 @@ def weighted_mean(x: np.ndarray, weights: np.ndarray) -> np.ndarray:
         return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
 
 
-def _validate_track(name: str, track: Track) -> None:
-    """A track is registered only with a non-empty `reference` (the paper it follows)."""
-    ref = getattr(track, "reference", "")
-    if not isinstance(ref, str) or not ref.strip():
-        raise RegistryError(f"track '{name}' has no reference; set `reference` to the paper it follows "
-                            "(authors, year, title, link — see benchmark.references)")
+def _validate_track(name: str, track: object) -> None:
+    """A track is registered only as a `Track` with valid `TrackMetadata` under the metadata's own name,
+    every metric of which is registered (a MetadataError naming the track otherwise)."""
+    meta = getattr(track, "metadata", None)
+    if not isinstance(track, Track) or not isinstance(meta, TrackMetadata):
+        raise MetadataError(f"track '{name}' declares no metadata; give its class "
+                            "`metadata = TrackMetadata(name=..., reference=..., main_score=..., ...)`")
+    if meta.name != name:
+        raise MetadataError(f"track '{name}' is registered under another name than its metadata's "
+                            f"'{meta.name}'; register it with `register_track`")
+    unknown = [m for m in meta.metrics if m not in METRICS]
+    if unknown:
+        raise MetadataError(f"track '{name}': metric(s) {', '.join(unknown)} are not registered; import the "
+                            "module that declares them before the track")
 
 
 TRACKS: Registry[Track] = Registry("track", group="xaibench.tracks", validate=_validate_track)
 
 
+def register_track(track: Track) -> Track:
+    """Register `track` under its metadata's name (validated: `_validate_track`); returns it."""
+    return TRACKS.register(track.metadata.name, track)
+
+
 def get_track(name: str) -> Track:
-    _ensure_builtin()
+    """The registered track `name` (the built-in tracks and entry points load on the first lookup)."""
     return TRACKS.get(name)
 
 
 def _ensure_builtin() -> None:
-    import benchmark.tracks.aixi  # noqa: F401  (registers itself)
-    import benchmark.tracks.idc  # noqa: F401
-    import benchmark.tracks.rcnn  # noqa: F401
-    import benchmark.tracks.trust  # noqa: F401
-    import benchmark.tracks.robustness  # noqa: F401
+    """Load the built-in tracks (and entry points) now; kept for callers that predate lazy loading."""
+    TRACKS.load()

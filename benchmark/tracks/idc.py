@@ -25,7 +25,7 @@ from benchmark.errors import ResourceError, XaibenchError
 from benchmark.models.base import read_model_config
 from benchmark.models.spec import ModelSpec
 from benchmark.results import MetricSummary
-from benchmark.tracks.base import TRACKS, Instances, Track, weighted_mean
+from benchmark.tracks.base import Instances, Track, TrackMetadata, register_track, weighted_mean
 from benchmark.references import IDC
 
 PGTS = ("wga", "milp", "hybrid")
@@ -34,17 +34,23 @@ REBUILD = "xaibench generate idc --overwrite"  # the command that rebuilds the m
 
 
 class IdcTrack(Track):
-    name = "idc"
-    reference = IDC
-    family = "idc"
-    modality = "text"
-    description = "IDC: MR test documents vs WGA / MILP / Hybrid pseudo ground truth; κ, P, R (Khaleel et al. 2022)"
-    metrics = ("interp-kappa", "interp-precision", "interp-recall",
-               "interp-kappa-macro", "interp-precision-macro", "interp-recall-macro")
-    models = ("cnn", "han")
-    default_split = "test"
+    """IDC: text explanations' word labels vs a pseudo ground truth (WGA / MILP / Hybrid), pooled κ, P, R."""
+
+    metadata = TrackMetadata(
+        name="idc",
+        description="IDC: MR test documents vs WGA / MILP / Hybrid pseudo ground truth; κ, P, R (Khaleel et al. 2022)",
+        reference=IDC,
+        resource="idc",
+        main_score="interp-kappa",
+        metrics=("interp-kappa", "interp-precision", "interp-recall",
+                 "interp-kappa-macro", "interp-precision-macro", "interp-recall-macro"),
+        models=("cnn", "han"),
+        modality="text",
+        default_split="test",
+    )
 
     def configs(self) -> list[str]:
+        """mr-<wga|milp|hybrid>: the MR documents with each pseudo ground truth."""
         return [f"mr-{p}" for p in PGTS]
 
     @staticmethod
@@ -58,6 +64,8 @@ class IdcTrack(Track):
         return read_model_config(cfg.parent, REBUILD).get("max_len") if cfg.exists() else None
 
     def instances(self, resource, split: str, limit: int | None = None) -> Instances:
+        """The split's documents the CNN classifies correctly (the others are excluded and counted), cut to
+        the CNN's `max_len` tokens; the truths are each document's tokens, word flags and label."""
         self._check(resource)
         table = resource.table(split, columns=["id", "tokens", "label", "cnn_correct", "gt"]).to_pydict()
         max_len = self._max_len(resource)
@@ -97,6 +105,7 @@ class IdcTrack(Track):
         return f"{resource.family}/{resource.params.get('dataset', 'mr')}-documents", h.hexdigest()[:12]
 
     def build_model(self, resource, name: str, instances: Instances, **options: Any):
+        """The resource's trained CNN or HAN (a white-box word model)."""
         self._check(resource)
         folder = resource.params.get("models", {}).get(name)
         if name not in self.models or not folder:
@@ -111,6 +120,7 @@ class IdcTrack(Track):
         return spec, info
 
     def check_metric_params(self, metric_params: dict[str, Any]) -> None:
+        """Refuse options other than binarise, alpha and exclude_punctuation, or bad values."""
         try:
             self._options(metric_params)
         except ValueError as exc:
@@ -118,6 +128,8 @@ class IdcTrack(Track):
 
     def score(self, explanations: list[np.ndarray], truths: Any, positions: Sequence[int],
               **metric_params: Any) -> dict[str, np.ndarray]:
+        """Per document: the [tp, fp, fn, tn] counts of the explanation's word labels vs the PGT, and the metrics
+        on them."""
         opts = self._options(metric_params)
         counts = np.zeros((len(positions), 4), dtype=np.int64)
         for n, (e, p) in enumerate(zip(explanations, positions)):
@@ -160,8 +172,8 @@ class IdcTrack(Track):
         """Pooled metrics: the statistic of the weighted sum of the documents' count tables,
         stat(W @ counts); macro metrics: the weighted mean over documents (`Track.estimate`)."""
         w = np.asarray(weights, dtype=np.float64)
-        counts = np.where(np.asarray(ok)[:, None], np.nan_to_num(np.asarray(scores.get("counts", np.zeros((len(ok), 4))),
-                                                                           dtype=np.float64)), 0.0)
+        raw = np.asarray(scores.get("counts", np.zeros((len(ok), 4))), dtype=np.float64)
+        counts = np.where(np.asarray(ok)[:, None], np.nan_to_num(raw), 0.0)
         pooled = w @ counts
         out = {}
         for m in self.metric_objects():
@@ -173,4 +185,4 @@ class IdcTrack(Track):
         return out
 
 
-TRACKS.register("idc", IdcTrack())
+register_track(IdcTrack())

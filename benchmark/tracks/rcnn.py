@@ -32,7 +32,7 @@ from benchmark.errors import ResourceError, XaibenchError
 from benchmark.models.rcnn import config_of
 from benchmark.models.rcnn_targets import check
 from benchmark.models.spec import ModelSpec
-from benchmark.tracks.base import TRACKS, Instances, Track
+from benchmark.tracks.base import Instances, Track, TrackMetadata, register_track
 from benchmark.references import CAMBURU, LEI
 
 ASPECTS = ("appearance", "aroma", "palate")
@@ -53,18 +53,24 @@ def model_selection(stats: dict[str, Any]) -> dict[str, Any]:
 
 
 class RcnnTrack(Track):
-    name = "rcnn"
-    reference = f"{CAMBURU}; the rationale model: {LEI}"
-    family = "rcnn"
-    modality = "text"
-    description = ("RCNN zero-contribution: BeerAdvocate reviews with provably irrelevant (N) and clearly "
-                   "relevant (SR) tokens; %first, %misrank, avg misrank (Camburu et al. 2019)")
-    metrics = ("pct-first", "pct-misrank", "avg-misrank",
-               "pct-first-pessimistic", "pct-misrank-pessimistic", "avg-misrank-pessimistic")
-    models = ("rcnn",)
-    default_split = "test"
+    """RCNN zero-contribution (Camburu et al. 2019): how often explanations rank provably irrelevant tokens high."""
+
+    metadata = TrackMetadata(
+        name="rcnn",
+        description=("RCNN zero-contribution: BeerAdvocate reviews with provably irrelevant (N) and clearly "
+                     "relevant (SR) tokens; %first, %misrank, avg misrank (Camburu et al. 2019)"),
+        reference=f"{CAMBURU}; the rationale model: {LEI}",
+        resource="rcnn",
+        main_score="pct-first",
+        metrics=("pct-first", "pct-misrank", "avg-misrank",
+                 "pct-first-pessimistic", "pct-misrank-pessimistic", "avg-misrank-pessimistic"),
+        models=("rcnn",),
+        modality="text",
+        default_split="test",
+    )
 
     def configs(self) -> list[str]:
+        """beer-<aspect>: the BeerAdvocate reviews of each aspect."""
         return [f"beer-{a}" for a in ASPECTS]
 
     def _check(self, resource) -> None:
@@ -73,6 +79,7 @@ class RcnnTrack(Track):
                                 + ", ".join(f"rcnn/{c}" for c in self.configs()))
 
     def instances(self, resource, split: str, limit: int | None = None) -> Instances:
+        """The split's reviews with their token partition (N / SR / other) as ground truth."""
         self._check(resource)
         table = resource.table(split, columns=["id", "tokens", "partition"])
         if limit is not None:
@@ -95,6 +102,7 @@ class RcnnTrack(Track):
                          excluded={k: v for k, v in skipped.items() if v})
 
     def build_model(self, resource, name: str, instances: Instances, **options: Any):
+        """The aspect's trained RCNN (generator + encoder; a white-box model)."""
         self._check(resource)
         if name not in self.models:
             raise ResourceError(f"the rcnn track has no model '{name}'; choose one of: {', '.join(self.models)}")
@@ -123,6 +131,7 @@ class RcnnTrack(Track):
         return opts
 
     def check_metric_params(self, metric_params: dict[str, Any]) -> None:
+        """Refuse options other than `attribution`, or a bad value."""
         try:
             self._options(metric_params)
         except ValueError as exc:
@@ -130,6 +139,7 @@ class RcnnTrack(Track):
 
     def score(self, explanations: list[np.ndarray], truths: Any, positions: Sequence[int],
               **metric_params: Any) -> dict[str, np.ndarray]:
+        """Eq. 4–6 under both tie rules (position, pessimistic) for each explanation."""
         opts = self._options(metric_params)
         labels = [truths["partition"][p] for p in positions]
         out = {}
@@ -142,4 +152,4 @@ class RcnnTrack(Track):
         return out
 
 
-TRACKS.register("rcnn", RcnnTrack())
+register_track(RcnnTrack())

@@ -51,6 +51,7 @@ Metric options (`--metric-param`): by_abs (top-k and faithfulness ranks by |valu
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any, Sequence
 
@@ -61,7 +62,7 @@ from benchmark.errors import ResourceError
 from benchmark.models.base import read_model_config
 from benchmark.models.spec import ModelSpec
 from benchmark.results import MetricSummary
-from benchmark.tracks.base import TRACKS, Instances, Track
+from benchmark.tracks.base import Instances, Track, TrackMetadata, register_track
 from benchmark.references import TEF
 
 SCORED_ATTACKS = ("tef", "ra", "su")
@@ -74,30 +75,39 @@ EXTRA_COLUMNS = ("rho", "attack", "weight", "weight_rho_max", "sample", "paired"
 
 
 class RobustnessTrack(Track):
-    name = "robustness"
-    reference = TEF
-    family = "robustness"
-    control_note = ("Here that is the metric's blind spot, not the model: scores that ignore the words (the "
-                    "position control) never move under a substitution, so they are perfectly robust. "
-                    "Robustness is not faithfulness: the board ranks methods only above the controls' "
-                    "comprehensiveness (rank gate), and draws robustness against faithfulness.")
-    modality = "text"
-    description = ("TEF transfer board: texts attacked through the resource's reference explainer (marked), "
-                   "re-scored with every explainer; ACC beside ERASER faithfulness (Ivankay et al. 2022)")
-    metrics = ("rob-acc-tef", "rob-acc-ra", "rob-acc-su", "rob-faith-comp", "rob-faith-suff", "rob-pcc-tef",
-               "rob-pcc-ra", "rob-pcc-su", "rob-kendall-tef", "rob-spearman-tef", "rob-top10-tef",
-               "rob-top30-tef", "rob-top50-tef")
-    models = ("cnn", "lstm", "lstm-att", "minilm")
-    default_split = "test"
+    """TEF transfer board (SPECS §2): attribution robustness under word-substitution attacks, beside faithfulness."""
+
+    metadata = TrackMetadata(
+        name="robustness",
+        description=("TEF transfer board: texts attacked through the resource's reference explainer (marked), "
+                     "re-scored with every explainer; ACC beside ERASER faithfulness (Ivankay et al. 2022)"),
+        reference=TEF,
+        resource="robustness",
+        main_score="rob-acc-tef",
+        metrics=("rob-acc-tef", "rob-acc-ra", "rob-acc-su", "rob-faith-comp", "rob-faith-suff", "rob-pcc-tef",
+                 "rob-pcc-ra", "rob-pcc-su", "rob-kendall-tef", "rob-spearman-tef", "rob-top10-tef",
+                 "rob-top30-tef", "rob-top50-tef"),
+        models=("cnn", "lstm", "lstm-att", "minilm"),
+        modality="text",
+        default_split="test",
+        control_note=("Here that is the metric's blind spot, not the model: scores that ignore the words (the "
+                      "position control) never move under a substitution, so they are perfectly robust. "
+                      "Robustness is not faithfulness: the board ranks methods only above the controls' "
+                      "comprehensiveness (rank gate), and draws robustness against faithfulness."),
+    )
     score_chunk = None
 
     def configs(self) -> list[str]:
+        """mr-<model>: the attacks on each model under test."""
         return [f"mr-{m}" for m in self.models]
 
     def instances(self, resource, split: str, limit: int | None = None) -> Instances:
+        """Each original text followed by its scored attacked versions (through the reference explainer)."""
         ref = resource.params.get("reference_explainer", "saliency")
         t = resource.table(split).to_pydict()
-        ids, inputs, kind = [], [], []
+        ids: list[str] = []
+        inputs: list[list[str]] = []
+        kind: list[dict[str, Any]] = []
         origin: dict[str, int] = {}
         skipped: dict[str, int] = {}
         for i in range(len(t["id"])):
@@ -138,6 +148,7 @@ class RobustnessTrack(Track):
         return f"{resource.name}-texts", h.hexdigest()[:12]
 
     def build_model(self, resource, name: str, instances: Instances, **options: Any):
+        """The model the resource's texts were attacked on (word model or MiniLM)."""
         folder = resource.params.get("models", {}).get(name)
         if not folder:
             raise ResourceError(f"{resource.name} holds the attacks on model '{resource.params.get('model')}'; "
@@ -161,6 +172,8 @@ class RobustnessTrack(Track):
     # -- scoring -----------------------------------------------------------------------------------
     def score(self, explanations: list[np.ndarray], truths: Any, positions: Sequence[int],
               **metric_params: Any) -> dict[str, np.ndarray]:
+        """Per attacked text: PCC, Kendall, Spearman and top-k intersection with its original's attribution; per
+        original: faithfulness."""
         by_abs = bool(metric_params.get("by_abs", False))
         weighting = metric_params.get("weighting", "rho_max")
         where = {p: k for k, p in enumerate(positions)}
@@ -197,6 +210,7 @@ class RobustnessTrack(Track):
         return {**out, **extra}
 
     def check_metric_params(self, metric_params: dict[str, Any]) -> None:
+        """Only `by_abs` and `weighting` (one of `WEIGHTINGS`) are known."""
         from benchmark.errors import XaibenchError
 
         unknown = set(metric_params) - {"by_abs", "weighting"}
@@ -248,6 +262,7 @@ class RobustnessTrack(Track):
         return np.isfinite(attack) & (attack == a)
 
     def summarise(self, scores: dict[str, np.ndarray], ok: np.ndarray) -> dict[str, MetricSummary]:
+        """ACC per attack with a bootstrap interval over samples; the other metrics: mean ± t-interval."""
         out = {}
         n = len(ok)
         attack = _column(scores, "attack", n)
@@ -327,7 +342,8 @@ def faithfulness(model, texts: list[list[str]], attributions: list[np.ndarray],
                  by_abs: bool = False, fractions: Sequence[float] = FAITH_FRACTIONS) -> tuple[np.ndarray, np.ndarray]:
     """ERASER comprehensiveness and sufficiency (module docstring) of each text's attribution on
     `model`: two arrays (NaN for a text of fewer than two words). One `predict` call for all texts."""
-    probe, owner = [], []
+    probe: list[list[str]] = []
+    owner: list[tuple[int, str, float | None]] = []  # (text, "x" / "comp" / "suff", fraction)
     for t, (toks, a) in enumerate(zip(texts, attributions)):
         n = len(toks)
         if n < 2 or len(a) != n:
@@ -383,6 +399,7 @@ def _column(scores: dict[str, np.ndarray], name: str, n: int) -> np.ndarray:
 
 
 def pooled_acc(rho, pcc, weight) -> float:
+    """ACC of (ρ, PCC) pairs with their curve weights, the whole set at once."""
     return rm.acc_of(np.asarray(rho, float), np.asarray(pcc, float), weights=np.asarray(weight, float))
 
 
@@ -391,19 +408,24 @@ class LiveRobustnessTrack(RobustnessTrack):
     own explanations (each attacked through itself). Same metrics; an instance is an attacked sample.
     Filled by `xaibench attack` only — the runner cannot evaluate it (the texts depend on the submission)."""
 
-    name = "robustness-live"
-    description = ("TEF live board: each explainer attacked through itself (`xaibench attack`); the scored pairs "
-                   "re-explained with fresh seeds; ACC beside ERASER faithfulness")
+    metadata = dataclasses.replace(
+        RobustnessTrack.metadata,
+        name="robustness-live",
+        description=("TEF live board: each explainer attacked through itself (`xaibench attack`); the scored "
+                     "pairs re-explained with fresh seeds; ACC beside ERASER faithfulness"),
+    )
 
     def instances(self, resource, split: str, limit: int | None = None) -> Instances:
+        """Always refused: the live boards are filled by `xaibench attack` only."""
         from benchmark.errors import XaibenchError
 
         raise XaibenchError("the robustness-live boards are filled by `xaibench attack <explainer> --resource "
                             f"{resource.name}`: a live attack's texts depend on the submission")
 
     def board_role(self, resource, submission: str, role: str) -> str:
+        """Every submission keeps its own role (each was attacked through itself)."""
         return role
 
 
-TRACKS.register("robustness", RobustnessTrack())
-TRACKS.register("robustness-live", LiveRobustnessTrack())
+register_track(RobustnessTrack())
+register_track(LiveRobustnessTrack())

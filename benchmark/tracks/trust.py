@@ -51,11 +51,12 @@ from benchmark.errors import ResourceError
 from benchmark.models.base import TextModel, read_model_config
 from benchmark.models.spec import ModelSpec
 from benchmark.results import MetricSummary
-from benchmark.tracks.base import TRACKS, Instances, Track
+from benchmark.tracks.base import Instances, Track, TrackMetadata, register_track
 from benchmark.references import TOKI
 
 DATASETS = ("hatexplain", "cams", "movies")
-MODEL_LOADERS = {"cnn": "word", "cnn-sup": "word", "minilm": "minilm"}  # model under test → `benchmark.models.spec` loader
+# model under test → its `benchmark.models.spec` loader
+MODEL_LOADERS = {"cnn": "word", "cnn-sup": "word", "minilm": "minilm"}
 IMPORTED = "imported"  # a trust set labelled by people, imported without its model (generators/trust/importer.py)
 EMBEDDINGS = "trust/embeddings"  # the asset TOKI reads (word vectors + θ_relate per model)
 INPUT_COLUMNS = ("id", "tokens", "text", "prediction", "confidence", "explanation_words", "explanation_scores")
@@ -67,18 +68,25 @@ OUTPUT_SHAPE = (2,)  # [verdict (1 = trustworthy), score in [0, 1] or a score-fa
 
 
 class TrustTrack(Track):
-    name = "trust"
-    reference = TOKI
-    family = "trust"
-    modality = "text"
-    description = ("TOKI trust sets: oracles judge explained predictions trustworthy or not; AUC (rate-free, primary), "
-                   "balanced accuracy, and the paper's Acc, Pre, Sen, F1, Spec, G-mean (Nguyen Tung et al. 2025)")
-    metrics = tuple(f"trust-{m}" for m in ("auc", "bacc", "gmean", "acc", "pre", "sen", "f1", "spec"))
-    models = (*MODEL_LOADERS, IMPORTED)
-    default_split = "test"
-    submission_kind = "oracle"
+    """TOKI trust sets: oracles judge explained predictions trustworthy or not (pooled counts, AUC)."""
+
+    metadata = TrackMetadata(
+        name="trust",
+        description=("TOKI trust sets: oracles judge explained predictions trustworthy or not; AUC (rate-free, "
+                     "primary), balanced accuracy, and the paper's Acc, Pre, Sen, F1, Spec, G-mean (Nguyen Tung et "
+                     "al. 2025)"),
+        reference=TOKI,
+        resource="trust",
+        main_score="trust-auc",
+        metrics=tuple(f"trust-{m}" for m in ("auc", "bacc", "gmean", "acc", "pre", "sen", "f1", "spec")),
+        models=(*MODEL_LOADERS, IMPORTED),
+        modality="text",
+        default_split="test",
+        submission_kind="oracle",
+    )
 
     def configs(self) -> list[str]:
+        """<dataset>-<model>: each trust set with each model under test."""
         return [f"{d}-{m}" for d in DATASETS for m in MODEL_LOADERS]
 
     @staticmethod
@@ -94,6 +102,7 @@ class TrustTrack(Track):
         return [str(n) for n in names]
 
     def instances(self, resource, split: str, limit: int | None = None) -> Instances:
+        """The split's explained predictions (inputs) with their trustworthy label (truths); train is refused."""
         self._check(resource)
         if split == "train":
             raise ResourceError(f"{resource.name}: the train split is what oracles fit on; evaluate on 'test'")
@@ -126,6 +135,7 @@ class TrustTrack(Track):
                          output_shapes=[OUTPUT_SHAPE] * len(ids), excluded={k: v for k, v in skipped.items() if v})
 
     def build_model(self, resource, name: str, instances: Instances, **options: Any):
+        """The model under test the set was built with (loaded read-only), or none for imported sets."""
         self._check(resource)
         built = str(resource.params.get("model", "cnn"))
         if name != built:
@@ -133,8 +143,9 @@ class TrustTrack(Track):
                                 f"use --model {built}")
         if built == IMPORTED:  # no model: oracles that only read the explained predictions can still run
             names = self.class_names(resource)
-            spec = ModelSpec(name=name, modality="text", white_box=False, served=NoModel(resource.name, len(names)))
-            return spec, {"name": name, "hash": IMPORTED, "task": spec.served.task, "architecture": "none",
+            served = NoModel(resource.name, len(names))
+            spec = ModelSpec(name=name, modality="text", white_box=False, served=served)
+            return spec, {"name": name, "hash": IMPORTED, "task": served.task, "architecture": "none",
                           "scores": {}}
         if built not in MODEL_LOADERS or "model_dir" not in resource.params:
             raise ResourceError(f"{resource.name}: unknown model under test '{built}' "
@@ -172,12 +183,13 @@ class TrustTrack(Track):
         self._check(resource)
         wanted = list(TRAIN_COLUMNS) + (list(REFERENCE_COLUMNS) if role == "reference" else [])
         cols = resource.table("train", columns=wanted).to_pydict()
-        train = {"id": [str(i) for i in cols["id"]], "tokens": [[str(t) for t in d] for d in cols["tokens"]],
-                 "text": [str(t or "") for t in cols["text"]],
-                 "label": [int(v) for v in cols["label"]], "prediction": [int(v) for v in cols["prediction"]],
-                 "confidence": [float(v) for v in cols["confidence"]],
-                 "explanation_words": [[str(w) for w in (e or [])] for e in cols["explanation_words"]],
-                 "explanation_scores": [[float(x) for x in (e or [])] for e in cols["explanation_scores"]]}
+        train: dict[str, list[Any]] = {
+            "id": [str(i) for i in cols["id"]], "tokens": [[str(t) for t in d] for d in cols["tokens"]],
+            "text": [str(t or "") for t in cols["text"]],
+            "label": [int(v) for v in cols["label"]], "prediction": [int(v) for v in cols["prediction"]],
+            "confidence": [float(v) for v in cols["confidence"]],
+            "explanation_words": [[str(w) for w in (e or [])] for e in cols["explanation_words"]],
+            "explanation_scores": [[float(x) for x in (e or [])] for e in cols["explanation_scores"]]}
         if role == "reference":
             train["rationale"] = [[str(w) for w in (g or [])] for g in cols["rationale"]]
             if not any(train["rationale"]):
@@ -344,4 +356,4 @@ class NoModel(TextModel):
                          "model; use one that reads the explained predictions only (e.g. naive-oracle)")
 
 
-TRACKS.register("trust", TrustTrack())
+register_track(TrustTrack())
