@@ -104,8 +104,8 @@ PLAN: tuple[Track, ...] = (
           for s in ("toki-lime", "toki-lime-ki", "naive-oracle", "random-oracle", "rationale-ceiling")),
     )),
     Track("robustness", "Robustness: TEF swaps words without changing the prediction", ("rt_polarity",), (
-        Step(("generate", "robustness", "--model", "cnn", "--samples", "20", "--explainer", "saliency", "--attack", "tef",
-              "--attack", "ra", "--policy-samples", "0"),
+        Step(("generate", "robustness", "--model", "cnn", "--samples", "20", "--explainer", "saliency",
+              "--attack", "tef", "--attack", "ra", "--policy-samples", "0"),
              skip_if="robustness/mr-cnn", what="a Kim CNN on frozen GloVe and TEF / RA attacks on 20 sentences"),
         _evaluate("robustness", "robustness/mr-cnn", "cnn"),
     )),

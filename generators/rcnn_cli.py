@@ -4,10 +4,10 @@ by `register_rcnn(generate_app)` (generators/cli.py)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
-from typing import List, Optional
+from typing import Any, List, Optional
 
 import typer
 
@@ -21,6 +21,60 @@ RcnnScale = StrEnum("RcnnScale", {v: v for v in ("quick", "paper")})  # generato
 RcnnPool = StrEnum("RcnnPool", {v: v for v in ("rest", "all")})  # generators.rcnn.build.POOLS
 Tokenization = StrEnum("Tokenization", {v: v for v in ("project", "lei")})  # generators.rcnn.data.TOKENIZATIONS
 LongReviews = StrEnum("LongReviews", {v: v for v in ("truncate", "exclude")})
+
+
+@dataclass
+class _RcnnJob:
+    """What `generate rcnn` builds for each aspect: the options of `build_rcnn` and of its two configs."""
+
+    build: dict[str, Any]  # RCNNBuildConfig fields (all but the aspect)
+    scale: str  # the recipe, generators.rcnn.build.SCALES
+    overrides: dict[str, Any]  # recipe fields the scale function takes as overrides
+    train: dict[str, Any]  # RCNNTrainConfig fields replaced after that (seed, time budget, device, …)
+    data: str | None
+    root: Path | None
+    model_dir: Path | None
+    vectors: Path | None
+    overwrite: bool
+    accept_partial: bool
+    accept_below_target: bool
+    seeds: int
+
+
+def _recipe_overrides(hidden: int | None, lr: float | None, epochs: int | None, sparsity: float | None,
+                      coherent: float | None, sparsity_target: float | None) -> dict[str, Any]:
+    """The recipe fields given on the command line (`--sparsity-target 0` = Lei's cost: None)."""
+    overrides: dict[str, Any] = {k: v for k, v in {"hidden": hidden, "lr": lr, "max_epochs": epochs,
+                                                   "sparsity": sparsity, "coherent": coherent}.items()
+                                 if v is not None}
+    if sparsity_target is not None:
+        overrides["sparsity_target"] = sparsity_target or None
+    return overrides
+
+
+def _generate_aspect(a: str, job: _RcnnJob) -> None:
+    """Build `rcnn/beer-<a>`; a time-budget stop exits 3, a model below target 4, bad input is a usage error."""
+    from benchmark.errors import ResourceError
+    from benchmark.models.rcnn_targets import describe
+    from generators.rcnn.build import SCALES, BelowTarget, RCNNBuildConfig, TrainingIncomplete, build_rcnn
+
+    try:
+        cfg = RCNNBuildConfig(aspect=a, **job.build)
+        tcfg = replace(SCALES[job.scale](cfg.aspect, **job.overrides), **job.train)
+        meta = build_rcnn(cfg.aspect, job.data, job.root, config=cfg, train_config=tcfg, model_dir=job.model_dir,
+                          vectors_path=job.vectors, overwrite=job.overwrite, accept_partial=job.accept_partial,
+                          accept_below_target=job.accept_below_target, seeds=job.seeds)
+    except TrainingIncomplete as exc:
+        console.print(f"[yellow]{exc}")
+        raise typer.Exit(3) from exc
+    except BelowTarget as exc:
+        console.print(str(exc), style="red", markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(4) from exc
+    except (ResourceError, ValueError) as exc:
+        raise typer.BadParameter(str(exc)) from exc
+    st = meta["stats"]
+    console.print(f"[green]rcnn/beer-{cfg.aspect}[/] revision {meta['revision']}: N = {st['N']}, dev MSE "
+                  f"{st['dev_mse']:.4f}; {describe(st['selection'])}")
 
 
 def generate_rcnn(
@@ -65,8 +119,8 @@ def generate_rcnn(
                                        help="Override the recipe's learning rate (0 < lr ≤ 1)."),
     epochs: Optional[int] = typer.Option(None, min=1, help="Override the recipe's maximum epochs."),
     seed: int = typer.Option(0, min=0, max=SEED_MAX, help="RCNN initialisation / sampling seed (the first one)."),
-    seeds: int = typer.Option(3, min=1, max=20, help="Train with up to this many seeds (--seed, --seed + 1 and so on) and "
-                              "keep the first whose dev selection rate is within the target 10–13 % (dev split "
+    seeds: int = typer.Option(3, min=1, max=20, help="Train with up to this many seeds (--seed, --seed + 1 and so "
+                              "on) and keep the first whose dev selection rate is within the target 10–13 % (dev split "
                               "only; REINFORCE training depends on the seed)."),
     sparsity: Optional[float] = typer.Option(None, min=0, max=1, help="Override λ_s (Lei: 3e-4)."),
     coherent: Optional[float] = typer.Option(None, min=0, max=100, help="Override λ_c / λ_s (Lei: 2.0; quick: 1.0)."),
@@ -102,40 +156,19 @@ def generate_rcnn(
     Camburu et al. (2019): reviews whose tokens are N (zero contribution) / SDK / SR."""
     import torch
 
-    from benchmark.errors import ResourceError
-    from benchmark.models.rcnn_targets import describe
-    from generators.rcnn.build import SCALES, BelowTarget, RCNNBuildConfig, TrainingIncomplete, build_rcnn
-
     if threads:
         torch.set_num_threads(threads)
-    overrides = {k: v for k, v in {"hidden": hidden, "lr": lr, "max_epochs": epochs, "sparsity": sparsity,
-                                   "coherent": coherent}.items() if v is not None}
-    if sparsity_target is not None:
-        overrides["sparsity_target"] = sparsity_target or None
+    build = {"pool": str(pool), "pool_fraction": pool_fraction, "dev_fraction": dev_fraction,
+             "split_seed": split_seed, "tau": tau, "tokenization": str(tokenization), "long": str(long),
+             "limit": limit, "pool_limit": pool_limit, "decorrelate": decorrelate,
+             "decorrelate_max_corr": decorrelate_max_corr}
+    train = {"seed": seed, "max_seconds": max_seconds, "threads": threads, "device": device,
+             "sparsity_warmup": sparsity_warmup, "encoder_warmup": encoder_warmup,
+             "init_from": str(init_from) if init_from else None}
+    job = _RcnnJob(build, str(scale), _recipe_overrides(hidden, lr, epochs, sparsity, coherent, sparsity_target),
+                   train, data, root, model_dir, vectors, overwrite, accept_partial, accept_below_target, seeds)
     for a in (str(a) for a in aspect):
-        try:
-            cfg = RCNNBuildConfig(aspect=a, pool=str(pool), pool_fraction=pool_fraction, dev_fraction=dev_fraction,
-                                  split_seed=split_seed, tau=tau, tokenization=str(tokenization), long=str(long),
-                                  limit=limit, pool_limit=pool_limit, decorrelate=decorrelate,
-                                  decorrelate_max_corr=decorrelate_max_corr)
-            tcfg = replace(SCALES[str(scale)](cfg.aspect, **overrides), seed=seed, max_seconds=max_seconds,
-                           threads=threads, device=device, sparsity_warmup=sparsity_warmup,
-                           encoder_warmup=encoder_warmup,
-                           init_from=str(init_from) if init_from else None)
-            meta = build_rcnn(cfg.aspect, data, root, config=cfg, train_config=tcfg, model_dir=model_dir,
-                              vectors_path=vectors, overwrite=overwrite, accept_partial=accept_partial,
-                              accept_below_target=accept_below_target, seeds=seeds)
-        except TrainingIncomplete as exc:
-            console.print(f"[yellow]{exc}")
-            raise typer.Exit(3) from exc
-        except BelowTarget as exc:
-            console.print(str(exc), style="red", markup=False, highlight=False, soft_wrap=True)
-            raise typer.Exit(4) from exc
-        except (ResourceError, ValueError) as exc:
-            raise typer.BadParameter(str(exc)) from exc
-        st = meta["stats"]
-        console.print(f"[green]rcnn/beer-{cfg.aspect}[/] revision {meta['revision']}: N = {st['N']}, dev MSE "
-                      f"{st['dev_mse']:.4f}; {describe(st['selection'])}")
+        _generate_aspect(a, job)
 
 
 def register_rcnn(generate_app: typer.Typer) -> None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import gzip
 import json
+from dataclasses import dataclass, field
 from itertools import chain
 from pathlib import Path
 from typing import Any, Iterator, Literal, Sequence
@@ -176,6 +177,180 @@ def _resolve(directory: str | Path | None) -> Path:
     return root / ERASER_MOVIES_MIRROR_DIR
 
 
+def _split_names(folder: Path, split: str | Sequence[str]) -> list[str]:
+    """The requested split names, each checked to have its `{split}.jsonl` in `folder`."""
+    split_names = [split] if isinstance(split, str) else list(split)
+    if not split_names:
+        raise ResourceError("load_eraser needs at least one split name (e.g. 'train')")
+    for sp in split_names:
+        if not (folder / f"{sp}.jsonl").is_file():
+            have = sorted(p.stem for p in folder.glob("*.jsonl") if p.stem != "docs")
+            raise ResourceError(
+                f"ERASER split file {folder / (sp + '.jsonl')} is missing; splits here: {have}"
+            )
+    return split_names
+
+
+def _zero_counts() -> dict[str, Any]:
+    return dict(
+        annotations=0,
+        source_tokens=0,
+        source_tokens_dropped=0,
+        rationale_source_tokens=0,
+        evidence_spans=0,
+        spans_out_of_range=0,
+        spans_text_mismatch=0,
+        spans_other_document=0,
+        excluded_empty=0,
+    )
+
+
+@dataclass
+class _SplitReader:
+    """One split file being read: the shared text lookup and options, and what it has gathered so far."""
+
+    file: Path
+    split: str
+    texts: _Texts
+    classes: Sequence[str]
+    on_bad_span: Literal["count", "error"]
+    cache: dict[str, list[str]]
+    docs: list[RationaleDocument] = field(default_factory=list)
+    counts: dict[str, Any] = field(default_factory=_zero_counts)
+    problems: list[str] = field(default_factory=list)
+    seen: set[str] = field(default_factory=set)
+    missing: list[str] = field(default_factory=list)
+
+
+def _annotation_docid(reader: _SplitReader, ann: dict[str, Any], where: str) -> str:
+    """The one document id an annotation is about; refuses several documents and repeats."""
+    docid = ann.get("annotation_id")
+    docids = ann.get("docids")
+    if isinstance(docids, list) and len(docids) > 1:
+        raise ResourceError(
+            f"{where}: annotations over several documents ({docids}) are not supported"
+        )
+    if isinstance(docids, list) and docids:
+        docid = docids[0]
+    if not isinstance(docid, str):
+        raise ResourceError(f"{where}: missing string 'annotation_id'")
+    if docid in reader.seen:
+        raise ResourceError(f"{where}: document {docid} is annotated twice in {reader.file.name}")
+    reader.seen.add(docid)
+    return docid
+
+
+def _evidence_flags(
+    reader: _SplitReader, ann: dict[str, Any], docid: str, ws: list[str], where: str
+) -> tuple[np.ndarray, set[tuple[int, int]]]:
+    """Rationale flag per whitespace token and the kept spans, counting bad spans (module docstring)."""
+    c = reader.counts
+    flags = np.zeros(len(ws), dtype=bool)
+    evidence: set[tuple[int, int]] = set()
+    for span in _spans(ann.get("evidences"), where):
+        s, e = span["start_token"], span["end_token"]
+        if span.get("docid", docid) != docid:
+            c["spans_other_document"] += 1
+            continue
+        if not (0 <= s < e <= len(ws)):
+            msg = f"{where}: evidence [{s}, {e}) of {docid} is outside its {len(ws)} tokens"
+            if reader.on_bad_span == "error":
+                raise ResourceError(msg + "; fix the offsets or load with on_bad_span='count'")
+            c["spans_out_of_range"] += 1
+            reader.problems.append(msg)
+            continue
+        if isinstance(span.get("text"), str) and " ".join(ws[s:e]) != " ".join(span["text"].split()):
+            got = " ".join(ws[s:e])
+            msg = f"{where}: evidence [{s}, {e}) of {docid} reads {got!r}, not {span['text']!r}"
+            if reader.on_bad_span == "error":
+                raise ResourceError(msg + "; the offsets do not match the document text")
+            c["spans_text_mismatch"] += 1
+            reader.problems.append(msg)
+        flags[s:e] = True
+        evidence.add((s, e))
+    return flags, evidence
+
+
+def _read_annotation(reader: _SplitReader, lineno: int, ann: dict[str, Any]) -> None:
+    """Turn one annotation line into a `RationaleDocument` (or count why it is left out)."""
+    where = f"{reader.file.name} line {lineno}"
+    c = reader.counts
+    c["annotations"] += 1
+    docid = _annotation_docid(reader, ann, where)
+    if "classification" not in ann:
+        raise ResourceError(f"{where}: missing 'classification'")
+    label = _label(ann["classification"], reader.classes, where)
+    text = reader.texts.get(docid)
+    if text is None:
+        reader.missing.append(docid)
+        return
+    ws = text.split()
+    flags, evidence = _evidence_flags(reader, ann, docid, ws, where)
+    c["evidence_spans"] += len(evidence)
+    tokens, rationale, source = align_rationale(ws, flags, reader.cache)
+    c["source_tokens"] += len(ws)
+    c["rationale_source_tokens"] += int(flags.sum())
+    c["source_tokens_dropped"] += len(ws) - (
+        int(np.count_nonzero(np.diff(source))) + 1 if len(source) else 0
+    )
+    if not tokens:
+        c["excluded_empty"] += 1
+        reader.problems.append(f"{where}: document {docid} has no tokens (excluded)")
+        return
+    reader.docs.append(
+        RationaleDocument(
+            id=docid,
+            tokens=tokens,
+            label=label,
+            text=text,
+            rationale=rationale,
+            token_source=source,
+            evidence=sorted(evidence),
+            meta={"split": reader.split, "line": lineno},
+        )
+    )
+
+
+def _read_split(reader: _SplitReader) -> tuple[list[RationaleDocument], dict[str, Any]]:
+    """Every document of one split and its counts (with rationale totals and the problems list)."""
+    for lineno, ann in _jsonl(reader.file):
+        _read_annotation(reader, lineno, ann)
+    if reader.missing:
+        raise ResourceError(
+            f"{len(reader.missing)} document(s) of {reader.file.name} have no text in {reader.texts.source} "
+            f"(first: {reader.missing[:3]}); the annotations and texts come from different releases"
+        )
+    docs, c = reader.docs, reader.counts
+    rat = sum(int(d.rationale.sum()) for d in docs)
+    tok = sum(len(d.tokens) for d in docs)
+    c.update(rationale_tokens=rat, rationale_fraction=rat / tok if tok else 0.0, problems=reader.problems)
+    return docs, c
+
+
+def _eraser_stats(
+    splits: dict[str, list[RationaleDocument]],
+    extra: dict[str, dict[str, Any]],
+    classes: Sequence[str],
+    folder: Path,
+    texts: _Texts,
+) -> dict[str, Any]:
+    """`corpus_stats` plus the ERASER counts per split and their totals."""
+    stats = corpus_stats(splits, list(classes))
+    for sp, c in extra.items():
+        stats["splits"][sp].update(c)
+    rat = sum(c["rationale_tokens"] for c in extra.values())
+    stats.update(
+        rationale_tokens=rat,
+        rationale_fraction=rat / stats["tokens"] if stats["tokens"] else 0.0,
+        excluded_empty=sum(c["excluded_empty"] for c in extra.values()),
+        spans_out_of_range=sum(c["spans_out_of_range"] for c in extra.values()),
+        spans_text_mismatch=sum(c["spans_text_mismatch"] for c in extra.values()),
+        location=str(folder),
+        texts=texts.source,
+    )
+    return stats
+
+
 def load_eraser(
     directory: str | Path | None = None,
     split: str | Sequence[str] = ("train", "val"),
@@ -192,130 +367,16 @@ def load_eraser(
     if on_bad_span not in ("count", "error"):
         raise ResourceError(f"on_bad_span must be 'count' or 'error', not {on_bad_span!r}")
     folder = _resolve(directory)
-    split_names = [split] if isinstance(split, str) else list(split)
-    if not split_names:
-        raise ResourceError("load_eraser needs at least one split name (e.g. 'train')")
-    for sp in split_names:
-        if not (folder / f"{sp}.jsonl").is_file():
-            have = sorted(p.stem for p in folder.glob("*.jsonl") if p.stem != "docs")
-            raise ResourceError(
-                f"ERASER split file {folder / (sp + '.jsonl')} is missing; splits here: {have}"
-            )
+    split_names = _split_names(folder, split)
     texts = _Texts(folder)
     cache: dict[str, list[str]] = {}
     splits: dict[str, list[RationaleDocument]] = {}
     extra: dict[str, dict[str, Any]] = {}
     for sp in split_names:
-        file = folder / f"{sp}.jsonl"
-        docs: list[RationaleDocument] = []
-        c = dict(
-            annotations=0,
-            source_tokens=0,
-            source_tokens_dropped=0,
-            rationale_source_tokens=0,
-            evidence_spans=0,
-            spans_out_of_range=0,
-            spans_text_mismatch=0,
-            spans_other_document=0,
-            excluded_empty=0,
-        )
-        bad_where: list[str] = []
-        seen: set[str] = set()
-        missing: list[str] = []
-        for lineno, ann in _jsonl(file):
-            where = f"{file.name} line {lineno}"
-            c["annotations"] += 1
-            docid = ann.get("annotation_id")
-            docids = ann.get("docids")
-            if isinstance(docids, list) and len(docids) > 1:
-                raise ResourceError(
-                    f"{where}: annotations over several documents ({docids}) are not supported"
-                )
-            if isinstance(docids, list) and docids:
-                docid = docids[0]
-            if not isinstance(docid, str):
-                raise ResourceError(f"{where}: missing string 'annotation_id'")
-            if docid in seen:
-                raise ResourceError(f"{where}: document {docid} is annotated twice in {file.name}")
-            seen.add(docid)
-            if "classification" not in ann:
-                raise ResourceError(f"{where}: missing 'classification'")
-            label = _label(ann["classification"], classes, where)
-            text = texts.get(docid)
-            if text is None:
-                missing.append(docid)
-                continue
-            ws = text.split()
-            flags = np.zeros(len(ws), dtype=bool)
-            evidence: set[tuple[int, int]] = set()
-            for span in _spans(ann.get("evidences"), where):
-                s, e = span["start_token"], span["end_token"]
-                if span.get("docid", docid) != docid:
-                    c["spans_other_document"] += 1
-                    continue
-                if not (0 <= s < e <= len(ws)):
-                    msg = f"{where}: evidence [{s}, {e}) of {docid} is outside its {len(ws)} tokens"
-                    if on_bad_span == "error":
-                        raise ResourceError(msg + "; fix the offsets or load with on_bad_span='count'")
-                    c["spans_out_of_range"] += 1
-                    bad_where.append(msg)
-                    continue
-                if isinstance(span.get("text"), str) and " ".join(ws[s:e]) != " ".join(span["text"].split()):
-                    got = " ".join(ws[s:e])
-                    msg = f"{where}: evidence [{s}, {e}) of {docid} reads {got!r}, not {span['text']!r}"
-                    if on_bad_span == "error":
-                        raise ResourceError(msg + "; the offsets do not match the document text")
-                    c["spans_text_mismatch"] += 1
-                    bad_where.append(msg)
-                flags[s:e] = True
-                evidence.add((s, e))
-            c["evidence_spans"] += len(evidence)
-            tokens, rationale, source = align_rationale(ws, flags, cache)
-            c["source_tokens"] += len(ws)
-            c["rationale_source_tokens"] += int(flags.sum())
-            c["source_tokens_dropped"] += len(ws) - (
-                int(np.count_nonzero(np.diff(source))) + 1 if len(source) else 0
-            )
-            if not tokens:
-                c["excluded_empty"] += 1
-                bad_where.append(f"{where}: document {docid} has no tokens (excluded)")
-                continue
-            docs.append(
-                RationaleDocument(
-                    id=docid,
-                    tokens=tokens,
-                    label=label,
-                    text=text,
-                    rationale=rationale,
-                    token_source=source,
-                    evidence=sorted(evidence),
-                    meta={"split": sp, "line": lineno},
-                )
-            )
-        if missing:
-            raise ResourceError(
-                f"{len(missing)} document(s) of {file.name} have no text in {texts.source} "
-                f"(first: {missing[:3]}); the annotations and texts come from different releases"
-            )
-        rat = sum(int(d.rationale.sum()) for d in docs)
-        tok = sum(len(d.tokens) for d in docs)
-        c.update(rationale_tokens=rat, rationale_fraction=rat / tok if tok else 0.0, problems=bad_where)
-        splits[sp] = docs
-        extra[sp] = c
+        reader = _SplitReader(folder / f"{sp}.jsonl", sp, texts, classes, on_bad_span, cache)
+        splits[sp], extra[sp] = _read_split(reader)
     require_every_class([d for docs in splits.values() for d in docs], classes, f"ERASER {folder}")
-    stats = corpus_stats(splits, list(classes))
-    for sp, c in extra.items():
-        stats["splits"][sp].update(c)
-    rat = sum(c["rationale_tokens"] for c in extra.values())
-    stats.update(
-        rationale_tokens=rat,
-        rationale_fraction=rat / stats["tokens"] if stats["tokens"] else 0.0,
-        excluded_empty=sum(c["excluded_empty"] for c in extra.values()),
-        spans_out_of_range=sum(c["spans_out_of_range"] for c in extra.values()),
-        spans_text_mismatch=sum(c["spans_text_mismatch"] for c in extra.values()),
-        location=str(folder),
-        texts=texts.source,
-    )
+    stats = _eraser_stats(splits, extra, classes, folder, texts)
     if name is None:
         stem = folder.name.replace("_", "-")
         name = stem if stem.startswith("eraser") else f"eraser-{stem}"

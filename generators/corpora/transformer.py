@@ -86,43 +86,68 @@ def evaluate(wrapper: MiniLMModel, docs: Sequence[Sequence[str]], labels: np.nda
     return float((wrapper.predict(list(docs)).argmax(1) == labels).mean())
 
 
-def train_minilm(train: tuple[Sequence[Sequence[str]], Sequence[int]],
-                 validation: tuple[Sequence[Sequence[str]], Sequence[int]],
-                 out_dir: Path | str, config: MiniLMTrainConfig | None = None, *, n_classes: int = 2,
-                 test: tuple[Sequence[Sequence[str]], Sequence[int]] | None = None, overwrite: bool = False,
-                 name: str = "minilm", init: Callable[[], tuple[MiniLMClassifier, dict]] | None = None) -> dict:
-    """Fine-tune all-MiniLM-L6-v2 on (token lists, labels) and save it to `out_dir` (module docstring).
-    An existing model trained on the same data with the same recipe is reused unless `overwrite`.
-    `init` (tests) returns the starting (module, architecture kwargs) instead of the pretrained MiniLM."""
-    cfg = config or MiniLMTrainConfig()
-    out_dir = Path(out_dir)
-    cut = cfg.max_words
-    xtr = [list(d)[:cut] for d in train[0]]
-    ytr = np.asarray(train[1], dtype=np.int64)
-    if cfg.max_train is not None:
-        xtr, ytr = xtr[: cfg.max_train], ytr[: cfg.max_train]
+Docs = Sequence[Sequence[str]]
+
+
+def _cut(data: tuple[Docs, Sequence[int]], cut: int, limit: int | None) -> tuple[list[list[str]], np.ndarray]:
+    """Documents cut to `cut` words and their labels, the first `limit` of them (None: all)."""
+    x = [list(d)[:cut] for d in data[0]]
+    y = np.asarray(data[1], dtype=np.int64)
+    if limit is not None:
+        x, y = x[:limit], y[:limit]
+    return x, y
+
+
+def _training_data(train: tuple[Docs, Sequence[int]], validation: tuple[Docs, Sequence[int]],
+                   cfg: MiniLMTrainConfig, n_classes: int
+                   ) -> tuple[list[list[str]], np.ndarray, list[list[str]], np.ndarray]:
+    """(xtr, ytr, xva, yva): cut, capped, empty training documents dropped; every class must be present."""
+    xtr, ytr = _cut(train, cfg.max_words, cfg.max_train)
     keep = [i for i, d in enumerate(xtr) if d]
     xtr, ytr = [xtr[i] for i in keep], ytr[keep]
-    xva = [list(d)[:cut] for d in validation[0]]
-    yva = np.asarray(validation[1], dtype=np.int64)
-    if cfg.max_eval is not None:
-        xva, yva = xva[: cfg.max_eval], yva[: cfg.max_eval]
+    xva, yva = _cut(validation, cfg.max_words, cfg.max_eval)
     if not xtr or not xva:
         raise ResourceError("training and validation sets must both be non-empty")
     missing = sorted(set(range(n_classes)) - set(ytr.tolist()))
     if missing:
         raise ResourceError(f"class(es) {missing} have no training documents; cannot train a classifier")
-    key = {"train": _key(xtr, ytr), "validation": _key(xva, yva), "recipe": asdict(cfg)}
-    cfg_path = out_dir / "config.json"
-    if cfg_path.exists() and not overwrite:
-        try:
-            existing = json.loads(cfg_path.read_text())
-        except (OSError, ValueError):
-            existing = {}
-        if isinstance(existing, dict) and existing.get("training_key") == key:
-            console.print(f"[green]{name}: already trained on this corpus (overwrite to retrain)")
-            return existing
+    return xtr, ytr, xva, yva
 
+
+def _already_trained(cfg_path: Path, key: dict, name: str) -> dict | None:
+    """The saved config when the folder holds a model trained on the same data and recipe, else None."""
+    if not cfg_path.exists():
+        return None
+    try:
+        existing = json.loads(cfg_path.read_text())
+    except (OSError, ValueError):
+        existing = {}
+    if isinstance(existing, dict) and existing.get("training_key") == key:
+        console.print(f"[green]{name}: already trained on this corpus (overwrite to retrain)")
+        return existing
+    return None
+
+
+@dataclass
+class _FineTune:
+    """The model being fine-tuned, its wrapper and optimiser, and the training data."""
+
+    module: MiniLMClassifier
+    kwargs: dict
+    wrapper: MiniLMModel
+    params: list[torch.nn.Parameter]
+    opt: torch.optim.Optimizer
+    sched: torch.optim.lr_scheduler.LRScheduler
+    device: torch.device
+    piece_stats: dict
+    xtr: list[list[str]]
+    ytr: np.ndarray
+
+
+def _start(cfg: MiniLMTrainConfig, n_classes: int, name: str,
+           init: Callable[[], tuple[MiniLMClassifier, dict]] | None,
+           xtr: list[list[str]], ytr: np.ndarray, xva: list[list[str]]) -> _FineTune:
+    """Seed, build the model (pretrained or `init`), its wrapper, AdamW and the warm-up/decay schedule."""
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     device = torch.device(cfg.device)
@@ -144,58 +169,91 @@ def train_minilm(train: tuple[Sequence[Sequence[str]], Sequence[int]],
     no_decay = [p for p in params if p.dim() <= 1]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},
                              {"params": no_decay, "weight_decay": 0.0}], lr=cfg.lr)
-    sizes = np.array([wrapper.piece_stats([d])["pieces"] for d in xtr])
     n_batches = math.ceil(len(xtr) / cfg.batch_size)
     total_steps = max(1, n_batches * cfg.epochs)
     warm = max(1, int(cfg.warmup * total_steps))
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: min((s + 1) / warm, max(0.0, (total_steps - s) / max(1, total_steps - warm))))
-    loss_fn = nn.CrossEntropyLoss()
+    return _FineTune(module, kwargs, wrapper, params, opt, sched, device, stats, xtr, ytr)
 
+
+def _train_epoch(ft: _FineTune, batches: list, loss_fn: nn.Module, label: str) -> float:
+    """One pass over `batches` (index arrays into the training set); returns the summed loss."""
+    ft.module.train()
+    total = 0.0
+    with progress_bar(len(batches), label, unit="batch") as bar:
+        for idx in batches:
+            docs = [ft.xtr[i] for i in idx]
+            ids, mask = ft.wrapper.layout(docs)
+            emb = ft.wrapper._embed_ids(ids)
+            logits = ft.module.forward_embedded(emb, torch.from_numpy(mask).to(ft.device))
+            loss = loss_fn(logits, torch.from_numpy(ft.ytr[idx]).to(ft.device))
+            ft.opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(ft.params, 1.0)
+            ft.opt.step()
+            ft.sched.step()
+            total += loss.item() * len(idx)
+            bar.advance()
+    return total
+
+
+def _fit(ft: _FineTune, cfg: MiniLMTrainConfig, name: str, xva: list[list[str]], yva: np.ndarray
+         ) -> tuple[float, list[dict], float]:
+    """Train `cfg.epochs` epochs and load the best-validation weights: (best accuracy, history, train seconds)."""
+    sizes = np.array([ft.wrapper.piece_stats([d])["pieces"] for d in ft.xtr])
+    loss_fn = nn.CrossEntropyLoss()
     t0 = time.perf_counter()
     train_seconds = 0.0
     best, best_state, history = -1.0, None, []
     for epoch in range(cfg.epochs):
-        module.train()
-        total = 0.0
         t_epoch = time.perf_counter()
         batches = length_batches(sizes, cfg.batch_size, np.random.default_rng([cfg.seed, epoch]))
-        with progress_bar(len(batches), f"fine-tune {name} epoch {epoch + 1}/{cfg.epochs}", unit="batch") as bar:
-            for idx in batches:
-                docs = [xtr[i] for i in idx]
-                ids, mask = wrapper.layout(docs)
-                emb = wrapper._embed_ids(ids)
-                logits = module.forward_embedded(emb, torch.from_numpy(mask).to(device))
-                loss = loss_fn(logits, torch.from_numpy(ytr[idx]).to(device))
-                opt.zero_grad()
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(params, 1.0)
-                opt.step()
-                sched.step()
-                total += loss.item() * len(idx)
-                bar.advance()
+        total = _train_epoch(ft, batches, loss_fn, f"fine-tune {name} epoch {epoch + 1}/{cfg.epochs}")
         train_seconds += time.perf_counter() - t_epoch
-        val = evaluate(wrapper, xva, yva)
-        history.append({"epoch": epoch + 1, "train_loss": total / len(xtr), "validation_accuracy": val,
+        val = evaluate(ft.wrapper, xva, yva)
+        history.append({"epoch": epoch + 1, "train_loss": total / len(ft.xtr), "validation_accuracy": val,
                         "seconds": round(time.perf_counter() - t0, 1)})
-        console.print(f"  {name} epoch {epoch + 1}: train loss {total / len(xtr):.4f}, validation accuracy {val:.4f}")
+        console.print(f"  {name} epoch {epoch + 1}: train loss {total / len(ft.xtr):.4f}, "
+                      f"validation accuracy {val:.4f}")
         if val > best:
             best = val
-            best_state = {k: v.detach().clone() for k, v in module.state_dict().items()}
-    module.load_state_dict(best_state)
-    module.eval()
-    scores = {"validation_accuracy": best, "best_epoch": 1 + int(np.argmax([h["validation_accuracy"] for h in history])),
+            best_state = {k: v.detach().clone() for k, v in ft.module.state_dict().items()}
+    ft.module.load_state_dict(best_state)
+    ft.module.eval()
+    return best, history, train_seconds
+
+
+def train_minilm(train: tuple[Sequence[Sequence[str]], Sequence[int]],
+                 validation: tuple[Sequence[Sequence[str]], Sequence[int]],
+                 out_dir: Path | str, config: MiniLMTrainConfig | None = None, *, n_classes: int = 2,
+                 test: tuple[Sequence[Sequence[str]], Sequence[int]] | None = None, overwrite: bool = False,
+                 name: str = "minilm", init: Callable[[], tuple[MiniLMClassifier, dict]] | None = None) -> dict:
+    """Fine-tune all-MiniLM-L6-v2 on (token lists, labels) and save it to `out_dir` (module docstring).
+    An existing model trained on the same data with the same recipe is reused unless `overwrite`.
+    `init` (tests) returns the starting (module, architecture kwargs) instead of the pretrained MiniLM."""
+    cfg = config or MiniLMTrainConfig()
+    out_dir = Path(out_dir)
+    xtr, ytr, xva, yva = _training_data(train, validation, cfg, n_classes)
+    key = {"train": _key(xtr, ytr), "validation": _key(xva, yva), "recipe": asdict(cfg)}
+    cfg_path = out_dir / "config.json"
+    if not overwrite:
+        existing = _already_trained(cfg_path, key, name)
+        if existing is not None:
+            return existing
+
+    ft = _start(cfg, n_classes, name, init, xtr, ytr, xva)
+    best, history, train_seconds = _fit(ft, cfg, name, xva, yva)
+    scores = {"validation_accuracy": best,
+              "best_epoch": 1 + int(np.argmax([h["validation_accuracy"] for h in history])),
               "n_validation": len(xva)}
     if test is not None:
-        xte = [list(d)[:cut] for d in test[0]]
-        yte = np.asarray(test[1], dtype=np.int64)
-        if cfg.max_eval is not None:
-            xte, yte = xte[: cfg.max_eval], yte[: cfg.max_eval]
-        scores["test_accuracy"] = evaluate(wrapper, xte, yte)
+        xte, yte = _cut(test, cfg.max_words, cfg.max_eval)
+        scores["test_accuracy"] = evaluate(ft.wrapper, xte, yte)
         scores["n_test"] = len(xte)
-    module.to("cpu")
-    extra = {"recipe": asdict(cfg), "scores": scores, "history": history, "piece_stats": stats,
+    ft.module.to("cpu")
+    extra = {"recipe": asdict(cfg), "scores": scores, "history": history, "piece_stats": ft.piece_stats,
              "train_seconds": round(train_seconds, 1), "n_train": len(xtr), "training_key": key,
-             "max_words": cut}
-    save_minilm(module, out_dir, kwargs, max_pieces=cfg.max_pieces, extra=extra)
+             "max_words": cfg.max_words}
+    save_minilm(ft.module, out_dir, ft.kwargs, max_pieces=cfg.max_pieces, extra=extra)
     return json.loads(cfg_path.read_text())

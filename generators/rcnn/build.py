@@ -40,7 +40,7 @@ import shutil
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import pyarrow as pa
@@ -65,7 +65,7 @@ from generators.rcnn.data import (
     split_pool,
 )
 from generators.rcnn.train import RCNNTrainConfig, rationale_precision, selection_rate, train_rcnn
-from generators.rcnn.verify import format_table2, table2, verify
+from generators.rcnn.verify import Verification, format_table2, table2, verify
 
 FAMILY = "rcnn"
 VERSION = "v1"
@@ -197,7 +197,8 @@ def correlation_report(reviews: Reviews, aspect: str) -> dict[str, Any]:
 class RCNNBuildConfig:
     aspect: str = "appearance"
     pool: str = "rest"  # [I] "rest" | "all" (module docstring)
-    pool_fraction: float = 0.4  # [I] one review file, pool="rest": the share of the file kept as the pool (measured: 4,000 → 999 verified)
+    # [I] one review file, pool="rest": the share of the file kept as the pool (measured: 4,000 → 999 verified)
+    pool_fraction: float = 0.4
     dev_fraction: float = 0.1  # share of the fitting reviews held out for early stopping
     split_seed: int = 0
     tau: float = 0.1  # [P] Δ threshold of a clearly relevant token
@@ -284,101 +285,152 @@ def _exclusions(*files: dict[str, Any]) -> dict[str, int]:
     return out
 
 
+@dataclass
+class _SplitSource:
+    """Where the reviews of one build are read from and how, and the card's `info` being filled in."""
+
+    cfg: RCNNBuildConfig
+    opts: dict[str, Any]  # read_reviews / load_beer options (max_len, long, tokenization, bad_scores)
+    source: str | Path
+    folder: Path
+    info: dict[str, Any]
+
+
+# (train, dev, pool, the stats of every file read)
+_Splits = tuple[Reviews, Reviews, Reviews, list[dict[str, Any]]]
+
+
+def _lei_two_files(src: _SplitSource, tr_file: Path, he_file: Path) -> _Splits:
+    """Lei's train and heldout files of the aspect: pool "rest" = the heldout file, "all" = both."""
+    cfg, opts = src.cfg, src.opts
+    if cfg.decorrelating:
+        raise ResourceError(f"{src.folder} holds Lei's own files of {cfg.aspect} ({tr_file.name}), already "
+                            "decorrelated: drop --decorrelate / --decorrelate-max-corr")
+    train_all = read_reviews(tr_file, limit=cfg.limit, **opts)
+    heldout = read_reviews(he_file, limit=cfg.limit, **opts)
+    files = [train_all.stats, heldout.stats]
+    if cfg.pool == "rest":
+        train, dev = split_pool(train_all, cfg.dev_fraction, cfg.split_seed)
+        pool = heldout
+        src.info["split"] = (f"{tr_file.name} split {1 - cfg.dev_fraction:.2f}/{cfg.dev_fraction:.2f} "
+                             f"(seed {cfg.split_seed}) for training; pool = {he_file.name}")
+    else:
+        train, dev = train_all, heldout
+        pool = _concat([train_all, heldout], f"{tr_file.name} + {he_file.name}")
+        src.info["split"] = f"{tr_file.name} / {he_file.name}; pool = both files"
+    return train, dev, pool, files
+
+
+def _decorrelated_splits(src: _SplitSource, cfg: RCNNBuildConfig, everything: Reviews,
+                         pool_file: Path) -> tuple[Reviews, Reviews, Reviews]:
+    """One file, decorrelated (`decorrelated`): train / dev from the chosen reviews, the pool from the rest."""
+    # Lei's per-aspect files: the reviews whose aspect rating the others predict worst, chosen
+    # from the whole file; the pool = the file's other reviews ("rest") or all of it ("all")
+    # a correlation bound keeps at most 1 − pool_fraction of the file: the pool stays at least as large
+    cap = len(everything) - int(round(cfg.pool_fraction * len(everything))) if cfg.pool == "rest" else None
+    fit = decorrelated(everything, cfg.aspect, cfg.decorrelate, max_corr=cfg.decorrelate_max_corr,
+                       max_size=cap)
+    chosen = set(fit.ids)
+    pool = (everything.subset([i for i, r in enumerate(everything.ids) if r not in chosen])
+            if cfg.pool == "rest" else everything)
+    if len(pool) == 0:
+        raise ResourceError(f"{pool_file}: the decorrelated subset keeps all {len(everything)} reviews, "
+                            "none is left for the pool; use a smaller --decorrelate or --pool all")
+    train, dev = split_pool(fit, cfg.dev_fraction, cfg.split_seed)
+    rule = (f"the {cfg.decorrelate:.2f} least predictable" if cfg.decorrelate is not None else
+            f"the most of the least predictable with |r| ≤ {cfg.decorrelate_max_corr:.2f}")
+    src.info["decorrelation"] = {"aspect": cfg.aspect, "kept": len(fit), "of": len(everything),
+                                 "share": cfg.decorrelate, "max_corr": cfg.decorrelate_max_corr,
+                                 "r_before": correlation_report(everything, cfg.aspect),
+                                 "r_after": correlation_report(fit, cfg.aspect)}
+    src.info["split"] = (f"{pool_file.name}: {len(fit)} reviews decorrelated for {cfg.aspect} ({rule} "
+                         f"from the other ratings) split {1 - cfg.dev_fraction:.2f}/{cfg.dev_fraction:.2f} "
+                         f"(seed {cfg.split_seed}); pool = "
+                         + ("the file's other reviews" if cfg.pool == "rest" else "the whole file"))
+    return train, dev, pool
+
+
+def _lei_one_file(src: _SplitSource, pool_file: Path | None, own_file: bool, a: int) -> _Splits:
+    """One review file (the aspect's heldout file or the mirror's aspect-0 file): a seeded pool / train /
+    dev split, or a decorrelated subset for training (`RCNNBuildConfig.decorrelate`)."""
+    cfg = src.cfg
+    if pool_file is None:
+        raise ResourceError(f"{src.folder} has neither reviews.aspect{a}.heldout nor reviews.aspect0.heldout")
+    everything = read_reviews(pool_file, limit=cfg.limit, **src.opts)
+    files = [everything.stats]
+    if len(everything) < 3:
+        raise ResourceError(f"{pool_file} holds {len(everything)} usable reviews; at least 3 are needed "
+                            "(training, early stopping and the pool)")
+    if not own_file and a != 0 and cfg.decorrelate is None and cfg.decorrelate_max_corr is None:
+        # another aspect's file (the mirror's appearance file): decorrelated for this aspect by default
+        cfg = replace(cfg, decorrelate_max_corr=DECORRELATE_MAX_CORR)
+    if cfg.decorrelating:
+        train, dev, pool = _decorrelated_splits(src, cfg, everything, pool_file)
+    elif cfg.pool == "rest":
+        perm = np.random.default_rng([cfg.split_seed, 1]).permutation(len(everything))
+        n_pool = min(len(everything) - 2, max(1, int(round(cfg.pool_fraction * len(everything)))))
+        pool = everything.subset(np.sort(perm[:n_pool]))
+        fit = everything.subset(np.sort(perm[n_pool:]))
+        train, dev = split_pool(fit, cfg.dev_fraction, cfg.split_seed)
+        src.info["split"] = (f"{pool_file.name}: pool {cfg.pool_fraction:.2f} of the file, the rest split "
+                             f"{1 - cfg.dev_fraction:.2f}/{cfg.dev_fraction:.2f} (seed {cfg.split_seed})")
+    else:
+        train, dev = split_pool(everything, cfg.dev_fraction, cfg.split_seed)
+        pool = everything
+        src.info["split"] = (f"{pool_file.name} split {1 - cfg.dev_fraction:.2f}/{cfg.dev_fraction:.2f} "
+                             f"(seed {cfg.split_seed}); pool = the whole file")
+    return train, dev, pool, files
+
+
+def _lei_splits(src: _SplitSource, find: Callable[[str], Path | None]) -> tuple[BeerData, Reviews, list[dict]]:
+    """A folder of Lei's review files (and `annotations.json` when present)."""
+    cfg = src.cfg
+    a = aspect_index(cfg.aspect)
+    tr_file, he_file = find(f"reviews.aspect{a}.train"), find(f"reviews.aspect{a}.heldout")
+    if tr_file is not None and he_file is not None:  # Lei's two files of the aspect
+        train, dev, pool, files = _lei_two_files(src, tr_file, he_file)
+    else:
+        pool_file = he_file or find("reviews.aspect0.heldout")
+        train, dev, pool, files = _lei_one_file(src, pool_file, he_file is not None, a)
+    ann_file = src.folder / "annotations.json"
+    annotations = (read_annotations(ann_file, tokenization=cfg.tokenization, bad_scores=cfg.bad_scores)
+                   if ann_file.exists() else None)
+    beer = BeerData(cfg.aspect, train, dev, annotations, {"aspect": cfg.aspect, "source": str(src.source),
+                                                            "split": src.info["split"], "train": train.stats,
+                                                            "dev": dev.stats})
+    return beer, pool, files
+
+
+def _hub_splits(src: _SplitSource) -> tuple[BeerData, Reviews, list[dict]]:
+    """A Hub dataset (`load_beer`): pool "rest" = its `test` split, "all" = train + validation."""
+    cfg, source, opts = src.cfg, src.source, src.opts
+    if cfg.decorrelating:
+        raise ResourceError("--decorrelate / --decorrelate-max-corr apply to one review file of Lei's format "
+                            f"(the data mirror's), not to the dataset {source!r}")
+    beer = load_beer(cfg.aspect, source, dev_fraction=cfg.dev_fraction, seed=cfg.split_seed, **opts)
+    files = [beer.train.stats, beer.dev.stats]
+    if cfg.pool == "all":
+        pool = _concat([beer.train, beer.dev], f"{source} train + validation")
+        src.info["split"] = f"{beer.info['split']}; pool = both"
+    else:
+        try:
+            pool = load_hub(str(source), "test", "reviews" if "reviews" in _configs(source) else None, **opts)
+        except ResourceError as exc:
+            raise ResourceError(f"pool='rest' needs a 'test' split in {source!r} ({exc}); "
+                                "or use pool='all'") from exc
+        files.append(pool.stats)
+        src.info["split"] = f"{beer.info['split']}; pool = test"
+    return beer, pool, files
+
+
 def load_splits(cfg: RCNNBuildConfig, data: str | Path | None) -> tuple[BeerData, Reviews, dict[str, Any]]:
     """(train / dev / annotations, the instance pool, info incl. the files' exclusion counts)."""
-    a = aspect_index(cfg.aspect)
     opts = {"max_len": cfg.max_len, "long": cfg.long, "tokenization": cfg.tokenization,
             "bad_scores": cfg.bad_scores}
     source, folder, lei, find = locate_beer(data)
     info: dict[str, Any] = {"source": str(source), "pool_choice": cfg.pool}
-    if lei:
-        tr_file, he_file = find(f"reviews.aspect{a}.train"), find(f"reviews.aspect{a}.heldout")
-        if tr_file is not None and he_file is not None:  # Lei's two files of the aspect
-            if cfg.decorrelating:
-                raise ResourceError(f"{folder} holds Lei's own files of {cfg.aspect} ({tr_file.name}), already "
-                                    "decorrelated: drop --decorrelate / --decorrelate-max-corr")
-            train_all, heldout = read_reviews(tr_file, limit=cfg.limit, **opts), read_reviews(he_file, limit=cfg.limit, **opts)
-            files = [train_all.stats, heldout.stats]
-            if cfg.pool == "rest":
-                train, dev = split_pool(train_all, cfg.dev_fraction, cfg.split_seed)
-                pool = heldout
-                info["split"] = (f"{tr_file.name} split {1 - cfg.dev_fraction:.2f}/{cfg.dev_fraction:.2f} "
-                                 f"(seed {cfg.split_seed}) for training; pool = {he_file.name}")
-            else:
-                train, dev = train_all, heldout
-                pool = _concat([train_all, heldout], f"{tr_file.name} + {he_file.name}")
-                info["split"] = f"{tr_file.name} / {he_file.name}; pool = both files"
-        else:
-            pool_file = he_file or find("reviews.aspect0.heldout")
-            if pool_file is None:
-                raise ResourceError(f"{folder} has neither reviews.aspect{a}.heldout nor reviews.aspect0.heldout")
-            everything = read_reviews(pool_file, limit=cfg.limit, **opts)
-            files = [everything.stats]
-            if len(everything) < 3:
-                raise ResourceError(f"{pool_file} holds {len(everything)} usable reviews; at least 3 are needed "
-                                    "(training, early stopping and the pool)")
-            if he_file is None and a != 0 and cfg.decorrelate is None and cfg.decorrelate_max_corr is None:
-                # another aspect's file (the mirror's appearance file): decorrelated for this aspect by default
-                cfg = replace(cfg, decorrelate_max_corr=DECORRELATE_MAX_CORR)
-            if cfg.decorrelating:
-                # Lei's per-aspect files: the reviews whose aspect rating the others predict worst, chosen
-                # from the whole file; the pool = the file's other reviews ("rest") or all of it ("all")
-                # a correlation bound keeps at most 1 − pool_fraction of the file: the pool stays at least as large
-                cap = len(everything) - int(round(cfg.pool_fraction * len(everything))) if cfg.pool == "rest" else None
-                fit = decorrelated(everything, cfg.aspect, cfg.decorrelate, max_corr=cfg.decorrelate_max_corr,
-                                   max_size=cap)
-                chosen = set(fit.ids)
-                pool = (everything.subset([i for i, r in enumerate(everything.ids) if r not in chosen])
-                        if cfg.pool == "rest" else everything)
-                if len(pool) == 0:
-                    raise ResourceError(f"{pool_file}: the decorrelated subset keeps all {len(everything)} reviews, "
-                                        "none is left for the pool; use a smaller --decorrelate or --pool all")
-                train, dev = split_pool(fit, cfg.dev_fraction, cfg.split_seed)
-                rule = (f"the {cfg.decorrelate:.2f} least predictable" if cfg.decorrelate is not None else
-                        f"the most of the least predictable with |r| ≤ {cfg.decorrelate_max_corr:.2f}")
-                info["decorrelation"] = {"aspect": cfg.aspect, "kept": len(fit), "of": len(everything),
-                                         "share": cfg.decorrelate, "max_corr": cfg.decorrelate_max_corr,
-                                         "r_before": correlation_report(everything, cfg.aspect),
-                                         "r_after": correlation_report(fit, cfg.aspect)}
-                info["split"] = (f"{pool_file.name}: {len(fit)} reviews decorrelated for {cfg.aspect} ({rule} "
-                                 f"from the other ratings) split {1 - cfg.dev_fraction:.2f}/{cfg.dev_fraction:.2f} "
-                                 f"(seed {cfg.split_seed}); pool = "
-                                 + ("the file's other reviews" if cfg.pool == "rest" else "the whole file"))
-            elif cfg.pool == "rest":
-                perm = np.random.default_rng([cfg.split_seed, 1]).permutation(len(everything))
-                n_pool = min(len(everything) - 2, max(1, int(round(cfg.pool_fraction * len(everything)))))
-                pool = everything.subset(np.sort(perm[:n_pool]))
-                fit = everything.subset(np.sort(perm[n_pool:]))
-                train, dev = split_pool(fit, cfg.dev_fraction, cfg.split_seed)
-                info["split"] = (f"{pool_file.name}: pool {cfg.pool_fraction:.2f} of the file, the rest split "
-                                 f"{1 - cfg.dev_fraction:.2f}/{cfg.dev_fraction:.2f} (seed {cfg.split_seed})")
-            else:
-                train, dev = split_pool(everything, cfg.dev_fraction, cfg.split_seed)
-                pool = everything
-                info["split"] = (f"{pool_file.name} split {1 - cfg.dev_fraction:.2f}/{cfg.dev_fraction:.2f} "
-                                 f"(seed {cfg.split_seed}); pool = the whole file")
-        ann_file = folder / "annotations.json"
-        annotations = (read_annotations(ann_file, tokenization=cfg.tokenization, bad_scores=cfg.bad_scores)
-                       if ann_file.exists() else None)
-        beer = BeerData(cfg.aspect, train, dev, annotations, {"aspect": cfg.aspect, "source": str(source),
-                                                                "split": info["split"], "train": train.stats,
-                                                                "dev": dev.stats})
-    else:
-        if cfg.decorrelating:
-            raise ResourceError("--decorrelate / --decorrelate-max-corr apply to one review file of Lei's format "
-                                f"(the data mirror's), not to the dataset {source!r}")
-        beer = load_beer(cfg.aspect, source, dev_fraction=cfg.dev_fraction, seed=cfg.split_seed, **opts)
-        files = [beer.train.stats, beer.dev.stats]
-        if cfg.pool == "all":
-            pool = _concat([beer.train, beer.dev], f"{source} train + validation")
-            info["split"] = f"{beer.info['split']}; pool = both"
-        else:
-            try:
-                pool = load_hub(str(source), "test", "reviews" if "reviews" in _configs(source) else None, **opts)
-            except ResourceError as exc:
-                raise ResourceError(f"pool='rest' needs a 'test' split in {source!r} ({exc}); or use pool='all'") from exc
-            files.append(pool.stats)
-            info["split"] = f"{beer.info['split']}; pool = test"
+    src = _SplitSource(cfg, opts, source, folder, info)
+    beer, pool, files = _lei_splits(src, find) if lei else _hub_splits(src)
     if cfg.pool_limit is not None:
         pool = pool.subset(range(min(cfg.pool_limit, len(pool))))
     if len(beer.train) == 0 or len(pool) == 0:
@@ -491,6 +543,122 @@ def train_seeds(beer: BeerData, work: Path, tcfg: RCNNTrainConfig, seeds: int = 
     return Path(row["folder"]), row["validation"], search
 
 
+@dataclass
+class _ModelChoice:
+    """The RCNN a build verifies with: its folder, where it came from (for the card) and whether its training
+    data are known to be disjoint from the pool (None: unknown)."""
+
+    source: Path
+    origin: dict[str, Any]
+    pool_disjoint: bool | None
+
+
+def _reused_model(model_dir: str | Path, name: str, cfg: RCNNBuildConfig) -> _ModelChoice:
+    """An RCNN trained elsewhere (`model_dir`), checked to be an RCNN of this aspect."""
+    src_cfg = config_of(Path(model_dir)) if (Path(model_dir) / "config.json").exists() else {}
+    if src_cfg.get("architecture") != ARCHITECTURE:
+        raise ResourceError(f"{model_dir} holds no {ARCHITECTURE!r} model (config.json architecture "
+                            f"{src_cfg.get('architecture')!r})")
+    if src_cfg.get("aspect") is not None and aspect_name(src_cfg["aspect"]) != name:
+        raise ResourceError(f"{model_dir} holds an RCNN of aspect {src_cfg['aspect']!r}, not {name!r}")
+    origin = {"reused": str(model_dir), "recipe": src_cfg.get("recipe"), "data": src_cfg.get("data")}
+    # the model's training data are not ours to check: unknown for "rest"; "all" overlaps by definition
+    return _ModelChoice(Path(model_dir), origin, None if cfg.pool == "rest" else False)
+
+
+def _trained_model(beer: BeerData, work: Path, tcfg: RCNNTrainConfig, cfg: RCNNBuildConfig, seeds: int,
+                   targets: Targets, accept_partial: bool, **train_options: Any) -> _ModelChoice:
+    """Train (or resume / reuse) the RCNN with `train_seeds`; a run stopped by its time budget raises
+    `TrainingIncomplete` unless `accept_partial`."""
+    name = tcfg.aspect
+    source, trained, search = train_seeds(beer, work, tcfg, seeds, targets, **train_options)
+    if trained.get("stopped") == "max_seconds" and not accept_partial:
+        raise TrainingIncomplete(f"the RCNN training of {name} stopped at its time budget after epoch "
+                                 f"{trained.get('epochs')} (checkpoint in {source}); run the build again to "
+                                 "resume it, or accept the best epoch so far (accept_partial / --accept-partial)")
+    origin = {"trained": str(source), "recipe": asdict(replace(tcfg, seed=search[-1]["seed"])),
+              "stopped": trained.get("stopped"), "seed_search": search}
+    return _ModelChoice(source, origin, cfg.pool == "rest")
+
+
+@dataclass
+class _TargetCheck:
+    """The model's quality before publication (`benchmark.models.rcnn_targets.check`)."""
+
+    rationales: dict[str, Any] | None  # precision etc. against the human rationales (None: no annotations)
+    dev_rate: float | None  # share of the dev tokens selected
+    selection: dict[str, Any]
+    quality: dict[str, Any]
+
+
+def _check_targets(source: Path, name: str, config_name: str, beer: BeerData, targets: Targets,
+                   accept_below_target: bool) -> _TargetCheck:
+    """Measure the model against `targets`; raises `BelowTarget` unless `accept_below_target`."""
+    model = load_rcnn(source, name="rcnn")
+    rationales = (rationale_precision(model.module, model.vocab, beer.annotations, name)
+                  if beer.annotations is not None else None)
+    dev_rate = selection_rate(model.module, model.vocab, beer.dev.tokens) if len(beer.dev) else None
+    selection, quality = check(dev_rate, rationales, targets)
+    console.print(f"rcnn/{config_name}: {describe(selection)}")
+    if not selection["meets_targets"]:
+        if not accept_below_target:
+            raise BelowTarget(f"rcnn/{config_name} not published: {quality['message']}. The model is kept in "
+                              f"{source}; retrain it (e.g. another --seed) or publish it anyway with "
+                              "--accept-below-target (its card and Results then say it is below target)", selection)
+        console.print(f"[yellow]rcnn/{config_name}: published below target (--accept-below-target): "
+                      f"{quality['message']}[/]")
+    return _TargetCheck(rationales, dev_rate, selection, quality)
+
+
+def _publish_model(source: Path, model_out: Path, cfg: RCNNBuildConfig, beer: BeerData) -> None:
+    """Copy the weights to `model/beer-<aspect>/` with the training texts (`cfg.texts`)."""
+    _copy_model(source, model_out)
+    if cfg.texts == "train":
+        write_texts(model_out, beer.train.ids, beer.train.tokens)
+    elif (model_out / "texts.parquet").exists():
+        (model_out / "texts.parquet").unlink()
+
+
+def _verified_table(v: Verification, pool: Reviews, name: str) -> pa.Table:
+    """The `test` split: one row per verified review (module docstring, step 5)."""
+    gold = dict(zip(pool.ids, pool.target(name).tolist()))
+    return pa.table({
+        "id": pa.array(v.ids, pa.string()),
+        "tokens": pa.array(v.tokens, pa.list_(pa.string())),
+        "score": pa.array([gold[i] for i in v.ids], pa.float32()),
+        "prediction": pa.array(np.asarray(v.prediction, dtype=np.float32), pa.float32()),
+        "partition": pa.array([lab.astype(np.int64).tolist() for lab in v.labels], pa.list_(pa.int64())),
+        "delta": pa.array([d.astype(np.float32).tolist() for d in v.delta], pa.list_(pa.float32())),
+    })
+
+
+def _card_stats(st: dict[str, Any], validation: dict[str, Any], checked: _TargetCheck, info: dict[str, Any],
+                beer: BeerData, choice: _ModelChoice, mcfg: dict[str, Any], seconds: tuple[float, float]
+                ) -> dict[str, Any]:
+    """The card statistics: Table 2, the model's dev and rationale scores, exclusions and timings
+    (`seconds` = (verification, model step))."""
+    verify_s, train_s = seconds
+    rationales, excl = checked.rationales, info["exclusions"]
+    return {
+        **_flat_table2(st),
+        "dev_mse": validation.get("dev_mse"), "dev_selection_rate": checked.dev_rate,
+        "dev_leakage": validation.get("dev_leakage"),
+        "best_epoch": validation.get("best_epoch"), "epochs": validation.get("epochs"),
+        **({f"rationale_{k}": val for k, val in rationales.items()} if rationales else {}),
+        "selection": checked.selection, "quality": checked.quality,
+        "published_below_target": not checked.selection["meets_targets"],
+        "records_read": excl["records"], "excluded_empty": excl["empty"],
+        "excluded_scores": excl["excluded_scores"],
+        "excluded_long": excl["excluded_long"], "truncated_long": excl["truncated"],
+        "train_reviews": len(beer.train), "dev_reviews": len(beer.dev), "decorrelation": info.get("decorrelation"),
+        "seed_search": choice.origin.get("seed_search"),
+        "pool_disjoint_from_training": choice.pool_disjoint,
+        "verify_seconds": round(verify_s, 1), "model_step_seconds": round(train_s, 1),
+        "train_seconds": mcfg.get("train_seconds"),
+        "table2": st, "files": info["files"], "validation": validation,
+    }
+
+
 def build_rcnn(aspect: str = "appearance", data: str | Path | None = None, root: Path | None = None, *,
                config: RCNNBuildConfig | None = None, train_config: RCNNTrainConfig | None = None,
                model_dir: str | Path | None = None, vectors_path: str | Path | None = None,
@@ -520,49 +688,17 @@ def build_rcnn(aspect: str = "appearance", data: str | Path | None = None, root:
 
     model_out = root / "model" / config_name
     if model_dir is not None:
-        src_cfg = config_of(Path(model_dir)) if (Path(model_dir) / "config.json").exists() else {}
-        if src_cfg.get("architecture") != ARCHITECTURE:
-            raise ResourceError(f"{model_dir} holds no {ARCHITECTURE!r} model (config.json architecture "
-                                f"{src_cfg.get('architecture')!r})")
-        if src_cfg.get("aspect") is not None and aspect_name(src_cfg["aspect"]) != name:
-            raise ResourceError(f"{model_dir} holds an RCNN of aspect {src_cfg['aspect']!r}, not {name!r}")
-        source = Path(model_dir)
-        model_origin = {"reused": str(model_dir), "recipe": src_cfg.get("recipe"), "data": src_cfg.get("data")}
-        # the model's training data are not ours to check: unknown for "rest"; "all" overlaps by definition
-        pool_disjoint = None if cfg.pool == "rest" else False
+        choice = _reused_model(model_dir, name, cfg)
     else:
         tcfg = replace(train_config, aspect=name) if train_config is not None else RCNNTrainConfig(aspect=name)
-        source, trained, search = train_seeds(beer, root / ".train" / config_name, tcfg, seeds, targets,
-                                              vectors_path=vectors_path, word2vec=word2vec, overwrite=overwrite)
-        if trained.get("stopped") == "max_seconds" and not accept_partial:
-            raise TrainingIncomplete(f"the RCNN training of {name} stopped at its time budget after epoch "
-                                     f"{trained.get('epochs')} (checkpoint in {source}); run the build again to "
-                                     "resume it, or accept the best epoch so far (accept_partial / --accept-partial)")
-        model_origin = {"trained": str(source), "recipe": asdict(replace(tcfg, seed=search[-1]["seed"])),
-                        "stopped": trained.get("stopped"), "seed_search": search}
-        pool_disjoint = cfg.pool == "rest"
+        choice = _trained_model(beer, root / ".train" / config_name, tcfg, cfg, seeds, targets, accept_partial,
+                                vectors_path=vectors_path, word2vec=word2vec, overwrite=overwrite)
     train_s = time.perf_counter() - t0
 
     # the targets are checked before anything is written: a refused model never replaces a published one
     t1 = time.perf_counter()
-    model = load_rcnn(source, name="rcnn")
-    rationales = (rationale_precision(model.module, model.vocab, beer.annotations, name)
-                  if beer.annotations is not None else None)
-    dev_rate = selection_rate(model.module, model.vocab, beer.dev.tokens) if len(beer.dev) else None
-    selection, quality = check(dev_rate, rationales, targets)
-    console.print(f"rcnn/{config_name}: {describe(selection)}")
-    if not selection["meets_targets"]:
-        if not accept_below_target:
-            raise BelowTarget(f"rcnn/{config_name} not published: {quality['message']}. The model is kept in "
-                              f"{source}; retrain it (e.g. another --seed) or publish it anyway with "
-                              "--accept-below-target (its card and Results then say it is below target)", selection)
-        console.print(f"[yellow]rcnn/{config_name}: published below target (--accept-below-target): "
-                      f"{quality['message']}[/]")
-    _copy_model(source, model_out)
-    if cfg.texts == "train":
-        write_texts(model_out, beer.train.ids, beer.train.tokens)
-    elif (model_out / "texts.parquet").exists():
-        (model_out / "texts.parquet").unlink()
+    checked = _check_targets(choice.source, name, config_name, beer, targets, accept_below_target)
+    _publish_model(choice.source, model_out, cfg, beer)
     model = load_rcnn(model_out, name="rcnn")
     mcfg = config_of(model_out)
     validation = mcfg.get("validation", {})
@@ -574,34 +710,11 @@ def build_rcnn(aspect: str = "appearance", data: str | Path | None = None, root:
                             f"{st['empty_selection']} with an empty selection, {st['eliminated_handshake']} "
                             f"handshakes, {st['eliminated_no_sr'] - st['empty_selection']} without an SR token); "
                             "train the RCNN longer or use a larger pool")
-    gold = dict(zip(pool.ids, pool.target(name).tolist()))
-    table = pa.table({
-        "id": pa.array(v.ids, pa.string()),
-        "tokens": pa.array(v.tokens, pa.list_(pa.string())),
-        "score": pa.array([gold[i] for i in v.ids], pa.float32()),
-        "prediction": pa.array(np.asarray(v.prediction, dtype=np.float32), pa.float32()),
-        "partition": pa.array([lab.astype(np.int64).tolist() for lab in v.labels], pa.list_(pa.int64())),
-        "delta": pa.array([d.astype(np.float32).tolist() for d in v.delta], pa.list_(pa.float32())),
-    })
-    stats: dict[str, Any] = {
-        **_flat_table2(st),
-        "dev_mse": validation.get("dev_mse"), "dev_selection_rate": dev_rate, "dev_leakage": validation.get("dev_leakage"),
-        "best_epoch": validation.get("best_epoch"), "epochs": validation.get("epochs"),
-        **({f"rationale_{k}": val for k, val in rationales.items()} if rationales else {}),
-        "selection": selection, "quality": quality, "published_below_target": not selection["meets_targets"],
-        "records_read": info["exclusions"]["records"], "excluded_empty": info["exclusions"]["empty"],
-        "excluded_scores": info["exclusions"]["excluded_scores"],
-        "excluded_long": info["exclusions"]["excluded_long"], "truncated_long": info["exclusions"]["truncated"],
-        "train_reviews": len(beer.train), "dev_reviews": len(beer.dev), "decorrelation": info.get("decorrelation"),
-        "seed_search": model_origin.get("seed_search"),
-        "pool_disjoint_from_training": pool_disjoint,
-        "verify_seconds": round(verify_s, 1), "model_step_seconds": round(train_s, 1),
-        "train_seconds": mcfg.get("train_seconds"),
-        "table2": st, "files": info["files"], "validation": validation,
-    }
+    table = _verified_table(v, pool, name)
+    stats = _card_stats(st, validation, checked, info, beer, choice, mcfg, (verify_s, train_s))
     params = {
         **{k: v for k, v in asdict(cfg).items() if k != "extra"}, "data": info["source"], "split": info["split"],
-        "models": {"rcnn": config_name}, "model_sha256": mcfg["sha256"], "model_origin": model_origin,
+        "models": {"rcnn": config_name}, "model_sha256": mcfg["sha256"], "model_origin": choice.origin,
         "vectors": mcfg.get("vectors"), "labels": dict(LABELS), "source": "Camburu et al. 2019, SPECS §4",
         "tokenizer": cfg.tokenization,
     }

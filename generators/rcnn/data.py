@@ -409,10 +409,12 @@ def load_beer(aspect: str | int, source: str | Path | None = None, *, dev_fracti
             rev_cfg = "reviews" if "reviews" in configs else None
             splits = set(datasets.get_dataset_split_names(src, rev_cfg))
         except Exception as exc:  # noqa: BLE001 - any failure to resolve the dataset is the user's input
-            raise ResourceError(f"{src!r} is neither a folder of Lei's beer files nor a readable dataset ({exc})") from exc
+            raise ResourceError(f"{src!r} is neither a folder of Lei's beer files nor a readable dataset "
+                                f"({exc})") from exc
         dev_split = "validation" if "validation" in splits else "heldout" if "heldout" in splits else None
         if "train" not in splits or dev_split is None:
-            raise ResourceError(f"dataset {src!r} needs splits 'train' and 'validation' (has: {', '.join(sorted(splits))})")
+            raise ResourceError(f"dataset {src!r} needs splits 'train' and 'validation' "
+                                f"(has: {', '.join(sorted(splits))})")
         train, dev = load_hub(src, "train", rev_cfg, **opts), load_hub(src, dev_split, rev_cfg, **opts)
         ann_opts = {"max_len": None, "long": long, "tokenization": tokenization, "bad_scores": bad_scores}
         if "annotations" in configs:

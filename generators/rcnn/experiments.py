@@ -105,7 +105,8 @@ def table(rows: list[Row], aspects=ASPECTS):
     for r in rows:
         p = r.paper
         t1.add_row(r.aspect, r.method, f"{r.first:.2f}", f"{p[0]:.2f}" if p else "", f"{r.misrank:.2f}",
-                   f"{p[1]:.2f}" if p else "", f"{r.avg:.2f} ({r.avg_std:.2f})", f"{p[2]:.2f} ({p[3]:.2f})" if p else "",
+                   f"{p[1]:.2f}" if p else "", f"{r.avg:.2f} ({r.avg_std:.2f})",
+                   f"{p[2]:.2f} ({p[3]:.2f})" if p else "",
                    " / ".join(f"{v:.2f}" for v in r.pessimistic), str(r.n), str(r.failed))
     t2 = Table(title="Table 2 (verified datasets, mean (std)): ours | paper")
     for col in ("aspect", "N", "|x|", "|S_x|", "|SR_x|", "|N_x|", "% handshake", "% no SR", "dev MSE",

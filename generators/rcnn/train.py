@@ -399,6 +399,175 @@ def warm_start(module: RCNNRationale, source: str | Path) -> dict[str, int]:
     return {"copied": copied}
 
 
+def _snapshot(module: RCNNRationale) -> dict[str, torch.Tensor]:
+    """The module's weights, copied to the CPU (the best epoch's, kept aside)."""
+    return {k: v.detach().cpu().clone() for k, v in module.state_dict().items()}
+
+
+@dataclass
+class _Run:
+    """One RCNN training run: the model, optimiser and z sampler, the data as ids, and the resumable `state`
+    (epoch, best dev figures, history, seconds) checkpointed after every epoch."""
+
+    cfg: RCNNTrainConfig
+    module: RCNNRationale
+    opt: torch.optim.Optimizer
+    sampler: torch.Generator
+    device: torch.device
+    run_key: str
+    out_dir: Path
+    tr_ids: list[np.ndarray]
+    ytr: np.ndarray
+    dv_ids: list[np.ndarray]
+    ydv: np.ndarray
+    dev_ratings: np.ndarray
+    state: dict[str, Any]
+    best_weights: dict[str, torch.Tensor]
+    t0: float = 0.0  # perf_counter at the start of this call's training (the max_seconds budget)
+    tokens_done: int = 0  # training tokens seen by this call
+
+    @property
+    def ckpt(self) -> Path:
+        return self.out_dir / "checkpoint.pt"
+
+
+def _new_run(cfg: RCNNTrainConfig, data: BeerData, train: Reviews, vocab: list[str], matrix: np.ndarray,
+             out_dir: Path, run_key: str, device: torch.device,
+             ids: tuple[list[np.ndarray], list[np.ndarray]]) -> _Run:
+    """Seed, build the RCNN on the word vectors (`init_from`: warm start), Adam and the z sampler."""
+    tr_ids, dv_ids = ids
+    a = aspect_index(cfg.aspect)
+    torch.manual_seed(cfg.seed)
+    module = RCNNRationale(len(vocab), matrix.shape[1], cfg.hidden, cfg.order, cfg.depth, cfg.dropout, cfg.threshold)
+    with torch.no_grad():
+        module.embedding.weight.copy_(torch.from_numpy(matrix))
+    if cfg.init_from:
+        warm_start(module, cfg.init_from)
+    module.to(device)
+    params = module.generator_parameters() + module.encoder_parameters()
+    opt = torch.optim.Adam(params, lr=cfg.lr, betas=(0.9, 0.999), eps=1e-8)
+    sampler = torch.Generator(device=device).manual_seed(cfg.seed + 1)
+    state: dict[str, Any] = {"epoch": 0, "best": None, "best_epoch": 0, "history": [], "seconds": 0.0}
+    return _Run(cfg, module, opt, sampler, device, run_key, out_dir, tr_ids, train.target(a), dv_ids,
+                data.dev.target(a), data.dev.scores, state, _snapshot(module))
+
+
+def _resume(run: _Run, overwrite: bool) -> dict[str, Any] | None:
+    """Resume from a checkpoint of the same run, or return the validation of a model already trained with
+    the same run key (None: train)."""
+    cfg, out_dir = run.cfg, run.out_dir
+    if run.ckpt.exists() and not overwrite:
+        saved = torch.load(run.ckpt, weights_only=False, map_location="cpu")
+        if saved.get("key") == run.run_key:
+            run.module.load_state_dict(saved["model"])
+            run.opt.load_state_dict(saved["opt"])
+            run.state, run.best_weights = saved["state"], saved["best_weights"]
+            torch.set_rng_state(saved["torch_rng"])
+            try:
+                run.sampler.set_state(saved["sampler"])
+            except RuntimeError:  # checkpoint written on another device type: z sampling reseeded
+                run.sampler.manual_seed(cfg.seed + 1 + run.state["epoch"])
+            console.print(f"resuming {cfg.aspect} RCNN training after epoch {run.state['epoch']}")
+    elif (out_dir / "config.json").exists() and not overwrite:
+        try:  # an unreadable config is no trained model: it is trained again
+            existing = json.loads((out_dir / "config.json").read_text())
+        except (OSError, ValueError):
+            existing = {}
+        existing = existing if isinstance(existing, dict) else {}
+        if existing.get("run_key") == run.run_key:
+            console.print(f"[green]{cfg.aspect}: RCNN already trained (overwrite=True to retrain)")
+            return existing["validation"]
+    return None
+
+
+def _train_epoch(run: _Run, epoch: int, lengths: np.ndarray) -> tuple[dict[str, float], int, bool]:
+    """One epoch of batches (stopping early at the `max_seconds` budget): (summed objective / MSE /
+    selection rate, reviews seen, whether the budget ran out)."""
+    cfg, module, device = run.cfg, run.module, run.device
+    module.train()
+    batches = length_batches(lengths, cfg.batch_size, np.random.default_rng([cfg.batch_seed, epoch]))
+    sums = {"cost": 0.0, "mse": 0.0, "zrate": 0.0}
+    n_seen = 0
+    out_of_time = False
+    with progress_bar(int(lengths.sum()), f"RCNN {cfg.aspect} epoch {epoch + 1}", unit="tok") as bar:
+        for rows in batches:
+            bid, mask = (t.to(device) for t in pad(run.tr_ids, rows))
+            warm = epoch < cfg.encoder_warmup
+            c = batch_costs(module, bid, mask, torch.from_numpy(run.ytr[rows]).to(device), cfg, run.sampler,
+                            z=mask if warm else None, cost_factor=cfg.cost_factor(epoch))
+            run.opt.zero_grad()
+            (c["cost_e"] if warm else c["cost_g"] + c["cost_e"]).backward()
+            run.opt.step()
+            k = len(rows)
+            n_seen += k
+            sums["cost"] += float(c["omega"].sum())
+            sums["mse"] += float(c["loss_vec"].detach().sum())
+            sums["zrate"] += float(c["zsum"].sum()) / max(1, int(mask.sum())) * k
+            ntok = int(mask.sum())
+            run.tokens_done += ntok
+            bar.advance(ntok)
+            if cfg.max_seconds is not None and time.perf_counter() - run.t0 > cfg.max_seconds:
+                out_of_time = True
+                break
+    return sums, n_seen, out_of_time
+
+
+def _end_epoch(run: _Run, epoch: int, sums: dict[str, float], n_seen: int, t_epoch: float) -> None:
+    """Score the epoch on the dev split, keep its weights if it is the best so far (`epoch_key`), record
+    its history row and write the checkpoint."""
+    cfg, state = run.cfg, run.state
+    dev = evaluate(run.module, run.dv_ids, run.ydv, cfg, run.sampler, ratings=run.dev_ratings)
+    key = cfg.epoch_key(dev)
+    # an encoder warm-up epoch is never the kept model (its generator has not been trained)
+    improved = (epoch + 1 > max(cfg.encoder_warmup, cfg.min_epoch)
+                and (state["best"] is None or key < tuple(state["best"]["key"])))
+    if improved:
+        state["best"] = {**dev, "criterion": key[1], "key": list(key)}
+        state["best_epoch"] = epoch + 1
+        run.best_weights = _snapshot(run.module)
+    row = {"epoch": epoch + 1, "train_objective": sums["cost"] / max(1, n_seen),
+           "train_mse": sums["mse"] / max(1, n_seen), "train_selection_rate": sums["zrate"] / max(1, n_seen),
+           "dev_mse": dev["mse"], "dev_objective": dev["objective"],
+           "dev_selection_rate": dev["selection_rate"], "dev_leakage": dev.get("leakage"), "reviews": n_seen}
+    state["history"].append(row)
+    console.print(f"  epoch {epoch + 1}: train Ω {row['train_objective']:.4f} mse {row['train_mse']:.4f} "
+                  f"p(z)={row['train_selection_rate']:.3f} | dev mse {dev['mse']:.4f} Ω {dev['objective']:.4f} "
+                  f"selected {dev['selection_rate']:.3f} leakage {dev.get('leakage', float('nan')):.3f}"
+                  + (" *" if improved else ""))
+    state["epoch"] = epoch + 1
+    state["seconds"] += time.perf_counter() - t_epoch
+    run.out_dir.mkdir(parents=True, exist_ok=True)
+    torch.save({"key": run.run_key, "model": run.module.state_dict(), "opt": run.opt.state_dict(), "state": state,
+                "best_weights": run.best_weights, "torch_rng": torch.get_rng_state(),
+                "sampler": run.sampler.get_state()}, run.ckpt.with_suffix(".tmp"))
+    run.ckpt.with_suffix(".tmp").replace(run.ckpt)
+
+
+def _fit(run: _Run) -> str:
+    """Train from `run.state["epoch"]` until max_epochs, patience or the time budget; returns why it
+    stopped ("max_epochs", "patience" or "max_seconds")."""
+    cfg = run.cfg
+    run.t0 = time.perf_counter()
+    lengths = np.array([len(i) for i in run.tr_ids])
+    stopped = "max_epochs"
+    run.tokens_done = 0
+    if run.state["epoch"] and cfg.patience_over(run.state):
+        stopped = "patience"
+    for epoch in range(run.state["epoch"], cfg.max_epochs):
+        if stopped == "patience":
+            break
+        t_epoch = time.perf_counter()
+        sums, n_seen, out_of_time = _train_epoch(run, epoch, lengths)
+        _end_epoch(run, epoch, sums, n_seen, t_epoch)
+        if out_of_time:
+            stopped = "max_seconds"
+            break
+        if cfg.patience_over(run.state):
+            stopped = "patience"
+            break
+    return stopped
+
+
 def train_rcnn(data: BeerData, out_dir: Path | str, config: RCNNTrainConfig | None = None, *,
                vectors: WordVectors | None = None, vectors_path: Path | str | None = None,
                word2vec: dict | None = None, overwrite: bool = False) -> dict[str, Any]:
@@ -414,128 +583,27 @@ def train_rcnn(data: BeerData, out_dir: Path | str, config: RCNNTrainConfig | No
     train = data.train if cfg.max_train is None else data.train.subset(range(min(cfg.max_train, len(data.train))))
     data_key = _fingerprint(train.ids, data.dev.ids, train.stats.get("tokenization"), train.stats.get("max_len"))
     vocab, matrix, vec_info = _vectors_for(train, out_dir, vectors, vectors_path, word2vec or {}, data_key)
-    a = aspect_index(cfg.aspect)
-    tr_ids, dv_ids = to_ids(train.tokens, vocab), to_ids(data.dev.tokens, vocab)
-    ytr, ydv = train.target(a), data.dev.target(a)
+    ids = to_ids(train.tokens, vocab), to_ids(data.dev.tokens, vocab)
     run_key = _fingerprint(asdict(cfg) | {"max_seconds": None, "threads": None, "device": None}, data_key, vec_info)
     device = resolve_device(cfg.device)
+    run = _new_run(cfg, data, train, vocab, matrix, out_dir, run_key, device, ids)
+    existing = _resume(run, overwrite)
+    if existing is not None:
+        return existing
 
-    torch.manual_seed(cfg.seed)
-    module = RCNNRationale(len(vocab), matrix.shape[1], cfg.hidden, cfg.order, cfg.depth, cfg.dropout, cfg.threshold)
-    with torch.no_grad():
-        module.embedding.weight.copy_(torch.from_numpy(matrix))
-    if cfg.init_from:
-        warm_start(module, cfg.init_from)
-    module.to(device)
-    params = module.generator_parameters() + module.encoder_parameters()
-    opt = torch.optim.Adam(params, lr=cfg.lr, betas=(0.9, 0.999), eps=1e-8)
-    sampler = torch.Generator(device=device).manual_seed(cfg.seed + 1)
-    state: dict[str, Any] = {"epoch": 0, "best": None, "best_epoch": 0, "history": [], "seconds": 0.0}
-
-    def snapshot() -> dict:  # best weights, kept on the CPU
-        return {k: v.detach().cpu().clone() for k, v in module.state_dict().items()}
-
-    best_weights = snapshot()
-
-    ckpt = out_dir / "checkpoint.pt"
-    if ckpt.exists() and not overwrite:
-        saved = torch.load(ckpt, weights_only=False, map_location="cpu")
-        if saved.get("key") == run_key:
-            module.load_state_dict(saved["model"])
-            opt.load_state_dict(saved["opt"])
-            state, best_weights = saved["state"], saved["best_weights"]
-            torch.set_rng_state(saved["torch_rng"])
-            try:
-                sampler.set_state(saved["sampler"])
-            except RuntimeError:  # checkpoint written on another device type: z sampling reseeded
-                sampler.manual_seed(cfg.seed + 1 + state["epoch"])
-            console.print(f"resuming {cfg.aspect} RCNN training after epoch {state['epoch']}")
-    elif (out_dir / "config.json").exists() and not overwrite:
-        try:  # an unreadable config is no trained model: it is trained again
-            existing = json.loads((out_dir / "config.json").read_text())
-        except (OSError, ValueError):
-            existing = {}
-        existing = existing if isinstance(existing, dict) else {}
-        if existing.get("run_key") == run_key:
-            console.print(f"[green]{cfg.aspect}: RCNN already trained (overwrite=True to retrain)")
-            return existing["validation"]
-
-    t0 = time.perf_counter()
-    lengths = np.array([len(i) for i in tr_ids])
-    stopped = "max_epochs"
-    tokens_done = 0
-    if state["epoch"] and cfg.patience_over(state):
-        stopped = "patience"
-    for epoch in range(state["epoch"], cfg.max_epochs):
-        if stopped == "patience":
-            break
-        module.train()
-        t_epoch = time.perf_counter()
-        batches = length_batches(lengths, cfg.batch_size, np.random.default_rng([cfg.batch_seed, epoch]))
-        sums = {"cost": 0.0, "mse": 0.0, "zrate": 0.0}
-        n_seen = 0
-        out_of_time = False
-        with progress_bar(int(lengths.sum()), f"RCNN {cfg.aspect} epoch {epoch + 1}", unit="tok") as bar:
-            for rows in batches:
-                bid, mask = (t.to(device) for t in pad(tr_ids, rows))
-                warm = epoch < cfg.encoder_warmup
-                c = batch_costs(module, bid, mask, torch.from_numpy(ytr[rows]).to(device), cfg, sampler,
-                                z=mask if warm else None, cost_factor=cfg.cost_factor(epoch))
-                opt.zero_grad()
-                (c["cost_e"] if warm else c["cost_g"] + c["cost_e"]).backward()
-                opt.step()
-                k = len(rows)
-                n_seen += k
-                sums["cost"] += float(c["omega"].sum())
-                sums["mse"] += float(c["loss_vec"].detach().sum())
-                sums["zrate"] += float(c["zsum"].sum()) / max(1, int(mask.sum())) * k
-                ntok = int(mask.sum())
-                tokens_done += ntok
-                bar.advance(ntok)
-                if cfg.max_seconds is not None and time.perf_counter() - t0 > cfg.max_seconds:
-                    out_of_time = True
-                    break
-        dev = evaluate(module, dv_ids, ydv, cfg, sampler, ratings=data.dev.scores)
-        key = cfg.epoch_key(dev)
-        # an encoder warm-up epoch is never the kept model (its generator has not been trained)
-        improved = (epoch + 1 > max(cfg.encoder_warmup, cfg.min_epoch)
-                    and (state["best"] is None or key < tuple(state["best"]["key"])))
-        if improved:
-            state["best"] = {**dev, "criterion": key[1], "key": list(key)}
-            state["best_epoch"] = epoch + 1
-            best_weights = snapshot()
-        row = {"epoch": epoch + 1, "train_objective": sums["cost"] / max(1, n_seen),
-               "train_mse": sums["mse"] / max(1, n_seen), "train_selection_rate": sums["zrate"] / max(1, n_seen),
-               "dev_mse": dev["mse"], "dev_objective": dev["objective"],
-               "dev_selection_rate": dev["selection_rate"], "dev_leakage": dev.get("leakage"), "reviews": n_seen}
-        state["history"].append(row)
-        console.print(f"  epoch {epoch + 1}: train Ω {row['train_objective']:.4f} mse {row['train_mse']:.4f} "
-                      f"p(z)={row['train_selection_rate']:.3f} | dev mse {dev['mse']:.4f} Ω {dev['objective']:.4f} "
-                      f"selected {dev['selection_rate']:.3f} leakage {dev.get('leakage', float('nan')):.3f}"
-                      + (" *" if improved else ""))
-        state["epoch"] = epoch + 1
-        state["seconds"] += time.perf_counter() - t_epoch
-        out_dir.mkdir(parents=True, exist_ok=True)
-        torch.save({"key": run_key, "model": module.state_dict(), "opt": opt.state_dict(), "state": state,
-                    "best_weights": best_weights, "torch_rng": torch.get_rng_state(),
-                    "sampler": sampler.get_state()}, ckpt.with_suffix(".tmp"))
-        ckpt.with_suffix(".tmp").replace(ckpt)
-        if out_of_time:
-            stopped = "max_seconds"
-            break
-        if cfg.patience_over(state):
-            stopped = "patience"
-            break
-    module.load_state_dict(best_weights)
+    stopped = _fit(run)
+    module, state = run.module, run.state
+    module.load_state_dict(run.best_weights)
     module.cpu().eval()
-    best = state["best"] or evaluate(module, dv_ids, ydv, cfg, ratings=data.dev.scores)
-    elapsed = time.perf_counter() - t0
+    best = state["best"] or evaluate(module, run.dv_ids, run.ydv, cfg, ratings=data.dev.scores)
+    elapsed = time.perf_counter() - run.t0
     validation = {"aspect": aspect_name(cfg.aspect), "dev_mse": best["mse"], "dev_objective": best["objective"],
                   "dev_selection_rate": best["selection_rate"], "dev_leakage": best.get("leakage"),
                   "best_epoch": state["best_epoch"],
                   "kept_in_band": None if cfg.keep_band is None or "key" not in best else best["key"][0] == 0.0,
-                  "epochs": state["epoch"], "stopped": stopped, "device": str(device), "n_train": len(train), "n_dev": len(data.dev),
-                  "train_tokens_per_second": tokens_done / elapsed if elapsed > 0 else None}
+                  "epochs": state["epoch"], "stopped": stopped, "device": str(device), "n_train": len(train),
+                  "n_dev": len(data.dev),
+                  "train_tokens_per_second": run.tokens_done / elapsed if elapsed > 0 else None}
     if data.annotations is not None:
         validation["rationales"] = rationale_precision(module, vocab, data.annotations, cfg.aspect)
     save_rcnn(module, vocab, out_dir, extra={
@@ -544,7 +612,7 @@ def train_rcnn(data: BeerData, out_dir: Path | str, config: RCNNTrainConfig | No
         "data": data.info, "history": state["history"], "run_key": run_key,
         "train_seconds": round(state["seconds"], 1)})
     if stopped != "max_seconds":
-        ckpt.unlink(missing_ok=True)
+        run.ckpt.unlink(missing_ok=True)
     return validation
 
 

@@ -12,15 +12,18 @@ from benchmark.options import SEED_MAX
 from benchmark.progress import console
 
 
-RobustModel = StrEnum("RobustModel", {v: v for v in ("cnn", "lstm", "lstm-att", "minilm")})  # generators.robustness.train.MODELS
+# generators.robustness.train.MODELS
+RobustModel = StrEnum("RobustModel", {v: v for v in ("cnn", "lstm", "lstm-att", "minilm")})
 Embeddings = StrEnum("Embeddings", {v: v for v in ("random", "glove-50d")})  # generators.idc.train.EMBEDDINGS
-RobustAttack = StrEnum("RobustAttack", {v: v for v in ("tef", "ra", "ri", "rs", "su")})  # generators.robustness.build.ATTACKS
+# generators.robustness.build.ATTACKS
+RobustAttack = StrEnum("RobustAttack", {v: v for v in ("tef", "ra", "ri", "rs", "su")})
 VocabRule = StrEnum("VocabRule", {v: v for v in ("extend", "drop", "off")})  # generators.robustness.build.VOCAB_RULES
 
 
 def generate_robustness(
     model: List[RobustModel] = typer.Option(["cnn", "lstm", "lstm-att"], "--model", "-m",
-                                    help="Models under test: cnn, lstm, lstm-att, minilm (one config robustness/mr-<model> each)."),
+                                    help="Models under test: cnn, lstm, lstm-att, minilm (one config "
+                                    "robustness/mr-<model> each)."),
     attack: List[RobustAttack] = typer.Option(["tef", "ra", "ri", "rs", "su"], "--attack", "-a",
                                               help="tef, ra, ri, rs, su (the semi-universal policy, learned from TEF "
                                               "on the other half of the test set)."),
@@ -67,7 +70,8 @@ def generate_robustness(
 
     cfg = RobustnessConfig(models=tuple(str(m) for m in model), attacks=tuple(str(a) for a in attack),
                            explainers=tuple(explainer or DEFAULT_EXPLAINERS),
-                           reference_explainer=reference, n_samples=samples, slow_samples=slow_samples, n_candidates=candidates,
+                           reference_explainer=reference, n_samples=samples, slow_samples=slow_samples,
+                           n_candidates=candidates,
                            policy_samples=policy_samples, policy_pos=policy_pos, vocab_rule=str(vocab_rule),
                            epochs=epochs, embeddings=str(embeddings), freeze_embeddings=freeze_embeddings,
                            vectors=str(vectors) if vectors else None, seed=seed,

@@ -51,7 +51,8 @@ def glove_vocabulary(top: int, extra: Iterable[str] = ()) -> tuple[list[str], np
     return [words[i] for i in keep], np.asarray(matrix[keep], dtype=np.float32)
 
 
-def wordnet_constraints(wn, vocab: list[str], max_senses: int = 2) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+def wordnet_constraints(wn, vocab: list[str], max_senses: int = 2
+                        ) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
     """(synonym pairs, antonym pairs) as index pairs (i < j) of `vocab`, from the `max_senses` most
     frequent WordNet senses of each word per part of speech (WordNet lists senses by frequency; taking
     every sense pulls e.g. good → commodity, movie → exposure) [I]."""

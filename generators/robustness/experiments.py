@@ -46,7 +46,8 @@ def table_rows(data: dict[str, dict]) -> list[dict[str, Any]]:
                 c = d["curves"].get(f"{e}/{a}")
                 row[a] = c["acc"] if c else None
                 if a == "tef" and c:
-                    sims = [(ce, s) for ce, s in zip(c["similarity"]["centre"], c["similarity"]["mean"]) if s is not None]
+                    sims = [(ce, s) for ce, s in zip(c["similarity"]["centre"], c["similarity"]["mean"])
+                            if s is not None]
                     row["sim_le_0.2"] = (min(s for ce, s in sims if ce <= 0.2) if sims else None)
                     row["samples"] = c["n_samples"]
                     row["tef_point"] = c.get("acc_point")
@@ -57,23 +58,30 @@ def table_rows(data: dict[str, dict]) -> list[dict[str, Any]]:
 
 
 def render_table(rows: list[dict]) -> str:
-    head = ("| model | test acc | explainer | ACC TEF | ACC RI | ACC RS | ACC RA | ACC SU | TEF < RA | ACC TEF (one point "
-            "per (sample, r)) | TEF bins filled | min sim (ρ ≤ 0.2, TEF) | samples | TEF s |")
+    head = ("| model | test acc | explainer | ACC TEF | ACC RI | ACC RS | ACC RA | ACC SU | TEF < RA | "
+            "ACC TEF (one point per (sample, r)) | TEF bins filled | min sim (ρ ≤ 0.2, TEF) | samples | TEF s |")
     lines = [head, "|" + "---|" * 14]
     f = lambda v: "–" if v is None or (isinstance(v, float) and not np.isfinite(v)) else f"{v:.3f}"  # noqa: E731
     for r in rows:
         ok = None if r["tef"] is None or r["ra"] is None else r["tef"] < r["ra"]
         lines.append(f"| {r['model']} | {f(r['test_acc'])} | {r['explainer']} | {f(r['tef'])} | {f(r['ri'])} | "
-                     f"{f(r['rs'])} | {f(r['ra'])} | {f(r['su'])} | {'yes' if ok else ('no' if ok is not None else '–')} | "
+                     f"{f(r['rs'])} | {f(r['ra'])} | {f(r['su'])} | "
+                     f"{'yes' if ok else ('no' if ok is not None else '–')} | "
                      f"{f(r.get('tef_point'))} | {r.get('tef_filled', '–')}/8 | {f(r.get('sim_le_0.2'))} | "
                      f"{r.get('samples', '–')} | {r.get('seconds', '–')} |")
     lines.append("")
-    lines.append("ACC on the fixed grid (8 bins of width 0.05 on [0, 0.4], (0, 1) anchor, trailing empty bins carry the "
-                 "last filled value; maximum 0.375), curves pooled over the ρ_max grid (SPECS §2.7) unless stated. "
+    lines.append("ACC on the fixed grid (8 bins of width 0.05 on [0, 0.4], (0, 1) anchor, trailing empty bins "
+                 "carry the last filled value; maximum 0.375), curves pooled over the ρ_max grid (SPECS §2.7) "
+                 "unless stated. "
                  "SU = the semi-universal policy learned from TEF on the other half of the test set, on the same "
                  "samples. Paper (SPECS §2.9): TEF below RA on every model and explainer; RI slightly worse than "
                  "TEF; RS slightly better than RA; similarity > 0.7 in most cases.")
     return "\n".join(lines)
+
+
+def _share(tot: dict[str, int], part: str, whole: str) -> float | None:
+    """tot[part] / tot[whole] (None when the whole is 0 or absent)."""
+    return tot.get(part, 0) / tot[whole] if tot.get(whole) else None
 
 
 def vocab_rows(data: dict[str, dict], label: str = "") -> list[dict[str, Any]]:
@@ -92,11 +100,11 @@ def vocab_rows(data: dict[str, dict], label: str = "") -> list[dict[str, Any]]:
                     tot[c] = tot.get(c, 0) + int(v)
             if not tot:
                 continue
-            share = lambda x, y: tot.get(x, 0) / tot[y] if tot.get(y) else None  # noqa: E731
             out.append({"label": label or d["params"].get("vocab_rule", "?"), "model": m, "attack": a,
-                        "candidates": share("unrepresentable", "candidates"),
-                        "positions": share("positions_unrepresentable", "positions"),
-                        "applied": share("applied_unrepresentable", "applied"), "n_applied": tot.get("applied", 0),
+                        "candidates": _share(tot, "unrepresentable", "candidates"),
+                        "positions": _share(tot, "positions_unrepresentable", "positions"),
+                        "applied": _share(tot, "applied_unrepresentable", "applied"),
+                        "n_applied": tot.get("applied", 0),
                         "n_candidates": tot.get("candidates", 0)})
     return out
 
@@ -183,9 +191,9 @@ def policy_text(data: dict[str, dict]) -> str:
         if not run:
             continue
         top = ", ".join(f"{o}→{r} ({c})" for o, r, c in run["policy_top"][:10])
-        lines.append(f"* {m}: {run['policy_events']} events; {run['texts']} policy texts on {run['samples']} samples, "
-                     f"{run['prediction_changed']} flipped the prediction (not scored), {run['no_substitution']} samples "
-                     f"hold none of the policy's words; head: {top}")
+        lines.append(f"* {m}: {run['policy_events']} events; {run['texts']} policy texts on {run['samples']} "
+                     f"samples, {run['prediction_changed']} flipped the prediction (not scored), "
+                     f"{run['no_substitution']} samples hold none of the policy's words; head: {top}")
     return "\n".join(lines)
 
 
@@ -250,7 +258,8 @@ def transfer_text(models: list[str]) -> str:
     f = lambda v: "–" if v is None else f"{v:.3f}"  # noqa: E731
     lines = ["Transfer (texts crafted on the source model with saliency, scored with saliency on the target; "
              "pairs whose target prediction changes are not scored):", "",
-             "| source → target | ACC TEF-transfer | ACC RA-transfer | pairs | prediction changed |", "|---|---|---|---|---|"]
+             "| source → target | ACC TEF-transfer | ACC RA-transfer | pairs | prediction changed |",
+             "|---|---|---|---|---|"]
     for src in models:
         for dst in models:
             if src == dst:

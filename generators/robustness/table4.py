@@ -34,7 +34,7 @@ import json
 import time
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -184,10 +184,12 @@ def _ms(values: list[float]) -> str:
 def render(fig: dict) -> str:
     model = {"minilm": "all-MiniLM-L6-v2 fine-tuned on MR (stand-in for the paper's BERT-class model)",
              "cnn": "Kim CNN (frozen GloVe-50d)"}.get(fig["model"], fig["model"])
-    lines = [f"Table 4 on MR, {model}: {len(fig['seeds'])} seeded runs, {fig['n'] if fig['n'] < fig['pool'] else fig['pool']:,} "
-             f"sentences each (of the {fig['pool']:,}-sentence rotten_tomatoes-sized test set); mean ± std over seeds.",
-             "", "| attack | sentences attacked / run | ASR | words changed (NP) | similarity (MiniLM) | paper ASR | paper NP | "
-             "paper sim (BERT / USE) |", "|---|---|---|---|---|---|---|---|"]
+    lines = [f"Table 4 on MR, {model}: {len(fig['seeds'])} seeded runs, "
+             f"{fig['n'] if fig['n'] < fig['pool'] else fig['pool']:,} "
+             f"sentences each (of the {fig['pool']:,}-sentence rotten_tomatoes-sized test set); "
+             "mean ± std over seeds.",
+             "", "| attack | sentences attacked / run | ASR | words changed (NP) | similarity (MiniLM) | paper ASR | "
+             "paper NP | paper sim (BERT / USE) |", "|---|---|---|---|---|---|---|---|"]
     for name, runs in fig["per_seed"].items():
         if not runs:
             continue

@@ -26,20 +26,24 @@ from __future__ import annotations
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 import pyarrow as pa
 
 from benchmark.contracts import Batch
 from benchmark.errors import ResourceError
-from benchmark.models.text import load_word_model
+from benchmark.models.text import WordModel, load_word_model
 from benchmark.progress import console, progress_bar
 from benchmark.resources import resource_root, write_config
 from benchmark.tokenize import is_word
 from generators.idc.train import TextTrainConfig, train_text_classifier
 from generators.trust.data import DATASETS, TrustCorpus, TrustDoc, load_trust_corpus
 from benchmark.toki.core import DedupModel, builtin_explainer
+
+if TYPE_CHECKING:
+    from benchmark.models.transformer import MiniLMModel
+    from generators.corpora.transformer import MiniLMTrainConfig
 
 FAMILY = "trust"
 VERSION = "v1"
@@ -143,8 +147,90 @@ def _truncate(corpus: TrustCorpus, max_len: int) -> tuple[int, int, int]:
     return n, dropped, emptied
 
 
+def _train_model(cfg: TrustBuildConfig, corpus: TrustCorpus, xy: dict[str, tuple[list, list]], root: Path,
+                 name: str, max_len: int, overwrite: bool
+                 ) -> tuple[WordModel | MiniLMModel, dict[str, Any], TextTrainConfig | MiniLMTrainConfig]:
+    """Train (or reuse) the model under test in `root/model/<name>`: (loaded model, its config, the recipe)."""
+    if cfg.model == "minilm":  # all-MiniLM-L6-v2 fine-tuned as a sequence classifier, reduced CPU scale [I]
+        from benchmark.models.transformer import load_minilm
+        from generators.corpora.transformer import MiniLMTrainConfig, train_minilm
+
+        mini = MiniLMTrainConfig.cpu(epochs=cfg.epochs, max_words=max_len, max_train=cfg.minilm_max_train,
+                                     seed=cfg.train_seed)
+        mcfg = train_minilm(xy["train"], xy["validation"], root / "model" / name, mini,
+                            n_classes=len(corpus.classes), test=xy["test"], overwrite=overwrite, name=name)
+        return load_minilm(root / "model" / name, name), mcfg, mini
+    # the Kim CNN, trained on labels alone ("cnn") or with rationale supervision ("cnn-sup") [I]
+    supervised = cfg.model == "cnn-sup"
+    tcfg = TextTrainConfig(epochs=cfg.epochs, seed=cfg.train_seed, max_len_cap=max_len,
+                           **({"rationale_loss": cfg.rationale_loss, "rationale_weight": cfg.rationale_weight,
+                               "rationale_tau": cfg.rationale_tau} if supervised else {}))
+    mcfg = train_text_classifier(xy["train"], xy["validation"], root / "model" / name, tcfg,
+                                 n_classes=len(corpus.classes), test=xy["test"], overwrite=overwrite, name=name,
+                                 rationales=[d.rationale for d in corpus.splits["train"]] if supervised else None)
+    return load_word_model(root / "model" / name, name), mcfg, tcfg
+
+
+@dataclass
+class _Labeller:
+    """The model under test, the length its documents are cut to, and LIME over it (SPECS §1.8)."""
+
+    model: WordModel | MiniLMModel
+    cap: int  # documents cut to this many tokens before prediction
+    n_classes: int
+    lime: Any
+    lime_model: DedupModel  # each distinct perturbed document predicted once
+
+    def predict(self, docs: Sequence[Sequence[str]]) -> tuple[np.ndarray, np.ndarray]:
+        """(predicted class, its probability) per document, in chunks of 512."""
+        return _predict(self.model, self.cap, self.n_classes, docs)
+
+
+def _predict(model: WordModel | MiniLMModel, cap: int, n_classes: int, docs: Sequence[Sequence[str]]
+             ) -> tuple[np.ndarray, np.ndarray]:
+    p = np.concatenate([model.predict([d[:cap] for d in docs[s:s + 512]])
+                        for s in range(0, len(docs), 512)]) if docs else np.zeros((0, n_classes))
+    return p.argmax(1), p.max(1)
+
+
+def _label_splits(corpus: TrustCorpus, cfg: TrustBuildConfig, name: str, lab: _Labeller,
+                  counts: dict[str, Any]) -> tuple[dict[str, list[dict]], int, int]:
+    """`_label_split` on the test split and (unless `validation_limit` is 0) the validation split, their
+    counts added to `counts`: (rows per split, test rationale words cut, test rationales emptied)."""
+    labelled: dict[str, list[dict]] = {}
+    rationale_cut = rationale_emptied = 0
+    for split, limit in (("test", cfg.test_limit), ("validation", cfg.validation_limit)):
+        if split == "validation" and cfg.validation_limit == 0:
+            continue
+        docs = corpus.splits[split]
+        pred, conf = lab.predict([d.tokens for d in docs])
+        cut = _cap_rationales(docs, lab.cap)
+        if split == "test":
+            rationale_cut += cut[0]
+            rationale_emptied += cut[1]
+        rows, c = _label_split(docs, pred, conf, lab.lime, lab.lime_model, cfg, limit, f"LIME {name} {split}")
+        labelled[split] = rows
+        if split == "test":  # the names the test split's counts always had
+            c = {"test_documents": c.pop("documents"), "test_incorrect": c.pop("incorrect"),
+                 "excluded_by_test_limit": c.pop("excluded_by_limit"), **c}
+        else:
+            c = {f"validation_{k}": v for k, v in c.items()}
+        counts.update(c)
+    return labelled, rationale_cut, rationale_emptied
+
+
+def _supervision(cfg: TrustBuildConfig, tcfg: TextTrainConfig | MiniLMTrainConfig) -> dict[str, Any] | str:
+    """The card's description of the rationale supervision of a "cnn-sup" model ("none" otherwise)."""
+    if cfg.model != "cnn-sup" or not isinstance(tcfg, TextTrainConfig):  # cnn-sup is always a TextTrainConfig
+        return "none"
+    return {"rationale_loss": tcfg.rationale_loss, "rationale_weight": tcfg.rationale_weight,
+            **({"rationale_tau": tcfg.rationale_tau} if tcfg.rationale_loss == "attribution" else {}),
+            "acts_on": ("the output on erased posts" if tcfg.rationale_loss == "erasure" else tcfg.rationale_on)}
+
+
 def build_trust(cfg: TrustBuildConfig | None = None, *, root: Path | None = None,
                 overwrite: bool = False) -> dict[str, Any]:
+    """Build `trust/<dataset>-<model>` (module docstring, SPECS §1.8); returns {"meta", "stats"}."""
     cfg = cfg or TrustBuildConfig()
     if cfg.dataset not in DATASETS:
         raise ResourceError(f"unknown trust data set {cfg.dataset!r}; choose from {', '.join(DATASETS)}")
@@ -157,56 +243,20 @@ def build_trust(cfg: TrustBuildConfig | None = None, *, root: Path | None = None
     truncated, rationale_cut, rationale_emptied = _truncate(corpus, max_len)
     xy = {s: ([d.tokens for d in v], [d.label for d in v]) for s, v in corpus.splits.items()}
     name = f"{cfg.dataset}-{cfg.model}"
-    if cfg.model == "minilm":  # all-MiniLM-L6-v2 fine-tuned as a sequence classifier, reduced CPU scale [I]
-        from benchmark.models.transformer import load_minilm
-        from generators.corpora.transformer import MiniLMTrainConfig, train_minilm
-
-        tcfg = MiniLMTrainConfig.cpu(epochs=cfg.epochs, max_words=max_len, max_train=cfg.minilm_max_train,
-                                     seed=cfg.train_seed)
-        mcfg = train_minilm(xy["train"], xy["validation"], root / "model" / name, tcfg, n_classes=len(corpus.classes),
-                            test=xy["test"], overwrite=overwrite, name=name)
-        model = load_minilm(root / "model" / name, name)
-    else:  # the Kim CNN, trained on labels alone ("cnn") or with rationale supervision ("cnn-sup") [I]
-        supervised = cfg.model == "cnn-sup"
-        tcfg = TextTrainConfig(epochs=cfg.epochs, seed=cfg.train_seed, max_len_cap=max_len,
-                               **({"rationale_loss": cfg.rationale_loss, "rationale_weight": cfg.rationale_weight,
-                                   "rationale_tau": cfg.rationale_tau} if supervised else {}))
-        mcfg = train_text_classifier(xy["train"], xy["validation"], root / "model" / name, tcfg,
-                                     n_classes=len(corpus.classes), test=xy["test"], overwrite=overwrite, name=name,
-                                     rationales=[d.rationale for d in corpus.splits["train"]] if supervised else None)
-        model = load_word_model(root / "model" / name, name)
+    model, mcfg, tcfg = _train_model(cfg, corpus, xy, root, name, max_len, overwrite)
     cap = model.max_len or max_len  # MiniLM has no fixed length: the documents are cut where training cut them
     train_s = time.perf_counter() - t0
 
-    def predict(docs):
-        p = np.concatenate([model.predict([d[:cap] for d in docs[s:s + 512]])
-                            for s in range(0, len(docs), 512)]) if docs else np.zeros((0, len(corpus.classes)))
-        return p.argmax(1), p.max(1)
-
-    tr_pred, tr_conf = predict(xy["train"][0])
+    tr_pred, tr_conf = _predict(model, cap, len(corpus.classes), xy["train"][0])
     counts: dict[str, Any] = {"truncated_documents": truncated}
     lime = builtin_explainer("lime-text", num_samples=cfg.num_samples, features="type")
     # each distinct perturbed document predicted once (exact; bag-of-words samples repeat)
     lime_model = DedupModel(model)
-    labelled: dict[str, list[dict]] = {}
+    lab = _Labeller(model, cap, len(corpus.classes), lime, lime_model)
     t1 = time.perf_counter()
-    for split, limit in (("test", cfg.test_limit), ("validation", cfg.validation_limit)):
-        if split == "validation" and cfg.validation_limit == 0:
-            continue
-        docs = corpus.splits[split]
-        pred, conf = predict([d.tokens for d in docs])
-        cut = _cap_rationales(docs, cap)
-        if split == "test":
-            rationale_cut += cut[0]
-            rationale_emptied += cut[1]
-        rows, c = _label_split(docs, pred, conf, lime, lime_model, cfg, limit, f"LIME {name} {split}")
-        labelled[split] = rows
-        if split == "test":  # the names the test split's counts always had
-            c = {"test_documents": c.pop("documents"), "test_incorrect": c.pop("incorrect"),
-                 "excluded_by_test_limit": c.pop("excluded_by_limit"), **c}
-        else:
-            c = {f"validation_{k}": v for k, v in c.items()}
-        counts.update(c)
+    labelled, cut, emptied = _label_splits(corpus, cfg, name, lab, counts)
+    rationale_cut += cut
+    rationale_emptied += emptied
     counts.update(rationale_words_past_max_len=rationale_cut, rationale_entirely_past_max_len=rationale_emptied)
     lime_s = time.perf_counter() - t1
     # TOKI's pipeline 1 input (SPECS §1.2): the LIME explanation of every correct training prediction, computed
@@ -231,10 +281,7 @@ def build_trust(cfg: TrustBuildConfig | None = None, *, root: Path | None = None
         "model_accuracy": acc, "paper_model": paper["model"], "paper_accuracy": paper["accuracy"],
         "validation_accuracy": mcfg["scores"].get("validation_accuracy"),
         "validation_trust": sum(r["trust"] for r in val), "validation_untrust": sum(not r["trust"] for r in val),
-        "supervision": ({"rationale_loss": tcfg.rationale_loss, "rationale_weight": tcfg.rationale_weight,
-                         **({"rationale_tau": tcfg.rationale_tau} if tcfg.rationale_loss == "attribution" else {}),
-                         "acts_on": ("the output on erased posts" if tcfg.rationale_loss == "erasure"
-                                     else tcfg.rationale_on)} if cfg.model == "cnn-sup" else "none"),
+        "supervision": _supervision(cfg, tcfg),
         "train_documents": len(xy["train"][0]), "train_correct": int((tr_pred == np.array(xy["train"][1])).sum()),
         "exclusions": counts, "corpus": corpus.stats,
         "lime_distinct_documents": [lime_model.distinct, lime_model.documents],
@@ -246,7 +293,8 @@ def build_trust(cfg: TrustBuildConfig | None = None, *, root: Path | None = None
     stats.update({f"exclusion_{k}": v for k, v in counts.items()})  # flat, so the card's table shows them
     meta = _write(root, name, cfg, corpus, xy, tr_pred, tr_conf, labelled, stats, mcfg, train_exp)
     console.print(f"[green]trust/{name}[/]: trust {n_trust} / untrust {len(rows) - n_trust} "
-                  f"(paper {paper['trust']} / {paper['untrust']}); model accuracy {acc:.3f} (paper {paper['accuracy']})")
+                  f"(paper {paper['trust']} / {paper['untrust']}); model accuracy {acc:.3f} "
+                  f"(paper {paper['accuracy']})")
     return {"meta": meta, "stats": stats}
 
 
@@ -366,7 +414,8 @@ def write_trust_config(root: Path, name: str, classes: Sequence[str], train_rows
 def _write(root, name, cfg, corpus, xy, tr_pred, tr_conf, labelled, stats, mcfg, train_exp) -> dict[str, Any]:
     # the training rationales are ground truth too: the track hands them to a reference oracle only
     train_rows = [{"id": d.id, "text": d.text, "tokens": d.tokens, "label": d.label, "prediction": int(p),
-                   "confidence": float(c), "rationale": sorted(w for w in d.rationale if not cfg.words_only or is_word(w)),
+                   "confidence": float(c),
+                   "rationale": sorted(w for w in d.rationale if not cfg.words_only or is_word(w)),
                    **dict(zip(("explanation_words", "explanation_scores"), train_exp.get(d.id, ([], []))))}
                   for d, p, c in zip(corpus.splits["train"], tr_pred, tr_conf)]
     params = {**asdict(cfg), "classes": list(corpus.classes), "class_words": list(corpus.class_words),

@@ -41,11 +41,13 @@ def generate_trust(
     name: Optional[str] = typer.Option(None, help="--import: config name (trust/<name>)."),
     classes: List[str] = typer.Option([], "--class", help="--import: class names in label order (repeatable)."),
     tie: Tie = typer.Option(Tie.exclude, help="--import: vote ties → exclude | trustworthy | untrustworthy."),
-    num_samples: int = typer.Option(5000, min=1, max=1_000_000, help="LIME samples per explained prediction (paper: 5,000)."),
+    num_samples: int = typer.Option(5000, min=1, max=1_000_000,
+                                    help="LIME samples per explained prediction (paper: 5,000)."),
     top_k: int = typer.Option(10, min=1, max=1000, help="Top positive words per explanation (paper: 10)."),
-    epochs: int = typer.Option(10, min=1, max=10_000, help="Training epochs of the Kim CNN (best validation epoch kept)."),
-    max_len: Optional[int] = typer.Option(None, min=1, max=100_000, help="Truncate documents to N tokens (default per data set: "
-                                          "hatexplain 80, cams 256, movies 500)."),
+    epochs: int = typer.Option(10, min=1, max=10_000,
+                               help="Training epochs of the Kim CNN (best validation epoch kept)."),
+    max_len: Optional[int] = typer.Option(None, min=1, max=100_000, help="Truncate documents to N tokens (default "
+                                          "per data set: hatexplain 80, cams 256, movies 500)."),
     test_limit: Optional[int] = typer.Option(None, min=1, help="Explain a seeded random sample of N eligible test "
                                              "predictions (reduced scale; the rest are counted as excluded)."),
     model: str = typer.Option("cnn", "--model", help="Model under test: cnn (Kim CNN trained on labels, CPU default), "
@@ -57,7 +59,8 @@ def generate_trust(
                                        "penalty outside the rationale) or attribution (gradient×input cross-entropy)."),
     rationale_weight: float = typer.Option(1.0, min=0.0, help="cnn-sup: λ, the auxiliary loss's weight."),
     validation_limit: Optional[int] = typer.Option(None, min=0, help="Explain a seeded sample of N eligible "
-                                                   "validation predictions (what θ_dist / θ_conf are tuned on; 0 = none)."),
+                                                   "validation predictions (what θ_dist / θ_conf are tuned on; "
+                                                   "0 = none)."),
     train_explain_limit: Optional[int] = typer.Option(None, min=0, help="LIME-explain a seeded sample of N correct "
                                                       "training predictions for TOKI's pipeline 1 (default: all)."),
     tune: List[str] = typer.Option([], "--tune", help="Tune θ_dist (TOKI-lime) and θ_conf (Naive) on the validation "
@@ -104,7 +107,8 @@ def generate_trust(
 
         out = tune_trust_set(config, root=root)
         console.print(f"[green]trust/{config}[/] tuned on {out['validation']['n']} validation predictions: "
-                      f"θ_dist {out['toki-lime']['theta_dist']:g} (paper 0.3), θ_conf {out['naive-oracle']['theta_conf']:g} "
+                      f"θ_dist {out['toki-lime']['theta_dist']:g} (paper 0.3), "
+                      f"θ_conf {out['naive-oracle']['theta_conf']:g} "
                       f"(paper 0.9) → {tuning_path(config)}")
 
 

@@ -97,7 +97,8 @@ def load_hatexplain(limit: int | None = None) -> TrustCorpus:
              "spans_out_of_range": c.stats.get("spans_out_of_range", 0),
              "excluded_empty": c.stats.get("excluded_empty", 0),
              "posts_without_label_not_in_mirror": 9869,  # official train posts with text but no label (SOURCE.md)
-             "toxic_without_rationale": {k: sum(d.label == 1 and not d.rationale for d in v) for k, v in splits.items()}}
+             "toxic_without_rationale": {k: sum(d.label == 1 and not d.rationale for d in v)
+                                         for k, v in splits.items()}}
     return TrustCorpus("hatexplain", CLASSES["hatexplain"], CLASS_WORDS["hatexplain"], splits, stats)
 
 

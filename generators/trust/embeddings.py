@@ -192,7 +192,8 @@ def build_embeddings(cfg: EmbeddingsConfig | None = None, *, root: Path | None =
             rows.append({"model": name, "rule": rule, **{k: res[k] for k in (
                 "theta", "tpr", "tnr", "precision_related", "precision_unrelated", "n_related", "n_unrelated",
                 "dropped_related", "dropped_unrelated")}, "stands_in_for": STANDS_IN_FOR[name]})
-            console.print(f"  [{rule}] {name}: θ_relate {res['theta']:.4f}  TPR {res['tpr']:.3f}  TNR {res['tnr']:.3f}  "
+            console.print(f"  [{rule}] {name}: θ_relate {res['theta']:.4f}  TPR {res['tpr']:.3f}  "
+                          f"TNR {res['tnr']:.3f}  "
                           f"pairs {res['n_related']} + {res['n_unrelated']}")
     thresholds = rules[cfg.theta_rule]
     folder.mkdir(parents=True, exist_ok=True)
@@ -206,7 +207,8 @@ def build_embeddings(cfg: EmbeddingsConfig | None = None, *, root: Path | None =
     import datasets
 
     feats = datasets.Features({
-        "model": datasets.Value("string"), "rule": datasets.Value("string"), "theta": datasets.Value("float64"), "tpr": datasets.Value("float64"),
+        "model": datasets.Value("string"), "rule": datasets.Value("string"), "theta": datasets.Value("float64"),
+        "tpr": datasets.Value("float64"),
         "tnr": datasets.Value("float64"), "precision_related": datasets.Value("float64"),
         "precision_unrelated": datasets.Value("float64"), "n_related": datasets.Value("int64"),
         "n_unrelated": datasets.Value("int64"), "dropped_related": datasets.Value("int64"),
@@ -218,7 +220,8 @@ def build_embeddings(cfg: EmbeddingsConfig | None = None, *, root: Path | None =
              "seconds": round(time.perf_counter() - t0, 1)}
     for rule, by_model in rules.items():  # flat, so the card's table shows them
         for name, res in by_model.items():
-            stats.update({f"{rule}_{name}_theta_relate": round(res["theta"], 4), f"{rule}_{name}_tpr": round(res["tpr"], 4),
+            stats.update({f"{rule}_{name}_theta_relate": round(res["theta"], 4),
+                          f"{rule}_{name}_tpr": round(res["tpr"], 4),
                           f"{rule}_{name}_tnr": round(res["tnr"], 4),
                           f"{rule}_{name}_pairs": f"{res['n_related']} related + {res['n_unrelated']} unrelated"})
     from generators.trust.build import CITATION, DESCRIPTION

@@ -4,8 +4,9 @@
 `run_oracles("hatexplain-cnn", ["naive-oracle", "toki-omis"], params={...})` loads `trust/<config>`
 (its model, the train split and the test split *without* the ground-truth columns), fits each oracle
 once on an `OracleContext`, judges the test instances in batches, and returns per oracle the pooled
-table metrics and the AUC of its scores (of its verdicts when it gives none) (`benchmark.metrics.trust.trust_scores`; undefined → None with a reason), the counts the
-oracle recorded, and the fit / judge times.
+table metrics and the AUC of its scores (of its verdicts when it gives none)
+(`benchmark.metrics.trust.trust_scores`; undefined → None with a reason), the counts the oracle recorded,
+and the fit / judge times.
 """
 
 from __future__ import annotations
@@ -132,7 +133,8 @@ def supervision_sweep(settings: Sequence[tuple[str, float]], *, epochs: int = 5,
             sc = lime.explain(DedupModel(model), Batch(ids=[docs[i].id for i in pick],
                                                         inputs=[docs[i].tokens for i in pick], seed=seed))
             pairs = [(docs[i].tokens, s) for i, s in zip(pick, sc)]
-        precisions = [explanation_precision(top_words(w, s, 10)[0], docs[i].rationale) for i, (w, s) in zip(pick, pairs)]
+        precisions = [explanation_precision(top_words(w, s, 10)[0], docs[i].rationale)
+                      for i, (w, s) in zip(pick, pairs)]
         trust = sum(p >= 0.5 for p in precisions)
         rows.append({"loss": loss, "weight": weight, "validation_accuracy": mcfg["scores"]["validation_accuracy"],
                      "best_epoch": mcfg["scores"]["best_epoch"], "explained": len(pick), "trustworthy": trust,

@@ -12,9 +12,13 @@ File layout (CSV, TSV, JSON lines or Parquet; one row per prediction):
 | `prediction` | yes | the model's predicted class (index or name) |
 | `confidence` | yes | the model's confidence (max class probability) in [0, 1] |
 | `split` | no | `train` or `test` (default `test`); train rows need no explanation / trust label |
-| `explanation` | test rows | word/score pairs: a list of `[word, score]` pairs, a JSON string of one, or `word:score` items separated by spaces |
+| `explanation` | test rows | word/score pairs (below) |
 | `trust` | test rows, unless `votes` | `true`/`false`, `1`/`0`, `trustworthy`/`untrustworthy` |
-| `votes` | no | annotator votes (a list or a JSON string of one): each `trustworthy`/`untrustworthy`/1/0, or `null`/`abstain` for no vote |
+| `votes` | no | annotator votes (below) |
+
+`explanation`: a list of `[word, score]` pairs, a JSON string of one, or `word:score` items separated by
+spaces. `votes`: a list or a JSON string of one; each vote `trustworthy`/`untrustworthy`/1/0, or
+`null`/`abstain` for no vote.
 
 Rules [P: SPECS §1.8, I where noted]:
 * only correct predictions are assessed: test rows with prediction ≠ label are excluded (counted);
@@ -166,7 +170,8 @@ def import_trust_set(path: str | Path, name: str, classes: Sequence[str], *, cla
             raise ResourceError(f"{where}: split must be 'train' or 'test', got {r.get('split')!r}")
         text = r.get("text") or ""
         tokens = r.get("tokens")
-        tokens = (tokens.split() if isinstance(tokens, str) else list(tokens)) if tokens not in (None, "") else tokenize(str(text))
+        tokens = ((tokens.split() if isinstance(tokens, str) else list(tokens)) if tokens not in (None, "")
+                  else tokenize(str(text)))
         if not text:
             text = " ".join(tokens)
         label = _class(r.get("label"), classes, where + " label")

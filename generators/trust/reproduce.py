@@ -118,48 +118,64 @@ def paper_rows(dataset: str) -> list[Row]:
     return rows
 
 
+@dataclass
+class _EvalOptions:
+    """How `run` evaluates every oracle: `evaluate`'s options shared by all rows."""
+
+    params: dict[str, dict[str, Any]] | None  # per submission
+    limit: int | None
+    results_dir: Path | None
+    sandbox: str
+    fit_timeout_s: float
+
+
+def _our_row(opts: _EvalOptions, ds: str, model: str, sub: str, label: str,
+             extra_params: dict[str, Any] | None = None, board: bool = False) -> Row:
+    """Evaluate submission `sub` on `trust/<ds>` through the harness and read its row."""
+    from benchmark.runner import evaluate
+
+    p = {**dict((opts.params or {}).get(sub, {})), **(extra_params or {})}
+    r = evaluate(sub, track="trust", resource=f"trust/{ds}", model=model, limit=opts.limit, params=p,
+                 results_dir=opts.results_dir, sandbox=opts.sandbox, fit_timeout_s=opts.fit_timeout_s)
+    values = {m.removeprefix("trust-"): v.mean for m, v in r.metrics.items()}
+    auc = r.metrics.get("trust-auc")
+    chance = (r.extra.get("chance_at_rate") or {}).get("trust-gmean")
+    return Row(ds, label, "ours", values, r.extra.get("fit_s"), r.wall_time_s, r.n_instances - r.n_failed,
+               note=f"{r.n_failed} failed" if r.n_failed else "", role=r.submission.get("role", "method"),
+               auc_ci=tuple(auc.ci95) if auc is not None and auc.ci95 else None,
+               rate=r.extra.get("trustworthy_rate"), chance_gmean=chance, board=board)
+
+
 def run(datasets: Sequence[str] | None = None, oracles: Sequence[str] | None = None,
         params: dict[str, dict[str, Any]] | None = None, limit: int | None = None, results_dir: Path | None = None,
         sandbox: str = "auto", fit_timeout_s: float = 0.0, extras: bool = True) -> list[Row]:
     """Our rows (through the harness) and the paper's, per built trust set; with `extras` the board rows
     (module docstring)."""
-    from benchmark.runner import evaluate
     from generators.trust.tune import read_tuning
 
     names = dict((s, m) for m, s in ORACLES)
     chosen = list(oracles) if oracles else [s for _, s in ORACLES]
+    opts = _EvalOptions(params, limit, results_dir, sandbox, fit_timeout_s)
     rows: list[Row] = []
     for ds in datasets or built_sets():
         model = model_of(ds)
-
-        def one(sub: str, label: str, extra_params: dict[str, Any] | None = None, board: bool = False) -> Row:
-            p = {**dict((params or {}).get(sub, {})), **(extra_params or {})}
-            r = evaluate(sub, track="trust", resource=f"trust/{ds}", model=model, limit=limit, params=p,
-                         results_dir=results_dir, sandbox=sandbox, fit_timeout_s=fit_timeout_s)
-            values = {m.removeprefix("trust-"): v.mean for m, v in r.metrics.items()}
-            auc = r.metrics.get("trust-auc")
-            chance = (r.extra.get("chance_at_rate") or {}).get("trust-gmean")
-            row = Row(ds, label, "ours", values, r.extra.get("fit_s"), r.wall_time_s, r.n_instances - r.n_failed,
-                      note=f"{r.n_failed} failed" if r.n_failed else "", role=r.submission.get("role", "method"),
-                      auc_ci=tuple(auc.ci95) if auc is not None and auc.ci95 else None,
-                      rate=r.extra.get("trustworthy_rate"), chance_gmean=chance, board=board)
-            rows.append(row)
-            return row
-
         for sub in chosen:
-            one(sub, names.get(sub, sub))
+            rows.append(_our_row(opts, ds, model, sub, names.get(sub, sub)))
         if extras:
             toki = next((r for r in rows if r.dataset == ds and r.method == "TOKI-lime" and r.source == "ours"), None)
-            one("rationale-ceiling", "rationale ceiling", board=True)
+            rows.append(_our_row(opts, ds, model, "rationale-ceiling", "rationale ceiling", board=True))
             if toki is not None and toki.rate is not None:
-                one("random-oracle", "random @ TOKI rate", {"p": round(toki.rate, 6)},
-                    board=True)
-            one("toki-lime", "TOKI-lime equiv.", {"importance": "equivalent"}, board=True)
+                rows.append(_our_row(opts, ds, model, "random-oracle", "random @ TOKI rate",
+                                     {"p": round(toki.rate, 6)}, board=True))
+            rows.append(_our_row(opts, ds, model, "toki-lime", "TOKI-lime equiv.", {"importance": "equivalent"},
+                                 board=True))
             tuned = read_tuning(ds)
             if tuned:
                 td, tc = tuned["toki-lime"]["theta_dist"], tuned["naive-oracle"]["theta_conf"]
-                one("toki-lime", f"TOKI-lime θd={td:g} val", {"theta_dist": td}, board=True)
-                one("naive-oracle", f"Naive θc={tc:g} val", {"theta_conf": tc}, board=True)
+                rows.append(_our_row(opts, ds, model, "toki-lime", f"TOKI-lime θd={td:g} val",
+                                     {"theta_dist": td}, board=True))
+                rows.append(_our_row(opts, ds, model, "naive-oracle", f"Naive θc={tc:g} val",
+                                     {"theta_conf": tc}, board=True))
         rows += paper_rows(ds)
     return rows
 
@@ -211,8 +227,8 @@ def table(rows: Sequence[Row]):
         for r in ours:
             mark = {"reference": " ref", "control": " ctl"}.get(r.role, "")
             ci = f" [{_num(r.auc_ci[0])},{_num(r.auc_ci[1])}]" if r.auc_ci else ""
-            b.add_row(f"{r.method[:20 - len(mark)]}{mark}", f"{_num(r.values.get('auc'))}{ci}", _num(r.values.get("bacc")),
-                      _num(r.values.get("gmean")), _num(r.chance_gmean), _num(r.rate),
+            b.add_row(f"{r.method[:20 - len(mark)]}{mark}", f"{_num(r.values.get('auc'))}{ci}",
+                      _num(r.values.get("bacc")), _num(r.values.get("gmean")), _num(r.chance_gmean), _num(r.rate),
                       "" if r.n is None else str(r.n))
             for p in (x for x in mine if x.method == r.method and x.source.startswith("paper") and not r.board):
                 b.add_row("  paper", "–", _num(p.values.get("bacc")), _num(p.values.get("gmean")),
