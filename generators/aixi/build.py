@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -17,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 
 from benchmark.errors import ResourceError
-from benchmark.models.aixi_function import IOTA_MAX, PATTERNS, get_function
+from benchmark.models.aixi_function import IOTA_MAX, PATTERNS, AixiFunction, get_function
 from benchmark.progress import progress_bar
 from benchmark.resources import resource_root, write_config
 from benchmark.resources.aixi_schema import FEATURES, GT_SCALE, PNG_PARAMS
@@ -93,6 +94,126 @@ def _split_stats(split: str, layout: draw.Layout, visible: np.ndarray, labels: n
     return out
 
 
+@dataclass
+class _Build:
+    """What the stages of one `build_aixi` call share: the request, the drawn layouts, their renderings and
+    the columns every config of the dataset shares."""
+
+    dataset: str
+    root: Path
+    seed: int
+    sizes: dict[str, int]  # split -> number of images
+    redraw_off_by_one: bool
+    weight_sets: list[tuple[float, ...]]  # distinct GT weights of the requested functions
+    layouts: dict[str, draw.Layout] = field(default_factory=dict)
+    rendered: dict[str, draw.Rendered] = field(default_factory=dict)
+    shared: dict[str, dict[str, Any]] = field(default_factory=dict)  # split -> column -> arrow array(s)
+
+    @property
+    def iota_max(self) -> int:
+        return IOTA_MAX[self.dataset]
+
+
+def _check_request(dataset: str, functions: Sequence[str], class_rule: str, root: Path | None,
+                   overwrite: bool) -> tuple[list[AixiFunction], Path, list[str]]:
+    """(the functions, the root, the config names); refuses an unknown dataset, no function, or configs that
+    exist unless `overwrite`."""
+    if dataset not in IOTA_MAX:
+        raise ValueError(f"unknown AIXI dataset '{dataset}'; one of {', '.join(IOTA_MAX)}")
+    fns = [get_function(f, class_rule) for f in dict.fromkeys(functions)]
+    if not fns:
+        raise ValueError("functions must name at least one of ssin, suum, class")
+    root = Path(root) if root is not None else resource_root(FAMILY)
+    names = [f"{dataset}-{f.name}" for f in fns]
+    existing = set(read_provenance(root, set_aside_damaged=True).get("configs", {})) if root.exists() else set()
+    clash = [c for c in names if c in existing or (root / c).exists()]
+    if clash and not overwrite:
+        raise ResourceError(
+            f"resource {FAMILY}/{clash[0]} already exists in {root}; "
+            "pass --overwrite (overwrite=True) to replace it"
+        )
+    return fns, root, names
+
+
+def _render_splits(b: _Build, workers: int) -> None:
+    """Render + encode every split's images once (PNG bytes shared by all configs), in `workers` processes."""
+    pool = draw.start_pool(workers)  # None for 1 worker; started before the progress bar's thread
+    try:
+        with progress_bar(sum(b.sizes.values()), f"AIXI-{b.dataset}: render + encode", unit="img") as bar:
+            for split in SPLIT_ORDER:
+                b.rendered[split] = draw.render(b.layouts[split], b.weight_sets, workers=workers, pool=pool,
+                                                progress=bar.advance)
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+
+
+def _shared_columns(b: _Build) -> None:
+    """The columns every config of the dataset shares, built once per split (gt: one per weight set)."""
+    for split in SPLIT_ORDER:
+        lay, r = b.layouts[split], b.rendered[split]
+        n = len(lay)
+        b.shared[split] = {
+            "id": pa.array([f"{split}-{i:06d}" for i in range(n)], type=pa.string()),
+            "image": _struct_binary(r.image),
+            "instances": _struct_binary(r.instances),
+            "patterns": pa.ListArray.from_arrays(pa.array(lay.offsets.astype(np.int32)),
+                                                 pa.array(lay.objects[:, 0].astype(np.int8), type=pa.int8())),
+            "masks": _struct_binary(r.masks),
+            "counts": pa.FixedSizeListArray.from_arrays(
+                pa.array(lay.counts().astype(np.int8).ravel(), type=pa.int8()), 3),
+            "gt": [_struct_binary(g) for g in r.gt],
+        }
+
+
+def _params(b: _Build, fn: AixiFunction) -> dict[str, Any]:
+    """The config's generation parameters (its card and provenance)."""
+    dataset = b.dataset
+    return {
+        "dataset": dataset,
+        "function": fn.name,
+        "task": fn.task,
+        "weights": list(fn.weights),
+        "iota_max": b.iota_max,
+        "class_rule": fn.class_rule,
+        "patterns": list(PATTERNS[dataset]),
+        "seed": b.seed,
+        "n_train": b.sizes["train"],
+        "n_val": b.sizes["validation"],
+        "split_order": list(SPLIT_ORDER),
+        "image_size": draw.SIZE,
+        "grid": draw.GRID,
+        "cell": draw.CELL,
+        "redraw_off_by_one": b.redraw_off_by_one if dataset == "shape" else None,
+        "color_circles": draw.N_COLOR_CIRCLES if dataset == "color" else None,
+        "image_values": list(draw.COLOR_VALUES) if dataset == "color" else [draw.SHAPE_VALUE],
+        "gt_scale": GT_SCALE,
+        "png_params": list(PNG_PARAMS),
+        "source": "miquelmn/aixi@1.0.0 (uib_xsds/drawing.py, bin/shape.py, bin/color.py), "
+                  "SPECS §3.2",
+    }
+
+
+def _write_function_config(b: _Build, fn: AixiFunction, name: str) -> dict:
+    """Write config `name`: the shared columns + the function's labels and GT; returns its provenance entry."""
+    g = b.weight_sets.index(tuple(fn.weights))
+    tables, stats = {}, {}
+    for split in SPLIT_ORDER:
+        lay, cols = b.layouts[split], b.shared[split]
+        labels = fn(lay.counts(), b.iota_max).astype(np.float32)
+        tables[split] = pa.Table.from_arrays(
+            [cols["id"], cols["image"], cols["instances"], cols["patterns"], cols["masks"],
+             cols["counts"], pa.array(labels, type=pa.float32()), cols["gt"][g]],
+            schema=FEATURES.arrow_schema,
+        )
+        stats.update(_split_stats(split, lay, b.rendered[split].visible, labels, fn.weights, b.dataset))
+    return write_config(
+        b.root, FAMILY, name, tables, FEATURES, version=VERSION, params=_params(b, fn), stats=stats,
+        card_info={"pretty_name": "xaibench AIXI", "description": DESCRIPTION, "license": "mit",
+                   "citation": CITATION},
+    )
+
+
 def build_aixi(
     dataset: str,
     n_train: int,
@@ -109,107 +230,30 @@ def build_aixi(
     """Generate AIXI-`dataset` ("shape" | "color") with `n_train` + `n_val` images and write the
     configs `f"{dataset}-{function}"` under `root` (default `resource_root("aixi")`). Returns each
     config's provenance entry. Raises `ResourceError` if a config exists and not `overwrite`."""
-    if dataset not in IOTA_MAX:
-        raise ValueError(f"unknown AIXI dataset '{dataset}'; one of {', '.join(IOTA_MAX)}")
-    fns = [get_function(f, class_rule) for f in dict.fromkeys(functions)]
-    if not fns:
-        raise ValueError("functions must name at least one of ssin, suum, class")
-    root = Path(root) if root is not None else resource_root(FAMILY)
-    names = [f"{dataset}-{f.name}" for f in fns]
-    existing = set(read_provenance(root, set_aside_damaged=True).get("configs", {})) if root.exists() else set()
-    clash = [c for c in names if c in existing or (root / c).exists()]
-    if clash and not overwrite:
-        raise ResourceError(
-            f"resource {FAMILY}/{clash[0]} already exists in {root}; "
-            "pass --overwrite (overwrite=True) to replace it"
-        )
+    fns, root, names = _check_request(dataset, functions, class_rule, root, overwrite)
     workers = (os.cpu_count() or 1) if workers is None else max(1, int(workers))
-    sizes = {"train": int(n_train), "validation": int(n_val)}
-    iota_max = IOTA_MAX[dataset]
+    b = _Build(dataset=dataset, root=root, seed=seed, sizes={"train": int(n_train), "validation": int(n_val)},
+               redraw_off_by_one=redraw_off_by_one,
+               weight_sets=list(dict.fromkeys(tuple(f.weights) for f in fns)))
 
     t0 = time.perf_counter()
-    layouts = draw.draw_splits(dataset, [(s, sizes[s]) for s in SPLIT_ORDER], seed=seed,
-                               redraw_off_by_one=redraw_off_by_one)
+    b.layouts = draw.draw_splits(dataset, [(s, b.sizes[s]) for s in SPLIT_ORDER], seed=seed,
+                                 redraw_off_by_one=redraw_off_by_one)
     t_draw = time.perf_counter() - t0
 
-    weight_sets = list(dict.fromkeys(tuple(f.weights) for f in fns))
-    total = sum(sizes.values())
-    rendered: dict[str, draw.Rendered] = {}
     t1 = time.perf_counter()
-    pool = draw.start_pool(workers)  # None for 1 worker; started before the progress bar's thread
-    try:
-        with progress_bar(total, f"AIXI-{dataset}: render + encode", unit="img") as bar:
-            for split in SPLIT_ORDER:
-                rendered[split] = draw.render(layouts[split], weight_sets, workers=workers, pool=pool,
-                                              progress=bar.advance)
-    finally:
-        if pool is not None:
-            pool.shutdown(cancel_futures=True)
+    _render_splits(b, workers)
     t_render = time.perf_counter() - t1
-
-    # shared columns, built once per split
-    shared: dict[str, dict[str, pa.Array]] = {}
-    for split in SPLIT_ORDER:
-        lay, r = layouts[split], rendered[split]
-        n = len(lay)
-        shared[split] = {
-            "id": pa.array([f"{split}-{i:06d}" for i in range(n)], type=pa.string()),
-            "image": _struct_binary(r.image),
-            "instances": _struct_binary(r.instances),
-            "patterns": pa.ListArray.from_arrays(pa.array(lay.offsets.astype(np.int32)),
-                                                 pa.array(lay.objects[:, 0].astype(np.int8), type=pa.int8())),
-            "masks": _struct_binary(r.masks),
-            "counts": pa.FixedSizeListArray.from_arrays(
-                pa.array(lay.counts().astype(np.int8).ravel(), type=pa.int8()), 3),
-            "gt": [_struct_binary(g) for g in r.gt],
-        }
+    _shared_columns(b)
 
     metas: dict[str, dict] = {}
     t2 = time.perf_counter()
     with progress_bar(len(fns), f"AIXI-{dataset}: write configs", unit="config") as bar:
         for fn, name in zip(fns, names):
-            g = weight_sets.index(tuple(fn.weights))
-            tables, stats = {}, {}
-            for split in SPLIT_ORDER:
-                lay, cols = layouts[split], shared[split]
-                labels = fn(lay.counts(), iota_max).astype(np.float32)
-                tables[split] = pa.Table.from_arrays(
-                    [cols["id"], cols["image"], cols["instances"], cols["patterns"], cols["masks"],
-                     cols["counts"], pa.array(labels, type=pa.float32()), cols["gt"][g]],
-                    schema=FEATURES.arrow_schema,
-                )
-                stats.update(_split_stats(split, lay, rendered[split].visible, labels, fn.weights, dataset))
-            params = {
-                "dataset": dataset,
-                "function": fn.name,
-                "task": fn.task,
-                "weights": list(fn.weights),
-                "iota_max": iota_max,
-                "class_rule": fn.class_rule,
-                "patterns": list(PATTERNS[dataset]),
-                "seed": seed,
-                "n_train": sizes["train"],
-                "n_val": sizes["validation"],
-                "split_order": list(SPLIT_ORDER),
-                "image_size": draw.SIZE,
-                "grid": draw.GRID,
-                "cell": draw.CELL,
-                "redraw_off_by_one": redraw_off_by_one if dataset == "shape" else None,
-                "color_circles": draw.N_COLOR_CIRCLES if dataset == "color" else None,
-                "image_values": list(draw.COLOR_VALUES) if dataset == "color" else [draw.SHAPE_VALUE],
-                "gt_scale": GT_SCALE,
-                "png_params": list(PNG_PARAMS),
-                "source": "miquelmn/aixi@1.0.0 (uib_xsds/drawing.py, bin/shape.py, bin/color.py), "
-                          "SPECS §3.2",
-            }
-            metas[name] = write_config(
-                root, FAMILY, name, tables, FEATURES, version=VERSION, params=params, stats=stats,
-                card_info={"pretty_name": "xaibench AIXI", "description": DESCRIPTION, "license": "mit",
-                           "citation": CITATION},
-            )
+            metas[name] = _write_function_config(b, fn, name)
             bar.advance(1)
     t_write = time.perf_counter() - t2
     LAST_TIMINGS.clear()
     LAST_TIMINGS.update(draw_s=t_draw, render_s=t_render, write_s=t_write,
-                        total_s=time.perf_counter() - t0, images=total)
+                        total_s=time.perf_counter() - t0, images=sum(b.sizes.values()))
     return metas

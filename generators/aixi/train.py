@@ -7,14 +7,17 @@ head's dropout off (the authors' 0.5 is `dropout=0.5`), the best validation epoc
 after `patience` epochs without improvement). Measured on AIXI-Color SSIN, 8,000 images, 5 epochs:
 validation R² 0.917; with dropout 0.5 0.765; the earlier recipe (Adam 1e-3 constant, batch 64, raw
 labels, dropout 0.5) 0.25 after 8 epochs on 2,000 images. The weights go to the resource's
-`model/<config>/` folder (safetensors + config.json with the architecture, the recipe and the validation scores) and the config's
-provenance records the model. A checkpoint after every epoch makes an interrupted training resume.
+`model/<config>/` folder (safetensors + config.json with the architecture, the recipe and the validation
+scores) and the config's provenance records the model. A checkpoint after every epoch makes an
+interrupted training resume.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -28,8 +31,11 @@ from benchmark.models.base import load_model, save_model
 from benchmark.progress import console, progress_bar
 from benchmark.resources import load_resource
 from benchmark.resources.aixi_schema import decode_split
-from benchmark.resources.store import update_config_meta
+from benchmark.resources.store import Resource, update_config_meta
 from benchmark.tracks.aixi import model_quality
+
+if TYPE_CHECKING:
+    from benchmark.models.aixi_function import AixiFunction
 
 
 @dataclass
@@ -145,34 +151,62 @@ def _folded(model: AixiCNN, mu: float, sd: float) -> AixiCNN:
     return out
 
 
-def train_aixi(resource_name: str, config: TrainConfig | None = None, *, overwrite: bool = False) -> dict:
-    """Train the CNN for resource `aixi/<dataset>-<function>`; returns the validation scores."""
-    cfg = config or TrainConfig()
-    res = load_resource(resource_name)
-    out_dir = res.model_dir()
-    if (out_dir / "config.json").exists() and not overwrite:
-        try:  # a damaged model is not "already trained": it is trained again
-            _, existing = load_model(out_dir)
-        except ResourceError as exc:
-            console.print(f"[yellow]{resource_name}: the existing model is damaged, training it again[/] "
-                          f"({escape(str(exc))})")
-            existing = {}
-        if existing.get("resource_revision") == res.revision:
-            console.print(f"[green]{resource_name}: model already trained (use --overwrite to retrain)")
-            return existing["validation"]
-    if cfg.threads:
-        torch.set_num_threads(cfg.threads)
-    allocator.tune()
+def _trained_validation(res: Resource, out_dir: Path, resource_name: str, overwrite: bool) -> dict | None:
+    """The saved model's validation scores when it was trained on this resource revision, else None (a
+    damaged model is not "already trained": it is trained again)."""
+    if not (out_dir / "config.json").exists() or overwrite:
+        return None
+    try:
+        _, existing = load_model(out_dir)
+    except ResourceError as exc:
+        console.print(f"[yellow]{resource_name}: the existing model is damaged, training it again[/] "
+                      f"({escape(str(exc))})")
+        existing = {}
+    if existing.get("resource_revision") == res.revision:
+        console.print(f"[green]{resource_name}: model already trained (use --overwrite to retrain)")
+        return existing["validation"]
+    return None
+
+
+@dataclass
+class _AixiRun:
+    """What the stages of one `train_aixi` call share: the recipe, the data, the model and its optimiser."""
+
+    cfg: TrainConfig
+    res: Resource
+    classification: bool
+    xtr: np.ndarray  # uint8 (N, 1, H, W)
+    ytr_fit: np.ndarray  # (y - mu) / sd: what the network fits
+    xva: np.ndarray
+    yva: np.ndarray
+    mu: float  # label standardisation, folded back by `_folded`
+    sd: float
+    objects: tuple | None  # (_load_objects) for the removal augmentation, None when off
+    function: AixiFunction | None  # the resource's attribution function (augmentation only)
+    iota_max: int  # the dataset's ι_max (augmentation only)
+    size: int  # image side
+    model: AixiCNN
+    opt: torch.optim.Optimizer
+    loss_fn: nn.Module
+    sched: torch.optim.lr_scheduler.OneCycleLR | None
+    n_batches: int
+
+
+def _prepare(cfg: TrainConfig, res: Resource) -> _AixiRun:
+    """Load the splits (and the objects, for the augmentation), seed and build the CNN, standardise the labels,
+    start the output bias, and set up Adam and the schedule."""
     classification = res.config.endswith("-class")
     xtr, ytr = _load_split(res, "train", cfg.max_train)
     xva, yva = _load_split(res, "validation", None)
     objects = function = None
+    iota_max = 0
     if cfg.augment_removal > 0:
         from benchmark.models.aixi_function import IOTA_MAX, get_function
 
         dataset, fname = res.config.split("-", 1)
         function = get_function(fname, res.params.get("class_rule", "count"))
         objects = _load_objects(res, cfg.max_train)
+        iota_max = IOTA_MAX[dataset]
     size = xtr.shape[-1]
     torch.manual_seed(cfg.seed)
     model = AixiCNN(size=size, classification=classification, dropout=cfg.dropout)
@@ -190,76 +224,123 @@ def train_aixi(resource_name: str, config: TrainConfig | None = None, *, overwri
     n_batches = (len(xtr) + cfg.batch_size - 1) // cfg.batch_size
     sched = (torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=cfg.lr, total_steps=cfg.epochs * n_batches)
              if cfg.schedule == "onecycle" else None)
+    return _AixiRun(cfg=cfg, res=res, classification=classification, xtr=xtr, ytr_fit=ytr_fit, xva=xva, yva=yva,
+                    mu=mu, sd=sd, objects=objects, function=function, iota_max=iota_max, size=size, model=model,
+                    opt=opt, loss_fn=loss_fn, sched=sched, n_batches=n_batches)
 
-    ckpt = out_dir / "checkpoint.pt"
-    state = {"epoch": 0, "best": None, "best_epoch": -1, "history": []}
+
+def _resume(run: _AixiRun, ckpt: Path, resource_name: str, overwrite: bool) -> dict:
+    """The training state — from the checkpoint (model, optimiser, schedule and torch RNG restored) when it
+    belongs to this resource revision and recipe."""
+    state: dict = {"epoch": 0, "best": None, "best_epoch": -1, "history": []}
     if ckpt.exists() and not overwrite:
         saved = torch.load(ckpt, weights_only=False)
-        if saved.get("revision") == res.revision and saved.get("config") == asdict(cfg):
-            model.load_state_dict(saved["model"])
-            opt.load_state_dict(saved["opt"])
-            if sched is not None and saved.get("sched"):
-                sched.load_state_dict(saved["sched"])
+        if saved.get("revision") == run.res.revision and saved.get("config") == asdict(run.cfg):
+            run.model.load_state_dict(saved["model"])
+            run.opt.load_state_dict(saved["opt"])
+            if run.sched is not None and saved.get("sched"):
+                run.sched.load_state_dict(saved["sched"])
             state = saved["state"]
             torch.set_rng_state(saved["torch_rng"])
             console.print(f"resuming {resource_name} training at epoch {state['epoch'] + 1}")
-    best_weights = state.get("best_weights") or {k: v.clone() for k, v in _folded(model, mu, sd).state_dict().items()}
-    t0 = time.perf_counter()
+    return state
+
+
+def _train_epoch(run: _AixiRun, epoch: int) -> float:
+    """One epoch; the permutation depends only on (seed, epoch) and the augmentation on (seed, epoch, batch),
+    so a resumed run sees the same batches. Returns the summed training loss."""
+    cfg, model, xtr = run.cfg, run.model, run.xtr
+    perm = np.random.default_rng([cfg.seed, epoch]).permutation(len(xtr))
+    model.train()
+    total = 0.0
+    with progress_bar(run.n_batches, f"train {run.res.config} epoch {epoch + 1}/{cfg.epochs}", unit="batch") as bar:
+        for b in range(run.n_batches):
+            idx = perm[b * cfg.batch_size : (b + 1) * cfg.batch_size]
+            run.opt.zero_grad()
+            xbatch, ybatch = xtr[idx], run.ytr_fit[idx]
+            if run.objects is not None:
+                xbatch, new_y = remove_objects(xbatch, idx, run.objects, run.function, run.iota_max,
+                                               cfg.augment_removal, np.random.default_rng([cfg.seed, epoch, b]))
+                if new_y is not None:
+                    ybatch = ((new_y - run.mu) / run.sd).astype(np.float32)
+            for mb in range(0, len(idx), cfg.micro_batch):
+                xb = torch.from_numpy(xbatch[mb : mb + cfg.micro_batch]).float() / 255
+                yb = torch.from_numpy(ybatch[mb : mb + cfg.micro_batch])[:, None]
+                # the batch mean as a sum of micro-batch parts: identical gradient to one pass
+                loss = run.loss_fn(model(xb), yb) * (len(xb) / len(idx))
+                loss.backward()
+                total += loss.item() * len(idx)
+            run.opt.step()
+            if run.sched is not None:
+                run.sched.step()
+            bar.advance()
+    return total
+
+
+def _fit(run: _AixiRun, ckpt: Path, state: dict) -> dict:
+    """Epochs from `state["epoch"]`, keeping the (folded) weights of the lowest validation loss, a checkpoint
+    after each, stopping after `cfg.patience` epochs without improvement; returns the best weights."""
+    cfg, res = run.cfg, run.res
+    best_weights = state.get("best_weights") or {
+        k: v.clone() for k, v in _folded(run.model, run.mu, run.sd).state_dict().items()}
     for epoch in range(state["epoch"], cfg.epochs):
-        # the permutation depends only on (seed, epoch), so a resumed run sees the same batches
-        perm = np.random.default_rng([cfg.seed, epoch]).permutation(len(xtr))
-        model.train()
-        total = 0.0
-        with progress_bar(n_batches, f"train {res.config} epoch {epoch + 1}/{cfg.epochs}", unit="batch") as bar:
-            for b in range(n_batches):
-                idx = perm[b * cfg.batch_size : (b + 1) * cfg.batch_size]
-                opt.zero_grad()
-                xbatch, ybatch = xtr[idx], ytr_fit[idx]
-                if objects is not None:  # seeded per (seed, epoch, batch): a resumed run sees the same
-                    xbatch, new_y = remove_objects(xbatch, idx, objects, function, IOTA_MAX[dataset],
-                                                   cfg.augment_removal, np.random.default_rng([cfg.seed, epoch, b]))
-                    if new_y is not None:
-                        ybatch = ((new_y - mu) / sd).astype(np.float32)
-                for mb in range(0, len(idx), cfg.micro_batch):
-                    xb = torch.from_numpy(xbatch[mb : mb + cfg.micro_batch]).float() / 255
-                    yb = torch.from_numpy(ybatch[mb : mb + cfg.micro_batch])[:, None]
-                    # the batch mean as a sum of micro-batch parts: identical gradient to one pass
-                    loss = loss_fn(model(xb), yb) * (len(xb) / len(idx))
-                    loss.backward()
-                    total += loss.item() * len(idx)
-                opt.step()
-                if sched is not None:
-                    sched.step()
-                bar.advance()
-        folded = _folded(model, mu, sd)
-        val = _evaluate(folded, xva, yva, classification)
-        state["history"].append({"epoch": epoch + 1, "train_loss": total / len(xtr), **val})
+        total = _train_epoch(run, epoch)
+        folded = _folded(run.model, run.mu, run.sd)
+        val = _evaluate(folded, run.xva, run.yva, run.classification)
+        state["history"].append({"epoch": epoch + 1, "train_loss": total / len(run.xtr), **val})
         if state["best"] is None or val["loss"] < state["best"]["loss"]:
             state["best"], state["best_epoch"] = val, epoch + 1
             best_weights = {k: v.clone() for k, v in folded.state_dict().items()}
-        console.print(f"  epoch {epoch + 1}: train loss {total / len(xtr):.5f}, validation "
+        console.print(f"  epoch {epoch + 1}: train loss {total / len(run.xtr):.5f}, validation "
                       + ", ".join(f"{k} {v:.4f}" for k, v in val.items() if k != "n"))
         state["epoch"] = epoch + 1
         state["best_weights"] = best_weights
-        out_dir.mkdir(parents=True, exist_ok=True)
-        torch.save({"revision": res.revision, "config": asdict(cfg), "model": model.state_dict(),
-                    "opt": opt.state_dict(), "state": state,
-                    "sched": sched.state_dict() if sched is not None else None,
+        ckpt.parent.mkdir(parents=True, exist_ok=True)
+        torch.save({"revision": res.revision, "config": asdict(cfg), "model": run.model.state_dict(),
+                    "opt": run.opt.state_dict(), "state": state,
+                    "sched": run.sched.state_dict() if run.sched is not None else None,
                     "torch_rng": torch.get_rng_state()}, ckpt.with_suffix(".tmp"))
         ckpt.with_suffix(".tmp").replace(ckpt)
         if epoch + 1 - state["best_epoch"] >= cfg.patience:
             break
-    model.load_state_dict(best_weights)
+    return best_weights
+
+
+def _save(run: _AixiRun, out_dir: Path, state: dict, resource_name: str, t0: float) -> tuple[dict, dict]:
+    """Save the kept weights (safetensors + config.json with the recipe, the validation scores and the quality
+    verdict); returns (validation scores, quality verdict)."""
+    cfg, res = run.cfg, run.res
     validation = {**state["best"], "best_epoch": state["best_epoch"]}
     q = model_quality(validation)
     if q and not q["meets_floor"]:
         console.print(f"[yellow]{resource_name}: validation {q['metric']} {q['value']:.3f} is below the quality "
                       f"floor {q['floor']}: the CNN has not learned its function; results on it are marked[/]")
-    save_model(model, out_dir, "aixi-cnn", {"size": size, "classification": classification, "dropout": cfg.dropout},
-               extra={"task": "binary" if classification else "regression", "validation": validation,
+    save_model(run.model, out_dir, "aixi-cnn",
+               {"size": run.size, "classification": run.classification, "dropout": cfg.dropout},
+               extra={"task": "binary" if run.classification else "regression", "validation": validation,
                       "quality": q,
                       "recipe": asdict(cfg), "resource_revision": res.revision,
                       "history": state["history"], "train_seconds": round(time.perf_counter() - t0, 1)})
+    return validation, q
+
+
+def train_aixi(resource_name: str, config: TrainConfig | None = None, *, overwrite: bool = False) -> dict:
+    """Train the CNN for resource `aixi/<dataset>-<function>`; returns the validation scores."""
+    cfg = config or TrainConfig()
+    res = load_resource(resource_name)
+    out_dir = res.model_dir()
+    existing = _trained_validation(res, out_dir, resource_name, overwrite)
+    if existing is not None:
+        return existing
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
+    allocator.tune()
+    run = _prepare(cfg, res)
+    ckpt = out_dir / "checkpoint.pt"
+    state = _resume(run, ckpt, resource_name, overwrite)
+    t0 = time.perf_counter()
+    run.model.load_state_dict(_fit(run, ckpt, state))
+    validation, q = _save(run, out_dir, state, resource_name, t0)
     ckpt.unlink(missing_ok=True)
     update_config_meta(res.root, res.config, model={"architecture": "aixi-cnn", "validation": validation,
                                                      "quality": q, "recipe": asdict(cfg)})

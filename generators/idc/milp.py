@@ -1,8 +1,8 @@
-"""IDC Method 2 — the MILP pseudo-ground truth (SPECS §5.4), solved to proven optimality with SCIP.
+"""IDC Method 2 — the MILP pseudo-ground truth (SPECS §5.4, Eqs. 3–5), solved with SCIP.
 
 Documents are lists of (lower-cased) word tokens; tokenisation is the caller's business.
 
-The program (SPECS §5.4, Eqs. 3–5) over binary ``v^c[j]``::
+The program over binary ``v^c[j]`` (class c selects word j of the vocabulary V)::
 
     min  Σ_c Σ_{d∈D^c} Σ_{ĉ≠c} d·v^ĉ  +  ε Σ_c |v^c|
     s.t. Σ_c v^c[j] ≤ 1            for every word j of V
@@ -13,71 +13,12 @@ is solved in the equivalent per-word-cost form ``Σ_c Σ_j v^c[j]·w_c(j)``, ``w
 ``ε = 1/(|C||V|+1)`` the weights are scaled to the integers ``df_{¬c}(j)·(|C||V|+1) + 1`` (the ε-part
 sums to less than one unit, so the optimum is lexicographic: least cost, then fewest features).
 
-Exact reductions (each keeps at least one optimal solution of the current problem, so the optimal
-value of the ORIGINAL problem is preserved; `tests/test_idc_milp.py` checks this against the plain
-model on random instances):
-
-* ``unused`` — ``v^c[j] = 0`` when no (still uncovered) class-c constraint contains j: it only costs.
-* ``duplicate_rows`` / ``superset_rows`` — identical constraints are one; a constraint whose word set
-  contains another same-class constraint's word set is implied by it.
-* ``forced`` — a constraint with a single word forces ``v^c[j] = 1`` (hence ``v^ĉ[j] = 0``) and the
-  constraints it covers are dropped.
-* ``dominated`` — ``v^c[j] = 0`` when some word k has ``S_c(j) ⊆ S_c(k)`` (the class-c constraints
-  containing it) and ``w_c(k) ≤ w_c(j)``, ties broken by (|S| larger, weight smaller, index smaller) so
-  the relation is acyclic; swapping j for k in any optimal solution keeps it feasible and not worse.
-  In the coupled problem k must also be *exclusive* to c (no other class may use it) so the swap never
-  violates ``Σ_c v^c[k] ≤ 1``; in the per-class problems (below) any k qualifies.
-
-Only words that survive in constraints of two classes can ever be disputed: a word that occurs only in
-class-c documents is useless to every other class (``unused``), so the coupling rows ``Σ_c v^c[j] ≤ 1``
-are kept for the shared words only.
-
-Solution stages (``MilpResult.stages`` records the time of each and the bounds):
-
-1. **Relaxation / decomposition.** Dropping the coupling rows leaves one weighted set cover per class,
-   reduced again with full per-class dominance and solved by SCIP (in parallel worker processes when
-   ``threads > 1``: the covers are independent). Their optima ``z_c`` (or SCIP's dual bounds, if a time
-   limit stops a solve) sum to a lower bound ``LB = Σ_c z_c`` of the coupled optimum. If the per-class
-   optima are pairwise disjoint their union is feasible and attains LB, hence optimal (``decomposed``).
-2. **Repair (upper bound).** Otherwise, for every class order π (the |C| rotations of the sorted
-   classes, in parallel) the first class keeps its per-class solution and each later class is re-solved
-   as a set cover over the words not yet taken (SCIP, with half of the remaining time; Chvátal's greedy
-   cover once that is spent). Every such solution is feasible for the coupled problem, so the best one
-   is an upper bound UB; it only serves as the incumbent and cannot affect exactness. If UB = LB it is
-   optimal (``repaired``; also returned, unproven, when the time limit leaves no time for stage 3).
-3. **Coupled model.** Otherwise the reduced coupled model is solved by SCIP, started from the repair
-   incumbent, with the valid cuts ``Σ_j w_c(j)·v^c[j] ≥ z_c`` (class c's part of any coupled solution
-   is a class-c cover, so it costs at least z_c) (``coupled``). Its result is proven optimal only when
-   SCIP says so (or it attains LB); otherwise ``gap = (UB − LB)/UB`` on the integer-scaled objective
-   with the best LB of stages 1 and 3, and the best solution found is returned.
-
-``time_limit`` bounds the whole call (wall clock); every stage gets what is left.
-
-If the problem is infeasible, a per-document slack with penalty ``|C||V|`` (in cost units) is added
-and the number of violated documents is reported.
-
-SCIP settings for the cover models (``_COVER_PARAMS``): cutting planes off (on the MR covers the root
-cuts raise the bound by ~0.1 % of a ~10 % LP gap and cost time) and strong branching limited to 10 % of
-the LP iterations (``branching/relpscost/sbiterquot``): with the defaults strong branching took more than
-half of the run time (MR class 0 started from its optimum: 48 → 36 s CPU; class 1 from scratch:
-94 → 67–77 s CPU over two seeds).
-
-Why MR with |V| = 3,000 (6,493 documents) is hard (issue #3): after the reductions each class is a
-~3,200-row × ~1,820-word cover whose root LP is ~10 % below the optimum (class 0: 3,153 vs 3,511 cost
-units) and dual degenerate (for most words df_{¬c}(j) ≈ the number of class-c rows containing j, so row
-prices ≈ 1 give half of the words zero reduced cost); SCIP needs 35–95 s CPU per class, ~35–45 s even
-when given the optimum. The two per-class optima share ~40 of the 1,355 shared words; resolving them
-costs hundreds of cost units (best repair: +555) and the coupled root LP is only the sum of the per-class
-LPs (~18 % below that incumbent), so the coupled branch-and-bound must close both classes' gaps at once.
-Lagrangian prices on the conflicting words (each step = two exact cover solves) moved the conflicts to
-other shared words (29 new ones, bound lowered) rather than closing the gap.
-Other routes measured on the same reduced instance (1 thread unless said): HiGHS
-(`scipy.optimize.milp`) on the class-0 cover is still 8.7 % from optimal at 150 s (SCIP: optimal in
-58 s); OR-Tools CP-SAT (2 workers) has no useful bound at 120 s; asking SCIP only for a conflict-free
-pair of per-class optima (which would prove LB optimal at once) finds none in 300 s; the cost-only
-objective (ε = 0) is still 7.3 % from optimal at 300 s; the reduced coupled graph is one connected
-component per class, so there is nothing to decompose; and a summed-TF-IDF V (a different [I]
-reading) is harder still (per-class covers 238 s, gap 12 %).
+`solve_milp` runs the stages below over one `_Milp` state: `_setup` (index documents, costs, weights),
+then either `_solve_plain` (``reduce=False``) or `_presolve` (exact reductions, `_reduce`) →
+`_relax` (per-class covers: a lower bound, optimal when their optima are disjoint) → `_repair` (an
+upper bound) → `_solve_coupled` (the reduced coupled model); `_solve_slack` when the program is
+infeasible, and `_result` reads the solution into a `MilpResult`. The reductions, the stages, the SCIP
+settings and the experiments on why MR with |V| = 3,000 is hard are in docs/idc.md ("MILP solver").
 """
 
 from __future__ import annotations
@@ -152,7 +93,7 @@ class MilpResult:
 # --------------------------------------------------------------------------------------------------
 # SCIP wrapper and the parallel runner
 
-# see the module docstring; applied to every cover model (per-class, repair, coupled)
+# docs/idc.md, "MILP solver experiments"; applied to every cover model (per-class, repair, coupled)
 _COVER_PARAMS = {"separating/maxrounds": 0, "separating/maxroundsroot": 0, "branching/relpscost/sbiterquot": 0.1}
 
 
@@ -323,115 +264,147 @@ def _run(tasks: list, threads: int) -> list:
         return pool.map(_call, tasks, chunksize=1)
 
 
+
 # --------------------------------------------------------------------------------------------------
-# reductions
+# reductions (exact; docs/idc.md, "Exact reductions")
 
 
 def _reduce(rows: dict, avail: dict, weights: dict, stats: dict, coupled: bool) -> tuple[dict, bool]:
-    """Presolve in place. rows[c]: set of frozensets (uncovered constraints), avail[c]: usable columns,
-    weights[c][j]. Returns (forced: c -> set, infeasible)."""
+    """Presolve in place until nothing changes. rows[c]: set of frozensets (uncovered constraints),
+    avail[c]: usable columns, weights[c][j]. Returns (forced: c -> set, infeasible)."""
     classes = list(rows)
-    forced = {c: set() for c in classes}
+    forced: dict = {c: set() for c in classes}
     changed = True
     while changed:
         changed = False
         for c in classes:
             others = [o for o in classes if o != c]
-            # restrict to usable columns; drop rows covered by forced columns
-            new_rows = set()
-            for r in rows[c]:
-                if r & forced[c]:
-                    continue
-                rr = r & avail[c]
-                if not rr:
-                    return forced, True
-                new_rows.add(rr)
-            rows[c] = new_rows
-            # singleton rows force their column
-            singles = {next(iter(r)) for r in rows[c] if len(r) == 1}
-            if singles:
-                for j in singles:
-                    forced[c].add(j)
-                    avail[c].discard(j)
-                    for o in others:
-                        if j in avail[o]:
-                            avail[o].discard(j)
-                stats["forced"] += len(singles)
-                rows[c] = {r for r in rows[c] if not (r & singles)}
-                changed = True
-            # superset rows (duplicates are already merged by the set)
-            rl = sorted(rows[c], key=len)
-            colmask: dict[int, int] = {}
-            for i, r in enumerate(rl):
-                for j in r:
-                    colmask[j] = colmask.get(j, 0) | (1 << i)
-            removed = 0
-            for i, r in enumerate(rl):
-                if removed >> i & 1:
-                    continue
-                it = iter(r)
-                sup = colmask[next(it)]
-                for j in it:
-                    sup &= colmask[j]
-                removed |= sup & ~(1 << i)
-            if removed:
-                n = bin(removed).count("1")
-                stats["superset_rows"] += n
-                rl = [r for i, r in enumerate(rl) if not (removed >> i & 1)]
+            restricted = _restrict_rows(rows[c], forced[c], avail[c])
+            if restricted is None:
+                return forced, True
+            rows[c] = restricted
+            changed |= _force_singletons(c, others, rows, avail, forced, stats)
+            rl, dropped = _drop_superset_rows(rows[c], stats)
+            if dropped:
                 rows[c] = set(rl)
                 changed = True
-            # unused columns
-            used = set().union(*rl) if rl else set()
-            unused = avail[c] - used
-            if unused:
-                stats["unused"] += len(unused)
-                avail[c] -= unused
-                changed = True
-            # dominated columns
-            cols = sorted(avail[c])
-            if len(cols) < 2:
-                continue
-            cidx = {j: t for t, j in enumerate(cols)}
-            rowmask = []
-            colrows: dict[int, list[int]] = {j: [] for j in cols}
-            for i, r in enumerate(rl):
-                mask = 0
-                for j in r:
-                    mask |= 1 << cidx[j]
-                    colrows[j].append(i)
-                rowmask.append(mask)
-            if coupled:
-                excl = 0
-                for j in cols:
-                    if not any(j in avail[o] for o in others):
-                        excl |= 1 << cidx[j]
-            else:
-                excl = (1 << len(cols)) - 1
-            w = weights[c]
-            drop = []
-            for j in cols:
-                rs = colrows[j]
-                cand = rowmask[rs[0]]
-                for i in rs[1:]:
-                    cand &= rowmask[i]
-                cand &= excl & ~(1 << cidx[j])
-                nj, wj = len(rs), w[j]
-                while cand:
-                    low = cand & -cand
-                    k = cols[low.bit_length() - 1]
-                    cand ^= low
-                    nk, wk = len(colrows[k]), w[k]
-                    if wk < wj or (wk == wj and (nk > nj or k < j)):
-                        drop.append(j)
-                        break
-            if drop:
-                stats["dominated"] += len(drop)
-                avail[c] -= set(drop)
-                changed = True
+            changed |= _drop_unused_columns(rl, avail[c], stats)
+            changed |= _drop_dominated_columns(c, others, rl, avail, weights[c], stats, coupled)
     return forced, False
 
 
+def _restrict_rows(rows_c: set, forced_c: set, avail_c: set) -> set | None:
+    """Class c's rows restricted to its usable columns, rows covered by a forced column dropped; None when
+    a row has no usable column left (infeasible)."""
+    new_rows = set()
+    for r in rows_c:
+        if r & forced_c:
+            continue
+        rr = r & avail_c
+        if not rr:
+            return None
+        new_rows.add(rr)
+    return new_rows
+
+
+def _force_singletons(c, others: list, rows: dict, avail: dict, forced: dict, stats: dict) -> bool:
+    """A single-word row forces its word into class c (and out of every other class); the rows it covers
+    are dropped. Returns whether anything was forced."""
+    singles = {next(iter(r)) for r in rows[c] if len(r) == 1}
+    if not singles:
+        return False
+    for j in singles:
+        forced[c].add(j)
+        avail[c].discard(j)
+        for o in others:
+            if j in avail[o]:
+                avail[o].discard(j)
+    stats["forced"] += len(singles)
+    rows[c] = {r for r in rows[c] if not (r & singles)}
+    return True
+
+
+def _drop_superset_rows(rows_c: set, stats: dict) -> tuple[list, bool]:
+    """Rows whose word set contains another row's are implied by it (duplicates are already merged by the
+    set). Returns (the remaining rows, shortest first; whether any was dropped)."""
+    rl = sorted(rows_c, key=len)
+    colmask: dict[int, int] = {}
+    for i, r in enumerate(rl):
+        for j in r:
+            colmask[j] = colmask.get(j, 0) | (1 << i)
+    removed = 0
+    for i, r in enumerate(rl):
+        if removed >> i & 1:
+            continue
+        it = iter(r)
+        sup = colmask[next(it)]
+        for j in it:
+            sup &= colmask[j]
+        removed |= sup & ~(1 << i)
+    if not removed:
+        return rl, False
+    stats["superset_rows"] += bin(removed).count("1")
+    return [r for i, r in enumerate(rl) if not (removed >> i & 1)], True
+
+
+def _drop_unused_columns(rl: list, avail_c: set, stats: dict) -> bool:
+    """A column in none of the class's rows only costs: removed from `avail_c` (in place)."""
+    used = set().union(*rl) if rl else set()
+    unused = avail_c - used
+    if not unused:
+        return False
+    stats["unused"] += len(unused)
+    avail_c -= unused
+    return True
+
+
+def _drop_dominated_columns(c, others: list, rl: list, avail: dict, w: dict, stats: dict, coupled: bool) -> bool:
+    """Column j is dropped when some k covers all of j's rows at no greater weight (ties: more rows, then the
+    smaller index); in the coupled problem k must be exclusive to class c. Returns whether any was dropped."""
+    cols = sorted(avail[c])
+    if len(cols) < 2:
+        return False
+    cidx = {j: t for t, j in enumerate(cols)}
+    rowmask = []
+    colrows: dict[int, list[int]] = {j: [] for j in cols}
+    for i, r in enumerate(rl):
+        mask = 0
+        for j in r:
+            mask |= 1 << cidx[j]
+            colrows[j].append(i)
+        rowmask.append(mask)
+    if coupled:
+        excl = 0
+        for j in cols:
+            if not any(j in avail[o] for o in others):
+                excl |= 1 << cidx[j]
+    else:
+        excl = (1 << len(cols)) - 1
+    drop = []
+    for j in cols:
+        rs = colrows[j]
+        cand = rowmask[rs[0]]
+        for i in rs[1:]:
+            cand &= rowmask[i]
+        cand &= excl & ~(1 << cidx[j])
+        nj, wj = len(rs), w[j]
+        while cand:
+            low = cand & -cand
+            k = cols[low.bit_length() - 1]
+            cand ^= low
+            nk, wk = len(colrows[k]), w[k]
+            if wk < wj or (wk == wj and (nk > nj or k < j)):
+                drop.append(j)
+                break
+    if not drop:
+        return False
+    stats["dominated"] += len(drop)
+    avail[c] -= set(drop)
+    return True
+
+
 # --------------------------------------------------------------------------------------------------
+# solve_milp: the stages over one state
 
 
 def _sorted_classes(labels):
@@ -442,21 +415,74 @@ def _sorted_classes(labels):
         return uniq
 
 
-def solve_milp(
-    docs: Sequence[Sequence[str]],
-    labels: Sequence[Hashable],
-    vocabulary: Sequence[str],
-    *,
-    min_words: int = 5,
-    epsilon: float | None = None,
-    time_limit: float | None = None,
-    threads: int = 1,
-    reduce: bool = True,
-) -> MilpResult:
-    """Solve SPECS §5.4. `reduce=False` gives the plain formulation (for comparison).
+def _gap(upper, lower) -> float:
+    """(upper − lower) / upper, ≥ 0; infinite when no lower bound is known."""
+    if lower is None:
+        return float("inf")
+    return max(0.0, (upper - lower) / max(abs(upper), 1e-12))
 
-    `threads` > 1 solves independent sub-models (the per-class covers, the repairs) in that many worker
-    processes; SCIP itself runs single-threaded. `time_limit` (seconds) bounds the whole call."""
+
+@dataclass
+class _Milp:
+    """What the stages of one `solve_milp` call share: the instance in index form, the clock, and what
+    each stage leaves for the next (reductions, bounds, incumbent)."""
+
+    vocab: list  # V, duplicates removed; word j is vocab[j]
+    classes: list  # sorted when sortable
+    kept: dict  # class -> retained documents as frozensets of word indices
+    n_discarded: int  # documents with fewer than `min_words` words of V
+    cost: dict  # class -> [df_{¬c}(j) for j in V]
+    weights: dict  # class -> [integer-scaled weight w_c(j)]
+    unit: int | float  # weight of one unit of cost (1/ε when that is an integer, else 1)
+    t0: float  # perf_counter at the start of the call
+    deadline: float | None  # time.time() by which the call must end
+    time_limit: float | None
+    threads: int
+    stages: dict = field(default_factory=dict)  # seconds per stage, bounds, sizes (MilpResult.stages)
+    stats: dict = field(default_factory=dict)  # what each reduction removed (MilpResult.reductions)
+    reduced: tuple[int, int] = (0, 0)  # (variables, constraints) of the largest model given to SCIP
+    # left by _presolve
+    rows: dict = field(default_factory=dict)  # class -> set of uncovered rows (frozensets of columns)
+    avail: dict = field(default_factory=dict)  # class -> usable columns
+    wdict: dict = field(default_factory=dict)  # class -> {column: weight}
+    forced: dict = field(default_factory=dict)  # class -> columns forced to 1
+    forced_keys: set = field(default_factory=set)  # {(class, column)} of the forced columns
+    forced_w: int | float = 0  # their summed weight
+    shared: set = field(default_factory=set)  # columns usable by two classes or more (coupling rows)
+    # left by _relax
+    per_sol: dict = field(default_factory=dict)  # class -> its cover's columns
+    per_lb: dict = field(default_factory=dict)  # class -> its cover's lower bound z_c
+    lb_total: float = 0.0  # Σ_c z_c + forced weight
+    # left by _repair: (weight without the forced columns, {(class, column)}) or None
+    incumbent: tuple | None = None
+
+    @property
+    def nc(self) -> int:
+        return len(self.classes)
+
+    @property
+    def nv(self) -> int:
+        return len(self.vocab)
+
+    @property
+    def n_documents(self) -> int:
+        return sum(len(v) for v in self.kept.values())
+
+    def units(self, weight):
+        """Integer-scaled weight -> cost + ε·|IF| units (None stays None)."""
+        return None if weight is None else weight / self.unit
+
+    def lap(self, name: str, since: float) -> None:
+        self.stages[f"seconds_{name}"] = round(time.perf_counter() - since, 3)
+
+    def left(self) -> float | None:
+        return _left(self.deadline)
+
+
+def _setup(docs, labels, vocabulary, *, min_words: int, epsilon: float | None, time_limit: float | None,
+           threads: int) -> _Milp:
+    """Index the documents over V (dropping those with fewer than `min_words` words of V) and compute
+    df_{¬c}(j) and the integer-scaled weights."""
     t0 = time.perf_counter()
     deadline = None if time_limit is None else time.time() + float(time_limit)
     if len(docs) != len(labels):
@@ -470,7 +496,6 @@ def solve_milp(
     integral = epsilon > 0 and abs(1.0 / epsilon - round(1.0 / epsilon)) < 1e-9
     unit = int(round(1.0 / epsilon)) if integral else 1.0  # weight of one unit of cost
     eps_w = 1 if integral else epsilon
-    threads = max(1, int(threads or 1))
 
     kept: dict = {c: [] for c in classes}
     n_disc = 0
@@ -480,7 +505,6 @@ def solve_milp(
             n_disc += 1
         else:
             kept[y].append(s)
-    n_docs = sum(len(v) for v in kept.values())
     df = {c: [0] * nv for c in classes}
     for c in classes:
         for s in kept[c]:
@@ -489,189 +513,232 @@ def solve_milp(
     tot = [sum(df[c][j] for c in classes) for j in range(nv)]
     cost = {c: [tot[j] - df[c][j] for j in range(nv)] for c in classes}
     weights = {c: [cost[c][j] * unit + eps_w for j in range(nv)] for c in classes}
-    n_vars, n_cons = nc * nv, nv + n_docs
-    stages: dict = {}
+    return _Milp(vocab=vocab, classes=classes, kept=kept, n_discarded=n_disc, cost=cost, weights=weights,
+                 unit=unit, t0=t0, deadline=deadline, time_limit=time_limit, threads=max(1, int(threads or 1)))
 
-    def units(weight):  # integer-scaled weight -> cost + ε·|IF| units
-        return None if weight is None else weight / unit
 
-    def lap(name, since):
-        stages[f"seconds_{name}"] = round(time.perf_counter() - since, 3)
+def _result(p: _Milp, chosen: set, method: str, *, optimal: bool, upper, lower, violated: int = 0) -> MilpResult:
+    """Read the chosen (class, column) keys into a `MilpResult`; `upper`/`lower` are integer-scaled."""
+    feats = {c: sorted(p.vocab[j] for (cc, j) in chosen if cc == c) for c in p.classes}
+    obj = sum(p.cost[c][j] for (c, j) in chosen)
+    p.stages["seconds_total"] = round(time.perf_counter() - p.t0, 3)
+    n_docs = p.n_documents
+    return MilpResult(
+        features=feats,
+        objective=obj,
+        n_documents=n_docs,
+        n_discarded=p.n_discarded,
+        violated=violated,
+        optimal=bool(optimal),
+        gap=0.0 if optimal else float(_gap(upper, lower)),
+        solve_seconds=time.perf_counter() - p.t0,
+        n_variables=p.nc * p.nv + (n_docs if method == "slack" else 0),
+        n_constraints=p.nv + n_docs,
+        reduced_variables=p.reduced[0],
+        reduced_constraints=p.reduced[1],
+        reductions=p.stats,
+        method=method,
+        cardinality=len(chosen),
+        stages=p.stages,
+        upper_bound=p.units(upper),
+        lower_bound=p.units(upper if optimal else lower),
+        time_limit=None if p.time_limit is None else float(p.time_limit),
+        timed_out=(not optimal) and p.deadline is not None and time.time() >= p.deadline - 1.0,
+    )
 
-    def finish(chosen: set, optimal, gap, method, red_vars, red_cons, stats, violated=0, lower=None, upper=None):
-        feats = {c: sorted(vocab[j] for (cc, j) in chosen if cc == c) for c in classes}
-        obj = sum(cost[c][j] for (c, j) in chosen)
-        stages["seconds_total"] = round(time.perf_counter() - t0, 3)
-        if upper is None:
-            upper = sum(weights[c][j] for (c, j) in chosen if c != "slack")
-        low = upper if optimal else lower
-        return MilpResult(
-            features=feats,
-            objective=obj,
-            n_documents=n_docs,
-            n_discarded=n_disc,
-            violated=violated,
-            optimal=bool(optimal),
-            gap=0.0 if optimal else float(gap),
-            solve_seconds=time.perf_counter() - t0,
-            n_variables=n_vars + (n_docs if method == "slack" else 0),
-            n_constraints=n_cons,
-            reduced_variables=red_vars,
-            reduced_constraints=red_cons,
-            reductions=stats,
-            method=method,
-            cardinality=len(chosen),
-            stages=stages,
-            upper_bound=units(upper),
-            lower_bound=units(low),
-            time_limit=None if time_limit is None else float(time_limit),
-            timed_out=(not optimal) and deadline is not None and time.time() >= deadline - 1.0,
-        )
 
-    def gap_of(upper, lower):
-        if lower is None:
-            return float("inf")
-        return max(0.0, (upper - lower) / max(abs(upper), 1e-12))
-
-    def slack_model(stats):
-        # safe reductions only: duplicates (weighted slack) and columns absent from the class
-        ts = time.perf_counter()
-        w = {}
-        covers = []
-        for c in classes:
-            uniq: dict = {}
-            for s in kept[c]:
-                uniq[s] = uniq.get(s, 0) + 1
-            for s, mult in uniq.items():
-                sk = ("slack", c, s)
-                w[sk] = nc * nv * unit * mult
-                for j in s:
-                    w[(c, j)] = weights[c][j]
-                covers.append(([(c, j) for j in s], sk))
-        by_word: dict = {}
-        for k in w:
-            if k[0] != "slack":
-                by_word.setdefault(k[1], []).append(k)
-        couplings = [ks for ks in by_word.values() if len(ks) > 1]
-        chosen, status, obj, dual = _scip(w, covers, couplings, [], _left(deadline))
-        lap("slack", ts)
-        if chosen is None:
-            raise RuntimeError(f"SCIP found no solution for the slack model (status {status})")
-        violated = sum(w[k] // (nc * nv * unit) for k in chosen if k[0] == "slack")
-        feats = {k for k in chosen if k[0] != "slack"}
-        return finish(feats, status == "optimal", gap_of(obj, dual), "slack", len(w),
-                      len(covers) + len(couplings), stats, violated=int(round(violated)), lower=dual, upper=obj)
-
-    if not reduce:
-        w = {(c, j): weights[c][j] for c in classes for j in range(nv)}
-        covers = [([(c, j) for j in s], None) for c in classes for s in kept[c]]
-        couplings = [[(c, j) for c in classes] for j in range(nv)] if nc > 1 else []
-        ts = time.perf_counter()
-        chosen, status, obj, dual = _scip(w, covers, couplings, [], _left(deadline))
-        lap("plain", ts)
-        if status == "infeasible":
-            return slack_model({})
-        if chosen is None:
-            raise RuntimeError(f"SCIP found no solution (status {status})")
-        return finish(chosen, status == "optimal", gap_of(obj, dual), "plain", len(w),
-                      len(covers) + len(couplings), {}, lower=dual, upper=obj)
-
-    # ---- exact reductions of the coupled problem
+def _solve_slack(p: _Milp) -> MilpResult:
+    """The infeasible program with a slack per distinct document (penalty |C||V| cost units times its
+    multiplicity); only the safe reductions (duplicates, columns absent from the class)."""
     ts = time.perf_counter()
-    stats = {"duplicate_rows": 0, "superset_rows": 0, "unused": 0, "forced": 0, "dominated": 0}
-    rows = {c: set(kept[c]) for c in classes}
-    stats["duplicate_rows"] = n_docs - sum(len(r) for r in rows.values())
-    avail = {c: set(range(nv)) for c in classes}
-    wdict = {c: dict(enumerate(weights[c])) for c in classes}
-    forced, infeasible = _reduce(rows, avail, wdict, stats, coupled=True)
-    lap("reduce", ts)
+    nc, nv, unit = p.nc, p.nv, p.unit
+    w: dict = {}
+    covers = []
+    for c in p.classes:
+        uniq: dict = {}
+        for s in p.kept[c]:
+            uniq[s] = uniq.get(s, 0) + 1
+        for s, mult in uniq.items():
+            sk = ("slack", c, s)
+            w[sk] = nc * nv * unit * mult
+            for j in s:
+                w[(c, j)] = p.weights[c][j]
+            covers.append(([(c, j) for j in s], sk))
+    by_word: dict = {}
+    for k in w:
+        if k[0] != "slack":
+            by_word.setdefault(k[1], []).append(k)
+    couplings = [ks for ks in by_word.values() if len(ks) > 1]
+    chosen, status, obj, dual = _scip(w, covers, couplings, [], p.left())
+    p.lap("slack", ts)
+    if chosen is None:
+        raise RuntimeError(f"SCIP found no solution for the slack model (status {status})")
+    violated = sum(w[k] // (nc * nv * unit) for k in chosen if k[0] == "slack")
+    feats = {k for k in chosen if k[0] != "slack"}
+    p.reduced = (len(w), len(covers) + len(couplings))
+    return _result(p, feats, "slack", optimal=status == "optimal", violated=int(round(violated)), lower=dual,
+                   upper=obj)
+
+
+def _solve_plain(p: _Milp) -> MilpResult:
+    """The unreduced formulation as one SCIP model (``reduce=False``, for comparison)."""
+    w = {(c, j): p.weights[c][j] for c in p.classes for j in range(p.nv)}
+    covers = [([(c, j) for j in s], None) for c in p.classes for s in p.kept[c]]
+    couplings = [[(c, j) for c in p.classes] for j in range(p.nv)] if p.nc > 1 else []
+    ts = time.perf_counter()
+    chosen, status, obj, dual = _scip(w, covers, couplings, [], p.left())
+    p.lap("plain", ts)
+    if status == "infeasible":
+        return _solve_slack(p)
+    if chosen is None:
+        raise RuntimeError(f"SCIP found no solution (status {status})")
+    p.reduced = (len(w), len(covers) + len(couplings))
+    return _result(p, chosen, "plain", optimal=status == "optimal", lower=dual, upper=obj)
+
+
+def _presolve(p: _Milp) -> bool:
+    """Exact reductions of the coupled problem (`_reduce`); records the forced columns and the words two
+    classes can still use. Returns False when they prove the program infeasible."""
+    ts = time.perf_counter()
+    p.stats = {"duplicate_rows": 0, "superset_rows": 0, "unused": 0, "forced": 0, "dominated": 0}
+    p.rows = {c: set(p.kept[c]) for c in p.classes}
+    p.stats["duplicate_rows"] = p.n_documents - sum(len(r) for r in p.rows.values())
+    p.avail = {c: set(range(p.nv)) for c in p.classes}
+    p.wdict = {c: dict(enumerate(p.weights[c])) for c in p.classes}
+    p.forced, infeasible = _reduce(p.rows, p.avail, p.wdict, p.stats, coupled=True)
+    p.lap("reduce", ts)
     if infeasible:
-        return slack_model(stats)
-    forced_keys = {(c, j) for c in classes for j in forced[c]}
-    forced_w = sum(wdict[c][j] for (c, j) in forced_keys)
-    shared = {j for c in classes for j in avail[c] if any(j in avail[o] for o in classes if o != c)}
-    stages["shared_words"] = len(shared)
+        return False
+    p.forced_keys = {(c, j) for c in p.classes for j in p.forced[c]}
+    p.forced_w = sum(p.wdict[c][j] for (c, j) in p.forced_keys)
+    p.shared = {j for c in p.classes for j in p.avail[c] if any(j in p.avail[o] for o in p.classes if o != c)}
+    p.stages["shared_words"] = len(p.shared)
+    return True
 
-    # ---- stage 1: per-class relaxation (independent covers; parallel when threads > 1)
+
+def _relax(p: _Milp) -> MilpResult | None:
+    """Stage 1: drop the coupling rows and solve one set cover per class (in parallel when threads > 1);
+    Σ_c z_c is a lower bound, and disjoint per-class optima are optimal ("decomposed"). Returns the result
+    when this stage ends the call, else None (the per-class solutions and bounds are left in `p`)."""
     ts = time.perf_counter()
-    tasks = [(_cover_task, (c, rows[c], avail[c], wdict[c], deadline)) for c in classes]
-    per = dict(zip(classes, _run(tasks, threads)))
-    lap("relaxation", ts)
+    tasks = [(_cover_task, (c, p.rows[c], p.avail[c], p.wdict[c], p.deadline)) for c in p.classes]
+    per = dict(zip(p.classes, _run(tasks, p.threads)))
+    p.lap("relaxation", ts)
     pstats = {"superset_rows": 0, "unused": 0, "forced": 0, "dominated": 0, "duplicate_rows": 0}
-    per_sol, per_lb = {}, {}
     proven = True
     red_vars = red_cons = 0
-    for c in classes:
+    for c in p.classes:
         words, status, value, lower, size, secs, st = per[c]
         for k, v in st.items():
             pstats[k] += v
-        stages[f"seconds_class_{c}"] = round(secs, 3)
-        stages[f"size_class_{c}"] = size
+        p.stages[f"seconds_class_{c}"] = round(secs, 3)
+        p.stages[f"size_class_{c}"] = size
         red_vars, red_cons = max(red_vars, size[0]), max(red_cons, size[1])
         if words is None:
             if status == "infeasible":  # cannot happen after the coupled reductions, kept for safety
-                return slack_model(stats)
+                return _solve_slack(p)
             raise RuntimeError(f"SCIP found no solution for class {c!r} (status {status})")
         proven &= status == "optimal"
-        per_sol[c], per_lb[c] = words, lower
-    stats.update({f"per_class_{k}": v for k, v in pstats.items()})
-    lb_total = sum(per_lb.values()) + forced_w
-    stages["relaxation_bound"] = units(lb_total)
-    stages["features_per_class_relaxed"] = {c: len(per_sol[c]) + len(forced[c]) for c in classes}
+        p.per_sol[c], p.per_lb[c] = words, lower
+    p.reduced = (red_vars, red_cons)
+    p.stats.update({f"per_class_{k}": v for k, v in pstats.items()})
+    p.lb_total = sum(p.per_lb.values()) + p.forced_w
+    p.stages["relaxation_bound"] = p.units(p.lb_total)
+    p.stages["features_per_class_relaxed"] = {c: len(p.per_sol[c]) + len(p.forced[c]) for c in p.classes}
 
-    words = [j for c in classes for j in per_sol[c]]
+    words = [j for c in p.classes for j in p.per_sol[c]]
     conflicts = len(words) - len(set(words))
-    stages["conflicts"] = conflicts
-    if not conflicts:
-        chosen = {(c, j) for c in classes for j in per_sol[c]} | forced_keys
-        total = sum(wdict[c][j] for (c, j) in chosen)
-        return finish(chosen, proven or total <= lb_total, gap_of(total, lb_total), "decomposed", red_vars,
-                      red_cons, stats, lower=lb_total, upper=total)
+    p.stages["conflicts"] = conflicts
+    if conflicts:
+        return None
+    chosen = {(c, j) for c in p.classes for j in p.per_sol[c]} | p.forced_keys
+    total = sum(p.wdict[c][j] for (c, j) in chosen)
+    return _result(p, chosen, "decomposed", optimal=proven or total <= p.lb_total, lower=p.lb_total, upper=total)
 
-    # ---- stage 2: repair (upper bound); every class order's rotation, in parallel
+
+def _repair(p: _Milp) -> MilpResult | None:
+    """Stage 2: an upper bound. For every rotation of the class order (in parallel) the first class keeps
+    its cover and each later one is re-solved over the words not yet taken; the best is the incumbent
+    (left in `p`). Returns the result when it attains the lower bound ("repaired") or no time is left for
+    the coupled model, else None."""
     ts = time.perf_counter()
-    rep_deadline = None if deadline is None else time.time() + 0.5 * max(deadline - time.time(), 0.0)
-    orders = [classes[i:] + classes[:i] for i in range(nc)]
-    tasks = [(_repair_task, (o, rows, avail, wdict, per_sol, rep_deadline)) for o in orders]
+    rep_deadline = None if p.deadline is None else time.time() + 0.5 * max(p.deadline - time.time(), 0.0)
+    classes = p.classes
+    orders = [classes[i:] + classes[:i] for i in range(p.nc)]
+    tasks = [(_repair_task, (o, p.rows, p.avail, p.wdict, p.per_sol, rep_deadline)) for o in orders]
     best = None
-    for out, _ in _run(tasks, threads):
+    for out, _ in _run(tasks, p.threads):
         if out is not None:
             cand = {(c, j) for c in classes for j in out[c]}
-            val = sum(wdict[c][j] for (c, j) in cand)
+            val = sum(p.wdict[c][j] for (c, j) in cand)
             if best is None or val < best[0]:
                 best = (val, cand)
-    lap("repair", ts)
-    if best is not None:
-        stages["repair_objective"] = units(best[0] + forced_w)
-        proven_opt = best[0] + forced_w <= lb_total  # attains the lower bound
-        left = _left(deadline)
-        if proven_opt or (left is not None and left <= 1.0):  # optimal, or no time for the coupled model
-            return finish(best[1] | forced_keys, proven_opt, gap_of(best[0] + forced_w, lb_total), "repaired",
-                          red_vars, red_cons, stats, lower=lb_total, upper=best[0] + forced_w)
+    p.lap("repair", ts)
+    p.incumbent = best
+    if best is None:
+        return None
+    upper = best[0] + p.forced_w
+    p.stages["repair_objective"] = p.units(upper)
+    proven_opt = upper <= p.lb_total  # attains the lower bound
+    left = p.left()
+    if proven_opt or (left is not None and left <= 1.0):  # optimal, or no time for the coupled model
+        return _result(p, best[1] | p.forced_keys, "repaired", optimal=proven_opt, lower=p.lb_total, upper=upper)
+    return None
 
-    # ---- stage 3: coupled reduced model with the per-class lower-bound cuts, from the repair incumbent
+
+def _solve_coupled(p: _Milp) -> MilpResult:
+    """Stage 3: the reduced coupled model with the valid cuts Σ_j w_c(j)·v^c[j] ≥ z_c, started from the
+    repair incumbent ("coupled"); proven optimal when SCIP says so or it attains the lower bound."""
     ts = time.perf_counter()
-    w = {(c, j): wdict[c][j] for c in classes for j in avail[c]}
-    covers = [([(c, j) for j in r], None) for c in classes for r in rows[c]]
-    couplings = [[(c, j) for c in classes if j in avail[c]] for j in sorted(shared)]
+    classes = p.classes
+    w = {(c, j): p.wdict[c][j] for c in classes for j in p.avail[c]}
+    covers = [([(c, j) for j in r], None) for c in classes for r in p.rows[c]]
+    couplings = [[(c, j) for c in classes if j in p.avail[c]] for j in sorted(p.shared)]
     cuts = []
     for c in classes:
-        keys = [(c, j) for j in avail[c]]
+        keys = [(c, j) for j in p.avail[c]]
         if keys:  # a dual bound is valid whether or not the per-class solve was proven optimal
-            cuts.append((keys, per_lb[c] - 1e-6 * max(1.0, abs(per_lb[c]))))
-    red_vars, red_cons = max(red_vars, len(w)), max(red_cons, len(covers) + len(couplings) + len(cuts))
-    chosen, status, obj, dual = _scip(w, covers, couplings, cuts, _left(deadline),
+            cuts.append((keys, p.per_lb[c] - 1e-6 * max(1.0, abs(p.per_lb[c]))))
+    p.reduced = (max(p.reduced[0], len(w)), max(p.reduced[1], len(covers) + len(couplings) + len(cuts)))
+    best = p.incumbent
+    chosen, status, obj, dual = _scip(w, covers, couplings, cuts, p.left(),
                                       hint=best[1] if best else None, params=_COVER_PARAMS)
-    lap("coupled", ts)
+    p.lap("coupled", ts)
     if status == "infeasible":
-        return slack_model(stats)
+        return _solve_slack(p)
     if chosen is None:  # time limit before SCIP had a solution: the repair incumbent, if any
         if best is None:
             raise RuntimeError(f"SCIP found no solution for the coupled model (status {status})")
         chosen = set(best[1])
-    chosen |= forced_keys
-    total = sum(wdict[c][j] for (c, j) in chosen)
-    lower = max(lb_total, (dual or 0.0) + forced_w)
-    stages["coupled_bound"] = units(lower)
-    return finish(chosen, status == "optimal" or total <= lower, gap_of(total, lower), "coupled", red_vars,
-                  red_cons, stats, lower=lower, upper=total)
+    chosen |= p.forced_keys
+    total = sum(p.wdict[c][j] for (c, j) in chosen)
+    lower = max(p.lb_total, (dual or 0.0) + p.forced_w)
+    p.stages["coupled_bound"] = p.units(lower)
+    return _result(p, chosen, "coupled", optimal=status == "optimal" or total <= lower, lower=lower, upper=total)
+
+
+def solve_milp(
+    docs: Sequence[Sequence[str]],
+    labels: Sequence[Hashable],
+    vocabulary: Sequence[str],
+    *,
+    min_words: int = 5,
+    epsilon: float | None = None,
+    time_limit: float | None = None,
+    threads: int = 1,
+    reduce: bool = True,
+) -> MilpResult:
+    """Solve SPECS §5.4 (Eqs. 3–5; the program in the module docstring) over the documents with at least
+    `min_words` words of `vocabulary`; ε defaults to 1/(|C||V|+1). `reduce=False` gives the plain
+    formulation (for comparison).
+
+    `threads` > 1 solves independent sub-models (the per-class covers, the repairs) in that many worker
+    processes; SCIP itself runs single-threaded. `time_limit` (seconds, wall clock) bounds the whole
+    call; every stage gets what is left. The stages and their experiments: docs/idc.md, "MILP solver"."""
+    p = _setup(docs, labels, vocabulary, min_words=min_words, epsilon=epsilon, time_limit=time_limit,
+               threads=threads)
+    if not reduce:
+        return _solve_plain(p)
+    if not _presolve(p):
+        return _solve_slack(p)
+    return _relax(p) or _repair(p) or _solve_coupled(p)

@@ -6,8 +6,9 @@ document, capped at 500 tokens [I]; longer documents are truncated and counted. 
 training word (+ <pad>, <unk>), and — with pre-trained embeddings and `extra_vocab` — every further word
 the pre-trained table has a row for (appended after the training words; the robustness track gives its
 synonym space here so that every word an attack may swap in has its own frozen row instead of <unk>;
-the training key then includes a digest of those words, and is unchanged without them). A checkpoint after each epoch makes an interrupted training resume; the
-permutation of an epoch depends only on (seed, epoch).
+the training key then includes a digest of those words, and is unchanged without them). A checkpoint
+after each epoch makes an interrupted training resume; the permutation of an epoch depends only on
+(seed, epoch).
 """
 
 from __future__ import annotations
@@ -61,7 +62,8 @@ class TextTrainConfig:
     rationale_loss: str = "none"
     rationale_weight: float = 1.0
     rationale_tau: float = 1.0  # temperature of the "attribution" softmax
-    rationale_on: str = "input-gradient"  # what rrr / attribution act on (the Kim CNN has no attention); erasure: the output
+    # what rrr / attribution act on (the Kim CNN has no attention); erasure acts on the output
+    rationale_on: str = "input-gradient"
     seed: int = 0
     threads: int | None = None
 
@@ -100,7 +102,7 @@ def keras_init(module: nn.Module) -> None:
                     nn.init.zeros_(m.bias)
 
 
-def corpus_key(train: Sequence[Sequence[str]], labels: Sequence[int]) -> str:
+def corpus_key(train: Sequence[Sequence[str]], labels: Sequence[int] | np.ndarray) -> str:
     h = hashlib.sha256()
     for d, y in zip(train, labels):
         h.update((" ".join(d) + f"\t{int(y)}\n").encode())
@@ -221,20 +223,13 @@ def load_pretrained(embedding: nn.Embedding, vocab: Sequence[str], source: str) 
     return len(rows)
 
 
-def train_text_classifier(train: tuple[Sequence[Sequence[str]], Sequence[int]],
-                          validation: tuple[Sequence[Sequence[str]], Sequence[int]],
-                          out_dir: Path, config: TextTrainConfig | None = None, *, n_classes: int = 2,
-                          test: tuple[Sequence[Sequence[str]], Sequence[int]] | None = None,
-                          overwrite: bool = False, name: str = "model",
-                          rationales: Sequence[Any] | None = None,
-                          extra_vocab: Sequence[str] | None = None) -> dict:
-    """Train (or reuse) a text classifier on (token lists, labels); saves it to `out_dir` (safetensors +
-    config.json with the vocabulary, max_len, recipe and accuracies); returns the model's config dict.
-    `rationales`: one collection of rationale word types per training document (empty: none), read when
-    `config.rationale_loss` is not "none". `extra_vocab`: words that get their own pre-trained row beside
-    the training words (module docstring); refused with random embeddings (their rows would be
-    untrained noise)."""
-    cfg = config or TextTrainConfig()
+TextData = tuple[Sequence[Sequence[str]], Sequence[int]]
+
+
+def _check_inputs(cfg: TextTrainConfig, train: TextData, validation: TextData, n_classes: int,
+                  rationales: Sequence[Any] | None, extra_vocab: Sequence[str] | None
+                  ) -> tuple[list, np.ndarray, list, np.ndarray]:
+    """Refuse a recipe or corpus that cannot be trained; returns (train docs, labels, validation docs, labels)."""
     if cfg.architecture not in ARCHES:
         raise ValueError(f"architecture must be one of {sorted(ARCHES)}")
     if cfg.rationale_loss not in RATIONALE_LOSSES or cfg.rationale_on not in RATIONALE_ON:
@@ -257,24 +252,63 @@ def train_text_classifier(train: tuple[Sequence[Sequence[str]], Sequence[int]],
     if extra_vocab is not None and cfg.embeddings == "random":
         raise ValueError("extra_vocab needs pre-trained embeddings (embeddings='glove-50d'): a word never seen in "
                          "training would get an untrained random row")
+    return xtr, ytr, xva, yva
+
+
+def _training_key(cfg: TextTrainConfig, xtr: list, ytr: np.ndarray, xva: list, yva: np.ndarray,
+                  rationales: Sequence[Any] | None, extra_vocab: Sequence[str] | None) -> dict:
+    """What a saved model must have been trained on to be reused: corpus, validation set, recipe (and the
+    rationales / extra vocabulary when given)."""
     key = {"corpus": corpus_key(xtr, ytr), "validation": corpus_key(xva, yva), "recipe": recipe_key(cfg)}
     if cfg.rationale_loss != "none":
+        assert rationales is not None  # checked by _check_inputs
         key["rationales"] = corpus_key([sorted(g or ()) for g in rationales], ytr)
     if extra_vocab is not None:  # absent otherwise: models trained before the option keep their key
         key["extra_vocab"] = vocab_digest(extra_vocab)
-    cfg_path = out_dir / "config.json"
-    if cfg_path.exists() and not overwrite:
-        try:  # an unreadable config is no trained model: it is trained again
-            existing = json.loads(cfg_path.read_text())
-        except (OSError, ValueError):
-            existing = {}
-        existing = existing if isinstance(existing, dict) else {}
-        if existing.get("training_key") == key:
-            console.print(f"[green]{name}: already trained on this corpus (overwrite to retrain)")
-            return existing
-    if cfg.threads:
-        torch.set_num_threads(cfg.threads)
-    allocator.tune()
+    return key
+
+
+def _trained_config(cfg_path: Path, key: dict) -> dict | None:
+    """The saved model's config when it was trained under `key`, else None (an unreadable config is no
+    trained model: it is trained again)."""
+    if not cfg_path.exists():
+        return None
+    try:
+        existing = json.loads(cfg_path.read_text())
+    except (OSError, ValueError):
+        existing = {}
+    existing = existing if isinstance(existing, dict) else {}
+    return existing if existing.get("training_key") == key else None
+
+
+@dataclass
+class _TextRun:
+    """What the stages of one `train_text_classifier` call share: the recipe, the encoded corpus, the
+    module and its optimiser."""
+
+    cfg: TextTrainConfig
+    name: str
+    key: dict
+    vocab: list[str]
+    n_added: int | None  # words added by `extra_vocab` (None without it)
+    index: dict[str, int]
+    max_len: int
+    truncated: int  # training + validation documents longer than max_len
+    itr: np.ndarray  # encoded training documents
+    ytr: np.ndarray
+    iva: np.ndarray  # encoded validation documents
+    yva: np.ndarray
+    rmask: np.ndarray  # rationale masks (rationale_masks)
+    rhas: np.ndarray
+    kwargs: dict  # the architecture's constructor arguments (saved with the model)
+    module: nn.Module
+    found: int | None  # vocabulary words with a pre-trained row (None for random embeddings)
+    opt: torch.optim.Optimizer
+
+
+def _prepare(cfg: TextTrainConfig, name: str, key: dict, n_classes: int, xtr: list, ytr: np.ndarray, xva: list,
+             yva: np.ndarray, rationales: Sequence[Any] | None, extra_vocab: Sequence[str] | None) -> _TextRun:
+    """Vocabulary, encoding, the seeded module (initialised by `cfg.init`, pre-trained rows loaded) and Adam."""
     vocab = build_vocab(xtr, min_count=cfg.min_count)
     n_added = None
     if extra_vocab is not None:
@@ -298,68 +332,123 @@ def train_text_classifier(train: tuple[Sequence[Sequence[str]], Sequence[int]],
     if cfg.freeze_embeddings:
         module.embedding.weight.requires_grad_(False)
     opt = torch.optim.Adam([p for p in module.parameters() if p.requires_grad], lr=cfg.lr)
-    loss_fn = nn.CrossEntropyLoss()
+    return _TextRun(cfg=cfg, name=name, key=key, vocab=vocab, n_added=n_added, index=index, max_len=max_len,
+                    truncated=truncated, itr=itr, ytr=ytr, iva=iva, yva=yva, rmask=rmask, rhas=rhas, kwargs=kwargs,
+                    module=module, found=found, opt=opt)
 
-    out_dir.mkdir(parents=True, exist_ok=True)
-    ckpt = out_dir / "checkpoint.pt"
-    state = {"epoch": 0, "best": -1.0, "best_epoch": 0, "history": []}
-    best = {k: v.clone() for k, v in module.state_dict().items()}
+
+def _resume(run: _TextRun, ckpt: Path, overwrite: bool) -> tuple[dict, dict]:
+    """(training state, best weights) — from the checkpoint when it belongs to this training key."""
+    state: dict = {"epoch": 0, "best": -1.0, "best_epoch": 0, "history": []}
+    best = {k: v.clone() for k, v in run.module.state_dict().items()}
     if ckpt.exists() and not overwrite:
         saved = torch.load(ckpt, weights_only=False)
-        if saved.get("key") == key:
-            module.load_state_dict(saved["model"])
-            opt.load_state_dict(saved["opt"])
+        if saved.get("key") == run.key:
+            run.module.load_state_dict(saved["model"])
+            run.opt.load_state_dict(saved["opt"])
             state, best = saved["state"], saved["best"]
-            console.print(f"resuming {name} training at epoch {state['epoch'] + 1}")
-    t0 = time.perf_counter()
+            console.print(f"resuming {run.name} training at epoch {state['epoch'] + 1}")
+    return state, best
+
+
+def _train_epoch(run: _TextRun, epoch: int, loss_fn: nn.Module) -> tuple[float, float]:
+    """One epoch over a permutation seeded by (seed, epoch); returns the summed (loss, rationale loss)."""
+    cfg, module, itr, ytr = run.cfg, run.module, run.itr, run.ytr
     n_batches = (len(itr) + cfg.batch_size - 1) // cfg.batch_size
+    perm = np.random.default_rng([cfg.seed, epoch]).permutation(len(itr))
+    module.train()
+    total = aux_total = 0.0
+    with progress_bar(n_batches, f"train {run.name} epoch {epoch + 1}/{cfg.epochs}", unit="batch") as bar:
+        for b in range(n_batches):
+            idx = perm[b * cfg.batch_size : (b + 1) * cfg.batch_size]
+            run.opt.zero_grad()
+            if cfg.rationale_loss == "none":
+                loss = loss_fn(module(torch.from_numpy(itr[idx])), torch.from_numpy(ytr[idx]))
+            else:
+                loss, aux = supervised_loss(module, torch.from_numpy(itr[idx]), torch.from_numpy(ytr[idx]),
+                                            torch.from_numpy(run.rmask[idx]), torch.from_numpy(run.rhas[idx]), cfg)
+                aux_total += aux * len(idx)
+            loss.backward()
+            run.opt.step()
+            total += loss.item() * len(idx)
+            bar.advance()
+    return total, aux_total
+
+
+def _fit(run: _TextRun, ckpt: Path, state: dict, best: dict) -> dict:
+    """Epochs from `state["epoch"]`, keeping the best validation epoch's weights, a checkpoint after each,
+    stopping after `cfg.patience` epochs without improvement; returns the best weights."""
+    cfg, n = run.cfg, len(run.itr)
+    loss_fn = nn.CrossEntropyLoss()
     for epoch in range(state["epoch"], cfg.epochs):
-        perm = np.random.default_rng([cfg.seed, epoch]).permutation(len(itr))
-        module.train()
-        total = aux_total = 0.0
-        with progress_bar(n_batches, f"train {name} epoch {epoch + 1}/{cfg.epochs}", unit="batch") as bar:
-            for b in range(n_batches):
-                idx = perm[b * cfg.batch_size : (b + 1) * cfg.batch_size]
-                opt.zero_grad()
-                if cfg.rationale_loss == "none":
-                    loss = loss_fn(module(torch.from_numpy(itr[idx])), torch.from_numpy(ytr[idx]))
-                else:
-                    loss, aux = supervised_loss(module, torch.from_numpy(itr[idx]), torch.from_numpy(ytr[idx]),
-                                                torch.from_numpy(rmask[idx]), torch.from_numpy(rhas[idx]), cfg)
-                    aux_total += aux * len(idx)
-                loss.backward()
-                opt.step()
-                total += loss.item() * len(idx)
-                bar.advance()
-        val = accuracy(module, iva, yva)
-        state["history"].append({"epoch": epoch + 1, "train_loss": total / len(itr), "validation_accuracy": val,
-                                 **({"rationale_loss": aux_total / len(itr)} if cfg.rationale_loss != "none" else {})})
-        console.print(f"  {name} epoch {epoch + 1}: train loss {total / len(itr):.4f}, validation accuracy {val:.4f}")
+        total, aux_total = _train_epoch(run, epoch, loss_fn)
+        val = accuracy(run.module, run.iva, run.yva)
+        state["history"].append({"epoch": epoch + 1, "train_loss": total / n, "validation_accuracy": val,
+                                 **({"rationale_loss": aux_total / n} if cfg.rationale_loss != "none" else {})})
+        console.print(f"  {run.name} epoch {epoch + 1}: train loss {total / n:.4f}, validation accuracy {val:.4f}")
         if val > state["best"]:
             state["best"], state["best_epoch"] = val, epoch + 1
-            best = {k: v.clone() for k, v in module.state_dict().items()}
+            best = {k: v.clone() for k, v in run.module.state_dict().items()}
         state["epoch"] = epoch + 1
-        torch.save({"key": key, "model": module.state_dict(), "opt": opt.state_dict(), "state": state,
+        torch.save({"key": run.key, "model": run.module.state_dict(), "opt": run.opt.state_dict(), "state": state,
                     "best": best}, ckpt.with_suffix(".tmp"))
         ckpt.with_suffix(".tmp").replace(ckpt)
         if cfg.patience is not None and epoch + 1 - state["best_epoch"] >= cfg.patience:
             break
-    module.load_state_dict(best)
+    return best
+
+
+def _save(run: _TextRun, out_dir: Path, state: dict, test: TextData | None, t0: float,
+          extra_vocab: Sequence[str] | None) -> None:
+    """Score the kept weights on `test` and save the model with its config (vocabulary, max_len, recipe,
+    scores, history, training key); `t0`: perf_counter at the start of training."""
+    cfg, vocab = run.cfg, run.vocab
+    n_classes = run.kwargs["n_classes"]
     scores = {"validation_accuracy": state["best"], "best_epoch": state["best_epoch"]}
     if test is not None:
-        ite, yte = encode(index, list(test[0]), max_len), np.asarray(test[1], dtype=np.int64)
-        scores["test_accuracy"] = accuracy(module, ite, yte)
+        ite, yte = encode(run.index, list(test[0]), run.max_len), np.asarray(test[1], dtype=np.int64)
+        scores["test_accuracy"] = accuracy(run.module, ite, yte)
         scores["n_test"] = int(len(yte))
     extra = {"task": "binary" if n_classes == 2 else "multiclass", "n_classes": n_classes, "vocab": vocab,
-             "max_len": max_len, "truncated_documents": truncated, "recipe": asdict(cfg), "scores": scores,
+             "max_len": run.max_len, "truncated_documents": run.truncated, "recipe": asdict(cfg), "scores": scores,
              "history": state["history"], "train_seconds": round(time.perf_counter() - t0, 1),
-             "n_train": len(itr), "n_validation": len(iva), "training_key": key}
-    if found is not None:
-        extra["pretrained_words"] = {"found": found, "vocabulary": len(vocab) - 2}
-    if n_added is not None:
-        extra["vocab_extension"] = {"requested": len(set(extra_vocab)), "added": n_added,
-                                    "training_words": len(vocab) - 2 - n_added}
-    save_model(module, out_dir, cfg.architecture, kwargs, extra=extra)
+             "n_train": len(run.itr), "n_validation": len(run.iva), "training_key": run.key}
+    if run.found is not None:
+        extra["pretrained_words"] = {"found": run.found, "vocabulary": len(vocab) - 2}
+    if run.n_added is not None:
+        assert extra_vocab is not None  # n_added is set only with extra_vocab
+        extra["vocab_extension"] = {"requested": len(set(extra_vocab)), "added": run.n_added,
+                                    "training_words": len(vocab) - 2 - run.n_added}
+    save_model(run.module, out_dir, cfg.architecture, run.kwargs, extra=extra)
+
+
+def train_text_classifier(train: TextData, validation: TextData, out_dir: Path, config: TextTrainConfig | None = None,
+                          *, n_classes: int = 2, test: TextData | None = None, overwrite: bool = False,
+                          name: str = "model", rationales: Sequence[Any] | None = None,
+                          extra_vocab: Sequence[str] | None = None) -> dict:
+    """Train (or reuse) a text classifier on (token lists, labels); saves it to `out_dir` (safetensors +
+    config.json with the vocabulary, max_len, recipe and accuracies); returns the model's config dict.
+    `rationales`: one collection of rationale word types per training document (empty: none), read when
+    `config.rationale_loss` is not "none". `extra_vocab`: words that get their own pre-trained row beside
+    the training words (module docstring); refused with random embeddings (their rows would be
+    untrained noise)."""
+    cfg = config or TextTrainConfig()
+    xtr, ytr, xva, yva = _check_inputs(cfg, train, validation, n_classes, rationales, extra_vocab)
+    key = _training_key(cfg, xtr, ytr, xva, yva, rationales, extra_vocab)
+    cfg_path = out_dir / "config.json"
+    existing = None if overwrite else _trained_config(cfg_path, key)
+    if existing is not None:
+        console.print(f"[green]{name}: already trained on this corpus (overwrite to retrain)")
+        return existing
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
+    allocator.tune()
+    run = _prepare(cfg, name, key, n_classes, xtr, ytr, xva, yva, rationales, extra_vocab)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    ckpt = out_dir / "checkpoint.pt"
+    state, best = _resume(run, ckpt, overwrite)
+    t0 = time.perf_counter()
+    run.module.load_state_dict(_fit(run, ckpt, state, best))
+    _save(run, out_dir, state, test, t0, extra_vocab)
     ckpt.unlink(missing_ok=True)
     return json.loads(cfg_path.read_text())
-

@@ -27,8 +27,9 @@ as ``options=`` and/or as keyword overrides (``document_relevance(..., bias_in_d
 
 The computation is vectorised over the documents of a batch, all windows and all filters (one matrix
 product per window size, then ``unfold`` + ``einsum`` + ``index_add``); the only Python loop is over the
-window sizes. Documents are batched by similar length. The distribution step (Eq. 2) runs in float64 by default (``compute_dtype``) so that the 1e-8 skip
-threshold is meaningful; forward and backward passes run in the model's dtype, in eval mode.
+window sizes. Documents are batched by similar length. The distribution step (Eq. 2) runs in float64 by
+default (``compute_dtype``) so that the 1e-8 skip threshold is meaningful; forward and backward passes run
+in the model's dtype, in eval mode.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ Measured (2 cores shared with other jobs, load average 5–7; ``--time-limit 600
 from scratch), |IF| 467 and 508, sharing 41 words; lower bound 7,050.16 (cost + ε|IF|); repair 56 s
 → 7,646; coupled model 383 s without raising the bound: gap 7.8 %, not proven. Plain model at 120 s:
 gap 16.7 %, objective 7,697. With the 120 s limit the per-class covers alone used the budget under
-that load. Why it is hard: see the docstring of ``generators/idc/milp.py``.
+that load. Why it is hard: see docs/idc.md, "MILP solver experiments".
 """
 
 from __future__ import annotations
