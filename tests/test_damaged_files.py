@@ -629,7 +629,7 @@ def test_a_read_only_data_home_says_where_to_write(own_home, tmp_path):
 def test_storage_advice_names_the_owner_and_the_fix(tmp_path, monkeypatch):
     import errno
 
-    from benchmark.errors import storage_problem
+    from benchmark.storage import storage_problem
 
     monkeypatch.setenv("XAIBENCH_HOME", str(tmp_path))
     target = tmp_path / "cache" / "aixi" / "x.sqlite"  # missing folders: the nearest existing one is named
