@@ -37,7 +37,8 @@ from benchmark.isolation import MAX_CRASHES, FitError, Worker, WorkerConfig, Wor
 from benchmark.models.spec import ModelSpec
 from benchmark.submission import Submission
 
-__all__ = ["BACKENDS", "Crashes", "Job", "explain_batch", "run_batches", "plan_units", "ray_available"]
+__all__ = ["BACKENDS", "BatchOptions", "BatchSource", "Crashes", "Job", "explain_batch", "run_batches", "plan_units",
+           "ray_available"]
 
 BACKENDS = ("local", "ray")
 
@@ -163,7 +164,6 @@ class _Shard:
 
 def _run_unit(job: Job, shard: _Shard, batches: list[list[int]]) -> list[list]:
     """A Ray task: one Worker for the shard, the local batch loop, the entries per batch."""
-
     for k, v in (job.threads or {}).items():
         if v is None:
             os.environ.pop(k, None)

@@ -604,8 +604,8 @@ def test_a_full_disk_says_what_would_help(own_home, tmp_path, where):
     argv = ["evaluate", "uniform", "--track", "aixi", "--resource", "aixi/shape-ssin", "--model", "function",
             "--limit", "4", "--results", str(results)]
     # a tmpfs of one page: the first SQLite page or result file fills it
-    r = _in_private_mounts(f"mount -t tmpfs -o size=4k tmpfs {target}; head -c 4096 /dev/zero > {target}/filler || true",
-                           argv, env)
+    fill = f"mount -t tmpfs -o size=4k tmpfs {target}; head -c 4096 /dev/zero > {target}/filler || true"
+    r = _in_private_mounts(fill, argv, env)
     out = " ".join((r.stdout + r.stderr).split())
     assert r.returncode == 2, out[-2000:]
     assert "error:" in out and "is full" in out and "free space on it" in out, out[-2000:]

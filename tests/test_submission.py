@@ -51,7 +51,8 @@ def test_missing_toml_and_bad_entry(tmp_path):
     with pytest.raises(SubmissionError, match="no submission.toml"):
         load_submission(tmp_path)
     sub = write_submission(tmp_path / "s", "s", "return []\n")
-    (sub / "submission.toml").write_text((sub / "submission.toml").read_text().replace("explainer:Explainer", "nomodule:X"))
+    toml = sub / "submission.toml"
+    toml.write_text(toml.read_text().replace("explainer:Explainer", "nomodule:X"))
     with pytest.raises(SubmissionError, match="entry 'nomodule:X'"):
         load_submission(sub).instantiate()
 
