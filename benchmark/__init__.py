@@ -4,9 +4,8 @@
 entry points (see `benchmark.registry`).
 """
 
-__version__ = "0.1.0"
-
-from benchmark.errors import XaibenchError  # noqa: E402
+from benchmark.errors import XaibenchError
+from benchmark.provenance import VERSION as __version__
 
 __all__ = ["XaibenchError", "__version__", "load_resource", "evaluate"]
 

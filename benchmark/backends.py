@@ -9,7 +9,7 @@ missing.
 `ray`: the batches are grouped into units — (submission × model under test) × a shard of consecutive
 batches of the resource — and each unit is one Ray task. A task starts its own `Worker`
 (`benchmark.isolation`: the same sandbox, limits and ground-truth boundary as a local run) for its
-shard, explains the shard batch by batch exactly as the local loop does (`runner._explain`, same
+shard, explains the shard batch by batch exactly as the local loop does (`explain_batch`, same
 batches, same seeds: the same outputs) and returns the entries; the driver writes them as tasks
 finish. A task gets only its shard's inputs and output shapes, never ground truth (a served black-box
 model, e.g. the AIXI function model, is harness code and goes with the task as the local worker's
@@ -28,13 +28,73 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Protocol, Sequence
 
-from benchmark.errors import XaibenchError
+from benchmark.cache import Entry
+from benchmark.contracts import Batch
+from benchmark.errors import SubmissionError, XaibenchError
+from benchmark.isolation import MAX_CRASHES, FitError, Worker, WorkerConfig, WorkerCrash
+from benchmark.models.spec import ModelSpec
+from benchmark.submission import Submission
 
-__all__ = ["BACKENDS", "run_batches", "plan_units", "ray_available"]
+__all__ = ["BACKENDS", "BatchOptions", "BatchSource", "Crashes", "Job", "explain_batch", "run_batches", "plan_units",
+           "ray_available"]
 
 BACKENDS = ("local", "ray")
+
+
+class BatchSource(Protocol):
+    """What `explain_batch` reads of the instances: a track's `Instances`, or a Ray task's shard of them."""
+
+    ids: list[str]
+    output_shapes: list[tuple[int, ...]]
+
+    def batch(self, positions: Sequence[int], seed: int) -> Batch:
+        """The inputs (never ground truth) of the instances at `positions`."""
+        ...
+
+
+class BatchOptions(Protocol):
+    """What a Ray task reads of the run's options (`runner.RunOptions`)."""
+
+    seed: int
+    timeout_s: float
+
+
+@dataclass
+class Crashes:
+    """Worker crashes in a row without one good instance (a circuit breaker for hopeless runs)."""
+
+    in_a_row: int = 0
+    last: str = ""
+    stopped: str = ""  # a reason that ends the run (e.g. an oracle whose fit failed)
+
+
+def explain_batch(worker: Worker, instances: BatchSource, positions: Sequence[int], seed: int, timeout_s: float,
+                  crashes: Crashes) -> list[Entry]:
+    """Entries for one batch; after a worker crash, each instance again alone in a fresh worker. After
+    `MAX_CRASHES` crashes in a row (or a fatal one) every further instance fails unrun with the reason."""
+    ids = [instances.ids[p] for p in positions]
+    if crashes.stopped or crashes.in_a_row >= MAX_CRASHES:
+        reason = crashes.stopped or (f"not run: the worker crashed {crashes.in_a_row} times in a row "
+                                     f"(last: {crashes.last})")
+        return [Entry(i, False, None, reason[:500], 0.0) for i in ids]
+    batch = instances.batch(positions, seed)
+    try:
+        entries = worker.explain(batch.ids, batch.inputs, batch.segments, seed,
+                                 [instances.output_shapes[p] for p in positions], timeout_s)
+    except WorkerCrash as crash:
+        if crash.fatal:  # e.g. a restarted oracle whose fit now fails: retrying cannot help
+            crashes.stopped = f"not run: {crash.reason}"
+            return [Entry(i, False, None, crashes.stopped[:500], 0.0) for i in ids]
+        crashes.in_a_row += 1
+        crashes.last = crash.reason
+        if len(positions) == 1:
+            return [Entry(ids[0], False, None, f"crashed: {crash.reason}"[:500], 0.0)]
+        return [e for p in positions for e in explain_batch(worker, instances, [p], seed, timeout_s, crashes)]
+    if any(e.ok for e in entries):
+        crashes.in_a_row = 0
+    return entries
 
 
 def ray_available() -> str | None:
@@ -65,13 +125,13 @@ THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 class Job:
     """What a unit needs besides its positions (pickled once into Ray's object store)."""
 
-    sub: Any
-    overrides: dict
-    spec: Any
-    config: Any
-    opts: Any
-    fit: dict | None = None  # an oracle's `fit` message (every unit's worker fits before judging)
-    threads: dict | None = None  # THREAD_VARS of the driver (None: unset there)
+    sub: Submission
+    overrides: dict[str, Any]
+    spec: ModelSpec
+    config: WorkerConfig
+    opts: BatchOptions  # the run's options (`runner.RunOptions`): the seed and the per-instance time limit
+    fit: dict[str, Any] | None = None  # an oracle's `fit` message (every unit's worker fits before judging)
+    threads: dict[str, str | None] | None = None  # THREAD_VARS of the driver (None: unset there)
     node_memory: bool = False  # the default memory limit, worked out on the node that runs the task
 
     def __post_init__(self) -> None:
@@ -80,9 +140,9 @@ class Job:
 
 
 class _Shard:
-    """The `Instances` surface `runner._explain` uses, for a shard: its ids, inputs, segments, shapes."""
+    """The `Instances` surface `explain_batch` uses, for a shard: its ids, inputs, segments, shapes."""
 
-    def __init__(self, instances, positions: list[int]) -> None:
+    def __init__(self, instances: BatchSource, positions: list[int]) -> None:
         b = instances.batch(positions, 0)
         self.ids = list(b.ids)
         self.inputs = b.inputs
@@ -91,11 +151,11 @@ class _Shard:
         self._index = {p: k for k, p in enumerate(positions)}
 
     def local(self, positions: Sequence[int]) -> list[int]:
+        """The resource positions `positions` as positions within the shard."""
         return [self._index[p] for p in positions]
 
-    def batch(self, positions: Sequence[int], seed: int):
-        from benchmark.contracts import Batch
-
+    def batch(self, positions: Sequence[int], seed: int) -> Batch:
+        """The shard's inputs at `positions` (positions within the shard, see `local`)."""
         pos = list(positions)
         seg = None if self.segments is None else self.segments[pos]
         inputs = self.inputs[pos] if hasattr(self.inputs, "shape") else [self.inputs[p] for p in pos]
@@ -104,10 +164,6 @@ class _Shard:
 
 def _run_unit(job: Job, shard: _Shard, batches: list[list[int]]) -> list[list]:
     """A Ray task: one Worker for the shard, the local batch loop, the entries per batch."""
-    from benchmark.errors import SubmissionError
-    from benchmark.isolation import FitError, Worker
-    from benchmark.runner import _Crashes, _explain
-
     for k, v in (job.threads or {}).items():
         if v is None:
             os.environ.pop(k, None)
@@ -123,14 +179,15 @@ def _run_unit(job: Job, shard: _Shard, batches: list[list[int]]) -> list[list]:
         config = replace(config, limits=replace(config.limits, memory_bytes=memory))
     worker = Worker(job.sub, job.overrides, job.spec, config, fit=job.fit)
     try:
-        crashes = _Crashes()
+        crashes = Crashes()
         try:
             refused = worker.start()
         except FitError as exc:  # as the local loop: every instance of the unit fails with the reason
             refused, crashes.stopped = None, f"not run: {exc}"
         if refused:
             raise SubmissionError(f"cannot evaluate: {refused}")
-        return [_explain(worker, shard, shard.local(b), job.opts, crashes) for b in batches]
+        return [explain_batch(worker, shard, shard.local(b), job.opts.seed, job.opts.timeout_s, crashes)
+                for b in batches]
     finally:
         worker.close()
 
@@ -151,9 +208,10 @@ def _ray_init(address: str | None, workers: int | None) -> bool:
 
 
 def run_batches(batches: list[list[int]], local: Callable[[list[int]], list], *, backend: str = "local",
-                address: str | None = None, workers: int | None = None, instances=None, job: Job | None = None,
-                ) -> Iterator[tuple[list[int], list]]:
-    """Yield (positions, entries) per batch: `local(batch)` in order here, or Ray tasks as they finish."""
+                address: str | None = None, workers: int | None = None, instances: BatchSource | None = None,
+                job: Job | None = None) -> Iterator[tuple[list[int], list]]:
+    """Yield (positions, entries) per batch: `local(batch)` in order here, or Ray tasks as they finish
+    (`ray` needs the `instances` to cut shards from and the `job` every task runs)."""
     if backend == "local":
         for b in batches:
             yield b, local(b)
@@ -162,6 +220,8 @@ def run_batches(batches: list[list[int]], local: Callable[[list[int]], list], *,
         raise XaibenchError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
     if not batches:
         return
+    if instances is None or job is None:
+        raise TypeError("run_batches(backend='ray') needs the instances and the job")
     why = ray_available()
     if why:
         raise XaibenchError(why)

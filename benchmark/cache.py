@@ -42,8 +42,9 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from benchmark.errors import CacheError, StorageError, storage_problem
+from benchmark.errors import CacheError, StorageError
 from benchmark.progress import console
+from benchmark.storage import storage_problem
 
 BUSY_TIMEOUT_S = 120.0  # how long a write waits for another process's transaction to end
 COLUMNS = {"meta": ["k", "v"], "outputs": ["instance", "ok", "array", "reason", "seconds"]}
@@ -53,6 +54,9 @@ _SIDE_FILES = ("-wal", "-shm", "-journal")
 
 @dataclass
 class Entry:
+    """One instance's cached output: its array when `ok`, else None and the failure `reason`;
+    `seconds` is its share of its batch's wall time."""
+
     instance: str
     ok: bool
     array: np.ndarray | None
@@ -238,13 +242,14 @@ class OutputCache:
         """Move the damaged file (and its side files) aside, start a fresh cache holding the rows that
         can still be read, say so in one line, and return the fresh connection."""
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-        target = self.path.with_name(f"{self.path.name}.damaged-{stamp}")
+        free = self.path.with_name(f"{self.path.name}.damaged-{stamp}")
         n = 1
-        while target.exists():
+        while free.exists():
             n += 1
-            target = self.path.with_name(f"{self.path.name}.damaged-{stamp}-{n}")
+            free = self.path.with_name(f"{self.path.name}.damaged-{stamp}-{n}")
+        target: Path | None = free
         try:
-            os.replace(self.path, target)
+            os.replace(self.path, free)
         except FileNotFoundError:  # another process moved it first; its side files went with it
             target = None
         if target is not None:
@@ -385,7 +390,8 @@ class OutputCache:
 
     def put(self, entries: Iterable[Entry]) -> None:
         """Store one batch in one transaction (replacing rows of the same ids)."""
-        rows = [(e.instance, int(e.ok), _encode(e.array) if e.ok else None, e.reason, e.seconds) for e in entries]
+        rows = [(e.instance, int(e.ok), _encode(e.array) if e.ok and e.array is not None else None, e.reason,
+                 e.seconds) for e in entries]
         for attempt in range(2):
             try:
                 with _transaction(self.db):
@@ -408,7 +414,8 @@ class OutputCache:
         ids = list(instances)
         for start in range(0, len(ids), 500):
             chunk = ids[start : start + 500]
-            q = f"SELECT instance, ok, array, reason, seconds FROM outputs WHERE instance IN ({','.join('?' * len(chunk))})"
+            marks = ",".join("?" * len(chunk))
+            q = f"SELECT instance, ok, array, reason, seconds FROM outputs WHERE instance IN ({marks})"
             for row in self._rows(q, chunk):
                 try:
                     out[row[0]] = _entry(row)
@@ -423,6 +430,7 @@ class OutputCache:
         return out
 
     def close(self) -> None:
+        """Close the database connection."""
         self.db.close()
 
 

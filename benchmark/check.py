@@ -50,6 +50,9 @@ TEXTS = ["a gripping and funny film !", "dull and slow , the plot is bad", "the 
 
 @dataclass
 class Row:
+    """One line of the check's report: which check on which model, passed (True), failed (False) or
+    skipped (None), and why."""
+
     check: str
     model: str
     ok: bool | None  # None: skipped
@@ -78,7 +81,10 @@ def draw_images(n: int = N, size: int = SIZE, seed: int = 0) -> tuple[np.ndarray
     return images, objects, patterns
 
 
-def image_models(folder: Path, images, objects, patterns, ids) -> list[ModelSpec]:
+def image_models(folder: Path, images: np.ndarray, objects: np.ndarray, patterns: list[np.ndarray],
+                 ids: list[str]) -> list[ModelSpec]:
+    """The image models checked (`draw_images`' data): a random-weight white-box AIXI CNN saved under
+    `folder`, and the harness-served shape function model (black box, per instance)."""
     import torch
 
     from benchmark.models.aixi_function import FunctionModel, Reference, get_function
@@ -96,6 +102,8 @@ def image_models(folder: Path, images, objects, patterns, ids) -> list[ModelSpec
 
 
 def text_models(folder: Path, docs: list[list[str]]) -> list[ModelSpec]:
+    """The text models checked: a random-weight word-level Kim CNN and a HAN with word attention over
+    the vocabulary of `docs`, saved under `folder` (white box)."""
     import torch
 
     from benchmark.models.base import save_model
@@ -143,13 +151,17 @@ def check_submission(path: str | Path, sandbox: str = "auto", timeout: float = 6
             return sub, rows
         for modality in sub.modalities:
             ids = [f"{modality}-{k:02d}" for k in range(N)]
+            inputs: np.ndarray | list[list[str]]
+            segments: np.ndarray | None
+            shapes: list[tuple[int, ...]]
             if modality == "image":
                 images, objects, patterns = draw_images()
                 specs = image_models(Path(tmp), images, objects, patterns, ids)
                 inputs, segments, shapes = images, objects, [(SIZE, SIZE)] * N
             else:
-                inputs = [t.split() for t in TEXTS]
-                specs, segments, shapes = text_models(Path(tmp), inputs), None, [(len(d),) for d in inputs]
+                docs = [t.split() for t in TEXTS]
+                inputs, segments, shapes = docs, None, [(len(d),) for d in docs]
+                specs = text_models(Path(tmp), docs)
             for spec in specs:
                 rows += _check_model(sub, spec, ids, inputs, segments, shapes, sandbox, timeout)
     return sub, rows
@@ -171,8 +183,9 @@ def oracle_data(spec: ModelSpec) -> tuple[dict, list[dict]]:
     for n, d in enumerate(docs):
         scores = [float(prob[n, pred[n]] - drop[k + j, pred[n]]) for j in range(len(d))]
         k += len(d)
-        items.append({"tokens": d, "text": TEXTS[n], "prediction": int(pred[n]), "class_name": ("negative", "positive")[pred[n]],
-                      "confidence": float(prob[n].max()), "explanation_words": d, "explanation_scores": scores})
+        items.append({"tokens": d, "text": TEXTS[n], "prediction": int(pred[n]),
+                      "class_name": ("negative", "positive")[pred[n]], "confidence": float(prob[n].max()),
+                      "explanation_words": d, "explanation_scores": scores})
     fit = {"train": train, "class_names": ["negative", "positive"], "explainer": {"name": "lime-text",
                                                                                   "parameters": {"num_samples": 200}}}
     return fit, items

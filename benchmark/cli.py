@@ -22,22 +22,14 @@ from typing import List, Optional
 import typer
 from rich.cells import cell_len
 from rich.text import Text
+from typer._click.exceptions import ClickException as _ClickException, UsageError as _UsageError  # typer ≥ 0.29
 
-from benchmark.errors import XaibenchError, storage_error
+from benchmark.errors import XaibenchError
 from benchmark.options import SEED_MAX, TIMEOUT_MAX_S, lazy_choice
 from benchmark.progress import console
 from benchmark.registry import iter_entry_points
 from benchmark.sandbox import SCRATCH_GB, default_memory_gb, default_processes, machine_memory_bytes
-
-try:
-    from click.exceptions import Abort as _Abort  # what an older typer raises on Ctrl-D
-except ImportError:
-    _Abort = typer.Abort
-
-try:  # recent typer carries its own copy of click
-    from typer._click.exceptions import ClickException as _ClickException, UsageError as _UsageError
-except ImportError:  # older typer runs on click itself
-    from click.exceptions import ClickException as _ClickException, UsageError as _UsageError
+from benchmark.storage import storage_error
 
 app = typer.Typer(
     name="xaibench",
@@ -77,6 +69,8 @@ def _parse_seeds(text: str | None) -> list[int] | None:
 
 
 class SandboxMode(str, Enum):
+    """`--sandbox`: where submissions run (`benchmark.sandbox.MODES`)."""
+
     auto = "auto"
     bwrap = "bwrap"
     none = "none"
@@ -111,7 +105,12 @@ def list_cmd() -> None:
     console.print(submissions_listing(discover()))
 
 
-Backend = StrEnum("Backend", {b: b for b in ("local", "ray")})  # benchmark.backends.BACKENDS
+class Backend(StrEnum):
+    """`--backend`: where batches are explained (`benchmark.backends.BACKENDS`)."""
+
+    local = "local"
+    ray = "ray"
+
 
 # The sandbox's limits (docs/isolation.md), with this machine's defaults worked out for --help.
 _MEMORY_HELP = (f"Address-space limit of each submission worker, GiB. Default: half this machine's memory "
@@ -127,7 +126,8 @@ _SCRATCH_HELP = ("Size bound of the submission's scratch folder (kept between ru
 @app.command("evaluate")
 def evaluate_cmd(
     submission: str = typer.Argument(..., help="A submission name (see `xaibench list`), a folder with "
-                                     "submission.toml, or 'all' for every built-in explainer (or oracle) of the track."),
+                                     "submission.toml, or 'all' for every built-in explainer (or oracle) of the "
+                                     "track."),
     exclude: Optional[List[str]] = typer.Option(None, "--exclude", "-x", help="With 'all': leave out this "
                                                 "submission (repeatable), e.g. a slow one at a small scale."),
     track: str = typer.Option("aixi", "--track", "-t", help="The track to evaluate on (see `xaibench list`).",
@@ -315,7 +315,8 @@ def check_cmd(
     console.print(table)
     failed = [r for r in rows if r.ok is False]
     console.print(f"{'FAILED' if failed else 'passed'}: {sum(r.ok is True for r in rows)} passed, "
-                  f"{len(failed)} failed, {sum(r.ok is None for r in rows)} skipped in {time.perf_counter() - t0:.1f} s")
+                  f"{len(failed)} failed, {sum(r.ok is None for r in rows)} skipped in "
+                  f"{time.perf_counter() - t0:.1f} s")
     if failed:
         raise typer.Exit(1)
 
@@ -451,7 +452,7 @@ def _fold_option_help() -> None:
                 item.overflow = "fold"
         return Group(*got.renderables)
 
-    stacked._xaibench_folds = True  # type: ignore[attr-defined]
+    stacked._xaibench_folds = True  # type: ignore[attr-defined]  # a marker on the function: patched once
     rich_utils._get_parameter_help = stacked
 
     from rich.table import Table
@@ -461,7 +462,7 @@ def _fold_option_help() -> None:
         short, negative) stacked in one column kept whole, the type column at most 18 cells, the help
         folded in what is left — nothing cut with "…", nothing hidden. Other tables are untouched."""
 
-        def add_row(self, *renderables, **kwargs):  # type: ignore[override]
+        def add_row(self, *renderables, **kwargs):
             cells = list(renderables)
             if len(cells) in (6, 7) and all(isinstance(c, Text) for c in cells[-6:-1]):
                 *required, long, short, neg_long, neg_short, kind, help_ = cells
@@ -477,7 +478,7 @@ def _fold_option_help() -> None:
             return super().add_row(*cells, **kwargs)
 
     if getattr(rich_utils, "Table", None) is Table:
-        rich_utils.Table = _Table
+        rich_utils.Table = _Table  # type: ignore[misc]  # a monkeypatch: typer's help renders through this name
 
 
 def tidy_help(typer_app: typer.Typer) -> None:
@@ -522,7 +523,7 @@ def main(argv: list[str] | None = None) -> None:
                 print(exc.format_message())
             sys.exit(exc.exit_code)
         _fail(_usage_message(exc), exc.exit_code)
-    except (typer.Abort, _Abort):
+    except typer.Abort:  # Ctrl-D at a prompt
         _fail("aborted", 1)
     sys.exit(code if isinstance(code, int) else 0)
 

@@ -59,7 +59,9 @@ class Explainer(Protocol):
     Higher = more important for the explained output (`model.target(...)`).
     """
 
-    def explain(self, model: Model, batch: Batch) -> Attributions: ...
+    def explain(self, model: Model, batch: Batch) -> Attributions:
+        """One attribution array per instance of `batch`, in its order (the shapes above)."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -88,9 +90,13 @@ class Oracle(Protocol):
     number, or a list of the wrong length) is that instance's recorded score failure; its verdict
     still counts (`judgement_outputs`)."""
 
-    def fit(self, context: OracleContext) -> None: ...
+    def fit(self, context: OracleContext) -> None:
+        """Learn from the training split once per model under test, before any `judge`."""
+        ...
 
-    def judge(self, batch: Batch) -> Judgement: ...
+    def judge(self, batch: Batch) -> Judgement:
+        """Verdicts (and optionally scores) for the explained predictions of `batch` (see above)."""
+        ...
 
 
 # What an oracle's instance output carries on the wire and in the cache: a float32 array
@@ -127,11 +133,9 @@ def judgement_parts(value: Any, n: int) -> tuple[Any, list[float]]:
     if type(value) is dict:
         verdicts = value.get("verdicts")
         scores = value.get("scores")
-        if type(scores) not in (list, tuple):
-            codes = [-2.0 if scores is None else -6.0] * n
-        elif len(scores) != n:
-            codes = [-6.0] * n
+        if type(scores) is list or type(scores) is tuple:  # exactly these: no subclass's len / iter runs
+            codes = [score_code(v) for v in scores] if len(scores) == n else [-6.0] * n
         else:
-            codes = [score_code(v) for v in scores]
+            codes = [-2.0 if scores is None else -6.0] * n
         return verdicts, codes
     return value, [SCORE_NONE] * n

@@ -129,7 +129,9 @@ def sign(d: dict[str, Any]) -> str:
 def check(d: dict[str, Any]) -> str:
     """"signed", "modified" or "unsigned" for the result dict `d` as read from its file (see above)."""
     integrity = d.get("integrity") if isinstance(d, dict) else None
-    signature = integrity.get("signature") if isinstance(integrity, dict) else None
+    if not isinstance(integrity, dict):
+        return "unsigned"
+    signature = integrity.get("signature")
     if not isinstance(signature, str) or not signature:
         return "unsigned"
     key = result_key(create=False)

@@ -57,10 +57,17 @@ MAX_CRASHES = 8
 TAIL_BYTES = 4096
 
 
-def _clean(text: str, limit: int = 500) -> str:
+def _clean(text: object, limit: int = 500) -> str:
     """Printable, one-line, bounded text from an untrusted source."""
     text = "".join(ch if ch.isprintable() else " " for ch in str(text))
     return " ".join(text.split())[:limit]
+
+
+def _scratch_note(path: Path, over: str, limit: int | None, done: str) -> str:
+    """The note on a scratch folder found over its bound (`over`, from `measure`) and what `clean` did
+    with it; the bound is named when there is one (a folder too deep or unreadable is over without one)."""
+    bound = f" ({fmt_bytes(limit)}, --scratch-limit)" if limit is not None else ""
+    return f"scratch folder {path} {over}{bound}: {done}"
 
 
 def validate_output(out: Any, shape: tuple[int, ...]) -> tuple[np.ndarray | None, str]:
@@ -204,7 +211,7 @@ class Worker:
         use = measure(path, limit, group=group)
         if use.over:
             done = clean(path)
-            note = f"scratch folder {path} {use.over} ({fmt_bytes(limit)}, --scratch-limit): {done}"
+            note = _scratch_note(path, use.over, limit, done)
             self.scratch_notes.append(note)
             from benchmark.progress import console
 
@@ -286,13 +293,15 @@ class Worker:
     def _fit(self) -> None:
         """Send the oracle's `fit` and wait for it (FitError on an exception, a hang or a crash)."""
         limit = self.config.fit_timeout_s
+        channel, fit = self.channel, self.fit
+        assert channel is not None and fit is not None  # called by start(), for an oracle, once the worker is up
         try:
             deadline = time.monotonic() + limit if limit > 0 else None
-            self.channel.send({"type": "fit", **self.fit})
-            reply = self.channel.recv(deadline)
+            channel.send({"type": "fit", **fit})
+            reply = channel.recv(deadline)
             while isinstance(reply, dict) and reply.get("type") == "predict":  # a served model, while fitting
                 self._serve_predict(reply, [])
-                reply = self.channel.recv(deadline)
+                reply = channel.recv(deadline)
         except Deadline:
             self.close()
             raise FitError(f"fit timed out (limit {limit:g} s; raise --fit-timeout or fix the oracle)") from None
@@ -352,6 +361,7 @@ class Worker:
         if not folders and not limits.memory_bytes:
             return None
         proc = self.proc
+        assert proc is not None  # called by start() once the worker process runs
 
         def kill() -> None:
             try:
@@ -433,7 +443,7 @@ class Worker:
                 raise ValueError("this model is not served by the harness")
             focus = msg.get("focus")
             if self.spec.one_at_a_time:
-                if focus not in ids:
+                if not isinstance(focus, str) or focus not in ids:
                     raise ValueError("predict() must be called while explaining an instance of the batch")
                 if self.spec.per_instance:
                     model.focus(focus)
@@ -449,6 +459,7 @@ class Worker:
             reply = {"type": "predicted", "outputs": out}
         except Exception as exc:  # a bad request is the submission's failure, never the harness's
             reply = {"type": "predict-error", "message": _clean(f"{type(exc).__name__}: {exc}", 300)}
+        assert self.channel is not None  # a predict request came in on it
         self.channel.send(reply)
 
     def explain_all(self, ids: Sequence[str], inputs: Any, segments: np.ndarray | None, shapes: Sequence[tuple],
@@ -474,12 +485,14 @@ class Worker:
             if why_not:
                 raise WorkerCrash(f"the restarted worker refused the model ({why_not})")
         ids = list(ids)
+        channel = self.channel
+        assert channel is not None  # start() opened it
         t0 = time.perf_counter()
         deadline = time.monotonic() + timeout_s * len(ids) if timeout_s > 0 else None
         try:
-            self.channel.send({"type": "batch", "ids": ids, "inputs": inputs, "segments": segments, "seed": int(seed)})
+            channel.send({"type": "batch", "ids": ids, "inputs": inputs, "segments": segments, "seed": int(seed)})
             while True:
-                msg = self.channel.recv(deadline)
+                msg = channel.recv(deadline)
                 if not isinstance(msg, dict):
                     raise WireError("a message that is not an object")
                 if msg.get("type") == "predict":

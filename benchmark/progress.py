@@ -8,11 +8,12 @@ import sys
 from contextlib import contextmanager
 from typing import Iterator
 
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    ProgressColumn,
     TaskProgressColumn,
     TextColumn,
     TimeElapsedColumn,
@@ -23,6 +24,8 @@ console = Console(stderr=True)
 
 
 def enabled() -> bool:
+    """Whether progress bars are drawn: `XAIBENCH_PROGRESS` when set ("0" = off), else on a terminal
+    or outside CI."""
     flag = os.environ.get("XAIBENCH_PROGRESS")
     if flag is not None:
         return flag != "0"
@@ -72,15 +75,20 @@ class FitProgress(Progress):
     min_bar = 10
     max_bar = 40
 
-    def get_renderables(self):
+    def get_renderables(self) -> Iterator[RenderableType]:
+        """The tasks' lines laid out to fit the terminal's width (see the class docstring)."""
         from rich.measure import Measurement
         from rich.table import Column, Table
 
         tasks = [t for t in self.tasks if t.visible]
-        if not tasks or len(self.columns) < 3 or not isinstance(self.columns[1], BarColumn):
+        if not tasks or len(self.columns) < 3:
             yield self.make_tasks_table(tasks)
             return
-        describe, bar, rest = self.columns[0], self.columns[1], self.columns[2:]
+        describe, bar = self.columns[0], self.columns[1]
+        rest = [c for c in self.columns[2:] if isinstance(c, ProgressColumn)]
+        if isinstance(describe, str) or not isinstance(bar, BarColumn) or len(rest) < len(self.columns) - 2:
+            yield self.make_tasks_table(tasks)  # a column given as text: rich's own layout
+            return
         width = self.console.width
         options = self.console.options
         heads = [describe(t) for t in tasks]

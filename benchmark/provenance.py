@@ -7,6 +7,7 @@ from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
+VERSION = "0.1.0"  # xaibench's version (`benchmark.__version__`; pyproject.toml's [project] version)
 LIBRARIES = ("numpy", "torch", "captum", "lime", "POT", "scikit-learn", "datasets", "opencv-python-headless")
 
 
@@ -21,6 +22,7 @@ def git_hash() -> str:
 
 
 def libraries() -> dict[str, str]:
+    """The installed versions of `LIBRARIES` (those not installed are left out)."""
     out = {}
     for lib in LIBRARIES:
         try:
@@ -31,6 +33,6 @@ def libraries() -> dict[str, str]:
 
 
 def software() -> dict[str, object]:
-    import benchmark
-
-    return {"xaibench": benchmark.__version__, "git": git_hash(), "libraries": libraries()}
+    """What a resource or result records of the software that made it: xaibench's version, the git
+    commit and the versions of the libraries that can change a number (`LIBRARIES`)."""
+    return {"xaibench": VERSION, "git": git_hash(), "libraries": libraries()}

@@ -215,6 +215,8 @@ class MetricSummary:
 
     @classmethod
     def from_scores(cls, scores: np.ndarray, direction: str, label: str = "") -> "MetricSummary":
+        """Mean, sample std (ddof 1) and Student-t 95 % interval (mean ± t₀.₉₇₅,ₙ₋₁ · std / √n) of the
+        finite per-instance `scores`; NaN ones count as `excluded`; None values when none is finite."""
         scores = np.asarray(scores, dtype=np.float64)
         ok = scores[np.isfinite(scores)]
         excluded = int(scores.size - ok.size)
@@ -231,12 +233,17 @@ class MetricSummary:
 
 @dataclass
 class Failure:
+    """An instance that failed (invalid output, exception, time-out, crash) and the reason."""
+
     instance: str
     reason: str
 
 
 @dataclass
 class Result:
+    """One evaluation's record (the schema in the module docstring): who ran on what, the metric
+    summaries, failures, provenance, coverage, integrity and the per-instance scores."""
+
     submission: dict[str, Any]  # name, version, hash, parameters, kind
     track: str
     resource: dict[str, Any]  # name, version, revision, split
@@ -268,11 +275,13 @@ class Result:
 
     # -- (de)serialisation with validation --------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
+        """The JSON-ready dict of the current schema (validated first)."""
         self.validate()
         return asdict(self)
 
     def validate(self) -> None:
-        _check(isinstance(self.track, str) and self.track, "track", "a non-empty string")
+        """Raise `ResultError` naming the first field that does not follow the schema."""
+        _check(isinstance(self.track, str) and bool(self.track), "track", "a non-empty string")
         for key in ("name", "version", "hash"):
             _check(isinstance(self.submission.get(key), str), f"submission.{key}", "a string")
         for key in ("name", "revision", "split"):
@@ -326,6 +335,8 @@ class Result:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Result":
+        """A Result from a parsed file of any readable schema (older ones upgraded, see the module
+        docstring); `ResultError` naming the bad field."""
         try:
             if not isinstance(d, dict):
                 raise ResultError(f"result must be a JSON object, got {type(d).__name__}")
@@ -339,7 +350,8 @@ class Result:
                     raise ResultError("a schema-1 result has no 'coverage' or 'integrity'")
                 d = {**d, "schema_version": SCHEMA_VERSION, "coverage": unknown_coverage(d["n_instances"]),
                      "integrity": {"outputs_sha256": None, "signature": None}}
-            elif not (isinstance(d.get("coverage"), dict) and d["coverage"]) or not isinstance(d.get("integrity"), dict):
+            elif (not (isinstance(d.get("coverage"), dict) and d["coverage"])
+                  or not isinstance(d.get("integrity"), dict)):
                 raise ResultError(f"a schema-{d['schema_version']} result needs 'coverage' and 'integrity' objects")
             metrics = {
                 k: MetricSummary(**{**v, "ci95": tuple(v["ci95"]) if v.get("ci95") else None})

@@ -16,20 +16,21 @@ import time
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
 from benchmark import allocator
-from benchmark.backends import BACKENDS, Job, run_batches
+from benchmark.backends import BACKENDS, Crashes, Job, explain_batch, run_batches
 from benchmark.cache import Entry, OutputCache
-from benchmark.errors import SubmissionError, XaibenchError, storage_error
-from benchmark.isolation import MAX_CRASHES, FitError, Worker, WorkerConfig, WorkerCrash, validate_output
+from benchmark.errors import SubmissionError, XaibenchError
+from benchmark.isolation import FitError, Worker, WorkerConfig, validate_output
 from benchmark.progress import progress_bar
 from benchmark.provenance import software
 from benchmark.resources import data_home, load_resource
 from benchmark.results import Failure, MetricSummary, Result, coverage_of, outputs_digest, pack_scores
 from benchmark.sandbox import MODES, SCRATCH_GB, Limits, default_memory_gb, default_processes
+from benchmark.storage import storage_error
 from benchmark.submission import Submission, get_submission
 from benchmark.tracks import get_track
 
@@ -38,6 +39,9 @@ __all__ = ["RunOptions", "evaluate", "validate_output", "result_path", "display_
 
 @dataclass
 class RunOptions:
+    """The options of one evaluation (`evaluate`'s keyword arguments; the CLI's options), checked by
+    `check` before anything runs."""
+
     model: str = "cnn"  # which model under test (track-specific: aixi has "function" and "cnn")
     split: str | None = None  # default: the track's evaluation split
     limit: int | None = None  # first N instances only (≥ 1)
@@ -246,7 +250,8 @@ def _run_seed(sub: Submission, trk, res, split: str, instances, spec, model_info
                           limits=Limits(memory_bytes=int(memory_gb * (1 << 30)),
                                         cpu_seconds=_cpu_budget(opts.timeout_s, len(instances),
                                                                 opts.fit_timeout_s if fit is not None else None),
-                                        processes=default_processes() if opts.processes is None else opts.processes or None,
+                                        processes=(default_processes() if opts.processes is None
+                                                   else opts.processes or None),
                                         scratch_bytes=int(opts.scratch_gb * (1 << 30)) or None),
                           assets=trk.assets(res), fit_timeout_s=opts.fit_timeout_s)
     worker = Worker(sub, opts.params, spec, config,  # resolves the sandbox (or refuses) before any file is made
@@ -257,7 +262,7 @@ def _run_seed(sub: Submission, trk, res, split: str, instances, spec, model_info
         done = cache.done()
         todo = [n for n, i in enumerate(instances.ids) if i not in done]
         t_start = time.perf_counter()
-        crashes = _Crashes()
+        crashes = Crashes()
         if todo and opts.backend == "local":
             try:
                 refused = worker.start()
@@ -273,9 +278,11 @@ def _run_seed(sub: Submission, trk, res, split: str, instances, spec, model_info
             batches = [todo[start : start + opts.batch_size] for start in range(0, len(todo), opts.batch_size)]
             job = Job(sub, opts.params, spec, config, run_opts, fit=worker.fit,
                       node_memory=opts.memory_gb is None and opts.address is not None)
-            for pos, got in run_batches(batches, lambda pos: _explain(worker, instances, pos, run_opts, crashes),
-                                        backend=opts.backend, address=opts.address, workers=opts.workers,
-                                        instances=instances, job=job):
+            def local(pos: list[int]) -> list[Entry]:
+                return explain_batch(worker, instances, pos, run_opts.seed, run_opts.timeout_s, crashes)
+
+            for pos, got in run_batches(batches, local, backend=opts.backend, address=opts.address,
+                                        workers=opts.workers, instances=instances, job=job):
                 cache.put(got)
                 bar.advance(len(pos))
         worker.close()
@@ -367,40 +374,6 @@ def _cpu_budget(timeout_s: float, n: int, fit_s: float | None = None) -> int | N
     if timeout_s <= 0 or fit_s == 0:
         return None
     return int((timeout_s * max(n, 1) + (fit_s or 0.0)) * (os.cpu_count() or 1) + 600)
-
-
-@dataclass
-class _Crashes:
-    """Worker crashes in a row without one good instance (a circuit breaker for hopeless runs)."""
-
-    in_a_row: int = 0
-    last: str = ""
-    stopped: str = ""  # a reason that ends the run (e.g. an oracle whose fit failed)
-
-
-def _explain(worker: Worker, instances, positions: Sequence[int], opts: RunOptions,
-             crashes: _Crashes) -> list[Entry]:
-    """Entries for one batch; after a worker crash, each instance again alone in a fresh worker."""
-    ids = [instances.ids[p] for p in positions]
-    if crashes.stopped or crashes.in_a_row >= MAX_CRASHES:
-        reason = crashes.stopped or f"not run: the worker crashed {crashes.in_a_row} times in a row (last: {crashes.last})"
-        return [Entry(i, False, None, reason[:500], 0.0) for i in ids]
-    batch = instances.batch(positions, opts.seed)
-    try:
-        entries = worker.explain(batch.ids, batch.inputs, batch.segments, opts.seed,
-                                 [instances.output_shapes[p] for p in positions], opts.timeout_s)
-    except WorkerCrash as crash:
-        if crash.fatal:  # e.g. a restarted oracle whose fit now fails: retrying cannot help
-            crashes.stopped = f"not run: {crash.reason}"
-            return [Entry(i, False, None, crashes.stopped[:500], 0.0) for i in ids]
-        crashes.in_a_row += 1
-        crashes.last = crash.reason
-        if len(positions) == 1:
-            return [Entry(ids[0], False, None, f"crashed: {crash.reason}"[:500], 0.0)]
-        return [e for p in positions for e in _explain(worker, instances, [p], opts, crashes)]
-    if any(e.ok for e in entries):
-        crashes.in_a_row = 0
-    return entries
 
 
 def _score(trk, instances, entries: dict[str, Entry], name: str, metric_params: dict) -> dict[str, np.ndarray]:

@@ -325,10 +325,9 @@ def _python_roots() -> list[Path]:
 def _package_dirs() -> list[Path]:
     """The harness package's folders and the built-in submissions' (located through their entry point,
     never imported here: `benchmark.submission.builtin_folders`)."""
-    import benchmark
     from benchmark.submission import builtin_folders
 
-    return sorted({Path(p).resolve() for p in benchmark.__path__} | set(builtin_folders()))
+    return sorted({Path(__file__).resolve().parent} | set(builtin_folders()))
 
 
 def _under(path: Path, root: Path) -> bool:

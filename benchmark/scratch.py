@@ -38,7 +38,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Protocol
 
 BLOCK = 4096  # the least an entry costs (an inode and a block, or a directory entry)
 MAX_DEPTH = 64  # deeper nesting counts as over the bound (no real cache nests this deep)
@@ -51,6 +51,14 @@ def fmt_bytes(n: float) -> str:
         if abs(n) >= 1 << shift:
             return f"{round(n / (1 << shift), 2):g} {unit}"
     return f"{int(n)} B"
+
+
+class _Listing(Protocol):
+    """An open folder listing (`os.scandir` of a folder descriptor), closed when the walk leaves it."""
+
+    def __next__(self) -> os.DirEntry[str]: ...
+
+    def close(self) -> None: ...
 
 
 @dataclass
@@ -101,7 +109,7 @@ def measure(root: Path, limit: int | None, *, group: int | None = None, seen: se
     except OSError as exc:
         use.over = f"cannot be read ({exc.strerror})"
         return use
-    stack: list[tuple[int, object]] = []
+    stack: list[tuple[int, _Listing]] = []
     try:
         st = os.fstat(top)
         seen.add((st.st_dev, st.st_ino))
@@ -246,7 +254,7 @@ def _empty_pass(top: int, failed: list[str]) -> int:
     """One depth-first removal pass below `top`; returns how many deep folders it moved up (another
     pass removes them)."""
     moved = 0
-    stack: list[tuple[int, object, str]] = [(top, os.scandir(top), "")]  # (folder fd, its entries, its name)
+    stack: list[tuple[int, _Listing, str]] = [(top, os.scandir(top), "")]  # (folder fd, its entries, its name)
     try:
         while stack:
             fd, it, name = stack[-1]
@@ -389,11 +397,13 @@ class Guard:
         self._thread: threading.Thread | None = None
 
     def start(self) -> "Guard":
+        """Start watching (a daemon thread checks every `interval` seconds); returns the guard."""
         self._thread = threading.Thread(target=self._run, name="xaibench-guard", daemon=True)
         self._thread.start()
         return self
 
     def stop(self) -> None:
+        """Stop watching and wait (up to 30 s) for the watching thread to end."""
         self._stop.set()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout=30)

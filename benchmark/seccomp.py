@@ -35,7 +35,8 @@ _PR_SET_NO_NEW_PRIVS = 38
 _SECCOMP_SET_MODE_FILTER, _SECCOMP_FILTER_FLAG_TSYNC = 1, 1
 
 
-def program(denied: dict[int, tuple[int, ...]] = DENIED, err: int = errno.EOPNOTSUPP) -> list[tuple[int, int, int, int]]:
+def program(denied: dict[int, tuple[int, ...]] = DENIED,
+            err: int = errno.EOPNOTSUPP) -> list[tuple[int, int, int, int]]:
     """The filter as (code, jt, jf, k) instructions: per architecture, load the arch, skip the block
     unless it matches, load the syscall number, jump to DENY on a listed number, else allow."""
     blocks = list(denied.items())

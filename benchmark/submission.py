@@ -51,6 +51,9 @@ CAPABILITY_FIELDS = {"modalities": list, "needs_gradients": bool, "needs_segment
 
 @dataclass
 class Submission:
+    """A submission folder as its `submission.toml` describes it (docs/submissions.md): name, version,
+    kind (explainer or oracle), entry `<module>:<Class>`, capabilities, parameters and content hash."""
+
     name: str
     version: str
     kind: str
@@ -94,6 +97,8 @@ class Submission:
         return None
 
     def module_file(self) -> Path:
+        """The entry module's file (`<module>.py` in the folder); `SubmissionError` when the entry is not
+        `<module>:<Class>` or the file is missing."""
         module_name, _, class_name = self.entry.partition(":")
         file = self.path / f"{module_name}.py"
         if not file.exists() or not class_name:
@@ -130,6 +135,9 @@ class Submission:
         mod_key = f"xaibench_submission_{self.name.replace('-', '_')}_{self.hash}"
         if mod_key not in sys.modules:
             spec = importlib.util.spec_from_file_location(mod_key, file)
+            if spec is None or spec.loader is None:
+                raise SubmissionError(f"{file} cannot be imported: Python finds no module loader for it; "
+                                      "name a .py module in entry (submission.toml)")
             module = importlib.util.module_from_spec(spec)
             sys.modules[mod_key] = module
             try:
@@ -144,7 +152,7 @@ class Submission:
         self.check_parameters(overrides or {})
         accepted = accepted_parameters(cls)
         refused = sorted(set(params) - accepted) if accepted is not None else []
-        if refused:
+        if refused and accepted is not None:
             raise ParameterError(
                 f"{self.name}: [parameters] key(s) {', '.join(refused)} not accepted by {class_name}(); "
                 f"accepted: {', '.join(sorted(accepted)) or 'none'}"
@@ -152,7 +160,8 @@ class Submission:
         try:
             obj = cls(**params)
         except TypeError as exc:
-            raise SubmissionError(f"{self.name}: {class_name}(**parameters) failed ({exc}); check [parameters]") from exc
+            raise SubmissionError(f"{self.name}: {class_name}(**parameters) failed ({exc}); "
+                                  "check [parameters]") from exc
         method = "explain" if self.kind == "explainer" else "judge"
         if not callable(getattr(obj, method, None)):
             raise SubmissionError(f"{self.name}: {class_name} has no {method}() method required of an {self.kind}")

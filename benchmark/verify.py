@@ -34,11 +34,14 @@ REL_TOL = 1e-9
 
 @dataclass
 class Verdict:
+    """What `xaibench verify` found for one result file: the problems (none when it checks out)."""
+
     path: Path
     problems: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
+        """True when no problem was found."""
         return not self.problems
 
 
@@ -177,6 +180,8 @@ def _sha(path: Path) -> str | None:
 
 
 def load_verdicts() -> dict[str, dict]:
+    """The recorded verdicts (`$XAIBENCH_HOME/verdicts.json`) by resolved result path; {} when none
+    were recorded or the file does not read."""
     p = _verdicts_path()
     try:
         data = json.loads(p.read_text())

@@ -85,7 +85,8 @@ def encode(obj: Any) -> bytes:
     header = {"body": body, "__arrays__": [[a.dtype.name, list(a.shape), a.nbytes] for a in arrays]}
     hb = json.dumps(header, separators=(",", ":"), allow_nan=False).encode()
     total = 4 + len(hb) + sum(a.nbytes for a in arrays)
-    parts = [struct.pack("<QI", total, len(hb)), hb] + [memoryview(a).cast("B") for a in arrays if a.nbytes]
+    parts: list[bytes | memoryview] = [struct.pack("<QI", total, len(hb)), hb]
+    parts += [a.data.cast("B") for a in arrays if a.nbytes]  # each array's buffer, as bytes, without a copy
     return b"".join(parts)
 
 
@@ -151,6 +152,8 @@ class Channel:
         self.sock.setblocking(True)
 
     def send(self, obj: Any) -> None:
+        """Send `obj` as one frame; WireError when it is over `max_bytes`, PeerClosed when the other end
+        is gone."""
         data = encode(obj)
         if len(data) - 8 > self.max_bytes:
             raise WireError(f"message of {len(data) - 8:,} bytes exceeds the {self.max_bytes:,}-byte limit")
@@ -179,12 +182,15 @@ class Channel:
         return buf
 
     def recv(self, deadline: float | None = None) -> Any:
+        """The next message; Deadline when `deadline` passes first, PeerClosed at the end of the stream,
+        WireError for a frame over `max_bytes` or malformed."""
         (length,) = struct.unpack("<Q", bytes(self._read(8, deadline)))
         if length > self.max_bytes:
             raise WireError(f"message of {length:,} bytes exceeds the {self.max_bytes:,}-byte limit")
         return decode(self._read(length, deadline))
 
     def close(self) -> None:
+        """Close the socket (errors ignored)."""
         try:
             self.sock.close()
         except OSError:

@@ -37,6 +37,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from benchmark.wire import Channel, PeerClosed, channel_from_fd
+
 MAX_REASON = 500
 _LIMITS: dict = {}  # the limits this worker runs under (from `start`), for naming them in reasons
 
@@ -59,6 +61,8 @@ def limit_hint(exc: BaseException) -> str:
 
 
 def reason_of(exc: BaseException) -> str:
+    """An instance's failure reason for `exc`: "raised <Type>: <message>" with the limit it most likely
+    hit (`limit_hint`), at most `MAX_REASON` characters."""
     hint = limit_hint(exc)
     return f"raised {type(exc).__name__}: {exc}"[: MAX_REASON - len(hint)] + hint
 
@@ -167,7 +171,7 @@ class ServedModel:
     white_box = False
     module = None
 
-    def __init__(self, channel: Any, name: str, task: str, n_outputs: int, modality: str,
+    def __init__(self, channel: Channel, name: str, task: str, n_outputs: int, modality: str,
                  batch_size: int = 1024) -> None:
         self._channel = channel
         self._focus: str | None = None
@@ -175,9 +179,13 @@ class ServedModel:
         self.batch_size = int(batch_size)
 
     def focus(self, instance: str) -> None:
+        """Explain `instance` next: the harness answers `predict` for it (per-instance models)."""
         self._focus = str(instance)
 
     def predict(self, inputs: Any) -> np.ndarray:
+        """The harness model's outputs (N, n_outputs) for `inputs` (images (N, H, W), or token lists);
+        ValueError with the harness's reason when it refuses them."""
+        x: np.ndarray | list[list[str]]
         if self.modality == "image":
             x = np.asarray(inputs, dtype=np.float32)
             if len(x) == 0:
@@ -191,6 +199,7 @@ class ServedModel:
         raise ValueError(f"model {self.name} refused the input: {reply.get('message', 'unknown reason')}")
 
     def target(self, inputs: Any) -> np.ndarray:
+        """The explained output per input: the top class (0 for a one-output model)."""
         if self.n_outputs == 1:
             return np.zeros(len(inputs), dtype=np.int64)
         return self.predict(inputs).argmax(axis=1)
@@ -199,28 +208,33 @@ class ServedModel:
 class FixedTargets:
     """The model with the explained output fixed per instance (`ModelSpec.targets`)."""
 
-    def __init__(self, model: Any, targets: dict) -> None:
-        self._model, self._targets, self._focus = model, {str(k): int(v) for k, v in targets.items()}, None
+    def __init__(self, model: Any, targets: dict[str, int]) -> None:
+        self._model, self._targets = model, {str(k): int(v) for k, v in targets.items()}
+        self._focus: str | None = None
 
     def focus(self, instance: str) -> None:
+        """Explain `instance` next (passed on to the wrapped model when it has `focus`)."""
         self._focus = str(instance)
         if hasattr(self._model, "focus"):
             self._model.focus(instance)
 
     def target(self, inputs: Any) -> np.ndarray:
+        """The instance in focus's fixed output, for every input (KeyError before any `focus`)."""
+        if self._focus is None:
+            raise KeyError("no instance in focus: target() answers while an instance is explained")
         return np.full(len(inputs), self._targets[self._focus], dtype=np.int64)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._model, name)
 
 
-def _model(start: dict, channel: Any) -> Any:
+def _model(start: dict, channel: Channel) -> Any:
     model = _base_model(start, channel)
     targets = start["model"].get("targets")
     return FixedTargets(model, targets) if targets else model
 
 
-def _base_model(start: dict, channel: Any) -> Any:
+def _base_model(start: dict, channel: Channel) -> Any:
     spec = start["model"]
     if "served" in spec:
         s = spec["served"]
@@ -230,7 +244,9 @@ def _base_model(start: dict, channel: Any) -> Any:
     return LOADERS[spec["loader"]](Path(spec["directory"]), spec["name"], **spec["options"])
 
 
-def serve(channel: Any) -> int:
+def serve(channel: Channel) -> int:
+    """The worker's side of the protocol (module docstring, steps 1–3): `start`, then `fit` / `batch`
+    until `stop`; returns the process's exit status (0 after `stop`, 1 when the start failed)."""
     from benchmark import allocator
     from benchmark.sandbox import apply_limits, drop_privileges
     from benchmark.submission import Submission
@@ -344,12 +360,11 @@ def _die_with_parent() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
+    """`python -m benchmark.worker --fd N`: serve the harness on the socket N, then exit (never returns)."""
     parser = argparse.ArgumentParser(prog="python -m benchmark.worker")
     parser.add_argument("--fd", type=int, required=True)
     args = parser.parse_args(argv)
     _die_with_parent()
-    from benchmark.wire import PeerClosed, channel_from_fd
-
     channel = channel_from_fd(args.fd)
     try:
         code = serve(channel)

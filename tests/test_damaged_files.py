@@ -604,9 +604,8 @@ def test_a_full_disk_says_what_would_help(own_home, tmp_path, where):
     argv = ["evaluate", "uniform", "--track", "aixi", "--resource", "aixi/shape-ssin", "--model", "function",
             "--limit", "4", "--results", str(results)]
     # a tmpfs of one page: the first SQLite page or result file fills it
-    r = _in_private_mounts(f"mount -t tmpfs -o size=4k tmpfs {target}; "
-                           f"head -c 4096 /dev/zero > {target}/filler || true",
-                           argv, env)
+    fill = f"mount -t tmpfs -o size=4k tmpfs {target}; head -c 4096 /dev/zero > {target}/filler || true"
+    r = _in_private_mounts(fill, argv, env)
     out = " ".join((r.stdout + r.stderr).split())
     assert r.returncode == 2, out[-2000:]
     assert "error:" in out and "is full" in out and "free space on it" in out, out[-2000:]
@@ -630,7 +629,7 @@ def test_a_read_only_data_home_says_where_to_write(own_home, tmp_path):
 def test_storage_advice_names_the_owner_and_the_fix(tmp_path, monkeypatch):
     import errno
 
-    from benchmark.errors import storage_problem
+    from benchmark.storage import storage_problem
 
     monkeypatch.setenv("XAIBENCH_HOME", str(tmp_path))
     target = tmp_path / "cache" / "aixi" / "x.sqlite"  # missing folders: the nearest existing one is named

@@ -165,3 +165,53 @@ def test_backend_options_are_checked(home, tmp_path, capsys):
         RunOptions(backend="dask").check()
     with pytest.raises(XaibenchError, match="workers must be an integer"):
         RunOptions(backend="ray", workers=0).check()
+
+
+def test_the_cli_offers_the_backends_the_runner_knows():
+    """`--backend`'s choices (benchmark.cli.Backend, kept light: no import of the backends) are
+    `benchmark.backends.BACKENDS`."""
+    from benchmark import cli
+    from benchmark.backends import BACKENDS
+
+    assert tuple(b.value for b in cli.Backend) == BACKENDS
+
+
+def test_ray_needs_the_job_and_the_instances():
+    from benchmark.backends import run_batches
+
+    with pytest.raises(TypeError, match="needs the instances and the job"):
+        next(run_batches([[0]], lambda b: [], backend="ray"))
+    assert list(run_batches([], lambda b: [], backend="ray")) == []  # nothing to do: nothing asked for
+
+
+def test_a_worker_that_keeps_crashing_stops_the_run():
+    """`explain_batch` (the loop both backends run): a crashed batch is retried instance by instance;
+    after MAX_CRASHES crashes in a row the rest fails unrun; a fatal crash ends it at once."""
+    from benchmark.backends import Crashes, explain_batch
+    from benchmark.contracts import Batch
+    from benchmark.isolation import MAX_CRASHES, WorkerCrash
+
+    class Instances:
+        ids = [f"i{k}" for k in range(MAX_CRASHES + 3)]
+        output_shapes = [(1,)] * len(ids)
+
+        def batch(self, positions, seed):
+            return Batch(ids=[self.ids[p] for p in positions], inputs=None, seed=seed)
+
+    class Crashing:
+        def __init__(self, fatal=False):
+            self.calls, self.fatal = 0, fatal
+
+        def explain(self, ids, inputs, segments, seed, shapes, timeout_s):
+            self.calls += 1
+            raise WorkerCrash("boom", fatal=self.fatal)
+
+    crashes, worker = Crashes(), Crashing()
+    entries = explain_batch(worker, Instances(), [0, 1], 0, 1.0, crashes)
+    assert [e.reason for e in entries] == ["crashed: boom"] * 2 and worker.calls == 3 and crashes.in_a_row == 3
+    rest = explain_batch(worker, Instances(), list(range(2, MAX_CRASHES + 3)), 0, 1.0, crashes)
+    assert crashes.in_a_row == MAX_CRASHES and not any(e.ok for e in rest)
+    assert rest[-1].reason.startswith(f"not run: the worker crashed {MAX_CRASHES} times in a row (last: boom)")
+    fatal = Crashes()
+    out = explain_batch(Crashing(fatal=True), Instances(), [0, 1], 0, 1.0, fatal)
+    assert fatal.stopped == "not run: boom" and [e.reason for e in out] == ["not run: boom"] * 2

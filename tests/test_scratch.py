@@ -200,3 +200,15 @@ print(out, os.fstat(fd).st_size)
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "[(-1, 95), (-1, 95)] 1048576"  # EOPNOTSUPP, in every thread
+
+
+def test_the_scratch_note_names_the_bound_when_there_is_one(tmp_path):
+    """A folder over its size bound is named with it; one found too deep or unreadable with no size
+    bound set (a worker under its own uid) is named without one (never a crash formatting None)."""
+    from benchmark.isolation import _scratch_note
+
+    assert _scratch_note(tmp_path, "is over its limit", 1 << 25, "emptied") == \
+        f"scratch folder {tmp_path} is over its limit (32 MiB, --scratch-limit): emptied"
+    assert _scratch_note(tmp_path, "nests folders deeper than 64 levels", None, "emptied") == \
+        f"scratch folder {tmp_path} nests folders deeper than 64 levels: emptied"
+

@@ -122,3 +122,13 @@ def test_hash_covers_the_library_modules_a_builtin_imports():
     assert {"benchmark/toki/__init__.py", "benchmark/toki/core.py"} <= covered
     assert "benchmark/toki/embeddings.py" in covered  # imported by core, not by the oracle's own file
     assert _library_imports(list(subs["saliency"].path.glob("*.py"))) == []
+
+
+def test_an_entry_python_cannot_load_is_named(tmp_path, monkeypatch):
+    """No module loader for the entry file (spec_from_file_location gives None): one SubmissionError."""
+    import importlib.util
+
+    sub = load_submission(write_submission(tmp_path / "n", "noloader", "return []\n"))
+    monkeypatch.setattr(importlib.util, "spec_from_file_location", lambda *a, **k: None)
+    with pytest.raises(SubmissionError, match="cannot be imported: Python finds no module loader"):
+        sub.instantiate()
