@@ -223,6 +223,10 @@ class EmbeddingLayerModel(TextModel):
         """The reference input: zeros of `embed(tokens)`'s shape (the padding embedding)."""
         return torch.zeros_like(self.embed(tokens))
 
+    def mask(self, tokens: Sequence[Sequence[str]]) -> torch.Tensor:
+        """The mask `forward_from_embeddings` takes with `embed(tokens)` (the wrapper's layout)."""
+        raise NotImplementedError
+
     def forward_from_embeddings(self, embeddings: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
         """The logits (N, C) of `embed`-shaped embeddings under the wrapper's `mask(tokens)`."""
         return self.module.forward_embedded(embeddings, mask)
