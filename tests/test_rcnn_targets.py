@@ -25,7 +25,8 @@ def test_a_model_within_the_targets_meets_them():
 @pytest.mark.parametrize("rate, precision, failed, metric, floor, words", [
     (0.027, 0.948, ["dev selection rate"], "dev selection rate", 0.10, "selects 2.7 % of the dev tokens"),
     (0.20, 0.95, ["dev selection rate"], "dev selection rate (ceiling)", 0.13, "selects 20.0 % of the dev tokens"),
-    (0.11, 0.85, ["rationale precision"], "rationale precision", 0.90, "precision against the human rationales is 85.0 %"),
+    (0.11, 0.85, ["rationale precision"], "rationale precision", 0.90,
+     "precision against the human rationales is 85.0 %"),
     (0.05, 0.5, ["dev selection rate", "rationale precision"], "dev selection rate", 0.10, "; its precision"),
 ])
 def test_each_failure_is_named(rate, precision, failed, metric, floor, words):

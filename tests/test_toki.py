@@ -400,7 +400,7 @@ def test_pipeline1_reads_the_training_explanations_the_trust_set_gives():
     toki.fit(OracleContext(model=None, train=train))
     assert toki.counts["train_explanations_given"] == 2 and toki.counts["train_without_explanation"] == 1
     assert toki.pool_words == {0: ["ball", "the"], 1: ["pizza"]}  # "goal" was predicted wrongly: left out
-    with pytest.raises(Exception):
+    with pytest.raises(ValueError, match="explains with the model under test"):
         Toki(explainer="lime", train_explanations="own", models=[toy_embedding()], class_names=["sport", "food"],
              lemmatize=False).fit(OracleContext(model=None, train=train))
     omis = Toki(explainer="omission", models=[toy_embedding()], class_names=["sport", "food"], lemmatize=False)

@@ -39,9 +39,9 @@ THETA_CORPUS = {"glove-50d": 0.4785, "minilm-word": 0.3089, "minilm-static": 0.0
 SPORT = """football soccer basketball tennis baseball hockey golf athlete coach team league match goal player stadium
 tournament championship referee race olympic sprint marathon boxing wrestling cricket rugby volleyball striker
 goalkeeper quarterback pitcher touchdown season playoff champion medal racket score fans inning""".split()
-FOOD = """pizza bread cheese soup pasta rice chicken salad sandwich meat vegetable fruit apple banana cake cookie chocolate
-butter sauce noodle breakfast dinner lunch recipe kitchen cook bake delicious tasty flavor spicy dessert beef potato
-tomato onion garlic pepper grill restaurant""".split()
+FOOD = """pizza bread cheese soup pasta rice chicken salad sandwich meat vegetable fruit apple banana cake cookie
+chocolate butter sauce noodle breakfast dinner lunch recipe kitchen cook bake delicious tasty flavor spicy dessert
+beef potato tomato onion garlic pepper grill restaurant""".split()
 SPORT_JARGON = """inning umpire dribble halftime offside rebound dunk batter bullpen fumble lineup midfielder defenseman
 goalie slapshot shortstop outfield tackle penalty freekick corner sprinter hurdles javelin relay dugout""".split()
 FOOD_JARGON = """oregano saute simmer broth skillet marinade dough yeast flour ladle whisk spatula cinnamon nutmeg basil
@@ -58,7 +58,8 @@ DIST_GRID = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
 
 
 def _explanation(rng, related, n_related, unrelated, n_unrelated):
-    words = list(rng.choice(related, n_related, replace=False)) + list(rng.choice(unrelated, n_unrelated, replace=False))
+    words = (list(rng.choice(related, n_related, replace=False))
+             + list(rng.choice(unrelated, n_unrelated, replace=False)))
     rng.shuffle(words)
     return words, sorted(rng.uniform(0.05, 1.0, len(words)).tolist(), reverse=True)
 

@@ -238,7 +238,8 @@ def load(path):
 
 
 @pytest.mark.parametrize("damage, file", [
-    (lambda d: (d / "model.safetensors").write_bytes((d / "model.safetensors").read_bytes()[:-100]), "model.safetensors"),
+    (lambda d: (d / "model.safetensors").write_bytes((d / "model.safetensors").read_bytes()[:-100]),
+     "model.safetensors"),
     (lambda d: (d / "tokenizer.json").write_text((d / "tokenizer.json").read_text().replace("[UNK]", "[UNX]", 1)),
      "tokenizer.json"),
     (lambda d: (d / "tokenizer.json").unlink(), "tokenizer.json"),
