@@ -313,8 +313,7 @@ def test_a2t_follows_the_same_vocabulary_rule():
     for rule in ("drop", "keep"):
         cfg = A2TConfig(pos_filter=False, min_cos=0.5, unrepresentable=rule)
         attacker = A2TAttacker(predict, importance, embedding_candidates(sp, cfg), cfg, represents=vocab.__contains__)
-        res = attacker.attack(
-            ["superb", "story", "and", "great", "actor"])
+        res = attacker.attack(["superb", "story", "and", "great", "actor"])
         assert res.vocab["unrepresentable"] > 0
         if rule == "drop":
             assert res.vocab["applied_unrepresentable"] == 0

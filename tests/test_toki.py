@@ -400,9 +400,22 @@ def test_pipeline1_reads_the_training_explanations_the_trust_set_gives():
     toki.fit(OracleContext(model=None, train=train))
     assert toki.counts["train_explanations_given"] == 2 and toki.counts["train_without_explanation"] == 1
     assert toki.pool_words == {0: ["ball", "the"], 1: ["pizza"]}  # "goal" was predicted wrongly: left out
-    with pytest.raises(AttributeError, match="predict"):  # "own" calls the (absent) model
+    with pytest.raises(ValueError, match="explains with the model under test"):
         Toki(explainer="lime", train_explanations="own", models=[toy_embedding()], class_names=["sport", "food"],
              lemmatize=False).fit(OracleContext(model=None, train=train))
     omis = Toki(explainer="omission", models=[toy_embedding()], class_names=["sport", "food"], lemmatize=False)
     omis.fit(OracleContext(model=Bag({"ball": 2.0}), train=train))  # not LIME: explains for itself
     assert "train_explanations_given" not in omis.counts
+
+
+def test_toki_without_a_model_says_what_it_needs():
+    """Explaining needs the model under test; a training split without predictions needs it to predict."""
+    train = {"tokens": [["ball", "the"]], "label": [1]}
+    toki = Toki(explainer="omission", models=[toy_embedding()], class_names=["food", "sport"], lemmatize=False)
+    with pytest.raises(ValueError, match="no 'prediction' column and the context no model"):
+        toki.fit(OracleContext(model=None, train=train))
+    ki = TokiKI(explainer="omission", judge_explanations="own", models=[toy_embedding()],
+                class_names=["food", "sport"], lemmatize=False)
+    ki.fit(OracleContext(model=None, train=None))
+    with pytest.raises(ValueError, match="explains with the model under test"):
+        ki.judge(Batch(ids=["q"], inputs=[{"tokens": ["ball"], "prediction": 1, "confidence": 0.9}]))

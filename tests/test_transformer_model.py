@@ -297,3 +297,12 @@ def test_robustness_experiments_load_the_transformer(folder, tmp_path):
     shutil.copytree(folder, tmp_path / "model" / "mr-minilm")
     m = load_model_under_test(tmp_path, "minilm")
     assert m.modality == "text" and m.predict([["a", "fine", "film"]]).shape == (1, 2)
+
+
+def test_a_tokenizer_without_unk_is_refused():
+    from tokenizers import Tokenizer
+    from tokenizers.models import WordLevel
+
+    tokenizer = Tokenizer(WordLevel({"good": 0, "movie": 1}, unk_token="[UNK]"))
+    with pytest.raises(ValueError, match=r"no \[UNK\] token"):
+        transformer.MiniLMModel(tiny_module()[0], tokenizer, name="minilm")

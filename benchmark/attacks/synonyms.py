@@ -21,6 +21,15 @@ from benchmark.errors import ResourceError
 
 
 class SynonymSpace:
+    """Words and their unit vectors (module docstring); `neighbours` by cosine, `similarity` of two words.
+
+    Args:
+        words: one word per row of `vectors`.
+        vectors: (n_words, dim) float; normalised to unit length here.
+        name: the space's name, recorded in Results (default "space").
+        info: how it was built (default {}).
+    """
+
     def __init__(self, words: Sequence[str], vectors: np.ndarray, name: str = "space",
                  info: dict | None = None) -> None:
         vectors = np.asarray(vectors, dtype=np.float32)
@@ -58,12 +67,14 @@ class SynonymSpace:
         return list(out)
 
     def similarity(self, a: str, b: str) -> float:
+        """The cosine of two words; NaN when either is outside the space."""
         if a not in self.index or b not in self.index:
             return float("nan")
         return float(self.vectors[self.index[a]] @ self.vectors[self.index[b]])
 
     # -- files ---------------------------------------------------------------------------------
     def save(self, path: Path) -> None:
+        """Write the space as an `.npz` (words, unit vectors, name and info as JSON), atomically."""
         import json
 
         path = Path(path)
@@ -75,6 +86,7 @@ class SynonymSpace:
 
     @classmethod
     def load(cls, path: Path) -> "SynonymSpace":
+        """A space written by `save`; `ResourceError` when the file is missing."""
         import json
 
         path = Path(path)

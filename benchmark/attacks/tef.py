@@ -78,6 +78,10 @@ class AttributionFailed(RuntimeError):
 
 @dataclass
 class AttackConfig:
+    """One attack's settings (module docstring): `method` (tef / ra / ri / rs), N = `n_candidates` (15),
+    ρ_max = `rho_max` (0.4), `budget_check`, `pcc_undefined`, the stop-word and POS filters (on), the
+    `mask_token` of step 1, the random variants' `seed`, `batched` calls, `pos_check`, `unrepresentable`."""
+
     method: str = "tef"
     n_candidates: int = 15
     rho_max: float = 0.4
@@ -92,6 +96,7 @@ class AttackConfig:
     unrepresentable: str = "drop"  # candidates the model cannot represent (module docstring)
 
     def check(self) -> None:
+        """Raise ValueError for a setting outside its allowed values."""
         if self.method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
         if self.budget_check not in BUDGET_CHECKS:
@@ -106,16 +111,21 @@ class AttackConfig:
             raise ValueError("rho_max must lie in [0, 1] and n_candidates be ≥ 1")
 
     @property
-    def ordered(self) -> bool:  # word order by importance
+    def ordered(self) -> bool:
+        """Positions are visited by masking importance I_i (tef, rs), not in random order."""
         return self.method in ("tef", "rs")
 
     @property
-    def greedy(self) -> bool:  # candidate by largest distance
+    def greedy(self) -> bool:
+        """The candidate of largest distance d̃ is taken (tef, ri), not a random prediction-preserving one."""
         return self.method in ("tef", "ri")
 
 
 @dataclass
 class Step:
+    """One accepted substitution: `original` → `replacement` at `position`, with the attribution and class
+    probabilities of the text after it."""
+
     position: int
     original: str
     replacement: str
@@ -126,6 +136,9 @@ class Step:
 
 @dataclass
 class AttackResult:
+    """One attacked text: the original `tokens`, predicted `label`, `probs` and `attribution`, the accepted
+    `steps` in order, why it was `excluded` (if so), skip counts, the model / explainer calls made."""
+
     tokens: list[str]
     label: int
     probs: np.ndarray
@@ -153,14 +166,17 @@ class AttackResult:
 
     @property
     def n(self) -> int:
+        """The text's length in words."""
         return len(self.tokens)
 
     @property
     def r(self) -> int:
+        """The number of substitutions made."""
         return len(self.steps)
 
     @property
     def rho(self) -> float:
+        """The perturbation rate r / n (0 for an empty text)."""
         return self.r / self.n if self.n else 0.0
 
     def adversarial(self, r: int | None = None) -> list[str]:
@@ -171,12 +187,15 @@ class AttackResult:
         return out
 
     def attribution_after(self, r: int) -> np.ndarray:
+        """The attribution of the text after the first `r` substitutions (r = 0: the original's)."""
         return self.attribution if r == 0 else self.steps[r - 1].attribution
 
     def prediction_after(self, r: int) -> int:
+        """The predicted class after the first `r` substitutions."""
         return self.label if r == 0 else int(np.argmax(self.steps[r - 1].probs))
 
     def d_after(self, r: int) -> float:
+        """The attribution distance d to the original after the first `r` substitutions (0 for r = 0)."""
         return 0.0 if r == 0 else self.steps[r - 1].d
 
 
@@ -289,6 +308,8 @@ class Attacker:
 
     # -- the attack -------------------------------------------------------------------------
     def attack(self, tokens: Sequence[str], sample_seed: int = 0, known_label: int | None = None) -> AttackResult:
+        """Attack one text (module docstring); `sample_seed` seeds the random variants with the config's seed,
+        `known_label` skips one `predict` call when the text's predicted class is known."""
         t0 = time.perf_counter()
         s = [str(w) for w in tokens]
         res = AttackResult(tokens=s, label=-1, probs=np.zeros(0), attribution=np.zeros(0))
@@ -425,4 +446,5 @@ def result_row(res: AttackResult, r: int) -> dict:
 
 
 def config_dict(cfg: AttackConfig) -> dict:
+    """The config as a JSON-friendly dict (a Result's record of the attack)."""
     return asdict(cfg)

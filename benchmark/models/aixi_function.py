@@ -23,6 +23,9 @@ PATTERNS = {"shape": ("circle", "square", "cross"), "color": ("intensity1", "int
 
 @dataclass(frozen=True)
 class AixiFunction:
+    """One attribution function of SPECS §3.3 (module docstring): `name` "ssin" | "suum" | "class", the
+    pattern weights w, the task, and Class' rule; called on pattern counts (N, 3)."""
+
     name: str
     weights: tuple[float, float, float]
     task: str  # "regression" | "binary"
@@ -53,6 +56,8 @@ FUNCTIONS: dict[str, AixiFunction] = {
 
 
 def get_function(name: str, class_rule: str = "count") -> AixiFunction:
+    """The function `name` of `FUNCTIONS` with Class' `class_rule` ("count" or "weighted"); ValueError
+    for an unknown name."""
     try:
         f = FUNCTIONS[name]
     except KeyError:

@@ -10,6 +10,27 @@ from benchmark.registry import Registry
 ARCHITECTURES: Registry[type[nn.Module]] = Registry("architecture")
 
 
+class EmbeddingForward(nn.Module):
+    """A text classifier whose forward can start at the embedding layer (what the text wrappers of
+    `benchmark.models.text` explain): `forward_embedded(emb (N, L, D), mask) -> logits (N, C)`; the
+    mask's shape is the wrapper's (`mask(tokens)`: (N, L) bool for word models)."""
+
+    def forward_embedded(self, emb: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        """The logits (N, C) of input embeddings `emb` under `mask` (True = a position of the document)."""
+        raise NotImplementedError
+
+
+class WordClassifier(EmbeddingForward):
+    """A word-level text classifier: one `embedding` row per vocabulary word (row 0 = padding, the zero
+    vector; row 1 = unknown word) and `forward(ids (N, L)) = forward_embedded(embedding(ids), ids != 0)`."""
+
+    embedding: nn.Embedding
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        """The logits (N, C) of word ids (N, L); id 0 is padding."""
+        return self.forward_embedded(self.embedding(ids), ids != 0)
+
+
 @ARCHITECTURES.decorator("aixi-cnn")
 class AixiCNN(nn.Module):
     """The AIXI authors' CNN (SPECS §3.5; miquelmn/aixi@1cfdfea `aixi_dataset/models/aixi.py`).
@@ -41,6 +62,7 @@ class AixiCNN(nn.Module):
         self.out = nn.Sigmoid() if classification else nn.Identity()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Images (N, 1, size, size) in [0, 1] → outputs (N, 1)."""
         x = self.pool1(self.relu1(self.conv1(x)))
         x = self.pool2(self.relu2(self.conv2(x)))
         x = torch.flatten(x, 1)

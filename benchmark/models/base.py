@@ -53,11 +53,13 @@ class Model:
             return np.zeros(len(inputs), dtype=np.int64)
         return self.predict(inputs).argmax(axis=1)
 
-    def focus(self, ids: Sequence[str]) -> None:
-        """Called by the runner before each batch (models that depend on the instance use it)."""
+    def focus(self, instance: str) -> None:
+        """Called by the runner with the id of the instance it explains next (`ModelSpec.per_instance`);
+        a no-op here, models whose output depends on the explained instance override it."""
 
     @property
     def white_box(self) -> bool:
+        """True when `module` (the torch module gradient methods need) is available."""
         return self.module is not None
 
 
@@ -65,6 +67,7 @@ class ImageModel(Model):
     """A torch image model: `module` maps (N, 1, H, W) float tensors in [0, 1] to (N, n_outputs)."""
 
     modality = "image"
+    module: torch.nn.Module
 
     def __init__(
         self,
@@ -88,6 +91,7 @@ class ImageModel(Model):
 
     @staticmethod
     def as_tensor(inputs: Any) -> torch.Tensor:
+        """Images (N, H, W) or (N, 1, H, W) as a float32 tensor (N, 1, H, W)."""
         x = torch.as_tensor(np.asarray(inputs, dtype=np.float32))
         return x.unsqueeze(1) if x.dim() == 3 else x
 
@@ -108,24 +112,25 @@ class TextModel(Model):
     modality = "text"
     aspect: str | None = None  # the rated aspect, for models that predict one (RCNN)
 
-    texts_file = None  # `texts.parquet` beside the weights, when the loader found one
+    texts_file: Path | None = None  # `texts.parquet` beside the weights, when the loader found one
+    _unlabeled: list[list[str]] | None = None
 
-    def unlabeled_texts(self):
+    def unlabeled_texts(self) -> list[list[str]] | None:
         """Unlabeled token lists the model was trained on, when it exposes them (L2X learns from the
         model's predictions on them): the `texts.parquet` the loader found beside the weights (read once);
         None otherwise."""
         if self.texts_file is None:
             return None
-        if getattr(self, "_unlabeled", None) is None:
-            from benchmark.models.rcnn import read_texts
-
+        if self._unlabeled is None:
             self._unlabeled = read_texts(self.texts_file)
         return self._unlabeled
 
     def embed(self, tokens: Sequence[Sequence[str]]) -> torch.Tensor:
+        """The input embeddings (N, L, D) of a batch of token lists; L = the longest document."""
         raise NotImplementedError
 
     def forward_from_embeddings(self, embeddings: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """The logits (N, n_outputs) of embeddings (N, L, D) under the mask `mask(tokens)` gives."""
         raise NotImplementedError
 
     def word_scores(self, scores: np.ndarray, tokens: Sequence[str]) -> np.ndarray:
@@ -134,6 +139,8 @@ class TextModel(Model):
 
 
 # -- persistence --------------------------------------------------------------------------
+
+TEXTS_FILE = "texts.parquet"  # a text model's unlabeled training texts (tokens only), beside its weights
 
 
 def save_model(module: torch.nn.Module, directory: Path, architecture: str, kwargs: dict,
@@ -245,3 +252,40 @@ def load_model(directory: Path, rebuild: str | None = None) -> tuple[torch.nn.Mo
         raise ResourceError(f"model weights {w_path} do not fit the {config['architecture']!r} architecture "
                             f"of config.json ({detail}); rebuild the model with `{fix}`") from exc
     return module.eval(), config
+
+
+def write_texts(directory: Path, ids: Sequence[str], tokens: Sequence[Sequence[str]]) -> Path:
+    """The model's unlabeled training texts beside its weights (`texts.parquet`: id, tokens)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    table = pa.table({"id": pa.array([str(i) for i in ids], pa.string()),
+                      "tokens": pa.array([list(t) for t in tokens], pa.list_(pa.string()))})
+    tmp = directory / (TEXTS_FILE + ".tmp")
+    pq.write_table(table, tmp, compression="zstd")
+    tmp.replace(directory / TEXTS_FILE)
+    return directory / TEXTS_FILE
+
+
+def read_texts(path: Path, rebuild: str | None = None) -> list[list[str]]:
+    """The token lists of `texts.parquet`; `ResourceError` naming the file and the rebuild command when
+    it is not a Parquet file with a list-of-strings `tokens` column."""
+    import pyarrow.parquet as pq
+
+    fix = rebuild or rebuild_command(Path(path).parent)
+    try:
+        texts = [list(t) for t in pq.read_table(path, columns=["tokens"]).column("tokens").to_pylist()]
+        if not all(isinstance(w, str) for t in texts for w in t):
+            raise ValueError("tokens are not strings")
+        return texts
+    except Exception as exc:  # noqa: BLE001 - any unreadable file is the same problem for the user
+        raise ResourceError(f"model texts {path} are unreadable ({type(exc).__name__}: {exc}); "
+                            f"rebuild them with `{fix}`") from exc
+
+
+def texts_file_in(directory: Path | str) -> Path | None:
+    """The model's unlabeled training texts (`texts.parquet`) beside its weights in `directory`, or None."""
+    path = Path(directory) / TEXTS_FILE
+    return path if path.is_file() else None

@@ -43,7 +43,7 @@ encoder given a selection and `probabilities(emb, mask)` the generator.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 import torch
@@ -51,12 +51,12 @@ from torch import nn
 from torch.nn import functional as F
 
 from benchmark.errors import ResourceError
-from benchmark.models.architectures import ARCHITECTURES
-from benchmark.models.base import load_model, save_model
-from benchmark.models.text import PAD, UNK, WordModel
+from benchmark.models.architectures import ARCHITECTURES, WordClassifier
+from benchmark.models.base import TEXTS_FILE, load_model, read_model_config, read_texts, rebuild_command, save_model
+from benchmark.models.base import write_texts  # noqa: F401 - re-exported: generators and tests import it from here
+from benchmark.models.text import PAD, UNK, WordModel, check_vocab
 
 ARCHITECTURE = "rcnn-rationale"
-TEXTS_FILE = "texts.parquet"  # the model's unlabeled training texts (tokens only), beside its weights
 
 
 class RCNNLayer(nn.Module):
@@ -78,6 +78,7 @@ class RCNNLayer(nn.Module):
             nn.init.uniform_(p, -init, init)
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None, reverse: bool = False) -> torch.Tensor:
+        """The visible states h (N, L, n_out) after every position of x (N, L, n_in) (class docstring)."""
         n, length, _ = x.shape
         k, d = self.order, self.n_out
         if length == 0:
@@ -124,7 +125,7 @@ def compact(x: torch.Tensor, selection: torch.Tensor) -> tuple[torch.Tensor, tor
 
 
 @ARCHITECTURES.decorator(ARCHITECTURE)
-class RCNNRationale(nn.Module):
+class RCNNRationale(WordClassifier):
     """Generator + encoder of Lei et al. (2016) (module docstring). `embedding` row 0 = padding (zero),
     row 1 = unknown word (zero, as Lei's `<unk>`); the embedding is frozen (not trained)."""
 
@@ -148,9 +149,11 @@ class RCNNRationale(nn.Module):
 
     # -- parameter groups (Lei's two parameter lists; the embedding is in neither) ---------------
     def generator_parameters(self) -> list[nn.Parameter]:
+        """The generator's parameters (both RCNN layers and its output layer)."""
         return [*self.gen_fwd.parameters(), *self.gen_bwd.parameters(), *self.gen_out.parameters()]
 
     def encoder_parameters(self) -> list[nn.Parameter]:
+        """The encoder's parameters (its RCNN layers and output layer)."""
         return [*self.enc_layers.parameters(), *self.enc_out.parameters()]
 
     # -- generator -------------------------------------------------------------------------------
@@ -197,9 +200,6 @@ class RCNNRationale(nn.Module):
         """RCNN(x) = encoder(x, deterministic selection of the generator), (N, 1)."""
         return self.encode(emb, self.select(emb, mask))
 
-    def forward(self, ids: torch.Tensor) -> torch.Tensor:
-        return self.forward_embedded(self.embedding(ids), ids != 0)
-
 
 def generator_log_prob(logits: torch.Tensor, z: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """Σ_t log p(z_t | x) per review (N,), padding excluded (stable: −BCE on the logits)."""
@@ -225,24 +225,27 @@ class RationaleModel(WordModel):
     its chunk (padding is masked), so the order is only a matter of speed.
     """
 
+    module: RCNNRationale
+
     def __init__(self, module: RCNNRationale, vocab: Sequence[str], name: str, aspect: str | None = None,
                  batch_size: int = 256, max_len: int | None = None,
                  texts: Callable[[], list[list[str]] | None] | Sequence[Sequence[str]] | None = None) -> None:
         super().__init__(module, vocab, name, n_outputs=1, batch_size=batch_size, max_len=max_len)
         self.task = "regression"
         self.aspect = aspect
-        self._texts = texts
+        self._texts_source = texts  # read on the first `unlabeled_texts()` call
+        self._texts: list[list[str]] | None = None
 
     def unlabeled_texts(self) -> list[list[str]] | None:
         """The model's training reviews as token lists (no ratings), or None; loaded once, then the same
         list object on every call."""
-        if callable(self._texts):
-            self._texts = self._texts()
-        if self._texts is not None and not isinstance(self._texts, list):
-            self._texts = [list(t) for t in self._texts]
+        if self._texts is None and self._texts_source is not None:
+            source, self._texts_source = self._texts_source, None
+            self._texts = source() if callable(source) else [list(t) for t in source]
         return self._texts
 
-    def predict(self, inputs) -> np.ndarray:
+    def predict(self, inputs: Any) -> np.ndarray:
+        """Outputs (N, 1) in [0, 1]; documents sorted by length into `batch_size` chunks (class docstring)."""
         docs = list(inputs)
         if not docs:
             return np.zeros((0, 1), dtype=np.float32)
@@ -253,18 +256,20 @@ class RationaleModel(WordModel):
             out[rows] = self._predict([docs[r] for r in rows])
         return out
 
-    def _predict(self, inputs) -> np.ndarray:
+    def _predict(self, inputs: Any) -> np.ndarray:
         ids, mask = self.ids(inputs)
         with torch.no_grad():
             return self.module.forward_embedded(self.module.embedding(ids), mask).numpy().astype(np.float32)
 
-    def _chunks(self, tokens: Sequence[Sequence[str]]):
+    def _chunks(self, tokens: Sequence[Sequence[str]]
+                ) -> Iterator[tuple[Sequence[Sequence[str]], torch.Tensor, torch.Tensor]]:
         for s in range(0, len(tokens), self.batch_size):
             chunk = tokens[s:s + self.batch_size]
             ids, mask = self.ids(chunk)
             yield chunk, self.module.embedding(ids), mask
 
     def probabilities(self, tokens: Sequence[Sequence[str]]) -> list[np.ndarray]:
+        """The generator's p(z_t = 1 | x) per document (float32 per position)."""
         out = []
         with torch.no_grad():
             for chunk, emb, mask in self._chunks(tokens):
@@ -321,13 +326,10 @@ def load_rcnn(directory: Path, name: str | None = None, batch_size: int = 256,
     """The wrapper for a model written by `save_rcnn`. A damaged or inconsistent model folder raises
     `ResourceError` naming the file and `rebuild` (default: `xaibench generate rcnn --aspect … --overwrite`,
     read off the resource layout)."""
-    from benchmark.models.base import rebuild_command
-    from benchmark.models.text import check_vocab
-
     directory = Path(directory)
     fix = rebuild or rebuild_command(directory)
     module, config = load_model(directory, fix)
-    if config.get("architecture") != ARCHITECTURE:
+    if config.get("architecture") != ARCHITECTURE or not isinstance(module, RCNNRationale):
         raise ResourceError(f"{directory} holds a {config.get('architecture')!r} model, not {ARCHITECTURE!r}; "
                             f"rebuild it with `{fix}`")
     vocab = check_vocab(config, module, directory, fix)
@@ -337,41 +339,6 @@ def load_rcnn(directory: Path, name: str | None = None, batch_size: int = 256,
                           texts=(lambda: read_texts(texts_file, fix)) if texts_file.exists() else None)
 
 
-def write_texts(directory: Path, ids: Sequence[str], tokens: Sequence[Sequence[str]]) -> Path:
-    """The model's unlabeled training texts beside its weights (`texts.parquet`: id, tokens)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    table = pa.table({"id": pa.array([str(i) for i in ids], pa.string()),
-                      "tokens": pa.array([list(t) for t in tokens], pa.list_(pa.string()))})
-    tmp = directory / (TEXTS_FILE + ".tmp")
-    pq.write_table(table, tmp, compression="zstd")
-    tmp.replace(directory / TEXTS_FILE)
-    return directory / TEXTS_FILE
-
-
-def read_texts(path: Path, rebuild: str | None = None) -> list[list[str]]:
-    """The token lists of `texts.parquet`; `ResourceError` naming the file and the rebuild command when
-    it is not a Parquet file with a list-of-strings `tokens` column."""
-    import pyarrow.parquet as pq
-
-    from benchmark.models.base import rebuild_command
-
-    fix = rebuild or rebuild_command(Path(path).parent)
-    try:
-        texts = [list(t) for t in pq.read_table(path, columns=["tokens"]).column("tokens").to_pylist()]
-        if not all(isinstance(w, str) for t in texts for w in t):
-            raise ValueError("tokens are not strings")
-        return texts
-    except Exception as exc:  # noqa: BLE001 - any unreadable file is the same problem for the user
-        raise ResourceError(f"model texts {path} are unreadable ({type(exc).__name__}: {exc}); "
-                            f"rebuild them with `{fix}`") from exc
-
-
 def config_of(directory: Path, rebuild: str | None = None) -> dict:
     """A saved model's checked `config.json` (`benchmark.models.base.read_model_config`)."""
-    from benchmark.models.base import read_model_config
-
     return read_model_config(Path(directory), rebuild)

@@ -34,11 +34,15 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Targets:
+    """The bounds a trained RCNN must meet (module docstring): dev selection rate in
+    [selection_min, selection_max] (default 10–13 %) and rationale precision ≥ precision_min (default 90 %)."""
+
     selection_min: float = 0.10
     selection_max: float = 0.13
     precision_min: float = 0.90
 
     def as_dict(self) -> dict[str, Any]:
+        """The record's `targets`: {"selection_rate": [lo, hi], "precision": p_min}."""
         return {"selection_rate": [self.selection_min, self.selection_max], "precision": self.precision_min}
 
 

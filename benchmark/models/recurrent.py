@@ -9,10 +9,10 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from benchmark.models.architectures import ARCHITECTURES
+from benchmark.models.architectures import ARCHITECTURES, WordClassifier
 
 
-class _BiLSTMBase(nn.Module):
+class _BiLSTMBase(WordClassifier):
     def __init__(self, vocab_size: int, n_classes: int = 2, embed_dim: int = 128, hidden: int = 128,
                  dropout: float = 0.5) -> None:
         super().__init__()
@@ -21,7 +21,9 @@ class _BiLSTMBase(nn.Module):
         self.dropout = nn.Dropout(dropout)
         self.fc = nn.Linear(2 * hidden, n_classes)
 
-    def encode(self, emb: torch.Tensor, mask: torch.Tensor | None):
+    def encode(self, emb: torch.Tensor, mask: torch.Tensor | None
+               ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(states (N, L, 2h), last states of both directions (N, 2h), mask (N, L)); packed sequences."""
         if mask is None:
             mask = torch.ones(emb.shape[:2], dtype=torch.bool, device=emb.device)
         lengths = mask.sum(1).clamp(min=1).cpu()
@@ -30,13 +32,13 @@ class _BiLSTMBase(nn.Module):
         out, _ = nn.utils.rnn.pad_packed_sequence(out, batch_first=True, total_length=emb.shape[1])
         return out, torch.cat([h[0], h[1]], dim=1), mask
 
-    def forward(self, ids: torch.Tensor) -> torch.Tensor:
-        return self.forward_embedded(self.embedding(ids), ids != 0)
-
 
 @ARCHITECTURES.decorator("bilstm")
 class BiLSTM(_BiLSTMBase):
+    """1-layer BiLSTM: logits = fc(dropout([h_fwd; h_bwd])), the last states of both directions."""
+
     def forward_embedded(self, emb: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        """Logits (N, C) of embeddings (N, L, D) under the word mask (N, L)."""
         return self.fc(self.dropout(self.encode(emb, mask)[1]))
 
 
@@ -50,11 +52,13 @@ class BiLSTMAttention(_BiLSTMBase):
         self.proj = nn.Linear(2 * hidden, 2 * hidden)
         self.context = nn.Linear(2 * hidden, 1, bias=False)
 
-    def attend(self, emb: torch.Tensor, mask: torch.Tensor | None):
+    def attend(self, emb: torch.Tensor, mask: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+        """(sentence vector s (N, 2h), attention weights a (N, L)); padding gets weight 0."""
         out, _, mask = self.encode(emb, mask)
         scores = self.context(torch.tanh(self.proj(out))).squeeze(-1).masked_fill(~mask, float("-inf"))
         weights = torch.softmax(scores, dim=1).nan_to_num(0.0)
         return (weights.unsqueeze(-1) * out).sum(1), weights
 
     def forward_embedded(self, emb: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        """Logits (N, C) = fc(dropout(s)), s the attention-weighted states."""
         return self.fc(self.dropout(self.attend(emb, mask)[0]))

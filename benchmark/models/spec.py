@@ -51,7 +51,8 @@ def _load_rcnn(directory: Path, name: str, batch_size: int = 256, **options: Any
 def _load_minilm(directory: Path, name: str, **options: Any) -> Model:
     from benchmark.models.transformer import load_minilm
 
-    return load_minilm(directory, name=name, rebuild=options.get("rebuild"), batch_size=int(options.get("batch_size", 64)))
+    return load_minilm(directory, name=name, rebuild=options.get("rebuild"),
+                       batch_size=int(options.get("batch_size", 64)))
 
 
 LOADERS: dict[str, Callable[..., Model]] = {"image": _load_image, "word": _load_word, "rcnn": _load_rcnn,
@@ -77,6 +78,8 @@ class ModelSpec:
             raise ValueError("a ModelSpec is either loaded (loader + directory) or served (a model)")
         if self.loader is not None and self.loader not in LOADERS:
             raise ValueError(f"unknown model loader {self.loader!r}; one of {', '.join(LOADERS)}")
+        if self.loader is not None and self.directory is None:
+            raise ValueError(f"a loaded ModelSpec needs the model directory the {self.loader!r} loader reads")
 
     @property
     def one_at_a_time(self) -> bool:
@@ -87,6 +90,7 @@ class ModelSpec:
         """The model object itself (in the harness or in a worker)."""
         if self.served is not None:
             return self.served
+        assert self.loader is not None and self.directory is not None  # a loaded spec (__post_init__)
         try:
             return LOADERS[self.loader](Path(self.directory), self.name, **self.options)
         except ResourceError:
@@ -97,6 +101,7 @@ class ModelSpec:
 
     def wire(self, directory: str | None = None) -> dict[str, Any]:
         """What the worker is told (`directory`: where the folder appears inside its sandbox)."""
+        out: dict[str, Any]
         if self.served is not None:
             m = self.served
             out = {"served": {"name": m.name, "task": m.task, "n_outputs": int(m.n_outputs),

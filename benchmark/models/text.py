@@ -19,15 +19,17 @@ al. 2016 — a sentence is one HAN sentence; `attention(tokens)` gives the word 
 
 from __future__ import annotations
 
-from typing import Sequence
+from pathlib import Path
+from typing import Any, Sequence
 
 import numpy as np
 import torch
 from torch import nn
 from torch.nn import functional as F
 
-from benchmark.models.architectures import ARCHITECTURES
-from benchmark.models.base import TextModel
+from benchmark.models.architectures import ARCHITECTURES, EmbeddingForward, WordClassifier
+from benchmark.errors import ResourceError
+from benchmark.models.base import TextModel, load_model, rebuild_command, texts_file_in
 
 PAD, UNK = "<pad>", "<unk>"
 
@@ -49,7 +51,7 @@ class WindowConv(nn.Conv2d):
 
 
 @ARCHITECTURES.decorator("kim-cnn")
-class KimCNN(nn.Module):
+class KimCNN(WordClassifier):
     """Kim (2014) CNN as in SPECS §5.2: windows 3/4/5 × 50 filters, "same" padding, ReLU, max over
     time, dropout 0.5, dense layer to the class logits; 128-d trainable random embeddings.
 
@@ -79,6 +81,13 @@ class KimCNN(nn.Module):
             return emb
         return torch.cat([emb, emb.new_zeros(n, self.max_len - length, d)], dim=1)
 
+    @staticmethod
+    def _weights(conv: nn.Module) -> tuple[torch.Tensor, torch.Tensor]:
+        """(weight (q, 1, r, D), bias (q,)) of one window convolution of `convs`."""
+        if not isinstance(conv, nn.Conv2d) or conv.bias is None:
+            raise TypeError(f"a Kim CNN window is a Conv2d with a bias, got {type(conv).__name__}")
+        return conv.weight, conv.bias
+
     def feature_maps(self, emb: torch.Tensor) -> list[torch.Tensor]:
         """Post-ReLU feature maps FM_r, each (N, q, max_len) — position j is window j (WGA, Grad-CAM).
 
@@ -94,23 +103,22 @@ class KimCNN(nn.Module):
             # "same" padding along the length, functional (not a module) so captum's LRP passes through it
             pre = conv(F.pad(x, (0, 0, before, r // 2))[:, :, : span + r - 1])  # (N, q, span, 1)
             if span < self.max_len:
-                rest = conv.bias.view(1, -1, 1, 1).expand(len(x), -1, self.max_len - span, 1)
+                rest = self._weights(conv)[1].view(1, -1, 1, 1).expand(len(x), -1, self.max_len - span, 1)
                 pre = torch.cat([pre, rest], dim=2)
             maps.append(relu(pre).squeeze(3))
         return maps
 
     def classify(self, maps: Sequence[torch.Tensor]) -> torch.Tensor:
+        """Logits (N, C) from the feature maps of `feature_maps`: max over time, dropout, dense layer."""
         pooled = [pool(m.unsqueeze(3)).flatten(1) for pool, m in zip(self.pools, maps)]
         return self.fc(self.dropout(torch.cat(pooled, dim=1)))
 
     def forward_embedded(self, emb: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        """Logits (N, C) of embeddings (N, L ≤ max_len, D); masked positions are zeroed (padding)."""
         # positions beyond a document carry the padding embedding; the mask zeroes whatever is there
         if mask is not None:
             emb = emb * mask.unsqueeze(-1).to(emb.dtype)
         return self.classify(self.feature_maps(emb))
-
-    def forward(self, ids: torch.Tensor) -> torch.Tensor:
-        return self.forward_embedded(self.embedding(ids), ids != 0)
 
     @torch.no_grad()
     def forward_ids(self, ids: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
@@ -118,8 +126,8 @@ class KimCNN(nn.Module):
 
         A convolution is linear in the embeddings: the pre-activation of filter q at window j is
         b_q + Σ_i W_q,i · e(x_{j+i}). With P_i = E_U W_iᵀ (one (|U|, q) table per offset i over the batch's
-        distinct words U), each window is a sum of r looked-up rows (one `embedding_bag`) instead of an r·D dot product per
-        filter — exact up to float rounding (≤ 1e-5 on the logits). Perturbations of one document
+        distinct words U), each window is a sum of r looked-up rows (one `embedding_bag`) instead of an r·D dot
+        product per filter — exact up to float rounding (≤ 1e-5 on the logits). Perturbations of one document
         (LIME, occlusion, attack candidates) share a few dozen word types, so this is 10–25× faster than
         the convolution. Windows lying wholly in the padding up to `max_len` pre-activate at b_q."""
         n, length = ids.shape
@@ -132,9 +140,10 @@ class KimCNN(nn.Module):
         pad_row = len(types)  # index of an all-zero row appended to each table
         pooled = []
         for r, conv in zip(self.windows, self.convs):
+            weight, bias = self._weights(conv)
             before = (r - 1) // 2
             span = min(self.max_len, length + r)  # windows starting later read padding only
-            tables = torch.einsum("ud,qid->iuq", emb, conv.weight.squeeze(1))
+            tables = torch.einsum("ud,qid->iuq", emb, weight.squeeze(1))
             tables = torch.cat([tables, tables.new_zeros(r, 1, self.filters)], dim=1)  # (r, |U| + 1, q)
             flat = tables.reshape(-1, self.filters)
             offsets = torch.arange(r) * (pad_row + 1)
@@ -148,16 +157,16 @@ class KimCNN(nn.Module):
                 # window j reads index[j : j + r], offset i from table i: one fused gather-and-sum per window
                 rows = index.unfold(1, r, 1) + offsets  # (rows, span, r)
                 pre = F.embedding_bag(rows.reshape(-1, r), flat, mode="sum")
-                tops.append(torch.relu(pre.view(len(index), span, self.filters) + conv.bias).amax(dim=1))
-            top = torch.cat(tops) if tops else conv.bias.new_zeros(0, self.filters)
+                tops.append(torch.relu(pre.view(len(index), span, self.filters) + bias).amax(dim=1))
+            top = torch.cat(tops) if tops else bias.new_zeros(0, self.filters)
             if span < self.max_len:  # the remaining windows: relu(b)
-                top = torch.maximum(top, torch.relu(conv.bias))
+                top = torch.maximum(top, torch.relu(bias))
             pooled.append(top)
         return self.fc(torch.cat(pooled, dim=1))
 
 
 @ARCHITECTURES.decorator("word-attention")
-class WordAttention(nn.Module):
+class WordAttention(WordClassifier):
     """HAN word level (Yang et al. 2016): BiGRU encoder, attention u_t = tanh(W h_t + b),
     a_t = softmax_t(u_t · u_w) over non-padding words, s = Σ a_t h_t, logits = fc(dropout(s))."""
 
@@ -187,20 +196,19 @@ class WordAttention(nn.Module):
         return (weights.unsqueeze(-1) * h).sum(1), weights
 
     def forward_embedded(self, emb: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        """Logits (N, C) = fc(dropout(s)), s the attention-weighted BiGRU states."""
         return self.fc(self.dropout(self.attend(emb, mask)[0]))
-
-    def forward(self, ids: torch.Tensor) -> torch.Tensor:
-        return self.forward_embedded(self.embedding(ids), ids != 0)
 
 
 class _EmbeddingForward(nn.Module):
     """`forward(emb, mask) = module.forward_embedded(emb, mask)` as a module (for captum)."""
 
-    def __init__(self, module: nn.Module) -> None:
+    def __init__(self, module: EmbeddingForward) -> None:
         super().__init__()
         self.inner = module
 
     def forward(self, emb: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        """`inner.forward_embedded(emb, mask)`: logits (N, C)."""
         return self.inner.forward_embedded(emb, mask)
 
 
@@ -209,23 +217,31 @@ class EmbeddingLayerModel(TextModel):
     mask)` gives the logits: the baseline input is the zero vector at every position (`embed`'s
     shape), and `embedding_module()` is that forward as an `nn.Module` (for captum)."""
 
-    module: nn.Module
+    module: EmbeddingForward
 
     def baseline_embeddings(self, tokens: Sequence[Sequence[str]]) -> torch.Tensor:
         """The reference input: zeros of `embed(tokens)`'s shape (the padding embedding)."""
         return torch.zeros_like(self.embed(tokens))
 
+    def mask(self, tokens: Sequence[Sequence[str]]) -> torch.Tensor:
+        """The mask `forward_from_embeddings` takes with `embed(tokens)` (the wrapper's layout)."""
+        raise NotImplementedError
+
     def forward_from_embeddings(self, embeddings: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        """The logits (N, C) of `embed`-shaped embeddings under the wrapper's `mask(tokens)`."""
         return self.module.forward_embedded(embeddings, mask)
 
     def embedding_module(self) -> nn.Module:
+        """`forward_from_embeddings` as an `nn.Module` in eval mode (`forward(emb, mask)`, for captum)."""
         return _EmbeddingForward(self.module).eval()
 
 
 class WordModel(EmbeddingLayerModel):
     """A torch text classifier over word tokens (see the module docstring). Inputs: lists of tokens."""
 
-    def __init__(self, module: nn.Module, vocab: Sequence[str], name: str, n_outputs: int = 2,
+    module: WordClassifier
+
+    def __init__(self, module: WordClassifier, vocab: Sequence[str], name: str, n_outputs: int = 2,
                  batch_size: int = 256, max_len: int | None = None) -> None:
         super().__init__(name, "binary" if n_outputs == 2 else "multiclass", n_outputs, batch_size)
         if len(vocab) < 2 or vocab[0] != PAD or vocab[1] != UNK:
@@ -237,6 +253,7 @@ class WordModel(EmbeddingLayerModel):
 
     @property
     def architecture(self) -> str:
+        """The module's class name (e.g. "KimCNN")."""
         return type(self.module).__name__
 
     # -- encoding --------------------------------------------------------------------------
@@ -261,30 +278,34 @@ class WordModel(EmbeddingLayerModel):
 
     # -- white box ---------------------------------------------------------------------------
     def embed(self, tokens: Sequence[Sequence[str]]) -> torch.Tensor:
+        """Word embeddings (N, L, D), L = the longest document; padding rows are zero."""
         ids, _ = self.ids(tokens)
         with torch.no_grad():
             return self.module.embedding(ids).detach()
 
     def mask(self, tokens: Sequence[Sequence[str]]) -> torch.Tensor:
+        """(N, L) bool: position p is a word of the document (False on padding)."""
         return self.ids(tokens)[1]
 
     # -- black box ---------------------------------------------------------------------------
-    def _predict(self, inputs) -> np.ndarray:
+    def _predict(self, inputs: Any) -> np.ndarray:
         ids, mask = self.ids(inputs)
+        forward_ids = getattr(self.module, "forward_ids", None)  # the Kim CNN's per-word-type forward (same logits)
         with torch.no_grad():
-            if hasattr(self.module, "forward_ids"):  # the Kim CNN's per-word-type forward (same logits)
-                logits = self.module.forward_ids(ids, mask)
+            if forward_ids is not None:
+                logits = forward_ids(ids, mask)
             else:
                 logits = self.module.forward_embedded(self.module.embedding(ids), mask)
             return torch.softmax(logits, dim=1).numpy()
 
     def attention(self, tokens: Sequence[Sequence[str]]) -> list[np.ndarray]:
         """Word attention weights per document (attention models only)."""
-        if not hasattr(self.module, "attend"):
+        attend = getattr(self.module, "attend", None)
+        if attend is None:
             raise TypeError(f"model {self.name} ({self.architecture}) has no attention layer")
         ids, mask = self.ids(tokens)
         with torch.no_grad():
-            _, w = self.module.attend(self.module.embedding(ids), mask)
+            _, w = attend(self.module.embedding(ids), mask)
         return [w[n, : len(t)].numpy().astype(np.float32) for n, t in enumerate(tokens)]
 
 
@@ -299,15 +320,14 @@ def build_vocab(docs: Sequence[Sequence[str]], min_count: int = 1, max_size: int
     return [PAD, UNK] + words
 
 
-def check_vocab(config: dict, module: nn.Module, directory, fix: str) -> list[str]:
+def check_vocab(config: dict, module: nn.Module, directory: Path | str, fix: str) -> list[str]:
     """The vocabulary of a saved text model's config, checked against its embedding: a list of words
     starting with <pad>, <unk>, one per embedding row. `ResourceError` naming config.json and `fix`."""
-    from pathlib import Path
-
     from benchmark.errors import ResourceError
 
     vocab = config.get("vocab")
-    rows = module.embedding.num_embeddings if isinstance(getattr(module, "embedding", None), nn.Embedding) else None
+    embedding = getattr(module, "embedding", None)
+    rows = embedding.num_embeddings if isinstance(embedding, nn.Embedding) else None
     if (not isinstance(vocab, list) or not all(isinstance(w, str) for w in vocab) or vocab[:2] != [PAD, UNK]
             or len(vocab) != rows):
         what = (f"{len(vocab)} entries" if isinstance(vocab, list) else "missing") + f", embedding of {rows} rows"
@@ -316,31 +336,23 @@ def check_vocab(config: dict, module: nn.Module, directory, fix: str) -> list[st
     return vocab
 
 
-def load_word_model(directory, name: str, rebuild: str | None = None) -> WordModel:
+def load_word_model(directory: Path | str, name: str, rebuild: str | None = None) -> WordModel:
     """A trained text classifier saved by `save_model` (config.json with `vocab`, `max_len`,
     `n_classes`) as the `WordModel` submissions see. A damaged or inconsistent model folder raises
     `ResourceError` naming the file and `rebuild` (default: read off the resource layout)."""
     import benchmark.models.recurrent  # noqa: F401  (registers the BiLSTM architectures)
-    from benchmark.errors import ResourceError
-    from benchmark.models.base import load_model, rebuild_command
 
+    directory = Path(directory)
     fix = rebuild or rebuild_command(directory)
     module, config = load_model(directory, fix)
     vocab = check_vocab(config, module, directory, fix)
+    if not isinstance(module, WordClassifier):
+        raise ResourceError(f"model config {directory}/config.json names architecture {config['architecture']!r}, "
+                            f"not a word classifier; use the loader that fits it")
     n_classes, max_len = config.get("n_classes", 2), config.get("max_len")
     if type(n_classes) is not int or n_classes < 2 or not (max_len is None or (type(max_len) is int and max_len > 0)):
         raise ResourceError(f"model config {directory}/config.json: n_classes {n_classes!r} / max_len {max_len!r} "
                             f"are not positive integers; rebuild the model with `{fix}`")
     model = WordModel(module, vocab, name=name, n_outputs=n_classes, max_len=max_len)
-    model.texts_file = _texts_file(directory)
+    model.texts_file = texts_file_in(directory)
     return model
-
-
-def _texts_file(directory):
-    """The model's unlabeled training texts (`texts.parquet`) beside its weights, or None."""
-    from pathlib import Path
-
-    from benchmark.models.rcnn import TEXTS_FILE
-
-    path = Path(directory) / TEXTS_FILE
-    return path if path.is_file() else None

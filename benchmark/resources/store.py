@@ -43,6 +43,7 @@ def data_home() -> Path:
 
 
 def resource_root(family: str) -> Path:
+    """Where the harness builds and keeps a family's configs: `$XAIBENCH_HOME/resources/<family>`."""
     return data_home() / "resources" / family
 
 
@@ -56,6 +57,7 @@ def mirror_root() -> Path | None:
 
 
 def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
+    """The hex sha256 of a file, read in `chunk`-byte blocks (default 1 MiB)."""
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         while block := fh.read(chunk):
@@ -98,29 +100,36 @@ class Resource:
 
     @property
     def name(self) -> str:
+        """`<family>/<config>`, e.g. "aixi/shape-ssin"."""
         return f"{self.family}/{self.config}"
 
     @property
     def version(self) -> str:
+        """The config's format version (default "v1")."""
         return self.meta.get("version", "v1")
 
     @property
     def revision(self) -> str:
+        """The content revision (a sha256) a Result records as `resource.revision`."""
         return self.meta["revision"]
 
     @property
     def splits(self) -> list[str]:
+        """The split names, sorted."""
         return sorted(self.meta["splits"])
 
     @property
     def params(self) -> dict[str, Any]:
+        """The generator parameters the config was built with ({} when none)."""
         return self.meta.get("params", {})
 
     @property
     def stats(self) -> dict[str, Any]:
+        """The generator's statistics of the config (e.g. the model's quality; {} when none)."""
         return self.meta.get("stats", {})
 
     def path(self, split: str) -> Path:
+        """The Parquet file of `split`."""
         return self.root / self.meta["splits"][split]["file"]
 
     def table(self, split: str, columns: list[str] | None = None) -> pa.Table:
@@ -231,7 +240,8 @@ def _card_body(provenance: dict[str, Any], card_info: dict[str, Any]) -> str:
     lines = [f"# {card_info.get('pretty_name', provenance['family'])}", "", card_info.get("description", ""), ""]
     for name, meta in sorted(provenance["configs"].items()):
         lines += [f"## `{name}` ({meta['version']}, revision `{meta['revision']}`)", ""]
-        lines += [f"- {s}: {info['rows']} rows, {info['bytes'] / 1e6:.1f} MB" for s, info in sorted(meta["splits"].items())]
+        lines += [f"- {s}: {info['rows']} rows, {info['bytes'] / 1e6:.1f} MB"
+                  for s, info in sorted(meta["splits"].items())]
         if meta.get("params"):
             lines += ["", "Parameters:", "", "```json", json.dumps(meta["params"], indent=1, sort_keys=True), "```"]
         if meta.get("stats"):
@@ -476,7 +486,8 @@ def load_resource(name: str, *, root: Path | None = None, hub: bool = True, revi
     the Hub commit must be the one asked for. A copy at another revision is never returned silently:
     the error names the revisions that were found."""
     name, revision = split_revision(name, revision)
-    if revision is not None and (len(revision) < 7 or not revision.replace("-", "").replace("_", "").replace(".", "").isalnum()):
+    if revision is not None and (len(revision) < 7
+                                 or not revision.replace("-", "").replace("_", "").replace(".", "").isalnum()):
         raise ResourceError(f"revision '{revision}' of {name} is too short or malformed; give at least 7 characters "
                             "of the resource's revision (see `xaibench list` or a Result's resource.revision)")
     family, config = _split_name(name)
@@ -524,7 +535,7 @@ def list_local_resources() -> list[Resource]:
             continue
         for r in sorted(base.iterdir()):
             prov = read_provenance(r) if r.is_dir() else {}
-            fam = prov.get("family")
+            fam = str(prov.get("family") or r.name.removeprefix("xaibench-"))  # an old file without the family
             for cfg, meta in sorted(prov.get("configs", {}).items()):
                 found.append(Resource(fam, cfg, r, meta, prov.get("card", {})))
     return found

@@ -1,7 +1,7 @@
 """TOKI's algorithm as a library (SPECS §1; DESIGN §8 "library code lives below the submissions").
 
 * `benchmark.toki.core` — keyword identification (pipeline 1), the θ_relate search, Eq. 5–6 labelling,
-  the `Toki` and `TokiKI` oracles, `DedupModel` (each distinct perturbed document predicted once);
+  the `Toki` and `TokiKI` oracles (and `TokiBase`, what they share), `DedupModel` (each distinct perturbed document predicted once);
 * `benchmark.toki.embeddings` — the offline word-embedding ensemble;
 * `benchmark.toki.baselines` — Naive, the random control, the rationale ceiling (reference).
 
@@ -10,6 +10,7 @@ The trust generator, the attack layer and the oracle folders (`submissions/toki_
 """
 
 from benchmark.toki.baselines import Naive, RandomOracle, RationaleCeiling
-from benchmark.toki.core import DedupModel, Toki, TokiKI, theta_relate_search
+from benchmark.toki.core import DedupModel, Toki, TokiBase, TokiKI, theta_relate_search
 
-__all__ = ["DedupModel", "Naive", "RandomOracle", "RationaleCeiling", "Toki", "TokiKI", "theta_relate_search"]
+__all__ = ["DedupModel", "Naive", "RandomOracle", "RationaleCeiling", "Toki", "TokiBase", "TokiKI",
+           "theta_relate_search"]

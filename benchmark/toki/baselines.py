@@ -18,10 +18,11 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 
+from benchmark.contracts import Batch, Judgement, OracleContext
 from benchmark.toki.core import columns, instance_fields, judgement, top_positive
 
 WEIGHTINGS = ("count", "importance")
@@ -29,8 +30,17 @@ CEILING_MODES = ("keywords", "rate")
 
 
 class Naive:
-    """Naive baseline (SPECS §1.6): trustworthy iff confidence ≥ θ_conf (inclusive; θ_conf = 0.9); score =
-    the confidence (`score="none"`: verdicts only)."""
+    """Naive baseline (SPECS §1.6): trustworthy iff confidence ≥ θ_conf (inclusive); score = the confidence.
+
+    Nguyen Tung et al. 2025, Automated Trustworthiness Oracle Generation for Machine Learning Text
+    Classifiers (FSE 2025), https://arxiv.org/abs/2410.22663 (its Naive confidence baseline).
+
+    Args:
+        theta_conf (float, optional): the confidence threshold θ_conf, inclusive ([P] chosen by maximising
+            G-mean, Fig. 8). Default: 0.9
+        score (str, optional): "confidence" = the confidence beside each verdict; "none" = verdicts only.
+            Default: "confidence"
+    """
 
     def __init__(self, theta_conf: float = 0.9, score: str = "confidence") -> None:
         if not 0 <= theta_conf <= 1:
@@ -40,21 +50,33 @@ class Naive:
         self.theta_conf = float(theta_conf)
         self.score = score
 
-    def fit(self, context: Any) -> None:
+    def fit(self, context: OracleContext) -> None:
+        """Nothing to learn: the threshold is fixed."""
         return None
 
-    def judge(self, batch: Any) -> Any:
+    def judge(self, batch: Batch) -> Judgement:
+        """Per instance: confidence ≥ θ_conf, with the confidence as the score; ValueError for an instance
+        without a confidence in [0, 1]."""
         items = [instance_fields(x) for x in batch.inputs]
         bad = [i for i, x in enumerate(items) if not 0.0 <= float(x.get("confidence", float("nan"))) <= 1.0]
         if bad:
-            raise ValueError(f"instance(s) {bad[:5]} have no confidence in [0, 1]; Naive judges by the model's confidence")
+            raise ValueError(f"instance(s) {bad[:5]} have no confidence in [0, 1]; "
+                             "Naive judges by the model's confidence")
         conf = [float(x["confidence"]) for x in items]
         return judgement([c >= self.theta_conf for c in conf], conf if self.score == "confidence" else None)
 
 
 class RandomOracle:
-    """Control: u ~ U(0, 1) per instance from `batch.instance_seed(i)`; trustworthy iff u < p, score 1 − u
-    (`score="none"`: verdicts only). Never looks at the model, the explanation or the confidence."""
+    """Control: u ~ U(0, 1) per instance from `batch.instance_seed(i)`; trustworthy iff u < p, score 1 − u.
+
+    Controls for the trustworthy rate (module docstring): it never looks at the model, the explanation or
+    the confidence. No paper: a control.
+
+    Args:
+        p (float, optional): the trustworthy rate. Default: 0.5
+        score (str, optional): "uniform" = the score 1 − u beside each verdict; "none" = verdicts only.
+            Default: "uniform"
+    """
 
     def __init__(self, p: float = 0.5, score: str = "uniform") -> None:
         if not 0 <= p <= 1:
@@ -64,10 +86,12 @@ class RandomOracle:
         self.p = float(p)
         self.score = score
 
-    def fit(self, context: Any) -> None:
+    def fit(self, context: OracleContext) -> None:
+        """Nothing to learn: the draws depend on the instance seeds only."""
         return None
 
-    def judge(self, batch: Any) -> Any:
+    def judge(self, batch: Batch) -> Judgement:
+        """Per instance i: u from `batch.instance_seed(i)`; verdict u < p, score 1 − u."""
         u = [float(np.random.default_rng(batch.instance_seed(i)).random()) for i in range(len(batch))]
         return judgement([x < self.p for x in u], [1.0 - x for x in u] if self.score == "uniform" else None)
 
@@ -80,13 +104,13 @@ def rationale_rates(docs: Sequence[Sequence[str]], classes: Sequence[int], ratio
     from benchmark.tokenize import is_word
 
     out: dict[int, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
-    for doc, c, g in zip(docs, classes, rationales):
-        g = {str(w).lower() for w in (g or [])}
-        if not g:
+    for doc, c, rationale in zip(docs, classes, rationales):
+        marked = {str(w).lower() for w in (rationale or [])}
+        if not marked:
             continue
         for w in {str(t).lower() for t in doc if not words_only or is_word(str(t))}:
             cell = out[int(c)][w]
-            cell[0] += int(w in g)
+            cell[0] += int(w in marked)
             cell[1] += 1
     return {c: {w: (a, b) for w, (a, b) in d.items()} for c, d in out.items()}
 
@@ -94,9 +118,22 @@ def rationale_rates(docs: Sequence[Sequence[str]], classes: Sequence[int], ratio
 class RationaleCeiling:
     """Reference (ceiling): the best keyword list the *training* rationales allow (module docstring).
 
-    Parameters: min_rate (½: keyword iff rationale in ≥ min_rate of its training occurrences), min_count (1:
-    occurrences needed), mode ("keywords" | "rate"), weighting ("count" | "importance"), top_k (10, the
-    explanation words judged, as the labels), words_only (True), threshold (½: trustworthy iff score ≥ it)."""
+    No published method: a ceiling of this project (xaibench) for the trust track; it reads the training
+    rationales, which the harness hands to a "reference" submission only.
+
+    Args:
+        min_rate (float, optional): keyword iff rationale in ≥ min_rate of the training posts (of its class,
+            with a rationale) containing it. Default: 0.5
+        min_count (int, optional): training posts a word must occur in to be scored. Default: 1
+        mode (str, optional): "keywords" = share of the explanation's words in the keyword list; "rate" =
+            their mean training rationale rate. Default: "keywords"
+        weighting (str, optional): "count" = every top-k word alike (the labels count words); "importance" =
+            weighted by the explanation's scores. Default: "count"
+        top_k (int, optional): explanation words judged ([P] the labels' top 10). Default: 10
+        words_only (bool, optional): punctuation tokens left out, as in the labels. Default: True
+        threshold (float, optional): trustworthy iff score ≥ threshold ([P] the labels' precision cut).
+            Default: 0.5
+    """
 
     def __init__(self, min_rate: float = 0.5, min_count: int = 1, mode: str = "keywords", weighting: str = "count",
                  top_k: int = 10, words_only: bool = True, threshold: float = 0.5) -> None:
@@ -112,7 +149,9 @@ class RationaleCeiling:
         self.rates: dict[int, dict[str, float]] = {}
         self.prior: dict[int, float] = {}
 
-    def fit(self, context: Any) -> None:
+    def fit(self, context: OracleContext) -> None:
+        """Per class, each word's training rationale rate, the keyword list and the class's prior rate, from
+        `context.train["rationale"]` (ValueError when the context holds no rationales)."""
         cols = columns(context.train, ("tokens", "label", "rationale"))
         if "rationale" not in cols:
             raise ValueError("the training rationales are not in the fit context: this reference oracle must run "
@@ -127,7 +166,9 @@ class RationaleCeiling:
             hits, total = sum(a for a, _ in d.values()), sum(b for _, b in d.values())
             self.prior[c] = hits / total if total else 0.0
 
-    def judge(self, batch: Any) -> Any:
+    def judge(self, batch: Batch) -> Judgement:
+        """Per instance: the score of its explanation's top-k words (class docstring), trustworthy iff ≥
+        threshold; an empty explanation is untrustworthy (score 0)."""
         if not hasattr(self, "keywords"):
             raise RuntimeError("judge() before fit()")
         verdicts, scores = [], []

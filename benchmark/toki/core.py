@@ -1,4 +1,4 @@
-"""TOKI — automated trustworthiness oracle (Nguyen Tung et al. 2024; SPECS §1) and its –K.I ablation, as
+"""TOKI — automated trustworthiness oracle (Nguyen Tung et al. 2025, FSE; SPECS §1) and its –K.I ablation, as
 plain classes with `fit(context)` / `judge(batch)` (DESIGN §4 oracle contract). The library module of
 the algorithm: the trust generator, the attack layer (`benchmark.attacks`) and the oracle folders
 (`submissions/toki_*`, thin wrappers) all import it from here.
@@ -49,15 +49,19 @@ import math
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, cast
 
 import numpy as np
 
+from benchmark.contracts import Batch, Explainer, Judgement, OracleContext
 from benchmark.toki.embeddings import WordEmbedding, load_ensemble
+
+if TYPE_CHECKING:  # the models import torch; TOKI reads its model through `predict` only
+    from benchmark.models.base import Model
 
 LINKAGES = ("average", "complete", "single", "weighted")
 UNKNOWN_WORDS = ("unrelated", "ignore")
-IMPORTANCE = ("different", "equivalent")  # Table 2's "importance type": Eq. 6 with the scores, or every word alike
+IMPORTANCE = ("different", "equivalent")  # Table 2's "importance type": Eq. 6 with the scores, or words alike
 SCORES = ("ratio", "none")  # judge's score: IS_rel / (IS_rel + IS_unr), or verdicts only
 EXPLAINERS = ("lime", "omission", "grad", "context", "given")
 STOP_WORDS = frozenset(
@@ -95,7 +99,8 @@ def top_positive(words: Sequence[str], scores: Sequence[float], top_k: int,
     return Explanation([w for w, _ in items], np.array([s for _, s in items], dtype=np.float64))
 
 
-def type_scores(tokens: Sequence[str], scores: Sequence[float], aggregate: str = "sum") -> tuple[list[str], list[float]]:
+def type_scores(tokens: Sequence[str], scores: Sequence[float] | np.ndarray,
+                aggregate: str = "sum") -> tuple[list[str], list[float]]:
     """Per-position scores → per word type: "sum" over occurrences (gradient, SPECS §1.7) or "first"
     (explainers that give every occurrence its type's weight: LIME bag-of-words, type omission)."""
     out: dict[str, float] = {}
@@ -143,6 +148,7 @@ class DedupModel:
         return getattr(self._model, name)
 
     def predict(self, docs: Sequence[Sequence[str]]) -> np.ndarray:
+        """The wrapped model's outputs (N, n_outputs), each distinct document predicted once."""
         keys = [tuple(d) for d in docs]
         index: dict[tuple, int] = {}
         rows = np.fromiter((index.setdefault(k, len(index)) for k in keys), dtype=np.int64, count=len(keys))
@@ -154,6 +160,7 @@ class DedupModel:
         return out[rows]
 
     def target(self, docs: Sequence[Sequence[str]]) -> np.ndarray:
+        """The explained output per document: 0 for a single-output model, else the predicted class."""
         p = self.predict(docs)
         n_out = int(getattr(self._model, "n_outputs", p.shape[1] if p.ndim == 2 else 1))
         return np.zeros(len(docs), dtype=np.int64) if n_out == 1 else p.argmax(axis=1)
@@ -164,34 +171,41 @@ class Lemmatizer:
     up (generators/trust/wordnet.py: `ensure_wordnet`).
 
     Rule [I], closer to a lemma table (the released script loads one): a function word (scikit-learn's English
-    stop-word list, plus does / did / doing / having) takes only its *verb* lemma (was/is/are → be, has → have, does → do) and is otherwise kept;
-    any other word takes its noun lemma (jews → jew, women → woman) and, when that leaves it unchanged, its verb
-    lemma (fucking → fuck). The noun reading alone mangles function words: was → "wa", has → "ha", us → "u",
-    does → "doe", as → "a" (WordNet knows those nouns), which sent them to unrelated embeddings."""
+    stop-word list, plus does / did / doing / having) takes only its *verb* lemma (was/is/are → be, has → have,
+    does → do) and is otherwise kept; any other word takes its noun lemma (jews → jew, women → woman) and, when
+    that leaves it unchanged, its verb lemma (fucking → fuck). The noun reading alone mangles function words:
+    was → "wa", has → "ha", us → "u", does → "doe", as → "a" (WordNet knows those nouns), which sent them to
+    unrelated embeddings.
+
+    Args:
+        enabled (bool, optional): lemmatise; False = lower-case only (no WordNet needed). Default: True
+    """
 
     def __init__(self, enabled: bool = True) -> None:
         self.enabled = enabled
         self._cache: dict[str, str] = {}
-        self._lem = None
+        self._lem: Any = None  # NLTK's WordNetLemmatizer (NLTK ships no type information)
         if enabled:
             from benchmark.toki.embeddings import wordnet_lemmatizer
 
             self._lem = wordnet_lemmatizer()
 
     def __call__(self, word: str) -> str:
+        """The word lower-cased and lemmatised (class docstring), cached."""
         w = str(word).lower()
-        if not self.enabled:
+        lem = self._lem
+        if lem is None:  # not enabled
             return w
         out = self._cache.get(w)
         if out is None:
             if not w.isalpha():
                 out = w
             elif w in _function_words():
-                out = self._lem.lemmatize(w, "v")
+                out = lem.lemmatize(w, "v")
             else:
-                out = self._lem.lemmatize(w)
+                out = lem.lemmatize(w)
                 if out == w:
-                    out = self._lem.lemmatize(w, "v")
+                    out = lem.lemmatize(w, "v")
             self._cache[w] = out
         return out
 
@@ -204,7 +218,8 @@ def _function_words() -> frozenset[str]:
     if _FUNCTION_WORDS is None:
         from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
-        _FUNCTION_WORDS = frozenset(ENGLISH_STOP_WORDS) | {"does", "did", "doing", "having"}  # auxiliaries it lacks
+        # plus the auxiliaries the list lacks
+        _FUNCTION_WORDS = frozenset(ENGLISH_STOP_WORDS) | {"does", "did", "doing", "having"}
     return _FUNCTION_WORDS
 
 
@@ -331,7 +346,7 @@ def trust_score(is_rel: float, is_unr: float) -> float:
     return 1.0 if total <= 0 else float(min(1.0, max(0.0, is_rel / total)))
 
 
-def judgement(verdicts: Sequence[bool], scores: Sequence[float] | None) -> Any:
+def judgement(verdicts: Sequence[bool], scores: Sequence[float] | None) -> Judgement:
     """What `judge` returns (DESIGN §4): the verdicts alone, or ``{"verdicts": …, "scores": …}``."""
     out = [bool(v) for v in verdicts]
     if scores is None:
@@ -366,9 +381,12 @@ def columns(data: Any, names: Sequence[str]) -> dict[str, list]:
 
 
 def instance_fields(item: Any) -> dict[str, Any]:
+    """One judged instance of `batch.inputs` as a dict (module docstring: tokens, prediction, confidence,
+    explanation_words / explanation_scores); TypeError for anything but a mapping."""
     if isinstance(item, Mapping):
         return dict(item)
-    raise TypeError(f"an oracle instance must be a mapping with tokens / prediction / confidence, got {type(item)}")
+    raise TypeError(f"an oracle instance must be a mapping with tokens / prediction / confidence, "
+                    f"got {type(item)}")
 
 
 def class_name_words(name: str) -> list[str]:
@@ -411,8 +429,54 @@ class _ModelState:
     pools: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)  # (pool idx known, vecs)
 
 
-class _Base:
-    """Shared machinery of TOKI and TOKI (–K.I): explanations, embedding cache, voting."""
+# the relatedness of words to class c for one embedding model: (r_m(w, c) (U,) bool, known (U,) bool)
+PerModel = Callable[["_ModelState", list[str], int], tuple[np.ndarray, np.ndarray]]
+
+
+class TokiBase:
+    """The machinery TOKI and TOKI (–K.I) share: explanations, the embedding ensemble, voting, and `judge`
+    (Eq. 5–6, pipeline 2; module docstring). Nguyen Tung et al. 2025, Automated Trustworthiness Oracle
+    Generation for Machine Learning Text Classifiers (FSE 2025), https://arxiv.org/abs/2410.22663.
+    Subclasses give `fit` and the per-model relatedness r_m(w, c).
+
+    Args:
+        explainer (str, optional): the explainer of pipeline 1 (and of pipeline 2 with judge_explanations
+            "own"): "lime" (the project's batched LIME, bag-of-words features), "omission", "grad"
+            (input × gradient), "context" (the explainer of the oracle context) or "given" (no explainer:
+            every judged instance carries its explanation) (SPECS §1.7). Default: "lime"
+        top_k (int, optional): top positive words per explanation [P]. Default: 10
+        tau_vote (float, optional): vote threshold across the embedding models [I]. Default: 0.5
+        trust_ratio (float, optional): trustworthy iff IS_rel ≥ trust_ratio · (IS_rel + IS_unr); 0.5 is
+            Eq. 6 [I]. Default: 0.5
+        lemmatize (bool, optional): lower-case and WordNet-lemmatise the words (`Lemmatizer`) [I].
+            Default: True
+        unknown_words (str, optional): words no embedding model knows: "unrelated" (count as unrelated) or
+            "ignore" (left out of both sums) [I]. Default: "unrelated"
+        class_names (list of str, optional): the class names embedded as the classes; None = the context's,
+            the model's or the training split's `class_name` column. Default: None
+        embeddings (list of str, optional): the embedding models; None = every model of the embeddings
+            resource whose accuracy at its equal-error point is ≥ min_eer_accuracy. Default: None
+        embeddings_resource (str, optional): the resource holding the models and their θ_relate.
+            Default: "trust/embeddings"
+        theta_relate (dict, optional): θ_relate per model name, overriding the resource's. Default: None
+        lime_samples (int, optional): LIME's perturbed samples per explanation [P]. Default: 5000
+        explain_batch (int, optional): documents per explainer call. Default: 16
+        judge_explanations (str, optional): "given" = judge the instance's own explanation when present;
+            "own" = explain it with `explainer`. Default: "given"
+        models (list of WordEmbedding, optional): ready embedding models (with θ_relate) instead of the
+            resource's. Default: None
+        min_eer_accuracy (float, optional): the default ensemble's accuracy floor [I]. Default: 0.6
+        words_only (bool, optional): punctuation tokens never enter an explanation [I]. Default: True
+        precompute_vocabulary (bool, optional): embed the training vocabulary at fit time. Default: True
+        dedup_predictions (bool, optional): predict each distinct LIME perturbation once (exact).
+            Default: True
+        importance (str, optional): Table 2's importance type: "different" = Eq. 6 with the scores;
+            "equivalent" = every top-k word weighs 1 [I]. Default: "different"
+        score (str, optional): "ratio" = `judge` also returns IS_rel / (IS_rel + IS_unr); "none" = verdicts
+            only. Default: "ratio"
+        theta_rule (str, optional): the unrelated pairs θ_relate was searched against, "wordnet" or
+            "corpus"; None = the resource's rule. Default: None
+    """
 
     uses_keywords = True
 
@@ -420,10 +484,11 @@ class _Base:
                  lemmatize: bool = True, unknown_words: str = "unrelated", class_names: Sequence[str] | None = None,
                  embeddings: Sequence[str] | None = None, embeddings_resource: str = "trust/embeddings",
                  theta_relate: Mapping[str, float] | None = None, lime_samples: int = 5000,
-                 explain_batch: int = 16, judge_explanations: str = "given", models: Sequence[WordEmbedding] | None = None,
-                 min_eer_accuracy: float = 0.6, words_only: bool = True, precompute_vocabulary: bool = True,
-                 dedup_predictions: bool = True, importance: str = "different", score: str = "ratio",
-                 theta_rule: str | None = None, **unused: Any) -> None:
+                 explain_batch: int = 16, judge_explanations: str = "given",
+                 models: Sequence[WordEmbedding] | None = None, min_eer_accuracy: float = 0.6,
+                 words_only: bool = True, precompute_vocabulary: bool = True, dedup_predictions: bool = True,
+                 importance: str = "different", score: str = "ratio", theta_rule: str | None = None,
+                 **unused: Any) -> None:
         if unused:
             raise TypeError(f"unknown TOKI parameter(s): {sorted(unused)}")
         if importance not in IMPORTANCE:
@@ -462,12 +527,20 @@ class _Base:
         self.counts: dict[str, int] = defaultdict(int)
         self.timings: dict[str, float] = {}
         self.last_diagnostics: list[dict[str, Any]] = []
-        self._norm: Lemmatizer | None = None
-        self.model = None
+        self._norm = Lemmatizer(enabled=False)  # lower-casing until fit sets up the lemmatiser
+        self.model: Model | None = None
         self.seed = 0
 
+    def fit(self, context: OracleContext) -> None:
+        """Set up for one model under test (subclasses: pipeline 1)."""
+        raise NotImplementedError
+
+    def _relatedness_model(self, st: _ModelState, words: list[str], c: int) -> tuple[np.ndarray, np.ndarray]:
+        """(r_m(w, c) (U,) bool, known (U,) bool) of `words` for class c under one embedding model."""
+        raise NotImplementedError
+
     # -- set-up ---------------------------------------------------------------------------
-    def _setup(self, context: Any | None) -> None:
+    def _setup(self, context: OracleContext | None) -> None:
         self.model = getattr(context, "model", None)
         self.seed = int(getattr(context, "seed", 0))
         self._context_explainer = getattr(context, "explainer", None)
@@ -522,7 +595,7 @@ class _Base:
         self.counts["vocabulary_precomputed"] = len(vocab)
         self.timings["fit_vocabulary_s"] = time.perf_counter() - t0
 
-    def _explainer(self):
+    def _explainer(self) -> tuple[Explainer | None, str]:
         if self.explainer_name == "context":
             if self._context_explainer is None:
                 raise ValueError("explainer='context' but the oracle context carries no explainer")
@@ -535,15 +608,17 @@ class _Base:
 
     def explain(self, docs: Sequence[Sequence[str]], targets: Sequence[int], ids: Sequence[str]) -> list[Explanation]:
         """Top-k positive explanations of `docs` (explained class = `targets`), batched."""
-        from benchmark.contracts import Batch
-
         out: list[Explanation] = []
         if self.explainer_name == "given":
             raise ValueError("explainer='given' cannot explain new documents (pipeline 1 needs an explainer)")
+        if self.model is None:
+            raise ValueError("TOKI explains with the model under test: fit(context) with context.model first")
         explainer, agg = self._explainer()
         # LIME's bag-of-words samples repeat: predict each distinct perturbed document once (exact)
-        model = DedupModel(self.model) if self.dedup_predictions and self.explainer_name in ("lime", "context") \
-            else self.model
+        dedup = DedupModel(self.model) if self.dedup_predictions and self.explainer_name in ("lime", "context") \
+            else None
+        # a DedupModel stands in for the model (every attribute but predict / target is the model's)
+        model = cast("Model", dedup) if dedup is not None else self.model
         for s in range(0, len(docs), self.explain_batch):
             sub = [list(d) for d in docs[s : s + self.explain_batch]]
             tg = list(targets[s : s + self.explain_batch])
@@ -554,15 +629,15 @@ class _Base:
                 scores = explainer.explain(model, batch)
                 pairs = [type_scores(d, sc, agg) for d, sc in zip(sub, scores)]
             out += [top_positive(w, sc, self.top_k, self._norm, self.words_only) for w, sc in pairs]
-        if isinstance(model, DedupModel):
-            self.counts["explain_documents"] += model.documents
-            self.counts["explain_distinct_documents"] += model.distinct
+        if dedup is not None:
+            self.counts["explain_documents"] += dedup.documents
+            self.counts["explain_distinct_documents"] += dedup.distinct
         return out
 
     def _vectors(self, st: _ModelState, words: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         return st.emb.vectors(list(words))
 
-    def _instance_explanations(self, batch: Any) -> tuple[list[Explanation], list[int]]:
+    def _instance_explanations(self, batch: Batch) -> tuple[list[Explanation], list[int]]:
         if not hasattr(self, "states"):
             raise RuntimeError("judge() before fit(): call fit(context) once per model under test first")
         items = [instance_fields(x) for x in batch.inputs]
@@ -580,7 +655,7 @@ class _Base:
                                  self.words_only) for x in items]
         return exps, preds
 
-    def _vote_words(self, words: list[str], c: int, per_model: Callable[[_ModelState, list[str], int], tuple[np.ndarray, np.ndarray]]):
+    def _vote_words(self, words: list[str], c: int, per_model: PerModel) -> tuple[np.ndarray, np.ndarray]:
         """r(w, c) = [mean over the models that know w of r_m(w, c) ≥ τ_vote]; (r, known_by_any)."""
         votes = np.zeros(len(words))
         voters = np.zeros(len(words))
@@ -592,7 +667,7 @@ class _Base:
             r = np.where(voters > 0, votes / np.maximum(voters, 1) >= self.tau_vote - 1e-12, False)
         return r, voters > 0
 
-    def judge(self, batch: Any) -> Any:
+    def judge(self, batch: Batch) -> Judgement:
         """Eq. 5–6 per instance: ``{"verdicts": [...], "scores": [IS_rel / (IS_rel + IS_unr), ...]}``
         (verdicts only with score="none")."""
         t0 = time.perf_counter()
@@ -607,7 +682,9 @@ class _Base:
             r, known = self._vote_words(words, c, self._relatedness_model)
             for w, ri, ki in zip(words, r, known):
                 rel[(c, w)] = (bool(ri), bool(ki))
-        out, ratios, diags = [], [], []
+        out: list[bool] = []
+        ratios: list[float] = []
+        diags: list[dict[str, Any]] = []
         for e, c in zip(exps, preds):
             flags = [rel[(c, w)] for w in e.words]
             keep = np.array([k or self.unknown_words == "unrelated" for _, k in flags], dtype=bool)
@@ -628,22 +705,25 @@ class _Base:
         return judgement(out, ratios if self.score == "ratio" else None)
 
 
-class Toki(_Base):
+class Toki(TokiBase):
     """TOKI (SPECS §1.2–1.5): keyword identification on the training split, then Eq. 5–6 labelling.
 
-    Parameters (all [I] choices named): explainer ("lime" | "omission" | "grad" | "context"), top_k (10),
-    theta_dist (θ_dist = 0.3), linkage ("average"), tau_vote (0.5), trust_ratio (0.5), lemmatize (True),
-    unknown_words ("unrelated": words no model embeds count as unrelated; "ignore": left out of both
-    sums), train_limit (-1 or None = every correct training prediction; else a seeded sample of that size),
-    class_names, embeddings (names; None = every model of the embeddings resource whose accuracy at its
-    equal-error point is ≥ min_eer_accuracy = 0.6), theta_relate
-    (overrides per model), judge_explanations ("given": use the instance's explanation when present;
-    "own": re-explain with this oracle's explainer), importance ("different": Eq. 6 with the scores;
-    "equivalent": every top-k word weighs 1, Table 2's importance-equivalent sets), theta_rule ("wordnet" |
-    "corpus": which unrelated pairs θ_relate was searched against; "" = the resource's default), score ("ratio":
-    judge also returns IS_rel / (IS_rel + IS_unr); "none": verdicts only), train_explanations ("given": pipeline
-    1 reads the training split's LIME explanations when it has them and the oracle's explainer is LIME —
-    the trust sets store them, same settings; "own": explain the training predictions in fit).
+    Nguyen Tung et al. 2025, Automated Trustworthiness Oracle Generation for Machine Learning Text
+    Classifiers (FSE 2025), https://arxiv.org/abs/2410.22663. `fit` runs pipeline 1 (keywords K_c per
+    class from the explanations of the correct training predictions), `judge` pipeline 2 (a prediction is
+    trustworthy iff its top explanation words relate to its class).
+
+    Args:
+        theta_dist (float, optional): θ_dist, the cosine-distance cut of the dendrogram [P]. Default: 0.3
+        linkage (str, optional): agglomerative linkage: "average", "complete", "single" or "weighted" [I].
+            Default: "average"
+        train_limit (int, optional): -1 or None = every correct training prediction; else a seeded sample
+            of that size. Default: -1
+        train_explanations (str, optional): "given" = pipeline 1 reads the training split's LIME
+            explanations when it has them and the explainer is LIME (the trust sets store them, same
+            settings); "own" = explain the training predictions in fit. Default: "given"
+
+    Every other parameter, with its default, is `TokiBase`'s (see its docstring).
     """
 
     def __init__(self, theta_dist: float = 0.3, linkage: str = "average", train_limit: int | None = -1,
@@ -663,21 +743,26 @@ class Toki(_Base):
         self.train_limit = None if train_limit is None or int(train_limit) < 0 else int(train_limit)
 
     # -- pipeline 1 ------------------------------------------------------------------------
-    def fit(self, context: Any) -> None:
+    def fit(self, context: OracleContext) -> None:
+        """Pipeline 1 on `context.train` for the model under test `context.model` (module docstring)."""
         self._setup(context)
         self._precompute(getattr(context, "train", None))
         t0 = time.perf_counter()
         cols = columns(context.train, ("id", "tokens", "label", "prediction", "explanation_words",
                                        "explanation_scores"))
         docs, labels = cols["tokens"], [int(y) for y in cols["label"]]
-        preds = ([int(p) for p in cols["prediction"]] if "prediction" in cols
-                 else np.asarray(self.model.predict([list(d) for d in docs])).argmax(1).tolist())
+        if "prediction" in cols:
+            preds = [int(p) for p in cols["prediction"]]
+        elif self.model is None:
+            raise ValueError("the training split has no 'prediction' column and the context no model to predict it")
+        else:
+            preds = np.asarray(self.model.predict([list(d) for d in docs])).argmax(1).tolist()
         ids = cols.get("id") or [f"train-{i}" for i in range(len(docs))]
         idx = [i for i in range(len(docs)) if preds[i] == labels[i] and len(docs[i])]
         self.counts["train_incorrect"] = sum(p != y for p, y in zip(preds, labels))
-        given = cols.get("explanation_words")
+        given: list = cols.get("explanation_words") or []
         use_given = (self.train_explanations == "given" and self.explainer_name in ("lime", "context")
-                     and given is not None and any(given[i] for i in idx))
+                     and bool(given) and any(given[i] for i in idx))
         if use_given:  # the trust set's own LIME explanations of the training predictions (same settings)
             self.counts["train_without_explanation"] = sum(not given[i] for i in idx)
             idx = [i for i in idx if given[i]]
@@ -698,7 +783,7 @@ class Toki(_Base):
         self.timings.update({"fit_explain_s": t1 - t0, "fit_keywords_s": time.perf_counter() - t1})
 
     def fit_explained(self, explanations: Sequence[tuple[Sequence[str], Sequence[float]]], classes: Sequence[int],
-                      context: Any | None = None) -> None:
+                      context: OracleContext | None = None) -> None:
         """Pipeline 1 from ready explanations (word/score pairs per correct training prediction and its
         class) instead of running the explainer — the same steps as `fit` after explaining."""
         self._setup(context)
@@ -735,7 +820,8 @@ class Toki(_Base):
 
     def keyword_sets(self) -> dict[int, tuple[list[str], list[str]]]:
         """(K_c, F_c) word lists per class."""
-        return {c: ([w for w, k in zip(ws, self.keywords[c]) if k], [w for w, k in zip(ws, self.keywords[c]) if not k])
+        return {c: ([w for w, k in zip(ws, self.keywords[c]) if k],
+                    [w for w, k in zip(ws, self.keywords[c]) if not k])
                 for c, ws in self.pool_words.items()}
 
     # -- pipeline 2 ------------------------------------------------------------------------
@@ -756,13 +842,20 @@ class Toki(_Base):
         return r, known
 
 
-class TokiKI(_Base):
+class TokiKI(TokiBase):
     """TOKI (–K.I) (SPECS §1.6): no keyword identification; r_m(w, c) = [cos_m(w, emb(c)) ≥ θ_relate^m],
-    voted across models as in TOKI; fit only sets up the embeddings and class-name vectors."""
+    voted across models as in TOKI; fit only sets up the embeddings and class-name vectors.
+
+    Nguyen Tung et al. 2025, Automated Trustworthiness Oracle Generation for Machine Learning Text
+    Classifiers (FSE 2025), https://arxiv.org/abs/2410.22663 (its −K.I ablation).
+
+    Every parameter, with its default, is `TokiBase`'s (see its docstring).
+    """
 
     uses_keywords = False
 
-    def fit(self, context: Any) -> None:
+    def fit(self, context: OracleContext) -> None:
+        """Set up the embedding models and class-name vectors (and embed the training vocabulary)."""
         self._setup(context)
         self._precompute(getattr(context, "train", None))
 

