@@ -68,3 +68,15 @@ def test_function_model_counts_visible_objects(home):
     pattern = int(inst.truths["patterns"][n][0])
     drop = labels[n] - model.predict(x[None])[0, 0]
     assert drop == pytest.approx((1 / 2, 1 / 4, 1 / 6)[pattern] / 2, abs=1e-6)
+
+
+def test_the_function_model_needs_the_instances_it_explains():
+    """`build_model(..., instances=None)` (what a caller without instances passes) is one clear error for the
+    AIXI function model, which is built from those instances' ground truth."""
+    from types import SimpleNamespace
+
+    from benchmark.tracks import get_track
+
+    resource = SimpleNamespace(name="aixi/shape-ssin", config="shape-ssin", params={})
+    with pytest.raises(ValueError, match="built from the instances it explains"):
+        get_track("aixi").build_model(resource, "function", None)

@@ -1,7 +1,8 @@
 """TOKI's algorithm as a library (SPECS §1; DESIGN §8 "library code lives below the submissions").
 
 * `benchmark.toki.core` — keyword identification (pipeline 1), the θ_relate search, Eq. 5–6 labelling,
-  the `Toki` and `TokiKI` oracles (and `TokiBase`, what they share), `DedupModel` (each distinct perturbed document predicted once);
+  the `Toki` and `TokiKI` oracles (and `TokiBase`, what they share), `DedupModel` (each distinct perturbed
+  document predicted once);
 * `benchmark.toki.embeddings` — the offline word-embedding ensemble;
 * `benchmark.toki.baselines` — Naive, the random control, the rationale ceiling (reference).
 

@@ -78,11 +78,13 @@ class AixiTrack(Track):
         return Instances(ids=list(d["ids"]), inputs=images, truths=truths,
                          segments=segments, output_shapes=[(h, w)] * len(d["ids"]))
 
-    def build_model(self, resource, name: str, instances: Instances, visible_fraction: float = 0.5,
+    def build_model(self, resource, name: str, instances: Instances | None, visible_fraction: float = 0.5,
                     **options: Any):
         """"function": the analytic model built from the ground truth (served); "cnn": the trained model."""
         dataset, fname = self._parse(resource)
         if name == "function":
+            if instances is None:
+                raise ValueError("the AIXI function model is built from the instances it explains; none were given")
             fn = get_function(fname, resource.params.get("class_rule", "count"))
             t = instances.truths
             refs = {i: Reference(t["images"][n], t["instances"][n], np.asarray(t["patterns"][n], dtype=np.int64))

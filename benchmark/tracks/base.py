@@ -188,8 +188,9 @@ class Track:
         that differ only in ground truth (e.g. IDC's three PGTs) share them. Default: the resource."""
         return resource.name, resource.revision
 
-    def build_model(self, resource, name: str, instances: Instances, **options: Any):
-        """The model under test `name` for this resource: (`ModelSpec`, model_info dict).
+    def build_model(self, resource, name: str, instances: Instances | None, **options: Any):
+        """The model under test `name` for this resource: (`ModelSpec`, model_info dict). `instances`: the
+        instances to be explained; None where the caller has none (a live attack's own texts).
 
         The spec is a model folder a worker loads by itself, or a black box the harness serves
         (`benchmark.models.spec`); a model built from ground truth must be served, never loaded."""

@@ -104,7 +104,7 @@ class IdcTrack(Track):
             h.update(f"{i}\t{int(ok)}\t{' '.join(toks)}\n".encode())
         return f"{resource.family}/{resource.params.get('dataset', 'mr')}-documents", h.hexdigest()[:12]
 
-    def build_model(self, resource, name: str, instances: Instances, **options: Any):
+    def build_model(self, resource, name: str, instances: Instances | None, **options: Any):
         """The resource's trained CNN or HAN (a white-box word model)."""
         self._check(resource)
         folder = resource.params.get("models", {}).get(name)

@@ -101,7 +101,7 @@ class RcnnTrack(Track):
                          output_shapes=[(len(t),) for t in tokens],
                          excluded={k: v for k, v in skipped.items() if v})
 
-    def build_model(self, resource, name: str, instances: Instances, **options: Any):
+    def build_model(self, resource, name: str, instances: Instances | None, **options: Any):
         """The aspect's trained RCNN (generator + encoder; a white-box model)."""
         self._check(resource)
         if name not in self.models:

@@ -147,7 +147,7 @@ class RobustnessTrack(Track):
             h.update(f"{i}\t{' '.join(toks)}\n".encode())
         return f"{resource.name}-texts", h.hexdigest()[:12]
 
-    def build_model(self, resource, name: str, instances: Instances, **options: Any):
+    def build_model(self, resource, name: str, instances: Instances | None, **options: Any):
         """The model the resource's texts were attacked on (word model or MiniLM)."""
         folder = resource.params.get("models", {}).get(name)
         if not folder:

@@ -134,7 +134,7 @@ class TrustTrack(Track):
         return Instances(ids=ids, inputs=inputs, truths={"trust": np.asarray(truths, dtype=bool)},
                          output_shapes=[OUTPUT_SHAPE] * len(ids), excluded={k: v for k, v in skipped.items() if v})
 
-    def build_model(self, resource, name: str, instances: Instances, **options: Any):
+    def build_model(self, resource, name: str, instances: Instances | None, **options: Any):
         """The model under test the set was built with (loaded read-only), or none for imported sets."""
         self._check(resource)
         built = str(resource.params.get("model", "cnn"))
