@@ -39,6 +39,7 @@ from benchmark.models.transformer import (DEFAULT_MAX_PIECES, TOKENIZER_FILE, Mi
                                           bert_kwargs, load_tokenizer, pretrained_classifier, pretrained_path,
                                           save_minilm)
 from benchmark.progress import console, progress_bar
+from generators.idc.train import trained_config
 from generators.rcnn.train import length_batches  # batches of similar piece counts
 
 
@@ -116,16 +117,10 @@ def _training_data(train: tuple[Docs, Sequence[int]], validation: tuple[Docs, Se
 
 def _already_trained(cfg_path: Path, key: dict, name: str) -> dict | None:
     """The saved config when the folder holds a model trained on the same data and recipe, else None."""
-    if not cfg_path.exists():
-        return None
-    try:
-        existing = json.loads(cfg_path.read_text())
-    except (OSError, ValueError):
-        existing = {}
-    if isinstance(existing, dict) and existing.get("training_key") == key:
+    existing = trained_config(cfg_path, key)
+    if existing is not None:
         console.print(f"[green]{name}: already trained on this corpus (overwrite to retrain)")
-        return existing
-    return None
+    return existing
 
 
 @dataclass

@@ -268,7 +268,7 @@ def _training_key(cfg: TextTrainConfig, xtr: list, ytr: np.ndarray, xva: list, y
     return key
 
 
-def _trained_config(cfg_path: Path, key: dict) -> dict | None:
+def trained_config(cfg_path: Path, key: dict) -> dict | None:
     """The saved model's config when it was trained under `key`, else None (an unreadable config is no
     trained model: it is trained again)."""
     if not cfg_path.exists():
@@ -436,7 +436,7 @@ def train_text_classifier(train: TextData, validation: TextData, out_dir: Path, 
     xtr, ytr, xva, yva = _check_inputs(cfg, train, validation, n_classes, rationales, extra_vocab)
     key = _training_key(cfg, xtr, ytr, xva, yva, rationales, extra_vocab)
     cfg_path = out_dir / "config.json"
-    existing = None if overwrite else _trained_config(cfg_path, key)
+    existing = None if overwrite else trained_config(cfg_path, key)
     if existing is not None:
         console.print(f"[green]{name}: already trained on this corpus (overwrite to retrain)")
         return existing
