@@ -75,5 +75,5 @@ def lazy_choice(names: Callable[[Any], Iterable[str]], what: str) -> Callable[..
                 raise typer.BadParameter(f"'{v}' is not a known {what}; choose from: {', '.join(known)}")
         return value
 
-    check.names, check.what = names, what  # type: ignore[attr-defined]
+    check.names, check.what = names, what  # type: ignore[attr-defined]  # markers on a function object
     return check

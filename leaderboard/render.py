@@ -33,7 +33,7 @@ from rich import box
 from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.measure import Measurement
 from rich.table import Table
-from rich.text import Text
+from rich.text import JustifyMethod, Text
 
 from benchmark.results import MetricSummary
 from leaderboard.rank import AGREEMENT_FLOOR, Board, Row, overall, track_summary
@@ -278,7 +278,7 @@ class _Col:
 
     header: str
     cells: list[Text]
-    justify: str = "right"
+    justify: JustifyMethod = "right"
     bold: bool = False
     required: bool = False
     narrow: "_Col | None" = None  # a narrower variant (a metric's mean without its CI)
@@ -294,7 +294,7 @@ def _table(cols: list[_Col]) -> Table:
     # a rule under the header, no vertical lines; columns two spaces apart (one padding + the separator)
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1, 0, 0))
     for c in cols:
-        table.add_column(Text(c.header), justify=c.justify, style="bold" if c.bold else None,  # type: ignore[arg-type]
+        table.add_column(Text(c.header), justify=c.justify, style="bold" if c.bold else None,
                          no_wrap=True, min_width=c.width)
     for i in range(len(cols[0].cells) if cols else 0):
         table.add_row(*(c.cells[i] for c in cols))
