@@ -30,10 +30,10 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from rich import box
-from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
+from rich.console import Console, ConsoleOptions, JustifyMethod, RenderableType, RenderResult
 from rich.measure import Measurement
 from rich.table import Table
-from rich.text import JustifyMethod, Text
+from rich.text import Text
 
 from benchmark.results import MetricSummary
 from leaderboard.rank import AGREEMENT_FLOOR, Board, Row, overall, track_summary
