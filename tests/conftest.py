@@ -32,6 +32,17 @@ def aixi_home(tmp_path_factory) -> Path:
         os.environ["XAIBENCH_HOME"] = old
 
 
+def mirror_dir_or_skip(name: str) -> Path:
+    """The data mirror's folder `name` (e.g. rt_polarity), or skip the test, saying how to run it."""
+    from benchmark.resources.store import mirror_root
+
+    root = mirror_root()
+    if root is None or not (Path(root) / name).is_dir():
+        pytest.skip(f"data mirror folder {name}/ not found (mirror root: {root}); set XAIBENCH_DATA_MIRROR to the "
+                    "shared data folder to run this test")
+    return Path(root) / name
+
+
 @pytest.fixture(scope="session")
 def idc_home(aixi_home) -> Path:
     """Tiny IDC resources (idc/mr-wga, -milp, -hybrid) built from 240 real MR documents per split with a

@@ -15,7 +15,6 @@ import pyarrow.parquet as pq
 import pytest
 
 from benchmark.errors import RegistryError, ResourceError
-from benchmark.resources.store import mirror_root
 from benchmark.tokenize import tokenize
 from generators.corpora import (
     CORPORA,
@@ -28,20 +27,14 @@ from generators.corpora import (
 )
 from generators.corpora.model import Document
 from generators.corpora.mr import mr_text
+from tests.conftest import mirror_dir_or_skip
 
 # ---------------------------------------------------------------------------------------------------
 # fixtures and helpers
 # ---------------------------------------------------------------------------------------------------
 
 
-def _mirror_dir(name: str):
-    root = mirror_root()
-    if root is None or not (root / name).is_dir():
-        pytest.skip(
-            f"data mirror folder {name}/ not found (mirror root: {root}); set XAIBENCH_DATA_MIRROR to the "
-            "shared data folder to run this test"
-        )
-    return root / name
+_mirror_dir = mirror_dir_or_skip
 
 
 @pytest.fixture(scope="module")

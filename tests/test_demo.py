@@ -16,7 +16,9 @@ def test_every_track_is_in_the_plan_with_its_mirror_needs():
         assert all(s.argv[0] in ("generate", "train", "evaluate") for s in t.steps)
 
 
-def test_tracks_fail_or_skip_alone_and_say_why(home):
+def test_tracks_fail_or_skip_alone_and_say_why(home, tmp_path, monkeypatch):
+    monkeypatch.setenv("XAIBENCH_DATA_MIRROR", str(tmp_path / "mirror"))  # a mirror without the corpus
+    (tmp_path / "mirror").mkdir()
     load_plugins()
     lines: list[str] = []
     plan = (

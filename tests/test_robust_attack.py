@@ -9,6 +9,7 @@ import pytest
 from benchmark.attacks.synonyms import SynonymSpace
 from benchmark.attacks.tef import RHO_GRID, AttackConfig, Attacker, budget_r, sweep
 from benchmark.metrics.robustness import attribution_distance
+from tests.conftest import mirror_dir_or_skip
 
 # word → (weight toward class 1, synonyms share a vector direction)
 WEIGHTS = {"superb": 3.0, "great": 2.5, "fine": 2.0, "nice": 1.5, "okay": 1.0, "plot": 0.5, "actor": 0.2,
@@ -170,6 +171,7 @@ def test_windowed_tag_equals_whole_text_tag():
     """tag_at(texts, j) reads position j from a window of `radius` words either side: the same tag as
     tagging the whole text (MR sentences with random word swaps at every position)."""
     pytest.importorskip("spacy")
+    mirror_dir_or_skip("rt_polarity")
     from benchmark.attacks.filters import PosTagger
     from generators.corpora import load_mr
 
@@ -239,6 +241,7 @@ def test_pos_check_after_gives_the_same_attack():
     the real tagger, a random synonym space (many POS rejections) and a planted linear model — while
     tagging fewer candidate windows and explaining more texts."""
     pytest.importorskip("spacy")
+    mirror_dir_or_skip("rt_polarity")
     from benchmark.attacks.filters import PosTagger
     from generators.corpora import load_mr
 

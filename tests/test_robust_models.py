@@ -44,7 +44,9 @@ def test_saved_bilstm_loads_in_a_fresh_interpreter(tmp_path):
 
 def _tiny_mr():
     from generators.corpora import load_mr
+    from tests.conftest import mirror_dir_or_skip
 
+    mirror_dir_or_skip("rt_polarity")
     mr = load_mr()
     take = lambda docs, n: ([d.tokens for d in docs[:n]], [d.label for d in docs[:n]])  # noqa: E731
     return take(mr["train"], 120), take(mr["validation"], 40)
