@@ -8,10 +8,11 @@ import pytest
 
 from benchmark.contracts import Batch, OracleContext
 from benchmark.toki.baselines import Naive, RandomOracle
-from benchmark.toki.core import (Toki, TokiKI, cluster_labels, decide, importance_sums,
-                                   keyword_mask, omission_scores, relatedness, theta_relate_search, top_positive,
-                                   word_pool, Explanation)
+from benchmark.toki.core import Toki, TokiKI
 from benchmark.toki.embeddings import StaticEmbedding
+from benchmark.toki.explanations import Explanation, omission_scores, top_positive
+from benchmark.toki.keywords import (cluster_labels, decide, importance_sums, keyword_mask, relatedness,
+                                     theta_relate_search, word_pool)
 
 
 def V(out):
@@ -269,7 +270,7 @@ def test_oracle_submissions_are_found_and_instantiate():
 
 
 def test_dedup_model_predicts_each_distinct_document_once():
-    from benchmark.toki.core import DedupModel
+    from benchmark.toki.explanations import DedupModel
 
     m = Bag({"good": 2.0, "bad": -2.0})
     seen = []

@@ -78,7 +78,7 @@ def test_gensim_embedding_centring():
 
 
 def test_lemmatizer_keeps_function_words_out_of_wordnet_nouns():
-    from benchmark.toki.core import Lemmatizer
+    from benchmark.toki.explanations import Lemmatizer
 
     try:
         lem = Lemmatizer(True)

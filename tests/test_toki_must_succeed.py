@@ -117,7 +117,8 @@ def stand_ins():
 
 def test_toki_separates_a_set_where_trust_is_defined_by_related_words(stand_ins):
     from benchmark.toki.baselines import Naive
-    from benchmark.toki.core import Toki, TokiKI, top_positive
+    from benchmark.toki.core import Toki, TokiKI
+    from benchmark.toki.explanations import top_positive
 
     exps, classes = training_explanations()
     val, val_truth = constructed_set(seed=1)

@@ -1,8 +1,11 @@
 """TOKI's algorithm as a library (SPECS §1; DESIGN §8 "library code lives below the submissions").
 
-* `benchmark.toki.core` — keyword identification (pipeline 1), the θ_relate search, Eq. 5–6 labelling,
-  the `Toki` and `TokiKI` oracles (and `TokiBase`, what they share), `DedupModel` (each distinct perturbed
-  document predicted once);
+* `benchmark.toki.core` — the `Toki` and `TokiKI` oracles (and `TokiBase`, what they share): pipeline 1
+  (keyword identification, once per model) and pipeline 2 (labelling) over the pieces below;
+* `benchmark.toki.keywords` — the θ_relate search, the word pool, clustering, the keyword test, r(w, c)
+  and the Eq. 6 decision (SPECS §1.2–1.5);
+* `benchmark.toki.explanations` — the explanation record, top-k words, word omission, `DedupModel` (each
+  distinct perturbed document predicted once) and the lemmatiser;
 * `benchmark.toki.embeddings` — the offline word-embedding ensemble;
 * `benchmark.toki.baselines` — Naive, the random control, the rationale ceiling (reference).
 
@@ -11,7 +14,9 @@ The trust generator, the attack layer and the oracle folders (`submissions/toki_
 """
 
 from benchmark.toki.baselines import Naive, RandomOracle, RationaleCeiling
-from benchmark.toki.core import DedupModel, Toki, TokiBase, TokiKI, theta_relate_search
+from benchmark.toki.core import Toki, TokiBase, TokiKI
+from benchmark.toki.explanations import DedupModel
+from benchmark.toki.keywords import theta_relate_search
 
 __all__ = ["DedupModel", "Naive", "RandomOracle", "RationaleCeiling", "Toki", "TokiBase", "TokiKI",
            "theta_relate_search"]

@@ -23,7 +23,9 @@ from typing import Sequence
 import numpy as np
 
 from benchmark.contracts import Batch, Judgement, OracleContext
-from benchmark.toki.core import columns, instance_fields, judgement, top_positive
+from benchmark.toki.core import columns, instance_fields
+from benchmark.toki.explanations import top_positive
+from benchmark.toki.keywords import judgement
 
 WEIGHTINGS = ("count", "importance")
 CEILING_MODES = ("keywords", "rate")

@@ -39,13 +39,13 @@ Every [I] choice of SPECS §1 is a named constructor parameter: `linkage`, `thet
 `trust_ratio`, `top_k`, `lemmatize`, `words_only`, `unknown_words`, `train_limit`, `class_names`,
 `importance`, `score`.
 
-The baselines and the controls (Naive, the random oracle, the rationale ceiling) are in
-`benchmark.toki.baselines`.
+The equations' pieces are in `benchmark.toki.keywords` (Eq. 2–6, the θ_relate search) and
+`benchmark.toki.explanations` (top-k words, omission, the lemmatiser); the baselines and the controls (Naive,
+the random oracle, the rationale ceiling) are in `benchmark.toki.baselines`.
 """
 
 from __future__ import annotations
 
-import math
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -55,303 +55,19 @@ import numpy as np
 
 from benchmark.contracts import Batch, Explainer, Judgement, OracleContext
 from benchmark.toki.embeddings import WordEmbedding, load_ensemble
+from benchmark.toki.explanations import DedupModel, Explanation, Lemmatizer, omission_scores, top_positive, type_scores
+from benchmark.toki.keywords import (LINKAGES, decide, importance_sums, judgement, keyword_mask,
+                                     relatedness, trust_score, word_pool)
 
 if TYPE_CHECKING:  # the models import torch; TOKI reads its model through `predict` only
     from benchmark.models.base import Model
 
-LINKAGES = ("average", "complete", "single", "weighted")
 UNKNOWN_WORDS = ("unrelated", "ignore")
 IMPORTANCE = ("different", "equivalent")  # Table 2's "importance type": Eq. 6 with the scores, or words alike
 SCORES = ("ratio", "none")  # judge's score: IS_rel / (IS_rel + IS_unr), or verdicts only
 EXPLAINERS = ("lime", "omission", "grad", "context", "given")
 STOP_WORDS = frozenset(
     "a an and are as at be by for from in is it of on or the to with its this that".split())
-
-
-# ------------------------------------------------------------------------------ explanations
-@dataclass
-class Explanation:
-    """Top-k positive words of one explained prediction (word types, scores > 0, descending)."""
-
-    words: list[str]
-    scores: np.ndarray
-
-    def __len__(self) -> int:
-        return len(self.words)
-
-
-def top_positive(words: Sequence[str], scores: Sequence[float], top_k: int,
-                 normalise: Callable[[str], str] = str.lower, words_only: bool = False) -> Explanation:
-    """Word/score pairs → Explanation: scores of the same (normalised) word are summed inside the
-    explanation (SPECS §1.2 [I]), only s > 0 kept, top-k by score (stable: ties by first occurrence).
-    `words_only` drops punctuation tokens first (LIME's own tokenizer never yields them [I])."""
-    from benchmark.tokenize import is_word
-
-    agg: dict[str, float] = {}
-    for w, s in zip(words, scores):
-        if words_only and not is_word(str(w)):
-            continue
-        key = normalise(str(w))
-        agg[key] = agg.get(key, 0.0) + float(s)
-    items = [(w, s) for w, s in agg.items() if s > 0 and math.isfinite(s)]
-    items.sort(key=lambda t: -t[1])  # Python's sort is stable: ties keep first-occurrence order
-    items = items[: int(top_k)]
-    return Explanation([w for w, _ in items], np.array([s for _, s in items], dtype=np.float64))
-
-
-def type_scores(tokens: Sequence[str], scores: Sequence[float] | np.ndarray,
-                aggregate: str = "sum") -> tuple[list[str], list[float]]:
-    """Per-position scores → per word type: "sum" over occurrences (gradient, SPECS §1.7) or "first"
-    (explainers that give every occurrence its type's weight: LIME bag-of-words, type omission)."""
-    out: dict[str, float] = {}
-    for w, s in zip(tokens, scores):
-        if aggregate == "first":
-            out.setdefault(w, float(s))
-        else:
-            out[w] = out.get(w, 0.0) + float(s)
-    return list(out), list(out.values())
-
-
-def omission_scores(model: Any, docs: Sequence[Sequence[str]], targets: Sequence[int],
-                    batch_size: int = 4096) -> list[tuple[list[str], list[float]]]:
-    """Word omission (SPECS §1.7 -omis): score(w) = p_c(x) − p_c(x without every occurrence of w), for
-    every word type of every document, all perturbations of all documents in batched predict calls."""
-    plans, perturbed = [], []
-    for doc in docs:
-        types = list(dict.fromkeys(doc))
-        plans.append(types)
-        perturbed.append(list(doc))
-        perturbed += [[w for w in doc if w != t] for t in types]
-    probs = np.concatenate([np.asarray(model.predict(perturbed[s : s + batch_size]), dtype=np.float64)
-                            for s in range(0, len(perturbed), batch_size)]) if perturbed else np.zeros((0, 1))
-    out, start = [], 0
-    for types, c in zip(plans, targets):
-        p = probs[start : start + 1 + len(types), int(c)]
-        start += 1 + len(types)
-        out.append((types, (p[0] - p[1:]).tolist()))
-    return out
-
-
-class DedupModel:
-    """A model wrapper for pipeline 1 whose `predict` sends every *distinct* document once to the wrapped
-    model and copies the rows back (an exact shortcut: LIME's bag-of-words perturbations repeat — on the
-    HateXplain training posts about half of 5,000 samples are duplicates — and the empty document recurs
-    in every instance). `target` goes through the same `predict`; every other attribute is the model's.
-    `calls` / `documents` / `distinct` count what it saved."""
-
-    def __init__(self, model: Any) -> None:
-        self._model = model
-        self.documents = 0
-        self.distinct = 0
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._model, name)
-
-    def predict(self, docs: Sequence[Sequence[str]]) -> np.ndarray:
-        """The wrapped model's outputs (N, n_outputs), each distinct document predicted once."""
-        keys = [tuple(d) for d in docs]
-        index: dict[tuple, int] = {}
-        rows = np.fromiter((index.setdefault(k, len(index)) for k in keys), dtype=np.int64, count=len(keys))
-        self.documents += len(keys)
-        self.distinct += len(index)
-        if not keys:
-            return np.asarray(self._model.predict([]))
-        out = np.asarray(self._model.predict([list(k) for k in index]))
-        return out[rows]
-
-    def target(self, docs: Sequence[Sequence[str]]) -> np.ndarray:
-        """The explained output per document: 0 for a single-output model, else the predicted class."""
-        p = self.predict(docs)
-        n_out = int(getattr(self._model, "n_outputs", p.shape[1] if p.ndim == 2 else 1))
-        return np.zeros(len(docs), dtype=np.int64) if n_out == 1 else p.argmax(axis=1)
-
-
-class Lemmatizer:
-    """Lower-case + WordNet lemmatiser (SPECS §1.2 [I: no lemmatisation table]); the WordNet data must be set
-    up (generators/trust/wordnet.py: `ensure_wordnet`).
-
-    Rule [I], closer to a lemma table (the released script loads one): a function word (scikit-learn's English
-    stop-word list, plus does / did / doing / having) takes only its *verb* lemma (was/is/are → be, has → have,
-    does → do) and is otherwise kept; any other word takes its noun lemma (jews → jew, women → woman) and, when
-    that leaves it unchanged, its verb lemma (fucking → fuck). The noun reading alone mangles function words:
-    was → "wa", has → "ha", us → "u", does → "doe", as → "a" (WordNet knows those nouns), which sent them to
-    unrelated embeddings.
-
-    Args:
-        enabled (bool, optional): lemmatise; False = lower-case only (no WordNet needed). Default: True
-    """
-
-    def __init__(self, enabled: bool = True) -> None:
-        self.enabled = enabled
-        self._cache: dict[str, str] = {}
-        self._lem: Any = None  # NLTK's WordNetLemmatizer (NLTK ships no type information)
-        if enabled:
-            from benchmark.toki.embeddings import wordnet_lemmatizer
-
-            self._lem = wordnet_lemmatizer()
-
-    def __call__(self, word: str) -> str:
-        """The word lower-cased and lemmatised (class docstring), cached."""
-        w = str(word).lower()
-        lem = self._lem
-        if lem is None:  # not enabled
-            return w
-        out = self._cache.get(w)
-        if out is None:
-            if not w.isalpha():
-                out = w
-            elif w in _function_words():
-                out = lem.lemmatize(w, "v")
-            else:
-                out = lem.lemmatize(w)
-                if out == w:
-                    out = lem.lemmatize(w, "v")
-            self._cache[w] = out
-        return out
-
-
-_FUNCTION_WORDS: frozenset[str] | None = None
-
-
-def _function_words() -> frozenset[str]:
-    global _FUNCTION_WORDS
-    if _FUNCTION_WORDS is None:
-        from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
-
-        # plus the auxiliaries the list lacks
-        _FUNCTION_WORDS = frozenset(ENGLISH_STOP_WORDS) | {"does", "did", "doing", "having"}
-    return _FUNCTION_WORDS
-
-
-# ------------------------------------------------------------------------------ θ_relate search
-def theta_relate_search(sim_related: Sequence[float], sim_unrelated: Sequence[float], tol: float = 1e-4,
-                        max_iter: int = 60, lo: float = -1.0, hi: float = 1.0) -> dict[str, float]:
-    """Binary search of θ_relate (SPECS §1.3 [I]): a pair is related iff cos ≥ t; TPR(t) = recall of
-    the related pairs, TNR(t) = recall of the unrelated pairs; TPR > TNR → raise t (lo ← t), else
-    lower it (hi ← t); stop when |TPR − TNR| < tol or after max_iter halvings. Returns t with TPR, TNR
-    and both precisions at the solution, the iterations and the pair counts."""
-    rel = np.asarray(sim_related, dtype=np.float64)
-    unr = np.asarray(sim_unrelated, dtype=np.float64)
-    if rel.size == 0 or unr.size == 0:
-        raise ValueError("θ_relate needs related and unrelated pairs (got "
-                         f"{rel.size} related, {unr.size} unrelated)")
-
-    def rates(t: float) -> tuple[float, float]:
-        return float((rel >= t).mean()), float((unr < t).mean())
-
-    t = (lo + hi) / 2
-    it = 0
-    for it in range(1, max_iter + 1):  # noqa: B007 - the count is returned
-        t = (lo + hi) / 2
-        tpr, tnr = rates(t)
-        if abs(tpr - tnr) < tol:
-            break
-        if tpr > tnr:
-            lo = t
-        else:
-            hi = t
-    tpr, tnr = rates(t)
-    tp, fn = tpr * rel.size, (1 - tpr) * rel.size
-    tn, fp = tnr * unr.size, (1 - tnr) * unr.size
-    return {"theta": float(t), "tpr": tpr, "tnr": tnr,
-            "precision_related": float(tp / (tp + fp)) if tp + fp else float("nan"),
-            "precision_unrelated": float(tn / (tn + fn)) if tn + fn else float("nan"),
-            "iterations": it, "n_related": int(rel.size), "n_unrelated": int(unr.size)}
-
-
-# ------------------------------------------------------------------------------ pipeline 1 pieces
-def word_pool(explanations: Sequence[Explanation], classes: Sequence[int]) -> dict[int, dict[str, float]]:
-    """Eq. 2: W_c = {w: mean of w's scores over the explanations of class c that contain it}."""
-    sums: dict[int, dict[str, list[float]]] = defaultdict(lambda: defaultdict(lambda: [0.0, 0]))
-    for e, c in zip(explanations, classes):
-        for w, s in zip(e.words, e.scores):
-            acc = sums[int(c)][w]
-            acc[0] += float(s)
-            acc[1] += 1
-    return {c: {w: a[0] / a[1] for w, a in d.items()} for c, d in sums.items()}
-
-
-def cluster_labels(vectors: np.ndarray, theta_dist: float, linkage: str = "average") -> np.ndarray:
-    """Eq. 3: agglomerative clustering of unit vectors on cosine distance 1 − cos, dendrogram cut at
-    θ_dist (scipy `fcluster`, criterion "distance"); one word → one cluster."""
-    from scipy.cluster.hierarchy import fcluster, linkage as scipy_linkage
-    from scipy.spatial.distance import pdist
-
-    if linkage not in LINKAGES:
-        raise ValueError(f"linkage must be one of {LINKAGES}, got {linkage!r}")
-    n = len(vectors)
-    if n == 0:
-        return np.zeros(0, dtype=np.int64)
-    if n == 1:
-        return np.ones(1, dtype=np.int64)
-    d = np.clip(pdist(np.asarray(vectors, dtype=np.float64), metric="cosine"), 0.0, 2.0)
-    return fcluster(scipy_linkage(d, method=linkage), t=float(theta_dist), criterion="distance").astype(np.int64)
-
-
-def keyword_mask(vectors: np.ndarray, class_vector: np.ndarray, theta_dist: float, theta_relate: float,
-                 linkage: str = "average") -> np.ndarray:
-    """Eq. 3–4 for one model and class: True for the words of clusters whose mean (unit) vector has
-    cos ≥ θ_relate with the class-name vector."""
-    labels = cluster_labels(vectors, theta_dist, linkage)
-    out = np.zeros(len(labels), dtype=bool)
-    cv = class_vector / (np.linalg.norm(class_vector) or 1.0)
-    for k in np.unique(labels):
-        members = labels == k
-        mean = vectors[members].mean(0)
-        norm = np.linalg.norm(mean)
-        if norm > 0 and float(mean @ cv) / norm >= theta_relate:
-            out[members] = True
-    return out
-
-
-def relatedness(word_vecs: np.ndarray, pool_vecs: np.ndarray, is_keyword: np.ndarray,
-                self_index: np.ndarray | None = None) -> np.ndarray:
-    """Eq. 5 for one model, vectorised: (U,) r(w, c) of U words against a pool (P unit vectors,
-    `is_keyword` (P,)). `self_index[u]` = the pool index of word u (or −1): its similarity is set to
-    exactly 1 (ties → keyword). K = ∅ → 0; F = ∅ ≠ K → 1."""
-    u = len(word_vecs)
-    k = np.asarray(is_keyword, dtype=bool)
-    if u == 0:
-        return np.zeros(0, dtype=bool)
-    if not k.any():
-        return np.zeros(u, dtype=bool)
-    if k.all():
-        return np.ones(u, dtype=bool)
-    sims = np.clip(np.asarray(word_vecs) @ np.asarray(pool_vecs).T, -1.0, 1.0)
-    if self_index is not None:
-        rows = np.flatnonzero(np.asarray(self_index) >= 0)
-        sims[rows, np.asarray(self_index)[rows]] = 1.0
-    return sims[:, k].max(1) >= sims[:, ~k].max(1)
-
-
-def importance_sums(scores: Sequence[float], related: Sequence[bool]) -> tuple[float, float]:
-    """Eq. 6: (IS_rel, IS_unr) = (Σ s_i r_i, Σ s_i (1 − r_i))."""
-    s = np.asarray(scores, dtype=np.float64)
-    r = np.asarray(related, dtype=bool)
-    return float(s[r].sum()), float(s[~r].sum())
-
-
-def decide(is_rel: float, is_unr: float, trust_ratio: float = 0.5) -> bool:
-    """Eq. 6 generalised: IS_rel ≥ trust_ratio · (IS_rel + IS_unr); 0.5 ⇔ IS_rel ≥ IS_unr; 0 + 0 → True."""
-    if trust_ratio == 0.5:
-        return bool(is_rel >= is_unr)
-    return bool(is_rel >= trust_ratio * (is_rel + is_unr))
-
-
-def trust_score(is_rel: float, is_unr: float) -> float:
-    """The oracle's score beside its verdict: IS_rel / (IS_rel + IS_unr) ∈ [0, 1] (the verdict of Eq. 6 is
-    score ≥ trust_ratio); an explanation with no positive word (0 + 0) scores 1, as literal Eq. 6 calls it
-    trustworthy."""
-    total = is_rel + is_unr
-    return 1.0 if total <= 0 else float(min(1.0, max(0.0, is_rel / total)))
-
-
-def judgement(verdicts: Sequence[bool], scores: Sequence[float] | None) -> Judgement:
-    """What `judge` returns (DESIGN §4): the verdicts alone, or ``{"verdicts": …, "scores": …}``."""
-    out = [bool(v) for v in verdicts]
-    if scores is None:
-        return out
-    return {"verdicts": out, "scores": [float(x) for x in scores]}
 
 
 # ------------------------------------------------------------------------------ helpers

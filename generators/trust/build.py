@@ -39,7 +39,8 @@ from benchmark.resources import resource_root, write_config
 from benchmark.tokenize import is_word
 from generators.idc.train import TextTrainConfig, train_text_classifier
 from generators.trust.data import DATASETS, TrustCorpus, TrustDoc, load_trust_corpus
-from benchmark.toki.core import DedupModel, builtin_explainer
+from benchmark.toki.core import builtin_explainer
+from benchmark.toki.explanations import DedupModel
 
 if TYPE_CHECKING:
     from benchmark.models.transformer import MiniLMModel

@@ -33,7 +33,7 @@ from benchmark.progress import console
 from benchmark.resources import resource_root, write_config
 from benchmark.resources.store import mirror_root
 from benchmark.tokenize import is_word, tokenize
-from benchmark.toki.core import theta_relate_search
+from benchmark.toki.keywords import theta_relate_search
 from benchmark.toki.embeddings import DEFAULT_MODELS, STANDS_IN_FOR, THETA_RULES, make_embedding
 
 FAMILY = "trust"

@@ -103,7 +103,8 @@ def supervision_sweep(settings: Sequence[tuple[str, float]], *, epochs: int = 5,
     import tempfile
 
     from benchmark.contracts import Batch
-    from benchmark.toki.core import DedupModel, builtin_explainer, omission_scores
+    from benchmark.toki.core import builtin_explainer
+    from benchmark.toki.explanations import DedupModel, omission_scores
     from generators.idc.train import TextTrainConfig, train_text_classifier
     from generators.trust.build import MAX_LEN, _truncate, explanation_precision, top_words
     from generators.trust.data import load_trust_corpus
@@ -151,7 +152,8 @@ def relatedness_diagnostics(config: str, theta_rules: Sequence[str] = ("wordnet"
     per embedding model the share of the pool directly related to the class name (cos ≥ θ_relate, –K.I's
     rule), and over the judged split's explanation words P(r(w, c) = 1 | w in the people's rationale) vs
     P(r = 1 | w outside it) — a relatedness that tracks the rationale has the first well above the second."""
-    from benchmark.toki.core import Toki, top_positive
+    from benchmark.toki.core import Toki
+    from benchmark.toki.explanations import top_positive
 
     data = load_trust_set(config, root)
     rows = data[split]

@@ -73,7 +73,8 @@ def load():
 
 
 def run() -> dict:
-    from benchmark.toki.core import Toki, top_positive
+    from benchmark.toki.core import Toki
+    from benchmark.toki.explanations import top_positive
 
     data, models = load()
     model, meta = data["model"], data["meta"]
