@@ -156,10 +156,7 @@ class _Shard:
 
     def batch(self, positions: Sequence[int], seed: int) -> Batch:
         """The shard's inputs at `positions` (positions within the shard, see `local`)."""
-        pos = list(positions)
-        seg = None if self.segments is None else self.segments[pos]
-        inputs = self.inputs[pos] if hasattr(self.inputs, "shape") else [self.inputs[p] for p in pos]
-        return Batch(ids=[self.ids[p] for p in pos], inputs=inputs, segments=seg, seed=seed)
+        return Batch.of(self.ids, self.inputs, self.segments, positions, seed)
 
 
 def _run_unit(job: Job, shard: _Shard, batches: list[list[int]]) -> list[list]:

@@ -45,6 +45,16 @@ class Batch:
     def __len__(self) -> int:
         return len(self.ids)
 
+    @classmethod
+    def of(cls, ids: Sequence[str], inputs: Any, segments: np.ndarray | None, positions: Sequence[int],
+           seed: int) -> Batch:
+        """The batch of the instances at `positions` of a split held as `ids`, `inputs` (an array, or a
+        list of token lists) and optional `segments`: what a track's `Instances` and a Ray shard hand out."""
+        pos = list(positions)
+        seg = None if segments is None else segments[pos]
+        picked = inputs[pos] if isinstance(inputs, np.ndarray) else [inputs[p] for p in pos]
+        return cls(ids=[ids[p] for p in pos], inputs=picked, segments=seg, seed=seed)
+
     def instance_seed(self, i: int) -> int:
         """A 31-bit seed for instance `i` from (run seed, instance id): stable across runs, batch
         layouts and machines, so an instance's explanation never depends on its batch."""

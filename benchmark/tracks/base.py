@@ -98,10 +98,7 @@ class Instances:
 
     def batch(self, positions: Sequence[int], seed: int) -> Batch:
         """The `Batch` submissions see for `positions`: ids, inputs, segments and the seed; never truths."""
-        pos = list(positions)
-        seg = None if self.segments is None else self.segments[pos]
-        inputs = self.inputs[pos] if isinstance(self.inputs, np.ndarray) else [self.inputs[p] for p in pos]
-        return Batch(ids=[self.ids[p] for p in pos], inputs=inputs, segments=seg, seed=seed)
+        return Batch.of(self.ids, self.inputs, self.segments, positions, seed)
 
 
 class Track:
