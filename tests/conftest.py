@@ -32,12 +32,13 @@ def aixi_home(tmp_path_factory) -> Path:
         os.environ["XAIBENCH_HOME"] = old
 
 
-def mirror_dir_or_skip(name: str) -> Path:
-    """The data mirror's folder `name` (e.g. rt_polarity), or skip the test, saying how to run it."""
+def mirror_dir_or_skip(name: str, *files: str) -> Path:
+    """The data mirror's folder `name` (e.g. rt_polarity), or skip the test, saying how to run it, when the
+    folder or one of `files` inside it is absent."""
     from benchmark.resources.store import mirror_root
 
     root = mirror_root()
-    if root is None or not (Path(root) / name).is_dir():
+    if root is None or not (Path(root) / name).is_dir() or not all((Path(root) / name / f).is_file() for f in files):
         pytest.skip(f"data mirror folder {name}/ not found (mirror root: {root}); set XAIBENCH_DATA_MIRROR to the "
                     "shared data folder to run this test")
     return Path(root) / name
@@ -48,11 +49,7 @@ def idc_home(aixi_home) -> Path:
     """Tiny IDC resources (idc/mr-wga, -milp, -hybrid) built from 240 real MR documents per split with a
     one-epoch Kim CNN and HAN (|V| = 400, ≥ 2 words of V per MILP document), in the session home. Skips when the MR
     mirror is absent."""
-    from benchmark.resources.store import mirror_root
-
-    root = mirror_root()
-    if root is None or not (Path(root) / "rt_polarity" / "rt-polarity.pos").is_file():
-        pytest.skip("MR mirror (rt_polarity) not found; set XAIBENCH_DATA_MIRROR to the shared data folder")
+    mirror_dir_or_skip("rt_polarity", "rt-polarity.pos")
     from generators.idc.build import IdcConfig, build_idc
 
     os.environ["XAIBENCH_HOME"] = str(aixi_home)

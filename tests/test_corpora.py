@@ -34,12 +34,11 @@ from tests.conftest import mirror_dir_or_skip
 # ---------------------------------------------------------------------------------------------------
 
 
-_mirror_dir = mirror_dir_or_skip
 
 
 @pytest.fixture(scope="module")
 def mr_dir():
-    return _mirror_dir("rt_polarity")
+    return mirror_dir_or_skip("rt_polarity")
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +48,7 @@ def mr(mr_dir):
 
 @pytest.fixture(scope="module")
 def eraser():
-    return load_eraser(_mirror_dir("eraser_movies"), ("train", "val"))
+    return load_eraser(mirror_dir_or_skip("eraser_movies"), ("train", "val"))
 
 
 def _key(corpus):

@@ -4,7 +4,6 @@ optimal), and what the MILP returns carries its bounds and gap instead of a clai
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 import pytest
 import typer
@@ -54,11 +53,9 @@ def test_proven_optimum_has_equal_bounds(seed):
 
 
 def _mr(n: int):
-    from benchmark.resources.store import mirror_root
+    from tests.conftest import mirror_dir_or_skip
 
-    root = mirror_root()
-    if root is None or not (Path(root) / "rt_polarity" / "rt-polarity.pos").is_file():
-        pytest.skip("MR mirror (rt_polarity) not found; set XAIBENCH_DATA_MIRROR to the shared data folder")
+    mirror_dir_or_skip("rt_polarity", "rt-polarity.pos")
     from generators.corpora import load_mr
 
     train = load_mr(source="mirror", seed=0)["train"][:n]

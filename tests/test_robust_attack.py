@@ -171,7 +171,7 @@ def test_windowed_tag_equals_whole_text_tag():
     """tag_at(texts, j) reads position j from a window of `radius` words either side: the same tag as
     tagging the whole text (MR sentences with random word swaps at every position)."""
     pytest.importorskip("spacy")
-    mirror_dir_or_skip("rt_polarity")
+    mirror_dir_or_skip("rt_polarity", "rt-polarity.pos")
     from benchmark.attacks.filters import PosTagger
     from generators.corpora import load_mr
 
@@ -241,7 +241,7 @@ def test_pos_check_after_gives_the_same_attack():
     the real tagger, a random synonym space (many POS rejections) and a planted linear model — while
     tagging fewer candidate windows and explaining more texts."""
     pytest.importorskip("spacy")
-    mirror_dir_or_skip("rt_polarity")
+    mirror_dir_or_skip("rt_polarity", "rt-polarity.pos")
     from benchmark.attacks.filters import PosTagger
     from generators.corpora import load_mr
 

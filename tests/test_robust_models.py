@@ -46,7 +46,7 @@ def _tiny_mr():
     from generators.corpora import load_mr
     from tests.conftest import mirror_dir_or_skip
 
-    mirror_dir_or_skip("rt_polarity")
+    mirror_dir_or_skip("rt_polarity", "rt-polarity.pos")
     mr = load_mr()
     take = lambda docs, n: ([d.tokens for d in docs[:n]], [d.label for d in docs[:n]])  # noqa: E731
     return take(mr["train"], 120), take(mr["validation"], 40)

@@ -16,11 +16,9 @@ import pytest
 def robust_home(tmp_path_factory):
     import os
 
-    from benchmark.resources.store import mirror_root
+    from tests.conftest import mirror_dir_or_skip
 
-    root = mirror_root()
-    if root is None or not (Path(root) / "rt_polarity" / "rt-polarity.pos").is_file():
-        pytest.skip("MR mirror (rt_polarity) not found")
+    mirror_dir_or_skip("rt_polarity", "rt-polarity.pos")
     pytest.importorskip("spacy")
     from generators.robustness.build import RobustnessConfig, build_robustness
     from generators.robustness.counterfit import glove_vocabulary
