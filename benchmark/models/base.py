@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 from benchmark.errors import ResourceError
+from benchmark.models.exact import EXACT_DTYPE, ExactCopy, rounded
 
 TASKS = ("regression", "binary", "multiclass")
 
@@ -34,6 +35,7 @@ class Model:
         self.task = task
         self.n_outputs = n_outputs
         self.batch_size = batch_size
+        self._exact: ExactCopy = ExactCopy()
 
     # -- black box -------------------------------------------------------------------------
     def predict(self, inputs: Any) -> np.ndarray:
@@ -56,6 +58,13 @@ class Model:
     def focus(self, instance: str) -> None:
         """Called by the runner with the id of the instance it explains next (`ModelSpec.per_instance`);
         a no-op here, models whose output depends on the explained instance override it."""
+
+    def exact_module(self) -> torch.nn.Module:
+        """The float64 copy of `module` that `predict` computes with, so a prediction never depends on its
+        batch, the thread count or the CPU (`benchmark.models.exact`); `module` itself stays float32."""
+        if self.module is None:
+            raise TypeError(f"model {self.name} has no torch module")
+        return self._exact(self.module)
 
     @property
     def white_box(self) -> bool:
@@ -96,8 +105,9 @@ class ImageModel(Model):
         return x.unsqueeze(1) if x.dim() == 3 else x
 
     def _predict(self, inputs: Any) -> np.ndarray:
+        """Outputs in float64 from the float32 images, rounded to float32 (`benchmark.models.exact`)."""
         with torch.no_grad():
-            return self.module(self.as_tensor(inputs)).numpy()
+            return rounded(self.exact_module()(self.as_tensor(inputs).to(EXACT_DTYPE))).numpy()
 
 
 class TextModel(Model):

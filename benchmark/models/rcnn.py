@@ -43,7 +43,7 @@ encoder given a selection and `probabilities(emb, mask)` the generator.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence, cast
 
 import numpy as np
 import torch
@@ -54,6 +54,7 @@ from benchmark.errors import ResourceError
 from benchmark.models.architectures import ARCHITECTURES, WordClassifier
 from benchmark.models.base import TEXTS_FILE, load_model, read_model_config, read_texts, rebuild_command, save_model
 from benchmark.models.base import write_texts  # noqa: F401 - re-exported: generators and tests import it from here
+from benchmark.models.exact import rounded
 from benchmark.models.text import PAD, UNK, WordModel, check_vocab
 
 ARCHITECTURE = "rcnn-rationale"
@@ -171,9 +172,10 @@ class RCNNRationale(WordClassifier):
         return torch.sigmoid(self.logits(emb, mask))
 
     def select(self, emb: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
-        """The deterministic selection z_t = [p_t ≥ threshold] (N, L) bool, False on padding."""
+        """The deterministic selection z_t = [p_t ≥ threshold] (N, L) bool, False on padding; p_t is compared
+        as float32 (in the float64 copy `predict` uses, the rounded value: the one `probabilities` reports)."""
         p = self.probabilities(emb, mask)
-        sel = p >= self.threshold
+        sel = p.float() >= self.threshold
         return sel if mask is None else sel & mask
 
     # -- encoder ---------------------------------------------------------------------------------
@@ -256,25 +258,32 @@ class RationaleModel(WordModel):
             out[rows] = self._predict([docs[r] for r in rows])
         return out
 
+    def exact_module(self) -> RCNNRationale:
+        """The float64 copy of `module` that `predict`, `selections`, `probabilities` and `encode` compute
+        with (`benchmark.models.exact`): the selection, and so the ground truth, never depends on the batch."""
+        return cast(RCNNRationale, super().exact_module())
+
     def _predict(self, inputs: Any) -> np.ndarray:
         ids, mask = self.ids(inputs)
+        module = self.exact_module()
         with torch.no_grad():
-            return self.module.forward_embedded(self.module.embedding(ids), mask).numpy().astype(np.float32)
+            return rounded(module.forward_embedded(module.embedding(ids), mask)).numpy()
 
     def _chunks(self, tokens: Sequence[Sequence[str]]
                 ) -> Iterator[tuple[Sequence[Sequence[str]], torch.Tensor, torch.Tensor]]:
+        module = self.exact_module()
         for s in range(0, len(tokens), self.batch_size):
             chunk = tokens[s:s + self.batch_size]
             ids, mask = self.ids(chunk)
-            yield chunk, self.module.embedding(ids), mask
+            yield chunk, module.embedding(ids), mask
 
     def probabilities(self, tokens: Sequence[Sequence[str]]) -> list[np.ndarray]:
         """The generator's p(z_t = 1 | x) per document (float32 per position)."""
         out = []
         with torch.no_grad():
             for chunk, emb, mask in self._chunks(tokens):
-                p = self.module.probabilities(emb, mask).numpy()
-                out += [p[n, :len(t)].astype(np.float32) for n, t in enumerate(chunk)]
+                p = rounded(self.exact_module().probabilities(emb, mask)).numpy()
+                out += [p[n, :len(t)] for n, t in enumerate(chunk)]
         return out
 
     def selections(self, tokens: Sequence[Sequence[str]]) -> list[np.ndarray]:
@@ -282,13 +291,14 @@ class RationaleModel(WordModel):
         out = []
         with torch.no_grad():
             for chunk, emb, mask in self._chunks(tokens):
-                z = self.module.select(emb, mask).numpy()
+                z = self.exact_module().select(emb, mask).numpy()
                 out += [z[n, :len(t)].copy() for n, t in enumerate(chunk)]
         return out
 
     def encode(self, tokens: Sequence[Sequence[str]], selections: Sequence[np.ndarray]) -> np.ndarray:
-        """encoder(x, selection) (N,) for given selections."""
+        """encoder(x, selection) (N,) for given selections (float64, rounded to float32)."""
         out = []
+        module = self.exact_module()
         with torch.no_grad():
             for s in range(0, len(tokens), self.batch_size):
                 chunk = tokens[s:s + self.batch_size]
@@ -299,7 +309,7 @@ class RationaleModel(WordModel):
                     if len(z) != len(chunk[n]):
                         raise ValueError(f"selection of length {len(z)} for a document of {len(chunk[n])} tokens")
                     sel[n, :len(z)] = torch.from_numpy(z)
-                out.append(self.module.encode(self.module.embedding(ids), sel & mask)[:, 0].numpy())
+                out.append(rounded(module.encode(module.embedding(ids), sel & mask)[:, 0]).numpy())
         return np.concatenate(out) if out else np.zeros(0, dtype=np.float32)
 
 

@@ -20,7 +20,7 @@ al. 2016 — a sentence is one HAN sentence; `attention(tokens)` gives the word 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Sequence, cast
 
 import numpy as np
 import torch
@@ -30,6 +30,7 @@ from torch.nn import functional as F
 from benchmark.models.architectures import ARCHITECTURES, EmbeddingForward, WordClassifier
 from benchmark.errors import ResourceError
 from benchmark.models.base import TextModel, load_model, rebuild_command, texts_file_in
+from benchmark.models.exact import rounded
 
 PAD, UNK = "<pad>", "<unk>"
 
@@ -127,9 +128,13 @@ class KimCNN(WordClassifier):
         A convolution is linear in the embeddings: the pre-activation of filter q at window j is
         b_q + Σ_i W_q,i · e(x_{j+i}). With P_i = E_U W_iᵀ (one (|U|, q) table per offset i over the batch's
         distinct words U), each window is a sum of r looked-up rows (one `embedding_bag`) instead of an r·D dot
-        product per filter — exact up to float rounding (≤ 1e-5 on the logits). Perturbations of one document
-        (LIME, occlusion, attack candidates) share a few dozen word types, so this is 10–25× faster than
-        the convolution. Windows lying wholly in the padding up to `max_len` pre-activate at b_q."""
+        product per filter — the same function up to float rounding. Perturbations of one document (LIME,
+        occlusion, attack candidates) share a few dozen word types, so this is 10–25× faster than the
+        convolution. Windows lying wholly in the padding up to `max_len` pre-activate at b_q.
+
+        The tables' rounding depends on the batch (its word types fix the product's shape), so `predict`
+        calls this on the float64 copy of the module and rounds the probabilities to float32 once
+        (`benchmark.models.exact`): then a document's output is the same alone or in any batch."""
         n, length = ids.shape
         if length > self.max_len:
             raise ValueError(f"document of {length} tokens exceeds the model's max_len {self.max_len}")
@@ -228,8 +233,15 @@ class EmbeddingLayerModel(TextModel):
         raise NotImplementedError
 
     def forward_from_embeddings(self, embeddings: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
-        """The logits (N, C) of `embed`-shaped embeddings under the wrapper's `mask(tokens)`."""
-        return self.module.forward_embedded(embeddings, mask)
+        """The logits (N, C) of `embed`-shaped embeddings under the wrapper's `mask(tokens)`; float64
+        embeddings go through the float64 copy `predict` uses (`benchmark.models.exact`), so a method
+        that wants batch-independent logits from the embedding layer passes `embeddings.double()`."""
+        module = self.exact_module() if embeddings.dtype == torch.float64 else self.module
+        return module.forward_embedded(embeddings, mask)
+
+    def exact_module(self) -> EmbeddingForward:
+        """The float64 copy of `module` (`Model.exact_module`)."""
+        return cast(EmbeddingForward, super().exact_module())
 
     def embedding_module(self) -> nn.Module:
         """`forward_from_embeddings` as an `nn.Module` in eval mode (`forward(emb, mask)`, for captum)."""
@@ -250,6 +262,10 @@ class WordModel(EmbeddingLayerModel):
         self.vocab = list(vocab)
         self.index = {w: i for i, w in enumerate(self.vocab)}
         self.max_len = max_len if max_len is not None else getattr(module, "max_len", None)
+
+    def exact_module(self) -> WordClassifier:
+        """The float64 copy of `module` (`Model.exact_module`)."""
+        return cast(WordClassifier, super().exact_module())
 
     @property
     def architecture(self) -> str:
@@ -289,24 +305,27 @@ class WordModel(EmbeddingLayerModel):
 
     # -- black box ---------------------------------------------------------------------------
     def _predict(self, inputs: Any) -> np.ndarray:
+        """Softmax probabilities computed in float64, rounded to float32 (`benchmark.models.exact`)."""
         ids, mask = self.ids(inputs)
-        forward_ids = getattr(self.module, "forward_ids", None)  # the Kim CNN's per-word-type forward (same logits)
+        module = self.exact_module()
+        forward_ids = getattr(module, "forward_ids", None)  # the Kim CNN's per-word-type forward (same logits)
         with torch.no_grad():
             if forward_ids is not None:
                 logits = forward_ids(ids, mask)
             else:
-                logits = self.module.forward_embedded(self.module.embedding(ids), mask)
-            return torch.softmax(logits, dim=1).numpy()
+                logits = module.forward_embedded(module.embedding(ids), mask)
+            return rounded(torch.softmax(logits, dim=1)).numpy()
 
     def attention(self, tokens: Sequence[Sequence[str]]) -> list[np.ndarray]:
         """Word attention weights per document (attention models only)."""
-        attend = getattr(self.module, "attend", None)
+        module = self.exact_module()  # float64, rounded: the weights do not depend on the batch
+        attend = getattr(module, "attend", None)
         if attend is None:
             raise TypeError(f"model {self.name} ({self.architecture}) has no attention layer")
         ids, mask = self.ids(tokens)
         with torch.no_grad():
-            _, w = attend(self.module.embedding(ids), mask)
-        return [w[n, : len(t)].numpy().astype(np.float32) for n, t in enumerate(tokens)]
+            _, w = attend(module.embedding(ids), mask)
+        return [rounded(w[n, : len(t)]).numpy() for n, t in enumerate(tokens)]
 
 
 def build_vocab(docs: Sequence[Sequence[str]], min_count: int = 1, max_size: int | None = None) -> list[str]:

@@ -48,7 +48,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence, cast
 
 import numpy as np
 import torch
@@ -57,6 +57,7 @@ from torch import nn
 from benchmark.errors import ResourceError
 from benchmark.models.architectures import ARCHITECTURES, EmbeddingForward
 from benchmark.models.base import load_model, rebuild_command, save_model, texts_file_in
+from benchmark.models.exact import rounded
 from benchmark.models.text import EmbeddingLayerModel
 
 if TYPE_CHECKING:  # tokenizers is imported when a tokenizer is loaded
@@ -236,8 +237,8 @@ class MiniLMModel(EmbeddingLayerModel):
         return np.array([self.unk_id not in self.word_pieces(w) for w in tokens], dtype=bool)
 
     # -- white box -------------------------------------------------------------------------------
-    def _embed_ids(self, ids: np.ndarray) -> torch.Tensor:
-        weight = self.module.word_embeddings.weight
+    def _embed_ids(self, ids: np.ndarray, module: MiniLMClassifier | None = None) -> torch.Tensor:
+        weight = (module or self.module).word_embeddings.weight
         t = torch.from_numpy(ids).to(weight.device)
         emb = weight[t.clamp(min=0)] * (t >= 0).unsqueeze(-1).to(weight.dtype)  # (N, L, K, H)
         return emb.reshape(ids.shape[0], ids.shape[1], -1)
@@ -271,11 +272,17 @@ class MiniLMModel(EmbeddingLayerModel):
             out[part] = self._predict([docs[i] for i in part])
         return out
 
+    def exact_module(self) -> MiniLMClassifier:
+        """The float64 copy of `module` that `predict` computes with (`benchmark.models.exact`)."""
+        return cast(MiniLMClassifier, super().exact_module())
+
     def _predict(self, inputs: Any) -> np.ndarray:
+        """Softmax probabilities in float64, rounded to float32 (`benchmark.models.exact`)."""
         ids, mask = self.layout(inputs)
+        module = self.exact_module()
         with torch.no_grad():
-            logits = self.module.forward_embedded(self._embed_ids(ids), torch.from_numpy(mask))
-            return torch.softmax(logits.float(), dim=1).cpu().numpy()
+            logits = module.forward_embedded(self._embed_ids(ids, module), torch.from_numpy(mask))
+            return rounded(torch.softmax(logits, dim=1)).cpu().numpy()
 
 
 # -- persistence -----------------------------------------------------------------------------------

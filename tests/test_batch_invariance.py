@@ -1,0 +1,196 @@
+"""The same input gives the same output, bit for bit, whatever shares its batch (issue #35; DESIGN §8).
+
+For every loader a resource can name (`benchmark.models.spec.LOADERS`: a Kim CNN, the HAN word level, the
+BiLSTM and BiLSTM-attention, the RCNN rationale model, MiniLM, the AIXI CNN), a model of the real
+architecture is saved and loaded the way the tracks load it, then asked for the same inputs:
+* alone, one call per input;
+* all together, in the order given and reversed;
+* in shuffled batches of 2, 3, 5 and 7 with other companions, under a chunk size of 3;
+* beside strangers: the longest and the shortest input of the set, and an empty document;
+under 1 and under 2 torch threads. Every output must be byte-equal to the lone, one-thread one.
+Before predictions were computed in float64 (`benchmark.models.exact`), every loader failed this here
+(the Kim CNN's per-word-type tables `forward_ids` builds over the batch's distinct words by 6e-8).
+
+Also the bad input of the issue: an empty document is predicted the same alone and in a batch, and a
+document longer than the model supports raises the same error alone and in a batch.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from benchmark.models.exact import ExactCopy
+from benchmark.models.spec import ModelSpec
+from tests.conftest import mirror_dir_or_skip
+
+N_DOCS = 16
+MAX_LEN = 64
+
+
+@pytest.fixture(scope="module")
+def docs() -> list[list[str]]:
+    """16 real MR sentences (8 positive, 8 negative) of 2 to MAX_LEN tokens, lengths spread out."""
+    folder = mirror_dir_or_skip("rt_polarity", "rt-polarity.pos", "rt-polarity.neg")
+    out = []
+    for name in ("rt-polarity.pos", "rt-polarity.neg"):
+        lines = (folder / name).read_text(encoding="latin-1").splitlines()
+        picked = [t for t in (line.split() for line in lines[:400]) if 2 <= len(t) <= MAX_LEN]
+        picked.sort(key=len)
+        out += picked[:: max(1, len(picked) // (N_DOCS // 2))][: N_DOCS // 2]  # short to long
+    return out
+
+
+def _save_word(folder, architecture, module, vocab):
+    from benchmark.models.base import save_model
+
+    kwargs = {"vocab_size": len(vocab)} | ({"max_len": MAX_LEN} if architecture == "kim-cnn" else {})
+    save_model(module, folder, architecture, kwargs, extra={"vocab": vocab, "n_classes": 2,
+                                                             "max_len": MAX_LEN if architecture == "kim-cnn" else None})
+
+
+def build(kind: str, folder, docs) -> tuple[ModelSpec, object]:
+    """(the loaded model's spec, the inputs it takes) for one loader kind; seeded weights."""
+    from benchmark.models.text import build_vocab
+
+    torch.manual_seed(0)
+    vocab = build_vocab(docs)
+    if kind in ("kim-cnn", "word-attention", "bilstm", "bilstm-attention"):
+        import benchmark.models.recurrent  # noqa: F401  (registers the BiLSTMs)
+        from benchmark.models.architectures import ARCHITECTURES
+
+        kwargs = {"vocab_size": len(vocab)} | ({"max_len": MAX_LEN} if kind == "kim-cnn" else {})
+        _save_word(folder, kind, ARCHITECTURES.get(kind)(**kwargs), vocab)
+        return ModelSpec(name=kind, modality="text", white_box=True, loader="word", directory=folder), docs
+    if kind == "rcnn":
+        from benchmark.models.rcnn import RCNNRationale, save_rcnn
+
+        module = RCNNRationale(len(vocab))
+        with torch.no_grad():  # a generator that selects some words and not others
+            module.generator_parameters()[-1].add_(0.3)
+        save_rcnn(module, vocab, folder)
+        return ModelSpec(name=kind, modality="text", white_box=True, loader="rcnn", directory=folder), docs
+    if kind == "minilm":
+        transformer = pytest.importorskip("benchmark.models.transformer")
+        try:  # MiniLM's tokenizer and configuration, two layers of width 96: the same kernels, a faster test
+            bert = transformer.bert_kwargs(hidden_size=96, num_hidden_layers=2, num_attention_heads=4,
+                                           intermediate_size=192)
+        except Exception as exc:  # noqa: BLE001 - the offline package is a declared dependency
+            pytest.skip(f"all-MiniLM-L6-v2 is not installed ({exc})")
+        kwargs = {"bert": bert, "n_classes": 2}
+        transformer.save_minilm(transformer.MiniLMClassifier(**kwargs), folder, kwargs)
+        return ModelSpec(name=kind, modality="text", white_box=True, loader="minilm", directory=folder), docs
+    if kind == "aixi-cnn":
+        from benchmark.check import draw_images
+        from benchmark.models.architectures import AixiCNN
+        from benchmark.models.base import save_model
+
+        save_model(AixiCNN(size=32), folder, "aixi-cnn", {"size": 32}, extra={"task": "regression"})
+        images = draw_images(n=N_DOCS, size=32)[0]
+        return ModelSpec(name=kind, modality="image", white_box=True, loader="image", directory=folder), images
+    raise AssertionError(kind)
+
+
+KINDS = ["kim-cnn", "word-attention", "bilstm", "bilstm-attention", "rcnn", "minilm", "aixi-cnn"]
+
+
+def _take(inputs, idx):
+    return inputs[np.asarray(idx)] if isinstance(inputs, np.ndarray) else [inputs[i] for i in idx]
+
+
+def every_way(model, inputs) -> dict[str, np.ndarray]:
+    """The outputs for `inputs`, computed in each of the ways of the module docstring."""
+    n = len(inputs)
+    lengths = [len(x) for x in inputs] if not isinstance(inputs, np.ndarray) else [0] * n
+    strangers = _take(inputs, [int(np.argmax(lengths)), int(np.argmin(lengths))])
+    if not isinstance(inputs, np.ndarray):
+        strangers = [*strangers, []]
+    out = {}
+    threads = torch.get_num_threads()
+    try:
+        for t in (1, 2):
+            torch.set_num_threads(t)
+            out[f"alone/{t}"] = np.concatenate([model.predict(_take(inputs, [i])) for i in range(n)])
+            out[f"together/{t}"] = model.predict(inputs)
+            out[f"reversed/{t}"] = model.predict(_take(inputs, list(range(n))[::-1]))[::-1]
+            rng = np.random.default_rng(t)
+            perm, shuffled, s, k = rng.permutation(n), np.zeros_like(out[f"alone/{t}"]), 0, 0
+            while s < n:
+                size = (2, 3, 5, 7)[k % 4]
+                part = perm[s:s + size]
+                shuffled[part] = model.predict(_take(inputs, part))
+                s, k = s + size, k + 1
+            out[f"shuffled/{t}"] = shuffled
+            both = (np.concatenate([strangers, inputs]) if isinstance(inputs, np.ndarray)
+                    else [*strangers, *inputs])
+            out[f"strangers/{t}"] = model.predict(both)[len(strangers):]
+            chunk = model.batch_size
+            model.batch_size = 3
+            out[f"chunks-of-3/{t}"] = model.predict(inputs)
+            model.batch_size = chunk
+    finally:
+        torch.set_num_threads(threads)
+    return out
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_loader_predicts_an_input_the_same_in_any_batch(kind, docs, tmp_path):
+    spec, inputs = build(kind, tmp_path / kind, docs)
+    model = spec.load()
+    outs = every_way(model, inputs)
+    ref = outs["alone/1"]
+    assert ref.dtype == np.float32 and ref.shape[0] == len(inputs) and np.isfinite(ref).all()
+    assert len({row.tobytes() for row in ref}) > len(inputs) // 2, "the outputs must depend on the input"
+    for way, got in outs.items():
+        diff = np.abs(got.astype(np.float64) - ref).max()
+        assert got.tobytes() == ref.tobytes(), f"{kind}: {way} differs from alone by up to {diff:.3g}"
+
+
+@pytest.mark.parametrize("kind", ["kim-cnn", "bilstm", "word-attention", "rcnn", "minilm"])
+def test_an_empty_document_is_predicted_the_same_alone_and_in_a_batch(kind, docs, tmp_path):
+    model = build(kind, tmp_path / kind, docs)[0].load()
+    alone = model.predict([[]])
+    assert np.isfinite(alone).all()
+    for companions in (docs[:1], docs[-3:], docs):
+        assert model.predict([*companions, []])[-1].tobytes() == alone[0].tobytes()
+        assert model.predict([[], *companions])[0].tobytes() == alone[0].tobytes()
+
+
+@pytest.mark.parametrize("kind", ["kim-cnn", "minilm"])
+def test_a_document_too_long_for_the_model_is_refused_alike_alone_and_in_a_batch(kind, docs, tmp_path):
+    model = build(kind, tmp_path / kind, docs)[0].load()
+    long_doc = (docs[-1] * 600)[: (MAX_LEN + 1) if kind == "kim-cnn" else 600]
+    with pytest.raises(ValueError) as alone:
+        model.predict([long_doc])
+    for companions in (docs[:2], docs):
+        with pytest.raises(ValueError) as batched:
+            model.predict([*companions, long_doc])
+        assert str(batched.value) == str(alone.value)
+    assert "exceeds" in str(alone.value) or "at most" in str(alone.value)
+
+
+def test_the_float64_copy_follows_the_weights(docs, tmp_path):
+    """A model trained further after it was wrapped is never predicted with the weights it had then."""
+    model = build("kim-cnn", tmp_path / "k", docs)[0].load()
+    before = model.predict(docs[:4])
+    with torch.no_grad():
+        model.module.fc.bias.add_(torch.tensor([3.0, -3.0]))
+    after = model.predict(docs[:4])
+    assert (after[:, 0] > before[:, 0]).all()
+    assert model.exact_module().fc.bias.dtype == torch.float64
+    assert model.module.fc.bias.dtype == torch.float32  # what white-box methods and training use
+
+
+def test_captums_hooks_on_the_module_never_reach_predictions(docs, tmp_path):
+    """A forward hook a submission (or captum) put on `module` does not run inside `predict`."""
+    model = build("kim-cnn", tmp_path / "k", docs)[0].load()
+    ref = model.predict(docs[:5])
+    calls = []
+    handle = model.module.fc.register_forward_hook(lambda m, i, o: calls.append(1) or o * 0)
+    try:
+        model._exact = ExactCopy()  # a new copy made while the hook is on
+        assert model.predict(docs[:5]).tobytes() == ref.tobytes()
+    finally:
+        handle.remove()
+    assert not calls
