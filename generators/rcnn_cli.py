@@ -42,10 +42,12 @@ class _RcnnJob:
 
 
 def _recipe_overrides(hidden: int | None, lr: float | None, epochs: int | None, sparsity: float | None,
-                      coherent: float | None, sparsity_target: float | None) -> dict[str, Any]:
+                      coherent: float | None, sparsity_target: float | None,
+                      patience: int | None = None) -> dict[str, Any]:
     """The recipe fields given on the command line (`--sparsity-target 0` = Lei's cost: None)."""
     overrides: dict[str, Any] = {k: v for k, v in {"hidden": hidden, "lr": lr, "max_epochs": epochs,
-                                                   "sparsity": sparsity, "coherent": coherent}.items()
+                                                   "sparsity": sparsity, "coherent": coherent,
+                                                   "patience": patience}.items()
                                  if v is not None}
     if sparsity_target is not None:
         overrides["sparsity_target"] = sparsity_target or None
@@ -118,6 +120,9 @@ def generate_rcnn(
     lr: Optional[float] = typer.Option(None, min=0, max=1, callback=exclusive(0),
                                        help="Override the recipe's learning rate (0 < lr ≤ 1)."),
     epochs: Optional[int] = typer.Option(None, min=1, help="Override the recipe's maximum epochs."),
+    patience: Optional[int] = typer.Option(None, min=1, help="Override the recipe's patience: stop after this many "
+                                           "epochs without a better kept epoch (never while no epoch has reached "
+                                           "the target band)."),
     seed: int = typer.Option(0, min=0, max=SEED_MAX, help="RCNN initialisation / sampling seed (the first one)."),
     seeds: int = typer.Option(3, min=1, max=20, help="Train with up to this many seeds (--seed, --seed + 1 and so "
                               "on) and keep the first whose dev selection rate is within the target 10–13 % (dev split "
@@ -165,7 +170,8 @@ def generate_rcnn(
     train = {"seed": seed, "max_seconds": max_seconds, "threads": threads, "device": device,
              "sparsity_warmup": sparsity_warmup, "encoder_warmup": encoder_warmup,
              "init_from": str(init_from) if init_from else None}
-    job = _RcnnJob(build, str(scale), _recipe_overrides(hidden, lr, epochs, sparsity, coherent, sparsity_target),
+    job = _RcnnJob(build, str(scale), _recipe_overrides(hidden, lr, epochs, sparsity, coherent, sparsity_target,
+                                                         patience),
                    train, data, root, model_dir, vectors, overwrite, accept_partial, accept_below_target, seeds)
     for a in (str(a) for a in aspect):
         _generate_aspect(a, job)

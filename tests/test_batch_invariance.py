@@ -194,3 +194,25 @@ def test_captums_hooks_on_the_module_never_reach_predictions(docs, tmp_path):
     finally:
         handle.remove()
     assert not calls
+
+
+def test_word_and_sentence_encoders_do_not_depend_on_their_batch(docs):
+    """TOKI's `minilm-word` vectors and TEF's sentence similarity: a word's (a text's) encoding is the same
+    whichever others are encoded beside it (they decide relatedness at a threshold, and attack candidates)."""
+    pytest.importorskip("sentence_transformers")
+    from benchmark.metrics.robustness import SentenceSimilarity
+    from benchmark.toki.embeddings import MiniLMWord
+
+    words = sorted({w for d in docs for w in d})[:60]
+    together = MiniLMWord().vectors(words)[0]
+    alone = np.stack([MiniLMWord().vectors([w])[0][0] for w in words[:12]])
+    assert alone.tobytes() == together[:12].tobytes()
+    threes = np.concatenate([MiniLMWord().vectors(words[s:s + 3])[0] for s in range(0, 12, 3)])
+    assert threes.tobytes() == together[:12].tobytes()
+
+    sim = SentenceSimilarity(batch_size=4)
+    texts = [" ".join(d) for d in docs]
+    batched = sim.encode(texts)
+    single = np.concatenate([sim.encode([t]) for t in texts[:6]])
+    assert single.tobytes() == batched[:6].tobytes()
+    assert np.array_equal(sim(texts[:6], texts[6:12]), (single * batched[6:12]).sum(1).astype(np.float64))

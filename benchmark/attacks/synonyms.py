@@ -60,9 +60,14 @@ class SynonymSpace:
         sims = self.vectors @ self.vectors[i]
         sims[i] = -np.inf
         k = min(n, len(self.words) - 1)
-        top = np.argpartition(-sims, k)[: k + 1] if k < len(sims) - 1 else np.arange(len(sims))
-        order = sorted(top.tolist(), key=lambda j: (-sims[j], j))
-        out = [self.words[j] for j in order if j != i][:k]
+        # the k most similar; equal cosines in the space's word order: every word tied with the (k+1)-th
+        # is a candidate before the stable sort, so no partial sort's choice among ties (which differs
+        # between CPUs' sorting kernels) decides the list
+        cand = np.arange(len(sims))
+        if k < len(sims) - 1:
+            cand = np.flatnonzero(sims >= -np.partition(-sims, k)[k])
+        order = cand[np.argsort(-sims[cand], kind="stable")][: k + 1]
+        out = [self.words[j] for j in order.tolist() if j != i][:k]
         self._cache[key] = out
         return list(out)
 

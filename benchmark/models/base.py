@@ -106,8 +106,10 @@ class ImageModel(Model):
 
     def _predict(self, inputs: Any) -> np.ndarray:
         """Outputs in float64 from the float32 images, rounded to float32 (`benchmark.models.exact`)."""
+        module = self.exact_module()
+        dtype = next(module.parameters(), torch.empty(0, dtype=EXACT_DTYPE)).dtype
         with torch.no_grad():
-            return rounded(self.exact_module()(self.as_tensor(inputs).to(EXACT_DTYPE))).numpy()
+            return rounded(module(self.as_tensor(inputs).to(dtype))).numpy()
 
 
 class TextModel(Model):

