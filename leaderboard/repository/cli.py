@@ -22,7 +22,7 @@ from benchmark.errors import XaibenchError
 
 __all__ = ["register"]
 
-results_app = typer.Typer(help="The results repository: create, validate, verify, merge; signing keys.",
+results_app = typer.Typer(help="A results repository: init, validate, verify, merge, keys.",
                           no_args_is_help=True)
 
 
@@ -81,7 +81,7 @@ def validate_cmd(
     target: Annotated[str, typer.Argument(metavar="REPO[@REF]", help="The repository, and the pull request's ref "
                                           "(a branch, refs/pr/N); without @REF its whole default branch.")],
 ) -> None:
-    """Validate a pull request to a results repository (what CI runs).
+    """Validate a pull request (what CI runs).
 
     One line per finding on stdout; exit status 1 on any."""
     from leaderboard.repository.targets import open_store, split_ref
@@ -110,7 +110,7 @@ def verify_cmd(
     timeout: Annotated[float, typer.Option(min=0.0, max=86400.0, help="Per-instance time limit of the re-run, "
                                            "seconds (0 = none).")] = 60.0,
 ) -> None:
-    """Re-run a pull request's Results and sign what holds (maintainers).
+    """Re-run a pull request and sign what holds (maintainers).
 
     Validates it, re-runs each Result it adds in the sandbox on the same resource revision and instances,
     compares (equal outputs when deterministic, metrics within the intervals otherwise) and, when all hold,
