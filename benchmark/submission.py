@@ -9,6 +9,9 @@
     reference = "Sundararajan et al. 2017, Axiomatic Attribution …, https://arxiv.org/abs/1703.01365"
                                          # the method's paper (optional; every built-in that is not a
                                          # control has one — tests/test_metadata.py)
+    authors = ["A. Author <a@example.org>"]  # who wrote it, license and a link to its code: optional here,
+    license = "MIT"                      # required by `xaibench submit` (the results repository's
+    code = "https://example.org/repo"    # submission.json, docs/submitting.md)
     role = "method"                      # method (ranked) | control (a floor: random, constant, …) |
                                          # reference (a ceiling allowed to read more; never ranked)
 
@@ -67,6 +70,19 @@ class Submission:
     parameters: dict[str, Any] = field(default_factory=dict)
     role: str = "method"  # one of ROLES
     reference: str = ""  # the paper of the method (authors, year, title, link); optional
+    authors: list[str] = field(default_factory=list)  # optional; `xaibench submit` needs them
+    license: str = ""  # the code's licence (an SPDX id such as MIT); `xaibench submit` needs it
+    code: str = ""  # where the code lives (a link); optional
+
+    def hashed_files(self) -> list[Path]:
+        """The files `hash` covers besides the harness's own library modules, in hash order: the folder's
+        source files (toml + .py) and, when the folder sits in a Python package, the package modules those
+        files import (transitively). Each is hashed under its path relative to the folder's parent."""
+        files = [p for p in sorted(self.path.rglob("*")) if p.is_file() and p.suffix in (".py", ".toml")
+                 and "__pycache__" not in p.parts]
+        if (self.path.parent / "__init__.py").exists():
+            files += _package_imports(self.path.parent, [p for p in files if p.suffix == ".py"])
+        return files
 
     @property
     def hash(self) -> str:
@@ -74,10 +90,7 @@ class Submission:
         package, the package modules those files import (transitively; e.g. `submissions/common.py`),
         so any change of the code a submission runs is a new cache key — and only such a change."""
         h = hashlib.sha256()
-        files = [p for p in sorted(self.path.rglob("*")) if p.is_file() and p.suffix in (".py", ".toml")
-                 and "__pycache__" not in p.parts]
-        if (self.path.parent / "__init__.py").exists():
-            files += _package_imports(self.path.parent, [p for p in files if p.suffix == ".py"])
+        files = self.hashed_files()
         for p in files:
             h.update(p.relative_to(self.path.parent).as_posix().encode())
             h.update(p.read_bytes())
@@ -299,6 +312,12 @@ def load_submission(path: str | Path) -> Submission:
     reference = sub.get("reference", "")
     if not isinstance(reference, str):
         raise _fail(toml, "[submission] field 'reference' must be a string (authors, year, title, link)")
+    authors = sub.get("authors", [])
+    if not isinstance(authors, list) or not all(isinstance(a, str) and a.strip() for a in authors):
+        raise _fail(toml, "[submission] field 'authors' must be a list of names, e.g. [\"A. Author <a@example.org>\"]")
+    for key in ("license", "code"):
+        if not isinstance(sub.get(key, ""), str):
+            raise _fail(toml, f"[submission] field '{key}' must be a string")
     caps = data.get("capabilities", {})
     if not isinstance(caps, dict):
         raise _fail(toml, "[capabilities] must be a table")
@@ -319,7 +338,8 @@ def load_submission(path: str | Path) -> Submission:
         description=sub.get("description", ""), modalities=list(modalities),
         needs_gradients=caps.get("needs_gradients", False), needs_segments=caps.get("needs_segments", False),
         deterministic=caps.get("deterministic", True), parameters=params, role=role,
-        reference=reference.strip(),
+        reference=reference.strip(), authors=[a.strip() for a in authors], license=sub.get("license", "").strip(),
+        code=sub.get("code", "").strip(),
     )
 
 

@@ -8,6 +8,12 @@ Every result file's signature is checked on load (`Result.status`). The rich, md
 every readable result, marking unverified ones and showing modified ones unranked with a warning; the
 html (static) board — and any format with `--verified-only` — ranks only signed results and names the
 rest. For csv, the boards' warnings go to stderr (the CSV itself stays machine-readable).
+
+`--from REPO[@REF]` (both `leaderboard` and `site`) builds from a results repository instead (a folder, a git
+URL or hf://datasets/ORG/NAME; `leaderboard.repository`): every row is marked verified (a maintainer's signed
+re-run record holds for it under a `--public-key`) or self-reported; `--verified-only` keeps the verified ones.
+The repository commands themselves (`submit`, `results ...`) are registered here too
+(`leaderboard.repository.cli`).
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from benchmark.errors import XaibenchError
 if TYPE_CHECKING:
     from benchmark.results import Result
     from leaderboard.rank import Board
+    from leaderboard.repository.store import Store
 
 __all__ = ["Format", "leaderboard", "register"]
 
@@ -91,14 +98,45 @@ OutputOption = Annotated[
 ]
 VerifiedOnlyOption = Annotated[
     bool,
-    typer.Option("--verified-only", help="Rank only results whose signature holds on this machine (always on for "
-                 "--format html); the others are named in each board's warnings."),
+    typer.Option("--verified-only", help="Rank only results whose signature holds on this machine (with --from: "
+                 "only verified ones; always on for --format html); the others are named in each board's warnings."),
 ]
+FromOption = Annotated[
+    Optional[str],
+    typer.Option("--from", metavar="REPO[@REF]", help="Build from a results repository: a folder, a git URL or "
+                 "hf://datasets/ORG/NAME, at a branch, refs/pr/N or commit (docs/submitting.md)."),
+]
+PublicKeyOption = Annotated[
+    Optional[list[Path]],
+    typer.Option("--public-key", metavar="FILE", dir_okay=False, help="With --from: a verifier's public key "
+                 "(repeatable); default $XAIBENCH_VERIFIER_KEYS, else $XAIBENCH_HOME/keys/verifier.pub."),
+]
+
+
+def _from_repository(source: str, public_key: list[Path] | None) -> tuple[list[Result], list[str], Store]:
+    """(Results, problems, the open store: close it when done) of a results repository at its ref."""
+    from leaderboard.repository.boards import load_repository
+    from leaderboard.repository.signing import load_public_keys
+    from leaderboard.repository.targets import open_store, split_ref
+
+    keys = load_public_keys(public_key)
+    repo, ref = split_ref(source)
+    store = open_store(repo)
+    try:
+        found, problems = load_repository(store.snapshot(ref), keys)
+    except BaseException:
+        store.close()
+        raise
+    if not keys:
+        problems.append("no verifier public key configured (--public-key, $XAIBENCH_VERIFIER_KEYS): every row is "
+                        "self-reported")
+    return found, problems, store
 
 
 def leaderboard(track: TrackOption = None, resource: ResourceOption = None, fmt: FormatOption = Format.rich,
                 results: ResultsOption = None, output: OutputOption = None,
-                verified_only: VerifiedOnlyOption = False) -> None:
+                verified_only: VerifiedOnlyOption = False, source: FromOption = None,
+                public_key: PublicKeyOption = None) -> None:
     """Print the ranked boards, per track and overall.
 
     One board per (track, resource, model): methods ranked by the primary metric with paired-bootstrap
@@ -110,9 +148,15 @@ def leaderboard(track: TrackOption = None, resource: ResourceOption = None, fmt:
     from benchmark.resources.store import data_home
     from leaderboard.rank import boards as make_boards
 
-    directory = results if results is not None else data_home() / "results"
-    selected = _select(directory, track, resource)
-    tables = make_boards(selected, verified_only=verified_only or fmt is Format.html)
+    if source is not None:
+        found, problems, store = _from_repository(source, public_key)
+        with store:  # its snapshot is removed once the boards are made
+            selected = _filter(found, problems, source, track, resource)
+            tables = make_boards(selected, verified_only=verified_only or fmt is Format.html)
+    else:
+        directory = results if results is not None else data_home() / "results"
+        selected = _select(directory, track, resource)
+        tables = make_boards(selected, verified_only=verified_only or fmt is Format.html)
     text = _render(tables, fmt, to_file=output is not None)
     if text is None:  # rich tables, printed to the terminal
         return
@@ -132,6 +176,12 @@ def _select(directory: Path, track: str | None, resource: str | None) -> list[Re
     from leaderboard.loading import load_results_dir
 
     found, problems = load_results_dir(directory)
+    return _filter(found, problems, str(directory), track, resource)
+
+
+def _filter(found: list[Result], problems: list[str], directory: str, track: str | None,
+            resource: str | None) -> list[Result]:
+    """`_select` on results already read (from a folder or a results repository)."""
     for problem in problems:
         _warn(problem)
     if not found:
@@ -186,6 +236,10 @@ def site(
     results: ResultsOption = None,
     sample: Annotated[int, typer.Option(min=1, max=32, help="Instances drawn per picture.")] = 4,
     no_figures: Annotated[bool, typer.Option("--no-figures", help="Skip the pictures (tables only).")] = False,
+    source: FromOption = None,
+    public_key: PublicKeyOption = None,
+    verified_only: Annotated[bool, typer.Option("--verified-only", help="With --from: only verified rows (without "
+                                                "--from the site always ranks only results signed here).")] = False,
 ) -> None:
     """Build the leaderboard as a static site.
 
@@ -193,7 +247,13 @@ def site(
     warnings, metric notes, pictures) and one page per submission. Opens from the file system."""
     from leaderboard.site import build_site
 
-    report = build_site(out, results, sample=sample, figures=not no_figures)
+    if source is not None:
+        found, problems, store = _from_repository(source, public_key)
+        with store:  # its snapshot is removed once the site is built
+            report = build_site(out, results=found, problems=problems, sample=sample, figures=not no_figures,
+                                verified_only=verified_only)
+    else:
+        report = build_site(out, results, sample=sample, figures=not no_figures)
     for problem in report.problems:
         _warn(problem)
     from benchmark.progress import console as err
@@ -203,6 +263,10 @@ def site(
 
 
 def register(app: typer.Typer) -> None:
-    """Add the `leaderboard` and `site` commands to the xaibench CLI."""
+    """Add the `leaderboard` and `site` commands, and the results repository's `submit` and `results`, to the
+    xaibench CLI."""
+    from leaderboard.repository.cli import register as register_repository
+
     app.command("leaderboard")(leaderboard)
     app.command("site")(site)
+    register_repository(app)

@@ -21,8 +21,11 @@ Pure functions over `benchmark.results.Result` objects; nothing here reads files
   (no signature valid on this machine: schema 1, another machine's, hand-made) is ranked like a
   signed one and marked (`Row.status`), so older results stay visible. Any other status counts as
   "modified".
-  `boards(results, verified_only=True)` — what the static HTML board uses — keeps only "signed"
-  results before any choice is made and names every left-out one in a warning, so a file that
+  Results read from a results repository (`leaderboard.repository.boards`) carry "verified" (a
+  maintainer's signed re-run record holds for the file; trusted like "signed") or "self-reported"
+  (ranked like "unsigned", marked).
+  `boards(results, verified_only=True)` — what the static HTML board uses — keeps only "signed" (and
+  "verified") results before any choice is made and names every left-out one in a warning, so a file that
   cannot be verified never changes which revision or coverage is ranked there.
 * Roles (`submission.role` in the Result, from `submission.toml`): only *methods* are ranked.
   Controls (floors: random, constant, text-blind answers) and references (ceilings allowed to read
@@ -300,11 +303,16 @@ def boards(results: Iterable[Result], verified_only: bool = False) -> list[Board
     return [_board(key, groups[key], verified_only) for key in sorted(groups)]
 
 
+# statuses a results repository's boards set (`leaderboard.repository.boards`), and those trusted as signed
+REPOSITORY_STATUSES = ("verified", "self-reported")
+TRUSTED = ("signed", "verified")
+
+
 def _status(r: Result) -> str:
-    """The result's integrity status; a value other than the three known ones (e.g. one a verifier
-    set) is not trusted: it counts as "modified"."""
+    """The result's integrity status; a value other than the known ones (e.g. one a verifier set) is not
+    trusted: it counts as "modified"."""
     s = getattr(r, "status", "unsigned")
-    return s if s in STATUSES else "modified"
+    return s if s in STATUSES + REPOSITORY_STATUSES else "modified"
 
 
 def _file(r: Result) -> str:
@@ -315,6 +323,7 @@ def _file(r: Result) -> str:
 _WHY = {
     "modified": "changed after it was written",
     "unsigned": "no signature valid on this machine",
+    "self-reported": "self-reported: no verification record under a configured public key",
 }
 
 
@@ -413,14 +422,14 @@ def _integrity(ordered: list[Result], verified_only: bool, warnings: list[str]) 
     """(candidates, shown unranked): a modified result takes part in no choice after this one (it is shown
     unranked); with `verified_only`, everything not signed is left out altogether. Warnings appended."""
     if verified_only:
-        out = [r for r in ordered if _status(r) != "signed"]
+        out = [r for r in ordered if _status(r) not in TRUSTED]
         if out:
             listing = "; ".join(f"{_sub(r)} ({_WHY[_status(r)]}: {_file(r)})" for r in out)
             warnings.append(
                 f"left out {len(out)} result(s) this machine cannot verify: {listing}. Only results whose "
                 f"signature holds here are published; re-run `xaibench evaluate` for them."
             )
-        return [r for r in ordered if _status(r) == "signed"], []
+        return [r for r in ordered if _status(r) in TRUSTED], []
     unranked = [r for r in ordered if _status(r) == "modified"]
     for r in unranked:
         warnings.append(

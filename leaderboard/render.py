@@ -58,7 +58,8 @@ ARROWS = {"lower": "↓", "higher": "↑"}
 PRIMARY_MARK = "★"
 MISSING = "—"
 UNRANKED = "✗"
-MARKERS = {"unsigned": "unverified", "modified": "MODIFIED"}  # "signed" rows carry no marker
+# "signed" rows carry no marker; "verified" / "self-reported": rows read from a results repository
+MARKERS = {"unsigned": "unverified", "modified": "MODIFIED", "verified": "verified", "self-reported": "self-reported"}
 ROLE_MARKS = {"control": "ctrl", "reference": "ref"}  # the rank column of a control / reference row
 TIED = "="  # after a rank the data cannot separate from another row's
 _RANKS = (
@@ -71,7 +72,8 @@ LEGEND = (
     f"↓ lower is better · ↑ higher is better · {PRIMARY_MARK} primary metric (ranked by) · "
     "cells: mean ± half-width of the 95% CI · failed: failed/instances · " + _RANKS + " · "
     "unverified: no signature valid on this machine (older xaibench, or written elsewhere) · "
-    "MODIFIED: the file changed after xaibench wrote it (not ranked)"
+    "MODIFIED: the file changed after xaibench wrote it (not ranked) · "
+    "verified / self-reported (from a results repository): a maintainer's signed re-run holds for it, or not"
 )
 HTML_LEGEND = (
     f"↓ lower is better · ↑ higher is better · {PRIMARY_MARK} primary metric (ranked by) · "
@@ -617,7 +619,8 @@ def to_html(boards: Iterable[Board], summaries: bool = True, title: str = "xaibe
     else `ValueError` — build the boards with `boards(results, verified_only=True)`, which leaves out
     (and names, in the board's warnings) modified and unverified results."""
     boards = list(boards)
-    bad = [f"{b.title}: {r.submission} ({r.status})" for b in boards for r in b.rows if r.status != "signed"]
+    bad = [f"{b.title}: {r.submission} ({r.status})" for b in boards for r in b.rows
+           if r.status not in ("signed", "verified")]
     if bad:
         raise ValueError(
             "the static board publishes signed results only, but got " + "; ".join(bad)

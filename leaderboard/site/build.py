@@ -61,19 +61,21 @@ class _Build:
 
 
 def build_site(out: Path, results_dir: Path | None = None, *, sample: int = 4, figures: bool = True,
-               results: Iterable[Result] | None = None, problems: Iterable[str] = ()) -> SiteReport:
+               results: Iterable[Result] | None = None, problems: Iterable[str] = (),
+               verified_only: bool = True) -> SiteReport:
     """Build the site into `out` (replaced atomically: built in a temp folder beside it, then renamed).
 
     `results_dir` (default `$XAIBENCH_HOME/results`) is read like `xaibench leaderboard` reads it; or
     give `results` (Result objects) directly. `sample`: instances per picture; `figures=False` skips the
-    pictures; `problems`: lines about unreadable input the overview should name as well."""
+    pictures; `problems`: lines about unreadable input the overview should name as well; `verified_only=False`
+    (a results repository's site, `xaibench site --from`) ranks self-reported rows too, marked."""
     from benchmark.resources.store import swap_in_folder
     from leaderboard.rank import boards as make_boards
 
     t0 = time.perf_counter()
     out = Path(out)
     found, problems = _read(results_dir, results, list(problems))
-    tables = make_boards(found, verified_only=True)
+    tables = make_boards(found, verified_only=verified_only)
     built = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -198,7 +198,8 @@ def _ranking_row(b: Board, row: Row, notes: set[str]) -> TableRow:
     iv = row.interval if row.rank is not None else None
     iv_text = "—" if iv is None else (str(iv[0]) if iv[0] == iv[1] else f"{iv[0]}–{iv[1]}")
     name_html = (f"<a href=\"../{submission_file(row.submission)}\">{e(row.submission)}</a>"
-                 + ("" if row.status == "signed" else f" <span class=\"bad\">({e(row.status)})</span>")
+                 + ("" if row.status == "signed" else " <span class=\"verified\">verified</span>"
+                    if row.status == "verified" else f" <span class=\"bad\">({e(row.status)})</span>")
                  + (f" <span class=\"role\">{e(row.marker)}</span>" if row.marker else "")
                  + (f" <span class=\"warn-inline\" title=\"{e(row.below_gate)}\">below the gate</span>"
                     if row.below_gate else ""))

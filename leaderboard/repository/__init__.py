@@ -1,0 +1,14 @@
+"""The results repository (docs/submitting.md): the leaderboard's source of truth outside this machine.
+
+A git repository or a Hugging Face dataset repository holds, per submission and code hash, the
+submission's metadata (`submission.json`), its source exactly as hashed (`source/`) and its Result files;
+pull requests add them, `xaibench results validate` judges a pull request (pure checks over a checked-out
+tree), `xaibench results verify` re-runs it in the sandbox and signs a verification record (Ed25519), and
+boards and the site are built from a checkout (`--from`).
+
+Where things are: `layout` (the paths and `submission.json`), `store` (one interface: snapshot, propose,
+commit, merge), `git` and `hub` (its two backends), `targets` (a target string to its store), `signing`
+(Ed25519 keys and records), `validate` (the validator), `submit` (`xaibench submit`), `rerun` (the
+maintainers' re-run), `boards` (Results of a checkout marked verified or self-reported) and `cli` (the
+commands). `benchmark` knows none of it.
+"""

@@ -1,0 +1,182 @@
+"""The results repository's commands (registered by `leaderboard.cli.register`):
+
+    xaibench submit SUBMISSION --to PATH|URL|hf://datasets/ORG/NAME [--dry-run]
+    xaibench results init PATH                     a new (bare) git results repository
+    xaibench results validate REPO[@REF]           CI: one line per finding, exit 1 on any
+    xaibench results verify REPO@REF [--key FILE]  maintainers: re-run, compare, sign, commit the records
+    xaibench results merge REPO@REF                maintainers: merge a pull request that validates
+    xaibench results keygen [--out DIR]            an Ed25519 key pair for `verify`
+
+docs/submitting.md tells the third party's path and the maintainer's.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from benchmark.errors import XaibenchError
+
+__all__ = ["register"]
+
+results_app = typer.Typer(help="A results repository: init, validate, verify, merge, keys.",
+                          no_args_is_help=True)
+
+
+def _say(message: str) -> None:
+    from benchmark.progress import console  # stderr
+
+    console.print(message, markup=False, highlight=False, soft_wrap=True)
+
+
+def submit_cmd(
+    submission: Annotated[str, typer.Argument(help="A submission folder (with submission.toml) or a built-in's "
+                                              "name.")],
+    to: Annotated[str, typer.Option("--to", metavar="REPO", help="The results repository: a folder, a git URL or "
+                                    "hf://datasets/ORG/NAME.")],
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Check, gather and validate; send nothing.")] = False,
+    results: Annotated[Optional[Path], typer.Option("--results", metavar="DIR", file_okay=False,
+                                                    help="Where its Results are (default $XAIBENCH_HOME/results).")]
+    = None,
+    sandbox: Annotated[str, typer.Option(help="Where `check` runs it: auto, bwrap or none.")] = "auto",
+) -> None:
+    """Send a submission's Results to a results repository.
+
+    Runs `xaibench check`, gathers the submission's complete Results for its current code hash, validates
+    them as CI will and opens a pull request of one commit (a branch on git, refs/pr/N on the Hub).
+    Resubmitting the same Results opens nothing new."""
+    from leaderboard.repository.submit import submit
+
+    if sandbox not in ("auto", "bwrap", "none"):
+        raise typer.BadParameter("must be auto, bwrap or none", param_hint="--sandbox")
+    out = submit(submission, to, results_dir=results, dry_run=dry_run, sandbox=sandbox)
+    for rel in out.sent:
+        print(rel)
+    _say(out.message)
+
+
+def init_cmd(
+    path: Annotated[Path, typer.Argument(help="A new folder, or an empty bare git repository.")],
+    name: Annotated[str, typer.Option(help="The repository's name, recorded in its marker file.")] = "xaibench results",
+) -> None:
+    """Create a results repository (bare git, branch main).
+
+    One commit with xaibench-results.json (layout 1) and a README; push it anywhere git reaches."""
+    from leaderboard.repository.git import init_bare
+    from leaderboard.repository.layout import LAYOUT_VERSION, MARKER
+
+    marker = json.dumps({"layout": LAYOUT_VERSION, "name": name}, indent=1) + "\n"
+    readme = (f"# {name}\n\nA results repository of xaibench (layout {LAYOUT_VERSION}): `results/<submission>/"
+              "<code-hash>/` holds a submission's metadata, its source as hashed and its Result files; "
+              "`verifications/` holds maintainers' signed re-run records. Contribute with `xaibench submit`; "
+              "see xaibench's docs/submitting.md.\n")
+    commit = init_bare(path, {MARKER: marker.encode(), "README.md": readme.encode()})
+    _say(f"created the results repository {path} (main at {commit[:12]})")
+
+
+def validate_cmd(
+    target: Annotated[str, typer.Argument(metavar="REPO[@REF]", help="The repository, and the pull request's ref "
+                                          "(a branch, refs/pr/N); without @REF its whole default branch.")],
+) -> None:
+    """Validate a pull request (what CI runs).
+
+    One line per finding on stdout; exit status 1 on any."""
+    from leaderboard.repository.targets import open_store, split_ref
+    from leaderboard.repository.validate import diff_trees, validate
+
+    repo, ref = split_ref(target)
+    with open_store(repo) as store:
+        if ref is None:
+            findings = validate(store.snapshot())
+        else:
+            head, base = store.snapshot(ref), store.snapshot(store.merge_base(ref))
+            findings = validate(head, base, diff_trees(base, head))
+        for line in findings:
+            print(line)
+        _say(f"{target}: {len(findings)} finding(s)" if findings else f"{target}: valid")
+    if findings:
+        raise typer.Exit(1)
+
+
+def verify_cmd(
+    target: Annotated[str, typer.Argument(metavar="REPO@REF", help="The repository and the pull request's ref.")],
+    key: Annotated[Optional[Path], typer.Option("--key", metavar="FILE", dir_okay=False,
+                                                help="The Ed25519 private key (default "
+                                                "$XAIBENCH_HOME/keys/verifier.key).")] = None,
+    sandbox: Annotated[str, typer.Option(help="Where the re-run runs: auto, bwrap or none.")] = "auto",
+    timeout: Annotated[float, typer.Option(min=0.0, max=86400.0, help="Per-instance time limit of the re-run, "
+                                           "seconds (0 = none).")] = 60.0,
+) -> None:
+    """Re-run a pull request and sign what holds (maintainers).
+
+    Validates it, re-runs each Result it adds in the sandbox on the same resource revision and instances,
+    compares (equal outputs when deterministic, metrics within the intervals otherwise) and, when all hold,
+    commits one signed verification record per Result to the default branch. Exit status 1 when any fails."""
+    from leaderboard.repository.rerun import verify_pull_request
+    from leaderboard.repository.signing import load_private_key
+    from leaderboard.repository.targets import open_store, split_ref
+
+    repo, ref = split_ref(target)
+    if ref is None:
+        raise XaibenchError(f"{target}: name the pull request to verify, REPO@REF (a branch or refs/pr/N)")
+    private = load_private_key(key)
+    with open_store(repo) as store:
+        runs, commit = verify_pull_request(store, ref, private, sandbox=sandbox, timeout_s=timeout)
+        for run in runs:
+            print(f"{'ok' if not run.problems else 'FAILED'} {run.rel}" + (f" ({run.rule})" if not run.problems
+                                                                            else ""))
+            for problem in run.problems:
+                print(f"    {problem}")
+        if commit is None:
+            _say(f"{sum(bool(r.problems) for r in runs)} of {len(runs)} Result(s) do not hold; nothing was signed")
+            raise typer.Exit(1)
+        _say(f"signed {len(runs)} record(s) on {store.where} {store.base} (commit {commit[:12]})")
+
+
+def merge_cmd(
+    target: Annotated[str, typer.Argument(metavar="REPO@REF", help="The repository and the pull request's ref.")],
+) -> None:
+    """Merge a pull request that validates (maintainers)."""
+    from leaderboard.repository.targets import open_store, split_ref
+    from leaderboard.repository.validate import diff_trees, validate
+
+    repo, ref = split_ref(target)
+    if ref is None:
+        raise XaibenchError(f"{target}: name the pull request to merge, REPO@REF")
+    with open_store(repo) as store:
+        head, base = store.snapshot(ref), store.snapshot(store.merge_base(ref))
+        findings = validate(head, base, diff_trees(base, head))
+        if findings:
+            raise XaibenchError(f"{ref} does not validate ({findings[0]}); nothing was merged")
+        commit = store.merge(ref, f"merge {ref}")
+        _say(f"merged {ref} into {store.where} {store.base} ({commit[:12]})")
+
+
+def keygen_cmd(
+    out: Annotated[Optional[Path], typer.Option("--out", metavar="DIR", file_okay=False,
+                                                help="Folder for verifier.key and verifier.pub (default "
+                                                "$XAIBENCH_HOME/keys; never inside a git work tree).")] = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing key pair.")] = False,
+) -> None:
+    """Make an Ed25519 key pair for signing verification records.
+
+    Give the public key to whoever builds boards (--public-key, $XAIBENCH_VERIFIER_KEYS); the private key
+    stays on this machine."""
+    from leaderboard.repository.signing import keygen
+
+    private, public, kid = keygen(out, overwrite=overwrite)
+    _say(f"wrote {private} (private: keep it here) and {public} (public, key id {kid})")
+
+
+def register(app: typer.Typer) -> None:
+    """Add `submit` and the `results` group to the xaibench CLI."""
+    app.command("submit")(submit_cmd)
+    results_app.command("init")(init_cmd)
+    results_app.command("validate")(validate_cmd)
+    results_app.command("verify")(verify_cmd)
+    results_app.command("merge")(merge_cmd)
+    results_app.command("keygen")(keygen_cmd)
+    app.add_typer(results_app, name="results")

@@ -1,0 +1,108 @@
+"""The Hugging Face backend of the results store: a dataset repository `hf://datasets/ORG/NAME`, through
+`huggingface_hub`'s `HfApi` — `snapshot_download` to read a revision, `create_commit(..., create_pr=True)`
+to open a pull request (`refs/pr/N`), `create_commit` on `main` for maintainers' records,
+`merge_pull_request` to merge. `client` replaces `HfApi()` (tests record the calls through it; with
+`HF_HUB_OFFLINE=1` a real `HfApi` refuses every call, which is said in one line).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from leaderboard.repository.layout import MARKER, RepositoryError, blob_id
+from leaderboard.repository.store import Store
+
+__all__ = ["HubStore", "TITLE_KEY"]
+
+TITLE_KEY = "[xaibench {key}]"  # how a pull request's title carries its proposal key
+REPO_TYPE = "dataset"
+
+
+class HubStore(Store):
+    """A results repository on the Hub (`repo_id` = ORG/NAME, a dataset repository)."""
+
+    def __init__(self, repo_id: str, client: Any = None) -> None:
+        super().__init__()
+        if client is None:
+            from huggingface_hub import HfApi
+
+            client = HfApi()
+        self.api, self.repo_id = client, repo_id
+        self.where, self.base = f"hf://datasets/{repo_id}", "main"
+
+    def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return getattr(self.api, method)(*args, **kwargs)
+        except Exception as exc:  # OfflineModeIsEnabled, HfHubHTTPError, RepositoryNotFoundError, network errors
+            why = " ".join(str(exc).split())[:200]
+            raise RepositoryError(f"the Hub refused {method} on {self.where} ({type(exc).__name__}: {why}); "
+                                  "check the name, your token (`hf auth login`) and HF_HUB_OFFLINE") from None
+
+    def is_results_repository(self) -> bool:
+        """`file_exists` of the marker on main."""
+        return bool(self._call("file_exists", self.repo_id, MARKER, repo_type=REPO_TYPE, revision=self.base))
+
+    def snapshot(self, ref: str | None = None) -> Path:
+        """`snapshot_download` of the revision into the scratch space."""
+        dest = self.tmp / f"tree-{(ref or self.base).replace('/', '_')}"
+        if not dest.exists():
+            self._call("snapshot_download", repo_id=self.repo_id, repo_type=REPO_TYPE, revision=ref or self.base,
+                       local_dir=str(dest))
+            dest.mkdir(exist_ok=True)
+            for cache in dest.glob(".cache"):  # huggingface_hub's bookkeeping, not part of the repository
+                import shutil
+
+                shutil.rmtree(cache, ignore_errors=True)
+        return dest
+
+    def merge_base(self, ref: str) -> str:
+        """The newest commit of `ref` that main's history holds (`list_repo_commits` of both)."""
+        on_main = {c.commit_id for c in self._call("list_repo_commits", self.repo_id, repo_type=REPO_TYPE,
+                                                    revision=self.base)}
+        for c in self._call("list_repo_commits", self.repo_id, repo_type=REPO_TYPE, revision=ref):
+            if c.commit_id in on_main:
+                return str(c.commit_id)
+        raise RepositoryError(f"{ref} shares no history with main on {self.where}")
+
+    def differing(self, files: dict[str, bytes]) -> tuple[list[str], list[str]]:
+        """By blob id (`get_paths_info` on main)."""
+        infos = self._call("get_paths_info", self.repo_id, sorted(files), repo_type=REPO_TYPE, revision=self.base)
+        have = {i.path: getattr(i, "blob_id", None) for i in infos}
+        return ([p for p in sorted(files) if p not in have],
+                [p for p in sorted(files) if p in have and have[p] != blob_id(files[p])])
+
+    def find_proposal(self, key: str) -> str | None:
+        """An open pull request whose title carries `key`."""
+        tag = TITLE_KEY.format(key=key)
+        for d in self._call("get_repo_discussions", self.repo_id, repo_type=REPO_TYPE,
+                            discussion_type="pull_request", discussion_status="open"):
+            if tag in d.title:
+                return f"{self.where} pull request #{d.num} (refs/pr/{d.num})"
+        return None
+
+    def _operations(self, files: dict[str, bytes]) -> list[Any]:
+        from huggingface_hub import CommitOperationAdd
+
+        return [CommitOperationAdd(path_in_repo=p, path_or_fileobj=data) for p, data in sorted(files.items())]
+
+    def propose(self, files: dict[str, bytes], title: str, key: str) -> str:
+        """`create_commit(..., create_pr=True)`: one commit in a new pull request."""
+        info = self._call("create_commit", self.repo_id, self._operations(files),
+                          commit_message=f"{title} {TITLE_KEY.format(key=key)}", repo_type=REPO_TYPE,
+                          revision=self.base, create_pr=True)
+        return f"{self.where} pull request {getattr(info, 'pr_url', None) or info}"
+
+    def commit(self, files: dict[str, bytes], title: str) -> str:
+        """`create_commit` on main."""
+        info = self._call("create_commit", self.repo_id, self._operations(files), commit_message=title,
+                          repo_type=REPO_TYPE, revision=self.base)
+        return str(getattr(info, "oid", info))
+
+    def merge(self, ref: str, title: str) -> str:
+        """`merge_pull_request` of `refs/pr/N`."""
+        num = ref.removeprefix("refs/pr/")
+        if not num.isdigit():
+            raise RepositoryError(f"{ref} is not a pull request of {self.where}; give refs/pr/N")
+        self._call("merge_pull_request", self.repo_id, int(num), comment=title, repo_type=REPO_TYPE)
+        return f"{self.where} pull request #{num}"

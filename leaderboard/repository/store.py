@@ -1,0 +1,70 @@
+"""One store interface over a results repository, whatever holds it (DESIGN §8): a git repository
+(`leaderboard.repository.git`) or a Hugging Face dataset repository (`leaderboard.repository.hub`).
+
+Everything else — the validator, `submit`, the re-run, the boards — works on plain folders (`snapshot`)
+and on file maps (`{path in the repository: bytes}`), so it never knows which backend it talks to.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from abc import ABC, abstractmethod
+from pathlib import Path
+
+__all__ = ["Store"]
+
+
+class Store(ABC):
+    """A results repository: read a revision as a folder, propose files (a pull request), commit files to the
+    base branch (maintainers only), merge a proposal. `where` names it in messages; `base` is its default
+    branch. Use as a context manager: snapshots live in a private temp folder removed at exit."""
+
+    where: str = ""
+    base: str = "main"
+
+    def __init__(self) -> None:
+        self.tmp = Path(tempfile.mkdtemp(prefix="xaibench-repository-"))
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Remove the snapshots and the scratch space."""
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    @abstractmethod
+    def is_results_repository(self) -> bool:
+        """Whether the base branch holds the layout marker (`layout.MARKER`)."""
+
+    @abstractmethod
+    def snapshot(self, ref: str | None = None) -> Path:
+        """The files of `ref` (a branch, `refs/pr/N`, a commit; default the base branch) as a read-only-by-
+        convention folder."""
+
+    @abstractmethod
+    def merge_base(self, ref: str) -> str:
+        """The newest commit that `ref` and the base branch share (what a pull request is judged against)."""
+
+    @abstractmethod
+    def differing(self, files: dict[str, bytes]) -> tuple[list[str], list[str]]:
+        """(paths absent from the base branch, paths present there with other content)."""
+
+    @abstractmethod
+    def find_proposal(self, key: str) -> str | None:
+        """Where an open proposal made with `key` is (a branch, a pull request), or None."""
+
+    @abstractmethod
+    def propose(self, files: dict[str, bytes], title: str, key: str) -> str:
+        """Open a pull request adding `files` to the base branch in one commit; returns where it is."""
+
+    @abstractmethod
+    def commit(self, files: dict[str, bytes], title: str) -> str:
+        """Add `files` to the base branch in one commit (maintainers: verification records); returns the commit."""
+
+    @abstractmethod
+    def merge(self, ref: str, title: str) -> str:
+        """Merge the pull request `ref` into the base branch; returns the new base commit."""
