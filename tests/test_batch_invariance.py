@@ -216,3 +216,19 @@ def test_word_and_sentence_encoders_do_not_depend_on_their_batch(docs):
     single = np.concatenate([sim.encode([t]) for t in texts[:6]])
     assert single.tobytes() == batched[:6].tobytes()
     assert np.array_equal(sim(texts[:6], texts[6:12]), (single * batched[6:12]).sum(1).astype(np.float64))
+
+
+def test_synonym_neighbours_break_ties_by_the_spaces_word_order():
+    """Words tied in cosine with the k-th neighbour are all candidates before a stable sort: the list is
+    the space's word order among equals, the same for every k (a partial sort's choice among ties follows
+    the sorting kernel: before, the 4 nearest of w0 here ended in w109, not w101, of twelve tied words)."""
+    from benchmark.attacks.synonyms import SynonymSpace
+
+    rng = np.random.default_rng(0)
+    vectors = rng.normal(size=(300, 16))
+    tied = np.sort(rng.choice(np.arange(1, 300), 12, replace=False))
+    vectors[tied] = vectors[0] + 0.05 * rng.normal(size=16)  # twelve equal words, nearest to w0
+    words = [f"w{i}" for i in range(len(vectors))]
+    expected = [f"w{i}" for i in tied]
+    for k in range(1, 13):
+        assert SynonymSpace(words, vectors).neighbours("w0", k) == expected[:k]

@@ -526,6 +526,8 @@ def test_kim_cnn_per_type_forward_equals_the_convolution(max_len):
     with torch.no_grad():
         ref = module.forward_embedded(module.embedding(ids), mask)
         fast = module.forward_ids(ids, mask)
+    assert fast.dtype == torch.float64  # the dense layer in float64; `predict` rounds once
+    fast = fast.float()
     assert torch.allclose(fast, ref, atol=1e-5), float((fast - ref).abs().max())
     assert not torch.equal(fast[1], fast[3])  # the rows differ: the comparison is not trivially of constants
     with pytest.raises(ValueError, match="exceeds the model's max_len"):
@@ -540,7 +542,7 @@ def test_kim_cnn_per_type_forward_in_row_chunks():
     ids = torch.randint(1, 50, (40, 2900))  # 16 MB / (4 · 2,905 · 50) = 28 rows per chunk: two chunks
     with torch.no_grad():
         ref = module.forward_embedded(module.embedding(ids), ids != 0)
-        fast = module.forward_ids(ids, ids != 0)
+        fast = module.forward_ids(ids, ids != 0).float()
     assert torch.allclose(fast, ref, atol=1e-4), float((fast - ref).abs().max())
 
 

@@ -35,7 +35,7 @@ EXACT_DTYPE = torch.float64  # what predictions are computed in; outputs are flo
 M = TypeVar("M", bound=nn.Module)
 
 
-def _state_key(module: nn.Module) -> tuple[tuple[int, int], ...]:
+def state_key(module: nn.Module) -> tuple[tuple[int, int], ...]:
     """(id, version) of every parameter and buffer: changes when any of them is replaced or edited in place."""
     tensors = [*module.parameters(), *module.buffers()]
     return tuple((id(t), t._version) for t in tensors)
@@ -60,7 +60,7 @@ class ExactCopy(Generic[M]):
 
     def __call__(self, module: M) -> M:
         """The float64, eval-mode, hook-free copy of `module`, made again if its weights changed."""
-        key = _state_key(module)
+        key = state_key(module)
         if self._copy is None or key != self._key:
             with torch.no_grad():
                 twin = copy.deepcopy(module)

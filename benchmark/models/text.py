@@ -30,7 +30,7 @@ from torch.nn import functional as F
 from benchmark.models.architectures import ARCHITECTURES, EmbeddingForward, WordClassifier
 from benchmark.errors import ResourceError
 from benchmark.models.base import TextModel, load_model, rebuild_command, texts_file_in
-from benchmark.models.exact import rounded
+from benchmark.models.exact import state_key, rounded
 
 PAD, UNK = "<pad>", "<unk>"
 
@@ -121,45 +121,61 @@ class KimCNN(WordClassifier):
             emb = emb * mask.unsqueeze(-1).to(emb.dtype)
         return self.classify(self.feature_maps(emb))
 
+    def vocabulary_tables(self) -> list[torch.Tensor]:
+        """Per window size r, the table (r·|V|, q) whose row i·|V| + u is e_u · W_{q,i} (word u's contribution
+        to filter q at offset i of a window), for the whole vocabulary; row 0 of each block (padding) is zero.
+        Computed once in float64 and rounded to float32, so a word's row never depends on which other words
+        were looked up with it, nor on the CPU; made again when a weight changes (`benchmark.models.exact`)."""
+        key = state_key(self)
+        cached = self.__dict__.get("_vocabulary_tables")
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        with torch.no_grad():
+            emb = self.embedding.weight.detach().to(torch.float64).clone()
+            emb[0] = 0.0  # id 0 = padding = the zero vector
+            tables = []
+            for conv in self.convs:
+                weight = self._weights(conv)[0].detach().to(torch.float64).squeeze(1)  # (q, r, D)
+                table = torch.einsum("ud,qid->iuq", emb, weight)  # (r, |V|, q)
+                tables.append(table.reshape(-1, self.filters).to(torch.float32).contiguous())
+        self.__dict__["_vocabulary_tables"] = (key, tables)
+        return tables
+
     @torch.no_grad()
     def forward_ids(self, ids: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
-        """The logits of `forward_embedded(embedding(ids), mask)` (eval mode), computed per word type.
+        """The logits (N, C) of `forward_embedded(embedding(ids), mask)` (eval mode), in float64, computed from
+        per-word tables — the same for a document whatever shares its batch.
 
         A convolution is linear in the embeddings: the pre-activation of filter q at window j is
-        b_q + Σ_i W_q,i · e(x_{j+i}). With P_i = E_U W_iᵀ (one (|U|, q) table per offset i over the batch's
-        distinct words U), each window is a sum of r looked-up rows (one `embedding_bag`) instead of an r·D dot
-        product per filter — the same function up to float rounding. Perturbations of one document (LIME,
-        occlusion, attack candidates) share a few dozen word types, so this is 10–25× faster than the
-        convolution. Windows lying wholly in the padding up to `max_len` pre-activate at b_q.
-
-        The tables' rounding depends on the batch (its word types fix the product's shape), so `predict`
-        calls this on the float64 copy of the module and rounds the probabilities to float32 once
-        (`benchmark.models.exact`): then a document's output is the same alone or in any batch."""
+        b_q + Σ_i W_q,i · e(x_{j+i}). With the tables P_i = E W_iᵀ over the whole vocabulary
+        (`vocabulary_tables`, fixed per model), each window is the sum of its r looked-up rows in offset
+        order (one `embedding_bag`: a fixed sequence of float32 additions, no product whose blocking follows
+        the batch's shape), then + b_q, ReLU and the max over windows (exact operations); the dense layer
+        runs in float64 and `predict` rounds the probabilities to float32 once. A document's output is
+        therefore the same bits alone or in any batch, under any thread count (`tests/test_batch_invariance.py`),
+        and this is faster than the convolution for perturbations of one document (LIME, occlusion, attack
+        candidates). It equals the convolution up to float32 rounding. Windows lying wholly in the padding
+        up to `max_len` pre-activate at b_q."""
         n, length = ids.shape
         if length > self.max_len:
             raise ValueError(f"document of {length} tokens exceeds the model's max_len {self.max_len}")
         if mask is not None:
             ids = ids.masked_fill(~mask.bool(), 0)
-        types, inverse = torch.unique(ids, return_inverse=True)
-        emb = self.embedding(types).masked_fill((types == 0).unsqueeze(1), 0.0)  # id 0 = padding = zero vector
-        pad_row = len(types)  # index of an all-zero row appended to each table
+        vocab = self.embedding.num_embeddings
         pooled = []
-        for r, conv in zip(self.windows, self.convs):
-            weight, bias = self._weights(conv)
+        for r, conv, flat in zip(self.windows, self.convs, self.vocabulary_tables()):
+            bias = self._weights(conv)[1].detach()
             before = (r - 1) // 2
             span = min(self.max_len, length + r)  # windows starting later read padding only
-            tables = torch.einsum("ud,qid->iuq", emb, weight.squeeze(1))
-            tables = torch.cat([tables, tables.new_zeros(r, 1, self.filters)], dim=1)  # (r, |U| + 1, q)
-            flat = tables.reshape(-1, self.filters)
-            offsets = torch.arange(r) * (pad_row + 1)
+            offsets = torch.arange(r) * vocab
             # rows per chunk: the (rows, span, q) pre-activations stay under 16 MB, below the allocator's
             # mmap threshold (benchmark.allocator), so long documents do not page-fault every buffer anew
             step = max(1, (16 << 20) // (4 * span * self.filters))
             tops = []
             for s in range(0, n, step):
-                index = torch.full((min(step, n - s), span + r - 1), pad_row, dtype=torch.long)
-                index[:, before : before + length] = inverse[s : s + step]
-                # window j reads index[j : j + r], offset i from table i: one fused gather-and-sum per window
+                index = torch.zeros((min(step, n - s), span + r - 1), dtype=torch.long)  # id 0: a zero row
+                index[:, before : before + length] = ids[s : s + step]
+                # window j reads index[j : j + r], offset i from block i: one fused gather-and-sum per window
                 rows = index.unfold(1, r, 1) + offsets  # (rows, span, r)
                 pre = F.embedding_bag(rows.reshape(-1, r), flat, mode="sum")
                 tops.append(torch.relu(pre.view(len(index), span, self.filters) + bias).amax(dim=1))
@@ -167,7 +183,8 @@ class KimCNN(WordClassifier):
             if span < self.max_len:  # the remaining windows: relu(b)
                 top = torch.maximum(top, torch.relu(bias))
             pooled.append(top)
-        return self.fc(torch.cat(pooled, dim=1))
+        features = torch.cat(pooled, dim=1).to(torch.float64)
+        return F.linear(features, self.fc.weight.detach().to(torch.float64), self.fc.bias.detach().to(torch.float64))
 
 
 @ARCHITECTURES.decorator("word-attention")
@@ -307,14 +324,14 @@ class WordModel(EmbeddingLayerModel):
     def _predict(self, inputs: Any) -> np.ndarray:
         """Softmax probabilities computed in float64, rounded to float32 (`benchmark.models.exact`)."""
         ids, mask = self.ids(inputs)
-        module = self.exact_module()
-        forward_ids = getattr(module, "forward_ids", None)  # the Kim CNN's per-word-type forward (same logits)
+        forward_ids = getattr(self.module, "forward_ids", None)  # the Kim CNN's per-word forward: batch-free already
         with torch.no_grad():
             if forward_ids is not None:
                 logits = forward_ids(ids, mask)
             else:
+                module = self.exact_module()
                 logits = module.forward_embedded(module.embedding(ids), mask)
-            return rounded(torch.softmax(logits, dim=1)).numpy()
+            return rounded(torch.softmax(logits.to(torch.float64), dim=1)).numpy()
 
     def attention(self, tokens: Sequence[Sequence[str]]) -> list[np.ndarray]:
         """Word attention weights per document (attention models only)."""
