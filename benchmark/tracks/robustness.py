@@ -66,6 +66,7 @@ from benchmark.tracks.base import Instances, Track, TrackMetadata, register_trac
 from benchmark.references import TEF
 
 SCORED_ATTACKS = ("tef", "ra", "su")
+ACC_PREFIXES = ("rob-acc-", "rob-racc-")  # ACC of the raw / the residual PCC
 REBUILD = "xaibench generate robustness --overwrite"
 PAIR_METRICS = ("pcc", "kendall", "spearman", "top10", "top30", "top50")
 FAITH_FRACTIONS = (0.01, 0.05, 0.1, 0.2, 0.5)  # ERASER's AOPC bins
@@ -83,16 +84,18 @@ class RobustnessTrack(Track):
                      "re-scored with every explainer; ACC beside ERASER faithfulness (Ivankay et al. 2022)"),
         reference=TEF,
         resource="robustness",
-        main_score="rob-acc-tef",
-        metrics=("rob-acc-tef", "rob-acc-ra", "rob-acc-su", "rob-faith-comp", "rob-faith-suff", "rob-pcc-tef",
+        main_score="rob-racc-tef",
+        metrics=("rob-racc-tef", "rob-racc-ra", "rob-racc-su", "rob-acc-tef", "rob-acc-ra", "rob-acc-su",
+                 "rob-faith-comp", "rob-faith-suff", "rob-rpcc-tef", "rob-rpcc-ra", "rob-rpcc-su", "rob-pcc-tef",
                  "rob-pcc-ra", "rob-pcc-su", "rob-kendall-tef", "rob-spearman-tef", "rob-top10-tef",
                  "rob-top30-tef", "rob-top50-tef"),
         models=("cnn", "lstm", "lstm-att", "minilm"),
         modality="text",
         default_split="test",
-        control_note=("Here that is the metric's blind spot, not the model: scores that ignore the words (the "
-                      "position control) never move under a substitution, so they are perfectly robust. "
-                      "Robustness is not faithfulness: the board ranks methods only above the controls' "
+        control_note=("Raw PCC's blind spot: scores that ignore the words (the position control) never move "
+                      "under a substitution, so their raw ACC is perfect. The primary score (residual ACC) "
+                      "compares attributions after removing what position and length alone predict, so such "
+                      "scores have none; the board also ranks methods only above the controls' "
                       "comprehensiveness (rank gate), and draws robustness against faithfulness."),
     )
     score_chunk = None
@@ -180,6 +183,10 @@ class RobustnessTrack(Track):
         n = len(positions)
         out = {m: np.full(n, np.nan) for m in self.metrics}
         extra = {k: np.full(n, np.nan) for k in EXTRA_COLUMNS}
+        # the board's position profile: what position and length alone predict of this submission's
+        # attributions of the original texts (`rm.position_profile`), removed before the residual PCC
+        profile = rm.position_profile([explanations[k] for k, p in enumerate(positions)
+                                       if truths["kind"][p]["original"]])
         originals = []
         for k, p in enumerate(positions):
             info = truths["kind"][p]
@@ -199,6 +206,7 @@ class RobustnessTrack(Track):
             extra["paired"][k] = 1
             m = rm.pair_metrics(explanations[o], explanations[k], by_abs=by_abs)
             out[f"rob-pcc-{info['attack']}"][k] = m["pcc"]
+            out[f"rob-rpcc-{info['attack']}"][k] = rm.residual_pcc(explanations[o], explanations[k], profile)
             if info["attack"] == "tef":
                 for name in ("kendall", "spearman", "top10", "top30", "top50"):
                     out[f"rob-{name}-tef"][k] = m[name]
@@ -236,9 +244,9 @@ class RobustnessTrack(Track):
         out = {}
         cols = {k: _column(scores, k, n) for k in ("rho", "attack", "weight")}
         for m in self.metrics:
-            if m.startswith("rob-acc-"):
-                a = SCORED_ATTACKS.index(m.removeprefix("rob-acc-"))
-                pccs = _column(scores, f"rob-pcc-{SCORED_ATTACKS[a]}", n)
+            if m.startswith(ACC_PREFIXES):
+                a, column = _acc_source(m)
+                pccs = _column(scores, column, n)
                 sel = ok & (cols["attack"] == a) & np.isfinite(pccs) & np.isfinite(cols["weight"])
                 if not sel.any():
                     out[m] = np.full(len(W), np.nan)
@@ -268,9 +276,9 @@ class RobustnessTrack(Track):
         attack = _column(scores, "attack", n)
         units = self.units(scores, n)
         for m in self.metric_objects():
-            if m.name.startswith("rob-acc-"):
-                a = SCORED_ATTACKS.index(m.name.removeprefix("rob-acc-"))
-                pccs = _column(scores, f"rob-pcc-{SCORED_ATTACKS[a]}", n)
+            if m.name.startswith(ACC_PREFIXES):
+                a, column = _acc_source(m.name)
+                pccs = _column(scores, column, n)
                 sel = np.isfinite(attack) & (attack == a)
                 good = sel & ok & np.isfinite(pccs)
                 out[m.name] = self._boot_summary(m.name, scores, ok, units, good, int(sel.sum() - good.sum()),
@@ -296,31 +304,43 @@ class RobustnessTrack(Track):
 
     def summary_extra(self, scores: dict[str, np.ndarray], ok: np.ndarray) -> dict[str, Any]:
         """What the site draws and the board needs beside the metrics: per scored attack the PCC-vs-ρ
-        curve (`curves`: centre, mean — None for an empty bin —, count, and its bin `coverage`), the ACC
-        under both curve weightings and under the "undefined" empty-bin rule (`acc_variants`), the pairs
-        whose PCC is undefined (`pcc_undefined`: a constant or all-zero attribution), and the rank gate."""
+        curve (`curves`: centre, mean — None for an empty bin —, count, mass, the cumulative curve ACC
+        integrates, and its bin `coverage`), the same for the residual PCC (`residual_curves`), the ACC
+        under both curve weightings and under the "undefined" empty-bin rule (`acc_variants`, raw PCC),
+        the pairs whose PCC is undefined (`pcc_undefined`: a constant or all-zero attribution) or whose
+        residual PCC is (`rpcc_undefined`: also a length no other original shares, or a map position and
+        length explain entirely), and the rank gate."""
         n = len(ok)
         cols = {k: _column(scores, k, n) for k in ("rho", "attack", "weight", "weight_rho_max", "paired")}
-        curves, variants, undefined = {}, {}, {}
+        curves: dict[str, Any] = {}
+        residual: dict[str, Any] = {}
+        variants: dict[str, Any] = {}
+        undefined: dict[str, int] = {}
+        r_undefined: dict[str, int] = {}
         for a, attack in enumerate(SCORED_ATTACKS):
-            pccs = _column(scores, f"rob-pcc-{attack}", n)
             sel = ok & (cols["attack"] == a)
-            undefined[attack] = int((sel & (cols["paired"] == 1) & ~np.isfinite(pccs)).sum())
-            good = sel & np.isfinite(pccs) & np.isfinite(cols["weight"])
-            if not good.any():
-                continue
-            b = rm.bin_by_rho(cols["rho"][good], pccs[good], weights=cols["weight"][good])
-            curves[attack] = {"centre": [round(float(c), 4) for c in b["centre"]],
-                              "mean": [float(m) if np.isfinite(m) else None for m in b["mean"]],
-                              "count": [int(c) for c in b["count"]],
-                              "coverage": rm.bin_coverage(b["count"])}
-            rho, p = cols["rho"][good], pccs[good]
-            variants[attack] = {
-                "rho_max": _finite(rm.acc_of(rho, p, weights=cols["weight_rho_max"][good])),
-                "point": _finite(rm.acc_of(rho, p, weights=np.ones(good.sum()))),
-                "undefined_rule": _finite(rm.acc_of(rho, p, weights=cols["weight"][good], empty="undefined"))}
-        return {"curves": curves, "acc_variants": variants, "pcc_undefined": undefined,
-                "rank_gate": dict(GATE)}
+            for column, into, count in (("pcc", curves, undefined), ("rpcc", residual, r_undefined)):
+                pccs = _column(scores, f"rob-{column}-{attack}", n)
+                count[attack] = int((sel & (cols["paired"] == 1) & ~np.isfinite(pccs)).sum())
+                good = sel & np.isfinite(pccs) & np.isfinite(cols["weight"])
+                if not good.any():
+                    continue
+                b = rm.bin_by_rho(cols["rho"][good], pccs[good], weights=cols["weight"][good])
+                into[attack] = {"centre": [round(float(c), 4) for c in b["centre"]],
+                                "mean": [_finite(m) for m in b["mean"]],
+                                "count": [int(c) for c in b["count"]],
+                                "mass": [float(w) for w in b["mass"]],
+                                "cumulative": [_finite(m) for m in rm.cumulative_means(b["mean"], b["mass"])],
+                                "coverage": rm.bin_coverage(b["count"])}
+                if column == "pcc":
+                    rho, p = cols["rho"][good], pccs[good]
+                    variants[attack] = {
+                        "rho_max": _finite(rm.acc_of(rho, p, weights=cols["weight_rho_max"][good])),
+                        "point": _finite(rm.acc_of(rho, p, weights=np.ones(good.sum()))),
+                        "undefined_rule": _finite(rm.acc_of(rho, p, weights=cols["weight"][good],
+                                                            empty="undefined"))}
+        return {"curves": curves, "residual_curves": residual, "acc_variants": variants,
+                "pcc_undefined": undefined, "rpcc_undefined": r_undefined, "rank_gate": dict(GATE)}
 
 
 def bootstrap_weights(units: np.ndarray, good: np.ndarray, n_boot: int, seed: int = 0) -> np.ndarray:
@@ -387,6 +407,12 @@ def model_loader(track: Track, resource):
             held.append(track.build_model(resource, name, None)[0].load())
         return held[0]
     return load
+
+
+def _acc_source(metric: str) -> tuple[int, str]:
+    """(attack index, per-pair column) an ACC metric integrates: rob-acc-X ← rob-pcc-X, rob-racc-X ← rob-rpcc-X."""
+    kind, attack = metric.removeprefix("rob-").split("-", 1)
+    return SCORED_ATTACKS.index(attack), f"rob-{'rpcc' if kind == 'racc' else 'pcc'}-{attack}"
 
 
 def _finite(x: float) -> float | None:
