@@ -2,7 +2,7 @@
 
 `xaibench leaderboard [--track T] [--resource R] [--format rich|md|csv|html] [--results DIR]
 [--output FILE] [--verified-only]` — ranked tables per (track, resource, model), per-track and overall
-mean ranks.
+Bradley–Terry summaries.
 
 Every result file's signature is checked on load (`Result.status`). The rich, md and csv boards show
 every readable result, marking unverified ones and showing modified ones unranked with a warning; the

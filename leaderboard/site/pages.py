@@ -140,7 +140,9 @@ def _verdict_section(b: Board) -> list[str]:
     verdict_cls = "verdict ok" if b.verdict.discriminates else "verdict no"
     parts = [f"<p class=\"{verdict_cls}\" id=\"verdict\"><b>{e(b.verdict.status.capitalize())}.</b> "
              f"{e(b.verdict.reason)}</p>"]
-    for line in board_notes(b)[1:]:
+    if b.unranked:
+        parts.append(f"<p class=\"verdict no\" id=\"unranked\"><b>Not ranked.</b> {e(b.unranked)}</p>")
+    for line in (x for x in board_notes(b)[1:] if x != b.unranked):
         klass = "warn" if "⚠" in line else "mute"
         ident = ' id="agreement"' if line.startswith("agreement") else ""
         parts.append(f"<p class=\"{klass}\"{ident}>{e(line)}</p>")
@@ -401,7 +403,8 @@ def _submission_failures(entries: list[BoardEntry]) -> list[str]:
 def _summary_table(rows: list[SummaryRow]) -> str:
     """A Bradley–Terry summary (a track's or the overall one) as a sortable table."""
     headers = [("#", "1 + the submissions stronger in ≥ 97.5 % of the board resamples; = tied"),
-               ("rank 95%", "95 % interval of the rank over 200 resamples of the boards"), ("submission", ""),
+               ("rank 95%", "95 % interval of the rank over the resamples of the boards that hold it "
+                "(none with fewer than 2 boards)"), ("submission", ""),
                ("BT θ ↑", "log Bradley–Terry strength fitted to the pairwise results on shared boards"),
                ("wins", "share of its pairwise comparisons on shared boards it won (a tie counts half)"),
                ("boards", "counted boards entered / counted boards")]
@@ -410,8 +413,11 @@ def _summary_table(rows: list[SummaryRow]) -> str:
         iv = "—" if r.interval is None else (str(r.interval[0]) if r.interval[0] == r.interval[1]
                                              else f"{r.interval[0]}–{r.interval[1]}")
         wins = "—" if not math.isfinite(r.wins) else f"{100 * r.wins:.0f}%"
-        out.append(("", [(e(f"{r.rank}{'=' if r.tied else ''}"), str(r.rank), ""), (e(iv), None, ""),
-                         (f"<a href=\"{submission_file(r.submission)}\">{e(r.submission)}</a>", None, "name l"),
+        rank = "—" if r.rank is None else f"{r.rank}{'=' if r.tied else ''}"
+        listed = f" <span class=\"mute\">(listed, not ranked: {e(r.unranked)})</span>" if r.unranked else ""
+        out.append(("", [(e(rank), str(r.rank if r.rank is not None else 10**6), ""), (e(iv), None, ""),
+                         (f"<a href=\"{submission_file(r.submission)}\">{e(r.submission)}</a>{listed}", None,
+                          "name l"),
                          (f"{r.strength:+.2f}", repr(r.strength), ""), (e(wins), repr(r.wins), ""),
                          (f"{r.entered}/{r.total}", str(r.entered), "")]))
     return _table(headers, out)
@@ -444,8 +450,11 @@ def index_page(tables: list[Board], summaries: list[TrackSummary], overall_rows:
         parts.append("<p class=\"warn strong\">No results yet: run <code>xaibench evaluate</code> (or "
                      "<code>make demo</code>) first.</p>")
     if overall_rows:
-        parts.append("<h2>Overall</h2><p class=\"mute\">Bradley–Terry over every track's boards that "
-                     "discriminate; each track weighs the same.</p>")
+        parts.append("<h2>Overall: explainers</h2><p class=\"mute\">Bradley–Terry over every track's boards that "
+                     "discriminate and hold explainers; each track weighs the same. Oracles (trust) never meet an "
+                     "explainer on a board and are ranked in their track. A submission that entered fewer than half "
+                     "the boards, or met no other, is listed, not ranked; the boards column says how many it "
+                     "entered.</p>")
         parts.append(_summary_table(overall_rows))
     elif tables:
         parts.append("<h2>Overall</h2><p class=\"warn\">⚠ No board discriminates yet, so nothing is ranked "
