@@ -170,10 +170,10 @@ def _result(name, maps, kind, role="method"):
 
 
 def test_the_class_never_ranks_above_its_faithful_part_and_a_blind_method_ranks_last(board_texts, monkeypatch):
-    """One board (no control Result on it) holding every faithful part as a method, every member of the
-    class (faithful part + input-independent component: 4 × 5) and every text-blind map submitted as a
-    *method*: no member ranks above its own faithful part, none is first unless its part is, and the
-    blind methods rank after every map that reads the input."""
+    """One board holding every faithful part as a method, every member of the class (faithful part +
+    input-independent component: 4 × 5) and every text-blind map submitted as a *method*. Without a
+    control Result nothing is ranked (no floor); with one, no member ranks above its own faithful part,
+    none is first unless its part is, and the blind methods rank after every map that reads the input."""
     import benchmark.tracks.robustness as tr
 
     monkeypatch.setattr(tr, "N_BOOT", 50)  # the Results' own intervals; the board draws its own 1,000
@@ -181,8 +181,13 @@ def test_the_class_never_ranks_above_its_faithful_part_and_a_blind_method_ranks_
     results = [_result(f, _maps(f, None, texts), kind) for f in FAITHFUL]
     results += [_result(f"{f}+{g}", _maps(f, g, texts), kind) for f in FAITHFUL for g in BLIND]
     results += [_result(f"blind-{g}", _maps(None, g, texts), kind) for g in BLIND]
-    (b,) = boards(results)
-    rank = {row.submission: row.rank for row in b.rows}
+    # without a control Result the board has no floor: nothing is ranked, and it says why
+    (bare,) = boards([r for r in results if "+" not in r.submission["name"]])
+    assert all(row.rank is None for row in bare.rows) and "no control Result" in bare.unranked
+    # with one (a random control: noise seeded by the text), the class is ranked by its faithful part
+    noise = [_text_noise(t) for t in texts]
+    (b,) = boards([*results, _result("random", noise, kind, role="control")])
+    rank = {row.submission: row.rank for row in b.rows if row.role == "method"}
     first = {r.submission for r in b.rows if r.rank == 1}
     for f in FAITHFUL:
         for g in BLIND:
@@ -191,3 +196,13 @@ def test_the_class_never_ranks_above_its_faithful_part_and_a_blind_method_ranks_
     worst_reader = max(rank[n] for n in rank if not n.startswith("blind-"))
     for g in BLIND:
         assert rank[f"blind-{g}"] > worst_reader, (g, rank)
+
+
+def test_a_live_attacks_redraws_of_one_text_never_make_a_profile_by_themselves():
+    """On the live board an original is re-explained several times (one `unit`): its draws are averaged
+    into one text, so a length only that sample has still has no profile (the draws' noise is no signal)."""
+    a = np.array([0.3, -0.1, 0.8, 0.2])
+    draws = [a, a + 0.01, a - 0.02]
+    assert rm.position_profile(draws, groups=["s", "s", "s"]) == {}
+    prof = rm.position_profile([*draws, a * 3], groups=["s", "s", "s", "t"])
+    assert np.allclose(prof[4], (np.mean(draws, axis=0) + a * 3) / 2)

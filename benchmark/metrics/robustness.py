@@ -261,21 +261,28 @@ def acc_weighted(rho, pccs, weights, width: float = BIN_WIDTH, hi: float = RHO_M
     return np.asarray([acc(centre, row, w, empty=empty) for row, w in zip(means, mass)])
 
 
-def position_profile(attributions: Sequence, min_texts: int = 2) -> dict[int, np.ndarray]:
-    """The board's position profile: for every length n held by at least `min_texts` of `attributions`
-    (the submission's attributions of the board's ORIGINAL texts; None or non-finite ones skipped), the
-    mean attribution at each position, μ_n(i) = mean over those texts of a(i). It is what position and
-    length alone predict: adding any component g(i, n) that does not read the input to every map adds
-    g(i, n) to μ_n(i) exactly, so `residual` removes it exactly. Lengths held by fewer texts have no
-    profile (their residual is undefined)."""
-    groups: dict[int, list[np.ndarray]] = {}
-    for a in attributions:
+def position_profile(attributions: Sequence, min_texts: int = 2,
+                     groups: Sequence | None = None) -> dict[int, np.ndarray]:
+    """The board's position profile: for every length n held by at least `min_texts` distinct texts of
+    `attributions` (the submission's attributions of the board's ORIGINAL texts; None or non-finite ones
+    skipped), the mean attribution at each position, μ_n(i) = mean over those texts of a(i). `groups`
+    (one key per attribution, e.g. the attacked sample): attributions of one text — a live attack's
+    re-explanations — are averaged into one first, so a text never makes a profile with itself. It is
+    what position and length alone predict: adding any component g(i, n) that does not read the input
+    to every map adds g(i, n) to μ_n(i) exactly, so `residual` removes it exactly. Lengths held by fewer
+    texts have no profile (their residual is undefined)."""
+    keys = list(range(len(attributions))) if groups is None else list(groups)
+    per_text: dict = {}
+    for key, a in zip(keys, attributions):
         if a is None:
             continue
         v = _vec(a)
         if v.size and np.all(np.isfinite(v)):
-            groups.setdefault(v.size, []).append(v)
-    return {n: np.mean(np.stack(vs), axis=0) for n, vs in groups.items() if len(vs) >= min_texts}
+            per_text.setdefault((key, v.size), []).append(v)
+    by_length: dict[int, list[np.ndarray]] = {}
+    for (_key, n), vs in per_text.items():
+        by_length.setdefault(n, []).append(np.mean(np.stack(vs), axis=0))
+    return {n: np.mean(np.stack(vs), axis=0) for n, vs in by_length.items() if len(vs) >= min_texts}
 
 
 def residual(a, profile: dict[int, np.ndarray]) -> np.ndarray | None:

@@ -185,8 +185,9 @@ class RobustnessTrack(Track):
         extra = {k: np.full(n, np.nan) for k in EXTRA_COLUMNS}
         # the board's position profile: what position and length alone predict of this submission's
         # attributions of the original texts (`rm.position_profile`), removed before the residual PCC
-        profile = rm.position_profile([explanations[k] for k, p in enumerate(positions)
-                                       if truths["kind"][p]["original"]])
+        orig = [(k, p) for k, p in enumerate(positions) if truths["kind"][p]["original"]]
+        profile = rm.position_profile([explanations[k] for k, _p in orig],
+                                      groups=[truths["kind"][p].get("unit", p) for _k, p in orig])
         originals = []
         for k, p in enumerate(positions):
             info = truths["kind"][p]
