@@ -95,8 +95,8 @@ class RobustnessTrack(Track):
         control_note=("Raw PCC's blind spot: scores that ignore the words (the position control) never move "
                       "under a substitution, so their raw ACC is perfect. The primary score (residual ACC) "
                       "compares attributions after removing what position and length alone predict, so such "
-                      "scores have none; the board also ranks methods only above the controls' "
-                      "comprehensiveness (rank gate), and draws robustness against faithfulness."),
+                      "scores have none. Robustness is not faithfulness: the board also ranks methods only above "
+                      "the controls' comprehensiveness (rank gate), and draws robustness against faithfulness."),
     )
     score_chunk = None
 
