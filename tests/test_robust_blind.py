@@ -206,3 +206,47 @@ def test_a_live_attacks_redraws_of_one_text_never_make_a_profile_by_themselves()
     assert rm.position_profile(draws, groups=["s", "s", "s"]) == {}
     prof = rm.position_profile([*draws, a * 3], groups=["s", "s", "s", "t"])
     assert np.allclose(prof[4], (np.mean(draws, axis=0) + a * 3) / 2)
+
+
+class _WordSumModel:
+    """p(class 1) = ½ + 0.01 + 0.05 · Σ max(weight, 0) of the words present (capped below 1): always class 1,
+    and deleting a word of positive weight lowers it — a word's weight is exactly its importance."""
+
+    @staticmethod
+    def predict(texts):
+        p = np.array([min(0.99, 0.51 + 0.05 * float(np.clip(TABLE[np.asarray(t, dtype=np.int64)], 0, None).sum()))
+                      if len(t) else 0.51 for t in texts])
+        return np.stack([1 - p, p], axis=1)
+
+
+def test_comprehensiveness_is_checked_on_the_attacked_texts_and_the_gate_takes_the_worse(monkeypatch):
+    """A map faithful on the originals but not on the attacked texts (there it ranks the words backwards)
+    keeps the originals' comprehensiveness of a faithful map, and loses on the attacked texts' — the rank
+    gate's metric `rob-faith-comp-worse` is the smaller of the two, per bootstrap draw too."""
+    import benchmark.tracks.robustness as tr
+
+    monkeypatch.setattr(tr, "N_BOOT", 50)
+    texts, kind = _texts(n_samples=12)
+    trk = get_track("robustness")
+    truths = {"kind": kind, "texts": [list(t) for t in texts], "model": _WordSumModel}
+    faithful = [TABLE[t] for t in texts]
+    turncoat = [TABLE[t] if k["original"] else -TABLE[t] for t, k in zip(texts, kind)]
+    est = {}
+    for name, maps in (("faithful", faithful), ("turncoat", turncoat)):
+        scores = trk.score(maps, truths, list(range(len(maps))))
+        ok = np.ones(len(maps), dtype=bool)
+        assert np.isfinite(scores["rob-faith-comp-attacked"][[not k["original"] for k in kind]]).all()
+        assert np.isnan(scores["rob-faith-comp-attacked"][[k["original"] for k in kind]]).all()
+        w = tr.bootstrap_weights(trk.units(scores, len(maps)), ok, 20)
+        draws = trk.estimate(scores, ok, w)
+        assert np.allclose(draws["rob-faith-comp-worse"],
+                           np.minimum(draws["rob-faith-comp"], draws["rob-faith-comp-attacked"]))
+        est[name] = {k: float(v[0]) for k, v in trk.estimate(scores, ok, np.ones((1, len(maps)))).items()}
+        summary = trk.summarise(scores, ok)["rob-faith-comp-worse"]
+        assert summary.mean == pytest.approx(est[name]["rob-faith-comp-worse"]) and summary.ci95 is not None
+    f, t = est["faithful"], est["turncoat"]
+    assert f["rob-faith-comp"] == pytest.approx(t["rob-faith-comp"])  # the originals cannot tell them apart
+    assert f["rob-faith-comp-attacked"] > 0.05 and t["rob-faith-comp-attacked"] < 0.01
+    assert t["rob-faith-comp-worse"] == pytest.approx(t["rob-faith-comp-attacked"])
+    assert t["rob-faith-comp-worse"] < f["rob-faith-comp-worse"]
+    assert trk.summary_extra(scores, ok)["rank_gate"]["metric"] == "rob-faith-comp-worse"

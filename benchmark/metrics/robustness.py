@@ -400,6 +400,14 @@ metric(name="rob-faith-comp", label="compr.", direction=Direction.HIGHER, range=
        family=Family.FAITHFULNESS, reference=ERASER,
        description="ERASER comprehensiveness (AOPC over the top 1/5/10/20/50 % words deleted) of the original "
        "texts' attributions: the drop of the explained class's probability; higher = more faithful")(_unscored)
+metric(name="rob-faith-comp-attacked", label="compr. att.", direction=Direction.HIGHER, range=(-1.0, 1.0),
+       family=Family.FAITHFULNESS, reference=ERASER,
+       description="ERASER comprehensiveness of the attacked texts' own attributions (every scored attack and ρ), "
+       "on the same model; higher = more faithful after the attack")(_unscored)
+metric(name="rob-faith-comp-worse", label="compr. min", direction=Direction.HIGHER, range=(-1.0, 1.0),
+       family=Family.FAITHFULNESS, reference=ERASER,
+       description="the smaller of the comprehensiveness on the original and on the attacked texts (the rank "
+       "gate's metric: a method must beat the controls' on both); higher = more faithful")(_unscored)
 metric(name="rob-faith-suff", label="suff.", direction=Direction.LOWER, range=(-1.0, 1.0),
        family=Family.FAITHFULNESS, reference=ERASER,
        description="ERASER sufficiency (AOPC over keeping only the top 1/5/10/20/50 % words) of the original "

@@ -25,11 +25,15 @@ on the same model: with r_k the top ⌈k·n⌉ words by attribution (signed, tie
 comprehensiveness = mean_k [p_l(x) − p_l(x ∖ r_k)] (higher = more faithful: removing the words the
 explanation ranks first hurts the prediction) and sufficiency = mean_k [p_l(x) − p_l(r_k)] (lower =
 more faithful). Removal deletes the words from the token list (ERASER). A text of one word has none.
+Comprehensiveness is also computed on every scored ATTACKED text from its own attribution
+(`rob-faith-comp-attacked`, the mean over attacked texts), so a method cannot stay stable by going
+unfaithful after the attack; `rob-faith-comp-worse` is the smaller of the two means (per bootstrap draw).
 The harness computes them (the model never goes to the submission for this).
 
 Ranking rule (the board's rank gate, `extra["rank_gate"]`, implemented by the leaderboard): a method
-whose comprehensiveness is not better than the best control's (position, uniform, random) is ranked
-after every method that passes. Controls are drawn, never ranked. So a text-blind or constant method —
+whose `rob-faith-comp-worse` (comprehensiveness on the originals and on the attacked texts, the worse
+of the two) is not better than the best control's (position, uniform, random) is ranked after every
+method that passes. Controls are drawn, never ranked. So a text-blind or constant method —
 perfectly robust by construction — cannot come first.
 
 Summary: ACC (area under the PCC-vs-realised-ρ curve on ONE fixed grid — width-0.05 bins on [0, 0.4],
@@ -70,7 +74,9 @@ ACC_PREFIXES = ("rob-acc-", "rob-racc-")  # ACC of the raw / the residual PCC
 REBUILD = "xaibench generate robustness --overwrite"
 PAIR_METRICS = ("pcc", "kendall", "spearman", "top10", "top30", "top50")
 FAITH_FRACTIONS = (0.01, 0.05, 0.1, 0.2, 0.5)  # ERASER's AOPC bins
-GATE = {"metric": "rob-faith-comp", "min": None, "beat_controls": True}
+FAITH_COMPS = ("rob-faith-comp", "rob-faith-comp-attacked")  # comprehensiveness on the originals / attacked texts
+FAITH_WORSE = "rob-faith-comp-worse"  # the smaller of the two: what the rank gate compares
+GATE = {"metric": FAITH_WORSE, "min": None, "beat_controls": True}
 N_BOOT = 1000
 EXTRA_COLUMNS = ("rho", "attack", "weight", "weight_rho_max", "sample", "paired")
 
@@ -86,7 +92,8 @@ class RobustnessTrack(Track):
         resource="robustness",
         main_score="rob-racc-tef",
         metrics=("rob-racc-tef", "rob-racc-ra", "rob-racc-su", "rob-acc-tef", "rob-acc-ra", "rob-acc-su",
-                 "rob-faith-comp", "rob-faith-suff", "rob-rpcc-tef", "rob-rpcc-ra", "rob-rpcc-su", "rob-pcc-tef",
+                 "rob-faith-comp", "rob-faith-comp-attacked", FAITH_WORSE, "rob-faith-suff", "rob-rpcc-tef",
+                 "rob-rpcc-ra", "rob-rpcc-su", "rob-pcc-tef",
                  "rob-pcc-ra", "rob-pcc-su", "rob-kendall-tef", "rob-spearman-tef", "rob-top10-tef",
                  "rob-top30-tef", "rob-top50-tef"),
         models=("cnn", "lstm", "lstm-att", "minilm"),
@@ -211,11 +218,19 @@ class RobustnessTrack(Track):
             if info["attack"] == "tef":
                 for name in ("kendall", "spearman", "top10", "top30", "top50"):
                     out[f"rob-{name}-tef"][k] = m[name]
-        if originals and truths.get("model") is not None and truths.get("texts") is not None:
-            comp, suff = faithfulness(truths["model"](), [truths["texts"][positions[k]] for k in originals],
-                                      [explanations[k] for k in originals], by_abs=by_abs)
-            out["rob-faith-comp"][originals] = comp
-            out["rob-faith-suff"][originals] = suff
+        if truths.get("model") is not None and truths.get("texts") is not None:
+            # comprehensiveness on the originals and on the attacked texts (each attacked text's own
+            # attribution on the same model): a method must stay faithful after the attack, too
+            is_original = set(originals)
+            attacked = [k for k in range(n) if k not in is_original]
+            rows = originals + attacked
+            if rows:
+                comp, suff = faithfulness(truths["model"](), [truths["texts"][positions[k]] for k in rows],
+                                          [explanations[k] for k in rows], by_abs=by_abs)
+                no = len(originals)
+                out["rob-faith-comp"][originals] = comp[:no]
+                out["rob-faith-suff"][originals] = suff[:no]
+                out["rob-faith-comp-attacked"][attacked] = comp[no:]
         return {**out, **extra}
 
     def check_metric_params(self, metric_params: dict[str, Any]) -> None:
@@ -253,18 +268,24 @@ class RobustnessTrack(Track):
                     out[m] = np.full(len(W), np.nan)
                     continue
                 out[m] = rm.acc_weighted(cols["rho"][sel], pccs[sel], W[:, sel] * cols["weight"][sel])
+            elif m == FAITH_WORSE:
+                continue  # below: the smaller of the two comprehensiveness estimates
             else:
                 v = np.where(ok & self._rows(m, cols["attack"]), _column(scores, m, n), np.nan)
                 good = np.isfinite(v)
                 mass = W[:, good].sum(axis=1)
                 with np.errstate(invalid="ignore", divide="ignore"):
                     out[m] = np.where(mass > 0, (W[:, good] @ v[good]) / np.where(mass > 0, mass, 1.0), np.nan)
+        if FAITH_WORSE in self.metrics:
+            out[FAITH_WORSE] = worse_of(out["rob-faith-comp"], out["rob-faith-comp-attacked"])
         return out
 
     @staticmethod
     def _rows(metric: str, attack: np.ndarray) -> np.ndarray:
         """The texts a (non-ACC) metric is averaged over: the originals for faithfulness, the texts of
         its attack otherwise."""
+        if metric == "rob-faith-comp-attacked":
+            return np.isfinite(attack)
         if metric.startswith("rob-faith-"):
             return np.isnan(attack)
         a = SCORED_ATTACKS.index(metric.rsplit("-", 1)[1])
@@ -284,6 +305,10 @@ class RobustnessTrack(Track):
                 good = sel & ok & np.isfinite(pccs)
                 out[m.name] = self._boot_summary(m.name, scores, ok, units, good, int(sel.sum() - good.sum()),
                                                  m.label)
+            elif m.name == FAITH_WORSE:
+                both = [np.where(ok, _column(scores, c, n), np.nan) for c in FAITH_COMPS]
+                good = np.isfinite(both[0]) | np.isfinite(both[1])
+                out[m.name] = self._boot_summary(m.name, scores, ok, units, good, 0, m.label)
             else:
                 v = _column(scores, m.name, n)
                 sel = self._rows(m.name, attack)
@@ -344,6 +369,13 @@ class RobustnessTrack(Track):
                 "pcc_undefined": undefined, "rpcc_undefined": r_undefined, "rank_gate": dict(GATE)}
 
 
+def worse_of(original: np.ndarray, attacked: np.ndarray) -> np.ndarray:
+    """Per draw, the smaller of the comprehensiveness on the originals and on the attacked texts; the one
+    defined where the other is not (no attacked text scored, or no original of two words or more)."""
+    a, b = np.asarray(original, dtype=np.float64), np.asarray(attacked, dtype=np.float64)
+    return np.where(np.isnan(a), b, np.where(np.isnan(b), a, np.minimum(a, b)))
+
+
 def bootstrap_weights(units: np.ndarray, good: np.ndarray, n_boot: int, seed: int = 0) -> np.ndarray:
     """(n_boot, n) multiplicities: the units (attacked samples) holding a `good` instance drawn with
     replacement, every instance of a drawn unit counted as often as its unit was drawn."""
@@ -362,11 +394,11 @@ def bootstrap_weights(units: np.ndarray, good: np.ndarray, n_boot: int, seed: in
 def faithfulness(model, texts: list[list[str]], attributions: list[np.ndarray],
                  by_abs: bool = False, fractions: Sequence[float] = FAITH_FRACTIONS) -> tuple[np.ndarray, np.ndarray]:
     """ERASER comprehensiveness and sufficiency (module docstring) of each text's attribution on
-    `model`: two arrays (NaN for a text of fewer than two words). One `predict` call for all texts."""
+    `model`: two arrays (NaN for a text of fewer than two words, or none). One `predict` call for all texts."""
     probe: list[list[str]] = []
     owner: list[tuple[int, str, float | None]] = []  # (text, "x" / "comp" / "suff", fraction)
     for t, (toks, a) in enumerate(zip(texts, attributions)):
-        n = len(toks)
+        n = len(toks or [])
         if n < 2 or len(a) != n:
             continue
         probe.append(list(toks))
