@@ -42,6 +42,7 @@ __all__ = [
     "ARROWS",
     "MARKERS",
     "PRIMARY_MARK",
+    "SUMMARY_CSV_COLUMNS",
     "csv_columns",
     "format_cell",
     "format_mean",
@@ -49,6 +50,7 @@ __all__ = [
     "print_rich",
     "rich_renderables",
     "to_csv",
+    "to_summary_csv",
     "to_html",
     "to_markdown",
     "to_text",
@@ -544,6 +546,41 @@ def csv_columns(boards: Iterable[Board]) -> list[str]:
 
 def _num(x: float | None) -> str:
     return "" if x is None else repr(float(x))
+
+
+SUMMARY_CSV_COLUMNS = ["scope", "kind", "rank", "tied", "rank_ci_low", "rank_ci_high", "submission", "strength",
+                       "wins", "entered", "total", "boards_counted", "boards", "unranked"]
+
+
+def to_summary_csv(boards: Iterable[Board]) -> str:
+    """The Bradley–Terry summaries as CSV (`xaibench leaderboard --format csv --summary`): one row per
+    (scope, submission) — `scope` is `track:<name>` (kind: the track's submissions) or `overall` (one
+    ranking per `kind`, explainer or oracle). `rank` / `tied` are empty for a row listed, not ranked
+    (`unranked` says why); `rank_ci_*` is the rank's 95 % interval over the board resamples that hold the
+    row (paired: the boards' shared draws); `strength` the log Bradley–Terry strength, `wins` the share of
+    pairwise comparisons won on shared boards; `entered` / `total` the counted boards (those that
+    discriminate) it entered / there are; `boards_counted` / `boards` the scope's counted / all boards."""
+    boards = list(boards)
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(SUMMARY_CSV_COLUMNS)
+
+    def rows(scope: str, kind: str, summary: list, counted: int, total: int) -> None:
+        for r in summary:
+            iv = r.interval if r.rank is not None else None
+            writer.writerow([scope, kind, "" if r.rank is None else str(r.rank),
+                             "" if r.rank is None else str(r.tied).lower(), "" if iv is None else str(iv[0]),
+                             "" if iv is None else str(iv[1]), r.submission, _num(r.strength),
+                             _num(r.wins) if math.isfinite(r.wins) else "", str(r.entered), str(r.total),
+                             str(counted), str(total), r.unranked])
+
+    for s in track_summary(boards):
+        kinds = sorted({row.kind for b in boards if b.track == s.track for row in b.rows if row.role == "method"})
+        rows(f"track:{s.track}", "/".join(kinds), s.rows, s.counted, s.n_boards)
+    for kind in ("explainer", "oracle"):
+        holding = [b for b in boards if any(r.kind == kind and r.role == "method" for r in b.rows)]
+        rows("overall", kind, overall(boards, kind), sum(b.verdict.discriminates for b in holding), len(holding))
+    return buf.getvalue()
 
 
 def to_csv(boards: Iterable[Board]) -> str:

@@ -94,3 +94,43 @@ def test_overall_keeps_explainers_apart_from_oracles_and_lists_the_rarely_presen
     assert (l2x.entered, l2x.total) == (1, 5)
     oracles = overall(bs, "oracle")
     assert _ranks(oracles) == {"o1": 1, "o2": 2}
+
+
+def test_the_summaries_stand_alone_as_csv(tmp_path):
+    """`xaibench leaderboard --format csv --summary`: one row per (scope, submission) with the documented
+    columns — every track summary and each kind's overall ranking — the listed-not-ranked with an empty
+    rank and the reason; --summary with another format is refused with the fix."""
+    import csv
+    import io
+    import json
+
+    from benchmark import cli
+    from leaderboard import render
+
+    rs = []
+    for k in range(5):
+        rs += _board(f"m{k}", {"a": 0.1, "b": 0.3, "c": 0.5, **({"d": 0.9} if k == 0 else {})}, seed=10 * k)
+    text = render.to_summary_csv(boards(rs))
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert list(rows[0]) == render.SUMMARY_CSV_COLUMNS
+    track = {r["submission"]: r for r in rows if r["scope"] == "track:aixi"}
+    overall_rows = {r["submission"]: r for r in rows if r["scope"] == "overall"}
+    assert set(track) == set(overall_rows) == {"a", "b", "c", "d"} and track["a"]["kind"] == "explainer"
+    assert (track["a"]["rank"], track["b"]["rank"], track["c"]["rank"]) == ("1", "2", "3")
+    assert track["d"]["rank"] == "" and "50%" in track["d"]["unranked"] and track["d"]["entered"] == "1"
+    assert track["a"]["boards_counted"] == track["a"]["boards"] == "5" and float(track["a"]["strength"]) > 0
+    assert int(track["a"]["rank_ci_low"]) <= 1 <= int(track["a"]["rank_ci_high"])
+    # through the CLI: the summary CSV goes to the file; --summary without --format csv is refused
+    res = tmp_path / "results"
+    res.mkdir()
+    for n, r in enumerate(_board("m0", {"a": 0.1, "b": 0.3}, seed=1)):
+        (res / f"{n}.json").write_text(json.dumps(r.to_dict()))
+    out = tmp_path / "summary.csv"
+    for argv, code in ((["leaderboard", "--results", str(res), "--format", "csv", "--summary", "-o", str(out)], 0),
+                       (["leaderboard", "--results", str(res), "--summary"], 2)):
+        try:
+            cli.main(argv)
+        except SystemExit as e:
+            assert (e.code or 0) == code, argv
+    lines = out.read_text().splitlines()
+    assert lines[0] == ",".join(render.SUMMARY_CSV_COLUMNS) and lines[1].startswith("track:aixi,explainer,1,")
