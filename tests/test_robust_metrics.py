@@ -168,7 +168,7 @@ def test_track_pairs_originals_and_attacks_and_counts_failures():
     assert extra["curves"]["tef"]["coverage"] == {"filled": 1, "bins": 8, "rule": "carry", "carried": [3, 4, 5, 6, 7],
                                                   "bridged": [0, 1]}
     assert extra["acc_variants"]["tef"]["undefined_rule"] is None  # the stricter rule: no ACC for such a curve
-    assert extra["rank_gate"] == {"metric": "rob-faith-comp", "min": None, "beat_controls": True}
+    assert extra["rank_gate"] == {"metric": "rob-faith-comp-worse", "min": None, "beat_controls": True}
 
 
 def test_policy_extraction_on_a_hand_built_event_log():
