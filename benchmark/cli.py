@@ -428,6 +428,9 @@ def summary(text: str) -> str:
     return reflow(text).split("\n\n")[0].strip().rstrip(".")
 
 
+FLAG_METAVARS = ("bool", "boolean")  # the value column click draws for a boolean flag (`<bool>`): left blank
+
+
 def _fold_option_help() -> None:
     """Typer lays an option's help, default and range side by side (`rich.columns.Columns`), which cuts
     a token longer than the narrow help column at 80 columns with "…" (a path, a resource name). Stack
@@ -460,12 +463,15 @@ def _fold_option_help() -> None:
     class _Table(Table):
         """Typer's options / arguments tables, laid out for narrow terminals: an option's names (long,
         short, negative) stacked in one column kept whole, the type column at most 18 cells, the help
-        folded in what is left — nothing cut with "…", nothing hidden. Other tables are untouched."""
+        folded in what is left — nothing cut with "…", nothing hidden; a boolean flag's value column
+        (`<bool>`) is left blank, as a flag takes no value. Other tables are untouched."""
 
         def add_row(self, *renderables, **kwargs):
             cells = list(renderables)
             if len(cells) in (6, 7) and all(isinstance(c, Text) for c in cells[-6:-1]):
                 *required, long, short, neg_long, neg_short, kind, help_ = cells
+                if kind.plain.strip().strip("<>[]").lower() in FLAG_METAVARS:
+                    kind = Text("")  # a flag takes no value: drawn as its name alone
                 names = [t for t in (long, short, neg_long, neg_short) if t.plain]
                 stacked = Text("\n").join(names) if names else Text("")
                 cells = [*required, stacked, kind, help_]

@@ -1,8 +1,8 @@
 """CLI commands contributed by the leaderboard package (registered via `xaibench.commands`).
 
 `xaibench leaderboard [--track T] [--resource R] [--format rich|md|csv|html] [--results DIR]
-[--output FILE] [--verified-only]` — ranked tables per (track, resource, model), per-track and overall
-mean ranks.
+[--output FILE] [--verified-only] [--summary]` — ranked tables per (track, resource, model), per-track and
+overall Bradley–Terry summaries (`--format csv --summary`: the summaries as their own CSV).
 
 Every result file's signature is checked on load (`Result.status`). The rich, md and csv boards show
 every readable result, marking unverified ones and showing modified ones unranked with a warning; the
@@ -133,10 +133,17 @@ def _from_repository(source: str, public_key: list[Path] | None) -> tuple[list[R
     return found, problems, store
 
 
+SummaryOption = Annotated[
+    bool,
+    typer.Option("--summary", help="With --format csv: the per-track and overall Bradley–Terry summaries (one row "
+                 "per scope and submission) instead of the boards' rows."),
+]
+
+
 def leaderboard(track: TrackOption = None, resource: ResourceOption = None, fmt: FormatOption = Format.rich,
                 results: ResultsOption = None, output: OutputOption = None,
                 verified_only: VerifiedOnlyOption = False, source: FromOption = None,
-                public_key: PublicKeyOption = None) -> None:
+                public_key: PublicKeyOption = None, summary: SummaryOption = False) -> None:
     """Print the ranked boards, per track and overall.
 
     One board per (track, resource, model): methods ranked by the primary metric with paired-bootstrap
@@ -148,6 +155,9 @@ def leaderboard(track: TrackOption = None, resource: ResourceOption = None, fmt:
     from benchmark.resources.store import data_home
     from leaderboard.rank import boards as make_boards
 
+    if summary and fmt is not Format.csv:
+        raise XaibenchError("--summary is a CSV of the summaries: use it with --format csv (the other formats "
+                            "show the summaries below the boards)")
     if source is not None:
         found, problems, store = _from_repository(source, public_key)
         with store:  # its snapshot is removed once the boards are made
@@ -157,7 +167,12 @@ def leaderboard(track: TrackOption = None, resource: ResourceOption = None, fmt:
         directory = results if results is not None else data_home() / "results"
         selected = _select(directory, track, resource)
         tables = make_boards(selected, verified_only=verified_only or fmt is Format.html)
-    text = _render(tables, fmt, to_file=output is not None)
+    if summary:
+        from leaderboard.render import to_summary_csv
+
+        text: str | None = to_summary_csv(tables)
+    else:
+        text = _render(tables, fmt, to_file=output is not None)
     if text is None:  # rich tables, printed to the terminal
         return
     if output is not None:

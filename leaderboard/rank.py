@@ -1,4 +1,4 @@
-"""Ranking: results → one ranked board per (track, resource, model), then mean-rank summaries.
+"""Ranking: results → one ranked board per (track, resource, model), then Bradley–Terry summaries.
 
 Pure functions over `benchmark.results.Result` objects; nothing here reads files or prints.
 
@@ -102,6 +102,7 @@ class Row:
     coverage: dict = field(default_factory=dict)
     fit_s: float | None = None  # an oracle's fit (TOKI: keyword identification), from the Result's extra
     role: str = "method"  # method (ranked) / control (a floor) / reference (a ceiling); see ROLES
+    kind: str = "explainer"  # what the submission is: "explainer" or "oracle" (from its Result)
     interval: tuple[int, int] | None = None  # 95 % bootstrap interval of the rank (methods; None: undefined)
     tied: bool = False  # another method shares this rank: the data cannot separate them
     below_gate: str = ""  # why the method is ranked after those passing the board's gate ("" = passes)
@@ -172,6 +173,7 @@ class Board:
     gate: dict | None = None  # the ranking gate in force ({"metric", "min", "beat_controls"}) or None
     n_boot: int = 0  # bootstrap draws behind the intervals (0: none)
     model_note: str = ""  # the model under test's own quality figures (RCNN: selection vs Lei's targets)
+    unranked: str = ""  # why no method is ranked (no floor on the board); "" = ranked
 
     @property
     def disagreeing(self) -> list[str]:
@@ -198,15 +200,16 @@ class Board:
 class SummaryRow:
     """A submission in a track summary or the overall ranking (Bradley–Terry over shared boards)."""
 
-    rank: int
+    rank: int | None  # None: listed, not ranked (`unranked` says why)
     submission: str
     strength: float  # log Bradley–Terry strength (0 = the prior's reference; higher is better)
     entered: int  # counted boards entered
     total: int  # counted boards (that discriminate) in the track / overall
     wins: float  # share of its pairwise comparisons on shared boards that it won (a tie counts half)
-    interval: tuple[int, int] | None = None  # 95 % rank interval over board resamples
+    interval: tuple[int, int] | None = None  # 95 % rank interval over the board resamples that hold it
     tied: bool = False
     parts: dict[str, float] = field(default_factory=dict)  # board title -> its rank there
+    unranked: str = ""  # why it is listed, not ranked ("" = ranked)
 
 
 @dataclass
@@ -415,6 +418,7 @@ def _board(key: tuple[str, str, str], results: list[Result], verified_only: bool
         gate=a.gate,
         n_boot=a.n_boot,
         model_note=_model_note(chosen),
+        unranked=a.unranked,
     )
 
 
@@ -569,6 +573,12 @@ class _Analysis:
     gate: dict | None
     n_boot: int
     warnings: list[str]
+    unranked: str = ""
+
+
+NO_FLOOR = ("unranked: no control Result on this board, so nothing says what an answer that ignores the input "
+            "scores here (its floor) — evaluate a control on it (e.g. `xaibench evaluate random`, `uniform` or, "
+            "for text, `position`) and the board is ranked")
 
 
 def _draws(track: str, chosen: list[Result]) -> tuple[list[dict[str, np.ndarray]] | None, str]:
@@ -682,6 +692,14 @@ def _analyse(track: str, chosen: list[Result], primary: str, names: list[str],
         for pos, i in enumerate(methods):
             ranks[i], tied[i], intervals[i] = r[pos], t[pos], ivs[pos]
 
+    # no floor on the board: the methods are shown, not ranked (a method that ignores the input could
+    # otherwise come first, and nothing on the board would say so)
+    unranked = ""
+    if methods and not controls:
+        unranked = NO_FLOOR
+        for i in methods:
+            ranks[i], tied[i], intervals[i] = None, False, None
+
     # the verdict: the best method against the best control
     verdict = _verdict(chosen, methods, controls, ranks, points[primary], direction, better, why, primary)
     if gate and gate["beat_controls"] and verdict.status == "does not discriminate":
@@ -704,7 +722,7 @@ def _analyse(track: str, chosen: list[Result], primary: str, names: list[str],
         for (i, v), rank in zip(present, cr):
             all_metric[i], all_rank[i] = v, rank
     return _Analysis(ranks, intervals, tied, below, all_metric, all_rank, verdict, agreement, why if draws is None
-                     else "", gate, 0 if draws is None else _n_boot(), warnings)
+                     else "", gate, 0 if draws is None else _n_boot(), warnings, unranked)
 
 
 def _n_boot() -> int:
@@ -821,6 +839,7 @@ def _row(rank: int | None, r: Result, a: "_Analysis | None" = None, k: int = 0) 
         coverage=dict(_coverage(r)),
         fit_s=_fit(r),
         role=_role(r),
+        kind=str(r.submission.get("kind") or "explainer"),
     )
     if a is not None:
         row.interval, row.tied, row.below_gate = a.intervals_by_row[k], a.tied[k], a.below_gate[k]
@@ -842,7 +861,8 @@ N_BOARD_BOOT = 200  # resamples of the boards behind a summary's rank intervals
 
 def _comparisons(board: Board, index: dict[str, int], weight: float) -> list[tuple[int, int, float]]:
     """Each pair of ranked methods on the board: (winner, loser, weight); a tie is two half-weights."""
-    rows = [(index[r.submission], r.rank) for r in board.rows if r.rank is not None and r.role == "method"]
+    rows = [(index[r.submission], r.rank) for r in board.rows
+            if r.rank is not None and r.role == "method" and r.submission in index]
     out: list[tuple[int, int, float]] = []
     for a in range(len(rows)):
         for b in range(a + 1, len(rows)):
@@ -863,47 +883,92 @@ def _counted(boards: list[Board]) -> tuple[list[Board], list[str]]:
     return kept, left
 
 
-def _bt_rows(strata: list[list[Board]], weights: list[float]) -> list[SummaryRow]:
+MIN_SHARE = 0.5  # a submission that entered fewer than this share of the counted boards is listed, not ranked
+
+
+def _present(boards: list[Board], index: dict[str, int]) -> np.ndarray:
+    """(n,) bool: the methods with at least one comparison on `boards` (a strength that is not the prior's)."""
+    out = np.zeros(len(index), dtype=bool)
+    for b in boards:
+        for win, lose, _w in _comparisons(b, index, 1.0):
+            out[win] = out[lose] = True
+    return out
+
+
+def _bt_rows(strata: list[list[Board]], weights: list[float], total: int | None = None,
+             kind: str | None = None) -> list[SummaryRow]:
     """Bradley–Terry summary of the methods on `strata` (lists of counted boards; stratum s's boards
-    weigh weights[s]); rank intervals from resampling boards within each stratum."""
+    weigh weights[s]); rank intervals from resampling boards within each stratum.
+
+    Rules (issue #36): a method is *ranked* only when it met another method on some board (else its
+    strength is the prior's, θ = 0, which says nothing) and entered at least `MIN_SHARE` of the counted
+    boards (`total`, default all of `strata`'s); the others are listed after the ranked rows, rank None.
+    In a board resample a method is present when it has a comparison there; two methods are compared
+    only over the resamples where both are present (j ahead of i when θ_j > θ_i in ≥ 97.5 % of those, and
+    at least half the resamples hold both), and a method's rank interval comes only from the resamples
+    that hold it, its rank there counted among the ranked methods present. Fewer than 2 counted boards:
+    no interval (resampling one board gives the same board every time, a point, not an interval)."""
     boards = [b for st in strata for b in st]
-    names = sorted({r.submission for b in boards for r in b.rows if r.rank is not None and r.role == "method"})
+    names = sorted({r.submission for b in boards for r in b.rows if r.rank is not None and r.role == "method"
+                    and (kind is None or r.kind == kind)})
     if not names:
         return []
     index = {n: k for k, n in enumerate(names)}
+    n_items = len(names)
+    total = len(boards) if total is None else total
 
-    def fit(chosen: list[list[Board]]) -> np.ndarray:
+    def fit(chosen: list[list[Board]]) -> tuple[np.ndarray, np.ndarray]:
         comps = [c for st, w in zip(chosen, weights) for b in st for c in _comparisons(b, index, w)]
-        return np.log(stats.bradley_terry(len(names), comps))
+        return np.log(stats.bradley_terry(n_items, comps)), _present([b for st in chosen for b in st], index)
 
-    theta = fit(strata)
-    rng = np.random.default_rng(0)
-    draws = np.array([fit([[st[j] for j in rng.integers(0, len(st), len(st))] if st else [] for st in strata])
-                      for _ in range(N_BOARD_BOOT)])  # (B, n)
-    # i is behind j when j's strength is larger in at least 97.5 % of the board resamples (larger beyond
-    # rounding: two methods every board ties get equal strengths up to the fit's floating-point noise)
-    behind = np.array([[i != j and stats.larger_share(draws[:, j], draws[:, i]) >= 0.975
-                        for j in range(len(names))] for i in range(len(names))])
-    ranks, tied = stats.display_ranks(behind)
-    ivs = stats.rank_intervals(list(draws.T), "higher")
-    wins = np.zeros(len(names))
-    games = np.zeros(len(names))
+    theta, met = fit(strata)
     parts: dict[str, dict[str, float]] = {n: {} for n in names}
-    total = len(boards)
+    for b in boards:
+        for r in b.rows:
+            if r.rank is not None and r.role == "method" and r.submission in index:
+                parts[r.submission][b.title] = float(r.rank)
+    entered = np.array([len(parts[n]) for n in names])
+    rankable = met & (entered >= MIN_SHARE * total)
+    rng = np.random.default_rng(0)
+    fits = [fit([[st[j] for j in rng.integers(0, len(st), len(st))] if st else [] for st in strata])
+            for _ in range(N_BOARD_BOOT)]
+    draws = np.array([f[0] for f in fits])  # (B, n)
+    here = np.array([f[1] for f in fits]) & rankable[None, :]  # (B, n): present and rankable in the draw
+    idx = [k for k in range(n_items) if rankable[k]]
+    behind = np.zeros((len(idx), len(idx)), dtype=bool)
+    for a, i in enumerate(idx):
+        for c, j in enumerate(idx):
+            both = here[:, i] & here[:, j]
+            if i != j and both.sum() >= 0.5 * N_BOARD_BOOT:
+                behind[a, c] = stats.larger_share(draws[both, j], draws[both, i]) >= 0.975
+    r_ranked, t_ranked = stats.display_ranks(behind) if idx else ([], [])
+    ranks: list[int | None] = [None] * n_items
+    tied = [False] * n_items
+    ivs: list[tuple[int, int] | None] = [None] * n_items
+    for a, i in enumerate(idx):
+        ranks[i], tied[i] = r_ranked[a], t_ranked[a]
+        rows_i = here[:, i]
+        if total >= 2 and rows_i.any():
+            key = np.where(here, draws, -np.inf)
+            rk = 1 + np.sum(key[rows_i] > key[rows_i, i][:, None] + 1e-9 * (1 + np.abs(key[rows_i, i][:, None])),
+                            axis=1)
+            lo, hi = np.quantile(rk, [0.025, 0.975])
+            ivs[i] = (int(math.floor(lo)), int(math.ceil(hi)))
+    wins = np.zeros(n_items)
+    games = np.zeros(n_items)
     for st, _w in zip(strata, weights):  # the raw wins are unweighted
         for b in st:
             for win, lose, wt in _comparisons(b, index, 1.0):
                 wins[win] += wt
                 games[win] += wt
                 games[lose] += wt
-            for r in b.rows:
-                if r.rank is not None and r.role == "method":
-                    parts[r.submission][b.title] = float(r.rank)
-    rows = [SummaryRow(ranks[k], n, float(theta[k]), len(parts[n]), total,
+    rows = [SummaryRow(ranks[k], n, float(theta[k]), int(entered[k]), total,
                        float(wins[k] / games[k]) if games[k] else float("nan"), ivs[k], tied[k],
-                       dict(sorted(parts[n].items())))
+                       dict(sorted(parts[n].items())),
+                       "" if rankable[k] else (f"entered {entered[k]} of {total} boards (< {MIN_SHARE:.0%})"
+                                               if met[k] else "met no other method: its strength is the prior's"))
             for k, n in enumerate(names)]
-    rows.sort(key=lambda r: (r.rank, -r.strength, r.submission))
+    rows.sort(key=lambda r: (r.rank is None, r.rank or 0, -r.strength, r.submission))
     return rows
 
 
@@ -922,14 +987,17 @@ def track_summary(boards: Iterable[Board]) -> list[TrackSummary]:
     return out
 
 
-def overall(boards: Iterable[Board]) -> list[SummaryRow]:
-    """The methods ranked by one Bradley–Terry model over every track's boards that discriminate,
-    each track weighing the same (its boards weigh 1 / its number of counted boards); `entered` /
-    `total` count boards."""
+def overall(boards: Iterable[Board], kind: str = "explainer") -> list[SummaryRow]:
+    """The methods of one `kind` (explainers, or oracles: they never meet on a board and do different
+    jobs, so they are never ranked in one list) ranked by one Bradley–Terry model over every track's
+    boards that discriminate and hold that kind, each track weighing the same (its boards weigh 1 / its
+    number of counted boards); `entered` / `total` count those boards, and a method that entered fewer
+    than `MIN_SHARE` of them is listed, not ranked (`_bt_rows`)."""
     per_track: dict[str, list[Board]] = defaultdict(list)
     for b in boards:
-        per_track[b.track].append(b)
+        if any(r.kind == kind and r.role == "method" for r in b.rows):
+            per_track[b.track].append(b)
     strata = [s for s in (_counted(per_track[t])[0] for t in sorted(per_track)) if s]
     if not strata:
         return []
-    return _bt_rows(strata, [1.0 / len(s) for s in strata])
+    return _bt_rows(strata, [1.0 / len(s) for s in strata], kind=kind)

@@ -36,12 +36,13 @@ from rich.table import Table
 from rich.text import Text
 
 from benchmark.results import MetricSummary
-from leaderboard.rank import AGREEMENT_FLOOR, Board, Row, overall, track_summary
+from leaderboard.rank import AGREEMENT_FLOOR, MIN_SHARE, Board, Row, overall, track_summary
 
 __all__ = [
     "ARROWS",
     "MARKERS",
     "PRIMARY_MARK",
+    "SUMMARY_CSV_COLUMNS",
     "csv_columns",
     "format_cell",
     "format_mean",
@@ -49,6 +50,7 @@ __all__ = [
     "print_rich",
     "rich_renderables",
     "to_csv",
+    "to_summary_csv",
     "to_html",
     "to_markdown",
     "to_text",
@@ -182,6 +184,8 @@ def board_notes(board: Board) -> list[str]:
     """The lines every format prints under a board: its verdict, the metrics' agreement with the
     primary metric (Kendall τ-b over the methods; ⚠ where τ < 0.5), the gate, why intervals are missing."""
     lines = [f"verdict: {board.verdict.text}"]
+    if board.unranked:
+        lines.append(board.unranked)
     if board.agreement:
         parts = []
         for m, (tau, _why) in board.agreement.items():
@@ -249,8 +253,9 @@ def _summary_body(rows) -> list[list[str]]:
         iv = MISSING if r.interval is None else (str(r.interval[0]) if r.interval[0] == r.interval[1]
                                                  else f"{r.interval[0]}–{r.interval[1]}")
         wins = MISSING if not math.isfinite(r.wins) else f"{100 * r.wins:.0f}%"
-        out.append([f"{r.rank}{TIED if r.tied else ''}", iv, r.submission, f"{r.strength:+.2f}", wins,
-                    f"{r.entered}/{r.total}"])
+        rank = MISSING if r.rank is None else f"{r.rank}{TIED if r.tied else ''}"
+        name = r.submission + (f" (listed, not ranked: {r.unranked})" if r.unranked else "")
+        out.append([rank, iv, name, f"{r.strength:+.2f}", wins, f"{r.entered}/{r.total}"])
     return out
 
 
@@ -262,11 +267,15 @@ def _summary_tables(boards: list[Board]) -> list[tuple[str, list[str], list[list
         notes += [f"left out {w}" for w in s.left_out]
         out.append((f"track {s.track}: Bradley–Terry over its boards that discriminate", _SUMMARY_HEADER,
                     _summary_body(s.rows), notes))
-    rows = overall(boards)
-    if rows:
-        out.append(("overall: Bradley–Terry over every track's boards that discriminate (each track weighs the same)",
-                    _SUMMARY_HEADER, _summary_body(rows),
-                    ["submissions are compared only on boards both entered; controls and references are not ranked"]))
+    for kind in ("explainer", "oracle"):
+        rows = overall(boards, kind)
+        if rows:
+            out.append((f"overall, {kind}s: Bradley–Terry over every track's boards that discriminate (each track "
+                        "weighs the same)", _SUMMARY_HEADER, _summary_body(rows),
+                        [f"{kind}s only (explainers and oracles never meet on a board); submissions are compared "
+                         "only on boards both entered and in the board resamples holding both; one that entered "
+                         f"fewer than {MIN_SHARE:.0%} of the boards, or met no other, is listed, not ranked; "
+                         "controls and references are not ranked"]))
     return out
 
 
@@ -413,7 +422,7 @@ class _BoardView:
 
 
 class _SummaryView:
-    """A summary table (rank, submission, mean rank required; the rest while it fits)."""
+    """A summary table (rank, submission, BT θ required; the rest while it fits)."""
 
     def __init__(self, title: str, header: list[str], body: list[list[str]], notes: Sequence[str] = ()) -> None:
         self.title, self.header, self.body, self.notes = title, header, body, list(notes)
@@ -519,24 +528,68 @@ def _metric_names_all(boards: list[Board]) -> list[str]:
 
 
 def csv_columns(boards: Iterable[Board]) -> list[str]:
-    """The CSV header: board and submission fields, the integrity `status`, four columns per metric,
-    counts, then the row's coverage (`complete`: true/false/empty when unrecorded; `ids_sha256`)."""
-    cols = ["track", "resource", "revision", "model", "rank", "tied", "rank_ci_low", "rank_ci_high", "role",
-            "submission", "version", "status"]
+    """The CSV header: board fields with the board's primary metric and its direction ("higher" / "lower"
+    is better), the submission's fields, the integrity `status`, four columns per metric, counts, the
+    row's coverage (`complete`: true/false/empty when unrecorded; `ids_sha256`), then the board's verdict
+    with its paired difference (best method − best control on the primary metric, oriented so + is
+    better) and that difference's 95 % interval, and why the board is unranked ("" = ranked).
+
+    Intervals: `rank_ci_*` and `verdict_ci_*` are *paired* (the board's shared bootstrap draws); the
+    metrics' `_ci_*` are each Result's own, *unpaired* (two rows' metric intervals may overlap while
+    their paired rank difference is clear)."""
+    cols = ["track", "resource", "revision", "model", "primary_metric", "primary_direction", "rank", "tied",
+            "rank_ci_low", "rank_ci_high", "role", "submission", "version", "status"]
     for n in _metric_names_all(list(boards)):
         cols += [f"{n}_mean", f"{n}_ci_low", f"{n}_ci_high", f"{n}_excluded"]
     return cols + ["all_metric_rank", "below_gate", "n_instances", "n_failed", "wall_time_s", "complete",
-                   "ids_sha256", "board_verdict"]
+                   "ids_sha256", "board_verdict", "verdict_diff", "verdict_ci_low", "verdict_ci_high",
+                   "board_unranked"]
 
 
 def _num(x: float | None) -> str:
     return "" if x is None else repr(float(x))
 
 
+SUMMARY_CSV_COLUMNS = ["scope", "kind", "rank", "tied", "rank_ci_low", "rank_ci_high", "submission", "strength",
+                       "wins", "entered", "total", "boards_counted", "boards", "unranked"]
+
+
+def to_summary_csv(boards: Iterable[Board]) -> str:
+    """The Bradley–Terry summaries as CSV (`xaibench leaderboard --format csv --summary`): one row per
+    (scope, submission) — `scope` is `track:<name>` (kind: the track's submissions) or `overall` (one
+    ranking per `kind`, explainer or oracle). `rank` / `tied` are empty for a row listed, not ranked
+    (`unranked` says why); `rank_ci_*` is the rank's 95 % interval over the board resamples that hold the
+    row (paired: the boards' shared draws); `strength` the log Bradley–Terry strength, `wins` the share of
+    pairwise comparisons won on shared boards; `entered` / `total` the counted boards (those that
+    discriminate) it entered / there are; `boards_counted` / `boards` the scope's counted / all boards."""
+    boards = list(boards)
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(SUMMARY_CSV_COLUMNS)
+
+    def rows(scope: str, kind: str, summary: list, counted: int, total: int) -> None:
+        for r in summary:
+            iv = r.interval if r.rank is not None else None
+            writer.writerow([scope, kind, "" if r.rank is None else str(r.rank),
+                             "" if r.rank is None else str(r.tied).lower(), "" if iv is None else str(iv[0]),
+                             "" if iv is None else str(iv[1]), r.submission, _num(r.strength),
+                             _num(r.wins) if math.isfinite(r.wins) else "", str(r.entered), str(r.total),
+                             str(counted), str(total), r.unranked])
+
+    for s in track_summary(boards):
+        kinds = sorted({row.kind for b in boards if b.track == s.track for row in b.rows if row.role == "method"})
+        rows(f"track:{s.track}", "/".join(kinds), s.rows, s.counted, s.n_boards)
+    for kind in ("explainer", "oracle"):
+        holding = [b for b in boards if any(r.kind == kind and r.role == "method" for r in b.rows)]
+        rows("overall", kind, overall(boards, kind), sum(b.verdict.discriminates for b in holding), len(holding))
+    return buf.getvalue()
+
+
 def to_csv(boards: Iterable[Board]) -> str:
     """One row per (board, submission); metrics at full precision; empty cells where undefined.
 
-    `rank` is empty for an unranked (modified) row; `status` is signed / unsigned / modified. The
+    `rank` and `tied` are empty for an unranked row (a control, a reference, a modified file, a board
+    without a floor); `status` is signed / unsigned / modified. The
     boards' warnings are not part of the CSV (the CLI prints them to stderr)."""
     boards = list(boards)
     names = _metric_names_all(boards)
@@ -546,8 +599,9 @@ def to_csv(boards: Iterable[Board]) -> str:
     for b in boards:
         for row in b.rows:
             iv = row.interval if row.rank is not None else None
-            cells: list[str] = [b.track, b.resource, b.revision, b.model, "" if row.rank is None else str(row.rank),
-                                str(row.tied).lower(), "" if iv is None else str(iv[0]),
+            cells: list[str] = [b.track, b.resource, b.revision, b.model, b.primary_metric, b.direction,
+                                "" if row.rank is None else str(row.rank),
+                                "" if row.rank is None else str(row.tied).lower(), "" if iv is None else str(iv[0]),
                                 "" if iv is None else str(iv[1]), row.role, row.submission, row.version, row.status]
             for n in names:
                 m = row.metrics.get(n)
@@ -559,8 +613,9 @@ def to_csv(boards: Iterable[Board]) -> str:
             cells += ["" if row.all_metric_rank is None else str(row.all_metric_rank), row.below_gate]
             cells += [str(row.n_instances), str(row.n_failed), _num(row.wall_time_s)]
             complete = row.coverage.get("complete")
+            ci = b.verdict.ci or (None, None)
             cells += ["" if complete is None else str(bool(complete)).lower(), row.coverage.get("ids_sha256") or "",
-                      b.verdict.status]
+                      b.verdict.status, _num(b.verdict.diff), _num(ci[0]), _num(ci[1]), b.unranked]
             writer.writerow(cells)
     return buf.getvalue()
 

@@ -92,3 +92,19 @@ def test_reflow_joins_source_lines_and_keeps_paragraphs_and_items():
     text = "Summary line.\n\n    A paragraph that\n    goes on.\n\n    * item one\n    * item\n      two"
     assert cli.reflow(text) == "Summary line.\n\nA paragraph that goes on.\n\n* item one\n* item two"
     assert cli.summary(text) == "Summary line"
+
+
+@pytest.mark.parametrize("path", [("leaderboard",), ("evaluate",)], ids=" ".join)
+def test_boolean_flags_are_drawn_without_a_value(path):
+    """A flag takes no value: its row shows the name(s) alone, never `<bool>` (click's metavar for a flag)."""
+    text = _help(path)
+    assert "<bool>" not in text and "BOOLEAN" not in text
+    flag = "--verified-only" if path == ("leaderboard",) else "--overwrite"
+    line = next(line for line in text.splitlines() if flag in line)
+    after = line.split(flag, 1)[1].split("│")[0]
+    assert len(after) - len(after.lstrip()) > 10 or not after.strip(), line  # no value column beside the name
+
+
+def test_no_command_draws_bool_as_a_value():
+    for path in COMMANDS:
+        assert "<bool>" not in _help(path), path

@@ -88,7 +88,39 @@ def make_result(
 
 
 def ranked(board) -> list[tuple[int, str]]:
-    return [(row.rank, row.submission) for row in board.rows]
+    """(rank, submission) of every row but the controls (the floor rows `floored` adds)."""
+    return [(row.rank, row.submission) for row in board.rows if row.role != "control"]
+
+
+def floored(results: list[Result]) -> list[Result]:
+    """`results` plus, for every board among them without a control, a control ("floor") worse than every
+    result on every metric: a board is ranked only when its floor is on it (issue #36)."""
+    from collections import Counter, defaultdict
+
+    groups: dict = defaultdict(list)
+    for r in results:
+        groups[(r.track, r.resource["name"], r.model["name"], r.resource["revision"])].append(r)
+    out = list(results)
+    for (track, resource, model, revision), rs in groups.items():
+        if any(r.submission.get("role") == "control" for r in rs):
+            continue
+        sizes = Counter(r.n_instances for r in rs)  # the coverage most of them ran on (ties: the larger)
+        first = next(r for r in rs if r.n_instances == max(sizes, key=lambda k: (sizes[k], k)))
+        worst = {}
+        for name, m in first.metrics.items():
+            vals = [r.metrics[name].mean for r in rs if name in r.metrics and r.metrics[name].mean is not None]
+            worst[name] = (max(vals, default=0.0) + 1.0) if m.direction == "lower" else (min(vals, default=0.0) - 1.0)
+        kw = dict(track=track, resource=resource, model=model, revision=revision, primary=first.primary_metric,
+                  role="control", created=first.created, resource_version=first.resource.get("version", "1"),
+                  n_instances=first.n_instances)
+        if first.instance_scores:
+            n = first.n_instances
+            out.append(make_result("floor", metrics=dict(first.metrics),
+                                   values={k: np.full(n, v) for k, v in worst.items()}, **kw))
+        else:
+            out.append(make_result("floor", metrics={k: metric(v, first.metrics[k].direction, first.metrics[k].label)
+                                                     for k, v in worst.items()}, **kw))
+    return out
 
 
 # --------------------------------------------------------------------------------------------------
@@ -97,7 +129,7 @@ def ranked(board) -> list[tuple[int, str]]:
 
 def test_lower_is_better_ranks_smaller_mean_first():
     rs = [make_result(n, metrics={"kl": metric(m, "lower")}) for n, m in [("a", 0.3), ("b", 0.1), ("c", 0.2)]]
-    (board,) = boards(rs)
+    (board,) = boards(floored(rs))
     assert board.direction == "lower"
     assert ranked(board) == [(1, "b"), (2, "c"), (3, "a")]
 
@@ -107,13 +139,13 @@ def test_higher_is_better_ranks_larger_mean_first():
         make_result(n, metrics={"acc": metric(m, "higher")}, primary="acc")
         for n, m in [("a", 0.3), ("b", 0.1), ("c", 0.2)]
     ]
-    (board,) = boards(rs)
+    (board,) = boards(floored(rs))
     assert ranked(board) == [(1, "a"), (2, "c"), (3, "b")]
 
 
 def test_ties_share_a_rank_competition_style():
     rs = [make_result(n, metrics={"kl": metric(m)}) for n, m in [("a", 0.2), ("b", 0.1), ("c", 0.1), ("d", 0.3)]]
-    (board,) = boards(rs)
+    (board,) = boards(floored(rs))
     assert ranked(board) == [(1, "b"), (1, "c"), (3, "a"), (4, "d")]
     assert competition_ranks([0.1 + 0.2, 0.3], "lower") == [1, 1]  # float noise does not break a tie
 
@@ -124,14 +156,14 @@ def test_all_failed_submission_ranks_last():
         make_result("slow", metrics={"kl": metric(9.0)}),
         make_result("good", metrics={"kl": metric(0.1)}),
     ]
-    (board,) = boards(rs)
+    (board,) = boards(floored(rs))
     assert ranked(board) == [(1, "good"), (2, "slow"), (3, "dead")]
     # also last when higher is better
     rs = [
         make_result("dead", metrics={"acc": metric(None, "higher")}, primary="acc", n_failed=10),
         make_result("weak", metrics={"acc": metric(-5.0, "higher")}, primary="acc"),
     ]
-    assert ranked(boards(rs)[0]) == [(1, "weak"), (2, "dead")]
+    assert ranked(boards(floored(rs))[0]) == [(1, "weak"), (2, "dead")]
 
 
 def test_one_board_per_track_resource_model():
@@ -219,8 +251,9 @@ def test_same_submission_twice_keeps_newest_and_warns():
         make_result("a", version="2.0", metrics={"kl": metric(0.1)}, created="2025-02-01T00:00:00+00:00"),
         make_result("b", metrics={"kl": metric(0.5)}),
     ]
-    (board,) = boards(rs)
-    assert [(r.rank, r.submission, r.version) for r in board.rows] == [(1, "a", "2.0"), (2, "b", "1.0")]
+    (board,) = boards(floored(rs))
+    rows = [(r.rank, r.submission, r.version) for r in board.rows if r.role != "control"]
+    assert rows == [(1, "a", "2.0"), (2, "b", "1.0")]
     assert len(board.warnings) == 1 and "'a'" in board.warnings[0] and "1.0" in board.warnings[0]
 
 
@@ -243,7 +276,7 @@ def two_metric_boards():
         make_result("gamma", track="trust", resource="trust/x", primary="f1",
                     metrics={"f1": metric(0.75, "higher", "F1")}),
     ]
-    return boards(rs)
+    return boards(floored(rs))
 
 
 def test_format_cell():
@@ -261,9 +294,16 @@ def test_csv_parses_back_with_documented_columns():
     metric_cols = []
     for n in ["emd", "f1", "kl"]:
         metric_cols += [f"{n}_mean", f"{n}_ci_low", f"{n}_ci_high", f"{n}_excluded"]
-    assert header == ["track", "resource", "revision", "model", "rank", "tied", "rank_ci_low", "rank_ci_high", "role",
-                      "submission", "version", "status", *metric_cols, "all_metric_rank", "below_gate",
-                      "n_instances", "n_failed", "wall_time_s", "complete", "ids_sha256", "board_verdict"]
+    assert header == ["track", "resource", "revision", "model", "primary_metric", "primary_direction", "rank", "tied",
+                      "rank_ci_low", "rank_ci_high", "role", "submission", "version", "status", *metric_cols,
+                      "all_metric_rank", "below_gate", "n_instances", "n_failed", "wall_time_s", "complete",
+                      "ids_sha256", "board_verdict", "verdict_diff", "verdict_ci_low", "verdict_ci_high",
+                      "board_unranked"]
+    assert [r["role"] for r in rows].count("control") == 2  # each board's floor
+    assert {r["tied"] for r in rows if r["role"] == "control"} == {""}  # no rank, so no tie either way
+    assert {(r["track"], r["primary_metric"], r["primary_direction"]) for r in rows} == {
+        ("aixi", "kl", "lower"), ("trust", "f1", "higher")}
+    rows = [r for r in rows if r["role"] != "control"]
     assert len(rows) == 3
     alpha = next(r for r in rows if r["submission"] == "alpha")
     assert alpha["track"] == "aixi" and alpha["revision"] == "rev-a" and alpha["rank"] == "1"
@@ -334,14 +374,14 @@ def app() -> typer.Typer:
 def results_dir(tmp_path: Path, monkeypatch) -> Path:
     monkeypatch.setenv("XAIBENCH_HOME", str(tmp_path / "home"))  # the signing key lives there
     d = tmp_path / "results"
-    for r in [
+    for r in floored([
         make_result("alpha", metrics={"kl": metric(0.1, "lower", "KL")}, n_failed=2),
         make_result("beta", metrics={"kl": metric(0.3, "lower", "KL")}),
         make_result("gamma", track="trust", resource="trust/x", primary="f1",
                     metrics={"f1": metric(0.8, "higher", "F1")}),
-    ]:
+    ]):
         r.save(d / f"{r.track}-{r.submission['name']}.json")
-    return d
+    return d  # each board with its floor (a control row), so it is ranked
 
 
 @pytest.mark.parametrize("fmt", ["rich", "md", "csv", "html"])
@@ -353,7 +393,7 @@ def test_cli_each_format(app, results_dir, fmt):
     assert "\x1b[" not in out  # no terminal escape codes when not a terminal
     if fmt == "csv":
         rows = list(csv.DictReader(io.StringIO(out)))
-        assert [(r["track"], r["rank"], r["submission"]) for r in rows] == [
+        assert [(r["track"], r["rank"], r["submission"]) for r in rows if r["role"] != "control"] == [
             ("aixi", "1", "alpha"), ("aixi", "2", "beta"), ("trust", "1", "gamma")]
     elif fmt == "md":
         assert "KL ↓ ★" in out and "2/10" in out and "| failed |" in out
@@ -371,7 +411,7 @@ def test_cli_filters_and_output_file(app, results_dir, tmp_path):
     )
     assert res.exit_code == 0, res.output
     rows = list(csv.DictReader(io.StringIO(out_file.read_text())))
-    assert {r["submission"] for r in rows} == {"alpha", "beta"}
+    assert {r["submission"] for r in rows} == {"alpha", "beta", "floor"}
     assert "alpha" not in res.stdout
     assert not [p for p in out_file.parent.iterdir() if p.name.startswith(".")]  # no temp file left
 
@@ -389,7 +429,7 @@ def test_cli_unreadable_file_is_one_warning_and_rest_is_shown(app, results_dir):
     assert res.exit_code == 0, res.output
     warnings = [line for line in res.stderr.splitlines() if line.startswith("warning:")]
     assert len(warnings) == 1 and "broken.json" in warnings[0]
-    assert len(list(csv.DictReader(io.StringIO(res.stdout)))) == 3
+    assert len(list(csv.DictReader(io.StringIO(res.stdout)))) == 5  # 3 + the two floors
 
 
 def test_cli_no_results_tells_to_evaluate(app, tmp_path):
@@ -428,7 +468,7 @@ def test_partial_run_never_displaces_full_ones():
     rs = [make_result(n, metrics={"kl": metric(m)}, n_instances=200) for n, m in [("a", 0.3), ("b", 0.1), ("c", 0.2)]]
     rs.append(make_result("a", metrics={"kl": metric(0.01)}, n_instances=10, split_size=200, limit=10,
                           created="2025-06-01T00:00:00+00:00"))
-    (board,) = boards(rs)
+    (board,) = boards(floored(rs))
     assert ranked(board) == [(1, "b"), (2, "c"), (3, "a")]
     assert board.rows[2].metrics["kl"].mean == 0.3  # a's full run, not its newer partial one
     assert board.coverage_text == "200 instances (full split)"
@@ -441,7 +481,7 @@ def test_the_coverage_most_submissions_ran_on_is_ranked():
     rs = [make_result(n, metrics={"kl": metric(m)}, n_instances=40, split_size=200, limit=40)
           for n, m in [("a", 0.3), ("b", 0.1), ("c", 0.2)]]
     rs.append(make_result("full", metrics={"kl": metric(0.0)}, n_instances=200, created="2025-09-01T00:00:00+00:00"))
-    (board,) = boards(rs)
+    (board,) = boards(floored(rs))
     assert ranked(board) == [(1, "b"), (2, "c"), (3, "a")]
     assert board.coverage_text == "first 40 of 200 instances"
     assert "first 40 of 200 instances" in render.to_text([board], width=200)
@@ -481,8 +521,8 @@ def test_modified_result_is_shown_unranked_and_named():
     rs = [make_result("a", metrics={"kl": metric(0.3)}), make_result("b", metrics={"kl": metric(0.2)}),
           make_result("evil", metrics={"kl": metric(0.0)}, status="modified")]
     rs[2].path = Path("/results/aixi/evil.json")
-    (board,) = boards(rs)
-    assert [(r.rank, r.submission, r.status) for r in board.rows] == [
+    (board,) = boards(floored(rs))
+    assert [(r.rank, r.submission, r.status) for r in board.rows if r.role != "control"] == [
         (1, "b", "signed"), (2, "a", "signed"), (None, "evil", "modified")]
     (w,) = board.warnings
     assert "/results/aixi/evil.json" in w and "not ranked" in w
@@ -495,7 +535,7 @@ def test_modified_result_is_shown_unranked_and_named():
     assert (rows["evil"]["rank"], rows["evil"]["status"]) == ("", "modified")
     with pytest.raises(ValueError, match="verified_only"):
         render.to_html([board])
-    (pub,) = boards(rs, verified_only=True)
+    (pub,) = boards(floored(rs), verified_only=True)
     assert ranked(pub) == [(1, "b"), (2, "a")]
     page = render.to_html([pub])
     assert "evil.json" in page and "left out 1 result" in page and ">evil<" not in page
@@ -510,11 +550,11 @@ def test_modified_result_is_shown_unranked_and_named():
 def test_unverified_results_are_ranked_and_marked_but_not_published():
     rs = [make_result("old", metrics={"kl": metric(0.1)}, status="unsigned"),
           make_result("new", metrics={"kl": metric(0.2)})]
-    (board,) = boards(rs)
+    (board,) = boards(floored(rs))
     assert ranked(board) == [(1, "old"), (2, "new")] and board.warnings == []
     assert "old (unverified)" in render.to_markdown([board])
     assert "unverified" in render.to_text([board], width=200)
-    (pub,) = boards(rs, verified_only=True)
+    (pub,) = boards(floored(rs), verified_only=True)
     assert ranked(pub) == [(1, "new")] and "old 1.0 (no signature valid on this machine" in pub.warnings[0]
     assert "no signature valid" in render.to_html([pub])
 
@@ -524,7 +564,7 @@ def test_unverifiable_files_cannot_steer_the_published_board():
     good = [make_result(n, metrics={"kl": metric(m)}, n_instances=100) for n, m in [("a", 0.3), ("b", 0.1)]]
     forged = [make_result(f"f{k}", revision="rev-z", created="2030-01-01T00:00:00+00:00", status="unsigned")
               for k in range(3)]
-    (pub,) = boards(good + forged, verified_only=True)
+    (pub,) = boards(floored(good) + forged, verified_only=True)
     assert pub.revision == "rev-a" and ranked(pub) == [(1, "b"), (2, "a")]
     assert pub.coverage_text == "100 instances (full split)"
 

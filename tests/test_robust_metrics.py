@@ -44,28 +44,66 @@ def test_topk_intersection_by_hand():
     assert rm.topk_intersection([1, 1, 1], [1, 0, 0], 0.1) == 1.0
 
 
-def test_acc_on_the_fixed_grid_carries_empty_upper_bins_forward():
-    """A curve whose upper bins are empty is integrated over the same [0, 0.375] as a full one: the last
-    filled mean is carried forward (or, under "undefined", the curve has no ACC). The issue's example: a
-    weak curve from PCC 0.9 to 0.75 that stops at ρ 0.175 scored 0.147 when the trapezoid stopped there,
-    above a strong full curve from 0.8 to 0.3 (≈ 0.200)."""
+def test_acc_weighs_bins_by_their_points_so_a_sparse_tail_cannot_inflate_it():
+    """ACC integrates the cumulative, mass-weighted curve over the whole grid [0, 0.375]. The earlier
+    rule (unweighted bin means, the last filled bin carried to the grid's end) let one sparse high bin
+    raise the area: a curve 0.8 → 0.2 over bins 0–3 (20 points each), 0.2 carried to the end, scored
+    0.1375, and 0.2425 with one more point of PCC 0.9 in bin 5 (1 of 81 points). Now 0.2200 and 0.2206:
+    the point moves the area by its share of the points only."""
     centre = (np.arange(8) + 0.5) * 0.05
-    weak = np.array([0.9, 0.85, 0.8, 0.75, np.nan, np.nan, np.nan, np.nan])
-    strong = np.linspace(0.8, 0.3, 8)
-    old = 0.025 * 1.9 / 2 + 0.05 * (1.75 + 1.65 + 1.55) / 2  # the trapezoid stopping at 0.175
-    assert old == pytest.approx(0.1475)
-    assert rm.acc(centre, weak) == pytest.approx(old + 0.2 * 0.75)  # 0.75 carried from 0.175 to 0.375
-    assert rm.acc(centre, weak) > rm.acc(centre, strong)  # weak really is the more robust curve
-    assert math.isnan(rm.acc(centre, weak, empty="undefined"))
-    assert rm.acc(centre, strong, empty="undefined") == pytest.approx(rm.acc(centre, strong))
-    # an interior gap is bridged linearly: the same area as the straight line through it
-    gap = strong.copy()
-    gap[3] = np.nan
-    assert rm.acc(centre, gap) == pytest.approx(rm.acc(centre, strong))
-    assert rm.bin_coverage([3, 0, 2, 0, 0, 0, 0, 0]) == {"filled": 2, "bins": 8, "rule": "carry",
-                                                         "carried": [3, 4, 5, 6, 7], "bridged": [1]}
+    head = np.array([0.8, 0.6, 0.4, 0.2, np.nan, np.nan, np.nan, np.nan])
+    mass = np.array([20.0, 20, 20, 20, 0, 0, 0, 0])
+    tail = head.copy()
+    tail[5] = 0.9
+    tail_mass = mass.copy()
+    tail_mass[5] = 1.0
+
+    def old_rule(m):  # unweighted bin means, interior gaps bridged, the last filled bin carried forward
+        ok = np.isfinite(m)
+        last = int(np.flatnonzero(ok)[-1])
+        m, ok = m.copy(), ok.copy()
+        m[-1], ok[-1] = m[last], True
+        x, y = np.r_[0.0, centre[ok]], np.r_[1.0, m[ok]]
+        return float(np.sum(np.diff(x) * (y[1:] + y[:-1]) / 2))
+
+    assert old_rule(head) == pytest.approx(0.1375)
+    assert old_rule(tail) == pytest.approx(0.2425)  # the defect: +0.105 from one point of 81
+    # cumulative means of the head: 0.8, 0.7, 0.6, 0.5, then 0.5 held to the end
+    expected = 0.025 * 1.8 / 2 + 0.05 * (1.5 + 1.3 + 1.1) / 2 + 0.2 * 0.5
+    assert rm.acc(centre, head, mass) == pytest.approx(expected)
+    assert rm.cumulative_means(head, mass)[-1] == pytest.approx(0.5)
+    raised = rm.acc(centre, tail, tail_mass) - rm.acc(centre, head, mass)
+    # the point lifts the cumulative mean of bins 5–7 by (0.9 − 0.5)/81 each: 0.1 × 0.4/81 + trapezoid edges
+    assert 0 < raised < 0.375 * 0.4 / 81 + 1e-12
+    # weights are what count: the same high bin holding as many points as the others does move it
+    heavy = tail_mass.copy()
+    heavy[5] = 20.0
+    assert rm.acc(centre, tail, heavy) - rm.acc(centre, head, mass) > 10 * raised
+    # "undefined": no ACC when the grid's last bin is empty
+    assert math.isnan(rm.acc(centre, head, mass, empty="undefined"))
+    full = np.linspace(0.8, 0.3, 8)
+    assert rm.acc(centre, full, np.ones(8), empty="undefined") == pytest.approx(rm.acc(centre, full, np.ones(8)))
+    assert rm.bin_coverage([0, 3, 2, 0, 0, 0, 0, 0]) == {"filled": 2, "bins": 8, "rule": "carry",
+                                                         "carried": [3, 4, 5, 6, 7], "bridged": [0]}
     with pytest.raises(ValueError):
-        rm.acc(centre, weak, empty="zero")
+        rm.acc(centre, head, mass, empty="zero")
+    with pytest.raises(ValueError):
+        rm.cumulative_means(head, mass[:3])
+
+
+def test_the_docs_weak_and_strong_curves():
+    """docs/robustness.md's example, computed: a strong full curve from PCC 0.8 to 0.3 scores 0.215
+    under the old unweighted trapezoid (the docs said ≈ 0.20), and a weak curve 0.9 → 0.75 stopping at ρ
+    0.175 scored 0.1475 when the trapezoid stopped there. Under the cumulative rule (equal points per
+    bin) weak 0.3181, strong 0.2588: the weak curve is the more robust one either way."""
+    centre = (np.arange(8) + 0.5) * 0.05
+    strong = np.linspace(0.8, 0.3, 8)
+    weak = np.array([0.9, 0.85, 0.8, 0.75, np.nan, np.nan, np.nan, np.nan])
+    x, y = np.r_[0.0, centre], np.r_[1.0, strong]
+    assert float(np.sum(np.diff(x) * (y[1:] + y[:-1]) / 2)) == pytest.approx(0.215)
+    w = np.where(np.isfinite(weak), 1.0, 0.0)
+    assert rm.acc(centre, weak, w) == pytest.approx(0.318125)
+    assert rm.acc(centre, strong, np.ones(8)) == pytest.approx(0.25875)  # cumulative 0.8 … 0.55
 
 
 def test_weighted_acc_matches_repetition_and_the_bootstrap_form():
@@ -86,14 +124,18 @@ def test_binning_and_acc_by_hand():
     b = rm.bin_by_rho(rho, pcc)
     assert b["count"].tolist() == [2, 1, 1, 0, 0, 0, 0, 1]  # 0.10 → bin 2; 0.40 → last bin; 0.5 → outside
     assert b["mean"][0] == pytest.approx(0.7)
-    # points (0, 1), (0.025, 0.7), (0.075, 0.5), (0.125, 0.3), (0.375, −0.2): bins 3–6 bridged
-    expected = 0.025 * (1 + 0.7) / 2 + 0.05 * (0.7 + 0.5) / 2 + 0.05 * (0.5 + 0.3) / 2 + 0.25 * (0.3 - 0.2) / 2
-    assert rm.acc(b["centre"], b["mean"]) == pytest.approx(expected)
+    assert b["mass"].tolist() == [2, 1, 1, 0, 0, 0, 0, 1]
+    # cumulative means: bin 0 0.7, bin 1 (1.4 + 0.5)/3, bin 2 (1.9 + 0.3)/4 = 0.55 held over bins 3–6,
+    # bin 7 (2.2 − 0.2)/5 = 0.4
+    c1 = 1.9 / 3
+    expected = (0.025 * (1 + 0.7) / 2 + 0.05 * (0.7 + c1) / 2 + 0.05 * (c1 + 0.55) / 2 + 0.2 * 0.55
+                + 0.05 * (0.55 + 0.4) / 2)
+    assert rm.acc(b["centre"], b["mean"], b["mass"]) == pytest.approx(expected)
     assert rm.acc_of(rho, pcc) == pytest.approx(expected)
     # a perfectly robust explainer: PCC 1 in every bin → 0.375
     full = rm.bin_by_rho(np.arange(8) * 0.05 + 0.01, np.ones(8))
-    assert rm.acc(full["centre"], full["mean"]) == pytest.approx(0.375)
-    assert math.isnan(rm.acc(full["centre"], np.full(8, np.nan), anchor=False))
+    assert rm.acc(full["centre"], full["mean"], full["mass"]) == pytest.approx(0.375)
+    assert math.isnan(rm.acc(full["centre"], np.full(8, np.nan), np.zeros(8), anchor=False))
 
 
 def test_track_pairs_originals_and_attacks_and_counts_failures():
@@ -126,7 +168,7 @@ def test_track_pairs_originals_and_attacks_and_counts_failures():
     assert extra["curves"]["tef"]["coverage"] == {"filled": 1, "bins": 8, "rule": "carry", "carried": [3, 4, 5, 6, 7],
                                                   "bridged": [0, 1]}
     assert extra["acc_variants"]["tef"]["undefined_rule"] is None  # the stricter rule: no ACC for such a curve
-    assert extra["rank_gate"] == {"metric": "rob-faith-comp", "min": None, "beat_controls": True}
+    assert extra["rank_gate"] == {"metric": "rob-faith-comp-worse", "min": None, "beat_controls": True}
 
 
 def test_policy_extraction_on_a_hand_built_event_log():

@@ -75,8 +75,10 @@ def test_board_numbers_and_warnings(site, site_results):
     assert "R²" in page and page.count("below its quality floor") == 1  # the track's floor, said once
     assert "the track's floor 0.8" in page and "below its floor" in page
     lone = (out / "board" / "aixi__aixi__color-ssin__function.html").read_text()
-    assert "Only one submission is ranked" in lone
-    assert "undefined for every instance" in lone and 'title="undefined for all 6 instances">n/a' in lone
+    assert "no control Result on this board" in lone and "Not ranked" in lone  # no floor: no ranks (#36)
+    # its PCC is undefined on every row: the column is not drawn, the notes name it once (#36)
+    assert "Not drawn: PCC — undefined for every instance of every submission here" in lone
+    assert 'title="undefined for all 6 instances">n/a' not in lone and "PCC ↑" not in lone
     assert "picture not drawn: resource aixi/color-ssin is not here at the board" in lone
     assert "found it at other revisions" in lone
     fn = (out / "board" / "aixi__aixi__shape-ssin__function.html").read_text()
@@ -266,3 +268,41 @@ def test_the_showcase_board_is_the_one_whose_control_beats_the_median(tmp_path):
     assert browser.showcase_board(tmp_path) == tmp_path / "board/b.html"
     (tmp_path / "board/b.html").write_text("<tr>", encoding="utf-8")
     assert browser.showcase_board(tmp_path) == tmp_path / "board/a.html"
+
+
+def test_board_page_first_screen_says_who_wins_and_how_sure():
+    """Issue #36: one headline (winner, its score and interval, the verdict) before anything else, the
+    table next, the notes folded below it; a metric undefined on every row is not drawn, and an n/a
+    footnote is written once however many metrics and rows carry it."""
+    from benchmark.results import MetricSummary
+    from leaderboard.rank import Board, Row, Verdict
+    from leaderboard.site.pages import board_page
+
+    def ms(v, label):
+        return MetricSummary(v, 0.1 if v is not None else None, None if v is None else (v - 0.05, v + 0.05), 10,
+                             0 if v is not None else 10, "higher" if label != "KL" else "lower", label)
+
+    def row(rank, name, kl, pcc, emd, gone, role="method"):
+        return Row(rank, name, "1", {"kl": ms(kl, "KL"), "pcc": ms(pcc, "PCC"), "emd": ms(emd, "EMD"),
+                                     "rra": ms(gone, "RRA")}, 10, 0, 1.0, role=role)
+
+    rows = [row(1, "good", 0.2, 0.9, None, None), row(2, "meh", 0.5, None, None, None),
+            row(None, "random", 0.9, 0.0, 0.3, None, role="control")]
+    names = ["kl", "pcc", "emd", "rra"]
+    b = Board("aixi", "aixi/x", "cnn", "r", "v1", "validation", "kl", "lower", names,
+              {"kl": "KL", "pcc": "PCC", "emd": "EMD", "rra": "RRA"},
+              {"kl": "lower", "pcc": "higher", "emd": "lower", "rra": "higher"}, rows,
+              verdict=Verdict("discriminates", "good vs the control random: …", "good", "random", 0.7, (0.6, 0.8)))
+    b.warnings = ["a warning of the ranking"]
+    html_ = board_page(b, {}, [], {}, "today")
+    body = html_[html_.index("</h1>"):]
+    headline = body[:body.index("</p>")]
+    assert "Winner: good" in headline and "KL ↓ 0.2 [0.15, 0.25]" in headline
+    assert "discriminates" in headline and "random" in headline and "+0.7 [+0.6, +0.8]" in headline
+    assert "2 warnings below the table" in headline  # the ranking's and the column not drawn
+    assert body.index('id="headline"') < body.index("<table") < body.index('id="notes"') < body.index('id="verdict"')
+    assert body.index("<table") < body.index("a warning of the ranking")  # folded below the table
+    heads = re.findall(r"<th[^>]*>([^<]*)</th>", body)
+    assert "RRA ↑" not in heads and "EMD ↓" in heads and "PCC ↑" in heads  # RRA: undefined on every row
+    assert "Not drawn: RRA" in body
+    assert body.count("† n/a") == 1 and "(EMD, PCC: e.g." in body  # one footnote for 3 n/a cells of 2 metrics

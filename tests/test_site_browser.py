@@ -88,6 +88,12 @@ def test_boards_show_their_verdict_rank_intervals_and_metric_agreement(site, chr
     out, _ = site
     browser.set_width(chrome, 1280)
     chrome.get((out / "board" / "aixi__aixi__shape-ssin__cnn.html").as_uri())
+    headline = chrome.find_element("id", "headline")  # the first thing on the page: who wins, how sure (#36)
+    assert headline.location["y"] < chrome.find_element("css selector", "table.board").location["y"]
+    assert any(s in headline.text for s in ("Winner:", "No winner:")) and "control" in headline.text
+    notes = chrome.find_element("id", "notes")
+    if notes.get_attribute("open") is None:  # the notes are folded below the table: open them
+        chrome.find_element("css selector", "#notes > summary").click()
     verdict = chrome.find_element("id", "verdict").text
     assert verdict.split(".")[0] in ("Discriminates", "Does not discriminate", "Undefined"), verdict
     assert "control" in verdict

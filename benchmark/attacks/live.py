@@ -366,7 +366,8 @@ def scored(records: dict, attacks, samples) -> tuple[list[str], list[np.ndarray]
     excluded counts). Per attacked sample, attack and re-explanation draw k: the original
     (`<sample>~<attack>~live~d<k>`) and each attacked text (`…~r<r>~d<k>`, weighted by the ρ_max grid
     values that stop at it / draws); `kind[i]["unit"]` = the sample (all its attacks and draws are
-    resampled together) and `kind[i]["tokens"]` = an original's text (the faithfulness probes)."""
+    resampled together) and `kind[i]["tokens"]` = the original's or the attacked text (the faithfulness
+    probes)."""
     ids: list[str] = []
     arrays: list[np.ndarray] = []
     kind: list[dict] = []
@@ -401,7 +402,8 @@ def scored(records: dict, attacks, samples) -> tuple[list[str], list[np.ndarray]
                     ids.append(f"{sid}~{attack}~live~r{p['r']}~d{d['draw']}")
                     arrays.append(np.asarray(d["points"][str(p["r"])], dtype=np.float32))
                     kind.append({"original": False, "of": o, "unit": u, "attack": attack, "rho": p["rho"],
-                                 "weight": p["weight"] / len(draws), "sample": sid})
+                                 "weight": p["weight"] / len(draws), "sample": sid,
+                                 "tokens": list(p.get("tokens") or [])})
     return ids, arrays, kind, failures, excluded
 
 

@@ -162,41 +162,58 @@ def bin_index(rho, width: float = BIN_WIDTH, hi: float = RHO_MAX) -> np.ndarray:
 
 
 def bin_by_rho(rho, values, width: float = BIN_WIDTH, hi: float = RHO_MAX, weights=None) -> dict[str, np.ndarray]:
-    """{"centre", "mean", "std", "count"} per bin: the (weighted) mean and std of the finite values in
-    each bin (NaN for an empty bin) and how many values (count, unweighted) fell there."""
+    """{"centre", "mean", "std", "count", "mass"} per bin: the (weighted) mean and std of the finite values
+    in each bin (NaN for an empty bin), how many values (count, unweighted) fell there, and their weight
+    (mass: the sum of the weights — what `acc` weighs each bin by)."""
     rho, values = np.asarray(rho, dtype=np.float64), np.asarray(values, dtype=np.float64)
     w = np.ones_like(values) if weights is None else np.asarray(weights, dtype=np.float64)
     n_bins = int(round(hi / width))
     idx = bin_index(rho, width, hi)
     centre = (np.arange(n_bins) + 0.5) * width
     mean, std, count = np.full(n_bins, np.nan), np.full(n_bins, np.nan), np.zeros(n_bins, dtype=np.int64)
+    mass = np.zeros(n_bins)
     for b in range(n_bins):
         sel = (idx == b) & np.isfinite(values) & (w > 0)
         v, wb = values[sel], w[sel]
         count[b] = v.size
+        mass[b] = float(np.sum(wb))
         if v.size:
             mean[b] = float(np.sum(wb * v) / np.sum(wb))
             std[b] = float(np.sqrt(np.sum(wb * (v - mean[b]) ** 2) / np.sum(wb))) if v.size > 1 else 0.0
-    return {"centre": centre, "mean": mean, "std": std, "count": count}
+    return {"centre": centre, "mean": mean, "std": std, "count": count, "mass": mass}
 
 
-def acc(centres, means, anchor: bool = True, empty: str = "carry") -> float:
-    """The area under (0, 1) + (centre, mean PCC) of every bin of the fixed grid (module docstring):
-    interior empty bins bridged, trailing empty bins carried forward ("carry") or the ACC undefined."""
+def cumulative_means(means, mass) -> np.ndarray:
+    """The curve ACC integrates: at bin b, the mass-weighted mean of the bins 0 … b, i.e. the mean metric
+    of every text whose realised ρ is at most bin b's upper edge — Σ_{b' ≤ b} w_b' m_b' / Σ_{b' ≤ b} w_b'
+    (NaN before the first filled bin). A bin weighs what it holds, so a sparse bin moves the curve by its
+    share of the points only, and the empty bins after the last filled one hold the mean of all."""
+    m, w = np.asarray(means, dtype=np.float64), np.asarray(mass, dtype=np.float64)
+    if m.shape != w.shape:
+        raise ValueError(f"means and mass differ in shape: {m.shape} vs {w.shape}")
+    filled = np.isfinite(m) & (w > 0)
+    tot = np.cumsum(np.where(filled, w * np.where(filled, m, 0.0), 0.0), axis=-1)
+    cm = np.cumsum(np.where(filled, w, 0.0), axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(cm > 0, tot / np.where(cm > 0, cm, 1.0), np.nan)
+
+
+def acc(centres, means, mass, anchor: bool = True, empty: str = "carry") -> float:
+    """The area under (0, 1) + (centre, cumulative mean) of the bins of the fixed grid (module docstring;
+    `cumulative_means`: bins weighted by their mass, so no sparse bin — least of all one in the tail —
+    can move the area by more than its share of the points). Bins before the first filled one are
+    bridged from the anchor. `empty="undefined"`: NaN when the grid's last bin is empty."""
     if empty not in EMPTY_BINS:
         raise ValueError(f"empty must be one of {EMPTY_BINS}, got {empty!r}")
-    c, m = np.asarray(centres, dtype=np.float64), np.asarray(means, dtype=np.float64)
-    ok = np.isfinite(m)
-    if not ok.any():
+    c, m, w = (np.asarray(x, dtype=np.float64) for x in (centres, means, mass))
+    filled = np.isfinite(m) & (w > 0)
+    if not filled.any():
         return float("nan")
-    last = int(np.flatnonzero(ok)[-1])
-    if last < len(m) - 1:  # the curve stops before the grid's end
-        if empty == "undefined":
-            return float("nan")
-        ok = ok.copy()
-        m = m.copy()
-        m[-1], ok[-1] = m[last], True
-    x, y = c[ok], m[ok]
+    if empty == "undefined" and not filled[-1]:
+        return float("nan")
+    y = cumulative_means(m, w)
+    ok = np.isfinite(y)
+    x, y = c[ok], y[ok]
     if anchor:
         x, y = np.concatenate([[0.0], x]), np.concatenate([[1.0], y])
     if x.size < 2:
@@ -205,20 +222,23 @@ def acc(centres, means, anchor: bool = True, empty: str = "carry") -> float:
 
 
 def bin_coverage(counts, empty: str = "carry") -> dict:
-    """Which bins of the grid hold points: {"filled", "bins", "carried" (trailing empty bins whose value
-    ACC carries forward), "bridged" (interior empty bins), "rule"}."""
+    """Which bins of the grid hold points: {"filled", "bins", "carried" (trailing empty bins: the
+    cumulative curve holds the mean of all points there), "bridged" (empty bins before the first filled
+    one, bridged from the anchor), "rule"}."""
     counts = [int(k) for k in counts]
     filled = [b for b, k in enumerate(counts) if k > 0]
     last = filled[-1] if filled else -1
+    first = filled[0] if filled else 0
     return {"filled": len(filled), "bins": len(counts), "rule": empty,
             "carried": [b for b in range(last + 1, len(counts))] if filled else [],
-            "bridged": [b for b in range(max(last, 0)) if counts[b] == 0]}
+            "bridged": list(range(first))}
 
 
 def acc_of(rho, pccs, width: float = BIN_WIDTH, hi: float = RHO_MAX, weights=None, empty: str = "carry") -> float:
-    """ACC of per-text PCCs binned by ρ (`bin_by_rho`, then `acc`): the area under the PCC-vs-ρ curve."""
+    """ACC of per-text PCCs binned by ρ (`bin_by_rho`, then `acc`): the area under the cumulative
+    PCC-vs-ρ curve."""
     b = bin_by_rho(rho, pccs, width, hi, weights)
-    return acc(b["centre"], b["mean"], empty=empty)
+    return acc(b["centre"], b["mean"], b["mass"], empty=empty)
 
 
 def acc_weighted(rho, pccs, weights, width: float = BIN_WIDTH, hi: float = RHO_MAX,
@@ -238,7 +258,56 @@ def acc_weighted(rho, pccs, weights, width: float = BIN_WIDTH, hi: float = RHO_M
     with np.errstate(invalid="ignore", divide="ignore"):
         means = np.where(mass > 0, total / np.where(mass > 0, mass, 1.0), np.nan)
     centre = (np.arange(n_bins) + 0.5) * width
-    return np.asarray([acc(centre, row, empty=empty) for row in means])
+    return np.asarray([acc(centre, row, w, empty=empty) for row, w in zip(means, mass)])
+
+
+def position_profile(attributions: Sequence, min_texts: int = 2,
+                     groups: Sequence | None = None) -> dict[int, np.ndarray]:
+    """The board's position profile: for every length n held by at least `min_texts` distinct texts of
+    `attributions` (the submission's attributions of the board's ORIGINAL texts; None or non-finite ones
+    skipped), the mean attribution at each position, μ_n(i) = mean over those texts of a(i). `groups`
+    (one key per attribution, e.g. the attacked sample): attributions of one text — a live attack's
+    re-explanations — are averaged into one first, so a text never makes a profile with itself. It is
+    what position and length alone predict: adding any component g(i, n) that does not read the input
+    to every map adds g(i, n) to μ_n(i) exactly, so `residual` removes it exactly. Lengths held by fewer
+    texts have no profile (their residual is undefined)."""
+    keys = list(range(len(attributions))) if groups is None else list(groups)
+    per_text: dict = {}
+    for key, a in zip(keys, attributions):
+        if a is None:
+            continue
+        v = _vec(a)
+        if v.size and np.all(np.isfinite(v)):
+            per_text.setdefault((key, v.size), []).append(v)
+    by_length: dict[int, list[np.ndarray]] = {}
+    for (_key, n), vs in per_text.items():
+        by_length.setdefault(n, []).append(np.mean(np.stack(vs), axis=0))
+    return {n: np.mean(np.stack(vs), axis=0) for n, vs in by_length.items() if len(vs) >= min_texts}
+
+
+def residual(a, profile: dict[int, np.ndarray]) -> np.ndarray | None:
+    """a − μ_n (the part of the attribution position and length do not predict); None when the board
+    has no profile for a's length or a is not finite."""
+    v = _vec(a)
+    mu = profile.get(v.size)
+    if mu is None or not np.all(np.isfinite(v)):
+        return None
+    return v - mu
+
+
+def residual_pcc(a, b, profile: dict[int, np.ndarray]) -> float:
+    """PCC(a − μ_n, ã − μ_n): the robustness of the part of the attribution that reads the input
+    (`position_profile`). NaN — an excluded pair — when there is no profile for the length, either
+    vector is not finite, or a residual is constant (a map that position and length explain entirely)."""
+    ra, rb = residual(a, profile), residual(b, profile)
+    if ra is None or rb is None or ra.shape != rb.shape:
+        return float("nan")
+    # "constant" relative to the maps themselves: removing a profile equal to the map leaves rounding
+    # noise (1e-16 of its scale), which must not be correlated as if it were signal
+    scale = max(np.abs(_vec(a)).max(initial=0), np.abs(_vec(b)).max(initial=0), 1e-300) * 1e-9 * math.sqrt(ra.size)
+    if np.sqrt(np.sum((ra - ra.mean()) ** 2)) <= scale or np.sqrt(np.sum((rb - rb.mean()) ** 2)) <= scale:
+        return float("nan")
+    return pcc(ra, rb)
 
 
 class SentenceSimilarity:
@@ -303,6 +372,22 @@ def _topk_pairs(name: str):
     return fn
 
 
+metric(name="rob-racc-tef", label="rACC TEF", direction=Direction.HIGHER, range=(-0.375, 0.375),
+       family=Family.ROBUSTNESS, reference=TEF,
+       description="residual ACC: area under the residual-PCC-vs-ρ curve under TEF — PCC after removing the "
+       "board's position profile (what position and length alone predict), so a part of the map that does not "
+       "read the input adds nothing; higher = more robust")(_unscored)
+metric(name="rob-racc-ra", label="rACC RA", direction=Direction.HIGHER, range=(-0.375, 0.375),
+       family=Family.ROBUSTNESS, reference=TEF,
+       description="residual ACC under RandomAttack (reference)")(_unscored)
+metric(name="rob-racc-su", label="rACC SU", direction=Direction.HIGHER, range=(-0.375, 0.375),
+       family=Family.ROBUSTNESS, reference=TEF,
+       description="residual ACC under the semi-universal policy")(_unscored)
+for _a, _name in (("tef", "TEF"), ("ra", "RA"), ("su", "SU")):
+    metric(name=f"rob-rpcc-{_a}", label=f"rPCC {_name}", direction=Direction.HIGHER, range=(-1.0, 1.0),
+           family=Family.ROBUSTNESS, reference=TEF,
+           description=f"mean residual PCC(a − μ, ã − μ) over {_name}-attacked texts (every ρ; μ the board's "
+           "position profile)")(_unscored)
 metric(name="rob-acc-tef", label="ACC TEF", direction=Direction.HIGHER, range=(-0.375, 0.375),
        family=Family.ROBUSTNESS, reference=TEF,
        description="area under the PCC-vs-ρ curve under TEF (0 ≤ ρ ≤ 0.4); higher = more robust")(_unscored)
@@ -317,6 +402,14 @@ metric(name="rob-faith-comp", label="compr.", direction=Direction.HIGHER, range=
        family=Family.FAITHFULNESS, reference=ERASER,
        description="ERASER comprehensiveness (AOPC over the top 1/5/10/20/50 % words deleted) of the original "
        "texts' attributions: the drop of the explained class's probability; higher = more faithful")(_unscored)
+metric(name="rob-faith-comp-attacked", label="compr. att.", direction=Direction.HIGHER, range=(-1.0, 1.0),
+       family=Family.FAITHFULNESS, reference=ERASER,
+       description="ERASER comprehensiveness of the attacked texts' own attributions (every scored attack and ρ), "
+       "on the same model; higher = more faithful after the attack")(_unscored)
+metric(name="rob-faith-comp-worse", label="compr. min", direction=Direction.HIGHER, range=(-1.0, 1.0),
+       family=Family.FAITHFULNESS, reference=ERASER,
+       description="the smaller of the comprehensiveness on the original and on the attacked texts (the rank "
+       "gate's metric: a method must beat the controls' on both); higher = more faithful")(_unscored)
 metric(name="rob-faith-suff", label="suff.", direction=Direction.LOWER, range=(-1.0, 1.0),
        family=Family.FAITHFULNESS, reference=ERASER,
        description="ERASER sufficiency (AOPC over keeping only the top 1/5/10/20/50 % words) of the original "

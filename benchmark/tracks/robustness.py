@@ -25,11 +25,15 @@ on the same model: with r_k the top ⌈k·n⌉ words by attribution (signed, tie
 comprehensiveness = mean_k [p_l(x) − p_l(x ∖ r_k)] (higher = more faithful: removing the words the
 explanation ranks first hurts the prediction) and sufficiency = mean_k [p_l(x) − p_l(r_k)] (lower =
 more faithful). Removal deletes the words from the token list (ERASER). A text of one word has none.
+Comprehensiveness is also computed on every scored ATTACKED text from its own attribution
+(`rob-faith-comp-attacked`, the mean over attacked texts), so a method cannot stay stable by going
+unfaithful after the attack; `rob-faith-comp-worse` is the smaller of the two means (per bootstrap draw).
 The harness computes them (the model never goes to the submission for this).
 
 Ranking rule (the board's rank gate, `extra["rank_gate"]`, implemented by the leaderboard): a method
-whose comprehensiveness is not better than the best control's (position, uniform, random) is ranked
-after every method that passes. Controls are drawn, never ranked. So a text-blind or constant method —
+whose `rob-faith-comp-worse` (comprehensiveness on the originals and on the attacked texts, the worse
+of the two) is not better than the best control's (position, uniform, random) is ranked after every
+method that passes. Controls are drawn, never ranked. So a text-blind or constant method —
 perfectly robust by construction — cannot come first.
 
 Summary: ACC (area under the PCC-vs-realised-ρ curve on ONE fixed grid — width-0.05 bins on [0, 0.4],
@@ -66,10 +70,13 @@ from benchmark.tracks.base import Instances, Track, TrackMetadata, register_trac
 from benchmark.references import TEF
 
 SCORED_ATTACKS = ("tef", "ra", "su")
+ACC_PREFIXES = ("rob-acc-", "rob-racc-")  # ACC of the raw / the residual PCC
 REBUILD = "xaibench generate robustness --overwrite"
 PAIR_METRICS = ("pcc", "kendall", "spearman", "top10", "top30", "top50")
 FAITH_FRACTIONS = (0.01, 0.05, 0.1, 0.2, 0.5)  # ERASER's AOPC bins
-GATE = {"metric": "rob-faith-comp", "min": None, "beat_controls": True}
+FAITH_COMPS = ("rob-faith-comp", "rob-faith-comp-attacked")  # comprehensiveness on the originals / attacked texts
+FAITH_WORSE = "rob-faith-comp-worse"  # the smaller of the two: what the rank gate compares
+GATE = {"metric": FAITH_WORSE, "min": None, "beat_controls": True}
 N_BOOT = 1000
 EXTRA_COLUMNS = ("rho", "attack", "weight", "weight_rho_max", "sample", "paired")
 
@@ -83,17 +90,20 @@ class RobustnessTrack(Track):
                      "re-scored with every explainer; ACC beside ERASER faithfulness (Ivankay et al. 2022)"),
         reference=TEF,
         resource="robustness",
-        main_score="rob-acc-tef",
-        metrics=("rob-acc-tef", "rob-acc-ra", "rob-acc-su", "rob-faith-comp", "rob-faith-suff", "rob-pcc-tef",
+        main_score="rob-racc-tef",
+        metrics=("rob-racc-tef", "rob-racc-ra", "rob-racc-su", "rob-acc-tef", "rob-acc-ra", "rob-acc-su",
+                 "rob-faith-comp", "rob-faith-comp-attacked", FAITH_WORSE, "rob-faith-suff", "rob-rpcc-tef",
+                 "rob-rpcc-ra", "rob-rpcc-su", "rob-pcc-tef",
                  "rob-pcc-ra", "rob-pcc-su", "rob-kendall-tef", "rob-spearman-tef", "rob-top10-tef",
                  "rob-top30-tef", "rob-top50-tef"),
         models=("cnn", "lstm", "lstm-att", "minilm"),
         modality="text",
         default_split="test",
-        control_note=("Here that is the metric's blind spot, not the model: scores that ignore the words (the "
-                      "position control) never move under a substitution, so they are perfectly robust. "
-                      "Robustness is not faithfulness: the board ranks methods only above the controls' "
-                      "comprehensiveness (rank gate), and draws robustness against faithfulness."),
+        control_note=("Raw PCC's blind spot: scores that ignore the words (the position control) never move "
+                      "under a substitution, so their raw ACC is perfect. The primary score (residual ACC) "
+                      "compares attributions after removing what position and length alone predict, so such "
+                      "scores have none. Robustness is not faithfulness: the board also ranks methods only above "
+                      "the controls' comprehensiveness (rank gate), and draws robustness against faithfulness."),
     )
     score_chunk = None
 
@@ -180,6 +190,11 @@ class RobustnessTrack(Track):
         n = len(positions)
         out = {m: np.full(n, np.nan) for m in self.metrics}
         extra = {k: np.full(n, np.nan) for k in EXTRA_COLUMNS}
+        # the board's position profile: what position and length alone predict of this submission's
+        # attributions of the original texts (`rm.position_profile`), removed before the residual PCC
+        orig = [(k, p) for k, p in enumerate(positions) if truths["kind"][p]["original"]]
+        profile = rm.position_profile([explanations[k] for k, _p in orig],
+                                      groups=[truths["kind"][p].get("unit", p) for _k, p in orig])
         originals = []
         for k, p in enumerate(positions):
             info = truths["kind"][p]
@@ -199,14 +214,23 @@ class RobustnessTrack(Track):
             extra["paired"][k] = 1
             m = rm.pair_metrics(explanations[o], explanations[k], by_abs=by_abs)
             out[f"rob-pcc-{info['attack']}"][k] = m["pcc"]
+            out[f"rob-rpcc-{info['attack']}"][k] = rm.residual_pcc(explanations[o], explanations[k], profile)
             if info["attack"] == "tef":
                 for name in ("kendall", "spearman", "top10", "top30", "top50"):
                     out[f"rob-{name}-tef"][k] = m[name]
-        if originals and truths.get("model") is not None and truths.get("texts") is not None:
-            comp, suff = faithfulness(truths["model"](), [truths["texts"][positions[k]] for k in originals],
-                                      [explanations[k] for k in originals], by_abs=by_abs)
-            out["rob-faith-comp"][originals] = comp
-            out["rob-faith-suff"][originals] = suff
+        if truths.get("model") is not None and truths.get("texts") is not None:
+            # comprehensiveness on the originals and on the attacked texts (each attacked text's own
+            # attribution on the same model): a method must stay faithful after the attack, too
+            is_original = set(originals)
+            attacked = [k for k in range(n) if k not in is_original]
+            rows = originals + attacked
+            if rows:
+                comp, suff = faithfulness(truths["model"](), [truths["texts"][positions[k]] for k in rows],
+                                          [explanations[k] for k in rows], by_abs=by_abs)
+                no = len(originals)
+                out["rob-faith-comp"][originals] = comp[:no]
+                out["rob-faith-suff"][originals] = suff[:no]
+                out["rob-faith-comp-attacked"][attacked] = comp[no:]
         return {**out, **extra}
 
     def check_metric_params(self, metric_params: dict[str, Any]) -> None:
@@ -236,26 +260,32 @@ class RobustnessTrack(Track):
         out = {}
         cols = {k: _column(scores, k, n) for k in ("rho", "attack", "weight")}
         for m in self.metrics:
-            if m.startswith("rob-acc-"):
-                a = SCORED_ATTACKS.index(m.removeprefix("rob-acc-"))
-                pccs = _column(scores, f"rob-pcc-{SCORED_ATTACKS[a]}", n)
+            if m.startswith(ACC_PREFIXES):
+                a, column = _acc_source(m)
+                pccs = _column(scores, column, n)
                 sel = ok & (cols["attack"] == a) & np.isfinite(pccs) & np.isfinite(cols["weight"])
                 if not sel.any():
                     out[m] = np.full(len(W), np.nan)
                     continue
                 out[m] = rm.acc_weighted(cols["rho"][sel], pccs[sel], W[:, sel] * cols["weight"][sel])
+            elif m == FAITH_WORSE:
+                continue  # below: the smaller of the two comprehensiveness estimates
             else:
                 v = np.where(ok & self._rows(m, cols["attack"]), _column(scores, m, n), np.nan)
                 good = np.isfinite(v)
                 mass = W[:, good].sum(axis=1)
                 with np.errstate(invalid="ignore", divide="ignore"):
                     out[m] = np.where(mass > 0, (W[:, good] @ v[good]) / np.where(mass > 0, mass, 1.0), np.nan)
+        if FAITH_WORSE in self.metrics:
+            out[FAITH_WORSE] = worse_of(out["rob-faith-comp"], out["rob-faith-comp-attacked"])
         return out
 
     @staticmethod
     def _rows(metric: str, attack: np.ndarray) -> np.ndarray:
         """The texts a (non-ACC) metric is averaged over: the originals for faithfulness, the texts of
         its attack otherwise."""
+        if metric == "rob-faith-comp-attacked":
+            return np.isfinite(attack)
         if metric.startswith("rob-faith-"):
             return np.isnan(attack)
         a = SCORED_ATTACKS.index(metric.rsplit("-", 1)[1])
@@ -268,13 +298,17 @@ class RobustnessTrack(Track):
         attack = _column(scores, "attack", n)
         units = self.units(scores, n)
         for m in self.metric_objects():
-            if m.name.startswith("rob-acc-"):
-                a = SCORED_ATTACKS.index(m.name.removeprefix("rob-acc-"))
-                pccs = _column(scores, f"rob-pcc-{SCORED_ATTACKS[a]}", n)
+            if m.name.startswith(ACC_PREFIXES):
+                a, column = _acc_source(m.name)
+                pccs = _column(scores, column, n)
                 sel = np.isfinite(attack) & (attack == a)
                 good = sel & ok & np.isfinite(pccs)
                 out[m.name] = self._boot_summary(m.name, scores, ok, units, good, int(sel.sum() - good.sum()),
                                                  m.label)
+            elif m.name == FAITH_WORSE:
+                both = [np.where(ok, _column(scores, c, n), np.nan) for c in FAITH_COMPS]
+                good = np.isfinite(both[0]) | np.isfinite(both[1])
+                out[m.name] = self._boot_summary(m.name, scores, ok, units, good, 0, m.label)
             else:
                 v = _column(scores, m.name, n)
                 sel = self._rows(m.name, attack)
@@ -296,31 +330,50 @@ class RobustnessTrack(Track):
 
     def summary_extra(self, scores: dict[str, np.ndarray], ok: np.ndarray) -> dict[str, Any]:
         """What the site draws and the board needs beside the metrics: per scored attack the PCC-vs-ρ
-        curve (`curves`: centre, mean — None for an empty bin —, count, and its bin `coverage`), the ACC
-        under both curve weightings and under the "undefined" empty-bin rule (`acc_variants`), the pairs
-        whose PCC is undefined (`pcc_undefined`: a constant or all-zero attribution), and the rank gate."""
+        curve (`curves`: centre, mean — None for an empty bin —, count, mass, the cumulative curve ACC
+        integrates, and its bin `coverage`), the same for the residual PCC (`residual_curves`), the ACC
+        under both curve weightings and under the "undefined" empty-bin rule (`acc_variants`, raw PCC),
+        the pairs whose PCC is undefined (`pcc_undefined`: a constant or all-zero attribution) or whose
+        residual PCC is (`rpcc_undefined`: also a length no other original shares, or a map position and
+        length explain entirely), and the rank gate."""
         n = len(ok)
         cols = {k: _column(scores, k, n) for k in ("rho", "attack", "weight", "weight_rho_max", "paired")}
-        curves, variants, undefined = {}, {}, {}
+        curves: dict[str, Any] = {}
+        residual: dict[str, Any] = {}
+        variants: dict[str, Any] = {}
+        undefined: dict[str, int] = {}
+        r_undefined: dict[str, int] = {}
         for a, attack in enumerate(SCORED_ATTACKS):
-            pccs = _column(scores, f"rob-pcc-{attack}", n)
             sel = ok & (cols["attack"] == a)
-            undefined[attack] = int((sel & (cols["paired"] == 1) & ~np.isfinite(pccs)).sum())
-            good = sel & np.isfinite(pccs) & np.isfinite(cols["weight"])
-            if not good.any():
-                continue
-            b = rm.bin_by_rho(cols["rho"][good], pccs[good], weights=cols["weight"][good])
-            curves[attack] = {"centre": [round(float(c), 4) for c in b["centre"]],
-                              "mean": [float(m) if np.isfinite(m) else None for m in b["mean"]],
-                              "count": [int(c) for c in b["count"]],
-                              "coverage": rm.bin_coverage(b["count"])}
-            rho, p = cols["rho"][good], pccs[good]
-            variants[attack] = {
-                "rho_max": _finite(rm.acc_of(rho, p, weights=cols["weight_rho_max"][good])),
-                "point": _finite(rm.acc_of(rho, p, weights=np.ones(good.sum()))),
-                "undefined_rule": _finite(rm.acc_of(rho, p, weights=cols["weight"][good], empty="undefined"))}
-        return {"curves": curves, "acc_variants": variants, "pcc_undefined": undefined,
-                "rank_gate": dict(GATE)}
+            for column, into, count in (("pcc", curves, undefined), ("rpcc", residual, r_undefined)):
+                pccs = _column(scores, f"rob-{column}-{attack}", n)
+                count[attack] = int((sel & (cols["paired"] == 1) & ~np.isfinite(pccs)).sum())
+                good = sel & np.isfinite(pccs) & np.isfinite(cols["weight"])
+                if not good.any():
+                    continue
+                b = rm.bin_by_rho(cols["rho"][good], pccs[good], weights=cols["weight"][good])
+                into[attack] = {"centre": [round(float(c), 4) for c in b["centre"]],
+                                "mean": [_finite(m) for m in b["mean"]],
+                                "count": [int(c) for c in b["count"]],
+                                "mass": [float(w) for w in b["mass"]],
+                                "cumulative": [_finite(m) for m in rm.cumulative_means(b["mean"], b["mass"])],
+                                "coverage": rm.bin_coverage(b["count"])}
+                if column == "pcc":
+                    rho, p = cols["rho"][good], pccs[good]
+                    variants[attack] = {
+                        "rho_max": _finite(rm.acc_of(rho, p, weights=cols["weight_rho_max"][good])),
+                        "point": _finite(rm.acc_of(rho, p, weights=np.ones(good.sum()))),
+                        "undefined_rule": _finite(rm.acc_of(rho, p, weights=cols["weight"][good],
+                                                            empty="undefined"))}
+        return {"curves": curves, "residual_curves": residual, "acc_variants": variants,
+                "pcc_undefined": undefined, "rpcc_undefined": r_undefined, "rank_gate": dict(GATE)}
+
+
+def worse_of(original: np.ndarray, attacked: np.ndarray) -> np.ndarray:
+    """Per draw, the smaller of the comprehensiveness on the originals and on the attacked texts; the one
+    defined where the other is not (no attacked text scored, or no original of two words or more)."""
+    a, b = np.asarray(original, dtype=np.float64), np.asarray(attacked, dtype=np.float64)
+    return np.where(np.isnan(a), b, np.where(np.isnan(b), a, np.minimum(a, b)))
 
 
 def bootstrap_weights(units: np.ndarray, good: np.ndarray, n_boot: int, seed: int = 0) -> np.ndarray:
@@ -341,11 +394,11 @@ def bootstrap_weights(units: np.ndarray, good: np.ndarray, n_boot: int, seed: in
 def faithfulness(model, texts: list[list[str]], attributions: list[np.ndarray],
                  by_abs: bool = False, fractions: Sequence[float] = FAITH_FRACTIONS) -> tuple[np.ndarray, np.ndarray]:
     """ERASER comprehensiveness and sufficiency (module docstring) of each text's attribution on
-    `model`: two arrays (NaN for a text of fewer than two words). One `predict` call for all texts."""
+    `model`: two arrays (NaN for a text of fewer than two words, or none). One `predict` call for all texts."""
     probe: list[list[str]] = []
     owner: list[tuple[int, str, float | None]] = []  # (text, "x" / "comp" / "suff", fraction)
     for t, (toks, a) in enumerate(zip(texts, attributions)):
-        n = len(toks)
+        n = len(toks or [])
         if n < 2 or len(a) != n:
             continue
         probe.append(list(toks))
@@ -387,6 +440,12 @@ def model_loader(track: Track, resource):
             held.append(track.build_model(resource, name, None)[0].load())
         return held[0]
     return load
+
+
+def _acc_source(metric: str) -> tuple[int, str]:
+    """(attack index, per-pair column) an ACC metric integrates: rob-acc-X ← rob-pcc-X, rob-racc-X ← rob-rpcc-X."""
+    kind, attack = metric.removeprefix("rob-").split("-", 1)
+    return SCORED_ATTACKS.index(attack), f"rob-{'rpcc' if kind == 'racc' else 'pcc'}-{attack}"
 
 
 def _finite(x: float) -> float | None:

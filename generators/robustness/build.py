@@ -179,8 +179,8 @@ def _why_none(res, rhos) -> str:
 
 def curves(rows: list[dict], rho_grid=RHO_GRID) -> dict[str, Any]:
     """Per (explainer, attack): the rows with r ≥ 1 binned by realised ρ, each weighted by the ρ_max grid
-    values that stop at it (SPECS §2.7 pooling), and ACC on the fixed grid (`rm.acc`: trailing empty
-    bins carried forward); also the ACC with one point per (sample, r) (`acc_point`) and the bins'
+    values that stop at it (SPECS §2.7 pooling), and ACC on the fixed grid (`rm.acc`: the cumulative,
+    mass-weighted curve); also the ACC with one point per (sample, r) (`acc_point`) and the bins'
     coverage."""
     out: dict[str, Any] = {}
     keys = sorted({(r["explainer"], r["attack"]) for r in rows})
@@ -195,9 +195,10 @@ def curves(rows: list[dict], rho_grid=RHO_GRID) -> dict[str, Any]:
         for m in ("pcc", "kendall", "spearman", "top10", "top30", "top50", "similarity"):
             b = rm.bin_by_rho(rho, [r.get(m, float("nan")) for r in used], weights=w)
             entry[m] = {"centre": b["centre"].tolist(), "mean": _nan_list(b["mean"]), "std": _nan_list(b["std"]),
-                        "count": b["count"].tolist()}
+                        "count": b["count"].tolist(), "mass": b["mass"].tolist()}
         pcc = [r.get("pcc", float("nan")) for r in used]
-        entry["acc"] = rm.acc(entry["pcc"]["centre"], np.asarray(entry["pcc"]["mean"], dtype=float))
+        entry["acc"] = rm.acc(entry["pcc"]["centre"], np.asarray(entry["pcc"]["mean"], dtype=float),
+                              entry["pcc"]["mass"])
         entry["acc_point"] = rm.acc_of(rho, pcc) if used else float("nan")
         entry["coverage"] = rm.bin_coverage(entry["pcc"]["count"])
         out[f"{e}/{a}"] = entry

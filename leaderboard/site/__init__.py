@@ -2,7 +2,7 @@
 
 Pages (plain HTML + one CSS file + a few lines of JavaScript for sorting; opens from the file system):
 * `index.html` — every track (with its reference, the paper it follows) and its boards, per-track and
-  overall mean ranks, the build date, the xaibench revision and every resource revision the boards were
+  overall Bradley–Terry summaries, the build date, the xaibench revision and every resource revision the boards were
   built from, and any file that could not be read;
 * `board/<track>__<family>__<config>__<model>.html` — a sortable table (direction arrows, mean ± 95 % CI
   half-width, failures, exclusions, time), the model under test and its quality, warnings (a control

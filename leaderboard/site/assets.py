@@ -35,6 +35,7 @@ tr.unranked{color:var(--mute)}tr.control,tr.reference{background:#f7f8fa}
 .verdict-tag.no{background:var(--warnbg);color:var(--warn)}
 .warn{background:var(--warnbg);border-left:4px solid #e08a00;padding:6px 10px;margin:.5em 0;color:var(--warn)}
 .warn.strong{font-weight:600}
+details#notes{margin:.8em 0}details#notes>summary{cursor:pointer;font-weight:600}
 .bad{color:var(--bad)}
 .verified{color:#2e7d32;font-size:.85em}
 dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:2px 12px;margin:.3em 0 1em}

@@ -138,8 +138,10 @@ def _write_boards(build: _Build, cards: Cards, *, figures: bool, sample: int) ->
     its submission's page."""
     for b in build.tables:
         chosen = build.chosen[b.key]
-        ranked = {n: r for n, r in chosen.items()
-                  if any(row.submission == n and (row.rank is not None or row.marker) for row in b.rows)}
+        ranked = {n: r for n, r in chosen.items()  # a board without a floor still draws its (unranked) methods
+                  if any(row.submission == n and (row.rank is not None or row.marker or
+                                                  (b.unranked and row.role == "method" and row.status != "modified"))
+                         for row in b.rows)}
         figs: list[Figure] = []
         if figures and ranked:
             ctx = FigureContext(b, ranked, build.tmp, "img/" + slug(b.track, b.resource.replace("/", "__"), b.model),

@@ -26,6 +26,8 @@ __all__ = ["ARROWS", "BoardEntry", "board_file", "board_page", "cite", "index_pa
            "submission_page"]
 
 ARROWS = {"lower": "↓", "higher": "↑"}
+NA_NOTE = ("† n/a: undefined for every instance of that submission ({}: e.g. a constant map has no "
+           "correlation), so it has no mean there and is not ranked on it.")
 
 # a table cell: (html, sort value or None, td class); a row: (tr class, cells)
 Cell = tuple[str, str | None, str]
@@ -117,15 +119,17 @@ def _figure_html(f: Figure, up: str) -> str:
 
 
 def board_page(b: Board, results: dict[str, Result], figs: list[Figure], cards: Cards, built: str) -> str:
-    """The board's page: its verdict and notes, the warnings to read before any number, the sortable
-    ranking, the model under test, the resource, one paragraph per metric (with its reference) and the
-    pictures. `results`: submission -> the Result behind its row."""
+    """The board's page: first one line that says who wins and how sure (`_headline`), then the sortable
+    ranking, then the verdict, notes and warnings folded into one section, the model under test, the
+    resource, one paragraph per metric (with its reference) and the pictures. `results`: submission ->
+    the Result behind its row."""
     any_result = next(iter(results.values()), None)
     model = dict(any_result.model) if any_result is not None else {"name": b.model}
+    warnings = _warnings(b)
     parts = [f"<h1>{e(b.track)} · {e(b.resource)} · model <code>{e(b.model)}</code></h1>"]
-    parts += _verdict_section(b)
-    parts += _warnings_section(b)
+    parts += _headline(b, warnings)
     parts += _ranking_section(b)
+    parts += _verdict_section(b, warnings)
     parts += _model_section(b, model)
     parts += _resource_section(b, cards)
     parts += _metrics_section(b)
@@ -133,24 +137,57 @@ def board_page(b: Board, results: dict[str, Result], figs: list[Figure], cards: 
     return page(b.title, "".join(parts), 1, built)
 
 
-def _verdict_section(b: Board) -> list[str]:
-    """The conclusion first: does this board discriminate at all, and do its metrics agree."""
+def _headline(b: Board, warnings: list[tuple[str, bool]]) -> list[str]:
+    """One line before anything else: the winner, its primary score with its 95 % interval, and the
+    verdict (does it beat the best control beyond the noise); a pointer to the notes when there are
+    warnings. A board without ranks says so, with the reason."""
+    label = f"{b.labels.get(b.primary_metric, b.primary_metric)} {ARROWS.get(b.direction, '')}".strip()
+    first = [r for r in b.rows if r.rank == 1]
+    ok = b.verdict.discriminates
+    if b.unranked or not first:
+        lead = f"<b>No winner:</b> {e(b.unranked or 'nothing on this board is ranked')}"
+    else:
+        best = next((r for r in first if r.submission == b.verdict.best), first[0])
+        m = best.metrics.get(b.primary_metric)
+        score = ("" if m is None or m.mean is None else f" — {e(label)} {m.mean:.4g}"
+                 + ("" if m.ci95 is None else f" [{m.ci95[0]:.4g}, {m.ci95[1]:.4g}]"))
+        ties = [r.submission for r in first if r is not best]
+        tied = f" (tied with {e(', '.join(ties))})" if ties else ""
+        lead = f"<b>Winner: {e(best.submission)}</b>{tied}{score}"
+    v = b.verdict
+    if v.diff is not None and v.ci is not None and v.control:
+        how = (f"{e(v.status)}: {e(v.best or '')} vs the control {e(v.control)}, Δ {v.diff:+.4g} "
+               f"[{v.ci[0]:+.4g}, {v.ci[1]:+.4g}] (paired)")
+    else:
+        how = e(v.status)
+    n_warn = len(warnings)
+    more = (f" · <a href=\"#notes\">⚠ {n_warn} warning{'s' if n_warn != 1 else ''} below the table</a>"
+            if n_warn else "")
+    return [f"<p class=\"verdict {'ok' if ok else 'no'}\" id=\"headline\">{lead} · {how}{more}</p>"]
+
+
+def _verdict_section(b: Board, warnings: list[tuple[str, bool]]) -> list[str]:
+    """Below the table, folded into one section: the verdict with its reason, why the board is unranked,
+    the metrics' agreement, the gate, and the warnings (each once)."""
     from leaderboard.render import board_notes
 
-    verdict_cls = "verdict ok" if b.verdict.discriminates else "verdict no"
-    parts = [f"<p class=\"{verdict_cls}\" id=\"verdict\"><b>{e(b.verdict.status.capitalize())}.</b> "
-             f"{e(b.verdict.reason)}</p>"]
-    for line in board_notes(b)[1:]:
-        klass = "warn" if "⚠" in line else "mute"
+    parts = ["<details id=\"notes\"" + (" open" if any(strong for _, strong in warnings) else "") + ">",
+             f"<summary>Verdict and notes{f' (⚠ {len(warnings)})' if warnings else ''}</summary>",
+             f"<p id=\"verdict\"><b>{e(b.verdict.status.capitalize())}.</b> {e(b.verdict.reason)}</p>"]
+    if b.unranked:
+        parts.append(f"<p id=\"unranked\"><b>Not ranked.</b> {e(b.unranked)}</p>")
+    for line in (x for x in board_notes(b)[1:] if x != b.unranked):
         ident = ' id="agreement"' if line.startswith("agreement") else ""
-        parts.append(f"<p class=\"{klass}\"{ident}>{e(line)}</p>")
-    return parts
+        parts.append(f"<p class=\"mute\"{ident}>{e(line)}</p>")
+    parts += [f"<p class=\"warn{' strong' if strong else ''}\" role=\"alert\">⚠ {e(text)}</p>"
+              for text, strong in warnings]
+    return parts + ["</details>"]
 
 
-def _warnings_section(b: Board) -> list[str]:
-    """What the reader must know before reading a number. A model below its track's quality floor: the
-    ranking's own warning (leaderboard.rank, from the Result's `model.quality`) says it, once; the site
-    adds none of its own."""
+def _warnings(b: Board) -> list[tuple[str, bool]]:
+    """What the reader must know before trusting a number, as (text, strong). A model below its track's
+    quality floor: the ranking's own warning (leaderboard.rank, from the Result's `model.quality`) says
+    it, once; the site adds none of its own."""
     ranked_rows = [r for r in b.rows if r.rank is not None]
     warns: list[tuple[str, bool]] = []  # (text, strong)
     cw = control_warning(b)
@@ -159,15 +196,23 @@ def _warnings_section(b: Board) -> list[str]:
     if len(ranked_rows) == 1:
         warns.append(("Only one submission is ranked on this board: its rank says nothing about how it compares.",
                       False))
-    if not ranked_rows:
-        warns.append(("No result on this board can be ranked (see the notes below).", True))
-    for name in b.metric_names:
-        vals = [r.metrics.get(name) for r in ranked_rows]
-        if ranked_rows and all(m is None or m.mean is None for m in vals):
-            warns.append((f"{b.labels.get(name, name)} is undefined for every instance of every submission here "
-                          f"(shown n/a); it ranks nothing.", False))
+    if not ranked_rows and not b.unranked:
+        warns.append(("No result on this board can be ranked (see the notes).", True))
+    hidden = [b.labels.get(n, n) for n in b.metric_names if n not in _shown_metrics(b)]
+    if hidden:
+        warns.append((f"Not drawn: {', '.join(hidden)} — undefined for every instance of every submission here; "
+                      "it ranks nothing.", False))
     warns += [(w, False) for w in b.warnings]
-    return [f"<p class=\"warn{' strong' if strong else ''}\" role=\"alert\">⚠ {e(text)}</p>" for text, strong in warns]
+    return warns
+
+
+def _shown_metrics(b: Board) -> list[str]:
+    """The metric columns drawn: the primary, and every other metric with a value on at least one row (a
+    column undefined for every row is named once in the notes instead)."""
+    def defined(name: str) -> bool:
+        return any((m := r.metrics.get(name)) is not None and m.mean is not None for r in b.rows)
+
+    return [n for n in b.metric_names if n == b.primary_metric or defined(n)]
 
 
 def _ranking_headers(b: Board) -> list[tuple[str, str]]:
@@ -176,7 +221,7 @@ def _ranking_headers(b: Board) -> list[tuple[str, str]]:
     headers = [("#", "1 + the methods significantly better (paired bootstrap, 95 %); = tied: the data cannot "
                      "separate them; ctrl / ref: a control / a reference, never ranked"),
                ("rank 95%", "the 95 % bootstrap interval of the rank"), ("submission", "")]
-    for name in b.metric_names:
+    for name in _shown_metrics(b):
         d = b.directions.get(name, "")
         label = f"{e(b.labels.get(name, name))} {ARROWS.get(d, '')}" + (" ★" if name == b.primary_metric else "")
         headers.append((label, f"{name}: {d} is better; mean ± 95% CI half-width"
@@ -187,8 +232,9 @@ def _ranking_headers(b: Board) -> list[tuple[str, str]]:
     return headers
 
 
-def _ranking_row(b: Board, row: Row, notes: set[str]) -> TableRow:
-    """One row of the ranking table; a footnote for an undefined (n/a) cell is added to `notes`."""
+def _ranking_row(b: Board, row: Row, notes: dict[str, set[str]]) -> TableRow:
+    """One row of the ranking table; the label of a metric with an undefined (n/a) cell is added to
+    `notes` (footnote text → labels), so the table has one footnote per distinct note."""
     cls = " ".join(x for x in (row.role if row.role != "method" else "",
                                "" if row.rank is not None else "unranked", "gated" if row.below_gate else "") if x)
     if row.rank is not None:
@@ -205,14 +251,13 @@ def _ranking_row(b: Board, row: Row, notes: set[str]) -> TableRow:
                     if row.below_gate else ""))
     cells: list[Cell] = [
         (rank_html, rank_v, ""), (e(iv_text), "" if iv is None else str(iv[0]), ""), (name_html, None, "name l")]
-    for name in b.metric_names:
+    for name in _shown_metrics(b):
         m = row.metrics.get(name)
         text, v = _cell(m)
         if m is not None and m.mean is None:  # say why where the number would be
             why = f"undefined for all {m.excluded} instances" if m.excluded else "no value"
             text_html = f"<span title=\"{e(why)}\">n/a<sup>†</sup></span>"
-            notes.add(f"† n/a: {b.labels.get(name, name)} is undefined for every instance of that submission "
-                      f"(e.g. a constant map has no correlation), so it has no mean and is not ranked on it.")
+            notes.setdefault(NA_NOTE, set()).add(b.labels.get(name, name))
             cells.append((text_html, v, ""))
         elif m is not None and m.excluded:
             cells.append((f"<span title=\"{m.excluded} instance(s) excluded: the metric is undefined there\">"
@@ -229,7 +274,7 @@ def _ranking_row(b: Board, row: Row, notes: set[str]) -> TableRow:
 
 def _ranking_section(b: Board) -> list[str]:
     """The sortable ranking table, what it is ranked by and how, and its footnotes."""
-    notes: set[str] = set()
+    notes: dict[str, set[str]] = {}
     rows = [_ranking_row(b, row, notes) for row in b.rows]
     boot = (f"Ranks and their 95 % intervals come from a paired bootstrap ({b.n_boot:,} draws of the instances, "
             "the same draws for every row): a method's rank is 1 + the methods significantly better than it, so "
@@ -241,7 +286,8 @@ def _ranking_section(b: Board) -> list[str]:
                  "references (ceilings) stand where their score puts them and are never ranked. Click a column "
                  "header to sort.</p>")
     parts.append(_table(_ranking_headers(b), rows, cls="board"))
-    parts += [f"<p class=\"mute\">{e(n)}</p>" for n in sorted(notes)]
+    parts += [f"<p class=\"mute footnote\">{e(n.format(', '.join(sorted(labels))))}</p>"
+              for n, labels in sorted(notes.items())]
     return parts
 
 
@@ -402,7 +448,8 @@ def _submission_failures(entries: list[BoardEntry]) -> list[str]:
 def _summary_table(rows: list[SummaryRow]) -> str:
     """A Bradley–Terry summary (a track's or the overall one) as a sortable table."""
     headers = [("#", "1 + the submissions stronger in ≥ 97.5 % of the board resamples; = tied"),
-               ("rank 95%", "95 % interval of the rank over 200 resamples of the boards"), ("submission", ""),
+               ("rank 95%", "95 % interval of the rank over the resamples of the boards that hold it "
+                "(none with fewer than 2 boards)"), ("submission", ""),
                ("BT θ ↑", "log Bradley–Terry strength fitted to the pairwise results on shared boards"),
                ("wins", "share of its pairwise comparisons on shared boards it won (a tie counts half)"),
                ("boards", "counted boards entered / counted boards")]
@@ -411,8 +458,11 @@ def _summary_table(rows: list[SummaryRow]) -> str:
         iv = "—" if r.interval is None else (str(r.interval[0]) if r.interval[0] == r.interval[1]
                                              else f"{r.interval[0]}–{r.interval[1]}")
         wins = "—" if not math.isfinite(r.wins) else f"{100 * r.wins:.0f}%"
-        out.append(("", [(e(f"{r.rank}{'=' if r.tied else ''}"), str(r.rank), ""), (e(iv), None, ""),
-                         (f"<a href=\"{submission_file(r.submission)}\">{e(r.submission)}</a>", None, "name l"),
+        rank = "—" if r.rank is None else f"{r.rank}{'=' if r.tied else ''}"
+        listed = f" <span class=\"mute\">(listed, not ranked: {e(r.unranked)})</span>" if r.unranked else ""
+        out.append(("", [(e(rank), str(r.rank if r.rank is not None else 10**6), ""), (e(iv), None, ""),
+                         (f"<a href=\"{submission_file(r.submission)}\">{e(r.submission)}</a>{listed}", None,
+                          "name l"),
                          (f"{r.strength:+.2f}", repr(r.strength), ""), (e(wins), repr(r.wins), ""),
                          (f"{r.entered}/{r.total}", str(r.entered), "")]))
     return _table(headers, out)
@@ -445,8 +495,11 @@ def index_page(tables: list[Board], summaries: list[TrackSummary], overall_rows:
         parts.append("<p class=\"warn strong\">No results yet: run <code>xaibench evaluate</code> (or "
                      "<code>make demo</code>) first.</p>")
     if overall_rows:
-        parts.append("<h2>Overall</h2><p class=\"mute\">Bradley–Terry over every track's boards that "
-                     "discriminate; each track weighs the same.</p>")
+        parts.append("<h2>Overall: explainers</h2><p class=\"mute\">Bradley–Terry over every track's boards that "
+                     "discriminate and hold explainers; each track weighs the same. Oracles (trust) never meet an "
+                     "explainer on a board and are ranked in their track. A submission that entered fewer than half "
+                     "the boards, or met no other, is listed, not ranked; the boards column says how many it "
+                     "entered.</p>")
         parts.append(_summary_table(overall_rows))
     elif tables:
         parts.append("<h2>Overall</h2><p class=\"warn\">⚠ No board discriminates yet, so nothing is ranked "
