@@ -171,12 +171,16 @@ def keygen_cmd(
     _say(f"wrote {private} (private: keep it here) and {public} (public, key id {kid})")
 
 
+# the group's commands, once at import: `register` may be called for more than one app (tests do), and a
+# second registration would add unreflowed copies of the commands to the one group
+results_app.command("init")(init_cmd)
+results_app.command("validate")(validate_cmd)
+results_app.command("verify")(verify_cmd)
+results_app.command("merge")(merge_cmd)
+results_app.command("keygen")(keygen_cmd)
+
+
 def register(app: typer.Typer) -> None:
     """Add `submit` and the `results` group to the xaibench CLI."""
     app.command("submit")(submit_cmd)
-    results_app.command("init")(init_cmd)
-    results_app.command("validate")(validate_cmd)
-    results_app.command("verify")(verify_cmd)
-    results_app.command("merge")(merge_cmd)
-    results_app.command("keygen")(keygen_cmd)
     app.add_typer(results_app, name="results")
