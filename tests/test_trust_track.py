@@ -541,12 +541,10 @@ def test_a_restarted_worker_whose_fit_fails_ends_the_run(trust_home, tmp_path):
     assert r.provenance["isolation"]["worker_starts"] == 2
 
 
-def test_tuning_reads_the_validation_split_only(trust_home, tmp_path, monkeypatch):
-    """θ_dist / θ_conf are swept on the validation trust set; the test split's labels are never read."""
-    import pyarrow.parquet as pq
-
+def _tuning_data(monkeypatch, validation_trust):
+    """load_trust_set with the test split's ground truth removed and the validation labels set to
+    `validation_trust` (cycled): both branches of the tuning run on every fixture, never an early return."""
     from generators.trust import experiments
-    from generators.trust.tune import tune_trust_set
 
     real = experiments.load_trust_set
 
@@ -554,17 +552,34 @@ def test_tuning_reads_the_validation_split_only(trust_home, tmp_path, monkeypatc
         data = real(config, root)
         data["test"] = [{k: v for k, v in r.items() if k not in ("trust", "precision", "rationale")}
                         for r in data["test"]]
+        data["validation"] = [{**r, "trust": validation_trust[i % len(validation_trust)]}
+                              for i, r in enumerate(data["validation"])]
         return data
 
     monkeypatch.setattr(experiments, "load_trust_set", no_test_labels)
+
+
+def test_tuning_reads_the_validation_split_only(trust_home, tmp_path, monkeypatch):
+    """θ_dist / θ_conf are swept on the validation trust set; the test split's labels are never read."""
+    import pyarrow.parquet as pq
+
+    from generators.trust.tune import tune_trust_set
+
+    _tuning_data(monkeypatch, [True, False])
     val = pq.read_table(trust_home / "resources" / "trust" / "hatexplain-cnn" /
                         "validation-00000-of-00001.parquet").to_pylist()
-    if len({r["trust"] for r in val}) < 2:
-        with pytest.raises(ValueError, match="one class"):
-            tune_trust_set("hatexplain-cnn", write=False)
-        return
+    assert len(val) >= 2
     out = tune_trust_set("hatexplain-cnn", dist_grid=(0.3, 0.6), conf_grid=(0.5, 0.9), write=False,
                          toki_params={"lemmatize": False})
     assert out["validation"]["n"] == len(val) and out["toki-lime"]["theta_dist"] in (0.3, 0.6)
+    assert out["validation"]["trust"] == (len(val) + 1) // 2
     assert out["naive-oracle"]["theta_conf"] in (0.5, 0.9) and set(out["toki-lime"]["curve"]) == {0.3, 0.6}
     assert out["toki-lime"]["pipeline1_explanations"] == 12  # the stored training explanations
+
+
+def test_tuning_refuses_a_one_class_validation_split(trust_home, monkeypatch):
+    from generators.trust.tune import tune_trust_set
+
+    _tuning_data(monkeypatch, [True])
+    with pytest.raises(ValueError, match="one class"):
+        tune_trust_set("hatexplain-cnn", write=False)

@@ -331,17 +331,6 @@ def bootstrap_weights(ok: np.ndarray, n_boot: int = N_BOOT, seed: int = 0) -> np
     return w
 
 
-    def estimate(self, scores: dict[str, np.ndarray], ok: np.ndarray,
-                 weights: np.ndarray) -> dict[str, np.ndarray]:
-        """Each metric of the weighted sum of the predictions' [tp, fp, fn, tn] rows, W @ counts
-        (NaN where its denominator is empty), as `summarise` pools them."""
-        w = np.asarray(weights, dtype=np.float64)
-        counts = np.asarray(scores.get("counts", np.zeros((len(ok), 4))), dtype=np.float64)
-        counts = np.where(np.asarray(ok)[:, None], np.nan_to_num(counts), 0.0)
-        values = trust_metrics.trust_values(w @ counts)
-        return {m.name: np.asarray(values[m.name.removeprefix("trust-")], dtype=np.float64)
-                for m in self.metric_objects()}
-
 
 class NoModel(TextModel):
     """The model under test of an imported trust set, which does not come with one: `predict`
