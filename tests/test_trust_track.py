@@ -298,8 +298,8 @@ def test_auc_from_scores_and_estimate_under_weights():
 
 def test_bad_scores_are_score_failures_and_the_verdicts_still_count():
     """Issue #24 "Bad input": a score outside [0, 1], NaN, a verdict without a score, a scores list of
-    the wrong length — each a recorded score failure with its reason; AUC leaves those predictions out,
-    the verdict-only metrics count every valid verdict."""
+    the wrong length — each a recorded score failure with its reason; AUC keeps those predictions at their
+    worst place (issue #38: a failure never raises AUC), the verdict-only metrics count every valid verdict."""
     from benchmark.contracts import judgement_parts
     from benchmark.tracks import get_track
     from benchmark.worker import to_verdict
@@ -318,10 +318,18 @@ def test_bad_scores_are_score_failures_and_the_verdicts_still_count():
     ok = np.ones(n, dtype=bool)
     s = trk.summarise(scores, ok)
     assert s["trust-acc"].mean == pytest.approx(0.5) and s["trust-acc"].n == n  # every verdict counts
-    assert s["trust-auc"].n == 2 and s["trust-auc"].excluded == 6  # 0.9 (trustworthy) vs 0.2 (untrustworthy)
-    assert s["trust-auc"].mean == pytest.approx(1.0)
+    # valid: 0.9 (trustworthy) > 0.2 (untrustworthy); the 3 failed trustworthy rank below, the 3 failed
+    # untrustworthy above everything: 1 of the 16 pairs is ordered right (left out, it would read 1.0)
+    assert s["trust-auc"].n == n and s["trust-auc"].excluded == 0
+    assert s["trust-auc"].mean == pytest.approx(1 / 16)
     fails = trk.summary_extra(scores, ok)["score_failures"]
-    assert fails["n"] == 6 and fails["positions"] == [1, 2, 3, 4, 5, 6]
+    assert fails["n"] == 6 and fails["positions"] == [1, 2, 3, 4, 5, 6] and "worst place" in fails["auc_rule"]
+    # a constant score ties everything: AUC exactly ½ (a blind oracle's value), never more
+    const = trk.score([to_verdict(True, 0.7)] * n, {"trust": truth}, range(n))
+    assert trk.summarise(const, ok)["trust-auc"].mean == pytest.approx(0.5)
+    # every score failed (a list of the wrong length): the worst AUC, 0
+    wrong = trk.score([to_verdict(True, -6.0)] * n, {"trust": truth}, range(n))
+    assert trk.summarise(wrong, ok)["trust-auc"].mean == pytest.approx(0.0)
     assert fails["reasons"] == {"the score lies outside [0, 1]": 2, "the score is NaN or infinite": 1,
                                 "a verdict without a score (the judge scored other predictions)": 1,
                                 "the score is not a number": 2}
@@ -350,7 +358,8 @@ def test_bad_scores_end_to_end(trust_home, tmp_path, case):
     assert r.n_failed == 0 and r.metrics["trust-acc"].n == N_TEST  # the verdicts count
     fails = r.extra["score_failures"]
     assert fails["n"] >= 2 and any(reason in k for k in fails["reasons"]), fails
-    assert r.metrics["trust-auc"].excluded == fails["n"]
+    assert r.metrics["trust-auc"].excluded == 0 and r.metrics["trust-auc"].n == N_TEST  # failures at worst place
+    assert r.metrics["trust-auc"].mean <= 0.5 + 1e-9 or case == "missing"  # only a failure's worst place
 
 
 def test_only_a_reference_is_handed_the_training_rationales(trust_home, tmp_path):

@@ -219,8 +219,10 @@ class TrustTrack(Track):
     @staticmethod
     def _ranking(scores: dict[str, np.ndarray], ok: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
         """(instances AUC is computed over, their ranking scores, truth, source): the oracle's scores
-        where it gave any (instances with a bad or missing score are left out: score failures), else
-        its verdicts (a verdict-only oracle)."""
+        where it gave any, else its verdicts (a verdict-only oracle). A prediction whose score failed (bad,
+        missing, a list of the wrong length: a recorded score failure) stays in AUC at its *worst place*
+        (issue #38): a trustworthy one below every valid score (−1), an untrustworthy one above (2), so a
+        failure can only lower the AUC, never raise it by leaving hard predictions out."""
         ok = np.asarray(ok, dtype=bool)
         counts = np.asarray(scores.get("counts", np.zeros((len(ok), 4))))
         truth = np.nan_to_num(counts[:, 0] + counts[:, 2]) > 0
@@ -229,8 +231,9 @@ class TrustTrack(Track):
         if (code[ok] == SCORE_NONE).all():
             verdict = np.asarray(scores.get("verdict", np.nan_to_num(counts[:, 0] + counts[:, 1])), dtype=np.float64)
             return ok, np.nan_to_num(verdict), truth, "verdict"
-        use = ok & (code == 0)
-        return use, np.nan_to_num(np.asarray(scores["oracle_score"], dtype=np.float64)), truth, "score"
+        valid = code == 0
+        raw = np.nan_to_num(np.asarray(scores["oracle_score"], dtype=np.float64))
+        return ok, np.where(valid, raw, np.where(truth, -1.0, 2.0)), truth, "score"
 
     def estimate(self, scores: dict[str, np.ndarray], ok: np.ndarray, weights: np.ndarray) -> dict[str, np.ndarray]:
         """Every metric under instance weights (B, n) (bootstrap multiplicities; ones = the Result's
@@ -255,7 +258,7 @@ class TrustTrack(Track):
         """Each metric on the pooled judged predictions (`estimate` with unit weights), with a
         percentile-bootstrap 95 % CI over predictions (std = bootstrap standard error; one (N_BOOT, n)
         draw of multiplicities shared by every metric). An undefined metric has no value (mean None);
-        AUC's `excluded` counts the predictions whose score failed."""
+        A failed score counts in AUC at its worst place (`_ranking`; `extra.score_failures` lists them)."""
         ok = np.asarray(ok, dtype=bool)
         n = int(ok.sum())
         use, _, _, _ = self._ranking(scores, ok)
@@ -303,7 +306,9 @@ class TrustTrack(Track):
                     r = SCORE_REASONS.get(float(c), "a verdict without a score (the judge scored other predictions)")
                     reasons[r] = reasons.get(r, 0) + 1
                 extra["score_failures"] = {"n": int(len(bad)), "reasons": reasons,
-                                           "positions": [int(i) for i in bad[:20]]}
+                                           "positions": [int(i) for i in bad[:20]],
+                                           "auc_rule": "each at its worst place (trustworthy lowest, "
+                                                       "untrustworthy highest)"}
         n = int(counts.sum())
         if n:
             tp, fp, fn, _tn = (int(x) for x in counts.sum(0))
