@@ -69,10 +69,11 @@ class Naive:
 
 
 class RandomOracle:
-    """Control: u ~ U(0, 1) per instance from `batch.instance_seed(i)`; trustworthy iff u < p, score 1 − u.
+    """Chance control: u ~ U(0, 1) per instance from `batch.instance_seed(i)`; trustworthy iff u < p, score 1 − u.
 
-    Controls for the trustworthy rate (module docstring): it never looks at the model, the explanation or
-    the confidence. No paper: a control.
+    It never looks at the model, the explanation or the confidence. Its AUC is ½ in expectation whatever p
+    (the score does not depend on p: not a rate-matched control for AUC); p sets the verdict rate, which
+    G-mean, Acc, Sen and Spec depend on (module docstring). No paper: a control.
 
     Args:
         p (float, optional): the trustworthy rate. Default: 0.5
