@@ -437,13 +437,14 @@ def test_reproduce_trust_prints_table3_beside_the_paper(trust_home, tmp_path, ca
     ours = [r for r in rows if r.source == "ours"]
     assert [r.method for r in ours] == ["Naive", "random"] and all(r.n == N_TEST for r in ours)
     assert all(r.rate is not None and r.values["auc"] is not None or r.values["auc"] is None for r in ours)
-    # the board rows: the ceiling (a reference), random at TOKI-lime's rate (a control), TOKI-lime read
-    # importance-equivalent
+    # the board rows: the ceiling (a reference), chance at TOKI-lime's rate and the two blind controls
+    # (controls), TOKI-lime read importance-equivalent
     rows = run(["hatexplain-cnn"], ["toki-lime"], results_dir=tmp_path, params={"toki-lime": FAST["toki"]})
     board = {r.method: r for r in rows if r.source == "ours"}
     toki = board["TOKI-lime"]
-    matched = board["random @ TOKI rate"]
+    matched = board["chance @ TOKI rate"]
     assert matched.role == "control" and board["rationale ceiling"].role == "reference"
+    assert board["text length"].role == "control" and board["explanation size"].role == "control"
     assert matched.rate == pytest.approx(toki.rate, abs=0.2) and "TOKI-lime equiv." in board
     fig6 = [r for r in paper_rows("hatexplain-cnn") if r.source.startswith("Fig. 6")][0]
     assert fig6.values["gmean"] == pytest.approx(0.624, abs=0.001)  # Table 3's Naive row from the Fig. 6 counts
