@@ -68,3 +68,23 @@ def test_blind_controls_cannot_see_labels_and_are_registered_as_controls():
                                                "explanation_words": [x["explanation_words"] for x in items],
                                                "explanation_scores": [x["explanation_scores"] for x in items]}))
         assert o.judge(_batch(items)) == o.judge(_batch(leaked)), name
+
+
+def test_board_reports_each_judged_class():
+    """`extra.per_class` (issue #38): per predicted class the judged predictions, the trustworthy ones and the
+    AUC within the class — a set that judges one class (HateXplain: only "toxic" posts carry a rationale)
+    says so (`classes_judged` = 1)."""
+    from benchmark.tracks import get_track
+    from benchmark.worker import to_verdict
+
+    trk = get_track("trust")
+    truth = np.array([True, False, True, False, True, True])
+    cls = np.array([0, 0, 0, 1, 1, 1])
+    s = [0.9, 0.1, 0.8, 0.7, 0.2, 0.6]  # class 0 ranked perfectly; class 1: 0 of 2 pairs right
+    scores = trk.score([to_verdict(x >= 0.5, x) for x in s], {"trust": truth, "class": cls}, range(6))
+    per = trk.summary_extra(scores, np.ones(6, dtype=bool))["per_class"]
+    assert per["classes_judged"] == 2
+    assert per["classes"]["0"] == {"n": 3, "trustworthy": 2, "auc": 1.0}
+    assert per["classes"]["1"] == {"n": 3, "trustworthy": 2, "auc": 0.0}
+    one = trk.score([to_verdict(True, 0.5)] * 3, {"trust": truth[:3], "class": cls[:3]}, range(3))
+    assert trk.summary_extra(one, np.ones(3, dtype=bool))["per_class"]["classes_judged"] == 1

@@ -131,7 +131,9 @@ class TrustTrack(Track):
             truths.append(bool(table["trust"][n]))
             if limit is not None and len(ids) >= limit:
                 break
-        return Instances(ids=ids, inputs=inputs, truths={"trust": np.asarray(truths, dtype=bool)},
+        return Instances(ids=ids, inputs=inputs, truths={"trust": np.asarray(truths, dtype=bool),
+                                                         "class": np.array([x["prediction"] for x in inputs],
+                                                                           dtype=np.int64)},
                          output_shapes=[OUTPUT_SHAPE] * len(ids), excluded={k: v for k, v in skipped.items() if v})
 
     def build_model(self, resource, name: str, instances: Instances | None, **options: Any):
@@ -214,6 +216,8 @@ class TrustTrack(Track):
         res = {m.name: m(counts, None) for m in self.metric_objects()}
         res.update(counts=counts, verdict=judged.astype(np.float64), oracle_score=np.where(valid, raw, np.nan),
                    score_code=np.where(valid, 0.0, raw))
+        if "class" in truths:  # the predicted class of each judged prediction (per-class rows, `summary_extra`)
+            res["pred_class"] = np.asarray(truths["class"], dtype=np.float64)[list(positions)]
         return res
 
     @staticmethod
@@ -319,7 +323,24 @@ class TrustTrack(Track):
             extra["chance_at_rate"] = {f"trust-{k}": (None if not np.isfinite(v) else round(v, 6))
                                        for k, v in chance.items()}
         extra["rank_gate"] = {"metric": "trust-auc", "min": 0.5, "beat_controls": True}
+        if "pred_class" in scores:
+            extra["per_class"] = self._per_class(scores, ok)
         return extra
+
+    def _per_class(self, scores: dict[str, np.ndarray], ok: np.ndarray) -> dict[str, Any]:
+        """Per predicted class (issue #38): the judged predictions, how many are trustworthy and the AUC
+        within the class (None with one label); `classes_judged` names the classes present — a trust set
+        judges only the classes whose posts carry a rationale (HateXplain: "toxic" only)."""
+        use, rank, truth, _ = self._ranking(scores, ok)
+        cls = np.asarray(scores["pred_class"], dtype=np.float64)
+        out: dict[str, Any] = {}
+        for c in sorted({int(x) for x in cls[use] if np.isfinite(x)}):
+            m = use & (cls == c)
+            t = truth[m]
+            auc = float(trust_metrics.weighted_auc(rank[m], t)[0]) if 0 < t.sum() < len(t) else None
+            out[str(c)] = {"n": int(m.sum()), "trustworthy": int(t.sum()),
+                           "auc": None if auc is None else round(auc, 6)}
+        return {"classes_judged": len(out), "classes": out}
 
 
 def bootstrap_weights(ok: np.ndarray, n_boot: int = N_BOOT, seed: int = 0) -> np.ndarray:
