@@ -585,6 +585,13 @@ def test_tuning_reads_the_validation_split_only(trust_home, tmp_path, monkeypatc
     assert out["validation"]["trust"] == (len(val) + 1) // 2
     assert out["naive-oracle"]["theta_conf"] in (0.5, 0.9) and set(out["toki-lime"]["curve"]) == {0.3, 0.6}
     assert out["toki-lime"]["pipeline1_explanations"] == 12  # the stored training explanations
+    # issue #38: by AUC (the board's metric), over the class-name candidates and the importance reading too,
+    # and the –K.I ablation tuned on the same grid
+    assert out["criterion"] == "auc" and out["toki-lime"]["importance"] in ("different", "equivalent")
+    assert out["toki-lime"]["class_names"][0] == "normal" and len(out["toki-lime"]["class_names"]) == 2
+    assert len(out["toki-lime"]["grid"]) >= 2 * 2 * 2 and len(out["toki-lime-ki"]["grid"]) >= 2 * 2
+    best = max(v for v in out["toki-lime"]["grid"].values() if v is not None)
+    assert out["toki-lime"]["curve"][out["toki-lime"]["theta_dist"]]["auc"] == best
 
 
 def test_tuning_refuses_a_one_class_validation_split(trust_home, monkeypatch):

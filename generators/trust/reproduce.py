@@ -14,9 +14,9 @@ q, and these added rows: "rationale ceiling" (role reference: the best keyword l
 rationales allow), "chance @ TOKI rate" (the random control at TOKI-lime's own trustworthy rate: its AUC is
 ½ at every rate, so only its verdict metrics are rate-matched), "text length" and "explanation size" (the
 blind controls, issue #38: a board whose winner does not beat them does not discriminate),
-"TOKI-lime θd=… val" and "Naive θc=… val" (θ_dist / θ_conf tuned on the validation
-split, `generators.trust.tune`, when tuned), and "TOKI-lime equiv." (the paper's importance-equivalent
-reading).
+"TOKI-lime θd=… val", "TOKI-lime (–K.I) val" and "Naive θc=… val" (θ_dist, the class-name words and the
+importance reading / θ_conf tuned on the validation split by AUC, `generators.trust.tune`, when tuned), and
+"TOKI-lime equiv." (the paper's importance-equivalent reading).
 """
 
 from __future__ import annotations
@@ -176,8 +176,12 @@ def run(datasets: Sequence[str] | None = None, oracles: Sequence[str] | None = N
             tuned = read_tuning(ds)
             if tuned:
                 td, tc = tuned["toki-lime"]["theta_dist"], tuned["naive-oracle"]["theta_conf"]
-                rows.append(_our_row(opts, ds, model, "toki-lime", f"TOKI-lime θd={td:g} val",
-                                     {"theta_dist": td}, board=True))
+                tp = {"theta_dist": td, **{k: tuned["toki-lime"][k] for k in ("class_names", "importance")
+                                           if k in tuned["toki-lime"]}}
+                rows.append(_our_row(opts, ds, model, "toki-lime", f"TOKI-lime θd={td:g} val", tp, board=True))
+                if "toki-lime-ki" in tuned:  # the ablation tuned on the same grid (class names, importance)
+                    kp = {k: tuned["toki-lime-ki"][k] for k in ("class_names", "importance")}
+                    rows.append(_our_row(opts, ds, model, "toki-lime-ki", "TOKI-lime (–K.I) val", kp, board=True))
                 rows.append(_our_row(opts, ds, model, "naive-oracle", f"Naive θc={tc:g} val",
                                      {"theta_conf": tc}, board=True))
         rows += paper_rows(ds)
