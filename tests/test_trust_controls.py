@@ -88,3 +88,24 @@ def test_board_reports_each_judged_class():
     assert per["classes"]["1"] == {"n": 3, "trustworthy": 2, "auc": 0.0}
     one = trk.score([to_verdict(True, 0.5)] * 3, {"trust": truth[:3], "class": cls[:3]}, range(3))
     assert trk.summary_extra(one, np.ones(3, dtype=bool))["per_class"]["classes_judged"] == 1
+
+
+def test_the_board_states_a_one_class_trust_set():
+    """A trust set whose card names classes it does not judge (HateXplain's normal posts carry no rationale)
+    says so in the model info every Result carries, and the leaderboard prints it under the board."""
+    from types import SimpleNamespace
+
+    from benchmark.tracks.trust import TrustTrack
+    from leaderboard.rank import _model_note
+
+    res = SimpleNamespace(stats={"judged_classes": "toxic: 339 trustworthy / 261 not",
+                                 "classes_not_judged": "non-toxic"})
+    note = TrustTrack.scope_note(res)
+    assert "toxic: 339" in note and "not judged: non-toxic" in note
+    assert TrustTrack.scope_note(SimpleNamespace(stats={"judged_classes": "NEG: 1 / 2; POS: 3 / 4",
+                                                        "classes_not_judged": "none"})) == ""
+    assert TrustTrack.scope_note(SimpleNamespace(stats={})) == ""  # a card written before the count
+    result = SimpleNamespace(model={"name": "cnn-sup", "note": note}, created="2026-11-26T00:00:00",
+                             submission={"name": "toki-lime", "version": "1.0.0", "hash": "x"},
+                             resource={"revision": "r"})
+    assert _model_note([result]) == note

@@ -165,7 +165,23 @@ class TrustTrack(Track):
             digest = cfg["sha256"]
         info = {"name": name, "hash": digest[:16], "task": cfg.get("task", "binary"),
                 "architecture": cfg.get("architecture", built), "scores": cfg.get("scores", {})}
+        note = self.scope_note(resource)
+        if note:  # shown under the board (leaderboard: the model line)
+            info["note"] = note
         return spec, info
+
+    @staticmethod
+    def scope_note(resource) -> str:
+        """Which predicted classes the set judges, from its card's stats (issue #38): "" when every class is
+        judged or the card predates the count. HateXplain: "judges the toxic class only …"."""
+        stats = getattr(resource, "stats", None) or {}
+        if not isinstance(stats, dict):
+            return ""
+        judged, missing = stats.get("judged_classes"), stats.get("classes_not_judged")
+        if not judged or not missing or missing == "none":
+            return ""
+        return (f"trust set judges {judged}; not judged: {missing} (no rationale, or no correct prediction "
+                "sampled) — the board says nothing about those classes")
 
     def assets(self, resource) -> dict[str, Path]:
         """Read-only folders every oracle worker gets, when they have been built: the embedding
