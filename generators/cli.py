@@ -241,7 +241,7 @@ def reproduce_trust(
 
     Nguyen Tung et al.'s TOKI, Naive and the –K.I ablations on every built trust set, run as oracles in
     the sandboxed worker, beside the paper's rows and Naive from the Fig. 6 counts; then the board per set (AUC with its
-    interval, the rate-matched control, the ceiling)."""
+    interval, the chance and blind controls, the ceiling)."""
     from generators.trust.reproduce import ORACLES, run, table
 
     toki = {"train_limit": train_limit, "lime_samples": lime_samples}

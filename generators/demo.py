@@ -104,8 +104,8 @@ PLAN: tuple[Track, ...] = (
              skip_if="trust/hatexplain-cnn-sup",
              what="a rationale-supervised HateXplain CNN, its explained test predictions and their trust labels"),
         *(_evaluate("trust", "trust/hatexplain-cnn-sup", "cnn-sup", None, submission=s)
-          for s in ("toki-lime", "toki-lime-ki", "naive-oracle", "random-oracle", "length-oracle",
-                    "rationale-ceiling")),
+          for s in ("toki-lime", "toki-lime-ki", "naive-oracle", "random-oracle", "text-length-oracle",
+                    "explanation-size-oracle", "rationale-ceiling")),
     )),
     Track("robustness", "Robustness: TEF swaps words without changing the prediction", ("rt_polarity",), (
         Step(("generate", "robustness", "--model", "cnn", "--samples", "20", "--explainer", "saliency",

@@ -529,7 +529,8 @@ def _columns(primary: str, results: list[Result]) -> tuple[list[str], dict[str, 
 
 def _model_note(results: list[Result]) -> str:
     """One line on the model under test from the newest result's model info: an RCNN's selection against
-    Lei's targets (`selection`), else a quality floor (`quality`: metric, value, floor); "" without."""
+    Lei's targets (`selection`), else a quality floor (`quality`: metric, value, floor), else the track's
+    scope note (`note`: e.g. which classes a trust set judges); "" without."""
     for r in _newest_first(results):
         info = r.model or {}
         sel = info.get("selection")
@@ -547,6 +548,8 @@ def _model_note(results: list[Result]) -> str:
             return (f"model under test: validation {q['metric']} {q['value']:.3g}"
                     + (f" (floor {floor:.3g}: {'met' if q.get('meets_floor') else 'not met'})"
                        if isinstance(floor, (int, float)) else ""))
+        if isinstance(info.get("note"), str) and info["note"]:  # a track's scope note (trust: judged classes)
+            return info["note"]
     return ""
 
 

@@ -2,7 +2,7 @@
 built without ground truth, as a built-in control — and whether real methods beat it on the fixture boards.
 
 * AIXI: `centre-prior`, a centred Gaussian bump built from the image's shape only.
-* trust: `length-oracle`, a monotone score of the explained text's word count only.
+* trust: `text-length-oracle`, a monotone score of the explained text's word count only.
 * robustness: `position` (tests/test_robust_track.py, tests/test_robust_blind.py).
 """
 
@@ -19,7 +19,7 @@ from tests.test_trust_track import trust_home  # noqa: F401  (session fixture: a
 def test_the_blind_priors_are_registered_controls():
     subs = discover()
     assert subs["centre-prior"].role == "control" and subs["centre-prior"].kind == "explainer"
-    assert subs["length-oracle"].role == "control" and subs["length-oracle"].kind == "oracle"
+    assert subs["text-length-oracle"].role == "control" and subs["text-length-oracle"].kind == "oracle"
     assert subs["position"].role == "control"
 
 
@@ -46,9 +46,9 @@ def _item(tokens, **other):
 
 
 def test_length_oracle_reads_only_the_word_count():
-    from benchmark.toki.baselines import LengthOracle
+    from benchmark.toki.controls import TextLengthOracle
 
-    o = LengthOracle()
+    o = TextLengthOracle()
     # fit reads the training texts' tokens only (no label, no rationale column needed): median 4 words
     o.fit(OracleContext(model=None, train={"tokens": [["a"] * 2, ["a"] * 4, ["a", "b", ",", "c", "d"]]}))
     assert o.median == 4.0
@@ -61,7 +61,7 @@ def test_length_oracle_reads_only_the_word_count():
     other = [_item(["z"] * len(d) + ["!"], prediction=1, confidence=0.99, explanation_words=["z"],
                    explanation_scores=[1.0]) for d in docs]
     assert o.judge(Batch(ids=list("abcde"), inputs=other)) == j
-    longer = LengthOracle(direction="longer")
+    longer = TextLengthOracle(direction="longer")
     longer.fit(OracleContext(model=None, train={"tokens": [["a"] * 4]}))
     assert longer.judge(Batch(ids=["0", "1"], inputs=[_item(["w"]), _item(["w"] * 9)]))["verdicts"] == [False, True]
 
@@ -93,16 +93,16 @@ def test_trust_board_is_floored_by_the_better_of_random_and_length(trust_home, t
     from leaderboard.rank import boards
 
     kw = dict(track="trust", resource="trust/hatexplain-cnn", results_dir=tmp_path)
-    r = {n: evaluate(n, **kw) for n in ("random-oracle", "length-oracle", "naive-oracle")}
-    assert r["length-oracle"].n_failed == 0
+    r = {n: evaluate(n, **kw) for n in ("random-oracle", "text-length-oracle", "naive-oracle")}
+    assert r["text-length-oracle"].n_failed == 0
     folder = trust_home / "resources" / "trust" / "hatexplain-cnn"
     words = lambda split: [sum(map(is_word, t)) for t in pq.read_table(  # noqa: E731
         next(folder.glob(f"{split}-*.parquet")), columns=["tokens"]).column("tokens").to_pylist()]
     m = max(1.0, float(np.median(words("train"))))
     n = words("test")
-    c = r["length-oracle"].extra["confusion"]
+    c = r["text-length-oracle"].extra["confusion"]
     assert c["tp"] + c["fp"] == sum(k <= m for k in n)  # trustworthy verdicts = the texts no longer than m
     (b,) = boards(r.values())
     auc = {k: v.metrics["trust-auc"].mean for k, v in r.items()}
     assert b.verdict.best == "naive-oracle"
-    assert b.verdict.control == max(("random-oracle", "length-oracle"), key=lambda k: auc[k])
+    assert b.verdict.control == max(("random-oracle", "text-length-oracle"), key=lambda k: auc[k])

@@ -216,6 +216,18 @@ def test_a2t_flips_within_budget_and_toki_rule_orders_candidates():
     assert rule(["superb"], 0, 1) == []  # superb is not a keyword → other-class pool, none similar
     assert rule(["great"], 0, 1) == ["fine", "nice"]
     assert rule(["bad"], 0, 1) == ["dull", "poor"]
+    # the paper's reading (issue #38): candidates from TOKI's own pools, "similar" = TOKI's relatedness, not
+    # A2T's counter-fitted neighbourhood — a pool word far from the word in A2T's space can be a candidate
+    def similar(w, words):
+        return [x != "nice" for x in words]
+
+    pools = toki_candidates(sp, lambda w, c: w in kw[c], kw, feats, rule="pools", similar=similar)
+    assert pools(["superb"], 0, 1) == ["dull", "poor"]  # non-keywords of class 0, high importance first
+    assert pools(["great"], 0, 1) == ["fine"]  # keywords of class 1 TOKI relates to "great", low first
+    with pytest.raises(ValueError, match="similar"):
+        toki_candidates(sp, lambda w, c: True, kw, feats, rule="pools")
+    with pytest.raises(ValueError, match="rule"):
+        toki_candidates(sp, lambda w, c: True, kw, feats, rule="nearest")
 
 
 def test_live_attack_options_are_checked():

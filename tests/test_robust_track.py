@@ -437,11 +437,15 @@ def test_table4_runs_seeded_resumable_and_reads_only_representable_swaps(rhome, 
     assert fig["determinism"]["identical"] == fig["determinism"]["checked"] > 0
     assert "| A2T |" in text and "0.334" in text and "±" in text
     model = load_word_model(root / "model" / "mr-cnn", "cnn")
-    logged = [json.loads(x) for x in (tmp_path / "table4-cnn-a2t.jsonl").read_text().splitlines()]
+    # one A2T run per seed (issue #38: no seed reuses another's A2T run), each in its own log
+    logs = [tmp_path / f"table4-cnn-a2t-s{s}.jsonl" for s in (0, 1)]
+    assert all(p.is_file() for p in logs) and not (tmp_path / "table4-cnn-a2t.jsonl").exists()
+    assert fig["a2t_per_seed"] and fig["toki_candidates_rule"] == "pools" and "one A2T run per seed" in text
+    logged = [json.loads(x) for p in logs for x in p.read_text().splitlines()]
     changed = [a for r in logged for a, b in zip(r["adversarial"], r["tokens"]) if a != b]
     assert model.known(changed).all() if changed else True
     assert all(r["vocab"].get("applied_unrepresentable", 0) == 0 for r in logged)
-    size = (tmp_path / "table4-cnn-a2t.jsonl").stat().st_size
+    size = [p.stat().st_size for p in logs]
     table4(tmp_path, model_name="cnn", n=4, seeds=range(2), toki=False, similarity=False, determinism_check=0,
            root=root, space=space, log=lambda *_: None)
-    assert (tmp_path / "table4-cnn-a2t.jsonl").stat().st_size == size
+    assert [p.stat().st_size for p in logs] == size

@@ -129,6 +129,8 @@ def test_tiny_hatexplain_build(tmp_path, monkeypatch):
     assert ex["test_incorrect"] + ex["excluded_no_rationale"] + ex["excluded_by_test_limit"] + s["total"] == 300
     assert s["paper_trust"] == 3002 and s["paper_untrust"] == 304
     assert ex.get("one_class_only", 0) == int(s["trust"] in (0, 6))  # flagged: Sen or Spec undefined
+    # HateXplain's normal posts carry no rationale: only the toxic class is judged, and the card says so
+    assert s["classes_not_judged"] == "non-toxic" and s["judged_classes"].startswith("toxic: ")
     res = tmp_path / "resources" / "trust"
     test = pq.read_table(res / "hatexplain-cnn" / "test-00000-of-00001.parquet").to_pylist()
     for r in test:

@@ -298,8 +298,8 @@ def test_auc_from_scores_and_estimate_under_weights():
 
 def test_bad_scores_are_score_failures_and_the_verdicts_still_count():
     """Issue #24 "Bad input": a score outside [0, 1], NaN, a verdict without a score, a scores list of
-    the wrong length — each a recorded score failure with its reason; AUC leaves those predictions out,
-    the verdict-only metrics count every valid verdict."""
+    the wrong length — each a recorded score failure with its reason; AUC keeps those predictions at their
+    worst place (issue #38: a failure never raises AUC), the verdict-only metrics count every valid verdict."""
     from benchmark.contracts import judgement_parts
     from benchmark.tracks import get_track
     from benchmark.worker import to_verdict
@@ -318,10 +318,18 @@ def test_bad_scores_are_score_failures_and_the_verdicts_still_count():
     ok = np.ones(n, dtype=bool)
     s = trk.summarise(scores, ok)
     assert s["trust-acc"].mean == pytest.approx(0.5) and s["trust-acc"].n == n  # every verdict counts
-    assert s["trust-auc"].n == 2 and s["trust-auc"].excluded == 6  # 0.9 (trustworthy) vs 0.2 (untrustworthy)
-    assert s["trust-auc"].mean == pytest.approx(1.0)
+    # valid: 0.9 (trustworthy) > 0.2 (untrustworthy); the 3 failed trustworthy rank below, the 3 failed
+    # untrustworthy above everything: 1 of the 16 pairs is ordered right (left out, it would read 1.0)
+    assert s["trust-auc"].n == n and s["trust-auc"].excluded == 0
+    assert s["trust-auc"].mean == pytest.approx(1 / 16)
     fails = trk.summary_extra(scores, ok)["score_failures"]
-    assert fails["n"] == 6 and fails["positions"] == [1, 2, 3, 4, 5, 6]
+    assert fails["n"] == 6 and fails["positions"] == [1, 2, 3, 4, 5, 6] and "worst place" in fails["auc_rule"]
+    # a constant score ties everything: AUC exactly ½ (a blind oracle's value), never more
+    const = trk.score([to_verdict(True, 0.7)] * n, {"trust": truth}, range(n))
+    assert trk.summarise(const, ok)["trust-auc"].mean == pytest.approx(0.5)
+    # every score failed (a list of the wrong length): the worst AUC, 0
+    wrong = trk.score([to_verdict(True, -6.0)] * n, {"trust": truth}, range(n))
+    assert trk.summarise(wrong, ok)["trust-auc"].mean == pytest.approx(0.0)
     assert fails["reasons"] == {"the score lies outside [0, 1]": 2, "the score is NaN or infinite": 1,
                                 "a verdict without a score (the judge scored other predictions)": 1,
                                 "the score is not a number": 2}
@@ -350,7 +358,8 @@ def test_bad_scores_end_to_end(trust_home, tmp_path, case):
     assert r.n_failed == 0 and r.metrics["trust-acc"].n == N_TEST  # the verdicts count
     fails = r.extra["score_failures"]
     assert fails["n"] >= 2 and any(reason in k for k in fails["reasons"]), fails
-    assert r.metrics["trust-auc"].excluded == fails["n"]
+    assert r.metrics["trust-auc"].excluded == 0 and r.metrics["trust-auc"].n == N_TEST  # failures at worst place
+    assert r.metrics["trust-auc"].mean <= 0.5 + 1e-9 or case == "missing"  # only a failure's worst place
 
 
 def test_only_a_reference_is_handed_the_training_rationales(trust_home, tmp_path):
@@ -428,13 +437,14 @@ def test_reproduce_trust_prints_table3_beside_the_paper(trust_home, tmp_path, ca
     ours = [r for r in rows if r.source == "ours"]
     assert [r.method for r in ours] == ["Naive", "random"] and all(r.n == N_TEST for r in ours)
     assert all(r.rate is not None and r.values["auc"] is not None or r.values["auc"] is None for r in ours)
-    # the board rows: the ceiling (a reference), random at TOKI-lime's rate (a control), TOKI-lime read
-    # importance-equivalent
+    # the board rows: the ceiling (a reference), chance at TOKI-lime's rate and the two blind controls
+    # (controls), TOKI-lime read importance-equivalent
     rows = run(["hatexplain-cnn"], ["toki-lime"], results_dir=tmp_path, params={"toki-lime": FAST["toki"]})
     board = {r.method: r for r in rows if r.source == "ours"}
     toki = board["TOKI-lime"]
-    matched = board["random @ TOKI rate"]
+    matched = board["chance @ TOKI rate"]
     assert matched.role == "control" and board["rationale ceiling"].role == "reference"
+    assert board["text length"].role == "control" and board["explanation size"].role == "control"
     assert matched.rate == pytest.approx(toki.rate, abs=0.2) and "TOKI-lime equiv." in board
     fig6 = [r for r in paper_rows("hatexplain-cnn") if r.source.startswith("Fig. 6")][0]
     assert fig6.values["gmean"] == pytest.approx(0.624, abs=0.001)  # Table 3's Naive row from the Fig. 6 counts
@@ -541,12 +551,10 @@ def test_a_restarted_worker_whose_fit_fails_ends_the_run(trust_home, tmp_path):
     assert r.provenance["isolation"]["worker_starts"] == 2
 
 
-def test_tuning_reads_the_validation_split_only(trust_home, tmp_path, monkeypatch):
-    """θ_dist / θ_conf are swept on the validation trust set; the test split's labels are never read."""
-    import pyarrow.parquet as pq
-
+def _tuning_data(monkeypatch, validation_trust):
+    """load_trust_set with the test split's ground truth removed and the validation labels set to
+    `validation_trust` (cycled): both branches of the tuning run on every fixture, never an early return."""
     from generators.trust import experiments
-    from generators.trust.tune import tune_trust_set
 
     real = experiments.load_trust_set
 
@@ -554,17 +562,41 @@ def test_tuning_reads_the_validation_split_only(trust_home, tmp_path, monkeypatc
         data = real(config, root)
         data["test"] = [{k: v for k, v in r.items() if k not in ("trust", "precision", "rationale")}
                         for r in data["test"]]
+        data["validation"] = [{**r, "trust": validation_trust[i % len(validation_trust)]}
+                              for i, r in enumerate(data["validation"])]
         return data
 
     monkeypatch.setattr(experiments, "load_trust_set", no_test_labels)
+
+
+def test_tuning_reads_the_validation_split_only(trust_home, tmp_path, monkeypatch):
+    """θ_dist / θ_conf are swept on the validation trust set; the test split's labels are never read."""
+    import pyarrow.parquet as pq
+
+    from generators.trust.tune import tune_trust_set
+
+    _tuning_data(monkeypatch, [True, False])
     val = pq.read_table(trust_home / "resources" / "trust" / "hatexplain-cnn" /
                         "validation-00000-of-00001.parquet").to_pylist()
-    if len({r["trust"] for r in val}) < 2:
-        with pytest.raises(ValueError, match="one class"):
-            tune_trust_set("hatexplain-cnn", write=False)
-        return
+    assert len(val) >= 2
     out = tune_trust_set("hatexplain-cnn", dist_grid=(0.3, 0.6), conf_grid=(0.5, 0.9), write=False,
                          toki_params={"lemmatize": False})
     assert out["validation"]["n"] == len(val) and out["toki-lime"]["theta_dist"] in (0.3, 0.6)
+    assert out["validation"]["trust"] == (len(val) + 1) // 2
     assert out["naive-oracle"]["theta_conf"] in (0.5, 0.9) and set(out["toki-lime"]["curve"]) == {0.3, 0.6}
     assert out["toki-lime"]["pipeline1_explanations"] == 12  # the stored training explanations
+    # issue #38: by AUC (the board's metric), over the class-name candidates and the importance reading too,
+    # and the –K.I ablation tuned on the same grid
+    assert out["criterion"] == "auc" and out["toki-lime"]["importance"] in ("different", "equivalent")
+    assert out["toki-lime"]["class_names"][0] == "normal" and len(out["toki-lime"]["class_names"]) == 2
+    assert len(out["toki-lime"]["grid"]) >= 2 * 2 * 2 and len(out["toki-lime-ki"]["grid"]) >= 2 * 2
+    best = max(v for v in out["toki-lime"]["grid"].values() if v is not None)
+    assert out["toki-lime"]["curve"][out["toki-lime"]["theta_dist"]]["auc"] == best
+
+
+def test_tuning_refuses_a_one_class_validation_split(trust_home, monkeypatch):
+    from generators.trust.tune import tune_trust_set
+
+    _tuning_data(monkeypatch, [True])
+    with pytest.raises(ValueError, match="one class"):
+        tune_trust_set("hatexplain-cnn", write=False)

@@ -22,7 +22,11 @@ word-level model would read them as <unk>); `A2TResult.vocab` counts them either
 
 TOKI's variant changes only the candidate source (`toki_candidates`): for a word related to the
 predicted class c, similar keywords of c with LOW importance; otherwise similar non-keywords of another
-class with HIGH importance (pool words with cosine ≥ 0.8 to the word, ordered by s_w, first 20).
+class with HIGH importance (ordered by s_w, first 20). "Similar" (SPECS §1.9 [I], `TOKI_RULES`):
+"pools" (default, the paper's reading) = TOKI's own relatedness of the two words (`similar(w, words)`:
+the voted embedding similarity TOKI uses for keywords), so the candidates come from TOKI's pools whatever
+A2T's space holds; "a2t-neighbourhood" (the earlier reading, kept by name) = counter-fitted cosine ≥ 0.8
+to the word (A2T's word-embedding constraint), which makes TOKI's list mostly a subset of A2T's.
 """
 
 from __future__ import annotations
@@ -104,11 +108,23 @@ def embedding_candidates(space: SynonymSpace, cfg: A2TConfig) -> Candidates:
     return fn
 
 
+TOKI_RULES = ("pools", "a2t-neighbourhood")  # what "similar" means for TOKI's candidates (module docstring)
+
+
 def toki_candidates(space: SynonymSpace, related: Callable[[str, int], bool],
                     keywords: Mapping[int, Mapping[str, float]], features: Mapping[int, Mapping[str, float]],
-                    n: int = 20, min_cos: float = 0.8) -> Candidates:
+                    n: int = 20, min_cos: float = 0.8, rule: str = "a2t-neighbourhood",
+                    similar: Callable[[str, list[str]], Sequence[bool]] | None = None) -> Candidates:
     """TOKI's rule (SPECS §1.9 [I]): `keywords[c]` = K_c with importance s_w, `features[c]` = the
-    non-keyword pool F_c with s_w; `related(w, c)` = TOKI's r(w, c)."""
+    non-keyword pool F_c with s_w; `related(w, c)` = TOKI's r(w, c). `rule` (`TOKI_RULES`): "pools" keeps
+    the pool words x with `similar(w, [x, …])` true (TOKI's own word–word relatedness); "a2t-neighbourhood"
+    those with cosine ≥ `min_cos` to w in `space`. (The library default stays the earlier reading; Table 4
+    passes rule="pools".)"""
+    if rule not in TOKI_RULES:
+        raise ValueError(f"rule must be one of {TOKI_RULES}, got {rule!r}")
+    if rule == "pools" and similar is None:
+        raise ValueError("rule='pools' needs similar(word, words) -> bools (TOKI's own relatedness)")
+
     def fn(text: list[str], j: int, c: int) -> list[str]:
         w = text[j]
         if related(w, c):
@@ -119,7 +135,12 @@ def toki_candidates(space: SynonymSpace, related: Callable[[str, int], bool],
                 if c2 != c:
                     for x, s in f.items():
                         pool[x] = max(s, pool.get(x, -np.inf))
-        near = [x for x in pool if x != w and space.similarity(w, x) >= min_cos]
+        others = [x for x in pool if x != w]
+        if rule == "pools" and similar is not None:
+            keep = similar(w, others)
+            near = [x for x, k in zip(others, keep) if k]
+        else:
+            near = [x for x in others if space.similarity(w, x) >= min_cos]
         near.sort(key=lambda x: ((-pool[x]) if reverse else pool[x], x))
         return near[:n]
     return fn

@@ -7,10 +7,12 @@
 * `benchmark.toki.explanations` — the explanation record, top-k words, word omission, `DedupModel` (each
   distinct perturbed document predicted once) and the lemmatiser;
 * `benchmark.toki.embeddings` — the offline word-embedding ensemble;
-* `benchmark.toki.baselines` — Naive, the random control, the rationale ceiling (reference).
+* `benchmark.toki.baselines` — Naive, the chance (random) control, the rationale ceiling (reference);
+* `benchmark.toki.controls` — the blind controls: text length, explanation size (issue #38).
 
 The trust generator, the attack layer and the oracle folders (`submissions/toki_*`, `naive_oracle`,
-`random_oracle`, `rationale_ceiling`: thin wrappers) import from here; nothing imports `submissions`.
+`random_oracle`, `text_length_oracle`, `explanation_size_oracle`, `rationale_ceiling`: thin
+wrappers) import from here; nothing imports `submissions`.
 """
 
 from benchmark.toki.baselines import Naive, RandomOracle, RationaleCeiling

@@ -6,11 +6,7 @@
   iff u < p (rate p), score 1 − u (so the verdict is the score thresholded at 1 − p). It looks at nothing:
   whatever p, its expected AUC and balanced accuracy are 0.5, and its G-mean is √(p(1 − p))·… at most
   0.5 — run it at another oracle's trustworthy rate (`p` = that rate) for the rate-matched floor.
-* `LengthOracle` (control, the blind prior) — reads only the explained text's length n (its word tokens):
-  score m / (m + n), m the median length of the training texts (so ½ at the median), trustworthy iff
-  n ≤ m. A short text leaves fewer words outside people's rationale in an explanation's top 10, so its
-  explanation precision — the trust label — tends to be higher: length is the strongest cue an oracle
-  can read without the model, the explanation or the labels, and an oracle must beat it too.
+* The blind controls (text length, explanation size) are in `benchmark.toki.controls`.
 * `RationaleCeiling` (reference, a ceiling) — the best keyword list the training rationales allow: per
   class c, the words that are rationale in at least `min_rate` (½) of the training posts of class c with
   a rationale that contain them. Its score is the share of the judged explanation's words in that list
@@ -74,10 +70,11 @@ class Naive:
 
 
 class RandomOracle:
-    """Control: u ~ U(0, 1) per instance from `batch.instance_seed(i)`; trustworthy iff u < p, score 1 − u.
+    """Chance control: u ~ U(0, 1) per instance from `batch.instance_seed(i)`; trustworthy iff u < p, score 1 − u.
 
-    Controls for the trustworthy rate (module docstring): it never looks at the model, the explanation or
-    the confidence. No paper: a control.
+    It never looks at the model, the explanation or the confidence. Its AUC is ½ in expectation whatever p
+    (the score does not depend on p: not a rate-matched control for AUC); p sets the verdict rate, which
+    G-mean, Acc, Sen and Spec depend on (module docstring). No paper: a control.
 
     Args:
         p (float, optional): the trustworthy rate. Default: 0.5
@@ -101,50 +98,6 @@ class RandomOracle:
         """Per instance i: u from `batch.instance_seed(i)`; verdict u < p, score 1 − u."""
         u = [float(np.random.default_rng(batch.instance_seed(i)).random()) for i in range(len(batch))]
         return judgement([x < self.p for x in u], [1.0 - x for x in u] if self.score == "uniform" else None)
-
-
-LENGTH_DIRECTIONS = ("shorter", "longer")
-
-
-def _n_words(tokens: Sequence[str] | None) -> int:
-    from benchmark.tokenize import is_word
-
-    return sum(1 for t in (tokens or []) if is_word(str(t)))
-
-
-class LengthOracle:
-    """Control: a monotone score of the explained text's length only (module docstring).
-
-    Controls for the length prior: it reads the text's tokens to count its words, never the model, the
-    explanation, the confidence, the labels or the rationales. `fit` reads only the training texts' tokens
-    (their median length m). No paper: a control.
-
-    Args:
-        direction (str, optional): "shorter" = a shorter text is more trustworthy (score m / (m + n));
-            "longer" = the reverse (score n / (m + n)). Default: "shorter"
-    """
-
-    def __init__(self, direction: str = "shorter") -> None:
-        if direction not in LENGTH_DIRECTIONS:
-            raise ValueError(f"direction must be one of {LENGTH_DIRECTIONS}, got {direction!r}")
-        self.direction = direction
-        self.median: float | None = None
-
-    def fit(self, context: OracleContext) -> None:
-        """m = the median word count of the training texts (`context.train["tokens"]` only; 1 when none)."""
-        docs = columns(context.train, ("tokens",)).get("tokens") or []
-        lengths = [_n_words(d) for d in docs]
-        self.median = max(1.0, float(np.median(lengths))) if lengths else 1.0
-
-    def judge(self, batch: Batch) -> Judgement:
-        """Per instance: its word count n → score m / (m + n) ("shorter"; n / (m + n) for "longer"),
-        trustworthy iff the score ≥ ½ (n ≤ m, resp. n ≥ m)."""
-        if self.median is None:
-            raise RuntimeError("judge() before fit()")
-        m = self.median
-        n = [_n_words(instance_fields(x).get("tokens")) for x in batch.inputs]
-        scores = [m / (m + k) if self.direction == "shorter" else k / (m + k) for k in n]
-        return judgement([s >= 0.5 for s in scores], scores)
 
 
 def rationale_rates(docs: Sequence[Sequence[str]], classes: Sequence[int], rationales: Sequence[Sequence[str]],

@@ -131,7 +131,9 @@ class TrustTrack(Track):
             truths.append(bool(table["trust"][n]))
             if limit is not None and len(ids) >= limit:
                 break
-        return Instances(ids=ids, inputs=inputs, truths={"trust": np.asarray(truths, dtype=bool)},
+        return Instances(ids=ids, inputs=inputs, truths={"trust": np.asarray(truths, dtype=bool),
+                                                         "class": np.array([x["prediction"] for x in inputs],
+                                                                           dtype=np.int64)},
                          output_shapes=[OUTPUT_SHAPE] * len(ids), excluded={k: v for k, v in skipped.items() if v})
 
     def build_model(self, resource, name: str, instances: Instances | None, **options: Any):
@@ -163,7 +165,23 @@ class TrustTrack(Track):
             digest = cfg["sha256"]
         info = {"name": name, "hash": digest[:16], "task": cfg.get("task", "binary"),
                 "architecture": cfg.get("architecture", built), "scores": cfg.get("scores", {})}
+        note = self.scope_note(resource)
+        if note:  # shown under the board (leaderboard: the model line)
+            info["note"] = note
         return spec, info
+
+    @staticmethod
+    def scope_note(resource) -> str:
+        """Which predicted classes the set judges, from its card's stats (issue #38): "" when every class is
+        judged or the card predates the count. HateXplain: "judges the toxic class only …"."""
+        stats = getattr(resource, "stats", None) or {}
+        if not isinstance(stats, dict):
+            return ""
+        judged, missing = stats.get("judged_classes"), stats.get("classes_not_judged")
+        if not judged or not missing or missing == "none":
+            return ""
+        return (f"trust set judges {judged}; not judged: {missing} (no rationale, or no correct prediction "
+                "sampled) — the board says nothing about those classes")
 
     def assets(self, resource) -> dict[str, Path]:
         """Read-only folders every oracle worker gets, when they have been built: the embedding
@@ -214,13 +232,17 @@ class TrustTrack(Track):
         res = {m.name: m(counts, None) for m in self.metric_objects()}
         res.update(counts=counts, verdict=judged.astype(np.float64), oracle_score=np.where(valid, raw, np.nan),
                    score_code=np.where(valid, 0.0, raw))
+        if "class" in truths:  # the predicted class of each judged prediction (per-class rows, `summary_extra`)
+            res["pred_class"] = np.asarray(truths["class"], dtype=np.float64)[list(positions)]
         return res
 
     @staticmethod
     def _ranking(scores: dict[str, np.ndarray], ok: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
         """(instances AUC is computed over, their ranking scores, truth, source): the oracle's scores
-        where it gave any (instances with a bad or missing score are left out: score failures), else
-        its verdicts (a verdict-only oracle)."""
+        where it gave any, else its verdicts (a verdict-only oracle). A prediction whose score failed (bad,
+        missing, a list of the wrong length: a recorded score failure) stays in AUC at its *worst place*
+        (issue #38): a trustworthy one below every valid score (−1), an untrustworthy one above (2), so a
+        failure can only lower the AUC, never raise it by leaving hard predictions out."""
         ok = np.asarray(ok, dtype=bool)
         counts = np.asarray(scores.get("counts", np.zeros((len(ok), 4))))
         truth = np.nan_to_num(counts[:, 0] + counts[:, 2]) > 0
@@ -229,8 +251,9 @@ class TrustTrack(Track):
         if (code[ok] == SCORE_NONE).all():
             verdict = np.asarray(scores.get("verdict", np.nan_to_num(counts[:, 0] + counts[:, 1])), dtype=np.float64)
             return ok, np.nan_to_num(verdict), truth, "verdict"
-        use = ok & (code == 0)
-        return use, np.nan_to_num(np.asarray(scores["oracle_score"], dtype=np.float64)), truth, "score"
+        valid = code == 0
+        raw = np.nan_to_num(np.asarray(scores["oracle_score"], dtype=np.float64))
+        return ok, np.where(valid, raw, np.where(truth, -1.0, 2.0)), truth, "score"
 
     def estimate(self, scores: dict[str, np.ndarray], ok: np.ndarray, weights: np.ndarray) -> dict[str, np.ndarray]:
         """Every metric under instance weights (B, n) (bootstrap multiplicities; ones = the Result's
@@ -255,7 +278,7 @@ class TrustTrack(Track):
         """Each metric on the pooled judged predictions (`estimate` with unit weights), with a
         percentile-bootstrap 95 % CI over predictions (std = bootstrap standard error; one (N_BOOT, n)
         draw of multiplicities shared by every metric). An undefined metric has no value (mean None);
-        AUC's `excluded` counts the predictions whose score failed."""
+        A failed score counts in AUC at its worst place (`_ranking`; `extra.score_failures` lists them)."""
         ok = np.asarray(ok, dtype=bool)
         n = int(ok.sum())
         use, _, _, _ = self._ranking(scores, ok)
@@ -303,7 +326,9 @@ class TrustTrack(Track):
                     r = SCORE_REASONS.get(float(c), "a verdict without a score (the judge scored other predictions)")
                     reasons[r] = reasons.get(r, 0) + 1
                 extra["score_failures"] = {"n": int(len(bad)), "reasons": reasons,
-                                           "positions": [int(i) for i in bad[:20]]}
+                                           "positions": [int(i) for i in bad[:20]],
+                                           "auc_rule": "each at its worst place (trustworthy lowest, "
+                                                       "untrustworthy highest)"}
         n = int(counts.sum())
         if n:
             tp, fp, fn, _tn = (int(x) for x in counts.sum(0))
@@ -314,7 +339,24 @@ class TrustTrack(Track):
             extra["chance_at_rate"] = {f"trust-{k}": (None if not np.isfinite(v) else round(v, 6))
                                        for k, v in chance.items()}
         extra["rank_gate"] = {"metric": "trust-auc", "min": 0.5, "beat_controls": True}
+        if "pred_class" in scores:
+            extra["per_class"] = self._per_class(scores, ok)
         return extra
+
+    def _per_class(self, scores: dict[str, np.ndarray], ok: np.ndarray) -> dict[str, Any]:
+        """Per predicted class (issue #38): the judged predictions, how many are trustworthy and the AUC
+        within the class (None with one label); `classes_judged` names the classes present — a trust set
+        judges only the classes whose posts carry a rationale (HateXplain: "toxic" only)."""
+        use, rank, truth, _ = self._ranking(scores, ok)
+        cls = np.asarray(scores["pred_class"], dtype=np.float64)
+        out: dict[str, Any] = {}
+        for c in sorted({int(x) for x in cls[use] if np.isfinite(x)}):
+            m = use & (cls == c)
+            t = truth[m]
+            auc = float(trust_metrics.weighted_auc(rank[m], t)[0]) if 0 < t.sum() < len(t) else None
+            out[str(c)] = {"n": int(m.sum()), "trustworthy": int(t.sum()),
+                           "auc": None if auc is None else round(auc, 6)}
+        return {"classes_judged": len(out), "classes": out}
 
 
 def bootstrap_weights(ok: np.ndarray, n_boot: int = N_BOOT, seed: int = 0) -> np.ndarray:
@@ -330,17 +372,6 @@ def bootstrap_weights(ok: np.ndarray, n_boot: int = N_BOOT, seed: int = 0) -> np
     np.add.at(w, (rows, idx[draws.reshape(-1)]), 1.0)
     return w
 
-
-    def estimate(self, scores: dict[str, np.ndarray], ok: np.ndarray,
-                 weights: np.ndarray) -> dict[str, np.ndarray]:
-        """Each metric of the weighted sum of the predictions' [tp, fp, fn, tn] rows, W @ counts
-        (NaN where its denominator is empty), as `summarise` pools them."""
-        w = np.asarray(weights, dtype=np.float64)
-        counts = np.asarray(scores.get("counts", np.zeros((len(ok), 4))), dtype=np.float64)
-        counts = np.where(np.asarray(ok)[:, None], np.nan_to_num(counts), 0.0)
-        values = trust_metrics.trust_values(w @ counts)
-        return {m.name: np.asarray(values[m.name.removeprefix("trust-")], dtype=np.float64)
-                for m in self.metric_objects()}
 
 
 class NoModel(TextModel):

@@ -119,6 +119,9 @@ def reproduce_tef(
                               "trust --embeddings`)."),
     toki_train: int = typer.Option(1000, min=10, help="Training predictions TOKI explains (pipeline 1)."),
     toki_explainer: str = typer.Option("grad", help="TOKI's explainer for pipeline 1 (grad, lime, omission)."),
+    toki_candidates: str = typer.Option("pools", help="TOKI-guided candidates: pools (the paper's: TOKI's own "
+                                        "pools, similar = TOKI's relatedness) or a2t-neighbourhood (pool words in "
+                                        "A2T's counter-fitted cosine ≥ 0.8 neighbourhood)."),
 ) -> None:
     """TEF's curves and ACC beside the paper's findings.
 
@@ -143,8 +146,9 @@ def reproduce_tef(
 
         t4, _ = run_table4(data_home() / "cache" / "table4", model_name=str(table4_model), n=table4_n,
                            seeds=range(table4_seeds), toki=toki,
-                           toki_train=toki_train, toki_explainer=toki_explainer, log=console.print)
-        (folder / f"table4-{table4_model}.md").write_text(t4 + "\n")
+                           toki_train=toki_train, toki_explainer=toki_explainer, log=console.print,
+                           toki_candidates_rule=toki_candidates)
+        (folder / f"table4-{table4_model}-{toki_candidates}.md").write_text(t4 + "\n")
         console.print(t4)
     console.print(f"curves: {png}")
 

@@ -272,8 +272,32 @@ def transfer_text(models: list[str]) -> str:
     return "\n".join(lines)
 
 
-def toki_rule(model, train_docs, space, cfg, train: int, explainer: str, seed: int):
-    """TOKI fitted on `model` (pipeline 1) → `toki_candidates` over its keyword / non-keyword pools."""
+def toki_similar(toki):
+    """TOKI's own word–word relatedness for the "pools" candidate rule (SPECS §1.9 [I]): x is similar to w
+    iff cos_m(w, x) ≥ θ_relate^m, voted across the embedding models that know both (τ_vote), as TOKI
+    relates words; each candidate list's vectors embedded once."""
+    vecs: dict[tuple[str, ...], list] = {}
+
+    def similar(w: str, words: list[str]) -> np.ndarray:
+        key = tuple(words)
+        if key not in vecs:
+            vecs[key] = [st.emb.vectors([toki._norm(x) for x in words]) for st in toki.states]
+        votes, voters = np.zeros(len(words)), np.zeros(len(words))
+        for st, (v, known) in zip(toki.states, vecs[key]):
+            wv, wk = st.emb.vectors([toki._norm(w)])
+            if not wk[0] or len(words) == 0:
+                continue
+            votes += (v @ wv[0] >= st.theta) & known
+            voters += known
+        return (voters > 0) & (votes / np.maximum(voters, 1) >= toki.tau_vote - 1e-12)
+
+    return similar
+
+
+def toki_rule(model, train_docs, space, cfg, train: int, explainer: str, seed: int, rule: str = "pools"):
+    """TOKI fitted on `model` (pipeline 1) → `toki_candidates` over its keyword / non-keyword pools; `rule`
+    "pools" (the paper's reading: similar = TOKI's own relatedness, `toki_similar`) or "a2t-neighbourhood"
+    (pool words in A2T's counter-fitted cosine ≥ 0.8 neighbourhood)."""
     from types import SimpleNamespace
 
     from benchmark.attacks.a2t import toki_candidates
@@ -289,10 +313,11 @@ def toki_rule(model, train_docs, space, cfg, train: int, explainer: str, seed: i
     toki.fit(ctx)
     fit_s = time.perf_counter() - t0
     keywords, features = {}, {}
+    in_space = (lambda w: w in space) if rule == "a2t-neighbourhood" else (lambda w: True)  # noqa: E731
     for c, words in toki.pool_words.items():
         scores, kw = toki.pool_scores[c], toki.keywords[c]
-        keywords[c] = {w: float(s) for w, s, k in zip(words, scores, kw) if k and w in space}
-        features[c] = {w: float(s) for w, s, k in zip(words, scores, kw) if not k and w in space}
+        keywords[c] = {w: float(s) for w, s, k in zip(words, scores, kw) if k and in_space(w)}
+        features[c] = {w: float(s) for w, s, k in zip(words, scores, kw) if not k and in_space(w)}
     cache: dict[tuple[str, int], bool] = {}
 
     def related(w: str, c: int) -> bool:
@@ -302,8 +327,10 @@ def toki_rule(model, train_docs, space, cfg, train: int, explainer: str, seed: i
             cache[key] = bool(r[0])
         return cache[key]
 
-    info = (f"TOKI fit ({explainer}, {toki.counts['train_explained']} training predictions, {fit_s:.0f} s): "
-            + "; ".join(f"class {c}: {len(keywords[c])} keywords, {len(features[c])} non-keywords in the space "
+    info = (f"TOKI fit ({explainer}, {toki.counts['train_explained']} training predictions, {fit_s:.0f} s, "
+            f"candidate rule {rule}): "
+            + "; ".join(f"class {c}: {len(keywords[c])} keywords, {len(features[c])} non-keywords "
                         f"(e.g. {', '.join(sorted(keywords[c], key=lambda w: -keywords[c][w])[:6])})"
                         for c in sorted(keywords)))
-    return toki_candidates(space, related, keywords, features, n=cfg.n_candidates, min_cos=cfg.min_cos), info
+    return toki_candidates(space, related, keywords, features, n=cfg.n_candidates, min_cos=cfg.min_cos, rule=rule,
+                           similar=toki_similar(toki) if rule == "pools" else None), info

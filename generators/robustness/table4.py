@@ -13,11 +13,17 @@
   `toki_explainer`, class names "negative" / "positive", the trust track's embedding ensemble);
 * the vocabulary rule of the robustness build for both attacks (the candidates the model cannot
   represent are dropped; `benchmark.attacks.tef.model_vocabulary`), the shares counted;
+* TOKI's candidates (`toki_candidates_rule`, SPECS §1.9 [I]): "pools" (default, the paper's reading) —
+  from TOKI's own pools, "similar" = TOKI's own voted word–word relatedness; "a2t-neighbourhood" (the
+  earlier reading) — pool words in A2T's counter-fitted cosine ≥ 0.8 neighbourhood, so TOKI's list is
+  mostly a subset of A2T's; each rule has its own state files;
 * 10 seeded runs (seeds 0 … 9, SPECS §0): a run attacks `n` sentences — all 1,066, or, at a reduced
   scale, a seeded sample of `n` of them — and TOKI is fitted anew per seed (its training sample is
-  seeded). A2T is deterministic given the model and the sentence (gradient ranking, greedy choice), so
-  an A2T result is computed once per sentence and reused by every seed that attacks it (re-attacking
-  `determinism_check` sentences verifies it; any difference is reported);
+  seeded). With `a2t_per_seed` (default) every seed runs its own A2T (its own log), so no seed reuses
+  another's A2T run; A2T is deterministic given the model and the sentence (gradient ranking, greedy
+  choice), so at n = 1,066 its ten runs attack the same sentences and agree exactly (spread 0 by
+  construction) — only a seeded sample (n < 1,066) makes A2T's runs differ (re-attacking
+  `determinism_check` sentences checks the determinism; any difference is reported);
 * per seed: success rate (ASR, over attacked = correctly classified sentences; misclassified ones are
   skipped, as TextAttack does), words changed (NP, mean over successes) and sentence similarity
   (MiniLM cosine over successes); mean ± std (ddof 1) over seeds beside the paper's row.
@@ -92,7 +98,8 @@ def _summary(recs: Sequence[dict], sim) -> dict:
 
 def table4(state_dir: Path, model_name: str = "minilm", n: int = RT_TEST, seeds: Sequence[int] = range(10),
            toki: bool = True, toki_train: int = 1000, toki_explainer: str = "grad", similarity: bool = True,
-           determinism_check: int = 5, root: Path | None = None, space=None, log=print) -> tuple[str, dict]:
+           determinism_check: int = 5, root: Path | None = None, space=None, log=print,
+           toki_candidates_rule: str = "pools", a2t_per_seed: bool = True) -> tuple[str, dict]:
     """Run (or resume) Table 4 (module docstring); returns (Markdown, figures). `space`: the synonym space
     (default: the robustness build's, `root/space/…`)."""
     from benchmark.attacks.a2t import A2TAttacker, A2TConfig, embedding_candidates, gradient_importance
@@ -136,22 +143,32 @@ def table4(state_dir: Path, model_name: str = "minilm", n: int = RT_TEST, seeds:
                 log(f"  {what}: {k + 1}/{len(todo)} in {time.perf_counter() - t_run:.0f} s")
         return [done[d.id] for d in docs]
 
+    from benchmark.attacks.a2t import TOKI_RULES
+
+    if toki_candidates_rule not in TOKI_RULES:
+        raise ValueError(f"toki_candidates_rule must be one of {TOKI_RULES}, got {toki_candidates_rule!r}")
     stem = f"table4-{model_name}"
+    tstem = stem if toki_candidates_rule == "a2t-neighbourhood" else f"{stem}-{toki_candidates_rule}"
     per_seed: dict[str, list[dict]] = {"A2T": [], "TOKI-guided A2T": []}
+
+    def a2t_log(seed: int) -> Path:
+        return out_dir / (f"{stem}-a2t-s{seed}.jsonl" if a2t_per_seed else f"{stem}-a2t.jsonl")
+
     for seed in seeds:
         docs = sample(seed)
-        recs = run(a2t, docs, out_dir / f"{stem}-a2t.jsonl", f"A2T seed {seed}")
+        recs = run(a2t, docs, a2t_log(seed), f"A2T seed {seed}")
         per_seed["A2T"].append({"seed": seed, **_summary(recs, sim)})
         if toki:
             from generators.robustness.experiments import toki_rule
 
-            path = out_dir / f"{stem}-toki-s{seed}.jsonl"
+            path = out_dir / f"{tstem}-toki-s{seed}.jsonl"
             info_path = path.with_suffix(".fit.json")
             if all(d.id in _log(path) for d in docs) and info_path.is_file():  # finished: no fit needed
                 recs, fit_s = [_log(path)[d.id] for d in docs], json.loads(info_path.read_text())["fit_s"]
             else:
                 t0 = time.perf_counter()
-                cands, info = toki_rule(model, mr["train"], space, cfg, toki_train, toki_explainer, seed)
+                cands, info = toki_rule(model, mr["train"], space, cfg, toki_train, toki_explainer, seed,
+                                        rule=toki_candidates_rule)
                 fit_s = time.perf_counter() - t0
                 info_path.write_text(json.dumps({"info": info, "fit_s": round(fit_s, 1)}))
                 att = A2TAttacker(model.predict, gradient_importance(model), cands, cfg, tagger=tagger,
@@ -159,10 +176,12 @@ def table4(state_dir: Path, model_name: str = "minilm", n: int = RT_TEST, seeds:
                 recs = run(att, docs, path, f"TOKI seed {seed}")
             per_seed["TOKI-guided A2T"].append({"seed": seed, **_summary(recs, sim), "fit_s": round(fit_s, 1)})
         log(f"  seed {seed}: " + "; ".join(f"{k} ASR {v[-1]['asr']:.3f}" for k, v in per_seed.items() if v))
-    check = _determinism(a2t, sample(seeds[0])[:determinism_check] if seeds else [], out_dir / f"{stem}-a2t.jsonl")
+    check = _determinism(a2t, sample(seeds[0])[:determinism_check] if seeds else [],
+                         a2t_log(seeds[0]) if seeds else out_dir / f"{stem}-a2t.jsonl")
     figures = {"model": model_name, "n": n, "pool": len(pool), "seeds": list(seeds), "per_seed": per_seed,
-               "determinism": check, "config": asdict(cfg), "toki_train": toki_train, "toki_explainer": toki_explainer}
-    (out_dir / f"{stem}.json").write_text(json.dumps(figures, indent=1))
+               "determinism": check, "config": asdict(cfg), "toki_train": toki_train, "toki_explainer": toki_explainer,
+               "toki_candidates_rule": toki_candidates_rule, "a2t_per_seed": a2t_per_seed}
+    (out_dir / f"{tstem}.json").write_text(json.dumps(figures, indent=1))
     return render(figures), figures
 
 
@@ -187,6 +206,8 @@ def render(fig: dict) -> str:
     lines = [f"Table 4 on MR, {model}: {len(fig['seeds'])} seeded runs, "
              f"{fig['n'] if fig['n'] < fig['pool'] else fig['pool']:,} "
              f"sentences each (of the {fig['pool']:,}-sentence rotten_tomatoes-sized test set); "
+             f"TOKI's candidates: {fig.get('toki_candidates_rule', 'a2t-neighbourhood')}; "
+             f"{'one A2T run per seed' if fig.get('a2t_per_seed') else 'one A2T run shared by the seeds'}; "
              "mean ± std over seeds.",
              "", "| attack | sentences attacked / run | ASR | words changed (NP) | similarity (MiniLM) | paper ASR | "
              "paper NP | paper sim (BERT / USE) |", "|---|---|---|---|---|---|---|---|"]

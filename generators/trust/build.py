@@ -70,7 +70,10 @@ DESCRIPTION = (
     "`<dataset>-<model>`: `train` = the model's training split with its predictions and confidences (what an "
     "oracle may fit on); `test` = correctly predicted test instances with the LIME explanation (top-10 positive "
     "word types) and confidence, and the ground truth `trust` = explanation precision |E ∩ G|/|E| ≥ 0.5 against "
-    "the people's rationale words G (`precision`, `rationale`; never given to submissions). `embeddings`: TOKI's "
+    "the people's rationale words G (`precision`, `rationale`; never given to submissions). Only classes whose "
+    "posts carry a rationale are judged (`judged_classes`, `classes_not_judged` in the stats): HateXplain's "
+    "normal posts have none, so its sets judge the toxic class only; movies judges both, CAMS its causes. "
+    "`embeddings`: TOKI's "
     "offline embedding ensemble with θ_relate per model. Models under test in model/<config>/."
 )
 
@@ -291,6 +294,12 @@ def build_trust(cfg: TrustBuildConfig | None = None, *, root: Path | None = None
                     "lime_train": round(train_lime_s, 1),
                     "lime_train_per_instance": round(train_lime_s / max(1, len(train_exp)), 3)},
     }
+    # every class whose posts carry a rationale is judged (issue #38); name the ones that are not, on the card
+    judged = {n: [sum(1 for r in rows if int(r["prediction"]) == c and r["trust"]),
+                  sum(1 for r in rows if int(r["prediction"]) == c and not r["trust"])]
+              for c, n in enumerate(corpus.classes)}
+    stats["judged_classes"] = "; ".join(f"{n}: {a} trustworthy / {b} not" for n, (a, b) in judged.items() if a + b)
+    stats["classes_not_judged"] = ", ".join(n for n, (a, b) in judged.items() if not a + b) or "none"
     stats.update({f"exclusion_{k}": v for k, v in counts.items()})  # flat, so the card's table shows them
     meta = _write(root, name, cfg, corpus, xy, tr_pred, tr_conf, labelled, stats, mcfg, train_exp)
     console.print(f"[green]trust/{name}[/]: trust {n_trust} / untrust {len(rows) - n_trust} "

@@ -11,10 +11,12 @@ from the Fig. 6 confidence-bin counts (`naive_from_bins`), which matches Table 3
 The board rows (issue #24, `extras=True`), a second table per set: every oracle's AUC with its bootstrap
 95 % interval, balanced accuracy, G-mean beside the chance G-mean √(q(1 − q)) at its own trustworthy rate
 q, and these added rows: "rationale ceiling" (role reference: the best keyword list the training
-rationales allow), "random @ TOKI rate" (the random control at TOKI-lime's own trustworthy rate: the
-rate-matched floor), "TOKI-lime θd=… val" and "Naive θc=… val" (θ_dist / θ_conf tuned on the validation
-split, `generators.trust.tune`, when tuned), and "TOKI-lime equiv." (the paper's importance-equivalent
-reading).
+rationales allow), "chance @ TOKI rate" (the random control at TOKI-lime's own trustworthy rate: its AUC is
+½ at every rate, so only its verdict metrics are rate-matched), "text length" and "explanation size" (the
+blind controls, issue #38: a board whose winner does not beat them does not discriminate),
+"TOKI-lime θd=… val", "TOKI-lime (–K.I) val" and "Naive θc=… val" (θ_dist, the class-name words and the
+importance reading / θ_conf tuned on the validation split by AUC, `generators.trust.tune`, when tuned), and
+"TOKI-lime equiv." (the paper's importance-equivalent reading).
 """
 
 from __future__ import annotations
@@ -165,15 +167,21 @@ def run(datasets: Sequence[str] | None = None, oracles: Sequence[str] | None = N
             toki = next((r for r in rows if r.dataset == ds and r.method == "TOKI-lime" and r.source == "ours"), None)
             rows.append(_our_row(opts, ds, model, "rationale-ceiling", "rationale ceiling", board=True))
             if toki is not None and toki.rate is not None:
-                rows.append(_our_row(opts, ds, model, "random-oracle", "random @ TOKI rate",
+                rows.append(_our_row(opts, ds, model, "random-oracle", "chance @ TOKI rate",
                                      {"p": round(toki.rate, 6)}, board=True))
+            rows.append(_our_row(opts, ds, model, "text-length-oracle", "text length", board=True))
+            rows.append(_our_row(opts, ds, model, "explanation-size-oracle", "explanation size", board=True))
             rows.append(_our_row(opts, ds, model, "toki-lime", "TOKI-lime equiv.", {"importance": "equivalent"},
                                  board=True))
             tuned = read_tuning(ds)
             if tuned:
                 td, tc = tuned["toki-lime"]["theta_dist"], tuned["naive-oracle"]["theta_conf"]
-                rows.append(_our_row(opts, ds, model, "toki-lime", f"TOKI-lime θd={td:g} val",
-                                     {"theta_dist": td}, board=True))
+                tp = {"theta_dist": td, **{k: tuned["toki-lime"][k] for k in ("class_names", "importance")
+                                           if k in tuned["toki-lime"]}}
+                rows.append(_our_row(opts, ds, model, "toki-lime", f"TOKI-lime θd={td:g} val", tp, board=True))
+                if "toki-lime-ki" in tuned:  # the ablation tuned on the same grid (class names, importance)
+                    kp = {k: tuned["toki-lime-ki"][k] for k in ("class_names", "importance")}
+                    rows.append(_our_row(opts, ds, model, "toki-lime-ki", "TOKI-lime (–K.I) val", kp, board=True))
                 rows.append(_our_row(opts, ds, model, "naive-oracle", f"Naive θc={tc:g} val",
                                      {"theta_conf": tc}, board=True))
         rows += paper_rows(ds)

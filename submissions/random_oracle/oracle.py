@@ -1,4 +1,4 @@
-"""Random control oracle: verdicts drawn from the instance seed, looking at nothing."""
+"""Chance control oracle: verdicts drawn from the instance seed, looking at nothing."""
 
 from __future__ import annotations
 
@@ -8,9 +8,11 @@ from benchmark.toki.baselines import RandomOracle
 class Oracle(RandomOracle):
     """Control: u ~ U(0, 1) per instance from the instance seed; trustworthy iff u < p, score 1 − u.
 
-    Controls for the trustworthy rate: it reads neither the model, the explanation nor the confidence,
-    so an oracle must beat it at its own rate (run it with p = that oracle's trustworthy rate for the
-    rate-matched floor). No paper: a control. The method is `benchmark.toki.baselines.RandomOracle`.
+    The chance control: it reads neither the model, the explanation nor the confidence. Its AUC (the board's
+    primary metric) is ½ in expectation at every p — the score 1 − u does not depend on p — so p matters only
+    for the verdict metrics (G-mean, Acc, Sen, Spec): run it with p = an oracle's trustworthy rate to read
+    those at the same rate. The blind controls that *can* beat chance are `text-length-oracle` and
+    `explanation-size-oracle`. No paper: a control. The method is `benchmark.toki.baselines.RandomOracle`.
 
     Args:
         p (float, optional): the trustworthy rate. Default: 0.5
