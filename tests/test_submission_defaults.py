@@ -35,7 +35,7 @@ def constructor_defaults(cls) -> dict:
         sig = inspect.signature(init)
         for name, p in sig.parameters.items():
             if p.default is not inspect.Parameter.empty and name not in out:
-                out[name] = p.default
+                out[name] = list(p.default) if isinstance(p.default, tuple) else p.default  # TOML has lists only
         if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in sig.parameters.values()):
             break
     return out

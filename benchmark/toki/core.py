@@ -168,8 +168,8 @@ class TokiBase:
             Default: True
         unknown_words (str, optional): words no embedding model knows: "unrelated" (count as unrelated) or
             "ignore" (left out of both sums) [I]. Default: "unrelated"
-        class_names (list of str, optional): the class names embedded as the classes; None = the context's,
-            the model's or the training split's `class_name` column. Default: None
+        class_names (list of str, optional): the class names embedded as the classes; [] = the context's,
+            the model's or the training split's `class_name` column. Default: []
         embeddings (list of str, optional): the embedding models; None = every model of the embeddings
             resource whose accuracy at its equal-error point is ≥ min_eer_accuracy. Default: None
         embeddings_resource (str, optional): the resource holding the models and their θ_relate.
@@ -197,7 +197,7 @@ class TokiBase:
     uses_keywords = True
 
     def __init__(self, explainer: str = "lime", top_k: int = 10, tau_vote: float = 0.5, trust_ratio: float = 0.5,
-                 lemmatize: bool = True, unknown_words: str = "unrelated", class_names: Sequence[str] | None = None,
+                 lemmatize: bool = True, unknown_words: str = "unrelated", class_names: Sequence[str] = (),
                  embeddings: Sequence[str] | None = None, embeddings_resource: str = "trust/embeddings",
                  theta_relate: Mapping[str, float] | None = None, lime_samples: int = 5000,
                  explain_batch: int = 16, judge_explanations: str = "given",

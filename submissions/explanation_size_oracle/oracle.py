@@ -8,10 +8,10 @@ from benchmark.toki.controls import ExplanationSizeOracle
 class Oracle(ExplanationSizeOracle):
     """Control: score (k − e) / k for e positive explanation words of top_k = k; trustworthy iff e ≤ training median.
 
-    The trust label is the share of the explanation's words in people's rationale: a smaller explanation
-    has fewer chances to miss it. This oracle counts the positive words only — never which words they
-    are, the model, the confidence, labels or rationales. No paper: a control (issue #38). The method is
-    `benchmark.toki.controls.ExplanationSizeOracle`.
+    Controls for the explanation-size cue. The trust label is the share of the explanation's words in
+    people's rationale: a smaller explanation has fewer chances to miss it. This oracle counts the positive
+    words only — never which words they are, the model, the confidence, labels or rationales (issue #38).
+    No paper: a control. The method is `benchmark.toki.controls.ExplanationSizeOracle`.
 
     Args:
         direction (str, optional): "smaller" = fewer explanation words is more trustworthy (score

@@ -8,7 +8,7 @@ from benchmark.toki.baselines import RandomOracle
 class Oracle(RandomOracle):
     """Control: u ~ U(0, 1) per instance from the instance seed; trustworthy iff u < p, score 1 − u.
 
-    The chance control: it reads neither the model, the explanation nor the confidence. Its AUC (the board's
+    Controls for chance: it reads neither the model, the explanation nor the confidence. Its AUC (the board's
     primary metric) is ½ in expectation at every p — the score 1 − u does not depend on p — so p matters only
     for the verdict metrics (G-mean, Acc, Sen, Spec): run it with p = an oracle's trustworthy rate to read
     those at the same rate. The blind controls that *can* beat chance are `text-length-oracle` and

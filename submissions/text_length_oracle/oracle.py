@@ -8,10 +8,11 @@ from benchmark.toki.controls import TextLengthOracle
 class Oracle(TextLengthOracle):
     """Control: score m / (m + n) for a text of n words (m: the training texts' median); trustworthy iff n ≤ m.
 
-    A short text's rationale covers more of its words, so its explanation's top 10 are more often
-    rationale — the trust label rises with shortness whatever the model did. This oracle reads only the
-    word count: never the model, the confidence, the explanation, labels or rationales. No paper: a
-    control (issue #38). The method is `benchmark.toki.controls.TextLengthOracle`.
+    Controls for the length prior. A short text's rationale covers more of its words, so its explanation's
+    top 10 are more often rationale — the trust label rises with shortness whatever the model did. This
+    oracle reads only the word count: never the model, the confidence, the explanation, labels or
+    rationales (issues #36, #38). No paper: a control. The method is
+    `benchmark.toki.controls.TextLengthOracle`.
 
     Args:
         direction (str, optional): "shorter" = a shorter text is more trustworthy (score m / (m + n));
