@@ -99,6 +99,23 @@ def _judged(oracle, batch):
     rank = np.asarray(scores, dtype=float) if min(scores) >= 0 else verdicts.astype(float)
     return verdicts, rank
 
+def _tune_theta_dist(toki, exps, classes, val, val_truth, grid, criterion):
+    """θ_dist of `grid` maximising `criterion(report)` on the validation draw (ties → nearest the paper's 0.3);
+    `toki` is left fitted at it. Returns (θ_dist, the validation curve)."""
+    from benchmark.toki.explanations import top_positive
+
+    normalised = [top_positive(w, s, toki.top_k, toki._norm, toki.words_only) for w, s in exps]
+    curve = {}
+    for t in grid:
+        toki.theta_dist = t
+        toki.fit_pools(normalised, classes)
+        curve[t] = criterion(_report(*_judged(toki, val), val_truth))
+    best = max(grid, key=lambda t: (curve[t], -abs(t - 0.3)))
+    toki.theta_dist = best
+    toki.fit_pools(normalised, classes)
+    return best, curve
+
+
 
 def _report(verdicts, rank, truth):
     sc = trust_scores(judged=verdicts, truth=truth)
@@ -122,7 +139,6 @@ def stand_ins():
 def test_toki_separates_a_set_where_trust_is_defined_by_related_words(stand_ins):
     from benchmark.toki.baselines import Naive
     from benchmark.toki.core import Toki, TokiKI
-    from benchmark.toki.explanations import top_positive
 
     exps, classes = training_explanations()
     val, val_truth = constructed_set(seed=1)
@@ -130,15 +146,7 @@ def test_toki_separates_a_set_where_trust_is_defined_by_related_words(stand_ins)
     toki = Toki(models=stand_ins, class_names=CLASSES, lemmatize=False, importance="equivalent")
     toki.fit_explained(exps, classes)
     # θ_dist tuned on the validation draw by G-mean (the paper's criterion), ties → nearest the paper's 0.3
-    normalised = [top_positive(w, s, toki.top_k, toki._norm, toki.words_only) for w, s in exps]
-    curve = {}
-    for t in DIST_GRID:
-        toki.theta_dist = t
-        toki.fit_pools(normalised, classes)
-        curve[t] = _report(*_judged(toki, val), val_truth)["gmean"]
-    best = max(DIST_GRID, key=lambda t: (curve[t], -abs(t - 0.3)))
-    toki.theta_dist = best
-    toki.fit_pools(normalised, classes)
+    best, curve = _tune_theta_dist(toki, exps, classes, val, val_truth, DIST_GRID, lambda r: r["gmean"])
     got = _report(*_judged(toki, test), truth)
     ki = TokiKI(models=stand_ins, class_names=CLASSES, lemmatize=False, importance="equivalent")
     ki.fit(OracleContext(model=None, train=None))
@@ -176,22 +184,14 @@ def board_case(stand_ins, seed: int):
     board's rate-free metric; ties → nearest the paper's 0.3); training draw `seed`, validation 10 + seed,
     test 20 + seed. Returns (TOKI's test AUC, –K.I's, the tuned θ_dist, the validation curve)."""
     from benchmark.toki.core import Toki, TokiKI
-    from benchmark.toki.explanations import top_positive
 
     exps, classes = training_explanations(seed)
     val, val_truth = constructed_set(seed=10 + seed)
     test, truth = constructed_set(seed=20 + seed)
     toki = Toki(models=stand_ins, class_names=CLASSES)
     toki.fit_explained(exps, classes)
-    normalised = [top_positive(w, s, toki.top_k, toki._norm, toki.words_only) for w, s in exps]
-    curve = {}
-    for t in BOARD_DIST_GRID:
-        toki.theta_dist = t
-        toki.fit_pools(normalised, classes)
-        curve[t] = round(_report(*_judged(toki, val), val_truth)["auc"], 6)
-    best = max(BOARD_DIST_GRID, key=lambda t: (curve[t], -abs(t - 0.3)))
-    toki.theta_dist = best
-    toki.fit_pools(normalised, classes)
+    best, curve = _tune_theta_dist(toki, exps, classes, val, val_truth, BOARD_DIST_GRID,
+                                   lambda r: round(r["auc"], 6))
     ki = TokiKI(models=stand_ins, class_names=CLASSES)
     ki.fit(OracleContext(model=None, train=None))
     return _report(*_judged(toki, test), truth)["auc"], _report(*_judged(ki, test), truth)["auc"], best, curve
