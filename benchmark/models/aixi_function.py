@@ -108,6 +108,17 @@ class FunctionModel(Model):
         self.visible_fraction = visible_fraction
         self._focus: str | None = None
 
+    def randomised(self, seed: int = 0) -> "FunctionModel":
+        """Adebayo et al.'s (2018) model randomisation for a model with no trained weights: the same
+        counting rule with the pattern weights re-drawn from U(−1, 1) (seeded) and Class' rule made
+        "weighted", so the output no longer follows the ground-truth function (the metric board's control)."""
+        w = np.random.default_rng([seed, 35]).uniform(-1.0, 1.0, size=3)
+        f = self._function
+        rule = "weighted" if f.name == "class" else f.class_rule
+        fn = AixiFunction(f.name, (float(w[0]), float(w[1]), float(w[2])), f.task, rule)
+        dataset = next(d for d, v in IOTA_MAX.items() if v == self._iota_max)
+        return FunctionModel(fn, dataset, self._references, self.visible_fraction, self.batch_size)
+
     def focus(self, instance: str) -> None:
         """Explain `instance` next: every input is read as a perturbation of it."""
         if instance not in self._references:
