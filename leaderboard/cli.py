@@ -277,6 +277,90 @@ def site(
               f"{report.seconds:.1f} s; open {out / 'index.html'}", markup=False, highlight=False, soft_wrap=True)
 
 
+class BoardFormat(str, Enum):
+    """`xaibench metrics-board --format`: terminal tables, CSV or JSON."""
+
+    rich = "rich"
+    csv = "csv"
+    json = "json"
+
+
+def metrics_board(
+    track: TrackOption = None,
+    resource: ResourceOption = None,
+    metrics: Annotated[Optional[str], typer.Option("--metrics", metavar="M1,M2", help="Only these GT-free metrics "
+                                                   "(default: every metric of the board's modality).")] = None,
+    limit: Annotated[Optional[int], typer.Option("--limit", min=5, help="Score only each board's first N instances.")]
+    = None,
+    no_compute: Annotated[bool, typer.Option("--no-compute", help="Show what was computed; compute nothing.")] = False,
+    no_control: Annotated[bool, typer.Option("--no-control", help="Skip the randomised-model control (halves the "
+                                                                  "time; the board then cannot call a metric "
+                                                                  "model-blind).")] = False,
+    fmt: Annotated[BoardFormat, typer.Option("--format", case_sensitive=False, help="rich, csv or json.")]
+    = BoardFormat.rich,
+    results: ResultsOption = None,
+    output: OutputOption = None,
+) -> None:
+    """Score the field's ground-truth-free metrics against the ground truth (docs/metric-board.md).
+
+    For every ground-truth board (aixi, rcnn, idc) it computes each GT-free metric — Quantus 0.6.0 for images,
+    ERASER comprehensiveness / sufficiency and deletion / insertion curves for text — on the maps the board's
+    Results were scored from, on the board's model and on a randomised copy (cached under
+    $XAIBENCH_HOME/metric-board, resumable), then reports per metric its agreement with the ground-truth
+    ranking: Kendall τ-b with a paired bootstrap interval, the mean per-instance Spearman ρ, controls and a
+    verdict (agrees / disagrees / cannot tell)."""
+    import json as _json
+
+    from benchmark.gtfree.compute import GT_TRACKS, compute_board
+    from benchmark.resources.store import data_home
+    from benchmark.results import load_results
+    from leaderboard.metric_board import metric_board, print_rich, summaries, to_csv
+
+    if track is not None and track not in GT_TRACKS:
+        raise XaibenchError(f"the metric board judges metrics on ground-truth boards only: {', '.join(GT_TRACKS)}")
+    home = data_home()
+    found, problems = load_results(results if results is not None else home / "results")
+    for p in problems:
+        _warn(p)
+    chosen = [r for r in found if r.track in GT_TRACKS and (track is None or r.track == track)
+              and (resource is None or _matches_resource(r.resource["name"], resource))]
+    if not chosen:
+        raise XaibenchError("no results on a ground-truth board (aixi, rcnn, idc) match; run `xaibench evaluate` first")
+    names = [m.strip() for m in metrics.split(",")] if metrics else None
+    if not no_compute:
+        groups: dict[tuple[str, str, str], list[Result]] = {}
+        for r in chosen:
+            groups.setdefault((r.track, r.resource["name"], r.model["name"]), []).append(r)
+        for rs in groups.values():
+            _folder, warnings = compute_board(rs, home, names, limit=limit, control=not no_control)
+            for w in warnings:
+                _warn(w)
+    rows = metric_board(chosen, home)
+    if names:
+        rows = [r for r in rows if r.metric.split("@")[0] in names or r.role == "control" and "@" not in r.metric]
+    overall = summaries(rows)
+    if fmt is BoardFormat.rich and output is None:
+        print_rich(rows, overall)
+        return
+    if fmt is BoardFormat.csv:
+        text = to_csv(rows)
+    elif fmt is BoardFormat.json:
+        text = _json.dumps({"boards": [r.to_dict() for r in rows], "summaries": [o.to_dict() for o in overall]},
+                           indent=1)
+    else:  # rich, written to a file as plain text
+        import io
+
+        from rich.console import Console
+
+        buf = io.StringIO()
+        print_rich(rows, overall, Console(file=buf, width=160, no_color=True))
+        text = buf.getvalue()
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        _atomic_write(output, text)
+
+
 def register(app: typer.Typer) -> None:
     """Add the `leaderboard` and `site` commands, and the results repository's `submit` and `results`, to the
     xaibench CLI."""
@@ -284,4 +368,5 @@ def register(app: typer.Typer) -> None:
 
     app.command("leaderboard")(leaderboard)
     app.command("site")(site)
+    app.command("metrics-board")(metrics_board)
     register_repository(app)

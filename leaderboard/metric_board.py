@@ -90,10 +90,14 @@ class Agreement:
     n_cells: int = 0
     failures: dict[str, int] = field(default_factory=dict)
     why: str = ""
+    model_blind: bool = False  # needs no model, or agrees as well on the randomised model
+    draws: np.ndarray | None = field(default=None, repr=False)  # τ_b under the board's bootstrap draws
 
     def to_dict(self) -> dict[str, Any]:
-        """The row as JSON-ready fields."""
-        return asdict(self)
+        """The row as JSON-ready fields (the draws left out)."""
+        d = asdict(self)
+        d.pop("draws")
+        return d
 
 
 @dataclass
@@ -170,7 +174,7 @@ def _row(board: str, name: str, role: str, reference: str, direction: str, c: _C
         return base
     w = draw_weights(np.arange(base.n_instances), N_BOOT, SEED)
     tau_d, tau_p, rho_d, rho_p = _stats(c, w)
-    base.tau, base.tau_ci = _num(tau_p), _ci(tau_d)
+    base.tau, base.tau_ci, base.draws = _num(tau_p), _ci(tau_d), tau_d
     base.rho, base.rho_ci = _num(rho_p), _ci(rho_d)
     base.verdict = verdict(base.tau_ci) if base.tau is not None else "cannot tell"
     if control is not None and control.names == c.names and control.m.shape == c.m.shape:
@@ -213,10 +217,14 @@ def board_agreement(results: Sequence[Result], files: list[dict]) -> list[Agreem
         metric = get_metric(name)
         cells = _align(files, gt, name, metric.direction, gt_dir)
         ctl = _align(files, gt, name, metric.direction, gt_dir, randomised=True)
-        rows.append(_row(board, name, "metric", metric.reference, metric.direction, cells,
-                         ctl if ctl.names else None))
+        row = _row(board, name, "metric", metric.reference, metric.direction, cells, ctl if ctl.names else None)
+        rows.append(row)
         if ctl.names:
-            rows.append(_row(board, f"{name}@randomised-model", "control", metric.reference, metric.direction, ctl))
+            control = _row(board, f"{name}@randomised-model", "control", metric.reference, metric.direction, ctl)
+            rows.append(control)
+            row.model_blind = row.verdict == "agrees" and control.verdict == "agrees"
+        else:
+            row.model_blind = not metric.needs_model
     rows.append(_row(board, RANDOM_METRIC, "control", "No paper: a control.", "higher",
                      _random_cells(files, gt, gt_dir)))
     return rows
@@ -265,3 +273,154 @@ def metric_board(results: Iterable[Result], home: Path) -> list[Agreement]:
         if files:
             rows.extend(board_agreement(rs, files))
     return rows
+
+
+@dataclass
+class Overall:
+    """A metric's agreement over the boards of one scope (a track, or all): the mean τ_b over those
+    boards with a paired-per-board bootstrap interval (the mean of the boards' draws), and its verdicts."""
+
+    scope: str
+    metric: str
+    role: str
+    tau: float | None
+    tau_ci: tuple[float, float] | None
+    verdict: str
+    boards: int
+    agrees_on: int
+    disagrees_on: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """The row as JSON-ready fields."""
+        return asdict(self)
+
+
+def summaries(rows: Sequence[Agreement]) -> list[Overall]:
+    """Per track (the resource family) and overall, each metric's mean τ_b over the boards it has one on."""
+    out = []
+    scopes: dict[str, list[Agreement]] = {}
+    for r in rows:
+        scopes.setdefault(r.board.split("/")[0], []).append(r)
+    if len(scopes) > 1:
+        scopes["overall"] = list(rows)
+    for scope, members in scopes.items():
+        for name in dict.fromkeys(r.metric for r in members if r.role == "metric" or r.metric == RANDOM_METRIC):
+            got = [r for r in members if r.metric == name and r.tau is not None and r.draws is not None]
+            if not got:
+                continue
+            draws = np.mean(np.stack([np.asarray(r.draws) for r in got]), axis=0)
+            tau = float(np.mean([r.tau for r in got]))
+            ci = _ci(draws)
+            out.append(Overall(scope, name, got[0].role, tau, ci, verdict(ci), len(got),
+                               sum(r.verdict == "agrees" for r in got), sum(r.verdict == "disagrees" for r in got)))
+    return out
+
+
+# -- views ---------------------------------------------------------------------------------------
+
+CSV_COLUMNS = ("board", "metric", "role", "direction", "verdict", "tau", "tau_lo", "tau_hi", "rho", "rho_lo", "rho_hi",
+               "vs_randomised", "vs_randomised_lo", "vs_randomised_hi", "model_blind", "n_explainers", "n_instances",
+               "n_cells", "failed_cells", "failures", "why")
+
+
+def _fmt(x: float | None, digits: int = 3) -> str:
+    return "" if x is None else f"{x:+.{digits}f}"
+
+
+def csv_rows(rows: Sequence[Agreement]) -> list[dict[str, str]]:
+    """One flat dict per row, in `CSV_COLUMNS` order."""
+    out = []
+    for r in rows:
+        lo_hi = [(ci[0], ci[1]) if ci else (None, None) for ci in (r.tau_ci, r.rho_ci, r.vs_randomised_ci)]
+        out.append({
+            "board": r.board, "metric": r.metric, "role": r.role, "direction": r.direction, "verdict": r.verdict,
+            "tau": _fmt(r.tau), "tau_lo": _fmt(lo_hi[0][0]), "tau_hi": _fmt(lo_hi[0][1]),
+            "rho": _fmt(r.rho), "rho_lo": _fmt(lo_hi[1][0]), "rho_hi": _fmt(lo_hi[1][1]),
+            "vs_randomised": _fmt(r.vs_randomised), "vs_randomised_lo": _fmt(lo_hi[2][0]),
+            "vs_randomised_hi": _fmt(lo_hi[2][1]), "model_blind": "yes" if r.model_blind else "",
+            "n_explainers": str(len(r.explainers)), "n_instances": str(r.n_instances), "n_cells": str(r.n_cells),
+            "failed_cells": str(sum(r.failures.values())),
+            "failures": ";".join(f"{k}={v}" for k, v in sorted(r.failures.items())), "why": r.why})
+    return out
+
+
+def to_csv(rows: Sequence[Agreement]) -> str:
+    """The board as CSV (one row per board and metric or control)."""
+    import csv
+    import io
+
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=list(CSV_COLUMNS), lineterminator="\n")
+    w.writeheader()
+    w.writerows(csv_rows(rows))
+    return buf.getvalue()
+
+
+def interval(x: float | None, ci: tuple[float, float] | None) -> str:
+    """"+0.867 [+0.600, +1.000]" (or "—")."""
+    if x is None:
+        return "—"
+    return _fmt(x) + (f" [{_fmt(ci[0])}, {_fmt(ci[1])}]" if ci else "")
+
+
+def print_rich(rows: Sequence[Agreement], overall: Sequence[Overall], console: Any = None) -> None:
+    """Terminal tables (to `console`, default stdout): one per board, then the per-track and overall summary."""
+    from rich.console import Console
+    from rich.table import Table
+
+    con = console or Console()
+    for board in dict.fromkeys(r.board for r in rows):
+        t = Table(title=f"metric board — {board}", title_justify="left")
+        for col in ("metric", "better", "τ_b vs ground truth [95 %]", "mean per-instance ρ", "Δτ vs randomised model",
+                    "verdict", "explainers × instances", "failed cells"):
+            t.add_column(col)
+        for r in (x for x in rows if x.board == board):
+            verdict_text = r.verdict + (" (model-blind)" if r.model_blind else "")
+            t.add_row(r.metric + ("" if r.role == "metric" else " (control)"), r.direction,
+                      interval(r.tau, r.tau_ci), interval(r.rho, r.rho_ci),
+                      interval(r.vs_randomised, r.vs_randomised_ci), verdict_text + (f" — {r.why}" if r.why else ""),
+                      f"{len(r.explainers)} × {r.n_instances}",
+                      ", ".join(f"{k} {v}" for k, v in sorted(r.failures.items())) or "0")
+        con.print(t)
+    if overall:
+        t = Table(title="metric board — per track and overall (mean τ_b over boards)", title_justify="left")
+        for col in ("scope", "metric", "mean τ_b [95 %]", "verdict", "agrees on", "disagrees on", "boards"):
+            t.add_column(col)
+        for o in overall:
+            t.add_row(o.scope, o.metric, interval(o.tau, o.tau_ci), o.verdict, str(o.agrees_on), str(o.disagrees_on),
+                      str(o.boards))
+        con.print(t)
+
+
+def heatmap(rows: Sequence[Agreement], path: Path) -> Path:
+    """One picture: metrics (and the random-metric control) × boards, coloured by τ_b, each cell annotated
+    with τ_b, its 95 % interval and the verdict's mark (✓ agrees, ✗ disagrees, ? cannot tell)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    shown = [r for r in rows if r.role == "metric" or r.metric == RANDOM_METRIC]
+    boards = list(dict.fromkeys(r.board for r in shown))
+    metrics = list(dict.fromkeys(r.metric for r in shown))
+    grid = np.full((len(metrics), len(boards)), np.nan)
+    fig, ax = plt.subplots(figsize=(2.6 + 2.3 * len(boards), 0.9 + 0.55 * len(metrics)), dpi=110)
+    mark = {"agrees": "✓", "disagrees": "✗", "cannot tell": "?"}
+    for r in shown:
+        i, j = metrics.index(r.metric), boards.index(r.board)
+        if r.tau is not None:
+            grid[i, j] = r.tau
+        text = "n/a" if r.tau is None else f"{r.tau:+.2f} {mark[r.verdict]}"
+        if r.tau_ci:
+            text += f"\n[{r.tau_ci[0]:+.2f}, {r.tau_ci[1]:+.2f}]"
+        ax.text(j, i, text, ha="center", va="center", fontsize=7.5)
+    im = ax.imshow(grid, cmap="RdBu", vmin=-1, vmax=1, aspect="auto")
+    ax.set_xticks(range(len(boards)), boards, fontsize=8)
+    ax.set_yticks(range(len(metrics)), metrics, fontsize=8)
+    ax.set_title("Kendall τ_b of each GT-free metric's ranking with the ground truth's", fontsize=9)
+    fig.colorbar(im, ax=ax, shrink=0.8, label="τ_b")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    plt.close(fig)
+    return path

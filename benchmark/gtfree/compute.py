@@ -34,6 +34,7 @@ from benchmark.results import Result, ids_digest, outputs_digest
 
 GT_TRACKS = ("aixi", "rcnn", "idc")  # the boards with ground truth a metric can be judged against
 FORMAT = "xaibench-metric-board-v1"
+VERSION = 2  # of the metric code: a change that can move a score bumps it, and stored files are recomputed
 RANDOM_SEED = 0
 CHUNK = 16  # instances per metric call (Quantus builds every perturbation of a chunk at once)
 
@@ -166,7 +167,7 @@ def _fits(m: np.ndarray, x: Any) -> bool:
 
 
 def _key(r: Result, board: BoardInputs, metrics: list[GtFreeMetric], control: bool) -> dict[str, Any]:
-    return {"format": FORMAT, "outputs_sha256": r.integrity.get("outputs_sha256"), "model": board.model_hash,
+    return {"format": FORMAT, "version": VERSION, "outputs_sha256": r.integrity.get("outputs_sha256"), "model": board.model_hash,
             "ids_sha256": ids_digest(board.ids), "randomised": bool(control), "seed": RANDOM_SEED,
             "metrics": {m.name: json.loads(json.dumps(m.params, default=list)) for m in metrics}}
 

@@ -175,13 +175,36 @@ def _write_index(build: _Build) -> None:
     from leaderboard.rank import overall, track_summary
 
     tables, report = build.tables, build.report
-    index = index_page(tables, track_summary(tables), overall(tables), report.problems, build.built, git_hash())
+    metric_page = _write_metric_board(build)
+    index = index_page(tables, track_summary(tables), overall(tables), report.problems, build.built, git_hash(),
+                       metric_page=metric_page)
     (build.tmp / "index.html").write_text(index, encoding="utf-8")
     report.pages.insert(0, "index.html")
     (build.tmp / "site.json").write_text(json.dumps(
         {"built": build.built, "xaibench_git": git_hash(), "pages": report.pages, "images": report.images,
          "boards": [{"track": b.track, "resource": b.resource, "model": b.model, "revision": b.revision,
                      "page": build.board_pages[b.key]} for b in tables]}, indent=1), encoding="utf-8")
+
+
+def _write_metric_board(build: _Build) -> str | None:
+    """`metrics.html` and its picture when GT-free metrics were computed for these boards
+    (`xaibench metrics-board`, under `$XAIBENCH_HOME/metric-board`); None otherwise."""
+    from benchmark.resources.store import data_home
+    from leaderboard.metric_board import heatmap, metric_board, summaries
+    from leaderboard.site.pages import metric_board_page
+
+    results = [r for chosen in build.chosen.values() for r in chosen.values()]
+    if not (data_home() / "metric-board").is_dir() or not results:
+        return None
+    rows = metric_board(results, data_home())
+    if not rows:
+        return None
+    heatmap(rows, build.tmp / "img" / "metric-board.png")
+    build.report.images.append("img/metric-board.png")
+    (build.tmp / "metrics.html").write_text(metric_board_page(rows, summaries(rows), "img/metric-board.png",
+                                                              build.built), encoding="utf-8")
+    build.report.pages.append("metrics.html")
+    return "metrics.html"
 
 
 def _copy_cards(tables: list[Board], site: Path) -> Cards:

@@ -479,7 +479,7 @@ _INTRO = ("<h1>xaibench leaderboard</h1>"
 
 
 def index_page(tables: list[Board], summaries: list[TrackSummary], overall_rows: list[SummaryRow],
-               problems: list[str], built: str, git: str) -> str:
+               problems: list[str], built: str, git: str, metric_page: str | None = None) -> str:
     """The overview: what the boards are, the build, unreadable files, the overall ranking, one section per
     track (its reference, its boards with their verdicts and its Bradley–Terry summary), the registered
     tracks without results and every resource revision the boards were built from."""
@@ -491,6 +491,10 @@ def index_page(tables: list[Board], summaries: list[TrackSummary], overall_rows:
         items = "".join(f"<li>{e(p)}</li>" for p in problems)
         parts.append(f"<div class=\"warn\">⚠ {len(problems)} result file(s) could not be read and are not shown:"
                      f"<ul>{items}</ul></div>")
+    if metric_page:
+        parts.append(f"<p>Which ground-truth-free metric (deletion curves, faithfulness correlation, ERASER's "
+                     f"comprehensiveness…) agrees with the ground truth? See the <a href=\"{e(metric_page)}\">metric "
+                     "board</a>.</p>")
     if not tables:
         parts.append("<p class=\"warn strong\">No results yet: run <code>xaibench evaluate</code> (or "
                      "<code>make demo</code>) first.</p>")
@@ -548,3 +552,44 @@ def _track_section(track: str, boards: list[Board], summary: TrackSummary | None
         parts.append(f"<details><summary>{len(summary.left_out)} board(s) not counted</summary>"
                      f"<ul>{items}</ul></details>")
     return parts
+
+
+def metric_board_page(rows: list[Any], overall: list[Any], picture: str | None, built: str) -> str:
+    """The metric board (`leaderboard.metric_board`): its picture, then one table per board and the
+    per-track and overall summary; every number with its interval and the cells it rests on."""
+    from leaderboard.metric_board import RANDOM_METRIC, interval
+
+    parts = ["<h1>Metric board: which ground-truth-free metric agrees with the ground truth?</h1>",
+             "<p>For each ground-truth board, every ground-truth-free metric ranks the board's explainers; "
+             "τ<sub>b</sub> is Kendall's τ-b between that ranking and the ground truth's, with a 95 % paired "
+             "bootstrap interval over instances; ρ̄ is the mean per-instance Spearman correlation across explainers. "
+             f"Controls: <code>{RANDOM_METRIC}</code> (chance) and each metric on the randomised model (Adebayo et "
+             "al. 2018). <em>Agrees</em>: τ<sub>b</sub>'s interval lies above 0; <em>model-blind</em>: it agrees as "
+             "well on the randomised model, or reads no model. See <code>docs/metric-board.md</code>.</p>"]
+    if picture:
+        parts.append(f"<figure><img src=\"{e(picture)}\" alt=\"metrics × boards, coloured by Kendall τ-b\" "
+                     "style=\"max-width:100%\"></figure>")
+    headers = [("metric", "str"), ("better", "str"), ("τ_b [95 %]", "num"), ("ρ̄ [95 %]", "num"),
+               ("Δτ vs randomised", "num"), ("verdict", "str"), ("explainers × instances", "str"),
+               ("failed cells", "str")]
+    for board in dict.fromkeys(r.board for r in rows):
+        body = []
+        for r in (x for x in rows if x.board == board):
+            cells = [r.metric + ("" if r.role == "metric" else " (control)"), r.direction,
+                     interval(r.tau, r.tau_ci), interval(r.rho, r.rho_ci),
+                     interval(r.vs_randomised, r.vs_randomised_ci),
+                     r.verdict + (" (model-blind)" if r.model_blind else "") + (f" — {r.why}" if r.why else ""),
+                     f"{len(r.explainers)} × {r.n_instances}",
+                     ", ".join(f"{k} {v}" for k, v in sorted(r.failures.items())) or "0"]
+            body.append("<tr>" + "".join(f"<td>{e(c)}</td>" for c in cells) + "</tr>")
+        head = "".join(f"<th>{e(h)}</th>" for h, _t in headers)
+        parts.append(f"<h2>{e(board)}</h2><table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
+    if overall:
+        summary = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in (
+            o.scope, o.metric, interval(o.tau, o.tau_ci), o.verdict, f"{o.agrees_on} / {o.boards}",
+            f"{o.disagrees_on} / {o.boards}")) + "</tr>" for o in overall)
+        parts.append("<h2>Per track and overall</h2><p class=\"mute\">Mean τ<sub>b</sub> over the boards of the "
+                     "scope; its interval is the mean of the boards' bootstrap draws.</p><table><thead><tr>"
+                     "<th>scope</th><th>metric</th><th>mean τ_b [95 %]</th><th>verdict</th><th>agrees on</th>"
+                     "<th>disagrees on</th></tr></thead><tbody>" + summary + "</tbody></table>")
+    return page("metric board", "".join(parts), 0, built)
