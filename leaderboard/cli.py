@@ -288,6 +288,8 @@ class BoardFormat(str, Enum):
 def metrics_board(
     track: TrackOption = None,
     resource: ResourceOption = None,
+    model: Annotated[Optional[str], typer.Option("--model", metavar="MODEL", help="Only boards on this model "
+                                                 "(e.g. function, cnn).")] = None,
     metrics: Annotated[Optional[str], typer.Option("--metrics", metavar="M1,M2", help="Only these GT-free metrics "
                                                    "(default: every metric of the board's modality).")] = None,
     limit: Annotated[Optional[int], typer.Option("--limit", min=5, help="Score only each board's first N instances.")]
@@ -323,7 +325,12 @@ def metrics_board(
     for p in problems:
         _warn(p)
     chosen = [r for r in found if r.track in GT_TRACKS and (track is None or r.track == track)
-              and (resource is None or _matches_resource(r.resource["name"], resource))]
+              and (resource is None or _matches_resource(r.resource["name"], resource))
+              and (model is None or r.model.get("name") == model)]
+    for r in [r for r in chosen if getattr(r, "status", "unsigned") == "modified"]:
+        _warn(f"{getattr(r, 'path', r.submission['name'])}: changed after it was written (its signature fails); "
+              "left out of the metric board")
+        chosen.remove(r)
     if not chosen:
         raise XaibenchError("no results on a ground-truth board (aixi, rcnn, idc) match; run `xaibench evaluate` first")
     names = [m.strip() for m in metrics.split(",")] if metrics else None

@@ -35,7 +35,9 @@ from benchmark.results import Result, ids_digest, outputs_digest
 GT_TRACKS = ("aixi", "rcnn", "idc")  # the boards with ground truth a metric can be judged against
 FORMAT = "xaibench-metric-board-v1"
 VERSION = 2  # of the metric code: a change that can move a score bumps it, and stored files are recomputed
-RANDOM_SEED = 0
+# the randomised model's seed: not 0, the seed many models are initialised with (reset_parameters under
+# the training seed would rebuild the trained model's initial weights, and an untrained model would be itself)
+RANDOM_SEED = 20181030
 CHUNK = 16  # instances per metric call (Quantus builds every perturbation of a chunk at once)
 
 
@@ -47,19 +49,22 @@ def randomised(model: Any, seed: int = RANDOM_SEED) -> Any:
         return model.randomised(seed)
     if getattr(model, "module", None) is None:
         raise XaibenchError(f"model {getattr(model, 'name', model)!r} has no weights to randomise")
-    m = copy.deepcopy(model)
-    m._exact = type(model._exact)()
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        with torch.no_grad():
-            for sub in m.module.modules():
-                sub.__dict__.pop("_vocabulary_tables", None)
-                if hasattr(sub, "reset_parameters"):
-                    sub.reset_parameters()
-                else:
-                    for p in sub.parameters(recurse=False):
-                        p.copy_(torch.randn_like(p) * float(p.std()) if p.numel() > 1 else torch.randn_like(p))
-    return m
+    for attempt in range(8):  # a draw that reproduces the weights (an untrained model under this seed) is redrawn
+        m = copy.deepcopy(model)
+        m._exact = type(model._exact)()
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed + attempt)
+            with torch.no_grad():
+                for sub in m.module.modules():
+                    sub.__dict__.pop("_vocabulary_tables", None)
+                    if hasattr(sub, "reset_parameters"):
+                        sub.reset_parameters()
+                    else:
+                        for p in sub.parameters(recurse=False):
+                            p.copy_(torch.randn_like(p) * float(p.std()) if p.numel() > 1 else torch.randn_like(p))
+        if any(not torch.equal(a, b) for a, b in zip(m.module.parameters(), model.module.parameters())):
+            return m
+    raise XaibenchError(f"model {getattr(model, 'name', model)!r}: re-initialising did not change its weights")
 
 
 def board_dir(home: Path, track: str, resource: str, model: str) -> Path:
