@@ -5,8 +5,6 @@ the statistics against scipy, Quantus equivalences we rely on, and the command e
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 
 import numpy as np
 import pytest

@@ -172,9 +172,9 @@ def _fits(m: np.ndarray, x: Any) -> bool:
 
 
 def _key(r: Result, board: BoardInputs, metrics: list[GtFreeMetric], control: bool) -> dict[str, Any]:
-    return {"format": FORMAT, "version": VERSION, "outputs_sha256": r.integrity.get("outputs_sha256"), "model": board.model_hash,
-            "ids_sha256": ids_digest(board.ids), "randomised": bool(control), "seed": RANDOM_SEED,
-            "metrics": {m.name: json.loads(json.dumps(m.params, default=list)) for m in metrics}}
+    return {"format": FORMAT, "version": VERSION, "outputs_sha256": r.integrity.get("outputs_sha256"),
+            "model": board.model_hash, "ids_sha256": ids_digest(board.ids), "randomised": bool(control),
+            "seed": RANDOM_SEED, "metrics": {m.name: json.loads(json.dumps(m.params, default=list)) for m in metrics}}
 
 
 def _write(path: Path, data: dict) -> None:
