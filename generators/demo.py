@@ -78,6 +78,9 @@ PLAN: tuple[Track, ...] = (
         # the model under test is the attribution function itself (exact ground truth, nothing to train);
         # `xaibench train aixi aixi/shape-ssin` adds the authors' CNN (docs/aixi.md)
         _evaluate("aixi", "aixi/shape-ssin", "function", 40),
+        # the metric board (docs/metric-board.md): which ground-truth-free metric agrees with the exact maps
+        Step(("metrics-board", "--track", "aixi", "--resource", "aixi/shape-ssin", "--model", "function"),
+             what="the ground-truth-free metrics (Quantus) on the same maps, scored against the ground truth"),
     )),
     Track("idc", "IDC: pseudo interpretation ground truth (WGA) for a Kim CNN on MR", ("rt_polarity",), (
         Step(("generate", "idc", "--pgt", "wga", "--no-han", "--epochs", "4"), skip_if="idc/mr-wga",

@@ -13,7 +13,10 @@ def test_every_track_is_in_the_plan_with_its_mirror_needs():
     assert [t.name for t in PLAN] == ["aixi", "idc", "rcnn", "trust", "robustness"]
     for t in PLAN:
         assert any(s.argv[0] == "evaluate" for s in t.steps), t.name  # every track ends on a board
-        assert all(s.argv[0] in ("generate", "train", "evaluate") for s in t.steps)
+        assert all(s.argv[0] in ("generate", "train", "evaluate", "metrics-board") for s in t.steps)
+    # the metric board (issue #39) follows the AIXI board it judges
+    aixi = [s.argv[0] for s in PLAN[0].steps]
+    assert aixi.index("metrics-board") > aixi.index("evaluate")
 
 
 def test_tracks_fail_or_skip_alone_and_say_why(home, tmp_path, monkeypatch):
