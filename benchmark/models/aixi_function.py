@@ -138,14 +138,25 @@ class FunctionModel(Model):
         k = len(ref.patterns)
         if k == 0 or len(x) == 0:
             return out
-        inst = ref.instances.ravel()
-        tot = np.bincount(inst, minlength=k + 1)[1:]
-        keep = (np.abs(x - ref.image[None]) < 1e-4).reshape(len(x), -1)  # (N, P) unchanged pixels
-        kept = np.stack([keep[:, inst == j + 1].sum(axis=1) for j in range(k)], axis=1)  # (N, K)
+        idx, onehot, original, tot = self._objects(self._focus, ref, k)
+        keep = np.abs(x.reshape(len(x), -1)[:, idx] - original[None]) < 1e-4  # (N, object pixels) unchanged
+        kept = keep.astype(np.int64) @ onehot  # (N, K) unchanged pixels per object: an exact integer product
         visible = kept >= self.visible_fraction * np.maximum(tot, 1)[None]
         for p in range(3):
             out[:, p] = (visible & (ref.patterns == p)[None]).sum(axis=1)
         return out
+
+    def _objects(self, instance: str, ref: Reference, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(flat indices of the object pixels, their one-hot object (n, K), original values, pixels per object),
+        computed once per instance: only object pixels can hide an object, so only they are compared."""
+        cache = self.__dict__.setdefault("_object_cache", {})
+        if instance not in cache:
+            inst = ref.instances.ravel()
+            idx = np.flatnonzero(inst)
+            onehot = (inst[idx][:, None] == np.arange(1, k + 1)[None]).astype(np.int64)
+            cache[instance] = (idx, onehot, ref.image.ravel()[idx],
+                               np.bincount(inst, minlength=k + 1)[1 : k + 1])
+        return cache[instance]
 
     def _predict(self, inputs: np.ndarray) -> np.ndarray:
         return self._function(self._counts(inputs), self._iota_max)[:, None]
