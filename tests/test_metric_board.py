@@ -272,7 +272,7 @@ def test_metrics_board_command_computes_resumes_and_reports(site_results, aixi_h
     results, _made = site_results
     home = tmp_path / "home"
     home.mkdir()
-    for d in ("resources", "cache"):
+    for d in ("resources", "cache", "keys"):  # the session's resources, outputs and signing key
         (home / d).symlink_to(aixi_home / d)
     monkeypatch.setenv("XAIBENCH_HOME", str(home))
     args = ["metrics-board", "--track", "aixi", "--resource", "aixi/shape-ssin", "--model", "function",
@@ -293,3 +293,11 @@ def test_metrics_board_command_computes_resumes_and_reports(site_results, aixi_h
     stamps = [f.stat().st_mtime_ns for f in files]
     second = CliRunner().invoke(app, args)
     assert second.exit_code == 0 and [f.stat().st_mtime_ns for f in files] == stamps  # nothing recomputed
+    # the site gains the metric board page and its picture, linked from the overview
+    from leaderboard.site import build_site
+
+    report = build_site(tmp_path / "site", results, figures=False)
+    assert "metrics.html" in report.pages and "img/metric-board.png" in report.images
+    page = (tmp_path / "site" / "metrics.html").read_text()
+    assert "aixi/shape-ssin/function" in page and "random-metric" in page
+    assert 'href="metrics.html"' in (tmp_path / "site" / "index.html").read_text()
