@@ -394,7 +394,8 @@ def print_rich(rows: Sequence[Agreement], overall: Sequence[Overall], console: A
 
 def heatmap(rows: Sequence[Agreement], path: Path) -> Path:
     """One picture: metrics (and the random-metric control) × boards, coloured by τ_b, each cell annotated
-    with τ_b, its 95 % interval and the verdict's mark (✓ agrees, ✗ disagrees, ? cannot tell)."""
+    with τ_b, its 95 % interval and the verdict's mark (✓ agrees, ✗ disagrees, ? cannot tell; "blind" when
+    the metric is model-blind); "n/a" where no cell could be scored."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -402,7 +403,7 @@ def heatmap(rows: Sequence[Agreement], path: Path) -> Path:
 
     shown = [r for r in rows if r.role == "metric" or r.metric == RANDOM_METRIC]
     boards = list(dict.fromkeys(r.board for r in shown))
-    metrics = list(dict.fromkeys(r.metric for r in shown))
+    metrics = sorted(dict.fromkeys(r.metric for r in shown), key=lambda m: m == RANDOM_METRIC)  # the control last
     grid = np.full((len(metrics), len(boards)), np.nan)
     fig, ax = plt.subplots(figsize=(2.6 + 2.3 * len(boards), 0.9 + 0.55 * len(metrics)), dpi=110)
     mark = {"agrees": "✓", "disagrees": "✗", "cannot tell": "?"}
@@ -410,7 +411,7 @@ def heatmap(rows: Sequence[Agreement], path: Path) -> Path:
         i, j = metrics.index(r.metric), boards.index(r.board)
         if r.tau is not None:
             grid[i, j] = r.tau
-        text = "n/a" if r.tau is None else f"{r.tau:+.2f} {mark[r.verdict]}"
+        text = "n/a" if r.tau is None else f"{r.tau:+.2f} {mark[r.verdict]}" + (" blind" if r.model_blind else "")
         if r.tau_ci:
             text += f"\n[{r.tau_ci[0]:+.2f}, {r.tau_ci[1]:+.2f}]"
         ax.text(j, i, text, ha="center", va="center", fontsize=7.5)
