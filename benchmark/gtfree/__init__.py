@@ -12,6 +12,21 @@ batched (`benchmark.gtfree.text`). `benchmark.gtfree.compute` runs them over a b
 
 from __future__ import annotations
 
-from benchmark.gtfree.base import FAILURE_CODES, GtFreeMetric, Scored, get_metric, metrics_for, register
+import benchmark.gtfree.image  # noqa: F401  (registers the image metrics)
+import benchmark.gtfree.text  # noqa: F401  (registers the text metrics)
+from benchmark.gtfree.base import _REGISTRY, FAILURE_CODES, GtFreeMetric, Scored, register
+
+
+def metrics_for(modality: str) -> list[GtFreeMetric]:
+    """The registered metrics of one modality, in registration order."""
+    return [m for m in _REGISTRY.values() if m.modality == modality]
+
+
+def get_metric(name: str) -> GtFreeMetric:
+    """The metric `name`; KeyError naming the known ones."""
+    if name not in _REGISTRY:
+        raise KeyError(f"no GT-free metric {name!r}; known: {', '.join(_REGISTRY)}")
+    return _REGISTRY[name]
+
 
 __all__ = ["FAILURE_CODES", "GtFreeMetric", "Scored", "get_metric", "metrics_for", "register"]

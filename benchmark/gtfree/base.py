@@ -96,22 +96,3 @@ def register(metric: GtFreeMetric) -> GtFreeMetric:
         raise ValueError(f"GT-free metric {metric.name!r} is registered twice")
     _REGISTRY[metric.name] = metric
     return metric
-
-
-def _ensure_builtin() -> None:
-    import benchmark.gtfree.image  # noqa: F401  (registers the image metrics)
-    import benchmark.gtfree.text  # noqa: F401  (registers the text metrics)
-
-
-def metrics_for(modality: str) -> list[GtFreeMetric]:
-    """The registered metrics of one modality, in registration order."""
-    _ensure_builtin()
-    return [m for m in _REGISTRY.values() if m.modality == modality]
-
-
-def get_metric(name: str) -> GtFreeMetric:
-    """The metric `name`; KeyError naming the known ones."""
-    _ensure_builtin()
-    if name not in _REGISTRY:
-        raise KeyError(f"no GT-free metric {name!r}; known: {', '.join(_REGISTRY)}")
-    return _REGISTRY[name]

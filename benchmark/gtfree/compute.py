@@ -28,7 +28,8 @@ import torch
 
 from benchmark.cache import OutputCache
 from benchmark.errors import XaibenchError
-from benchmark.gtfree.base import GtFreeMetric, Scored, metrics_for
+from benchmark.gtfree import metrics_for
+from benchmark.gtfree.base import GtFreeMetric, Scored
 from benchmark.progress import console, progress_bar
 from benchmark.results import Result, ids_digest, outputs_digest
 
