@@ -15,6 +15,10 @@ $(STAMP): pyproject.toml
 	# The CPU build of torch that is on disk; installed first so nothing pulls CUDA wheels.
 	$(PIP) install --quiet torch==2.13.0
 	$(PIP) install --quiet -e '.[test,ray]'
+	# MetaQuantus (benchmark/gtfree/meta.py) without its dependencies: it requires torchvision and timm only for
+	# its ImageNet experiment configs, and PyPI's torchvision does not load beside our CPU torch (nor would
+	# pip keep the CPU build); its real needs (quantus, captum, pandas, cachetools) come with '.'.
+	$(PIP) install --quiet --no-deps metaquantus==0.0.5
 	# lime 0.2.0.1 installs its own benchmark scripts as a top-level package named `benchmark`,
 	# which would shadow ours; remove that stray package (recognised by its files) only.
 	@for d in $(VENV)/lib/python*/site-packages/benchmark; do \
