@@ -24,6 +24,12 @@ $(STAMP): pyproject.toml
 	@for d in $(VENV)/lib/python*/site-packages/benchmark; do \
 	  if [ -f "$$d/text_perf.py" ] && [ ! -f "$$d/runner.py" ]; then rm -rf "$$d"; echo "removed lime's stray $$d"; fi; \
 	done
+	# metaquantus 0.0.5 installs its own tests as a top-level package named `tests`, which would shadow ours
+	# (`from tests.conftest import ...`); remove that stray package (recognised by its files) only.
+	@for d in $(VENV)/lib/python*/site-packages/tests; do \
+	  if [ -f "$$d/test_meta_evaluation.py" ] && [ ! -f "$$d/test_metric_board.py" ]; then rm -rf "$$d"; \
+	    echo "removed metaquantus's stray $$d"; fi; \
+	done
 	# System packages, installed where this machine allows (root + apt): bubblewrap, the sandbox
 	# submissions run in (without it they run in a plain ground-truth-free worker, and the harness says
 	# so once); WordNet 3.0 for the trust track (data/wordnet/SOURCE.md; its tests skip without it).

@@ -52,7 +52,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 import torch
 
-from benchmark.gtfree.base import get_metric
+from benchmark.gtfree import get_metric
 from benchmark.gtfree.compute import _write, board_dir
 from benchmark.gtfree.image import (
     _curve_mean,
