@@ -298,6 +298,10 @@ def metrics_board(
     no_control: Annotated[bool, typer.Option("--no-control", help="Skip the randomised-model control (halves the "
                                                                   "time; the board then cannot call a metric "
                                                                   "model-blind).")] = False,
+    metaquantus: Annotated[bool, typer.Option("--metaquantus", help="Also run MetaQuantus (noise resilience, "
+                                              "adversarial reactivity) for the image metrics on white-box image "
+                                              "boards (e.g. aixi's cnn): minutes per metric.")] = False,
+    meta_images: Annotated[int, typer.Option("--meta-images", min=2, help="Images MetaQuantus uses per board.")] = 8,
     fmt: Annotated[BoardFormat, typer.Option("--format", case_sensitive=False, help="rich, csv or json.")]
     = BoardFormat.rich,
     results: ResultsOption = None,
@@ -342,6 +346,8 @@ def metrics_board(
             _folder, warnings = compute_board(rs, home, names, limit=limit, control=not no_control)
             for w in warnings:
                 _warn(w)
+            if metaquantus:
+                _meta(rs[0], home, names, meta_images)
     rows = metric_board(chosen, home)
     if names:
         rows = [r for r in rows if r.metric.split("@")[0] in names or r.role == "control" and "@" not in r.metric]
@@ -366,6 +372,23 @@ def metrics_board(
         sys.stdout.write(text)
     else:
         _atomic_write(output, text)
+
+
+def _meta(r: Result, home: Path, names: list[str] | None, n_images: int) -> None:
+    """MetaQuantus on one board when its model is a white-box image model; says why not otherwise."""
+    from benchmark.gtfree.meta import METRICS, meta_evaluate
+    from benchmark.tracks import get_track
+
+    board = f"{r.resource['name']}/{r.model['name']}"
+    if get_track(r.track).modality != "image":
+        _warn(f"{board}: MetaQuantus runs on image boards only; skipped")
+        return
+    try:
+        meta_evaluate(r.track, r.resource["name"], r.model["name"], home,
+                      [m for m in METRICS if names is None or m in names], n_images=n_images,
+                      split=r.resource.get("split") or "validation")
+    except ValueError as exc:  # e.g. the AIXI function model: no weights for its model test
+        _warn(f"{board}: MetaQuantus skipped ({exc})")
 
 
 def register(app: typer.Typer) -> None:

@@ -91,6 +91,9 @@ class Agreement:
     failures: dict[str, int] = field(default_factory=dict)
     why: str = ""
     model_blind: bool = False  # needs no model, or agrees as well on the randomised model
+    # MetaQuantus's scores of this metric on this board (benchmark.gtfree.meta): mc, noise_resilience,
+    # adversarial_reactivity, each in [0, 1]; None where it was not run
+    meta: dict[str, float] | None = None
     draws: np.ndarray | None = field(default=None, repr=False)  # τ_b under the board's bootstrap draws
 
     def to_dict(self) -> dict[str, Any]:
@@ -263,15 +266,25 @@ def metric_board(results: Iterable[Result], home: Path) -> list[Agreement]:
     for r in results:
         if r.track in GT_TRACKS:
             groups.setdefault((r.track, r.resource["name"], r.model["name"]), []).append(r)
+    from benchmark.gtfree.meta import load_meta
+
     rows: list[Agreement] = []
     for (track, resource, model), rs in sorted(groups.items()):
         newest: dict[str, Result] = {}
         for r in sorted(rs, key=lambda r: str(r.created)):
             newest[r.submission["name"]] = r
         rs = list(newest.values())
-        files = load_board_scores(board_dir(home, track, resource, model))
+        folder = board_dir(home, track, resource, model)
+        files = load_board_scores(folder)
         if files:
-            rows.extend(board_agreement(rs, files))
+            found = board_agreement(rs, files)
+            meta = load_meta(folder)
+            for row in found:
+                m = meta.get(row.metric)
+                if m and row.role == "metric":
+                    row.meta = {k: float(m[k]) for k in ("mc", "noise_resilience", "adversarial_reactivity")
+                                if isinstance(m.get(k), (int, float))}
+            rows.extend(found)
     return rows
 
 
@@ -320,7 +333,7 @@ def summaries(rows: Sequence[Agreement]) -> list[Overall]:
 
 CSV_COLUMNS = ("board", "metric", "role", "direction", "verdict", "tau", "tau_lo", "tau_hi", "rho", "rho_lo", "rho_hi",
                "vs_randomised", "vs_randomised_lo", "vs_randomised_hi", "model_blind", "n_explainers", "n_instances",
-               "n_cells", "failed_cells", "failures", "why")
+               "n_cells", "failed_cells", "failures", "why", "metaquantus_mc", "metaquantus_nr", "metaquantus_ar")
 
 
 def _fmt(x: float | None, digits: int = 3) -> str:
@@ -340,7 +353,9 @@ def csv_rows(rows: Sequence[Agreement]) -> list[dict[str, str]]:
             "vs_randomised_hi": _fmt(lo_hi[2][1]), "model_blind": "yes" if r.model_blind else "",
             "n_explainers": str(len(r.explainers)), "n_instances": str(r.n_instances), "n_cells": str(r.n_cells),
             "failed_cells": str(sum(r.failures.values())),
-            "failures": ";".join(f"{k}={v}" for k, v in sorted(r.failures.items())), "why": r.why})
+            "failures": ";".join(f"{k}={v}" for k, v in sorted(r.failures.items())), "why": r.why,
+            **{f"metaquantus_{short}": "" if not r.meta or key not in r.meta else f"{r.meta[key]:.3f}"
+               for short, key in (("mc", "mc"), ("nr", "noise_resilience"), ("ar", "adversarial_reactivity"))}})
     return out
 
 
@@ -354,6 +369,14 @@ def to_csv(rows: Sequence[Agreement]) -> str:
     w.writeheader()
     w.writerows(csv_rows(rows))
     return buf.getvalue()
+
+
+def meta_text(meta: dict[str, float] | None) -> str:
+    """"0.67 (0.51 / 0.82)": MetaQuantus's MC (noise resilience / adversarial reactivity), or "—"."""
+    if not meta or "mc" not in meta:
+        return "—"
+    return f"{meta['mc']:.2f} ({meta.get('noise_resilience', math.nan):.2f} / " \
+           f"{meta.get('adversarial_reactivity', math.nan):.2f})"
 
 
 def interval(x: float | None, ci: tuple[float, float] | None) -> str:
@@ -372,7 +395,7 @@ def print_rich(rows: Sequence[Agreement], overall: Sequence[Overall], console: A
     for board in dict.fromkeys(r.board for r in rows):
         t = Table(title=f"metric board — {board}", title_justify="left")
         for col in ("metric", "better", "τ_b vs ground truth [95 %]", "mean per-instance ρ", "Δτ vs randomised model",
-                    "verdict", "explainers × instances", "failed cells"):
+                    "verdict", "explainers × instances", "failed cells", "MetaQuantus MC (NR / AR)"):
             t.add_column(col)
         for r in (x for x in rows if x.board == board):
             verdict_text = r.verdict + (" (model-blind)" if r.model_blind else "")
@@ -380,7 +403,7 @@ def print_rich(rows: Sequence[Agreement], overall: Sequence[Overall], console: A
                       interval(r.tau, r.tau_ci), interval(r.rho, r.rho_ci),
                       interval(r.vs_randomised, r.vs_randomised_ci), verdict_text + (f" — {r.why}" if r.why else ""),
                       f"{len(r.explainers)} × {r.n_instances}",
-                      ", ".join(f"{k} {v}" for k, v in sorted(r.failures.items())) or "0")
+                      ", ".join(f"{k} {v}" for k, v in sorted(r.failures.items())) or "0", meta_text(r.meta))
         con.print(t)
     if overall:
         t = Table(title="metric board — per track and overall (mean τ_b over boards)", title_justify="left")

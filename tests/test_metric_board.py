@@ -293,6 +293,16 @@ def test_metrics_board_command_computes_resumes_and_reports(site_results, aixi_h
     stamps = [f.stat().st_mtime_ns for f in files]
     second = CliRunner().invoke(app, args)
     assert second.exit_code == 0 and [f.stat().st_mtime_ns for f in files] == stamps  # nothing recomputed
+    # MetaQuantus's scores, where a board has them (benchmark.gtfree.meta), stand beside the metric's agreement
+    from benchmark.gtfree.meta import FILENAME, FORMAT
+
+    meta_file = home / "metric-board" / "aixi" / "aixi__shape-ssin" / "function" / FILENAME
+    meta_file.write_text(json.dumps({"key": {"format": FORMAT}, "metrics": {"pixel-flipping": {
+        "mc": 0.6, "noise_resilience": 0.5, "adversarial_reactivity": 0.7}}}))
+    shown = CliRunner().invoke(app, [*args[:-2], "--no-compute", "--format", "csv"])
+    assert shown.exit_code == 0, shown.output
+    flip_row = next(line for line in shown.stdout.splitlines() if ",pixel-flipping,metric," in line)
+    assert flip_row.endswith(",0.600,0.500,0.700")
     # the site gains the metric board page and its picture, linked from the overview
     from leaderboard.site import build_site
 

@@ -557,7 +557,7 @@ def _track_section(track: str, boards: list[Board], summary: TrackSummary | None
 def metric_board_page(rows: list[Any], overall: list[Any], picture: str | None, built: str) -> str:
     """The metric board (`leaderboard.metric_board`): its picture, then one table per board and the
     per-track and overall summary; every number with its interval and the cells it rests on."""
-    from leaderboard.metric_board import RANDOM_METRIC, interval
+    from leaderboard.metric_board import RANDOM_METRIC, interval, meta_text
 
     parts = ["<h1>Metric board: which ground-truth-free metric agrees with the ground truth?</h1>",
              "<p>For each ground-truth board, every ground-truth-free metric ranks the board's explainers; "
@@ -565,13 +565,15 @@ def metric_board_page(rows: list[Any], overall: list[Any], picture: str | None, 
              "bootstrap interval over instances; ρ̄ is the mean per-instance Spearman correlation across explainers. "
              f"Controls: <code>{RANDOM_METRIC}</code> (chance) and each metric on the randomised model (Adebayo et "
              "al. 2018). <em>Agrees</em>: τ<sub>b</sub>'s interval lies above 0; <em>model-blind</em>: it agrees as "
-             "well on the randomised model, or reads no model. See <code>docs/metric-board.md</code>.</p>"]
+             "well on the randomised model, or reads no model. MetaQuantus (Hedström et al. 2023), where it was run "
+             "on the board's model: its MC score, noise resilience and adversarial reactivity, each in [0, 1], "
+             "higher better. See <code>docs/metric-board.md</code>.</p>"]
     if picture:
         parts.append(f"<figure><img src=\"{e(picture)}\" alt=\"metrics × boards, coloured by Kendall τ-b\" "
                      "style=\"max-width:100%\"></figure>")
     headers = [("metric", "str"), ("better", "str"), ("τ_b [95 %]", "num"), ("ρ̄ [95 %]", "num"),
                ("Δτ vs randomised", "num"), ("verdict", "str"), ("explainers × instances", "str"),
-               ("failed cells", "str")]
+               ("failed cells", "str"), ("MetaQuantus MC (NR / AR)", "num")]
     for board in dict.fromkeys(r.board for r in rows):
         body = []
         for r in (x for x in rows if x.board == board):
@@ -580,7 +582,7 @@ def metric_board_page(rows: list[Any], overall: list[Any], picture: str | None, 
                      interval(r.vs_randomised, r.vs_randomised_ci),
                      r.verdict + (" (model-blind)" if r.model_blind else "") + (f" — {r.why}" if r.why else ""),
                      f"{len(r.explainers)} × {r.n_instances}",
-                     ", ".join(f"{k} {v}" for k, v in sorted(r.failures.items())) or "0"]
+                     ", ".join(f"{k} {v}" for k, v in sorted(r.failures.items())) or "0", meta_text(r.meta)]
             body.append("<tr>" + "".join(f"<td>{e(c)}</td>" for c in cells) + "</tr>")
         head = "".join(f"<th>{e(h)}</th>" for h, _t in headers)
         parts.append(f"<h2>{e(board)}</h2><table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
