@@ -23,7 +23,7 @@ from benchmark.models.base import ImageModel
 from benchmark.models.text import KimCNN, WordAttention, WordModel, build_vocab
 from benchmark.runner import evaluate
 from benchmark.submission import discover
-from benchmark.worker import run_explainer
+from benchmark.isolation.worker import run_explainer
 
 EXPLAINERS = {n: s for n, s in discover().items() if s.kind == "explainer"}
 BLACK_BOX_IMAGE = sorted(n for n, s in EXPLAINERS.items() if "image" in s.modalities and not s.needs_gradients)

@@ -75,7 +75,7 @@ def test_board_reports_each_judged_class():
     AUC within the class — a set that judges one class (HateXplain: only "toxic" posts carry a rationale)
     says so (`classes_judged` = 1)."""
     from benchmark.tracks import get_track
-    from benchmark.worker import to_verdict
+    from benchmark.isolation.worker import to_verdict
 
     trk = get_track("trust")
     truth = np.array([True, False, True, False, True, True])

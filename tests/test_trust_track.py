@@ -302,7 +302,7 @@ def test_bad_scores_are_score_failures_and_the_verdicts_still_count():
     worst place (issue #38: a failure never raises AUC), the verdict-only metrics count every valid verdict."""
     from benchmark.contracts import judgement_parts
     from benchmark.tracks import get_track
-    from benchmark.worker import to_verdict
+    from benchmark.isolation.worker import to_verdict
 
     n = 8
     _, codes = judgement_parts({"verdicts": [True] * n, "scores": [0.9, 1.5, float("nan"), None, "0.3", -0.1, True,

@@ -233,7 +233,7 @@ def embeddings_dir(resource: str = "trust/embeddings") -> Path:
     import os
 
     from benchmark.resources.store import resource_root
-    from benchmark.sandbox import asset_env
+    from benchmark.isolation import asset_env
 
     mounted = os.environ.get(asset_env(resource.replace("/", "-")))
     if mounted:

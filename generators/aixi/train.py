@@ -24,7 +24,7 @@ import torch
 from rich.markup import escape
 from torch import nn
 
-from benchmark import allocator
+from benchmark.isolation import allocator
 from benchmark.errors import ResourceError
 from benchmark.models.architectures import AixiCNN
 from benchmark.models.base import load_model, save_model

@@ -24,7 +24,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from benchmark import allocator
+from benchmark.isolation import allocator
 from benchmark.errors import ResourceError
 from benchmark.models.base import save_model
 from benchmark.models.text import KimCNN, WordAttention, build_vocab
