@@ -13,7 +13,7 @@ import typer
 from benchmark.options import SEED_MAX, TIME_BUDGET_MAX_S, exclusive
 from benchmark.progress import console
 from generators.demo import PLAN as DEMO_PLAN
-from generators.rcnn_cli import Aspect, register_rcnn
+from generators.rcnn.cli import Aspect, register_rcnn
 from generators.trust.cli import register as register_trust
 from generators.robustness.cli import register as register_robustness
 

@@ -117,7 +117,7 @@ def test_choices_match_the_code_that_reads_them():
     """The fixed sets are spelled in the CLI modules (importing the generators there would slow every
     command down); here they are held against the constants of the code that reads them."""
     from generators import cli as gcli
-    from generators import rcnn_cli
+    from generators.rcnn import cli as rcnn_cli
     from generators.aixi.build import SCALES as AIXI_SCALES
     from generators.idc.build import PGTS
     from generators.rcnn.build import POOLS, SCALES as RCNN_SCALES

@@ -186,7 +186,7 @@ class TrustTrack(Track):
     def assets(self, resource) -> dict[str, Path]:
         """Read-only folders every oracle worker gets, when they have been built: the embedding
         ensemble (`trust/embeddings`) and the offline WordNet for NLTK (`<data home>/nltk_data`,
-        `generators/trust/wordnet.py`) — no ground truth in either."""
+        `generators/lexicon.py`) — no ground truth in either."""
         from benchmark.resources import data_home, resource_root
 
         family, config = EMBEDDINGS.split("/")

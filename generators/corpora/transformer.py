@@ -39,8 +39,7 @@ from benchmark.models.transformer import (DEFAULT_MAX_PIECES, TOKENIZER_FILE, Mi
                                           bert_kwargs, load_tokenizer, pretrained_classifier, pretrained_path,
                                           save_minilm)
 from benchmark.progress import console, progress_bar
-from generators.idc.train import trained_config
-from generators.rcnn.train import length_batches  # batches of similar piece counts
+from generators.text_trainer import length_batches, trained_config  # length_batches: batches of similar piece counts
 
 
 @dataclass

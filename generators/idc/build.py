@@ -29,7 +29,7 @@ from benchmark.metrics.interpretation import average_relative_drop, relative_con
 from benchmark.models.text import load_word_model
 from benchmark.progress import console
 from benchmark.resources import resource_root, write_config
-from generators.idc.train import TextTrainConfig, train_text_classifier
+from generators.text_trainer import TextTrainConfig, train_text_classifier
 
 FAMILY = "idc"
 VERSION = "v1"

@@ -1,2 +1,3 @@
 """Builders of the `rcnn` resources (SPECS §4): BeerAdvocate loaders (`data`), word vectors (`vectors`),
-RCNN rationale-model training (`train`) and the zero-contribution verification (`verify`)."""
+RCNN rationale-model training (`train`), the zero-contribution verification (`verify`) and the
+`generate rcnn` command (`cli`)."""

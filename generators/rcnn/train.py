@@ -48,6 +48,7 @@ from benchmark.models.rcnn import RCNNRationale, generator_log_prob, save_rcnn
 from benchmark.progress import console, progress_bar
 from generators.rcnn.data import BeerData, Reviews, aspect_index, aspect_name, load_beer
 from generators.rcnn.vectors import WordVectors, get_vectors
+from generators.text_trainer import length_batches
 
 SELECT_ON = ("objective", "mse", "leakage")
 DEV_SELECTION = ("deterministic", "sampled")
@@ -176,15 +177,6 @@ def pad(ids: Sequence[np.ndarray], rows: Sequence[int]) -> tuple[torch.Tensor, t
     t = torch.from_numpy(out)
     lengths = torch.tensor([len(ids[r]) for r in rows])
     return t, torch.arange(length)[None, :] < lengths[:, None]
-
-
-def length_batches(lengths: np.ndarray, batch_size: int, rng: np.random.Generator | None) -> list[np.ndarray]:
-    """Documents sorted by length (stable), cut into chunks of `batch_size`, chunk order shuffled by `rng`."""
-    order = np.argsort(lengths, kind="stable")
-    chunks = [order[s:s + batch_size] for s in range(0, len(order), batch_size)]
-    if rng is not None:
-        chunks = [chunks[i] for i in rng.permutation(len(chunks))]
-    return chunks
 
 
 # -- costs -----------------------------------------------------------------------------------------

@@ -264,7 +264,7 @@ def build_robustness(config: RobustnessConfig | None = None, *, root: Path | Non
     unknown = set(cfg.models) - set(MODELS)
     if unknown:
         raise ResourceError(f"unknown model(s) {sorted(unknown)}; choose from {', '.join(MODELS)}")
-    from generators.idc.train import EMBEDDINGS
+    from generators.text_trainer import EMBEDDINGS
 
     if cfg.embeddings not in EMBEDDINGS:
         raise ResourceError(f"embeddings must be one of {', '.join(EMBEDDINGS)}, got {cfg.embeddings!r}")

@@ -3,7 +3,7 @@
 Pipeline (per data set; `xaibench generate trust --dataset hatexplain|cams|movies`):
 1. load the data set from the mirror (`generators.trust.data`, exclusions counted); documents longer than
    `max_len` tokens are truncated (counted) — the stored tokens are exactly what the model saw;
-2. train the CPU-default model under test — the project's Kim CNN (`generators.idc.train`, Adam 1e-3,
+2. train the CPU-default model under test — the project's Kim CNN (`generators.text_trainer`, Adam 1e-3,
    batch 32, best validation epoch kept) — and predict train and test (prediction = argmax,
    confidence = max class probability);
 3. for every *correctly predicted* test instance with a non-empty rationale G, explain the predicted
@@ -37,7 +37,7 @@ from benchmark.models.text import WordModel, load_word_model
 from benchmark.progress import console, progress_bar
 from benchmark.resources import resource_root, write_config
 from benchmark.tokenize import is_word
-from generators.idc.train import TextTrainConfig, train_text_classifier
+from generators.text_trainer import TextTrainConfig, train_text_classifier
 from generators.trust.data import DATASETS, TrustCorpus, TrustDoc, load_trust_corpus
 from benchmark.toki.core import builtin_explainer
 from benchmark.toki.explanations import DedupModel
@@ -104,7 +104,7 @@ class TrustBuildConfig:
     test_limit: int | None = None  # explain a seeded random sample of N eligible test instances (reduced scale)
     validation_limit: int | None = None  # the same on validation (0 = no validation trust set; None = all)
     train_explain_limit: int | None = None  # LIME-explain N correct training predictions (pipeline 1; None = all [P])
-    # [I, issue #24] the rationale-supervised CNN ("cnn-sup"): generators/idc/train.py TextTrainConfig
+    # [I, issue #24] the rationale-supervised CNN ("cnn-sup"): generators/text_trainer.py TextTrainConfig
     rationale_loss: str = "erasure"
     rationale_weight: float = 1.0
     rationale_tau: float = 1.0

@@ -149,7 +149,8 @@ def pair_similarities(emb, pairs: list[tuple[str, str]]) -> tuple[np.ndarray, in
 
 
 def build_embeddings(cfg: EmbeddingsConfig | None = None, *, root: Path | None = None) -> dict[str, Any]:
-    from generators.trust.wordnet import ensure_wordnet, frequency_pairs, random_pairs, synonym_pairs
+    from generators.lexicon import ensure_wordnet
+    from generators.trust.wordnet import frequency_pairs, random_pairs, synonym_pairs
 
     cfg = cfg or EmbeddingsConfig()
     unknown = set(cfg.models) - set(DEFAULT_MODELS)
