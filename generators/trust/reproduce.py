@@ -269,7 +269,7 @@ def paired_difference(dataset: str, a: tuple[str, dict[str, Any]], b: tuple[str,
     from benchmark.resources import data_home, load_resource
     from benchmark.runner import evaluate
     from benchmark.tracks import get_track
-    from benchmark.tracks.trust import bootstrap_weights
+    from benchmark.bootstrap import draw_weights
 
     trk = get_track("trust")
     inst = trk.instances(load_resource(f"trust/{dataset}"), "test")
@@ -289,7 +289,7 @@ def paired_difference(dataset: str, a: tuple[str, dict[str, Any]], b: tuple[str,
         arrays = [got[i].array if got[i].ok else np.array([0.0, -1.0], dtype=np.float32) for i in inst.ids]
         per.append((trk.score(arrays, inst.truths, range(len(inst.ids))), ok))
     ok = per[0][1] & per[1][1]
-    w = np.vstack([np.ones((1, len(ok))), bootstrap_weights(ok, n_boot, seed)])
+    w = np.vstack([np.ones((1, len(ok))), draw_weights(np.arange(len(ok)), keep=ok, n_boot=n_boot, seed=seed)])
     va, vb = (trk.estimate(s, ok, w)[metric] for s, _ in per)
     d = va - vb
     boot = d[1:][np.isfinite(d[1:])]
