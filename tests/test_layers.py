@@ -59,7 +59,7 @@ def test_the_same_contracts_fail_on_a_tree_that_breaks_them(tmp_path):
     isolation package reaching up to the runner."""
     packages = _skeleton()
     good = _tree(tmp_path / "good", {**packages, "submissions/s.py": "import benchmark\n",
-                                     "leaderboard/rank.py": "from benchmark import x\n", "benchmark/x.py": "",
+                                     "leaderboard/boards.py": "from benchmark import x\n", "benchmark/x.py": "",
                                      "benchmark/runner/__init__.py": "from benchmark.isolation import worker\n",
                                      "benchmark/isolation/worker.py": ""})
     (good / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text())

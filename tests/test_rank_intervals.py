@@ -11,7 +11,8 @@ from benchmark import bootstrap
 from benchmark.results import MetricSummary, pack_scores
 from benchmark.tracks import get_track
 from leaderboard import render, stats
-from leaderboard.rank import boards, overall, track_summary
+from leaderboard.boards import boards
+from leaderboard.summaries import overall, track_summary
 from tests.test_leaderboard import floored, make_result, metric
 
 N = 200

@@ -19,7 +19,7 @@ from benchmark.bootstrap import draw_weights
 from benchmark.metrics import robustness as rm
 from benchmark.results import pack_scores
 from benchmark.tracks import get_track
-from leaderboard.rank import boards
+from leaderboard.boards import boards
 from tests.test_leaderboard import make_result
 
 VOCAB = 500

@@ -107,7 +107,7 @@ def test_a_partial_run_never_replaces_a_full_one(home, tmp_path):
     """--limit after a full run: the full Result file is untouched, the partial one is kept beside it
     under its own coverage, and the board ranks the full split."""
     from benchmark.results import load_results
-    from leaderboard.rank import boards
+    from leaderboard.boards import boards
 
     full = evaluate("uniform", track="aixi", resource="aixi/shape-ssin", model="function", results_dir=tmp_path)
     (full_path,) = list(tmp_path.rglob("*.json"))
