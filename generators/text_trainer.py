@@ -1,7 +1,8 @@
-"""The text trainer every text track shares: the word-level classifiers IDC, robustness and trust put
-under test — the Kim CNN (SPECS §5.2), the HAN word-attention classifier and any architecture a
-generator adds to `ARCHES` (robustness: the BiLSTMs) — plus what the transformer generator reuses
-(`trained_config`, `length_batches`). No track's generator owns it, so none imports another's.
+"""The text trainer every text track shares: the word-level classifiers IDC, robustness and trust test.
+
+The Kim CNN (SPECS §5.2), the HAN word-attention classifier and any architecture a generator adds to
+`ARCHES` (robustness: the BiLSTMs), plus what the transformer generator reuses (`trained_config`,
+`length_batches`). No track's generator owns it, so none imports another's.
 
 Recipe [P]: Adam lr 1e-3, mini-batch 32, at most 10 epochs, cross-entropy, dropout 0.5; the epoch with
 the best validation accuracy is kept [I]. Documents are padded to `max_len` = the longest training
@@ -21,7 +22,7 @@ import json
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Protocol, Sequence, cast
 
 import numpy as np
 import torch
@@ -150,13 +151,25 @@ def _compact(ids: torch.Tensor) -> torch.Tensor:
     return ids.gather(1, order)
 
 
+class _Embedded(Protocol):
+    """A word-level classifier as the rationale losses drive it (every architecture of `ARCHES`): its
+    embedding table and its forward from embeddings."""
+
+    embedding: nn.Embedding
+
+    def forward_embedded(self, emb: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        """The logits (N, C) of embedded documents (N, T, D) and their mask (N, T)."""
+        ...
+
+
 def supervised_loss(module: nn.Module, ids: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor,
                     has: torch.Tensor, cfg: TextTrainConfig) -> tuple[torch.Tensor, float]:
     """Cross-entropy + λ · the rationale loss of `cfg.rationale_loss` over the batch's documents with a
     rationale (`TextTrainConfig`); returns (loss, the auxiliary term's value). The input gradient is taken
     with `create_graph=True` (double back-propagation)."""
-    emb = module.embedding(ids)
-    logits = module.forward_embedded(emb, ids != 0)
+    net = cast(_Embedded, module)
+    emb = net.embedding(ids)
+    logits = net.forward_embedded(emb, ids != 0)
     ce = nn.functional.cross_entropy(logits, labels)
     if cfg.rationale_loss == "none" or not bool(has.any()):
         return ce, 0.0

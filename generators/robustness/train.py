@@ -45,10 +45,10 @@ def train_models(xy: dict, root: Path, models=tuple(MODELS), epochs: int = 10, s
                                      MiniLMTrainConfig.cpu(seed=seed, threads=threads), test=xy["test"],
                                      overwrite=overwrite, name="mr-minilm")
             continue
-        dim = {"embed_dim": 50} if embeddings == "glove-50d" else {}
         cfg = text_trainer.TextTrainConfig(architecture=MODELS[name], epochs=epochs, seed=seed, threads=threads,
-                                           patience=3, embeddings=embeddings, freeze_embeddings=freeze,
-                                           **dim)
+                                           patience=3, embeddings=embeddings, freeze_embeddings=freeze)
+        if embeddings == "glove-50d":
+            cfg.embed_dim = 50  # the GloVe table's width
         out[name] = text_trainer.train_text_classifier(xy["train"], xy["validation"],
                                                        Path(root) / "model" / f"mr-{name}", cfg, n_classes=2,
                                                        test=xy["test"], overwrite=overwrite, name=f"mr-{name}",

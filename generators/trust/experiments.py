@@ -21,6 +21,7 @@ import numpy as np
 
 from benchmark.contracts import Batch, OracleContext, judgement_parts
 from benchmark.metrics.trust import trust_scores, weighted_auc
+from benchmark.models.base import TextModel
 from benchmark.models.text import load_word_model
 from benchmark.resources import resource_root
 from benchmark.resources.store import read_provenance
@@ -36,7 +37,7 @@ def load_trust_set(config: str, root: Path | None = None) -> dict[str, Any]:
     test = pq.read_table(root / meta["splits"]["test"]["file"]).to_pylist()
     val = meta["splits"].get("validation")
     validation = pq.read_table(root / val["file"]).to_pylist() if val else []
-    model = None
+    model: TextModel | None = None
     if meta["params"].get("model_dir"):
         if meta["params"].get("model") == "minilm":  # the transformer model under test
             from benchmark.models.transformer import load_minilm
