@@ -1,6 +1,7 @@
-"""Pre-trained word resources the text generators share, offline: GloVe 6B 50-d (the text trainer's
-pre-trained table, counter-fitting's input) and WordNet 3.0 (TOKI's θ_relate pairs, counter-fitting's
-constraints).
+"""Pre-trained word resources the text generators share, offline: GloVe 6B 50-d and WordNet 3.0.
+
+GloVe is the text trainer's pre-trained table and counter-fitting's input; WordNet gives TOKI's θ_relate
+pairs and counter-fitting's constraints.
 
 `ensure_wordnet()` copies the Debian `wordnet-base` + `wordnet-sense-index` files (plain files only)
 and the mirror's `lexnames` into `<data home>/nltk_data/corpora/wordnet` once (data/wordnet/SOURCE.md

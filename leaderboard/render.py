@@ -1,5 +1,6 @@
-"""Rendering boards and summaries as text: rich tables, Markdown and CSV (HTML is the site's:
-`leaderboard.site`, whose `one_page` is `--format html`).
+"""Rendering boards and summaries as text: rich tables, Markdown and CSV.
+
+HTML is the site's: `leaderboard.site`, whose `one_page` is `xaibench leaderboard --format html`.
 
 Every format shows, per board: the metric label with its direction arrow (↓ lower is better, ↑ higher
 is better), the primary metric's column marked with ★, cells as `mean ± half-width of the 95% CI`,
