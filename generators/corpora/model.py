@@ -95,7 +95,7 @@ class RationaleDocument(Document):
             and np.array_equal(self.token_source, other.token_source)
         )
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None  # type: ignore[assignment]  # equal by value (arrays too): unhashable, as a dataclass with eq
 
     @property
     def rationale_tokens(self) -> list[str]:

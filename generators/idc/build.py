@@ -141,7 +141,6 @@ def build_idc(config: IdcConfig | None = None, *, root: Path | None = None, over
     splits = {s: corpus[s][: cfg.limit] if cfg.limit else corpus[s] for s in ("train", "validation", "test")}
     xy = {s: ([d.tokens for d in docs], [d.label for d in docs]) for s, docs in splits.items()}
     classes = list(corpus.classes)
-
     t0 = time.perf_counter()
     train_cfg = TextTrainConfig(epochs=cfg.epochs, seed=cfg.train_seed)
     cnn_cfg = train_text_classifier(xy["train"], xy["validation"], root / "model" / "mr-cnn", train_cfg,

@@ -35,7 +35,7 @@ from __future__ import annotations
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Collection
 
 import numpy as np
 import pyarrow as pa
@@ -258,20 +258,13 @@ def _table(rows: list[dict]) -> pa.Table:
     return pa.table({k: pa.array(v, schema.arrow_schema.field(k).type) for k, v in cols.items()})
 
 
-def build_robustness(config: RobustnessConfig | None = None, *, root: Path | None = None,
-                     overwrite: bool = False) -> dict[str, Any]:
-    import torch
-
-    from benchmark.attacks.filters import PosTagger
-    from generators.corpora import load_mr
-    from generators.robustness.train import MODELS, train_models
-
-    cfg = config or RobustnessConfig()
-    unknown = set(cfg.models) - set(MODELS)
-    if unknown:
-        raise ResourceError(f"unknown model(s) {sorted(unknown)}; choose from {', '.join(MODELS)}")
+def _check_config(cfg: RobustnessConfig, models: Collection[str]) -> None:
+    """Refuse, naming the choices, a config `build_robustness` cannot build (`models`: the known ones)."""
     from generators.text_trainer import EMBEDDINGS
 
+    unknown = set(cfg.models) - set(models)
+    if unknown:
+        raise ResourceError(f"unknown model(s) {sorted(unknown)}; choose from {', '.join(models)}")
     if cfg.embeddings not in EMBEDDINGS:
         raise ResourceError(f"embeddings must be one of {', '.join(EMBEDDINGS)}, got {cfg.embeddings!r}")
     if cfg.vocab_rule not in VOCAB_RULES:
@@ -284,6 +277,18 @@ def build_robustness(config: RobustnessConfig | None = None, *, root: Path | Non
         raise ResourceError(f"unknown attack(s) {sorted(bad)}; choose from {', '.join(ATTACKS)}")
     if cfg.reference_explainer not in cfg.explainers and not cfg.append:
         raise ResourceError(f"reference explainer {cfg.reference_explainer} must be one of the explainers")
+
+
+def build_robustness(config: RobustnessConfig | None = None, *, root: Path | None = None,
+                     overwrite: bool = False) -> dict[str, Any]:
+    import torch
+
+    from benchmark.attacks.filters import PosTagger
+    from generators.corpora import load_mr
+    from generators.robustness.train import MODELS, train_models
+
+    cfg = config or RobustnessConfig()
+    _check_config(cfg, MODELS)
     torch.set_num_threads(1)
     root = Path(root) if root else resource_root(FAMILY)
     corpus = load_mr(source=cfg.source, path=cfg.path, seed=0)
