@@ -53,7 +53,8 @@ demo: $(STAMP)
 	$(VENV)/bin/xaibench demo
 
 # Style and docstrings (ruff), the import contracts of DESIGN §3 (import-linter) and types (mypy on
-# benchmark/ and leaderboard/), all configured in pyproject.toml; about a minute; run before the tests.
+# benchmark/, leaderboard/, generators/ and submissions/), all configured in pyproject.toml; about a minute;
+# run before the tests.
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports

@@ -170,7 +170,7 @@ def _run_unit(job: Job, shard: _Shard, batches: list[list[int]]) -> list[list]:
     if job.node_memory:  # this node's share: its memory over its CPUs (each task takes one)
         from dataclasses import replace
 
-        from benchmark.sandbox import default_memory_gb
+        from benchmark.isolation import default_memory_gb
 
         memory = int(default_memory_gb(os.cpu_count() or 1) * (1 << 30))
         config = replace(config, limits=replace(config.limits, memory_bytes=memory))

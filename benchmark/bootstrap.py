@@ -3,7 +3,10 @@
 A draw b gives every instance i a multiplicity w_bi: the resampling units (`Track.units`; by default
 each instance its own) are drawn with replacement, k of k, and each instance inherits the count of
 its unit. Every submission on a board is evaluated under the *same* draws (a paired bootstrap), so a
-difference between two submissions is judged on the same resampled instances.
+difference between two submissions is judged on the same resampled instances. `keep` narrows the
+pool to the units that hold a kept instance (k = their number): the trust track's pooled metrics
+resample the judged predictions only (a failed one weighs 0), the robustness track's ACC the attacked
+samples with a scored text. Every track draws through `draw_weights`, so one seed gives one set of draws.
 
 With several seed runs (S > 1) a draw also resamples the seeds, S of S with replacement (multiplicities
 v_bs), and a metric's value under the draw is the v-weighted mean over seeds of the track's estimate
@@ -24,18 +27,30 @@ N_BOOT = 1000  # draws per board
 SEED = 0  # boards are deterministic: the same results give the same intervals
 
 
-def draw_weights(units: np.ndarray, n_boot: int = N_BOOT, seed: int = SEED) -> np.ndarray:
-    """(n_boot, n) multiplicities of n instances whose resampling unit is `units[i]`."""
+def draw_weights(units: np.ndarray, keep: np.ndarray | None = None, n_boot: int = N_BOOT,
+                 seed: int = SEED) -> np.ndarray:
+    """(n_boot, n) multiplicities of n instances whose resampling unit is `units[i]`: the pool — every
+    unit, or (`keep`, a boolean per instance) the units holding a kept instance, in sorted order — is
+    drawn with replacement, as many draws as it has units (one `integers(0, k, (n_boot, k))` call of
+    `default_rng(seed)`), and each instance counts as often as its unit was drawn (0 outside the pool)."""
     units = np.asarray(units)
     n = units.size
     if n == 0:
         return np.zeros((n_boot, 0))
     _, inverse = np.unique(units, return_inverse=True)
+    inverse = inverse.reshape(-1)
     k = int(inverse.max()) + 1
-    rng = np.random.default_rng(seed)
-    picks = rng.integers(0, k, size=(n_boot, k))
-    counts = np.zeros((n_boot, k))
-    np.add.at(counts, (np.repeat(np.arange(n_boot), k), picks.ravel()), 1.0)
+    if keep is None:
+        pool = np.arange(k)
+    else:
+        held = np.zeros(k, dtype=bool)
+        held[inverse[np.asarray(keep, dtype=bool).reshape(-1)]] = True
+        pool = np.flatnonzero(held)
+    if pool.size == 0:
+        return np.zeros((n_boot, n))
+    picks = np.random.default_rng(seed).integers(0, pool.size, size=(n_boot, pool.size))
+    cells = (np.arange(n_boot)[:, None] * k + pool[picks]).reshape(-1)  # (draw, unit) as one index
+    counts = np.bincount(cells, minlength=n_boot * k).reshape(n_boot, k).astype(np.float64)
     return counts[:, inverse]
 
 

@@ -28,7 +28,7 @@ from benchmark.errors import XaibenchError
 from benchmark.options import SEED_MAX, TIMEOUT_MAX_S, lazy_choice
 from benchmark.progress import console
 from benchmark.registry import iter_entry_points
-from benchmark.sandbox import SCRATCH_GB, default_memory_gb, default_processes, machine_memory_bytes
+from benchmark.isolation import SCRATCH_GB, default_memory_gb, default_processes, machine_memory_bytes
 from benchmark.storage import storage_error
 
 app = typer.Typer(
@@ -69,7 +69,7 @@ def _parse_seeds(text: str | None) -> list[int] | None:
 
 
 class SandboxMode(str, Enum):
-    """`--sandbox`: where submissions run (`benchmark.sandbox.MODES`)."""
+    """`--sandbox`: where submissions run (`benchmark.isolation.sandbox.MODES`)."""
 
     auto = "auto"
     bwrap = "bwrap"
@@ -508,7 +508,7 @@ def main(argv: list[str] | None = None) -> None:
     """The `xaibench` entry point: every usage error (bad value, missing argument, unknown option or
     command) and every `XaibenchError` is one line `error: ...` on stderr with exit status 2; options are
     validated while parsing, so nothing has run or been written when such an error is printed."""
-    from benchmark import allocator
+    from benchmark.isolation import allocator
 
     allocator.tune()
     load_plugins()

@@ -5,7 +5,7 @@ Validated on write and on read (`Result.from_dict` raises `ResultError` naming t
 Schema 3 adds `instance_scores` (see `pack_scores`): every per-instance score array the track's
 `score` returned (metrics and extras such as pooled counts), per seed, in coverage order, with the
 instances that did not fail (`ok`). Boards resample them — the same instances for every submission
-on the board — for paired-bootstrap rank intervals (`leaderboard.rank`); results without them (schema
+on the board — for paired-bootstrap rank intervals (`leaderboard.ranks`); results without them (schema
 1 and 2) are ranked by their means alone, with the intervals undefined and said so.
 
 Schema 2 adds two objects:

@@ -20,16 +20,15 @@ from typing import Any
 
 import numpy as np
 
-from benchmark import allocator
 from benchmark.backends import BACKENDS, Crashes, Job, explain_batch, run_batches
 from benchmark.cache import Entry, OutputCache
 from benchmark.errors import SubmissionError, XaibenchError
-from benchmark.isolation import FitError, Worker, WorkerConfig, validate_output
+from benchmark.isolation import (MODES, SCRATCH_GB, FitError, Limits, Worker, WorkerConfig, allocator,
+                                 default_memory_gb, default_processes, validate_output)
 from benchmark.progress import progress_bar
 from benchmark.provenance import software
 from benchmark.resources import data_home, load_resource
 from benchmark.results import Failure, MetricSummary, Result, coverage_of, outputs_digest, pack_scores
-from benchmark.sandbox import MODES, SCRATCH_GB, Limits, default_memory_gb, default_processes
 from benchmark.storage import storage_error
 from benchmark.submission import Submission, get_submission
 from benchmark.tracks import get_track
@@ -54,7 +53,7 @@ class RunOptions:
     results_dir: Path | None = None
     model_options: dict[str, Any] = field(default_factory=dict)
     metric_params: dict[str, Any] = field(default_factory=dict)  # e.g. {"attribution": "absolute"}
-    sandbox: str = "auto"  # auto | bwrap | none (benchmark.sandbox)
+    sandbox: str = "auto"  # auto | bwrap | none (benchmark.isolation.sandbox)
     memory_gb: float | None = None  # the worker's address-space limit (None: `memory_default`)
     processes: int | None = None  # the worker's task limit, processes + threads (None: default_processes(); 0: none)
     scratch_gb: float = SCRATCH_GB  # bound of the submission's scratch folder (0: none)

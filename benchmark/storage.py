@@ -10,9 +10,16 @@ import shutil
 from pathlib import Path
 
 from benchmark.errors import StorageError
-from benchmark.scratch import fmt_bytes
 
-__all__ = ["storage_error", "storage_problem"]
+__all__ = ["fmt_bytes", "storage_error", "storage_problem"]
+
+
+def fmt_bytes(n: float) -> str:
+    """`1.5 GiB`, `11.75 GiB`, `64 MiB`, `12 KiB` (at most two decimals, none when whole)."""
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if abs(n) >= 1 << shift:
+            return f"{round(n / (1 << shift), 2):g} {unit}"
+    return f"{int(n)} B"
 
 
 def storage_problem(path: str | os.PathLike[str], code: int) -> str | None:

@@ -1,5 +1,7 @@
-"""CLI commands contributed by the generators package (registered via `xaibench.commands`):
-`xaibench generate aixi`, `xaibench train aixi`, `xaibench publish`."""
+"""The generators' commands: `generate`, `train`, `reproduce`, `publish`, `agreement` and `demo`.
+
+Registered on the `xaibench` command line through the `xaibench.commands` entry point; each track's
+own commands come from its package (`generators.rcnn.cli`, `generators.trust.cli`, `generators.robustness.cli`)."""
 
 from __future__ import annotations
 
@@ -12,31 +14,26 @@ import typer
 
 from benchmark.options import SEED_MAX, TIME_BUDGET_MAX_S, exclusive
 from benchmark.progress import console
-from generators.demo import PLAN as DEMO_PLAN
-from generators.rcnn_cli import Aspect, register_rcnn
+from generators.rcnn.cli import Aspect, register_rcnn
 from generators.trust.cli import register as register_trust
 from generators.robustness.cli import register as register_robustness
 
 
-def _choices(name: str, *values: str) -> type[StrEnum]:
-    """A `StrEnum` of `values` for an option annotation: typer lists them in --help and refuses others.
-    Commands hand `str(member)` (the plain value) to the code below them."""
-    return StrEnum(name, {v: v for v in values})
-
-
-# Fixed value sets of the options (tests/test_cli_options.py checks each against the code that reads it).
-AixiDataset = _choices("AixiDataset", "shape", "color")
-AixiScale = _choices("AixiScale", "paper", "default", "demo", "tiny")  # generators.aixi.build.SCALES
-AixiFunction = _choices("AixiFunction", "ssin", "suum", "class")
-ClassRule = _choices("ClassRule", "count", "weighted")
-Schedule = _choices("Schedule", "constant", "onecycle")  # generators.aixi.train.TrainConfig.schedule
-Pgt = _choices("Pgt", "wga", "milp", "hybrid")  # generators.idc.build.PGTS
-IdcPool = _choices("IdcPool", "train+validation", "train")
-HybridRank = _choices("HybridRank", "total", "max")
-MrSource = _choices("MrSource", "mirror", "local", "hub")
-Attribution = _choices("Attribution", "signed", "absolute")
-Experiment = _choices("Experiment", "1", "2", "3")  # generators.aixi.experiments: Experiments 1-3
-EraserSplit = _choices("EraserSplit", "train", "val", "test")  # ERASER's {split}.jsonl files
+# Fixed value sets of the options (tests/test_cli_options.py checks each against the code that reads it):
+# a `StrEnum` per option annotation, whose members' values are their names (typer lists them in --help and
+# refuses others); commands hand `str(member)` (the plain value) to the code below them.
+AixiDataset = StrEnum("AixiDataset", ["shape", "color"])
+AixiScale = StrEnum("AixiScale", ["paper", "default", "demo", "tiny"])  # generators.aixi.build.SCALES
+AixiFunction = StrEnum("AixiFunction", ["ssin", "suum", "class"])
+ClassRule = StrEnum("ClassRule", ["count", "weighted"])
+Schedule = StrEnum("Schedule", ["constant", "onecycle"])  # generators.aixi.train.TrainConfig.schedule
+Pgt = StrEnum("Pgt", ["wga", "milp", "hybrid"])  # generators.idc.build.PGTS
+IdcPool = StrEnum("IdcPool", ["train+validation", "train"])
+HybridRank = StrEnum("HybridRank", ["total", "max"])
+MrSource = StrEnum("MrSource", ["mirror", "local", "hub"])
+Attribution = StrEnum("Attribution", ["signed", "absolute"])
+Experiment = StrEnum("Experiment", ["1", "2", "3"])  # generators.aixi.experiments: Experiments 1-3
+EraserSplit = StrEnum("EraserSplit", ["train", "val", "test"])  # ERASER's {split}.jsonl files
 
 
 def _plain(values):
@@ -122,12 +119,13 @@ def generate_idc(
 
     Trains the Kim CNN (and HAN) on MR and builds the IDC pseudo ground truth (idc/mr-wga, idc/mr-milp,
     idc/mr-hybrid), SPECS §5."""
+    from generators.corpora.mr import mr_source
     from generators.idc.build import IdcConfig, build_idc
 
     cfg = IdcConfig(pgts=tuple(_plain(pgt)), pool=str(pool), vocab_size=vocab_size, hybrid_rank=str(hybrid_rank),
                     alpha=alpha, beta=beta, min_words=min_words, milp_time_limit=milp_time_limit,
-                    milp_sample=milp_sample, epochs=epochs, seed=seed, source=str(source), path=path, limit=limit,
-                    han=not no_han)
+                    milp_sample=milp_sample, epochs=epochs, seed=seed, source=mr_source(str(source)), path=path,
+                    limit=limit, han=not no_han)
     metas = build_idc(cfg, root=root, overwrite=overwrite)
     for name, meta in metas.items():
         st = meta["stats"]
@@ -390,7 +388,7 @@ def publish_cmd(
         console.print(f"  {f}")
 
 
-DemoTrack = _choices("DemoTrack", *(t.name for t in DEMO_PLAN))
+DemoTrack = StrEnum("DemoTrack", ["aixi", "idc", "rcnn", "trust", "robustness"])  # generators.demo.PLAN
 
 
 def demo_cmd(

@@ -130,6 +130,7 @@ def publish_site(site: Path, *, repo_id: str | None = None, to: Path | None = No
         return files
     from huggingface_hub import HfApi
 
+    assert repo_id is not None  # exactly one target, and it is not `to` (checked above)
     api = HfApi()
     api.create_repo(repo_id, repo_type="space", space_sdk="static", private=private, exist_ok=True)
     api.upload_folder(folder_path=str(site), repo_id=repo_id, repo_type="space", allow_patterns=files,

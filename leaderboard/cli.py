@@ -31,7 +31,7 @@ from benchmark.errors import XaibenchError
 
 if TYPE_CHECKING:
     from benchmark.results import Result
-    from leaderboard.rank import Board
+    from leaderboard.boards import Board
     from leaderboard.repository.store import Store
 
 __all__ = ["Format", "leaderboard", "register"]
@@ -84,7 +84,7 @@ ResourceOption = Annotated[
 FormatOption = Annotated[
     Format,
     typer.Option("--format", help="Output format: rich (terminal tables), md (Markdown), csv (one row per board and "
-                 "submission), html (a self-contained static page).", case_sensitive=False),
+                 "submission), html (the site's boards on one self-contained page).", case_sensitive=False),
 ]
 ResultsOption = Annotated[
     Optional[Path],
@@ -153,7 +153,7 @@ def leaderboard(track: TrackOption = None, resource: ResourceOption = None, fmt:
     entered (docs/leaderboard.md). Results on different resource revisions or instances are never
     mixed silently, and results whose file changed after it was written are marked and not ranked."""
     from benchmark.resources.store import data_home
-    from leaderboard.rank import boards as make_boards
+    from leaderboard.boards import boards as make_boards
 
     if summary and fmt is not Format.csv:
         raise XaibenchError("--summary is a CSV of the summaries: use it with --format csv (the other formats "
@@ -242,7 +242,9 @@ def _render(tables: list[Board], fmt: Format, *, to_file: bool) -> str | None:
             for w in b.warnings:
                 _warn(f"{b.title}: {w}")
         return text
-    return render.to_html(tables)
+    from leaderboard.site import one_page
+
+    return one_page(tables)
 
 
 def site(
@@ -307,7 +309,9 @@ def metrics_board(
     results: ResultsOption = None,
     output: OutputOption = None,
 ) -> None:
-    """Score the field's ground-truth-free metrics against the ground truth (docs/metric-board.md).
+    """Score ground-truth-free metrics against the ground truth.
+
+    The reference is docs/metric-board.md.
 
     For every ground-truth board (aixi, rcnn, idc) it computes each GT-free metric — Quantus 0.6.0 for images,
     ERASER comprehensiveness / sufficiency and deletion / insertion curves for text — on the maps the board's

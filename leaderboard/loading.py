@@ -1,5 +1,7 @@
-"""Reading a folder of Result files for the boards: shared by `xaibench leaderboard` (`leaderboard.cli`) and
-`xaibench site` (`leaderboard.site`), so neither imports the other."""
+"""Reading a folder of Result files for the boards, for the command line and the site alike.
+
+Shared by `xaibench leaderboard` (`leaderboard.cli`) and `xaibench site` (`leaderboard.site`), so neither
+imports the other."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The metric board: does a ground-truth-free metric rank explainers the way the ground truth does?
+"""The metric board: whether a ground-truth-free metric ranks explainers the way the ground truth does.
 
 For one GT board (track, resource, model) and one GT-free metric M (`benchmark.gtfree`), over the
 explainers E whose maps M could score on at least half the instances and the instances every one of
@@ -175,7 +175,7 @@ def _row(board: str, name: str, role: str, reference: str, direction: str, c: _C
         base.why = (f"{len(c.names)} explainers × {base.n_instances} instances scored "
                     f"(needs {MIN_EXPLAINERS} × {MIN_INSTANCES})")
         return base
-    w = draw_weights(np.arange(base.n_instances), N_BOOT, SEED)
+    w = draw_weights(np.arange(base.n_instances), n_boot=N_BOOT, seed=SEED)
     tau_d, tau_p, rho_d, rho_p = _stats(c, w)
     base.tau, base.tau_ci, base.draws = _num(tau_p), _ci(tau_d), tau_d
     base.rho, base.rho_ci = _num(rho_p), _ci(rho_d)

@@ -1,4 +1,6 @@
-"""Rendering boards and summaries: rich tables, Markdown, CSV and a static HTML page.
+"""Rendering boards and summaries as text: rich tables, Markdown and CSV.
+
+HTML is the site's: `leaderboard.site`, whose `one_page` is `xaibench leaderboard --format html`.
 
 Every format shows, per board: the metric label with its direction arrow (↓ lower is better, ↑ higher
 is better), the primary metric's column marked with ★, cells as `mean ± half-width of the 95% CI`,
@@ -8,9 +10,7 @@ boards, rows and columns in a fixed order).
 
 Integrity markers (`Row.status`, see `benchmark.integrity`): an "unsigned" result is marked
 `unverified` and a "modified" one `MODIFIED` (unranked: rank `✗` in the terminal, `—` elsewhere, and a
-warning naming its file) on the terminal, Markdown and CSV (`status` column) boards. The static HTML
-page publishes only "signed" results: `to_html` refuses boards holding any other row — build them with
-`boards(results, verified_only=True)`, which names the left-out results in each board's warnings.
+warning naming its file) on the terminal, Markdown and CSV (`status` column) boards.
 
 The terminal (rich) board fits the console width: the rank, the full submission name and the primary
 metric (`mean ± CI`, or the mean alone when even that does not fit) are always shown, names and numbers
@@ -23,7 +23,6 @@ two to four other metrics.
 from __future__ import annotations
 
 import csv
-import html
 import io
 import math
 from dataclasses import dataclass
@@ -36,7 +35,9 @@ from rich.table import Table
 from rich.text import Text
 
 from benchmark.results import MetricSummary
-from leaderboard.rank import AGREEMENT_FLOOR, MIN_SHARE, Board, Row, overall, track_summary
+from leaderboard.agreement import AGREEMENT_FLOOR
+from leaderboard.boards import Board, Row
+from leaderboard.summaries import MIN_SHARE, overall, track_summary
 
 __all__ = [
     "ARROWS",
@@ -51,7 +52,6 @@ __all__ = [
     "rich_renderables",
     "to_csv",
     "to_summary_csv",
-    "to_html",
     "to_markdown",
     "to_text",
 ]
@@ -77,13 +77,6 @@ LEGEND = (
     "MODIFIED: the file changed after xaibench wrote it (not ranked) · "
     "verified / self-reported (from a results repository): a maintainer's signed re-run holds for it, or not"
 )
-HTML_LEGEND = (
-    f"↓ lower is better · ↑ higher is better · {PRIMARY_MARK} primary metric (ranked by) · "
-    "cells: mean ± half-width of the 95% CI · failed: failed/instances · " + _RANKS + " · "
-    "only results whose signature this machine verified are published here"
-)
-
-
 # --------------------------------------------------------------------------------------------------
 # number formatting
 
@@ -618,101 +611,3 @@ def to_csv(boards: Iterable[Board]) -> str:
                       b.verdict.status, _num(b.verdict.diff), _num(ci[0]), _num(ci[1]), b.unranked]
             writer.writerow(cells)
     return buf.getvalue()
-
-
-# --------------------------------------------------------------------------------------------------
-# HTML
-
-_CSS = """
-body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2em; color: #222; }
-h1 { font-size: 1.6em; } h2 { font-size: 1.2em; margin-top: 2em; }
-table { border-collapse: collapse; margin: 0.5em 0; }
-th, td { border: 1px solid #ccc; padding: 0.3em 0.6em; }
-th { background: #f3f3f3; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-.primary { font-weight: bold; }
-caption { caption-side: bottom; text-align: left; color: #666; font-size: 0.9em; padding-top: 0.3em; }
-.warning { background: #fff6d5; border-left: 4px solid #e0b000; padding: 0.4em 0.8em; margin: 0.3em 0; }
-.legend { color: #666; font-size: 0.9em; }
-.note { color: #444; font-size: 0.95em; margin: 0.2em 0; }
-""".strip()
-
-
-def _e(text: str) -> str:
-    return html.escape(text, quote=True)
-
-
-def _html_table(header: list[str], body: list[list[str]], left: set[int], primary_col: int | None,
-                caption: str | None = None) -> list[str]:
-    out = ["<table>"]
-    if caption:
-        out.append(f"<caption>{_e(caption)}</caption>")
-    ths = []
-    for i, h in enumerate(header):
-        cls = ' class="primary"' if i == primary_col else ""
-        ths.append(f'<th scope="col"{cls}>{_e(h)}</th>')
-    out.append("<thead><tr>" + "".join(ths) + "</tr></thead>")
-    out.append("<tbody>")
-    for cells in body:
-        tds = []
-        for i, c in enumerate(cells):
-            classes = [] if i in left else ["num"]
-            if i == primary_col:
-                classes.append("primary")
-            cls = f' class="{" ".join(classes)}"' if classes else ""
-            tds.append(f"<td{cls}>{_e(c)}</td>")
-        out.append("<tr>" + "".join(tds) + "</tr>")
-    out.append("</tbody>")
-    out.append("</table>")
-    return out
-
-
-def to_html(boards: Iterable[Board], summaries: bool = True, title: str = "xaibench leaderboard") -> str:
-    """A self-contained static page (inline CSS, no scripts); every text is HTML-escaped.
-
-    The page publishes only results this machine verified: every row must have status "signed",
-    else `ValueError` — build the boards with `boards(results, verified_only=True)`, which leaves out
-    (and names, in the board's warnings) modified and unverified results."""
-    boards = list(boards)
-    bad = [f"{b.title}: {r.submission} ({r.status})" for b in boards for r in b.rows
-           if r.status not in ("signed", "verified")]
-    if bad:
-        raise ValueError(
-            "the static board publishes signed results only, but got " + "; ".join(bad)
-            + "; build the boards with leaderboard.rank.boards(results, verified_only=True)"
-        )
-    out = [
-        "<!DOCTYPE html>",
-        '<html lang="en">',
-        "<head>",
-        '<meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{_e(title)}</title>",
-        f"<style>\n{_CSS}\n</style>",
-        "</head>",
-        "<body>",
-        f"<h1>{_e(title)}</h1>",
-        f'<p class="legend">{_e(HTML_LEGEND)}</p>',
-    ]
-    for board in boards:
-        header, body = _board_table(board)
-        out.append("<section>")
-        out.append(f"<h2>{_e(board.title)}</h2>")
-        if body:
-            out += _html_table(header, body, {2, 3}, 4, _board_caption(board))
-        else:
-            out.append(f"<p>No verified results on this board ({_e(_board_caption(board))}).</p>")
-        for line in board_notes(board):
-            out.append(f'<p class="note">{_e(line)}</p>')
-        for w in board.warnings:
-            out.append(f'<p class="warning"><strong>warning:</strong> {_e(w)}</p>')
-        out.append("</section>")
-    if summaries and boards:
-        for title_, header, body, notes in _summary_tables(boards):
-            out.append("<section>")
-            out.append(f"<h2>{_e(title_)}</h2>")
-            out += _html_table(header, body, {2}, None)
-            out += [f'<p class="note">{_e(line)}</p>' for line in notes]
-            out.append("</section>")
-    out += ["</body>", "</html>"]
-    return "\n".join(out) + "\n"

@@ -27,7 +27,7 @@ raises a ValueError with the same reason; the conformance tests skip such (expla
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence, cast
 
 import numpy as np
 import torch
@@ -74,12 +74,31 @@ def text_targets(model: Any, docs: Sequence[Sequence[str]]) -> list[int]:
     return [int(t) for t in np.asarray(model.target([list(d) for d in docs])).reshape(-1)]
 
 
-def require_embeddings(model: Any, name: str) -> None:
-    """White-box text access (`embed` + `forward_from_embeddings`), or a clear error."""
+class WhiteBoxText(Protocol):
+    """What a white-box word-level model offers the embedding-layer methods (DESIGN §4), where it allows it."""
+
+    module: torch.nn.Module
+
+    def embed(self, tokens: Sequence[Sequence[str]]) -> torch.Tensor:
+        """The documents' word embeddings (N, T, D)."""
+        ...
+
+    def mask(self, tokens: Sequence[Sequence[str]]) -> torch.Tensor:
+        """True at the documents' real (non-padding) positions (N, T)."""
+        ...
+
+    def forward_from_embeddings(self, embeddings: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        """The model's outputs from embeddings (N, T, D) and their mask."""
+        ...
+
+
+def require_embeddings(model: Any, name: str) -> WhiteBoxText:
+    """`model` as a white-box text model (`embed`, `mask`, `forward_from_embeddings`), or a clear error."""
     if getattr(model, "module", None) is None or not all(
             callable(getattr(model, a, None)) for a in ("embed", "mask", "forward_from_embeddings")):
         raise ValueError(f"{name} attributes at the embedding layer and needs a white-box text model "
                          f"(embed / forward_from_embeddings); model {getattr(model, 'name', '?')} is a black box")
+    return cast(WhiteBoxText, model)
 
 
 class Connected(torch.nn.Module):

@@ -71,7 +71,7 @@ def test_aixi_board_is_floored_by_the_best_blind_prior_and_lime_beats_it(home, t
     the board's strongest control on KL — better than the uniform map (objects fill a 5 × 5 grid, corners
     less) — so the verdict compares against it, and exhaustive LIME still beats it beyond the noise."""
     from benchmark.runner import evaluate
-    from leaderboard.rank import boards
+    from leaderboard.boards import boards
 
     kw = dict(track="aixi", resource="aixi/shape-ssin", model="function", results_dir=tmp_path)
     r = {n: evaluate(n, **kw) for n in ("uniform", "centre-prior", "lime-exhaustive")}
@@ -90,7 +90,7 @@ def test_trust_board_is_floored_by_the_better_of_random_and_length(trust_home, t
 
     from benchmark.runner import evaluate
     from benchmark.tokenize import is_word
-    from leaderboard.rank import boards
+    from leaderboard.boards import boards
 
     kw = dict(track="trust", resource="trust/hatexplain-cnn", results_dir=tmp_path)
     r = {n: evaluate(n, **kw) for n in ("random-oracle", "text-length-oracle", "naive-oracle")}

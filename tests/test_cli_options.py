@@ -117,15 +117,18 @@ def test_choices_match_the_code_that_reads_them():
     """The fixed sets are spelled in the CLI modules (importing the generators there would slow every
     command down); here they are held against the constants of the code that reads them."""
     from generators import cli as gcli
-    from generators import rcnn_cli
+    from generators.rcnn import cli as rcnn_cli
     from generators.aixi.build import SCALES as AIXI_SCALES
+    from generators.corpora.mr import MR_SOURCES
+    from generators.demo import PLAN as DEMO_PLAN
     from generators.idc.build import PGTS
     from generators.rcnn.build import POOLS, SCALES as RCNN_SCALES
     from generators.rcnn.data import ALIASES, ASPECTS, LONG_POLICIES, TOKENIZATIONS
 
     assert _values(gcli.AixiScale) == set(AIXI_SCALES)
-    assert _values(gcli.DemoTrack) == {t.name for t in gcli.DEMO_PLAN}
+    assert _values(gcli.DemoTrack) == {t.name for t in DEMO_PLAN}
     assert _values(gcli.Pgt) == set(PGTS)
+    assert _values(gcli.MrSource) == set(MR_SOURCES)
     assert _values(rcnn_cli.RcnnScale) == set(RCNN_SCALES)
     assert _values(rcnn_cli.RcnnPool) == set(POOLS)
     assert _values(rcnn_cli.Tokenization) == set(TOKENIZATIONS)

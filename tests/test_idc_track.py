@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from benchmark import cli
 from benchmark.errors import ResourceError
+from benchmark.isolation.sandbox import bwrap_problem
 from benchmark.resources import load_resource
 from benchmark.runner import evaluate
 from benchmark.submission import load_submission
@@ -133,7 +134,7 @@ return out
     assert any("shape" in r for r in reasons) and any("non-finite" in r for r in reasons)
 
 
-@pytest.mark.skipif(__import__("benchmark.sandbox").sandbox.bwrap_problem() is not None, reason="no bubblewrap")
+@pytest.mark.skipif(bwrap_problem() is not None, reason="no bubblewrap")
 def test_reading_the_pgt_from_the_home_fails(idc, tmp_path):
     """The old way the perfect explainer was written (reading the resource's feature files from
     $XAIBENCH_HOME) finds nothing in the sandbox: every instance fails."""

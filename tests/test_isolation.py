@@ -20,7 +20,7 @@ import pytest
 
 from benchmark.resources import data_home
 from benchmark.runner import evaluate
-from benchmark.sandbox import bwrap_problem
+from benchmark.isolation.sandbox import bwrap_problem
 from tests.conftest import write_submission
 
 needs_bwrap = pytest.mark.skipif(bwrap_problem() is not None, reason=f"bubblewrap unavailable: {bwrap_problem()}")
@@ -289,7 +289,7 @@ return [np.ones(x.shape, np.float32) for x in batch.inputs]
 
 
 def test_fallback_without_bubblewrap_warns_once(home, tmp_path, monkeypatch, capsys):
-    import benchmark.sandbox as sb
+    import benchmark.isolation.sandbox as sb
 
     monkeypatch.setattr(sb, "bwrap_problem", lambda: "bubblewrap (bwrap) is not installed")
     monkeypatch.setattr(sb, "_warned", set())
@@ -301,7 +301,7 @@ def test_fallback_without_bubblewrap_warns_once(home, tmp_path, monkeypatch, cap
 
 
 def test_sandbox_required_but_missing_is_a_clear_error(home, tmp_path, monkeypatch):
-    import benchmark.sandbox as sb
+    import benchmark.isolation.sandbox as sb
     from benchmark.errors import XaibenchError
 
     monkeypatch.setattr(sb, "bwrap_problem", lambda: "bubblewrap (bwrap) is not installed")
@@ -326,3 +326,11 @@ return [np.ones(x.shape, np.float32) for x in batch.inputs]
     mem, cpu, core = map(int, report("limits").split())
     assert mem == 3 << 30 and core == 0
     assert cpu == int(2 * 4 * (os.cpu_count() or 1) + 600)
+
+
+def test_the_sandbox_binds_the_whole_harness_package():
+    """The worker imports `benchmark` (not only `benchmark.isolation`, where the sandbox lives)."""
+    import benchmark
+    from benchmark.isolation.sandbox import _package_dirs
+
+    assert Path(benchmark.__file__).resolve().parent in _package_dirs()

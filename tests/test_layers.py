@@ -1,8 +1,10 @@
-"""The import contracts of DESIGN §3 (issue #31), checked by import-linter (`make lint`, `make test`):
+"""The import contracts (DESIGN §3, issues #31 and #40), checked by import-linter (`make lint`, `make test`):
 benchmark, leaderboard and generators never import `submissions`; benchmark imports neither generators
-nor leaderboard; generators, submissions and leaderboard sit above benchmark, independent of each other; no import
-cycles between the sub-packages and modules of benchmark and leaderboard (acyclic siblings).
-The contracts hold on this tree, and the same configuration fails on a tree that breaks one."""
+nor leaderboard; generators, submissions and leaderboard sit above benchmark, independent of each other; the
+track generators never import each other; the leaderboard's rules and the isolation package stay below what
+uses them; no import cycles inside benchmark, leaderboard and generators (acyclic siblings). The contracts
+are listed in docs/contributing.md (tests/test_package_map.py). They hold on this tree, and the same
+configuration fails on a tree that breaks one."""
 
 from __future__ import annotations
 
@@ -11,6 +13,8 @@ import subprocess
 import sys
 import tomllib
 from pathlib import Path
+
+from tests.test_package_map import contract_modules
 
 ROOT = Path(__file__).resolve().parent.parent
 LINT = Path(sys.executable).parent / "lint-imports"
@@ -40,20 +44,32 @@ def _tree(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
+def _skeleton() -> dict[str, str]:
+    """Empty packages for every module the contracts name (import-linter refuses a contract on a module
+    that does not exist), under the real names."""
+    names = {"benchmark", "generators", "leaderboard", "submissions"} | contract_modules()
+    return {f"{n.replace('.', '/')}/__init__.py": "" for n in names}
+
+
 def test_the_same_contracts_fail_on_a_tree_that_breaks_them(tmp_path):
-    """Four tiny packages under the real names, with this project's configuration: a harness module
-    that imports `submissions` (the issue's case) breaks the contracts, naming the import."""
-    packages = {f"{p}/__init__.py": "" for p in ("benchmark", "generators", "leaderboard", "submissions")}
+    """Tiny packages under the real names, with this project's configuration: a harness module that
+    imports `submissions` (the issue's case) breaks the contracts, naming the import; so does the
+    isolation package reaching up to the runner."""
+    packages = _skeleton()
     good = _tree(tmp_path / "good", {**packages, "submissions/s.py": "import benchmark\n",
-                                     "leaderboard/rank.py": "from benchmark import x\n", "benchmark/x.py": ""})
+                                     "leaderboard/boards.py": "from benchmark import x\n", "benchmark/x.py": "",
+                                     "benchmark/runner/__init__.py": "from benchmark.isolation import worker\n",
+                                     "benchmark/isolation/worker.py": ""})
     (good / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text())
     assert lint(good).returncode == 0, lint(good).stdout
-    bad = _tree(tmp_path / "bad", {**packages, "benchmark/worker.py": "def f():\n    import submissions\n"})
+    bad = _tree(tmp_path / "bad", {**packages, "benchmark/isolation/worker.py": "def f():\n    import submissions\n",
+                                   "benchmark/isolation/harness.py": "import benchmark.runner\n"})
     (bad / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text())
     run = lint(bad)
     out = " ".join(run.stdout.split())
     assert run.returncode == 1, out
-    assert "benchmark.worker -> submissions" in out and "BROKEN" in out
+    assert "benchmark.isolation.worker -> submissions" in out and "BROKEN" in out
+    assert "benchmark.isolation.harness -> benchmark.runner" in out
 
 
 def test_a_config_given_by_path_is_used(tmp_path):
@@ -74,8 +90,7 @@ def test_a_config_given_by_path_is_used(tmp_path):
 def test_an_import_cycle_inside_a_package_breaks_the_contracts(tmp_path):
     """The acyclic-siblings contract: two sibling modules of `benchmark` (or of one of its sub-packages) that
     import each other, even through a function-level import, fail `lint-imports`, naming the package."""
-    packages = {f"{p}/__init__.py": "" for p in ("benchmark", "generators", "leaderboard", "submissions")}
-    tree = _tree(tmp_path / "cycle", {**packages, "benchmark/tracks/__init__.py": "",
+    tree = _tree(tmp_path / "cycle", {**_skeleton(), "benchmark/tracks/__init__.py": "",
                                       "benchmark/tracks/base.py": "def f():\n    from benchmark.tracks import aixi\n",
                                       "benchmark/tracks/aixi.py": "from benchmark.tracks import base\n"})
     (tree / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text())

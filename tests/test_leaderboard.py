@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,10 @@ import numpy as np
 
 from benchmark.results import Failure, MetricSummary, Result, coverage_of, pack_scores
 from leaderboard import render
-from leaderboard.rank import boards, competition_ranks, overall, track_summary
+from leaderboard.boards import boards
+from leaderboard.ranks import competition_ranks
+from leaderboard.site import one_page
+from leaderboard.summaries import overall, track_summary
 
 
 def metric(mean, direction="lower", label="", half=0.01, n=10, excluded=0) -> MetricSummary:
@@ -331,17 +335,24 @@ def test_board_warnings_are_rendered_in_every_format():
     bs = boards(rs)
     assert bs[0].warnings
     assert "warning" in render.to_markdown(bs) and "rev-old" in render.to_markdown(bs)
-    assert "rev-old" in render.to_html(bs)
+    assert "rev-old" in one_page(bs)
     assert "rev-old" in render.to_text(bs, width=400)
 
 
 def test_html_escapes_submission_names():
+    """`--format html` is the site's one page: self-contained (its CSS and script inline, no file it links),
+    every text escaped, the same bytes for the same boards (no build date), one id per element."""
     bs = boards([make_result("<script>alert(1)</script>"), make_result("ok & fine")])
-    page = render.to_html(bs)
-    assert "<script>" not in page
+    page = one_page(bs)
+    assert "<script>alert" not in page and page.count("<script>") == 1  # the sorting script, inline
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert "ok &amp; fine" in page
-    assert page.startswith("<!DOCTYPE html>") and "KL ↓ ★" in page
+    assert page.startswith("<!doctype html>") and "KL ↓ ★" in page and "<style>" in page
+    assert 'src="' not in page and 'stylesheet' not in page and 'href="submission/' not in page
+    assert page == one_page(boards([make_result("<script>alert(1)</script>"), make_result("ok & fine")]))
+    ids = re.findall(r' id="([^"]+)"', page)
+    assert len(ids) == len(set(ids)) and all(f'href="#{a}"' not in page or a in ids for a in ids)
+    assert all(h[1:] in ids for h in re.findall(r'href="(#[^"]+)"', page))
 
 
 def test_rich_text_contains_columns():
@@ -398,7 +409,7 @@ def test_cli_each_format(app, results_dir, fmt):
     elif fmt == "md":
         assert "KL ↓ ★" in out and "2/10" in out and "| failed |" in out
     elif fmt == "html":
-        assert out.startswith("<!DOCTYPE html>")
+        assert out.startswith("<!doctype html>") and "KL ↓ ★" in out and "2/10" in out
     else:
         assert "KL ↓ ★" in out and "2/10" in out
 
@@ -534,16 +545,16 @@ def test_modified_result_is_shown_unranked_and_named():
     rows = {r["submission"]: r for r in csv.DictReader(io.StringIO(render.to_csv([board])))}
     assert (rows["evil"]["rank"], rows["evil"]["status"]) == ("", "modified")
     with pytest.raises(ValueError, match="verified_only"):
-        render.to_html([board])
+        one_page([board])
     (pub,) = boards(floored(rs), verified_only=True)
     assert ranked(pub) == [(1, "b"), (2, "a")]
-    page = render.to_html([pub])
+    page = one_page([pub])
     assert "evil.json" in page and "left out 1 result" in page and ">evil<" not in page
     # a board with nothing verified still appears, saying so and naming what it left out
     (empty,) = boards([rs[2]], verified_only=True)
     assert empty.rows == [] and empty.coverage is None
-    page = render.to_html([empty])
-    assert "No verified results" in page and "nothing ranked" in page and "evil.json" in page
+    page = one_page([empty])
+    assert "nothing on this board is ranked" in page and "nothing ranked" in page and "evil.json" in page
     assert "nothing ranked" in render.to_text([empty], width=80)
 
 
@@ -556,7 +567,7 @@ def test_unverified_results_are_ranked_and_marked_but_not_published():
     assert "unverified" in render.to_text([board], width=200)
     (pub,) = boards(floored(rs), verified_only=True)
     assert ranked(pub) == [(1, "new")] and "old 1.0 (no signature valid on this machine" in pub.warnings[0]
-    assert "no signature valid" in render.to_html([pub])
+    assert "no signature valid" in one_page([pub])
 
 
 def test_unverifiable_files_cannot_steer_the_published_board():
@@ -584,7 +595,8 @@ def test_cli_marks_a_file_edited_after_writing(app, results_dir):
     assert rows["beta"]["status"] == "modified" and rows["beta"]["rank"] == ""
     res = CliRunner().invoke(app, ["leaderboard", "--results", str(results_dir), "--format", "html"])
     assert res.exit_code == 0, res.output
-    assert "aixi-beta.json" in res.stdout and "<td>beta</td>" not in res.stdout and "<td>alpha</td>" in res.stdout
+    assert "aixi-beta.json" in res.stdout and '<td class="name l">beta' not in res.stdout
+    assert '<td class="name l">alpha' in res.stdout
     res = CliRunner().invoke(app, ["leaderboard", "--results", str(results_dir), "--format", "md", "--verified-only"])
     assert "beta (MODIFIED)" not in res.stdout and "left out 1 result" in res.stdout
 

@@ -25,8 +25,8 @@ import pytest
 
 from benchmark.resources import data_home
 from benchmark.runner import evaluate, memory_default
-from benchmark.sandbox import bwrap_problem, default_memory_gb, process_limit_problem, resolve_mode
-from benchmark.scratch import measure
+from benchmark.isolation.sandbox import bwrap_problem, default_memory_gb, process_limit_problem, resolve_mode
+from benchmark.isolation.scratch import measure
 from tests.test_isolation import RUN, UNIFORM_SHAPED, check_contained, evaluate_reference, hostile, needs_bwrap
 
 REPO = Path(__file__).resolve().parents[1]

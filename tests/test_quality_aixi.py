@@ -11,7 +11,7 @@ from benchmark.resources import load_resource
 from benchmark.runner import evaluate
 from benchmark.tracks import get_track
 from benchmark.tracks.aixi import QUALITY_FLOOR, model_quality
-from leaderboard.rank import boards
+from leaderboard.boards import boards
 
 
 def test_model_quality_rule():

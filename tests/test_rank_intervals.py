@@ -11,7 +11,8 @@ from benchmark import bootstrap
 from benchmark.results import MetricSummary, pack_scores
 from benchmark.tracks import get_track
 from leaderboard import render, stats
-from leaderboard.rank import boards, overall, track_summary
+from leaderboard.boards import boards
+from leaderboard.summaries import overall, track_summary
 from tests.test_leaderboard import floored, make_result, metric
 
 N = 200
@@ -74,6 +75,72 @@ def test_bootstrap_is_deterministic_and_the_same_draws_serve_every_row():
     assert w.shape == (5, 10) and (w.sum(1) == 10).all()
     clusters = bootstrap.draw_weights(np.array([0, 0, 1, 1, 2]), n_boot=50, seed=0)
     assert (clusters[:, 0] == clusters[:, 1]).all() and (clusters[:, 2] == clusters[:, 3]).all()
+
+
+def _board_draws_before(units, n_boot, seed):
+    """`benchmark.bootstrap.draw_weights` as it was before the tracks shared it (issue #40), verbatim."""
+    units = np.asarray(units)
+    n = units.size
+    if n == 0:
+        return np.zeros((n_boot, 0))
+    _, inverse = np.unique(units, return_inverse=True)
+    k = int(inverse.max()) + 1
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, k, size=(n_boot, k))
+    counts = np.zeros((n_boot, k))
+    np.add.at(counts, (np.repeat(np.arange(n_boot), k), picks.ravel()), 1.0)
+    return counts[:, inverse]
+
+
+def _trust_draws_before(ok, n_boot, seed):
+    """The trust track's own `bootstrap_weights` before issue #40, verbatim."""
+    ok = np.asarray(ok, dtype=bool)
+    idx = np.flatnonzero(ok)
+    w = np.zeros((n_boot, len(ok)))
+    if len(idx) == 0:
+        return w
+    draws = np.random.default_rng(seed).integers(0, len(idx), size=(n_boot, len(idx)))
+    rows = np.repeat(np.arange(n_boot), len(idx))
+    np.add.at(w, (rows, idx[draws.reshape(-1)]), 1.0)
+    return w
+
+
+def _robustness_draws_before(units, good, n_boot, seed):
+    """The robustness track's own `bootstrap_weights` before issue #40 (a loop per draw), verbatim."""
+    uniq, inv = np.unique(units, return_inverse=True)
+    has = np.zeros(len(uniq), dtype=bool)
+    has[inv[good]] = True
+    pool = np.flatnonzero(has)
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, len(pool), size=(n_boot, len(pool)))
+    counts = np.zeros((n_boot, len(uniq)))
+    for b in range(n_boot):
+        counts[b] = np.bincount(pool[draws[b]], minlength=len(uniq))
+    return counts[:, inv]
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_one_draw_weights_makes_the_draws_each_track_made_before(seed):
+    """Issue #40: the board's, the trust track's and the robustness track's resampling now go through one
+    `draw_weights(units, keep=…)`; for the same seed it makes exactly the draws each made before, so no
+    stored interval changes (docs/leaderboard.md)."""
+    rng = np.random.default_rng(100 + seed)
+    for n, n_units in ((1, 1), (7, 7), (40, 9), (200, 31)):
+        units = rng.permutation(np.repeat(np.arange(n_units) * 3 + 5, -(-n // n_units))[:n])
+        keep = rng.random(n) < 0.7
+        new = bootstrap.draw_weights(units, n_boot=60, seed=seed)
+        assert np.array_equal(new, _board_draws_before(units, 60, seed))
+        assert np.array_equal(bootstrap.draw_weights(np.arange(n), keep=keep, n_boot=60, seed=seed),
+                              _trust_draws_before(keep, 60, seed))
+        if keep.any():
+            assert np.array_equal(bootstrap.draw_weights(units, keep=keep, n_boot=60, seed=seed),
+                                  _robustness_draws_before(units, keep, 60, seed))
+        none = bootstrap.draw_weights(units, keep=np.zeros(n, dtype=bool), n_boot=4, seed=seed)
+        assert none.shape == (4, n) and not none.any()
+    # an instance outside the pool weighs 0 only when its whole unit is: a unit with one kept instance is drawn
+    w = bootstrap.draw_weights(np.array([0, 0, 1, 2]), keep=np.array([True, False, False, True]), n_boot=200)
+    assert (w[:, 0] == w[:, 1]).all() and not w[:, 2].any() and (w.sum(1) == 2 * w[:, 0] + w[:, 3]).all()
+    assert (w[:, 0] + w[:, 3] == 2).all()
 
 
 def test_estimate_with_unit_weights_equals_the_summary_for_every_track():

@@ -315,7 +315,7 @@ def test_cli_generate_and_evaluate(built, tmp_path, monkeypatch, capsys):
     import typer
     from typer.testing import CliRunner
 
-    from generators.rcnn_cli import register_rcnn
+    from generators.rcnn.cli import register_rcnn
 
     monkeypatch.setenv("XAIBENCH_HOME", str(tmp_path))
     app = typer.Typer()

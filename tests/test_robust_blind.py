@@ -15,10 +15,11 @@ import math
 import numpy as np
 import pytest
 
+from benchmark.bootstrap import draw_weights
 from benchmark.metrics import robustness as rm
 from benchmark.results import pack_scores
 from benchmark.tracks import get_track
-from leaderboard.rank import boards
+from leaderboard.boards import boards
 from tests.test_leaderboard import make_result
 
 VOCAB = 500
@@ -237,7 +238,7 @@ def test_comprehensiveness_is_checked_on_the_attacked_texts_and_the_gate_takes_t
         ok = np.ones(len(maps), dtype=bool)
         assert np.isfinite(scores["rob-faith-comp-attacked"][[not k["original"] for k in kind]]).all()
         assert np.isnan(scores["rob-faith-comp-attacked"][[k["original"] for k in kind]]).all()
-        w = tr.bootstrap_weights(trk.units(scores, len(maps)), ok, 20)
+        w = draw_weights(trk.units(scores, len(maps)), keep=ok, n_boot=20)
         draws = trk.estimate(scores, ok, w)
         assert np.allclose(draws["rob-faith-comp-worse"],
                            np.minimum(draws["rob-faith-comp"], draws["rob-faith-comp-attacked"]))

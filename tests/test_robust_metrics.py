@@ -238,7 +238,8 @@ def test_eraser_comprehensiveness_and_sufficiency_by_hand():
 
 
 def test_bootstrap_units_are_the_attacked_samples_and_estimate_matches_summarise():
-    from benchmark.tracks.robustness import RobustnessTrack, bootstrap_weights
+    from benchmark.bootstrap import draw_weights
+    from benchmark.tracks.robustness import RobustnessTrack
 
     trk = RobustnessTrack()
     rng = np.random.default_rng(1)
@@ -261,7 +262,7 @@ def test_bootstrap_units_are_the_attacked_samples_and_estimate_matches_summarise
     assert est["rob-pcc-tef"][0] == pytest.approx(summ["rob-pcc-tef"].mean)
     assert np.isnan(est["rob-acc-ra"][0]) and summ["rob-acc-ra"].mean is None
     # a draw that takes sample 0 twice and sample 1 not at all: its four instances count twice
-    W = bootstrap_weights(units, np.isfinite(scores["rob-pcc-tef"]), 50, seed=0)
+    W = draw_weights(units, keep=np.isfinite(scores["rob-pcc-tef"]), n_boot=50, seed=0)
     assert W.shape == (50, len(pos)) and np.all(W.sum(axis=1) == len(pos))
     assert all(len(set(W[b, k - k % 4 : k - k % 4 + 4])) == 1 for b in range(50) for k in pos)
     lo, hi = summ["rob-acc-tef"].ci95

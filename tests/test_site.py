@@ -92,7 +92,7 @@ def test_board_numbers_and_warnings(site, site_results):
 
 def test_control_warning_rule():
     from benchmark.results import MetricSummary
-    from leaderboard.rank import Board, Row
+    from leaderboard.boards import Board, Row
     from leaderboard.site import control_warning
 
     def board(values: dict[str, float], controls=("random", "uniform")) -> Board:
@@ -275,7 +275,8 @@ def test_board_page_first_screen_says_who_wins_and_how_sure():
     table next, the notes folded below it; a metric undefined on every row is not drawn, and an n/a
     footnote is written once however many metrics and rows carry it."""
     from benchmark.results import MetricSummary
-    from leaderboard.rank import Board, Row, Verdict
+    from leaderboard.boards import Board, Row
+    from leaderboard.verdicts import Verdict
     from leaderboard.site.pages import board_page
 
     def ms(v, label):

@@ -8,6 +8,7 @@ import ast
 import importlib.util
 import inspect
 import re
+import sys
 
 import pytest
 
@@ -17,12 +18,16 @@ BUILTINS = {name: s for name, s in discover().items() if "submissions" in s.path
 
 
 def _entry_class(sub):
+    """The entry class, imported from its file as the harness does (`Submission.instantiate`: the module is
+    in `sys.modules` while it runs, so a dataclass in it resolves its annotations)."""
     module_name, _, class_name = sub.entry.partition(":")
-    spec = importlib.util.spec_from_file_location(f"_defaults_{sub.name.replace('-', '_')}",
-                                                  sub.path / f"{module_name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return getattr(module, class_name)
+    key = f"_defaults_{sub.name.replace('-', '_')}"
+    if key not in sys.modules:
+        spec = importlib.util.spec_from_file_location(key, sub.path / f"{module_name}.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[key] = module
+        spec.loader.exec_module(module)
+    return getattr(sys.modules[key], class_name)
 
 
 def constructor_defaults(cls) -> dict:

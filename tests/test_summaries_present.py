@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from leaderboard.rank import MIN_SHARE, boards, overall, track_summary
+from leaderboard.boards import boards
+from leaderboard.summaries import MIN_SHARE, overall, track_summary
 from tests.test_leaderboard import make_result
 
 N = 120

@@ -45,7 +45,8 @@ def test_wordnet_setup_and_random_pairs(tmp_path, monkeypatch):
     if not Path("/usr/share/wordnet/data.noun").is_file() or mirror_root() is None:
         pytest.skip("WordNet (apt wordnet-base wordnet-sense-index) or the data mirror is missing")
     monkeypatch.setenv("NLTK_DATA", str(tmp_path / "nltk"))
-    from generators.trust.wordnet import ensure_wordnet, random_pairs
+    from generators.lexicon import ensure_wordnet
+    from generators.trust.wordnet import random_pairs
     from benchmark.toki.embeddings import wordnet_lemmatizer
 
     wn = ensure_wordnet()

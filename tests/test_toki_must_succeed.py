@@ -200,7 +200,7 @@ def board_case(stand_ins, seed: int):
 @pytest.fixture(scope="module")
 def wordnet():
     pytest.importorskip("nltk", reason="nltk not installed")
-    from generators.trust.wordnet import ensure_wordnet
+    from generators.lexicon import ensure_wordnet
 
     try:
         ensure_wordnet()

@@ -75,7 +75,7 @@ def test_board_reports_each_judged_class():
     AUC within the class — a set that judges one class (HateXplain: only "toxic" posts carry a rationale)
     says so (`classes_judged` = 1)."""
     from benchmark.tracks import get_track
-    from benchmark.worker import to_verdict
+    from benchmark.isolation.worker import to_verdict
 
     trk = get_track("trust")
     truth = np.array([True, False, True, False, True, True])
@@ -96,7 +96,7 @@ def test_the_board_states_a_one_class_trust_set():
     from types import SimpleNamespace
 
     from benchmark.tracks.trust import TrustTrack
-    from leaderboard.rank import _model_note
+    from leaderboard.selection import model_note
 
     res = SimpleNamespace(stats={"judged_classes": "toxic: 339 trustworthy / 261 not",
                                  "classes_not_judged": "non-toxic"})
@@ -108,4 +108,4 @@ def test_the_board_states_a_one_class_trust_set():
     result = SimpleNamespace(model={"name": "cnn-sup", "note": note}, created="2026-11-26T00:00:00",
                              submission={"name": "toki-lime", "version": "1.0.0", "hash": "x"},
                              resource={"revision": "r"})
-    assert _model_note([result]) == note
+    assert model_note([result]) == note

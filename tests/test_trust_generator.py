@@ -250,7 +250,7 @@ def test_rationale_supervision_moves_the_models_reasons_onto_the_rationale(tmp_p
     import torch
 
     from benchmark.models.text import load_word_model
-    from generators.idc.train import TextTrainConfig, rationale_masks, train_text_classifier
+    from generators.text_trainer import TextTrainConfig, rationale_masks, train_text_classifier
 
     torch.set_num_threads(1)
     rng = np.random.default_rng(0)

@@ -264,7 +264,7 @@ def test_auc_from_scores_and_estimate_under_weights():
     from sklearn.metrics import roc_auc_score
 
     from benchmark.tracks import get_track
-    from benchmark.tracks.trust import bootstrap_weights
+    from benchmark.bootstrap import draw_weights
 
     trk = get_track("trust")
     rng = np.random.default_rng(2)
@@ -277,7 +277,7 @@ def test_auc_from_scores_and_estimate_under_weights():
     assert s["trust-auc"].mean == pytest.approx(roc_auc_score(truth, score))
     lo, hi = s["trust-auc"].ci95
     assert lo < s["trust-auc"].mean < hi and hi - lo < 0.2
-    w = bootstrap_weights(ok, 5, seed=3)
+    w = draw_weights(np.arange(n), keep=ok, n_boot=5, seed=3)
     est = trk.estimate(scores, ok, w)
     for b in range(5):
         assert est["trust-auc"][b] == pytest.approx(roc_auc_score(truth, score, sample_weight=w[b]))
@@ -302,7 +302,7 @@ def test_bad_scores_are_score_failures_and_the_verdicts_still_count():
     worst place (issue #38: a failure never raises AUC), the verdict-only metrics count every valid verdict."""
     from benchmark.contracts import judgement_parts
     from benchmark.tracks import get_track
-    from benchmark.worker import to_verdict
+    from benchmark.isolation.worker import to_verdict
 
     n = 8
     _, codes = judgement_parts({"verdicts": [True] * n, "scores": [0.9, 1.5, float("nan"), None, "0.3", -0.1, True,

@@ -1,4 +1,4 @@
-"""The worker's model wrappers (benchmark.worker), without starting a worker."""
+"""The worker's model wrappers (benchmark.isolation.worker), without starting a worker."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 
 
 def test_fixed_targets_answer_for_the_instance_in_focus():
-    from benchmark.worker import FixedTargets
+    from benchmark.isolation.worker import FixedTargets
 
     class Model:
         focused = None

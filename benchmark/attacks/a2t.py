@@ -46,7 +46,7 @@ if TYPE_CHECKING:  # the models import torch; gradient_importance imports it whe
 
 Candidates = Callable[[list[str], int, int], list[str]]  # (text, position, class) -> candidate words
 Importance = Callable[[list[str], int], np.ndarray]  # (text, class) -> one importance per word
-Similarity = Callable[[list[str], list[str]], Sequence[float]]  # (texts a, texts b) -> cosine per pair
+Similarity = Callable[[list[str], list[str]], Sequence[float] | np.ndarray]  # (texts a, texts b) -> cosine per pair
 
 
 @dataclass
@@ -114,7 +114,7 @@ TOKI_RULES = ("pools", "a2t-neighbourhood")  # what "similar" means for TOKI's c
 def toki_candidates(space: SynonymSpace, related: Callable[[str, int], bool],
                     keywords: Mapping[int, Mapping[str, float]], features: Mapping[int, Mapping[str, float]],
                     n: int = 20, min_cos: float = 0.8, rule: str = "a2t-neighbourhood",
-                    similar: Callable[[str, list[str]], Sequence[bool]] | None = None) -> Candidates:
+                    similar: Callable[[str, list[str]], Sequence[bool] | np.ndarray] | None = None) -> Candidates:
     """TOKI's rule (SPECS §1.9 [I]): `keywords[c]` = K_c with importance s_w, `features[c]` = the
     non-keyword pool F_c with s_w; `related(w, c)` = TOKI's r(w, c). `rule` (`TOKI_RULES`): "pools" keeps
     the pool words x with `similar(w, [x, …])` true (TOKI's own word–word relatedness); "a2t-neighbourhood"

@@ -56,12 +56,11 @@ import numpy as np
 from benchmark.attacks.tef import RHO_GRID, AttackConfig, Attacker, model_vocabulary, sweep
 from benchmark.cache import Entry
 from benchmark.errors import CacheError, ResourceError, SubmissionError, XaibenchError
-from benchmark.isolation import MAX_CRASHES, Worker, WorkerConfig, WorkerCrash
+from benchmark.isolation import MAX_CRASHES, Limits, Worker, WorkerConfig, WorkerCrash, default_memory_gb
 from benchmark.progress import progress_bar
 from benchmark.provenance import software
 from benchmark.resources import data_home, load_resource
 from benchmark.results import Failure, Result, coverage_of, outputs_digest
-from benchmark.sandbox import Limits, default_memory_gb
 from benchmark.submission import Submission, get_submission
 from benchmark.tracks import get_track
 
@@ -82,7 +81,7 @@ class LiveOptions:
     params: dict[str, Any] = field(default_factory=dict)
     timeout_s: float = 60.0  # per explained text
     sandbox: str = "auto"
-    memory_gb: float | None = None  # None: one worker's share of the machine (benchmark.sandbox.default_memory_gb)
+    memory_gb: float | None = None  # None: one worker's share of the machine (benchmark.isolation.default_memory_gb)
     overwrite: bool = False
     results_dir: Path | None = None
     vectors: Path | None = None  # the counter-fitted vector file, when the resource was built with one

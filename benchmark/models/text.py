@@ -169,7 +169,7 @@ class KimCNN(WordClassifier):
             span = min(self.max_len, length + r)  # windows starting later read padding only
             offsets = torch.arange(r) * vocab
             # rows per chunk: the (rows, span, q) pre-activations stay under 16 MB, below the allocator's
-            # mmap threshold (benchmark.allocator), so long documents do not page-fault every buffer anew
+            # mmap threshold (benchmark.isolation.allocator), so long documents do not page-fault every buffer anew
             step = max(1, (16 << 20) // (4 * span * self.filters))
             tops = []
             for s in range(0, n, step):

@@ -1,5 +1,7 @@
-"""Ground-truth resources: Hugging Face dataset directories (Parquet + README card + model/ +
-provenance.json). See `benchmark.resources.store` for the layout and `load_resource` for lookup."""
+"""Ground-truth resources: Hugging Face dataset folders, found locally, in the data mirror or on the Hub.
+
+A resource is Parquet + README card + model/ + provenance.json. See `benchmark.resources.store` for the
+layout and `load_resource` for lookup."""
 
 from benchmark.resources.store import (
     Resource,

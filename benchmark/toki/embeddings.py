@@ -233,7 +233,7 @@ def embeddings_dir(resource: str = "trust/embeddings") -> Path:
     import os
 
     from benchmark.resources.store import resource_root
-    from benchmark.sandbox import asset_env
+    from benchmark.isolation import asset_env
 
     mounted = os.environ.get(asset_env(resource.replace("/", "-")))
     if mounted:
@@ -319,7 +319,7 @@ def nltk_data_dir() -> Path:
 
 
 def wordnet_lemmatizer():
-    """NLTK's WordNet lemmatiser on the offline WordNet set up by `generators.trust.wordnet`."""
+    """NLTK's WordNet lemmatiser on the offline WordNet set up by `generators.lexicon.ensure_wordnet`."""
     import nltk
 
     d = nltk_data_dir()
@@ -332,5 +332,5 @@ def wordnet_lemmatizer():
         lem.lemmatize("dogs")
     except LookupError as e:
         raise LookupError(f"WordNet is not set up under {d}: run `xaibench generate trust --embeddings` (or "
-                          "generators.trust.wordnet.ensure_wordnet()), or pass lemmatize=False") from e
+                          "generators.lexicon.ensure_wordnet()), or pass lemmatize=False") from e
     return lem

@@ -110,7 +110,7 @@ class DedupModel:
 
 class Lemmatizer:
     """Lower-case + WordNet lemmatiser (SPECS §1.2 [I: no lemmatisation table]); the WordNet data must be set
-    up (generators/trust/wordnet.py: `ensure_wordnet`).
+    up (generators/lexicon.py: `ensure_wordnet`).
 
     Rule [I], closer to a lemma table (the released script loads one): a function word (scikit-learn's English
     stop-word list, plus does / did / doing / having) takes only its *verb* lemma (was/is/are → be, has → have,

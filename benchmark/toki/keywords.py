@@ -16,8 +16,8 @@ LINKAGES = ("average", "complete", "single", "weighted")
 
 
 # ------------------------------------------------------------------------------ θ_relate search
-def theta_relate_search(sim_related: Sequence[float], sim_unrelated: Sequence[float], tol: float = 1e-4,
-                        max_iter: int = 60, lo: float = -1.0, hi: float = 1.0) -> dict[str, float]:
+def theta_relate_search(sim_related: Sequence[float] | np.ndarray, sim_unrelated: Sequence[float] | np.ndarray,
+                        tol: float = 1e-4, max_iter: int = 60, lo: float = -1.0, hi: float = 1.0) -> dict[str, float]:
     """Binary search of θ_relate (SPECS §1.3 [I]): a pair is related iff cos ≥ t; TPR(t) = recall of
     the related pairs, TNR(t) = recall of the unrelated pairs; TPR > TNR → raise t (lo ← t), else
     lower it (hi ← t); stop when |TPR − TNR| < tol or after max_iter halvings. Returns t with TPR, TNR

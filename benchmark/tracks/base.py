@@ -195,7 +195,7 @@ class Track:
 
     def assets(self, resource) -> dict[str, Path]:
         """Read-only folders (no ground truth) every worker of this track gets, by name; the worker
-        finds each through `XAIBENCH_ASSET_<NAME>` (`benchmark.sandbox.asset_env`). Default: none."""
+        finds each through `XAIBENCH_ASSET_<NAME>` (`benchmark.isolation.sandbox.asset_env`). Default: none."""
         return {}
 
     def board_role(self, resource, submission: str, role: str) -> str:

@@ -62,6 +62,7 @@ from typing import Any, Sequence
 import numpy as np
 
 import benchmark.metrics.robustness as rm
+from benchmark.bootstrap import N_BOOT, draw_weights
 from benchmark.errors import ResourceError
 from benchmark.models.base import read_model_config
 from benchmark.models.spec import ModelSpec
@@ -77,7 +78,6 @@ FAITH_FRACTIONS = (0.01, 0.05, 0.1, 0.2, 0.5)  # ERASER's AOPC bins
 FAITH_COMPS = ("rob-faith-comp", "rob-faith-comp-attacked")  # comprehensiveness on the originals / attacked texts
 FAITH_WORSE = "rob-faith-comp-worse"  # the smaller of the two: what the rank gate compares
 GATE = {"metric": FAITH_WORSE, "min": None, "beat_controls": True}
-N_BOOT = 1000
 EXTRA_COLUMNS = ("rho", "attack", "weight", "weight_rho_max", "sample", "paired")
 
 
@@ -322,7 +322,7 @@ class RobustnessTrack(Track):
         value = float(self.estimate(scores, ok, np.ones((1, len(ok))))[metric][0])
         if not math.isfinite(value):
             return MetricSummary(None, None, None, int(len(np.unique(units[good]))), excluded, "higher", label)
-        boots = self.estimate(scores, ok, bootstrap_weights(units, good, N_BOOT, seed=0))[metric]
+        boots = self.estimate(scores, ok, draw_weights(units, keep=good, n_boot=N_BOOT))[metric]
         boots = boots[np.isfinite(boots)]
         std = float(boots.std(ddof=1)) if boots.size > 1 else 0.0
         ci = (float(np.quantile(boots, 0.025)), float(np.quantile(boots, 0.975))) if boots.size else (value, value)
@@ -374,21 +374,6 @@ def worse_of(original: np.ndarray, attacked: np.ndarray) -> np.ndarray:
     defined where the other is not (no attacked text scored, or no original of two words or more)."""
     a, b = np.asarray(original, dtype=np.float64), np.asarray(attacked, dtype=np.float64)
     return np.where(np.isnan(a), b, np.where(np.isnan(b), a, np.minimum(a, b)))
-
-
-def bootstrap_weights(units: np.ndarray, good: np.ndarray, n_boot: int, seed: int = 0) -> np.ndarray:
-    """(n_boot, n) multiplicities: the units (attacked samples) holding a `good` instance drawn with
-    replacement, every instance of a drawn unit counted as often as its unit was drawn."""
-    uniq, inv = np.unique(units, return_inverse=True)
-    has = np.zeros(len(uniq), dtype=bool)
-    has[inv[good]] = True
-    pool = np.flatnonzero(has)
-    rng = np.random.default_rng(seed)
-    draws = rng.integers(0, len(pool), size=(n_boot, len(pool)))
-    counts = np.zeros((n_boot, len(uniq)))
-    for b in range(n_boot):
-        counts[b] = np.bincount(pool[draws[b]], minlength=len(uniq))
-    return counts[:, inv]
 
 
 def faithfulness(model, texts: list[list[str]], attributions: list[np.ndarray],

@@ -46,6 +46,7 @@ from typing import Any, Sequence
 import numpy as np
 
 import benchmark.metrics.trust as trust_metrics
+from benchmark.bootstrap import N_BOOT, draw_weights
 from benchmark.contracts import SCORE_NONE, SCORE_REASONS
 from benchmark.errors import ResourceError
 from benchmark.models.base import TextModel, read_model_config
@@ -63,7 +64,6 @@ INPUT_COLUMNS = ("id", "tokens", "text", "prediction", "confidence", "explanatio
 TRAIN_COLUMNS = ("id", "tokens", "text", "label", "prediction", "confidence", "explanation_words",
                  "explanation_scores")  # explanations: LIME of the correct training predictions (TOKI's pipeline 1)
 REFERENCE_COLUMNS = ("rationale",)  # training ground truth handed to a role = "reference" submission only
-N_BOOT = 1000
 OUTPUT_SHAPE = (2,)  # [verdict (1 = trustworthy), score in [0, 1] or a score-failure code]
 
 
@@ -186,7 +186,7 @@ class TrustTrack(Track):
     def assets(self, resource) -> dict[str, Path]:
         """Read-only folders every oracle worker gets, when they have been built: the embedding
         ensemble (`trust/embeddings`) and the offline WordNet for NLTK (`<data home>/nltk_data`,
-        `generators/trust/wordnet.py`) — no ground truth in either."""
+        `generators/lexicon.py`) — no ground truth in either."""
         from benchmark.resources import data_home, resource_root
 
         family, config = EMBEDDINGS.split("/")
@@ -283,7 +283,7 @@ class TrustTrack(Track):
         n = int(ok.sum())
         use, _, _, _ = self._ranking(scores, ok)
         point = self.estimate(scores, ok, np.ones((1, len(ok))))
-        boot = self.estimate(scores, ok, bootstrap_weights(ok, N_BOOT)) if n > 1 else None
+        boot = self.estimate(scores, ok, draw_weights(np.arange(len(ok)), keep=ok, n_boot=N_BOOT)) if n > 1 else None
         out = {}
         for m in self.metric_objects():
             n_m, excl = (int(use.sum()), n - int(use.sum())) if m.name == "trust-auc" else (n, 0)
@@ -357,21 +357,6 @@ class TrustTrack(Track):
             out[str(c)] = {"n": int(m.sum()), "trustworthy": int(t.sum()),
                            "auc": None if auc is None else round(auc, 6)}
         return {"classes_judged": len(out), "classes": out}
-
-
-def bootstrap_weights(ok: np.ndarray, n_boot: int = N_BOOT, seed: int = 0) -> np.ndarray:
-    """(n_boot, n) multiplicities of a percentile bootstrap over the `ok` instances (failed ones weigh 0):
-    each row counts how often each instance is drawn in n_ok draws with replacement."""
-    ok = np.asarray(ok, dtype=bool)
-    idx = np.flatnonzero(ok)
-    w = np.zeros((n_boot, len(ok)))
-    if len(idx) == 0:
-        return w
-    draws = np.random.default_rng(seed).integers(0, len(idx), size=(n_boot, len(idx)))
-    rows = np.repeat(np.arange(n_boot), len(idx))
-    np.add.at(w, (rows, idx[draws.reshape(-1)]), 1.0)
-    return w
-
 
 
 class NoModel(TextModel):

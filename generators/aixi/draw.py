@@ -296,7 +296,7 @@ def render_chunk(layout: Layout, gt_weights: Sequence[Sequence[float]] = ()) -> 
     image = np.zeros((SIZE, SIZE), dtype=np.uint8)
     masks = np.zeros((SIZE, SIZE, 3), dtype=np.uint8)
     gts = [np.zeros((SIZE, SIZE), dtype=np.uint16) for _ in pcodes]
-    arrays = (inst, image, masks, *gts)
+    arrays: tuple[np.ndarray, ...] = (inst, image, masks, *gts)
     objects = layout.objects.tolist()
     offsets = layout.offsets.tolist()
     for i in range(n):
@@ -368,6 +368,7 @@ def render(
     else:
         own = pool is None
         ex = pool if pool is not None else start_pool(min(workers, len(tasks)))
+        assert ex is not None  # two workers or more, and more than one task: a pool
         try:
             futures = [ex.submit(_render_task, t) for t in tasks]
             for f, (lo, hi) in zip(futures, bounds):

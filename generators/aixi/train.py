@@ -24,7 +24,7 @@ import torch
 from rich.markup import escape
 from torch import nn
 
-from benchmark import allocator
+from benchmark.isolation import allocator
 from benchmark.errors import ResourceError
 from benchmark.models.architectures import AixiCNN
 from benchmark.models.base import load_model, save_model
@@ -95,7 +95,7 @@ def _load_objects(resource, limit: int | None) -> tuple[np.ndarray, list[np.ndar
     inst, pats, counts = [], [], []
     for s in range(0, table.num_rows, 2000):
         d = decode_split(table.slice(s, 2000), columns=("instances", "patterns", "counts"))
-        inst.append(d["instances"].astype(np.uint8))
+        inst.append(np.asarray(d["instances"]).astype(np.uint8))
         pats += [np.asarray(p, dtype=np.int64) for p in d["patterns"]]
         counts.append(d["counts"])
     return np.concatenate(inst), pats, np.concatenate(counts)

@@ -380,4 +380,5 @@ def load_eraser(
     if name is None:
         stem = folder.name.replace("_", "-")
         name = stem if stem.startswith("eraser") else f"eraser-{stem}"
-    return Corpus(name=name, classes=list(classes), splits=splits, stats=stats)  # type: ignore[arg-type]
+    # lists are invariant: a list of RationaleDocuments is a list of Documents for every reader of a Corpus
+    return Corpus(name=name, classes=list(classes), splits=splits, stats=stats)  # type: ignore[arg-type]  # see above

@@ -23,7 +23,7 @@ import hashlib
 import math
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -95,7 +95,7 @@ class RationaleDocument(Document):
             and np.array_equal(self.token_source, other.token_source)
         )
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None  # type: ignore[assignment]  # equal by value (arrays too): unhashable, as a dataclass with eq
 
     @property
     def rationale_tokens(self) -> list[str]:
@@ -198,7 +198,7 @@ def seeded_split(
     return out
 
 
-def corpus_stats(splits: dict[str, list[Document]], classes: Sequence[str]) -> dict[str, Any]:
+def corpus_stats(splits: Mapping[str, Sequence[Document]], classes: Sequence[str]) -> dict[str, Any]:
     """Counts every loader reports: documents and tokens overall, per split and per class."""
     per_class: Counter[int] = Counter()
     per_split: dict[str, dict[str, Any]] = {}

@@ -207,8 +207,20 @@ def _from_hub(
     return docs
 
 
+MrSource = Literal["mirror", "local", "hub"]  # where `load_mr` reads MR from
+MR_SOURCES: tuple[MrSource, ...] = ("mirror", "local", "hub")
+
+
+def mr_source(name: str) -> MrSource:
+    """`name` as an MR source (`MR_SOURCES`), or a ValueError naming them."""
+    for source in MR_SOURCES:
+        if source == name:
+            return source
+    raise ValueError(f"MR source must be one of {', '.join(MR_SOURCES)}, got {name!r}")
+
+
 def load_mr(
-    source: Literal["mirror", "local", "hub"] = "mirror",
+    source: MrSource = "mirror",
     path: str | Path | None = None,
     seed: int = 0,
     fractions: Sequence[float] = DEFAULT_FRACTIONS,

@@ -198,7 +198,7 @@ def load_text_table(
         kind = "str"
         keys = [str(k) for k in keys]
     if classes is None:
-        distinct = sorted(set(keys))  # type: ignore[type-var]
+        distinct = sorted(set(keys))
         if len(distinct) < 2:
             raise ResourceError(
                 f"{path}: column '{label_column}' holds a single label {distinct}; a classification corpus "

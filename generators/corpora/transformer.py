@@ -39,8 +39,7 @@ from benchmark.models.transformer import (DEFAULT_MAX_PIECES, TOKENIZER_FILE, Mi
                                           bert_kwargs, load_tokenizer, pretrained_classifier, pretrained_path,
                                           save_minilm)
 from benchmark.progress import console, progress_bar
-from generators.idc.train import trained_config
-from generators.rcnn.train import length_batches  # batches of similar piece counts
+from generators.text_trainer import length_batches, trained_config  # length_batches: batches of similar piece counts
 
 
 @dataclass
@@ -72,7 +71,7 @@ class MiniLMTrainConfig:
         return cls(**{"epochs": 3, "max_train": None, "max_words": 128, "device": "cuda", **overrides})
 
 
-def _key(docs: Sequence[Sequence[str]], labels: Sequence[int]) -> str:
+def _key(docs: Sequence[Sequence[str]], labels: Sequence[int] | np.ndarray) -> str:
     h = hashlib.sha256()
     for d, y in zip(docs, labels):
         h.update((" ".join(d) + f"\t{int(y)}\n").encode())
@@ -214,6 +213,7 @@ def _fit(ft: _FineTune, cfg: MiniLMTrainConfig, name: str, xva: list[list[str]],
         if val > best:
             best = val
             best_state = {k: v.detach().clone() for k, v in ft.module.state_dict().items()}
+    assert best_state is not None  # epochs ≥ 1, and an accuracy ≥ 0 beats the start's −1
     ft.module.load_state_dict(best_state)
     ft.module.eval()
     return best, history, train_seconds

@@ -19,7 +19,7 @@ from __future__ import annotations
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -29,7 +29,10 @@ from benchmark.metrics.interpretation import average_relative_drop, relative_con
 from benchmark.models.text import load_word_model
 from benchmark.progress import console
 from benchmark.resources import resource_root, write_config
-from generators.idc.train import TextTrainConfig, train_text_classifier
+from generators.text_trainer import TextTrainConfig, train_text_classifier
+
+if TYPE_CHECKING:
+    from generators.corpora.mr import MrSource
 
 FAMILY = "idc"
 VERSION = "v1"
@@ -80,7 +83,7 @@ class IdcConfig:
     epochs: int = 10
     limit: int | None = None  # first N documents of each split (tests / quick runs)
     han: bool = True  # also train the HAN word-attention model (for the attention explainer)
-    source: str = "mirror"  # MR route: mirror | local | hub
+    source: MrSource = "mirror"  # MR route: mirror | local | hub
     path: str | None = None
     extra: dict = field(default_factory=dict)
 
@@ -138,7 +141,6 @@ def build_idc(config: IdcConfig | None = None, *, root: Path | None = None, over
     splits = {s: corpus[s][: cfg.limit] if cfg.limit else corpus[s] for s in ("train", "validation", "test")}
     xy = {s: ([d.tokens for d in docs], [d.label for d in docs]) for s, docs in splits.items()}
     classes = list(corpus.classes)
-
     t0 = time.perf_counter()
     train_cfg = TextTrainConfig(epochs=cfg.epochs, seed=cfg.train_seed)
     cnn_cfg = train_text_classifier(xy["train"], xy["validation"], root / "model" / "mr-cnn", train_cfg,
@@ -171,8 +173,9 @@ def build_idc(config: IdcConfig | None = None, *, root: Path | None = None, over
         t = time.perf_counter()
         stats: dict[str, Any] = {}
         if pgt == "wga":
-            sets = wga_features(wga, alpha=cfg.alpha, beta=cfg.beta)
-            features = {c: [(w, s) for w, s in sets[c]] for c in range(len(classes))}
+            assert wga is not None  # computed above for "wga" and "hybrid"
+            per_class = wga_features(wga, alpha=cfg.alpha, beta=cfg.beta)
+            features = {c: [(w, s) for w, s in per_class[c]] for c in range(len(classes))}
             stats.update({"pool_documents": wga.n_documents, "pool_correct": wga.n_correct,
                           "wga_seconds": round(wga.seconds, 2), "vocabulary": len(wga.vocab)})
         else:
@@ -238,10 +241,10 @@ def _other_class_df(docs, labels, n_classes: int) -> list[dict[str, int]]:
     """df_{¬c}(w): number of documents outside class c containing w (the MILP cost of w for c)."""
     from collections import Counter
 
-    per = [Counter() for _ in range(n_classes)]
+    per: list[Counter[str]] = [Counter() for _ in range(n_classes)]
     for d, y in zip(docs, labels):
         per[y].update(set(d))
-    total = Counter()
+    total: Counter[str] = Counter()
     for p in per:
         total.update(p)
     return [{w: total[w] - per[c][w] for w in total} for c in range(n_classes)]

@@ -86,11 +86,11 @@ def table(rows: list[Row], pgts=("wga", "milp", "hybrid")):
     for col in ("PGT", "|IF| neg", "|IF| pos", "pool docs", "covered", "solve s", "optimal",
                 "RelativeConf", "paper", "avg drop", "mean conf."):
         rc.add_column(col, justify="left" if col == "PGT" else "right")
-    for p, st in relative_conf_rows(pgts):
+    for pgt, st in relative_conf_rows(pgts):
         r = st["relative_conf"]
         fp = st["features_per_class"]
-        rc.add_row(p, str(fp.get("neg")), str(fp.get("pos")), str(st.get("milp_documents", st.get("pool_documents"))),
+        rc.add_row(pgt, str(fp.get("neg")), str(fp.get("pos")), str(st.get("milp_documents", st.get("pool_documents"))),
                    f"{st['pool_covered_fraction']:.1%}", str(st.get("solve_seconds", st.get("wga_seconds", "—"))),
-                   str(st.get("optimal", "—")), f(r["relative_conf"]), f(PAPER_RELATIVE_CONF[p]),
+                   str(st.get("optimal", "—")), f(r["relative_conf"]), f(PAPER_RELATIVE_CONF[pgt]),
                    f(r["average_relative_drop"]), f(r["mean_confidence"]))
     return t, rc

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Hashable, Sequence
+from typing import Any, Collection, Hashable, Sequence
 
 __all__ = ["MilpResult", "solve_milp", "tfidf_vocabulary"]
 
@@ -180,12 +180,12 @@ def _cover_task(c, rows, avail, weights, deadline):
     return words, status, value, lower, size, time.perf_counter() - t, stats
 
 
-def _greedy_cover(rows, cols, weights):
+def _greedy_cover(rows: Sequence[Sequence[int]], cols: Collection[int], weights: Sequence[float]) -> set[int] | None:
     """Chvátal's greedy cover (least weight per newly covered row), then redundant words dropped
     heaviest first; None if some row has no usable word."""
     import heapq
 
-    cover_of: dict = {}
+    cover_of: dict[int, list[int]] = {}
     for i, r in enumerate(rows):
         usable = [j for j in r if j in cols]
         if not usable:
@@ -195,7 +195,7 @@ def _greedy_cover(rows, cols, weights):
     heap = [(weights[j] / len(rs), j) for j, rs in cover_of.items()]
     heapq.heapify(heap)
     covered = [False] * len(rows)
-    chosen = []
+    chosen: list[int] = []
     n_left = len(rows)
     while n_left:
         score, j = heapq.heappop(heap)
@@ -223,26 +223,29 @@ def _greedy_cover(rows, cols, weights):
     return keep
 
 
-def _repair_task(order, rows, avail, weights, per_sol, deadline):
+def _repair_task(order: Sequence[int], rows: Sequence[Any], avail: Sequence[set[int]], weights: Sequence[Any],
+                 per_sol: Sequence[set[int]], deadline: float | None) -> tuple[dict[int, set[int]] | None, float]:
     """Restriction heuristic for the coupled problem: classes in `order`, each keeps its per-class
     solution if none of its words is taken, else is re-solved as a cover over the untaken words (SCIP;
     the greedy cover if SCIP runs out of time). Returns ({class: words}, seconds), or (None, seconds)
     when some class cannot be covered."""
     t = time.perf_counter()
-    taken: set = set()
-    out = {}
+    taken: set[int] = set()
+    out: dict[int, set[int]] = {}
     for c in order:
         sol = per_sol[c]
         if sol & taken:
             cols = avail[c] - taken
             left = _left(deadline)
-            sol, status = None, "timelimit"
+            new: set[int] | None = None
+            status = "timelimit"
             if left is None or left > 1:
-                sol, status, *_ = _cover_task(c, rows[c], cols, weights[c], deadline)
-            if sol is None and status != "infeasible":
-                sol = _greedy_cover(list(rows[c]), cols, weights[c])
-            if sol is None:
+                new, status, *_ = _cover_task(c, rows[c], cols, weights[c], deadline)
+            if new is None and status != "infeasible":
+                new = _greedy_cover(list(rows[c]), cols, weights[c])
+            if new is None:
                 return None, time.perf_counter() - t
+            sol = new
         out[c] = sol
         taken |= sol
     return out, time.perf_counter() - t

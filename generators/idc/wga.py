@@ -332,11 +332,11 @@ def relevance_scores(model, docs: Sequence[Sequence[str]], labels: Sequence[int]
     module = _module(model)
     encode = _encoder(model, module, model_vocab)
     docs = [list(d) for d in docs]
-    labels = np.asarray(labels, dtype=np.int64).reshape(-1)
-    if len(labels) != len(docs):
-        raise ValueError(f"{len(labels)} labels for {len(docs)} documents")
-    n_classes = int(module.fc.out_features) if hasattr(module, "fc") else int(labels.max()) + 1
-    if len(labels) and (labels.min() < 0 or labels.max() >= n_classes):
+    y_all = np.asarray(labels, dtype=np.int64).reshape(-1)
+    if len(y_all) != len(docs):
+        raise ValueError(f"{len(y_all)} labels for {len(docs)} documents")
+    n_classes = int(module.fc.out_features) if hasattr(module, "fc") else int(y_all.max()) + 1
+    if len(y_all) and (y_all.min() < 0 or y_all.max() >= n_classes):
         raise ValueError(f"labels must be class indices in [0, {n_classes})")
     if vocab is None:
         vocab = sorted({w for d in docs for w in d})
@@ -347,7 +347,7 @@ def relevance_scores(model, docs: Sequence[Sequence[str]], labels: Sequence[int]
 
     sums = np.zeros((len(vocab), n_classes), dtype=np.float64)
     occ = np.zeros((len(vocab), n_classes), dtype=np.int64)
-    documents = np.bincount(labels, minlength=n_classes)
+    documents = np.bincount(y_all, minlength=n_classes)
     correct = np.zeros(n_classes, dtype=np.int64)
     used = np.zeros(n_classes, dtype=np.int64)
     empty = zero = 0
@@ -362,7 +362,7 @@ def relevance_scores(model, docs: Sequence[Sequence[str]], labels: Sequence[int]
             idx = order[s: s + batch_size]
             ids, mask = encode([docs[i] for i in idx])
             lengths = mask.sum(1)
-            y = torch.as_tensor(labels[idx])
+            y = torch.as_tensor(y_all[idx])
             emb, maps, grads, logits, _ = _forward_backward(module, ids, mask, y, opts)
             ok = logits.argmax(1) == y
             if bool(ok.any()):
@@ -371,7 +371,7 @@ def relevance_scores(model, docs: Sequence[Sequence[str]], labels: Sequence[int]
                                   lengths[sel], opts).cpu().numpy()
                 rows, cols, vals = [], [], []
                 for k, n in enumerate(sel.tolist()):
-                    i, c = idx[n], int(labels[idx[n]])
+                    i, c = idx[n], int(y_all[idx[n]])
                     correct[c] += 1
                     heat = rel[k, : len(docs[i])]
                     zero += int(not (heat > 0).any())
@@ -427,7 +427,7 @@ def _encoder(model, module, model_vocab):
 # ----------------------------------------------------------------------------------------------
 # post-processing and the Hybrid vocabulary
 # ----------------------------------------------------------------------------------------------
-def _rs_vocab(rs, vocab):
+def _rs_vocab(rs, vocab: Sequence[str] | None) -> tuple[np.ndarray, list[str]]:
     if isinstance(rs, WgaScores):
         vocab = rs.vocab if vocab is None else vocab
         rs = rs.rs

@@ -1,2 +1,4 @@
-"""Builders of the `rcnn` resources (SPECS §4): BeerAdvocate loaders (`data`), word vectors (`vectors`),
-RCNN rationale-model training (`train`) and the zero-contribution verification (`verify`)."""
+"""Builders of the `rcnn` resources (SPECS §4): the rationale model and its verified zero contributions.
+
+BeerAdvocate loaders (`data`), word vectors (`vectors`), RCNN rationale-model training (`train`), the
+zero-contribution verification (`verify`) and the `generate rcnn` command (`cli`)."""

@@ -189,7 +189,7 @@ def decorrelated(reviews: Reviews, aspect: str, share: float | None = None, *,
 def correlation_report(reviews: Reviews, aspect: str) -> dict[str, Any]:
     """The `aspect` rating's Pearson r with each of the other ratings over `reviews` (for the card)."""
     a = aspect_index(aspect)
-    c = np.corrcoef(np.asarray(reviews.scores, dtype=np.float64).T)[a]
+    c = np.asarray(np.corrcoef(np.asarray(reviews.scores, dtype=np.float64).T))[a]
     return {RATING_NAMES[k]: round(float(c[k]), 3) for k in range(len(c)) if k != a}
 
 

@@ -40,7 +40,7 @@ import gzip
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Sequence, TypedDict
 
 import numpy as np
 
@@ -97,7 +97,7 @@ class Reviews:
         """The rating of `aspect` (N,) float32."""
         return self.scores[:, aspect_index(aspect)].astype(np.float32)
 
-    def subset(self, index: Sequence[int]) -> "Reviews":
+    def subset(self, index: Sequence[int] | np.ndarray) -> "Reviews":
         idx = [int(i) for i in index]
         return Reviews([self.ids[i] for i in idx], [self.tokens[i] for i in idx], self.scores[idx],
                        {**self.stats, "subset_of": self.stats.get("kept", len(self)), "kept": len(idx)},
@@ -182,7 +182,7 @@ def _build(records: Iterable[tuple[str, Any, list[str], dict[int, Any] | None]],
     """records: (id, raw ratings, Lei tokens, raw spans per aspect index or None)."""
     _check_options(max_len, long, tokenization, bad_scores)
     ids, toks, scores, rats = [], [], [], []
-    stats = {"source": source, "records": 0, "empty": 0, "truncated": 0, "excluded_long": 0,
+    stats: dict[str, Any] = {"source": source, "records": 0, "empty": 0, "truncated": 0, "excluded_long": 0,
              "excluded_scores": 0, "tokenization": tokenization, "max_len": max_len, "long": long}
     for rid, raw_scores, lei, raw_spans in records:
         stats["records"] += 1
@@ -239,6 +239,15 @@ def _review_lines(path: Path, limit: int | None) -> Iterator[tuple[str, Any, lis
                 break
             head, _, text = line.rstrip("\n").partition("\t")
             yield f"{name}:{n}", head, text.split(), None
+
+
+class ReadOptions(TypedDict):
+    """How a review file or split is read (`read_reviews`, `load_hub`): the options `load_beer` passes on."""
+
+    max_len: int | None
+    long: str
+    tokenization: str
+    bad_scores: str
 
 
 def read_reviews(path: Path | str, *, max_len: int | None = MAX_LEN, long: str = "truncate",
@@ -382,7 +391,7 @@ def load_beer(aspect: str | int, source: str | Path | None = None, *, dev_fracti
     (and counts) reviews whose ratings are not five numbers in [0, 1] instead of refusing the file."""
     k = aspect_index(aspect)
     name = RATING_NAMES[k]
-    opts = {"max_len": max_len, "long": long, "tokenization": tokenization, "bad_scores": bad_scores}
+    opts = ReadOptions(max_len=max_len, long=long, tokenization=tokenization, bad_scores=bad_scores)
     source, folder, lei, find = locate_beer(source)
     info: dict[str, Any] = {"aspect": name, "source": str(source), "tokenization": tokenization,
                             "max_len": max_len, "long": long}
@@ -416,7 +425,7 @@ def load_beer(aspect: str | int, source: str | Path | None = None, *, dev_fracti
             raise ResourceError(f"dataset {src!r} needs splits 'train' and 'validation' "
                                 f"(has: {', '.join(sorted(splits))})")
         train, dev = load_hub(src, "train", rev_cfg, **opts), load_hub(src, dev_split, rev_cfg, **opts)
-        ann_opts = {"max_len": None, "long": long, "tokenization": tokenization, "bad_scores": bad_scores}
+        ann_opts = ReadOptions(max_len=None, long=long, tokenization=tokenization, bad_scores=bad_scores)
         if "annotations" in configs:
             ann_split = datasets.get_dataset_split_names(src, "annotations")[0]
             annotations = load_hub(src, ann_split, "annotations", **ann_opts)

@@ -42,11 +42,11 @@ SLOW = {"lime-text", "kernel-shap"}  # evaluated on `slow_limit` reviews
 class Row:
     aspect: str
     method: str
-    first: float
-    misrank: float
-    avg: float
-    avg_std: float
-    pessimistic: tuple[float, float, float]
+    first: float | None  # None: undefined on every instance (as the Result says)
+    misrank: float | None
+    avg: float | None
+    avg_std: float | None
+    pessimistic: tuple[float | None, ...]  # %first, %misrank, avg-misrank with ties counted against
     n: int
     failed: int
 
@@ -95,6 +95,10 @@ def _selection_cell(sel: dict) -> str:
     return " / ".join(pct) + " % (" + ("targets met" if sel.get("meets_targets") else "BELOW TARGET") + ")"
 
 
+def _num(x: float | None) -> str:
+    return "—" if x is None else f"{x:.2f}"
+
+
 def table(rows: list[Row], aspects=ASPECTS):
     from rich.table import Table
 
@@ -104,10 +108,10 @@ def table(rows: list[Row], aspects=ASPECTS):
         t1.add_column(col, justify="left" if col in ("aspect", "method") else "right")
     for r in rows:
         p = r.paper
-        t1.add_row(r.aspect, r.method, f"{r.first:.2f}", f"{p[0]:.2f}" if p else "", f"{r.misrank:.2f}",
-                   f"{p[1]:.2f}" if p else "", f"{r.avg:.2f} ({r.avg_std:.2f})",
+        t1.add_row(r.aspect, r.method, _num(r.first), f"{p[0]:.2f}" if p else "", _num(r.misrank),
+                   f"{p[1]:.2f}" if p else "", f"{_num(r.avg)} ({_num(r.avg_std)})",
                    f"{p[2]:.2f} ({p[3]:.2f})" if p else "",
-                   " / ".join(f"{v:.2f}" for v in r.pessimistic), str(r.n), str(r.failed))
+                   " / ".join(_num(v) for v in r.pessimistic), str(r.n), str(r.failed))
     t2 = Table(title="Table 2 (verified datasets, mean (std)): ours | paper")
     for col in ("aspect", "N", "|x|", "|S_x|", "|SR_x|", "|N_x|", "% handshake", "% no SR", "dev MSE",
                 "selected / precision / recall"):
@@ -120,10 +124,10 @@ def table(rows: list[Row], aspects=ASPECTS):
         st = load_resource(f"rcnn/beer-{a}").stats
         sel = model_selection(st).get("selection") or {}
         t = st["table2"]
-        p = PAPER_TABLE2[a]
-        t2.add_row(a, f"{t['N']} | {p[0]}", f"{ms(t['len_x'], 0)} | {p[1][0]} ({p[1][1]})",
-                   f"{ms(t['S_x'], 1)} | {p[2][0]} ({p[2][1]})", f"{ms(t['SR_x'], 2)} | {p[3][0]} ({p[3][1]})",
-                   f"{ms(t['N_x'], 0)} | {p[4][0]} ({p[4][1]})", f"{t['pct_handshake']:.1f} | {p[5]}",
-                   f"{t['pct_no_sr']:.1f} | {p[6]}", f"{st.get('dev_mse', float('nan')):.4f}",
+        p2 = PAPER_TABLE2[a]
+        t2.add_row(a, f"{t['N']} | {p2[0]}", f"{ms(t['len_x'], 0)} | {p2[1][0]} ({p2[1][1]})",
+                   f"{ms(t['S_x'], 1)} | {p2[2][0]} ({p2[2][1]})", f"{ms(t['SR_x'], 2)} | {p2[3][0]} ({p2[3][1]})",
+                   f"{ms(t['N_x'], 0)} | {p2[4][0]} ({p2[4][1]})", f"{t['pct_handshake']:.1f} | {p2[5]}",
+                   f"{t['pct_no_sr']:.1f} | {p2[6]}", f"{st.get('dev_mse', float('nan')):.4f}",
                    _selection_cell(sel))
     return t1, t2

@@ -48,6 +48,7 @@ from benchmark.models.rcnn import RCNNRationale, generator_log_prob, save_rcnn
 from benchmark.progress import console, progress_bar
 from generators.rcnn.data import BeerData, Reviews, aspect_index, aspect_name, load_beer
 from generators.rcnn.vectors import WordVectors, get_vectors
+from generators.text_trainer import length_batches
 
 SELECT_ON = ("objective", "mse", "leakage")
 DEV_SELECTION = ("deterministic", "sampled")
@@ -167,7 +168,7 @@ def to_ids(docs: Sequence[Sequence[str]], vocab: Sequence[str]) -> list[np.ndarr
     return [np.fromiter((index.get(w, 1) for w in d), dtype=np.int64, count=len(d)) for d in docs]
 
 
-def pad(ids: Sequence[np.ndarray], rows: Sequence[int]) -> tuple[torch.Tensor, torch.Tensor]:
+def pad(ids: Sequence[np.ndarray], rows: Sequence[int] | np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
     """Right-padded (ids (B, L), mask (B, L)) of documents `rows`; L = the longest (≥ 1)."""
     length = max([1] + [len(ids[r]) for r in rows])
     out = np.zeros((len(rows), length), dtype=np.int64)
@@ -176,15 +177,6 @@ def pad(ids: Sequence[np.ndarray], rows: Sequence[int]) -> tuple[torch.Tensor, t
     t = torch.from_numpy(out)
     lengths = torch.tensor([len(ids[r]) for r in rows])
     return t, torch.arange(length)[None, :] < lengths[:, None]
-
-
-def length_batches(lengths: np.ndarray, batch_size: int, rng: np.random.Generator | None) -> list[np.ndarray]:
-    """Documents sorted by length (stable), cut into chunks of `batch_size`, chunk order shuffled by `rng`."""
-    order = np.argsort(lengths, kind="stable")
-    chunks = [order[s:s + batch_size] for s in range(0, len(order), batch_size)]
-    if rng is not None:
-        chunks = [chunks[i] for i in rng.permutation(len(chunks))]
-    return chunks
 
 
 # -- costs -----------------------------------------------------------------------------------------
@@ -595,7 +587,7 @@ def train_rcnn(data: BeerData, out_dir: Path | str, config: RCNNTrainConfig | No
     module, state = run.module, run.state
     module.load_state_dict(run.best_weights)
     module.cpu().eval()
-    best = state["best"] or evaluate(module, run.dv_ids, run.ydv, cfg, ratings=data.dev.scores)
+    best: dict[str, Any] = state["best"] or evaluate(module, run.dv_ids, run.ydv, cfg, ratings=data.dev.scores)
     elapsed = time.perf_counter() - run.t0
     validation = {"aspect": aspect_name(cfg.aspect), "dev_mse": best["mse"], "dev_objective": best["objective"],
                   "dev_selection_rate": best["selection_rate"], "dev_leakage": best.get("leakage"),

@@ -125,8 +125,10 @@ def verify(model: RationaleModel, tokens: Sequence[Sequence[str]], ids: Sequence
                 labels[r], deltas[r], preds[r] = lab, full_d, float(out["y"][k])
             bar.advance(len(rows))
     keep = [i for i in range(n) if outcome[i] == KEPT]
-    return Verification([ids[i] for i in keep], [docs[i] for i in keep], [labels[i] for i in keep],
-                        preds[keep], [deltas[i] for i in keep], outcome, selected, lengths, tau,
+    kept_labels = [x for x in (labels[i] for i in keep) if x is not None]  # a kept review has both
+    kept_deltas = [x for x in (deltas[i] for i in keep) if x is not None]
+    return Verification([ids[i] for i in keep], [docs[i] for i in keep], kept_labels,
+                        preds[keep], kept_deltas, outcome, selected, lengths, tau,
                         {"threshold": getattr(module, "threshold", None), "model": model.name})
 
 

@@ -35,7 +35,7 @@ from __future__ import annotations
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Collection
 
 import numpy as np
 import pyarrow as pa
@@ -48,6 +48,9 @@ from benchmark.metrics import robustness as rm
 from benchmark.progress import console
 from benchmark.resources import resource_root, write_config
 from generators.robustness import policies
+
+if TYPE_CHECKING:
+    from generators.corpora.mr import MrSource
 
 FAMILY = "robustness"
 VERSION = "v1"
@@ -91,7 +94,7 @@ class RobustnessConfig:
     explainer_params: dict = field(default_factory=dict)  # {explainer: {parameter: value}} overrides
     append: bool = False  # keep the rows of other explainers already in the config (same model weights)
     limit: int | None = None  # first N documents of each split for training (tests)
-    source: str = "mirror"
+    source: MrSource = "mirror"
     path: str | None = None
     extra: dict = field(default_factory=dict)
 
@@ -133,7 +136,9 @@ def choose_samples(model, docs, n: int, seed: int) -> list:
 
 
 def attack_rows(attacker: Attacker, docs, rho_grid, attack: str, explainer: str, seed: int) -> tuple[list[dict], dict]:
-    rows, excluded, seconds, calls = [], {}, 0.0, {"predict": 0, "attribute": 0, "texts_attributed": 0}
+    rows: list[dict] = []
+    excluded: dict[str, int] = {}
+    seconds, calls = 0.0, {"predict": 0, "attribute": 0, "texts_attributed": 0}
     vocab: dict[str, int] = {}
     for k, d in enumerate(docs):
         res, rs = sweep(attacker, d.tokens, rho_grid, sample_seed=k)
@@ -189,9 +194,10 @@ def curves(rows: list[dict], rho_grid=RHO_GRID) -> dict[str, Any]:
         used = [r for r in sel if r["r"] > 0 and not r["excluded"]]
         rho = [r["rho"] for r in used]
         w = [len(r["rho_max"]) for r in used]
-        entry = {"n_points": int(sum(w)), "n_texts": len(used), "n_samples": len({r["sample"] for r in sel}),
-                 "excluded_samples": len({r["sample"] for r in sel if r["excluded"] and not
-                                          r["excluded"].startswith(("budget", "no_substitution"))})}
+        entry: dict[str, Any] = {
+            "n_points": int(sum(w)), "n_texts": len(used), "n_samples": len({r["sample"] for r in sel}),
+            "excluded_samples": len({r["sample"] for r in sel if r["excluded"] and not
+                                     r["excluded"].startswith(("budget", "no_substitution"))})}
         for m in ("pcc", "kendall", "spearman", "top10", "top30", "top50", "similarity"):
             b = rm.bin_by_rho(rho, [r.get(m, float("nan")) for r in used], weights=w)
             entry[m] = {"centre": b["centre"].tolist(), "mean": _nan_list(b["mean"]), "std": _nan_list(b["std"]),
@@ -219,7 +225,7 @@ def add_similarity(rows: list[dict]) -> str:
     sim = _SIM[0]
     rows = [r for r in rows if "similarity" not in r]
     todo = [r for r in rows if r["r"] > 0]
-    uniq = {}
+    uniq: dict[tuple[str, str], None] = {}
     for r in todo:
         uniq.setdefault((" ".join(r["tokens"]), " ".join(r["adversarial"])), None)
     pairs = list(uniq)
@@ -252,20 +258,13 @@ def _table(rows: list[dict]) -> pa.Table:
     return pa.table({k: pa.array(v, schema.arrow_schema.field(k).type) for k, v in cols.items()})
 
 
-def build_robustness(config: RobustnessConfig | None = None, *, root: Path | None = None,
-                     overwrite: bool = False) -> dict[str, Any]:
-    import torch
+def _check_config(cfg: RobustnessConfig, models: Collection[str]) -> None:
+    """Refuse, naming the choices, a config `build_robustness` cannot build (`models`: the known ones)."""
+    from generators.text_trainer import EMBEDDINGS
 
-    from benchmark.attacks.filters import PosTagger
-    from generators.corpora import load_mr
-    from generators.robustness.train import MODELS, train_models
-
-    cfg = config or RobustnessConfig()
-    unknown = set(cfg.models) - set(MODELS)
+    unknown = set(cfg.models) - set(models)
     if unknown:
-        raise ResourceError(f"unknown model(s) {sorted(unknown)}; choose from {', '.join(MODELS)}")
-    from generators.idc.train import EMBEDDINGS
-
+        raise ResourceError(f"unknown model(s) {sorted(unknown)}; choose from {', '.join(models)}")
     if cfg.embeddings not in EMBEDDINGS:
         raise ResourceError(f"embeddings must be one of {', '.join(EMBEDDINGS)}, got {cfg.embeddings!r}")
     if cfg.vocab_rule not in VOCAB_RULES:
@@ -278,6 +277,18 @@ def build_robustness(config: RobustnessConfig | None = None, *, root: Path | Non
         raise ResourceError(f"unknown attack(s) {sorted(bad)}; choose from {', '.join(ATTACKS)}")
     if cfg.reference_explainer not in cfg.explainers and not cfg.append:
         raise ResourceError(f"reference explainer {cfg.reference_explainer} must be one of the explainers")
+
+
+def build_robustness(config: RobustnessConfig | None = None, *, root: Path | None = None,
+                     overwrite: bool = False) -> dict[str, Any]:
+    import torch
+
+    from benchmark.attacks.filters import PosTagger
+    from generators.corpora import load_mr
+    from generators.robustness.train import MODELS, train_models
+
+    cfg = config or RobustnessConfig()
+    _check_config(cfg, MODELS)
     torch.set_num_threads(1)
     root = Path(root) if root else resource_root(FAMILY)
     corpus = load_mr(source=cfg.source, path=cfg.path, seed=0)
@@ -295,7 +306,9 @@ def build_robustness(config: RobustnessConfig | None = None, *, root: Path | Non
     policy_docs, eval_docs = [splits["test"][i] for i in policy_half], [splits["test"][i] for i in eval_half]
     su = "su" in cfg.attacks and cfg.policy_samples != 0
     n_policy = cfg.n_samples if cfg.policy_samples is None else cfg.policy_samples
-    out, state, events = {}, {}, {}
+    out: dict[str, Any] = {}
+    state: dict[str, tuple] = {}  # model -> (model, represents, docs, rows, runs, skipped)
+    events: dict[tuple[str, str], list] = {}  # (model, explainer) -> its policy's substitution events
     for name in cfg.models:
         model = load_model_under_test(root, name)
         represents = model_vocabulary(model)  # under "off" it only counts (the attack keeps every candidate)
@@ -356,7 +369,9 @@ def build_robustness(config: RobustnessConfig | None = None, *, root: Path | Non
 
 def policy_events(attacker: Attacker, docs) -> tuple[list[tuple[str, str]], dict]:
     """TEF at the largest ρ_max on the policy half: every substitution event (original, replacement)."""
-    events, excluded, vocab = [], {}, {}
+    events: list[tuple[str, str]] = []
+    excluded: dict[str, int] = {}
+    vocab: dict[str, int] = {}
     for k, d in enumerate(docs):
         res = attacker.attack(d.tokens, sample_seed=k)
         if res.excluded:

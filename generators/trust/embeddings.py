@@ -105,7 +105,7 @@ def train_gensim(sentences: list[list[str]], folder: Path, cfg: EmbeddingsConfig
     from gensim.models import FastText, Word2Vec
 
     folder.mkdir(parents=True, exist_ok=True)
-    out = {}
+    out: dict[str, dict[str, Any]] = {}
     recipe = json.dumps({k: getattr(cfg, k) for k in ("dim", "window", "min_count", "epochs", "seed",
                                                          "wordnet_corpus", "corpus_limit")}, sort_keys=True)
     for name, cls in (("word2vec", Word2Vec), ("fasttext", FastText)):
@@ -149,7 +149,8 @@ def pair_similarities(emb, pairs: list[tuple[str, str]]) -> tuple[np.ndarray, in
 
 
 def build_embeddings(cfg: EmbeddingsConfig | None = None, *, root: Path | None = None) -> dict[str, Any]:
-    from generators.trust.wordnet import ensure_wordnet, frequency_pairs, random_pairs, synonym_pairs
+    from generators.lexicon import ensure_wordnet
+    from generators.trust.wordnet import frequency_pairs, random_pairs, synonym_pairs
 
     cfg = cfg or EmbeddingsConfig()
     unknown = set(cfg.models) - set(DEFAULT_MODELS)
@@ -178,16 +179,17 @@ def build_embeddings(cfg: EmbeddingsConfig | None = None, *, root: Path | None =
                                                    power=cfg.frequency_power, wn=wn)}
     console.print(f"corpus rule: {len(unrelated_by_rule['corpus'])} pairs drawn by frequency^{cfg.frequency_power:g} "
                   f"from {len(freq)} local-corpus words every model knows")
-    rows, rules = [], {}
+    rows: list[dict[str, Any]] = []
+    rules: dict[str, dict[str, dict[str, Any]]] = {}
     for rule, pairs in unrelated_by_rule.items():
         rules[rule] = {}
         for name, emb in models.items():
             t = time.perf_counter()
             s_rel, drop_rel = pair_similarities(emb, related)
             s_unr, drop_unr = pair_similarities(emb, pairs)
-            res = theta_relate_search(s_rel, s_unr, tol=cfg.tol, max_iter=cfg.max_iter)
-            res.update(dropped_related=drop_rel, dropped_unrelated=drop_unr,
-                       seconds=round(time.perf_counter() - t, 1), stands_in_for=STANDS_IN_FOR[name])
+            res: dict[str, Any] = {**theta_relate_search(s_rel, s_unr, tol=cfg.tol, max_iter=cfg.max_iter),
+                                   "dropped_related": drop_rel, "dropped_unrelated": drop_unr,
+                                   "seconds": round(time.perf_counter() - t, 1), "stands_in_for": STANDS_IN_FOR[name]}
             rules[rule][name] = res
             rows.append({"model": name, "rule": rule, **{k: res[k] for k in (
                 "theta", "tpr", "tnr", "precision_related", "precision_unrelated", "n_related", "n_unrelated",

@@ -21,6 +21,7 @@ import numpy as np
 
 from benchmark.contracts import Batch, OracleContext, judgement_parts
 from benchmark.metrics.trust import trust_scores, weighted_auc
+from benchmark.models.base import TextModel
 from benchmark.models.text import load_word_model
 from benchmark.resources import resource_root
 from benchmark.resources.store import read_provenance
@@ -36,7 +37,7 @@ def load_trust_set(config: str, root: Path | None = None) -> dict[str, Any]:
     test = pq.read_table(root / meta["splits"]["test"]["file"]).to_pylist()
     val = meta["splits"].get("validation")
     validation = pq.read_table(root / val["file"]).to_pylist() if val else []
-    model = None
+    model: TextModel | None = None
     if meta["params"].get("model_dir"):
         if meta["params"].get("model") == "minilm":  # the transformer model under test
             from benchmark.models.transformer import load_minilm
@@ -96,7 +97,7 @@ def supervision_sweep(settings: Sequence[tuple[str, float]], *, epochs: int = 5,
                       num_samples: int = 1000, limit: int | None = None, out: Path | None = None,
                       seed: int = 0) -> list[dict[str, Any]]:
     """The rationale-supervision choice (issue #24) measured on HateXplain's *validation* split: for each
-    (rationale_loss, λ) the Kim CNN is trained (`generators.idc.train`, max_len 80, `epochs`), and reported
+    (rationale_loss, λ) the Kim CNN is trained (`generators.text_trainer`, max_len 80, `epochs`), and reported
     are its validation accuracy and the trustworthy share of its correct validation predictions with a
     rationale — explanation precision of the top-10 positive words ≥ ½, the words from `explainer`
     ("omission": batched word omission, cheap; "lime": the trust sets' LIME at `num_samples`)."""
@@ -105,7 +106,7 @@ def supervision_sweep(settings: Sequence[tuple[str, float]], *, epochs: int = 5,
     from benchmark.contracts import Batch
     from benchmark.toki.core import builtin_explainer
     from benchmark.toki.explanations import DedupModel, omission_scores
-    from generators.idc.train import TextTrainConfig, train_text_classifier
+    from generators.text_trainer import TextTrainConfig, train_text_classifier
     from generators.trust.build import MAX_LEN, _truncate, explanation_precision, top_words
     from generators.trust.data import load_trust_corpus
 

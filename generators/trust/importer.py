@@ -161,8 +161,9 @@ def import_trust_set(path: str | Path, name: str, classes: Sequence[str], *, cla
         missing.append("text (or tokens)")
     if missing:
         raise ResourceError(f"{path} lacks column(s) {missing}; see generators/trust/importer.py for the layout")
-    counts = Counter()
-    train, test = [], []
+    counts: Counter[str] = Counter()
+    train: list[dict] = []
+    test: list[dict] = []
     for n, r in enumerate(rows, start=1):
         where = f"{Path(path).name} row {n}"
         split = str(r.get("split") or "test").strip().lower()
@@ -177,7 +178,7 @@ def import_trust_set(path: str | Path, name: str, classes: Sequence[str], *, cla
         label = _class(r.get("label"), classes, where + " label")
         pred = _class(r.get("prediction"), classes, where + " prediction")
         try:
-            conf = float(r.get("confidence"))
+            conf = float(r["confidence"])  # present: checked above
         except (TypeError, ValueError):
             raise ResourceError(f"{where}: confidence {r.get('confidence')!r} is not a number") from None
         if not 0.0 <= conf <= 1.0:
@@ -216,7 +217,7 @@ def import_trust_set(path: str | Path, name: str, classes: Sequence[str], *, cla
                      "precision": None, "rationale": []})
     if not test:
         raise ResourceError(f"{path}: no test row is left after the exclusions {dict(counts)}")
-    n_trust = sum(r["trust"] for r in test)
+    n_trust = sum(bool(r["trust"]) for r in test)
     if n_trust in (0, len(test)):
         counts["one_class_only"] = 1  # metrics such as Spec / Sen will be undefined (reported, not averaged)
     stats = {"trust": n_trust, "untrust": len(test) - n_trust, "total": len(test), "train_documents": len(train),

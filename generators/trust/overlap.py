@@ -77,7 +77,7 @@ def measure(config: str, *, dist_grid: Sequence[float] = DIST_GRID, names: dict[
     from benchmark.toki.core import Toki, TokiKI
     from benchmark.toki.embeddings import load_ensemble
     from benchmark.toki.explanations import top_positive
-    from benchmark.tracks.trust import bootstrap_weights
+    from benchmark.bootstrap import draw_weights
     from generators.trust.experiments import load_trust_set
     from generators.trust.tune import LinkageCache, name_sets
 
@@ -202,7 +202,7 @@ def measure(config: str, *, dist_grid: Sequence[float] = DIST_GRID, names: dict[
     for name, o in (("text-length-oracle", TextLengthOracle()), ("explanation-size-oracle", ExplanationSizeOracle())):
         o.fit(ctx)
         scores[name] = _scores(o, test)
-    w = np.vstack([np.ones((1, len(truth))), bootstrap_weights(np.ones(len(truth), dtype=bool), n_boot)])
+    w = np.vstack([np.ones((1, len(truth))), draw_weights(np.arange(len(truth)), n_boot=n_boot)])
     aucs = {}
     for k, s in scores.items():
         v = weighted_auc(s, truth, w)

@@ -144,7 +144,7 @@ def _our_row(opts: _EvalOptions, ds: str, model: str, sub: str, label: str,
     chance = (r.extra.get("chance_at_rate") or {}).get("trust-gmean")
     return Row(ds, label, "ours", values, r.extra.get("fit_s"), r.wall_time_s, r.n_instances - r.n_failed,
                note=f"{r.n_failed} failed" if r.n_failed else "", role=r.submission.get("role", "method"),
-               auc_ci=tuple(auc.ci95) if auc is not None and auc.ci95 else None,
+               auc_ci=auc.ci95 if auc is not None and auc.ci95 else None,
                rate=r.extra.get("trustworthy_rate"), chance_gmean=chance, board=board)
 
 
@@ -269,7 +269,7 @@ def paired_difference(dataset: str, a: tuple[str, dict[str, Any]], b: tuple[str,
     from benchmark.resources import data_home, load_resource
     from benchmark.runner import evaluate
     from benchmark.tracks import get_track
-    from benchmark.tracks.trust import bootstrap_weights
+    from benchmark.bootstrap import draw_weights
 
     trk = get_track("trust")
     inst = trk.instances(load_resource(f"trust/{dataset}"), "test")
@@ -286,10 +286,11 @@ def paired_difference(dataset: str, a: tuple[str, dict[str, Any]], b: tuple[str,
         finally:
             cache.close()
         ok = np.array([got[i].ok for i in inst.ids], dtype=bool)
-        arrays = [got[i].array if got[i].ok else np.array([0.0, -1.0], dtype=np.float32) for i in inst.ids]
+        arrays = [arr if got[i].ok and (arr := got[i].array) is not None else np.array([0.0, -1.0], dtype=np.float32)
+                  for i in inst.ids]
         per.append((trk.score(arrays, inst.truths, range(len(inst.ids))), ok))
     ok = per[0][1] & per[1][1]
-    w = np.vstack([np.ones((1, len(ok))), bootstrap_weights(ok, n_boot, seed)])
+    w = np.vstack([np.ones((1, len(ok))), draw_weights(np.arange(len(ok)), keep=ok, n_boot=n_boot, seed=seed)])
     va, vb = (trk.estimate(s, ok, w)[metric] for s, _ in per)
     d = va - vb
     boot = d[1:][np.isfinite(d[1:])]

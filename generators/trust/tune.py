@@ -116,7 +116,8 @@ def read_tuning(config: str) -> dict[str, Any] | None:
         return None
 
 
-def _metrics(verdicts: Sequence[bool], rank: Sequence[float], truth: Sequence[bool]) -> dict[str, float | None]:
+def _metrics(verdicts: Sequence[bool] | np.ndarray, rank: Sequence[float] | np.ndarray,
+             truth: Sequence[bool]) -> dict[str, Any]:
     sc = trust_scores(judged=np.asarray(verdicts, dtype=bool), truth=np.asarray(truth, dtype=bool))
     auc = float(weighted_auc(np.asarray(rank, dtype=float), np.asarray(truth, dtype=bool))[0])
     return {"gmean": sc["gmean"], "bacc": sc["bacc"], "auc": None if np.isnan(auc) else auc,
@@ -157,7 +158,7 @@ def tune_trust_set(config: str, *, criterion: str = "auc", dist_grid: Sequence[f
     train = {k: [r[k] for r in data["train"]] for k in ("id", "tokens", "label", "prediction", "confidence",
                                                             "explanation_words", "explanation_scores")}
     params = dict(data["meta"]["params"])
-    base = [str(n) for n in params.get("class_words") or params.get("classes")]
+    base = [str(n) for n in params.get("class_words") or params.get("classes") or []]
     dataset = str(params.get("dataset", config.split("-")[0]))
     extra = {k: v for k, v in (toki_params or {}).items() if k not in ("class_names", "importance", "models")}
     models = (toki_params or {}).get("models") or load_ensemble(extra.pop("embeddings", None))

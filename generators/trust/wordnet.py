@@ -1,8 +1,6 @@
-"""Offline WordNet 3.0 for NLTK (data/wordnet/SOURCE.md recipe) and the θ_relate pairs (SPECS §1.3).
+"""The θ_relate pairs (SPECS §1.3) from WordNet 3.0 (its reader: `generators.lexicon.ensure_wordnet`).
 
-`ensure_wordnet()` copies the Debian `wordnet-base` + `wordnet-sense-index` files (plain files only)
-and the mirror's `lexnames` into `<data home>/nltk_data/corpora/wordnet` once, and returns the
-NLTK WordNet reader. `synonym_pairs` / `random_pairs` build the related / unrelated pairs:
+`synonym_pairs` / `random_pairs` build the related / unrelated pairs:
 
 * related [I, SPECS §1.3]: the `n_heads` most common single-word English lemmas (ranked by the sum of
   WordNet `lemma.count()` over the word's lemmas; ties by word), each paired with every single-token,
@@ -17,45 +15,9 @@ NLTK WordNet reader. `synonym_pairs` / `random_pairs` build the related / unrela
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
-
 import numpy as np
 
 from benchmark.errors import ResourceError
-
-SYSTEM_WORDNET = Path("/usr/share/wordnet")
-
-
-def ensure_wordnet(target: Path | None = None):
-    """The NLTK WordNet corpus reader, setting the files up under the data home if needed."""
-    import nltk
-
-    from benchmark.resources.store import mirror_root
-    from benchmark.toki.embeddings import nltk_data_dir
-
-    home = Path(target) if target else nltk_data_dir()
-    corpus = home / "corpora" / "wordnet"
-    if not (corpus / "lexnames").is_file() or not (corpus / "index.sense").is_file():
-        if not (SYSTEM_WORDNET / "data.noun").is_file() or not (SYSTEM_WORDNET / "index.sense").is_file():
-            raise ResourceError("WordNet 3.0 files not found in /usr/share/wordnet: "
-                                "apt-get install -y wordnet-base wordnet-sense-index (data/wordnet/SOURCE.md)")
-        mirror = mirror_root()
-        lex = Path(mirror) / "wordnet" / "lexnames" if mirror else None
-        if lex is None or not lex.is_file():
-            raise ResourceError("WordNet `lexnames` not found in the data mirror (wordnet/lexnames); set "
-                                "XAIBENCH_DATA_MIRROR to the shared data folder")
-        corpus.mkdir(parents=True, exist_ok=True)
-        for f in SYSTEM_WORDNET.iterdir():
-            if f.is_file():
-                shutil.copyfile(f, corpus / f.name)
-        shutil.copyfile(lex, corpus / "lexnames")
-    if str(home) not in nltk.data.path:
-        nltk.data.path.insert(0, str(home))
-    from nltk.corpus import wordnet as wn
-
-    wn.ensure_loaded()
-    return wn
 
 
 def _single(name: str) -> str | None:

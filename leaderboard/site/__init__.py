@@ -13,8 +13,12 @@ Pages (plain HTML + one CSS file + a few lines of JavaScript for sorting; opens 
 * `submission/<name>.html` — parameters, version, hash, capabilities, per-board results and the
   reasons of its failures.
 
+`one_page(boards)` puts the overview and every board's headline, ranking and notes on one
+self-contained page (inline CSS and script, no build date): `xaibench leaderboard --format html`. It is
+the leaderboard's one HTML path; `leaderboard.render` keeps the terminal, Markdown and CSV formats.
+
 Only results whose signature holds on this machine and whose last `xaibench verify` did not fail are
-ranked (as for `xaibench leaderboard --format html`); every other file is named on its board. Nothing
+ranked (as on `one_page`); every other file is named on its board. Nothing
 in the input makes the build fail: an unreadable file, a missing resource or cache, a metric without
 a value is said on the page where it matters.
 
@@ -27,9 +31,9 @@ the numbers: submission info, model quality, metric and track references, the co
 
 from __future__ import annotations
 
-from leaderboard.site.build import SiteReport, build_site
+from leaderboard.site.build import SiteReport, build_site, one_page
 from leaderboard.site.facts import control_warning, is_control, model_quality
 from leaderboard.site.figures import FIGURES, register_figures
 
-__all__ = ["SiteReport", "build_site", "control_warning", "is_control", "model_quality", "register_figures",
-           "FIGURES"]
+__all__ = ["SiteReport", "build_site", "control_warning", "is_control", "model_quality", "one_page",
+           "register_figures", "FIGURES"]

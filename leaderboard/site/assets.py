@@ -35,7 +35,7 @@ tr.unranked{color:var(--mute)}tr.control,tr.reference{background:#f7f8fa}
 .verdict-tag.no{background:var(--warnbg);color:var(--warn)}
 .warn{background:var(--warnbg);border-left:4px solid #e08a00;padding:6px 10px;margin:.5em 0;color:var(--warn)}
 .warn.strong{font-weight:600}
-details#notes{margin:.8em 0}details#notes>summary{cursor:pointer;font-weight:600}
+details.notes{margin:.8em 0}details.notes>summary{cursor:pointer;font-weight:600}
 .bad{color:var(--bad)}
 .verified{color:#2e7d32;font-size:.85em}
 dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:2px 12px;margin:.3em 0 1em}
@@ -79,16 +79,24 @@ def e(x: Any) -> str:
     return html.escape(str(x), quote=True)
 
 
-def page(title: str, body: str, depth: int, built: str) -> str:
+def page(title: str, body: str, depth: int, built: str, standalone: bool = False) -> str:
     """A whole page: `body` (HTML) in the shared frame — title, the CSS, the header linking the overview,
-    the build date and the sorting script. `depth`: folders below the site root (0 for index.html)."""
+    the build date and the sorting script. `depth`: folders below the site root (0 for index.html).
+    `standalone`: one self-contained file (the CSS and the script inline, no overview to link, no date
+    when `built` is empty)."""
     up = "../" * depth
+    if standalone:
+        style, script = f"<style>{CSS}</style>", f"<script>{JS}</script>"
+        home = "<a href=\"#top\">xaibench leaderboard</a>"
+    else:
+        style = f"<link rel=\"stylesheet\" href=\"{up}style.css\">"
+        script, home = f"<script src=\"{up}sort.js\"></script>", f"<a href=\"{up}index.html\">xaibench leaderboard</a>"
+    date = f"<span class=\"mute\">built {e(built)}</span>" if built else ""
     return (
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-        f"<title>{e(title)} · xaibench</title><link rel=\"stylesheet\" href=\"{up}style.css\">"
+        f"<title>{e(title)} · xaibench</title>{style}"
         "<link rel=\"icon\" href=\"data:,\"></head><body>"
-        f"<header class=\"top\"><a href=\"{up}index.html\">xaibench leaderboard</a>"
-        f"<span class=\"mute\">built {e(built)}</span></header>\n<main>{body}</main>"
-        f"<script src=\"{up}sort.js\"></script></body></html>\n"
+        f"<header class=\"top\" id=\"top\">{home}{date}</header>\n<main>{body}</main>"
+        f"{script}</body></html>\n"
     )

@@ -18,14 +18,14 @@ from typing import TYPE_CHECKING, Iterable
 from leaderboard.site.assets import CSS, JS
 from leaderboard.site.facts import SubmissionInfo, installed_submissions, submission_info
 from leaderboard.site.figures import Figure, FigureContext, figures_for
-from leaderboard.site.pages import (BoardEntry, Cards, board_file, board_page, index_page, slug, submission_file,
-                                    submission_page)
+from leaderboard.site.pages import (BoardEntry, Cards, board_file, board_page, index_page, single_page, slug,
+                                    submission_file, submission_page)
 
 if TYPE_CHECKING:
     from benchmark.results import Result
-    from leaderboard.rank import Board
+    from leaderboard.boards import Board
 
-__all__ = ["HUB_CARD", "SiteReport", "build_site"]
+__all__ = ["HUB_CARD", "SiteReport", "build_site", "one_page"]
 
 HUB_CARD = "https://huggingface.co/datasets/{org}/xaibench-{family}"
 
@@ -70,7 +70,7 @@ def build_site(out: Path, results_dir: Path | None = None, *, sample: int = 4, f
     pictures; `problems`: lines about unreadable input the overview should name as well; `verified_only=False`
     (a results repository's site, `xaibench site --from`) ranks self-reported rows too, marked."""
     from benchmark.resources.store import swap_in_folder
-    from leaderboard.rank import boards as make_boards
+    from leaderboard.boards import boards as make_boards
 
     t0 = time.perf_counter()
     out = Path(out)
@@ -96,6 +96,14 @@ def build_site(out: Path, results_dir: Path | None = None, *, sample: int = 4, f
         raise
     build.report.seconds = time.perf_counter() - t0
     return build.report
+
+
+def one_page(tables: list[Board]) -> str:
+    """The boards and their summaries on one self-contained page (`pages.single_page`): what `xaibench
+    leaderboard --format html` prints. The boards must hold only verified rows (`ValueError` otherwise)."""
+    from leaderboard.summaries import overall, track_summary
+
+    return single_page(tables, track_summary(tables), overall(tables))
 
 
 def _read(results_dir: Path | None, results: Iterable[Result] | None,
@@ -172,7 +180,7 @@ def _write_index(build: _Build) -> None:
     """The overview (`index.html`, first in the report's pages) and `site.json`: the build date, the
     xaibench revision, every page and picture and where each board's page is."""
     from benchmark.provenance import git_hash
-    from leaderboard.rank import overall, track_summary
+    from leaderboard.summaries import overall, track_summary
 
     tables, report = build.tables, build.report
     metric_page = _write_metric_board(build)

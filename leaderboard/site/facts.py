@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from benchmark.submission import Submission
-    from leaderboard.rank import Board, Row
+    from leaderboard.boards import Board, Row
 
 __all__ = ["MetricDoc", "SubmissionInfo", "control_warning", "installed_submissions", "is_control", "metric_doc",
            "model_quality", "other_tracks", "quality_floor", "submission_info", "track_reference"]

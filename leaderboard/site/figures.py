@@ -24,7 +24,7 @@ import numpy as np
 
 if TYPE_CHECKING:
     from benchmark.results import Result
-    from leaderboard.rank import Board
+    from leaderboard.boards import Board
 
 __all__ = ["Figure", "FigureContext", "FIGURES", "register_figures", "figures_for"]
 

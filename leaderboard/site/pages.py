@@ -1,5 +1,6 @@
-"""The site's pages as HTML strings: one per board (`board_page`), one per submission (`submission_page`)
-and the overview (`index_page`), with the sortable table and the cell, link and citation helpers they
+"""The site's pages as HTML strings: one per board (`board_page`), one per submission (`submission_page`),
+the overview (`index_page`) and the boards on one self-contained page (`single_page`, what `xaibench
+leaderboard --format html` prints), with the sortable table and the cell, link and citation helpers they
 share. Pure functions of the boards, results and facts handed to them: nothing here reads or writes a
 file (`leaderboard.site.build` does)."""
 
@@ -11,7 +12,7 @@ import math
 import re
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from leaderboard.site.assets import e, page
 from leaderboard.site.facts import (SubmissionInfo, control_warning, metric_doc, model_quality, other_tracks,
@@ -20,10 +21,11 @@ from leaderboard.site.figures import FIGURES, Figure
 
 if TYPE_CHECKING:
     from benchmark.results import MetricSummary, Result
-    from leaderboard.rank import Board, Row, SummaryRow, TrackSummary
+    from leaderboard.boards import Board, Row
+    from leaderboard.summaries import SummaryRow, TrackSummary
 
-__all__ = ["ARROWS", "BoardEntry", "board_file", "board_page", "cite", "index_page", "slug", "submission_file",
-           "submission_page"]
+__all__ = ["ARROWS", "BoardEntry", "board_file", "board_page", "cite", "index_page", "single_page", "slug",
+           "submission_file", "submission_page"]
 
 ARROWS = {"lower": "↓", "higher": "↑"}
 NA_NOTE = ("† n/a: undefined for every instance of that submission ({}: e.g. a constant map has no "
@@ -63,6 +65,12 @@ def board_file(b: Board) -> str:
 def submission_file(name: str) -> str:
     """The submission's page, relative to the site root: `submission/<name>.html`."""
     return f"submission/{slug(name)}.html"
+
+
+def _submission_link(name: str, up: str | None) -> str:
+    """The submission's name linking its page (`up`: the way to the site root), or the name alone (None:
+    a page without submission pages, `single_page`)."""
+    return e(name) if up is None else f"<a href=\"{up}{submission_file(name)}\">{e(name)}</a>"
 
 
 def cite(reference: str) -> str:
@@ -137,10 +145,11 @@ def board_page(b: Board, results: dict[str, Result], figs: list[Figure], cards: 
     return page(b.title, "".join(parts), 1, built)
 
 
-def _headline(b: Board, warnings: list[tuple[str, bool]]) -> list[str]:
+def _headline(b: Board, warnings: list[tuple[str, bool]], anchor: str = "") -> list[str]:
     """One line before anything else: the winner, its primary score with its 95 % interval, and the
     verdict (does it beat the best control beyond the noise); a pointer to the notes when there are
-    warnings. A board without ranks says so, with the reason."""
+    warnings. A board without ranks says so, with the reason. `anchor`: appended to the element ids
+    (a page holding several boards)."""
     label = f"{b.labels.get(b.primary_metric, b.primary_metric)} {ARROWS.get(b.direction, '')}".strip()
     first = [r for r in b.rows if r.rank == 1]
     ok = b.verdict.discriminates
@@ -161,23 +170,24 @@ def _headline(b: Board, warnings: list[tuple[str, bool]]) -> list[str]:
     else:
         how = e(v.status)
     n_warn = len(warnings)
-    more = (f" · <a href=\"#notes\">⚠ {n_warn} warning{'s' if n_warn != 1 else ''} below the table</a>"
+    more = (f" · <a href=\"#notes{anchor}\">⚠ {n_warn} warning{'s' if n_warn != 1 else ''} below the table</a>"
             if n_warn else "")
-    return [f"<p class=\"verdict {'ok' if ok else 'no'}\" id=\"headline\">{lead} · {how}{more}</p>"]
+    return [f"<p class=\"verdict {'ok' if ok else 'no'}\" id=\"headline{anchor}\">{lead} · {how}{more}</p>"]
 
 
-def _verdict_section(b: Board, warnings: list[tuple[str, bool]]) -> list[str]:
+def _verdict_section(b: Board, warnings: list[tuple[str, bool]], anchor: str = "") -> list[str]:
     """Below the table, folded into one section: the verdict with its reason, why the board is unranked,
-    the metrics' agreement, the gate, and the warnings (each once)."""
+    the metrics' agreement, the gate, and the warnings (each once). `anchor`: as for `_headline`."""
     from leaderboard.render import board_notes
 
-    parts = ["<details id=\"notes\"" + (" open" if any(strong for _, strong in warnings) else "") + ">",
+    parts = [f"<details id=\"notes{anchor}\" class=\"notes\"" + (" open" if any(strong for _, strong in warnings)
+                                                                  else "") + ">",
              f"<summary>Verdict and notes{f' (⚠ {len(warnings)})' if warnings else ''}</summary>",
-             f"<p id=\"verdict\"><b>{e(b.verdict.status.capitalize())}.</b> {e(b.verdict.reason)}</p>"]
+             f"<p id=\"verdict{anchor}\"><b>{e(b.verdict.status.capitalize())}.</b> {e(b.verdict.reason)}</p>"]
     if b.unranked:
-        parts.append(f"<p id=\"unranked\"><b>Not ranked.</b> {e(b.unranked)}</p>")
+        parts.append(f"<p id=\"unranked{anchor}\"><b>Not ranked.</b> {e(b.unranked)}</p>")
     for line in (x for x in board_notes(b)[1:] if x != b.unranked):
-        ident = ' id="agreement"' if line.startswith("agreement") else ""
+        ident = f' id="agreement{anchor}"' if line.startswith("agreement") else ""
         parts.append(f"<p class=\"mute\"{ident}>{e(line)}</p>")
     parts += [f"<p class=\"warn{' strong' if strong else ''}\" role=\"alert\">⚠ {e(text)}</p>"
               for text, strong in warnings]
@@ -186,7 +196,7 @@ def _verdict_section(b: Board, warnings: list[tuple[str, bool]]) -> list[str]:
 
 def _warnings(b: Board) -> list[tuple[str, bool]]:
     """What the reader must know before trusting a number, as (text, strong). A model below its track's
-    quality floor: the ranking's own warning (leaderboard.rank, from the Result's `model.quality`) says
+    quality floor: the ranking's own warning (leaderboard.selection, from the Result's `model.quality`) says
     it, once; the site adds none of its own."""
     ranked_rows = [r for r in b.rows if r.rank is not None]
     warns: list[tuple[str, bool]] = []  # (text, strong)
@@ -232,7 +242,7 @@ def _ranking_headers(b: Board) -> list[tuple[str, str]]:
     return headers
 
 
-def _ranking_row(b: Board, row: Row, notes: dict[str, set[str]]) -> TableRow:
+def _ranking_row(b: Board, row: Row, notes: dict[str, set[str]], up: str | None = "../") -> TableRow:
     """One row of the ranking table; the label of a metric with an undefined (n/a) cell is added to
     `notes` (footnote text → labels), so the table has one footnote per distinct note."""
     cls = " ".join(x for x in (row.role if row.role != "method" else "",
@@ -243,7 +253,7 @@ def _ranking_row(b: Board, row: Row, notes: dict[str, set[str]]) -> TableRow:
         rank_html, rank_v = e({"control": "ctrl", "reference": "ref"}.get(row.marker, "—")), ""
     iv = row.interval if row.rank is not None else None
     iv_text = "—" if iv is None else (str(iv[0]) if iv[0] == iv[1] else f"{iv[0]}–{iv[1]}")
-    name_html = (f"<a href=\"../{submission_file(row.submission)}\">{e(row.submission)}</a>"
+    name_html = (_submission_link(row.submission, up)
                  + ("" if row.status == "signed" else " <span class=\"verified\">verified</span>"
                     if row.status == "verified" else f" <span class=\"bad\">({e(row.status)})</span>")
                  + (f" <span class=\"role\">{e(row.marker)}</span>" if row.marker else "")
@@ -272,15 +282,16 @@ def _ranking_row(b: Board, row: Row, notes: dict[str, set[str]]) -> TableRow:
     return cls, cells
 
 
-def _ranking_section(b: Board) -> list[str]:
-    """The sortable ranking table, what it is ranked by and how, and its footnotes."""
+def _ranking_section(b: Board, up: str | None = "../", heading: str = "h2") -> list[str]:
+    """The sortable ranking table, what it is ranked by and how, and its footnotes (`up`: see
+    `_submission_link`; `heading`: the title's element)."""
     notes: dict[str, set[str]] = {}
-    rows = [_ranking_row(b, row, notes) for row in b.rows]
+    rows = [_ranking_row(b, row, notes, up) for row in b.rows]
     boot = (f"Ranks and their 95 % intervals come from a paired bootstrap ({b.n_boot:,} draws of the instances, "
             "the same draws for every row): a method's rank is 1 + the methods significantly better than it, so "
             "rows the data cannot separate share a rank (marked =)." if b.n_boot else
             f"No rank intervals: {b.intervals}." if b.intervals else "")
-    parts = ["<h2>Ranking</h2>"]
+    parts = [f"<{heading}>Ranking</{heading}>"]
     parts.append(f"<p class=\"mute\">Ranked by {e(b.labels.get(b.primary_metric, b.primary_metric))} "
                  f"({e(b.direction)} is better) over {e(b.coverage_text)}. {e(boot)} Controls (floors) and "
                  "references (ceilings) stand where their score puts them and are never ranked. Click a column "
@@ -445,8 +456,9 @@ def _submission_failures(entries: list[BoardEntry]) -> list[str]:
 # the overview
 
 
-def _summary_table(rows: list[SummaryRow]) -> str:
-    """A Bradley–Terry summary (a track's or the overall one) as a sortable table."""
+def _summary_table(rows: list[SummaryRow], up: str | None = "") -> str:
+    """A Bradley–Terry summary (a track's or the overall one) as a sortable table (`up`: see
+    `_submission_link`)."""
     headers = [("#", "1 + the submissions stronger in ≥ 97.5 % of the board resamples; = tied"),
                ("rank 95%", "95 % interval of the rank over the resamples of the boards that hold it "
                 "(none with fewer than 2 boards)"), ("submission", ""),
@@ -461,8 +473,7 @@ def _summary_table(rows: list[SummaryRow]) -> str:
         rank = "—" if r.rank is None else f"{r.rank}{'=' if r.tied else ''}"
         listed = f" <span class=\"mute\">(listed, not ranked: {e(r.unranked)})</span>" if r.unranked else ""
         out.append(("", [(e(rank), str(r.rank if r.rank is not None else 10**6), ""), (e(iv), None, ""),
-                         (f"<a href=\"{submission_file(r.submission)}\">{e(r.submission)}</a>{listed}", None,
-                          "name l"),
+                         (f"{_submission_link(r.submission, up)}{listed}", None, "name l"),
                          (f"{r.strength:+.2f}", repr(r.strength), ""), (e(wins), repr(r.wins), ""),
                          (f"{r.entered}/{r.total}", str(r.entered), "")]))
     return _table(headers, out)
@@ -478,23 +489,72 @@ _INTRO = ("<h1>xaibench leaderboard</h1>"
           "discriminate, by a Bradley–Terry model of their pairwise results.</p>")
 
 
+@dataclass
+class _Links:
+    """Where an overview points: each board (`board`: its page, or its section on a single page) and the
+    submissions (`up`, see `_submission_link`)."""
+
+    board: Callable[[Board], str]
+    up: str | None
+
+
 def index_page(tables: list[Board], summaries: list[TrackSummary], overall_rows: list[SummaryRow],
                problems: list[str], built: str, git: str, metric_page: str | None = None) -> str:
     """The overview: what the boards are, the build, unreadable files, the overall ranking, one section per
     track (its reference, its boards with their verdicts and its Bradley–Terry summary), the registered
     tracks without results and every resource revision the boards were built from."""
-    parts = [_INTRO]
-    parts.append(f"<p class=\"mute\">Built {e(built)} from xaibench revision <code>{e(git)}</code>; "
-                 f"{len(tables)} board(s), {sum(1 for b in tables if b.verdict.discriminates)} of them discriminate. "
-                 "Only results whose signature holds on the building machine are ranked.</p>")
+    build = (f"<p class=\"mute\">Built {e(built)} from xaibench revision <code>{e(git)}</code>; {_counts(tables)} "
+             "Only results whose signature holds on the building machine are ranked.</p>")
+    parts = _overview(tables, summaries, overall_rows, problems, build, _Links(board_file, ""))
+    if metric_page:
+        parts.insert(2, f"<p>Which ground-truth-free metric (deletion curves, faithfulness correlation, ERASER's "
+                        f"comprehensiveness…) agrees with the ground truth? See the <a href=\"{e(metric_page)}\">"
+                        "metric board</a>.</p>")
+    for track, description, ref in other_tracks({b.track for b in tables}):
+        parts.append(f"<h2>Track {e(track)}</h2><p class=\"mute\">{e(description)} — no results yet: "
+                     f"<code>xaibench evaluate &lt;submission&gt; --track {e(track)}</code>."
+                     + (f" Reference: {cite(ref)}" if ref else "") + "</p>")
+    return page("leaderboard", "".join(parts + _revisions(tables)), 0, built)
+
+
+def single_page(tables: list[Board], summaries: list[TrackSummary], overall_rows: list[SummaryRow]) -> str:
+    """The site on one self-contained page (`xaibench leaderboard --format html`): the overview, then per
+    board its headline, ranking and verdict with notes — the board pages' own sections, linked in the page
+    (the site adds the submission pages, the model, the resource, the metric notes and the pictures). No
+    build date, so the same boards give the same bytes. It publishes only results this machine verified:
+    a row whose status is not "signed" or "verified" raises `ValueError` (build the boards with
+    `boards(results, verified_only=True)`, which names every left-out result in the board's warnings)."""
+    bad = [f"{b.title}: {r.submission} ({r.status})" for b in tables for r in b.rows
+           if r.status not in ("signed", "verified")]
+    if bad:
+        raise ValueError("the static board publishes signed results only, but got " + "; ".join(bad)
+                         + "; build the boards with leaderboard.boards.boards(results, verified_only=True)")
+    anchor = {b.key: "-" + slug(b.track, b.resource.replace("/", "__"), b.model) for b in tables}
+    note = (f"<p class=\"mute\">{_counts(tables)} Only results whose signature holds on this machine are ranked; "
+            "<code>xaibench site</code> builds the same boards as a site with a page per board and per submission, "
+            "the model under test, the resource and pictures.</p>")
+    parts = _overview(tables, summaries, overall_rows, [], note, _Links(lambda b: f"#board{anchor[b.key]}", None))
+    for b in tables:
+        warnings = _warnings(b)
+        parts += [f"<section id=\"board{anchor[b.key]}\"><h2>Board {e(b.title)}</h2>",
+                  *_headline(b, warnings, anchor[b.key]), *_ranking_section(b, None, "h3"),
+                  *_verdict_section(b, warnings, anchor[b.key]), "</section>"]
+    return page("leaderboard", "".join(parts + _revisions(tables)), 0, "", standalone=True)
+
+
+def _counts(tables: list[Board]) -> str:
+    return f"{len(tables)} board(s), {sum(1 for b in tables if b.verdict.discriminates)} of them discriminate."
+
+
+def _overview(tables: list[Board], summaries: list[TrackSummary], overall_rows: list[SummaryRow],
+              problems: list[str], note: str, links: _Links) -> list[str]:
+    """What the boards are, `note` (the build), unreadable files, the overall ranking and one section per
+    track with results."""
+    parts = [_INTRO, note]
     if problems:
         items = "".join(f"<li>{e(p)}</li>" for p in problems)
         parts.append(f"<div class=\"warn\">⚠ {len(problems)} result file(s) could not be read and are not shown:"
                      f"<ul>{items}</ul></div>")
-    if metric_page:
-        parts.append(f"<p>Which ground-truth-free metric (deletion curves, faithfulness correlation, ERASER's "
-                     f"comprehensiveness…) agrees with the ground truth? See the <a href=\"{e(metric_page)}\">metric "
-                     "board</a>.</p>")
     if not tables:
         parts.append("<p class=\"warn strong\">No results yet: run <code>xaibench evaluate</code> (or "
                      "<code>make demo</code>) first.</p>")
@@ -504,7 +564,7 @@ def index_page(tables: list[Board], summaries: list[TrackSummary], overall_rows:
                      "explainer on a board and are ranked in their track. A submission that entered fewer than half "
                      "the boards, or met no other, is listed, not ranked; the boards column says how many it "
                      "entered.</p>")
-        parts.append(_summary_table(overall_rows))
+        parts.append(_summary_table(overall_rows, links.up))
     elif tables:
         parts.append("<h2>Overall</h2><p class=\"warn\">⚠ No board discriminates yet, so nothing is ranked "
                      "across boards.</p>")
@@ -513,19 +573,20 @@ def index_page(tables: list[Board], summaries: list[TrackSummary], overall_rows:
         per_track[b.track].append(b)
     summary_of = {s.track: s for s in summaries}
     for track in sorted(per_track):
-        parts += _track_section(track, per_track[track], summary_of.get(track))
-    for track, description, ref in other_tracks(set(per_track)):
-        parts.append(f"<h2>Track {e(track)}</h2><p class=\"mute\">{e(description)} — no results yet: "
-                     f"<code>xaibench evaluate &lt;submission&gt; --track {e(track)}</code>."
-                     + (f" Reference: {cite(ref)}" if ref else "") + "</p>")
+        parts += _track_section(track, per_track[track], summary_of.get(track), links)
+    return parts
+
+
+def _revisions(tables: list[Board]) -> list[str]:
+    """Every resource revision the boards were built from."""
     revs = sorted({(b.resource, b.revision, b.resource_version) for b in tables})
-    if revs:
-        parts.append("<h2>Resource revisions</h2><ul>" + "".join(
-            f"<li>{e(n)} <code>{e(r)}</code>{(' (' + e(v) + ')') if v else ''}</li>" for n, r, v in revs) + "</ul>")
-    return page("leaderboard", "".join(parts), 0, built)
+    if not revs:
+        return []
+    return ["<h2>Resource revisions</h2><ul>" + "".join(
+        f"<li>{e(n)} <code>{e(r)}</code>{(' (' + e(v) + ')') if v else ''}</li>" for n, r, v in revs) + "</ul>"]
 
 
-def _track_section(track: str, boards: list[Board], summary: TrackSummary | None) -> list[str]:
+def _track_section(track: str, boards: list[Board], summary: TrackSummary | None, links: _Links) -> list[str]:
     """A track on the overview: its reference (the paper it follows), its boards (verdict, revision, how many
     ranked, who is first, ⚠ where a board warns) and its Bradley–Terry summary with the boards left out."""
     parts = [f"<h2>Track {e(track)}</h2>"]
@@ -538,7 +599,7 @@ def _track_section(track: str, boards: list[Board], summary: TrackSummary | None
         best = ", ".join(r.submission for r in ranked if r.rank == 1) if ranked else "nothing ranked"
         flags = " ⚠" if (b.warnings or control_warning(b) or b.disagreeing) else ""
         verdict = ("discriminates" if b.verdict.discriminates else b.verdict.status)
-        parts.append(f"<li><a href=\"{board_file(b)}\">{e(b.resource)} · {e(b.model)}</a>{flags} "
+        parts.append(f"<li><a href=\"{links.board(b)}\">{e(b.resource)} · {e(b.model)}</a>{flags} "
                      f"<span class=\"verdict-tag {'ok' if b.verdict.discriminates else 'no'}\">{e(verdict)}</span> "
                      f"<span class=\"mute\">revision <code>{e(b.revision[:12])}</code>, {len(ranked)} ranked, "
                      f"first: {e(best)}</span></li>")
@@ -546,7 +607,7 @@ def _track_section(track: str, boards: list[Board], summary: TrackSummary | None
     if summary and summary.rows:
         parts.append(f"<p class=\"mute\">Bradley–Terry over the {summary.counted} of {summary.n_boards} board(s) "
                      "that discriminate.</p>")
-        parts.append(_summary_table(summary.rows))
+        parts.append(_summary_table(summary.rows, links.up))
     if summary and summary.left_out:
         items = "".join(f"<li>{e(w)}</li>" for w in summary.left_out)
         parts.append(f"<details><summary>{len(summary.left_out)} board(s) not counted</summary>"

@@ -8,7 +8,7 @@ depend on the explained class. Models without an attention layer raise a clear e
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, Sequence, cast
 
 import numpy as np
 
@@ -17,6 +17,14 @@ from submissions.text_common import documents, explain_nonempty, is_text
 if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
     from benchmark.contracts import Attributions, Batch
     from benchmark.models.base import Model
+
+
+class _Attending(Protocol):
+    """A text model with a word attention layer (the HAN): its weights per word of each document."""
+
+    def attention(self, tokens: Sequence[Sequence[str]]) -> list[np.ndarray]:
+        """One weight per word of each document."""
+        ...
 
 
 class AttentionExplainer:
@@ -37,7 +45,7 @@ class AttentionExplainer:
         if not callable(getattr(model, "attention", None)):
             return f"attention needs model.attention(tokens); model {name} exposes no attention weights"
         try:
-            model.attention([["a"]])
+            cast(_Attending, model).attention([["a"]])
         except (TypeError, NotImplementedError) as exc:
             return f"attention: model {name} has no word attention layer ({exc}); use a gradient method instead"
         return None
@@ -50,4 +58,5 @@ class AttentionExplainer:
         reason = self.unsupported(model)
         if reason:
             raise ValueError(reason)
-        return explain_nonempty(docs, lambda idx: model.attention([docs[i] for i in idx]))
+        attending = cast(_Attending, model)  # `unsupported` checked it has a word attention layer
+        return explain_nonempty(docs, lambda idx: attending.attention([docs[i] for i in idx]))

@@ -13,19 +13,34 @@ clear error (`unsupported(model)` says why).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, Sequence, cast
 
 import numpy as np
 import torch
 
 from submissions.common import attribute_in_chunks, require_module, targets
-from submissions.text_common import documents, explain_nonempty, is_text, text_targets
+from submissions.text_common import documents, explain_nonempty, is_text, require_embeddings, text_targets
 
 if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
     from benchmark.contracts import Attributions, Batch
     from benchmark.models.base import Model
 
 TEXT_SPREADS = ("sum", "mean")
+
+
+class _WindowCNN(Protocol):
+    """A convolutional text model's module as Grad-CAM reads it (the Kim CNN): its window sizes, the
+    feature maps of embeddings and the logits from the maps."""
+
+    windows: Sequence[int]
+
+    def feature_maps(self, emb: torch.Tensor) -> list[torch.Tensor]:
+        """Per window size, the post-ReLU feature maps (N, q, T)."""
+        ...
+
+    def classify(self, maps: Sequence[torch.Tensor]) -> torch.Tensor:
+        """The logits (N, C) from the feature maps."""
+        ...
 
 
 class GradCamExplainer:
@@ -109,8 +124,9 @@ class GradCamExplainer:
 
     def window_cams(self, model: Model, docs: list[list[str]]) -> list[np.ndarray]:
         """Per window size r: cam_r (N, T) over the model's window positions."""
-        module = model.module
-        emb = model.embed(docs).detach().float() * model.mask(docs).unsqueeze(-1).float()
+        white = require_embeddings(model, "grad-cam")
+        module = cast(_WindowCNN, white.module)  # `unsupported` checked it has feature maps
+        emb = white.embed(docs).detach().float() * white.mask(docs).unsqueeze(-1).float()
         with torch.no_grad():
             maps = [m.detach().requires_grad_(True) for m in module.feature_maps(emb)]
         with torch.enable_grad():
@@ -126,7 +142,7 @@ class GradCamExplainer:
 
     def text_cams(self, model: Model, docs: list[list[str]]) -> list[np.ndarray]:
         """Word scores: each window's cam spread to the words it covers, mean over window sizes."""
-        windows = [int(r) for r in model.module.windows]
+        windows = [int(r) for r in cast(_WindowCNN, model.module).windows]
         per_r = []
         for r, cam in zip(windows, self.window_cams(model, docs)):
             t = cam.shape[1]

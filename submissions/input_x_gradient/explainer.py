@@ -36,8 +36,8 @@ class InputXGradientExplainer:
         from captum.attr import InputXGradient
 
         if is_text(model):
-            require_embeddings(model, "input-x-gradient")
-            method = InputXGradient(connected(model.forward_from_embeddings))
+            white = require_embeddings(model, "input-x-gradient")
+            method = InputXGradient(connected(white.forward_from_embeddings))
             return gradient_scores(model, batch, "input-x-gradient", method.attribute, self.batch_size)
         method = InputXGradient(require_module(model, "input-x-gradient"))
         inputs = np.asarray(batch.inputs, dtype=np.float32)

@@ -48,8 +48,8 @@ class IntegratedGradientsExplainer:
         from captum.attr import IntegratedGradients
 
         if is_text(model):
-            require_embeddings(model, "integrated-gradients")
-            ig = IntegratedGradients(connected(model.forward_from_embeddings))
+            white = require_embeddings(model, "integrated-gradients")
+            ig = IntegratedGradients(connected(white.forward_from_embeddings))
 
             def attribute(emb, **kwargs):
                 return ig.attribute(emb, internal_batch_size=self._chunk(len(emb)), **kwargs)

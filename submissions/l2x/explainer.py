@@ -53,6 +53,7 @@ import hashlib
 import json
 import os
 from collections import Counter
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
@@ -72,6 +73,30 @@ DEFAULT_K = 23
 TRAIN_ON = ("model-texts", "batch")
 INITS = ("model", "random")
 PAD, UNK = 0, 1
+
+
+@dataclass(frozen=True)
+class Params:
+    """L2X's training parameters, checked and typed (the constructor's arguments but `cache` and `verbose`;
+    `asdict` of them is part of a trained selector's cache key)."""
+
+    k: int
+    epochs: int
+    patience: int
+    batch_size: int
+    tau: float
+    filters: int
+    hidden: int
+    kernel_size: int
+    dropout: float
+    lr: float
+    embed_dim: int
+    maxlen: int
+    vocab_size: int
+    val_fraction: float
+    init: str
+    train_on: str
+    max_texts: int
 
 
 class Selector(nn.Module):
@@ -249,21 +274,20 @@ class L2X:
             raise ValueError(f"init must be one of {INITS}, got {init!r}")
         if train_on not in TRAIN_ON:
             raise ValueError(f"train_on must be one of {TRAIN_ON}, got {train_on!r}")
-        self.params = {"k": int(k), "epochs": int(epochs), "patience": int(patience), "batch_size": int(batch_size),
-                       "tau": float(tau), "filters": int(filters), "hidden": int(hidden),
-                       "kernel_size": int(kernel_size), "dropout": float(dropout), "lr": float(lr),
-                       "embed_dim": int(embed_dim), "maxlen": int(maxlen), "vocab_size": int(vocab_size),
-                       "val_fraction": float(val_fraction), "init": init, "train_on": train_on,
-                       "max_texts": int(max_texts)}
+        self.params = Params(k=int(k), epochs=int(epochs), patience=int(patience), batch_size=int(batch_size),
+                             tau=float(tau), filters=int(filters), hidden=int(hidden), kernel_size=int(kernel_size),
+                             dropout=float(dropout), lr=float(lr), embed_dim=int(embed_dim), maxlen=int(maxlen),
+                             vocab_size=int(vocab_size), val_fraction=float(val_fraction), init=init,
+                             train_on=train_on, max_texts=int(max_texts))
         self.cache = bool(cache)
         self.verbose = bool(verbose)
-        self._memo: dict[tuple, Trained] = {}
+        self._memo: dict[tuple[int, int | str, int], Trained] = {}
         self.last_trained: bool | None = None  # did the last explain train (True) or reuse (False)?
 
     # -- capability ------------------------------------------------------------------------------
     def unsupported(self, model: Model) -> str | None:
         """Why L2X cannot explain `model` (no texts to learn from with train_on="model-texts"), or None."""
-        if self.params["train_on"] == "model-texts" and not self._texts(model):
+        if self.params.train_on == "model-texts" and not self._texts(model):
             return (f"l2x learns from the model's unlabeled texts and model {getattr(model, 'name', '?')} exposes "
                     "none (unlabeled_texts()); pass train_on=batch to train on each batch's documents")
         return None
@@ -276,8 +300,8 @@ class L2X:
 
     def k_for(self, model: Model) -> int:
         """K for `model`: the `k` parameter, else by the model's aspect (`ASPECT_K`), else 23."""
-        if self.params["k"] > 0:
-            return self.params["k"]
+        if self.params.k > 0:
+            return self.params.k
         aspect = getattr(model, "aspect", None)
         return ASPECT_K.get(str(aspect).lower(), DEFAULT_K) if aspect else DEFAULT_K
 
@@ -303,7 +327,7 @@ class L2X:
         out = []
         for d in docs:
             sel = np.zeros(len(d), dtype=bool)
-            if d:
+            if d and trained is not None:  # a document with words: `nonempty` held it, so there is a selector
                 lg = trained.logits([d])[0]
                 sel[np.argsort(-lg, kind="stable")[:trained.k]] = True
             out.append(sel)
@@ -313,8 +337,11 @@ class L2X:
     def trained(self, model: Model, batch_docs: Sequence[Sequence[str]], seed: int) -> Trained:
         """The selector for (model, corpus, seed): from memory, the disk cache, or trained now."""
         p = self.params
-        if p["train_on"] == "model-texts":
+        memo: tuple[int, int | str, int]
+        if p.train_on == "model-texts":
             corpus = self._texts(model)
+            if corpus is None:
+                raise ValueError(self.unsupported(model) or "l2x has no training text (the model exposes none)")
             memo = (id(model), id(corpus), int(seed))
         else:
             corpus = [list(d) for d in batch_docs if d]
@@ -322,13 +349,13 @@ class L2X:
         if memo in self._memo:
             self.last_trained = False
             return self._memo[memo]
-        if p["max_texts"] > 0:
-            corpus = corpus[:p["max_texts"]]
-        texts = [list(d[:p["maxlen"]]) for d in corpus if d]
+        if p.max_texts > 0:
+            corpus = corpus[:p.max_texts]
+        texts = [list(d[:p.maxlen]) for d in corpus if d]
         if not texts:
             raise ValueError("l2x has no training text (an empty corpus)")
         k = self.k_for(model)
-        key_src = {"params": p, "k": k, "seed": int(seed), "texts": _digest_docs(texts),
+        key_src = {"params": asdict(p), "k": k, "seed": int(seed), "texts": _digest_docs(texts),
                    "model": _model_fingerprint(model, texts[:64]), "version": 1}
         key = hashlib.sha256(json.dumps(key_src, sort_keys=True).encode()).hexdigest()[:24]
         path = self._cache_dir() / f"{key}.pt"
@@ -358,8 +385,8 @@ class L2X:
             return None
         try:
             saved = torch.load(path, weights_only=True)
-            sel = Selector(len(saved["vocab"]), int(saved["dim"]), self.params["filters"],
-                           self.params["kernel_size"], self.params["dropout"])
+            sel = Selector(len(saved["vocab"]), int(saved["dim"]), self.params.filters,
+                           self.params.kernel_size, self.params.dropout)
             sel.load_state_dict(saved["selector"])
         except Exception:  # noqa: BLE001 - a damaged cache entry is retrained, never trusted
             return None
@@ -375,12 +402,12 @@ class L2X:
 
     def _vocab(self, texts: Sequence[Sequence[str]]) -> list[str]:
         counts = Counter(w for d in texts for w in d)
-        words = sorted(counts, key=lambda w: (-counts[w], w))[: self.params["vocab_size"] - 2]
+        words = sorted(counts, key=lambda w: (-counts[w], w))[: self.params.vocab_size - 2]
         return ["<pad>", "<unk>", *words]
 
     def _initial_vectors(self, model, vocab: list[str]) -> np.ndarray | None:
         """The model's own vectors of `vocab` (white box, init="model"), else None (random)."""
-        if self.params["init"] != "model" or getattr(model, "module", None) is None or not callable(
+        if self.params.init != "model" or getattr(model, "module", None) is None or not callable(
                 getattr(model, "embed", None)):
             return None
         words = vocab[2:]
@@ -405,16 +432,16 @@ class L2X:
         vocab = self._vocab(texts)
         index = {w: i for i, w in enumerate(vocab)}
         vectors = self._initial_vectors(model, vocab)
-        dim = p["embed_dim"] if vectors is None else vectors.shape[1]
+        dim = p.embed_dim if vectors is None else vectors.shape[1]
         ids = _encode(texts, index)
         rng = np.random.RandomState(seed)
         perm = rng.permutation(len(texts))
-        n_val = int(round(p["val_fraction"] * len(texts))) if len(texts) >= 10 else 0
+        n_val = int(round(p.val_fraction * len(texts))) if len(texts) >= 10 else 0
         val, tr = perm[:n_val], perm[n_val:]
         with torch.random.fork_rng():
             torch.manual_seed(seed)
-            selector = Selector(len(vocab), dim, p["filters"], p["kernel_size"], p["dropout"])
-            approx = Approximator(len(vocab), dim, k, p["hidden"], y.shape[1])
+            selector = Selector(len(vocab), dim, p.filters, p.kernel_size, p.dropout)
+            approx = Approximator(len(vocab), dim, k, p.hidden, y.shape[1])
             for emb in (selector.embedding, approx.embedding):
                 with torch.no_grad():
                     if vectors is None:
@@ -423,7 +450,7 @@ class L2X:
                         emb.weight.copy_(torch.from_numpy(vectors))
                     emb.weight[PAD].zero_()
             params = [*selector.parameters(), *approx.parameters()]
-            opt = torch.optim.RMSprop(params, lr=p["lr"], alpha=0.9, eps=1e-7)
+            opt = torch.optim.RMSprop(params, lr=p.lr, alpha=0.9, eps=1e-7)
             gumbel = torch.Generator().manual_seed(seed)
             yt = torch.from_numpy(y.astype(np.float32))
 
@@ -437,17 +464,17 @@ class L2X:
             def batches(rows: np.ndarray, shuffle: bool) -> list[np.ndarray]:
                 """Rows sorted by length cut into batches (little padding), batch order shuffled [I]."""
                 rows = rows[np.argsort(lengths[rows], kind="stable")]
-                chunks = [rows[s:s + p["batch_size"]] for s in range(0, len(rows), p["batch_size"])]
+                chunks = [rows[s:s + p.batch_size] for s in range(0, len(rows), p.batch_size)]
                 return [chunks[i] for i in rng.permutation(len(chunks))] if shuffle else chunks
 
             best, best_state, best_epoch, history = None, None, 0, []
-            for epoch in range(1, p["epochs"] + 1):
+            for epoch in range(1, p.epochs + 1):
                 selector.train()
                 approx.train()
                 total = 0.0
                 for rows in batches(tr, True):
                     bid, mask = _pad([ids[r] for r in rows])
-                    weights = relaxed_top_k(selector(bid, mask), k, p["tau"], gumbel)
+                    weights = relaxed_top_k(selector(bid, mask), k, p.tau, gumbel)
                     loss = loss_of(approx(bid, weights), yt[rows])
                     opt.zero_grad()
                     loss.backward()
@@ -469,8 +496,9 @@ class L2X:
                 if self.verbose:
                     _log(f"  l2x epoch {epoch}: train {history[-1]['train_loss']:.5f} held-out (hard top-{k}) "
                          f"{vl:.5f}" + (" *" if best_epoch == epoch else ""))
-                if p["patience"] > 0 and epoch - best_epoch >= p["patience"]:
+                if p.patience > 0 and epoch - best_epoch >= p.patience:
                     break
+            assert best_state is not None  # epochs ≥ 1, and the first epoch is the best so far
             selector.load_state_dict(best_state)
         base = float(((y[val] - y[tr].mean(0)) ** 2).mean()) if regression and len(val) else None
         info = {"k": k, "texts": len(texts), "train": len(tr), "val": len(val), "best_epoch": best_epoch,

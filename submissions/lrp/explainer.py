@@ -17,7 +17,7 @@ bias, w_{c,k} the dense weight (exactly the logit when all biases are 0).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, cast
 
 import torch
 
@@ -26,6 +26,14 @@ from submissions.text_common import gradient_scores, is_text
 if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
     from benchmark.contracts import Attributions, Batch
     from benchmark.models.base import Model
+
+
+class _Layered(Protocol):
+    """A text model whose forward from embeddings is an `nn.Module` (captum's LRP walks its layers)."""
+
+    def embedding_module(self) -> torch.nn.Module:
+        """`forward_from_embeddings` as a module."""
+        ...
 
 
 def _leaves(module: torch.nn.Module) -> list[torch.nn.Module]:
@@ -61,7 +69,7 @@ class LRPExplainer:
         if getattr(model, "module", None) is None or not callable(getattr(model, "embedding_module", None)):
             return f"lrp needs gradients and model.embedding_module(); model {name} is a black box"
         known = {*SUPPORTED_LAYERS_WITH_RULES, *SUPPORTED_NON_LINEAR_LAYERS, torch.nn.Embedding}
-        missing = sorted({type(m).__name__ for m in _leaves(model.embedding_module())
+        missing = sorted({type(m).__name__ for m in _leaves(cast(_Layered, model).embedding_module())
                           if not isinstance(m, tuple(known)) and not hasattr(m, "rule")})
         if missing:
             return (f"lrp: captum has no propagation rule for layer(s) {', '.join(missing)} of model {name}; "
@@ -78,7 +86,7 @@ class LRPExplainer:
         reason = self.unsupported(model)
         if reason:
             raise ValueError(reason)
-        module = model.embedding_module()
+        module = cast(_Layered, model).embedding_module()  # `unsupported` checked it has one
         ruled = {*SUPPORTED_LAYERS_WITH_RULES, torch.nn.Embedding}
         leaves = [m for m in _leaves(module) if isinstance(m, tuple(ruled)) and not hasattr(m, "rule")]
         before = {id(m): hasattr(m, "activations") for m in leaves}

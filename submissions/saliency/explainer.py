@@ -43,8 +43,8 @@ class SaliencyExplainer:
         from captum.attr import Saliency
 
         if is_text(model):
-            require_embeddings(model, "saliency")
-            method = Saliency(connected(model.forward_from_embeddings))
+            white = require_embeddings(model, "saliency")
+            method = Saliency(connected(white.forward_from_embeddings))
             return gradient_scores(model, batch, "saliency", method.attribute, self.batch_size, self.word_reduce,
                                    abs=self.abs)
         method = Saliency(require_module(model, "saliency"))

@@ -30,7 +30,7 @@ from benchmark.contracts import Batch
 from benchmark.isolation import Worker, WorkerConfig, validate_output
 from benchmark.models.spec import ModelSpec
 from benchmark.submission import get_submission
-from benchmark.worker import run_explainer
+from benchmark.isolation.worker import run_explainer
 
 BATCH = 16
 
@@ -106,7 +106,7 @@ def text_case(tmp: Path, n: int = 24):
 
 
 def run() -> list[dict]:
-    from benchmark import allocator
+    from benchmark.isolation import allocator
 
     allocator.tune()  # what the runner (and the worker) do: both sides with the same glibc settings
     rows = []

@@ -115,7 +115,7 @@ def run_live(n: int = 8, kind: str = "cnn") -> float | None:
     from benchmark.isolation import Worker, WorkerConfig
     from benchmark.models.spec import ModelSpec
     from benchmark.resources import resource_root
-    from benchmark.sandbox import Limits
+    from benchmark.isolation import Limits
     from benchmark.submission import get_submission
 
     directory = resource_root("robustness") / "model" / f"mr-{kind}"

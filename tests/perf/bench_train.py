@@ -1,6 +1,6 @@
 """AIXI CNN training and inference throughput: the straightforward way (one pass per 64-image batch,
 256-image inference chunks, glibc defaults) against ours (micro-batches of 16 with accumulated
-gradients — the same update — and a tuned allocator, see benchmark/allocator.py), in one run.
+gradients — the same update — and a tuned allocator, see benchmark/isolation/allocator.py), in one run.
 
     python tests/perf/bench_train.py      (or: make perf)
 """
@@ -12,7 +12,7 @@ import time
 
 import torch
 
-from benchmark import allocator
+from benchmark.isolation import allocator
 from benchmark.models.architectures import AixiCNN
 
 

@@ -31,11 +31,11 @@ user of its own:
 * harness root: bubblewrap runs without a user namespace, keeps only CAP_SETUID/CAP_SETGID, and the
   worker — after the model is loaded, before any submission code — switches for good to a uid of
   its own, `UID_BASE` + its bubblewrap process's pid (unique among running workers), and the group
-  `WORKER_GID` that all workers share (their scratch folders belong to it; `benchmark.scratch`).
+  `WORKER_GID` that all workers share (their scratch folders belong to it; `benchmark.isolation.scratch`).
 
-The worker also refuses `fallocate` (`benchmark.seccomp`). The harness enforces a wall clock (a
+The worker also refuses `fallocate` (`benchmark.isolation.seccomp`). The harness enforces a wall clock (a
 worker past it is SIGKILLed, hanging in Python or native code) and the scratch folder's size
-(`benchmark.scratch`).
+(`benchmark.isolation.scratch`).
 
 Where bubblewrap is missing or cannot start (no user namespaces), `mode="auto"` says so once and
 runs the worker without the file-system sandbox: still a separate process that never holds ground
@@ -131,7 +131,7 @@ class Limits:
     open_files: int = 1024  # RLIMIT_NOFILE
     tmp_bytes: int = 1 << 30  # size of the private /tmp (bubblewrap; the plain worker's folder is guarded)
     processes: int | None = field(default_factory=default_processes)  # RLIMIT_NPROC: tasks of the worker
-    scratch_bytes: int | None = int(SCRATCH_GB * (1 << 30))  # the scratch folder's bound (benchmark.scratch)
+    scratch_bytes: int | None = int(SCRATCH_GB * (1 << 30))  # the scratch folder's bound (benchmark.isolation.scratch)
 
     def as_dict(self, processes: bool = True) -> dict:
         """The limits the worker sets on itself; `processes`: whether the task limit binds here
@@ -143,10 +143,10 @@ class Limits:
 
 def apply_limits(limits: dict) -> None:
     """Lower this process's limits (called by the worker first thing; soft = hard, so they stick)
-    and refuse `fallocate` (benchmark.seccomp)."""
+    and refuse `fallocate` (benchmark.isolation.seccomp)."""
     import resource
 
-    from benchmark import seccomp
+    from benchmark.isolation import seccomp
 
     def lim(which: int, value: int | None) -> None:
         if value is None:
@@ -250,8 +250,8 @@ def _uid_range_mapped(low: int, high: int) -> bool:
     return any(inside <= low and high < inside + count for inside, _, count in rows)
 
 
-_PROBE = ("import os, sys; from benchmark.sandbox import drop_privileges; drop_privileges(int(sys.argv[1]), "
-          "int(sys.argv[2])); import benchmark.worker; os.listdir('/xaibench/scratch'); print(os.getuid())")
+_PROBE = ("import os, sys; from benchmark.isolation.sandbox import drop_privileges; drop_privileges(int(sys.argv[1]), "
+          "int(sys.argv[2])); import benchmark.isolation.worker; os.listdir('/xaibench/scratch'); print(os.getuid())")
 
 
 @lru_cache(maxsize=1)
@@ -327,7 +327,8 @@ def _package_dirs() -> list[Path]:
     never imported here: `benchmark.submission.builtin_folders`)."""
     from benchmark.submission import builtin_folders
 
-    return sorted({Path(__file__).resolve().parent} | set(builtin_folders()))
+    harness = Path(__file__).resolve().parents[1]  # benchmark/ (this file is benchmark/isolation/sandbox.py)
+    return sorted({harness} | set(builtin_folders()))
 
 
 def _under(path: Path, root: Path) -> bool:

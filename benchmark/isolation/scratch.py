@@ -23,7 +23,7 @@ at most bound / 4 KiB entries), and deletion moves folders nested deeper than `M
 top level instead of descending (bounded open files for any depth).
 
 `fallocate` would let a worker allocate a GiB in a fraction of a millisecond, far faster than any
-polling can see; the worker's seccomp filter (`benchmark.seccomp`) refuses it, so allocation goes
+polling can see; the worker's seccomp filter (`benchmark.isolation.seccomp`) refuses it, so allocation goes
 at the speed of writing blocks, and the bound can be passed only by what the disk takes in one
 poll interval (see docs/isolation.md for the measured overshoot).
 """
@@ -40,17 +40,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Iterable, Protocol
 
+from benchmark.storage import fmt_bytes
+
 BLOCK = 4096  # the least an entry costs (an inode and a block, or a directory entry)
 MAX_DEPTH = 64  # deeper nesting counts as over the bound (no real cache nests this deep)
 OVER_PREFIX = ".over-limit-"
-
-
-def fmt_bytes(n: float) -> str:
-    """`1.5 GiB`, `11.75 GiB`, `64 MiB`, `12 KiB` (at most two decimals, none when whole)."""
-    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
-        if abs(n) >= 1 << shift:
-            return f"{round(n / (1 << shift), 2):g} {unit}"
-    return f"{int(n)} B"
 
 
 class _Listing(Protocol):
@@ -99,7 +93,7 @@ def measure(root: Path, limit: int | None, *, group: int | None = None, seen: se
 
     `group`: also give every entry to that group with group read/write (folders: setgid, so new
     entries inherit it) — the workers of a root harness run under their own uid and share the group
-    (`benchmark.sandbox`). `seen`: inodes already charged (shared with `unlinked_open`)."""
+    (`benchmark.isolation.sandbox`). `seen`: inodes already charged (shared with `unlinked_open`)."""
     use = Usage()
     seen = set() if seen is None else seen
     try:

@@ -1,6 +1,6 @@
 """A seccomp filter the worker installs on itself: `fallocate` is refused (EOPNOTSUPP).
 
-Why: the scratch folder's size bound is enforced by accounting (`benchmark.scratch`), which sees
+Why: the scratch folder's size bound is enforced by accounting (`benchmark.isolation.scratch`), which sees
 allocation at the speed blocks are written — but `fallocate` reserves a GiB of disk in well under a
 millisecond (measured here: 0.3 ms), far faster than any check. With the call refused, glibc's
 `posix_fallocate` falls back to writing the blocks and everything else that uses it keeps working.

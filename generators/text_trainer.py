@@ -1,4 +1,8 @@
-"""Training the IDC models under test: the Kim CNN (SPECS §5.2) and the HAN word-attention classifier.
+"""The text trainer every text track shares: the word-level classifiers IDC, robustness and trust test.
+
+The Kim CNN (SPECS §5.2), the HAN word-attention classifier and any architecture a generator adds to
+`ARCHES` (robustness: the BiLSTMs), plus what the transformer generator reuses (`trained_config`,
+`length_batches`). No track's generator owns it, so none imports another's.
 
 Recipe [P]: Adam lr 1e-3, mini-batch 32, at most 10 epochs, cross-entropy, dropout 0.5; the epoch with
 the best validation accuracy is kept [I]. Documents are padded to `max_len` = the longest training
@@ -18,17 +22,18 @@ import json
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Protocol, Sequence, cast
 
 import numpy as np
 import torch
 from torch import nn
 
-from benchmark import allocator
+from benchmark.isolation import allocator
 from benchmark.errors import ResourceError
 from benchmark.models.base import save_model
 from benchmark.models.text import KimCNN, WordAttention, build_vocab
 from benchmark.progress import console, progress_bar
+from generators.lexicon import glove_6b_50d
 
 ARCHES = {"kim-cnn": KimCNN, "word-attention": WordAttention}
 
@@ -146,13 +151,25 @@ def _compact(ids: torch.Tensor) -> torch.Tensor:
     return ids.gather(1, order)
 
 
+class _Embedded(Protocol):
+    """A word-level classifier as the rationale losses drive it (every architecture of `ARCHES`): its
+    embedding table and its forward from embeddings."""
+
+    embedding: nn.Embedding
+
+    def forward_embedded(self, emb: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        """The logits (N, C) of embedded documents (N, T, D) and their mask (N, T)."""
+        ...
+
+
 def supervised_loss(module: nn.Module, ids: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor,
                     has: torch.Tensor, cfg: TextTrainConfig) -> tuple[torch.Tensor, float]:
     """Cross-entropy + λ · the rationale loss of `cfg.rationale_loss` over the batch's documents with a
     rationale (`TextTrainConfig`); returns (loss, the auxiliary term's value). The input gradient is taken
     with `create_graph=True` (double back-propagation)."""
-    emb = module.embedding(ids)
-    logits = module.forward_embedded(emb, ids != 0)
+    net = cast(_Embedded, module)
+    emb = net.embedding(ids)
+    logits = net.forward_embedded(emb, ids != 0)
     ce = nn.functional.cross_entropy(logits, labels)
     if cfg.rationale_loss == "none" or not bool(has.any()):
         return ce, 0.0
@@ -185,8 +202,6 @@ def pretrained_words(source: str) -> set[str]:
         return set()
     if source != "glove-50d":
         raise ValueError(f"embeddings must be one of {EMBEDDINGS}, got {source!r}")
-    from generators.robustness.counterfit import glove_6b_50d
-
     return set(glove_6b_50d()[0])
 
 
@@ -208,8 +223,6 @@ def load_pretrained(embedding: nn.Embedding, vocab: Sequence[str], source: str) 
         return None
     if source != "glove-50d":
         raise ValueError(f"embeddings must be one of {EMBEDDINGS}, got {source!r}")
-    from generators.robustness.counterfit import glove_6b_50d
-
     words, matrix = glove_6b_50d()
     if embedding.embedding_dim != matrix.shape[1]:
         raise ValueError(f"embeddings {source!r} are {matrix.shape[1]}-d; set embed_dim={matrix.shape[1]} "
@@ -224,6 +237,15 @@ def load_pretrained(embedding: nn.Embedding, vocab: Sequence[str], source: str) 
 
 
 TextData = tuple[Sequence[Sequence[str]], Sequence[int]]
+
+
+def length_batches(lengths: np.ndarray, batch_size: int, rng: np.random.Generator | None) -> list[np.ndarray]:
+    """Documents sorted by length (stable), cut into chunks of `batch_size`, chunk order shuffled by `rng`."""
+    order = np.argsort(lengths, kind="stable")
+    chunks = [order[s:s + batch_size] for s in range(0, len(order), batch_size)]
+    if rng is not None:
+        chunks = [chunks[i] for i in rng.permutation(len(chunks))]
+    return chunks
 
 
 def _check_inputs(cfg: TextTrainConfig, train: TextData, validation: TextData, n_classes: int,

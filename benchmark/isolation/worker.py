@@ -1,13 +1,13 @@
-"""The worker: the only process that runs a submission's code (`python -m benchmark.worker --fd N`).
+"""The worker: the only process that runs a submission's code (`python -m benchmark.isolation.worker --fd N`).
 
 It never holds ground truth. The harness (`benchmark.isolation`) starts one per evaluation run,
-inside the sandbox (`benchmark.sandbox`), and talks to it over one socket (`benchmark.wire`):
+inside the sandbox (`benchmark.isolation.sandbox`), and talks to it over one socket (`benchmark.isolation.wire`):
 
 1. harness → `start`: the resource limits, the submission (folder, entry, parameters), the model
    spec (a loader + the read-only model folder, or a served black box) and, for a root harness,
    the uid and group to switch to (`drop`);
    the worker lowers its limits, loads the model (harness code, before any submission code runs),
-   switches to that uid for good (`benchmark.sandbox.drop_privileges`: the task limit binds from
+   switches to that uid for good (`benchmark.isolation.sandbox.drop_privileges`: the task limit binds from
    here on), imports and constructs the submission, and answers `ready` (with the submission's
    `unsupported(model)` reason, if any) or `error` (stage "model" or "submission").
 2. harness → `batch` (ids, inputs, segmentation, seed): the worker answers `outputs` — one item per
@@ -37,7 +37,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from benchmark.wire import Channel, PeerClosed, channel_from_fd
+from benchmark.isolation.wire import Channel, PeerClosed, channel_from_fd
 
 MAX_REASON = 500
 _LIMITS: dict = {}  # the limits this worker runs under (from `start`), for naming them in reasons
@@ -47,7 +47,7 @@ def limit_hint(exc: BaseException) -> str:
     """Which of the worker's limits an exception most likely hit, as " (…: option)", or ""."""
     import errno
 
-    from benchmark.scratch import fmt_bytes
+    from benchmark.storage import fmt_bytes
 
     mem, procs, size = _LIMITS.get("memory_bytes"), _LIMITS.get("processes"), _LIMITS.get("file_bytes")
     if isinstance(exc, MemoryError) and mem:
@@ -247,8 +247,8 @@ def _base_model(start: dict, channel: Channel) -> Any:
 def serve(channel: Channel) -> int:
     """The worker's side of the protocol (module docstring, steps 1–3): `start`, then `fit` / `batch`
     until `stop`; returns the process's exit status (0 after `stop`, 1 when the start failed)."""
-    from benchmark import allocator
-    from benchmark.sandbox import apply_limits, drop_privileges
+    from benchmark.isolation import allocator
+    from benchmark.isolation.sandbox import apply_limits, drop_privileges
     from benchmark.submission import Submission
 
     start = channel.recv()
@@ -360,8 +360,8 @@ def _die_with_parent() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """`python -m benchmark.worker --fd N`: serve the harness on the socket N, then exit (never returns)."""
-    parser = argparse.ArgumentParser(prog="python -m benchmark.worker")
+    """`python -m benchmark.isolation.worker --fd N`: serve the harness on the socket N, then exit (never returns)."""
+    parser = argparse.ArgumentParser(prog="python -m benchmark.isolation.worker")
     parser.add_argument("--fd", type=int, required=True)
     args = parser.parse_args(argv)
     _die_with_parent()

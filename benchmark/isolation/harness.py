@@ -1,6 +1,6 @@
 """The harness side of submission isolation: one fresh worker process per evaluation run.
 
-`Worker` starts `benchmark.worker` in the sandbox (`benchmark.sandbox`), hands it the submission and
+`Worker` starts `benchmark.isolation.worker` in the sandbox (`benchmark.isolation.sandbox`), hands it the submission and
 the model spec, then explains batches (`explain`). Every instance comes back as a cache `Entry`: a
 validated output, or a recorded failure with its reason. Nothing the worker does can stop the
 harness:
@@ -18,7 +18,7 @@ harness:
 * output floods on stdout / stderr are drained and dropped (the last few KB are kept for the
   failure reason);
 * a scratch folder (or, for the plain worker, its working folder) over its size bound → the worker
-  is SIGKILLed by the harness's guard (`benchmark.scratch`) and the batch's instances fail with the
+  is SIGKILLed by the harness's guard (`benchmark.isolation.scratch`) and the batch's instances fail with the
   limit named; the folder is emptied before the next worker starts.
 
 Served models (`ModelSpec.served`) answer the worker's `predict` requests here, batched: the
@@ -44,13 +44,14 @@ import numpy as np
 
 from benchmark.cache import Entry
 from benchmark.errors import ParameterError, ResourceError, SubmissionError
+from benchmark.isolation.sandbox import (INSIDE_MODEL, INSIDE_SCRATCH, INSIDE_SUBMISSION, UID_BASE, WORKER_GID, Limits,
+                                         SandboxError, asset_paths, bwrap_argv, own_uid, resolve_mode,
+                                         warn_process_limit, worker_env)
+from benchmark.isolation.scratch import Guard, clean, descendants, measure
+from benchmark.isolation.wire import MAX_BYTES, Channel, Deadline, PeerClosed, WireError
 from benchmark.models.spec import ModelSpec
-from benchmark.sandbox import (INSIDE_MODEL, INSIDE_SCRATCH, INSIDE_SUBMISSION, UID_BASE, WORKER_GID, Limits,
-                               SandboxError, asset_paths, bwrap_argv, own_uid, resolve_mode, warn_process_limit,
-                               worker_env)
-from benchmark.scratch import Guard, clean, descendants, fmt_bytes, measure
+from benchmark.storage import fmt_bytes
 from benchmark.submission import Submission
-from benchmark.wire import MAX_BYTES, Channel, Deadline, PeerClosed, WireError
 
 START_TIMEOUT_S = 300.0  # import + model load + constructor
 MAX_CRASHES = 8
@@ -226,7 +227,7 @@ class Worker:
         self.starts += 1
         parent, child = socket.socketpair()
         scratch = self._scratch()
-        worker_argv = [sys.executable, "-m", "benchmark.worker", "--fd", str(child.fileno())]
+        worker_argv = [sys.executable, "-m", "benchmark.isolation.worker", "--fd", str(child.fileno())]
         if self.mode == "bwrap":
             model_dir = Path(self.spec.directory) if self.spec.directory is not None else None
             argv = bwrap_argv(worker_argv, model_dir=model_dir, submission_dir=self.sub.path,
@@ -351,7 +352,7 @@ class Worker:
 
     def _guard(self, scratch: Path) -> Guard | None:
         """The harness's watch over this worker: the folders it can fill on disk, and the memory of
-        all its processes together (see benchmark.scratch)."""
+        all its processes together (see benchmark.isolation.scratch)."""
         limits = self.config.limits
         folders = []
         if limits.scratch_bytes:

@@ -16,11 +16,11 @@ from benchmark.progress import console
 
 # Fixed value sets of the options (tests/test_cli_options.py checks each against the code that reads it).
 # Aspects: the names of generators.rcnn.data.ASPECTS, its ALIASES and the indices 0-2.
-Aspect = StrEnum("Aspect", {v: v for v in ("appearance", "aroma", "palate", "look", "smell", "0", "1", "2")})
-RcnnScale = StrEnum("RcnnScale", {v: v for v in ("quick", "paper")})  # generators.rcnn.build.SCALES
-RcnnPool = StrEnum("RcnnPool", {v: v for v in ("rest", "all")})  # generators.rcnn.build.POOLS
-Tokenization = StrEnum("Tokenization", {v: v for v in ("project", "lei")})  # generators.rcnn.data.TOKENIZATIONS
-LongReviews = StrEnum("LongReviews", {v: v for v in ("truncate", "exclude")})
+Aspect = StrEnum("Aspect", ["appearance", "aroma", "palate", "look", "smell", "0", "1", "2"])
+RcnnScale = StrEnum("RcnnScale", ["quick", "paper"])  # generators.rcnn.build.SCALES
+RcnnPool = StrEnum("RcnnPool", ["rest", "all"])  # generators.rcnn.build.POOLS
+Tokenization = StrEnum("Tokenization", ["project", "lei"])  # generators.rcnn.data.TOKENIZATIONS
+LongReviews = StrEnum("LongReviews", ["truncate", "exclude"])
 
 
 @dataclass

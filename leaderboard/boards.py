@@ -1,0 +1,296 @@
+"""Boards: results → one ranked board per (track, resource, model).
+
+Pure functions over `benchmark.results.Result` objects; nothing here reads files or prints.
+`boards(results)` groups results by (track, resource name, model name) and builds each board by the
+rules of its neighbours, in this order:
+
+1. which results it ranks (`leaderboard.selection`): integrity, one resource revision, one set of
+   instances, one result per submission — each step's warnings kept on the board;
+2. roles (`submission.role` in the Result, from `submission.toml`): only *methods* are ranked.
+   Controls (floors: random, constant, text-blind answers) and references (ceilings allowed to read
+   more) are shown as marked rows at the place their primary value puts them, never ranked;
+3. the ranks, their intervals and ties by the paired bootstrap (`leaderboard.ranks`), after the gate
+   (`leaderboard.verdicts`); no control Result, no ranks;
+4. the verdict (`leaderboard.verdicts`) and the metrics' agreement (`leaderboard.agreement`).
+
+Per track and overall, `leaderboard.summaries` compares submissions across boards.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Iterable
+
+import numpy as np
+
+from benchmark.bootstrap import N_BOOT
+from benchmark.results import MetricSummary, Result, describe_coverage
+from leaderboard import stats
+from leaderboard.agreement import AGREEMENT_FLOOR, all_metric_ranks, metric_agreement
+from leaderboard.ranks import NO_FLOOR, method_ranks, paired
+from leaderboard import selection
+from leaderboard.verdicts import Verdict, below_gate, gate_of, gated_verdict, verdict
+
+__all__ = ["Board", "Row", "boards"]
+
+
+@dataclass
+class Row:
+    """One submission on one board."""
+
+    rank: int | None  # None: shown but not ranked (a modified result)
+    submission: str
+    version: str
+    metrics: dict[str, MetricSummary]
+    n_instances: int
+    n_failed: int
+    wall_time_s: float
+    hash: str = ""
+    created: str = ""
+    status: str = "unsigned"  # "signed" / "unsigned" (shown "unverified") / "modified" (rank None)
+    path: str = ""  # the file the result was read from ("" when built in memory)
+    coverage: dict = field(default_factory=dict)
+    fit_s: float | None = None  # an oracle's fit (TOKI: keyword identification), from the Result's extra
+    role: str = "method"  # method (ranked) / control (a floor) / reference (a ceiling); see ROLES
+    kind: str = "explainer"  # what the submission is: "explainer" or "oracle" (from its Result)
+    interval: tuple[int, int] | None = None  # 95 % bootstrap interval of the rank (methods; None: undefined)
+    tied: bool = False  # another method shares this rank: the data cannot separate them
+    below_gate: str = ""  # why the method is ranked after those passing the board's gate ("" = passes)
+    all_metric: float | None = None  # mean normalised rank across every metric (0 best, 1 worst)
+    all_metric_rank: int | None = None  # the methods' order by `all_metric` (competition ranks)
+
+    @property
+    def ranked(self) -> bool:
+        """The row has a rank (a method whose result may be ranked; not a control, reference or modified file)."""
+        return self.rank is not None
+
+    @property
+    def marker(self) -> str:
+        """What stands in the rank column of a row without a rank: its role, or the integrity mark."""
+        if self.rank is not None:
+            return ""
+        return self.role if self.role in ("control", "reference") and self.status != "modified" else ""
+
+
+@dataclass
+class Board:
+    """One ranked table: the submissions evaluated on one (track, resource, model)."""
+
+    track: str
+    resource: str
+    model: str
+    revision: str
+    resource_version: str
+    split: str
+    primary_metric: str
+    direction: str  # of the primary metric: "lower" or "higher" is better
+    metric_names: list[str]  # column order: primary first
+    labels: dict[str, str]  # metric name -> short label (the name when the result gave none)
+    directions: dict[str, str]  # metric name -> "lower" / "higher"
+    rows: list[Row]
+    warnings: list[str] = field(default_factory=list)
+    coverage: dict | None = None  # the coverage of the ranked results (None: nothing ranked)
+    verified_only: bool = False  # built with boards(..., verified_only=True)
+    verdict: Verdict = field(default_factory=lambda: Verdict("undefined", "nothing ranked"))
+    # metric -> (Kendall τ-b with the primary metric's ranking of the methods, or None, and why not)
+    agreement: dict[str, tuple[float | None, str]] = field(default_factory=dict)
+    intervals: str = ""  # why the board has no rank intervals ("" = it has them)
+    gate: dict | None = None  # the ranking gate in force ({"metric", "min", "beat_controls"}) or None
+    n_boot: int = 0  # bootstrap draws behind the intervals (0: none)
+    model_note: str = ""  # the model under test's own quality figures (RCNN: selection vs Lei's targets)
+    unranked: str = ""  # why no method is ranked (no floor on the board); "" = ranked
+
+    @property
+    def disagreeing(self) -> list[str]:
+        """Metrics whose ranking disagrees with the primary one (τ < AGREEMENT_FLOOR)."""
+        return [m for m, (tau, _) in self.agreement.items() if tau is not None and tau < AGREEMENT_FLOOR]
+
+    @property
+    def coverage_text(self) -> str:
+        """The ranked coverage in words, e.g. "1,598 instances (full split)", "first 40 of 200 instances"."""
+        return describe_coverage(self.coverage) if self.coverage else "no ranked results"
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        """(track, resource, model): what the board is of, and how the boards are sorted."""
+        return (self.track, self.resource, self.model)
+
+    @property
+    def title(self) -> str:
+        """"track · resource · model", as pages and warnings name the board."""
+        return f"{self.track} · {self.resource} · {self.model}"
+
+
+def boards(results: Iterable[Result], verified_only: bool = False) -> list[Board]:
+    """One ranked `Board` per (track, resource name, model name), sorted by that key.
+
+    `verified_only`: rank only results whose `status` is "signed" (the rest are named in a warning)."""
+    groups: dict[tuple[str, str, str], list[Result]] = defaultdict(list)
+    for r in results:
+        groups[(r.track, str(r.resource["name"]), str(r.model["name"]))].append(r)
+    return [_board(key, groups[key], verified_only) for key in sorted(groups)]
+
+
+def _board(key: tuple[str, str, str], results: list[Result], verified_only: bool = False) -> Board:
+    """The board of one (track, resource, model): the results it may rank chosen step by step (integrity,
+    one resource revision, one set of instances, one result per submission), each step's warnings, the
+    primary metric and the columns, then the ranks and the verdict (`_analyse`)."""
+    track, resource, model = key
+    warnings: list[str] = []
+    ordered = selection.newest_first(results)
+    candidates, unranked = selection.integrity(ordered, verified_only, warnings)
+    kept_on, kept = selection.one_revision(candidates or ordered, candidates, warnings)
+    kept, _, coverage_warning = selection.pick_coverage(kept)
+    if coverage_warning:
+        warnings.append(coverage_warning)
+    chosen = selection.newest_per_submission(kept, warnings)
+    low = selection.quality_warning(chosen)
+    if low:
+        warnings.append(low)
+    primary = selection.primary_metric(chosen or unranked or ordered, warnings)
+    shown = chosen + sorted(unranked, key=lambda r: str(r.submission["name"]))
+    names, labels, directions = selection.columns(primary, shown)
+    direction = directions[primary]
+
+    a = _analyse(track, chosen, primary, names, directions)
+    warnings += a.warnings
+    rows = [_row(a.ranks[k], r, a, k) for k, r in enumerate(chosen)]
+    rows = _order(rows, direction, primary)
+    rows += sorted((_row(None, r) for r in unranked), key=lambda row: (row.submission, row.version, row.path))
+    return Board(
+        track=track,
+        resource=resource,
+        model=model,
+        revision=kept_on[0],
+        resource_version=kept_on[1],
+        split=kept_on[2],
+        primary_metric=primary,
+        direction=direction,
+        metric_names=names,
+        labels=labels,
+        directions=directions,
+        rows=rows,
+        warnings=warnings,
+        coverage=dict(selection.coverage(selection.newest_first(chosen)[0])) if chosen else None,
+        verified_only=verified_only,
+        verdict=a.verdict,
+        agreement=a.agreement,
+        intervals=a.intervals,
+        gate=a.gate,
+        n_boot=a.n_boot,
+        model_note=selection.model_note(chosen),
+        unranked=a.unranked,
+    )
+
+
+@dataclass
+class _Analysis:
+    ranks: list[int | None]
+    intervals_by_row: list[tuple[int, int] | None]
+    tied: list[bool]
+    below_gate: list[str]
+    all_metric: list[float | None]
+    all_metric_rank: list[int | None]
+    verdict: Verdict
+    agreement: dict[str, tuple[float | None, str]]
+    intervals: str
+    gate: dict | None
+    n_boot: int
+    warnings: list[str]
+    unranked: str = ""
+
+
+def _analyse(track: str, chosen: list[Result], primary: str, names: list[str],
+             directions: dict[str, str]) -> _Analysis:
+    """Ranks, intervals, ties, the gate, the verdict and the metric agreement of a board's rows."""
+    k = len(chosen)
+    direction = directions[primary]
+    roles = [selection.role_of(r) for r in chosen]
+    methods = [i for i in range(k) if roles[i] == "method"]
+    controls = [i for i in range(k) if roles[i] == "control"]
+    p = paired(track, chosen, names, directions)
+
+    # the gate: methods below it rank after those that pass
+    gate = gate_of(chosen, names)
+    below = below_gate(gate, chosen, methods, controls, p)
+    # groups: 0 = passes the gate, 1 = below it, 2 = no primary value (every instance failed)
+    groups = {i: (2 if p.points[primary][i] is None else 1 if below[i] else 0) for i in methods}
+
+    ranks: list[int | None] = [None] * k
+    tied = [False] * k
+    intervals: list[tuple[int, int] | None] = [None] * k
+    if methods:
+        r, t, ivs = method_ranks(p, methods, groups, primary, direction)
+        for pos, i in enumerate(methods):
+            ranks[i], tied[i], intervals[i] = r[pos], t[pos], ivs[pos]
+
+    # no floor on the board: the methods are shown, not ranked (a method that ignores the input could
+    # otherwise come first, and nothing on the board would say so)
+    unranked = ""
+    if methods and not controls:
+        unranked = NO_FLOOR
+        for i in methods:
+            ranks[i], tied[i], intervals[i] = None, False, None
+
+    # the verdict: the best method against the best control
+    v = verdict(chosen, methods, controls, ranks, p, primary)
+    if gate and gate["beat_controls"] and v.status == "does not discriminate":
+        v = gated_verdict(v, chosen, methods, controls, ranks, below, p, gate["metric"], primary)
+
+    # agreement of the metrics, and the secondary (all-metric) ranking, over the methods
+    agreement = metric_agreement(p, methods, names, primary)
+    all_metric, all_rank = all_metric_ranks(p, methods, names, k)
+    return _Analysis(ranks, intervals, tied, below, all_metric, all_rank, v, agreement,
+                     p.why if p.draws is None else "", gate, 0 if p.draws is None else N_BOOT, [], unranked)
+
+
+def _order(rows: list[Row], direction: str, primary: str) -> list[Row]:
+    """Methods by (rank, value, name); each control / reference inserted before the first method its
+    primary value beats (so it stands where its score puts it); rows without a value last."""
+    def value(row: Row) -> float:
+        m = row.metrics.get(primary)
+        v = None if m is None else m.mean
+        return -math.inf if v is None else float(stats.oriented(np.array([v]), direction)[0])
+
+    methods = sorted([r for r in rows if r.rank is not None],
+                     key=lambda r: (r.rank, -value(r), r.submission, r.version))
+    others = sorted([r for r in rows if r.rank is None], key=lambda r: (-value(r), r.submission, r.version))
+    out = list(methods)
+    for o in others:
+        pos = next((k for k, r in enumerate(out) if r.rank is not None and not r.below_gate and value(o) > value(r)),
+                   len(out))
+        out.insert(pos, o)
+    return out
+
+
+def _row(rank: int | None, r: Result, a: "_Analysis | None" = None, k: int = 0) -> Row:
+    """The board row of result `r`; with the board's analysis `a`, the `k`-th ranked row's interval, tie,
+    gate and all-metric order as well."""
+    row = Row(
+        rank=rank,
+        submission=str(r.submission["name"]),
+        version=str(r.submission["version"]),
+        metrics=dict(r.metrics),
+        n_instances=int(r.n_instances),
+        n_failed=int(r.n_failed),
+        wall_time_s=float(r.wall_time_s),
+        hash=str(r.submission.get("hash", "")),
+        created=r.created,
+        status=selection.status_of(r),
+        path=str(getattr(r, "path", None) or ""),
+        coverage=dict(selection.coverage(r)),
+        fit_s=_fit(r),
+        role=selection.role_of(r),
+        kind=str(r.submission.get("kind") or "explainer"),
+    )
+    if a is not None:
+        row.interval, row.tied, row.below_gate = a.intervals_by_row[k], a.tied[k], a.below_gate[k]
+        row.all_metric, row.all_metric_rank = a.all_metric[k], a.all_metric_rank[k]
+    return row
+
+
+def _fit(r: Result) -> float | None:
+    v = (r.extra or {}).get("fit_s")
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
