@@ -220,7 +220,7 @@ class _Lexicon:
 
 
 def test_eraser_comprehensiveness_and_sufficiency_by_hand():
-    from benchmark.tracks.robustness import faithfulness
+    from benchmark.metrics.erasure import eraser as faithfulness
 
     m = _Lexicon()
     text = ["the", "great", "plot", "fun"]  # n = 4: 1/5/10/20 % → top 1 word, 50 % → top 2

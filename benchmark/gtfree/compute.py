@@ -35,7 +35,7 @@ from benchmark.results import Result, ids_digest, outputs_digest
 
 GT_TRACKS = ("aixi", "rcnn", "idc")  # the boards with ground truth a metric can be judged against
 FORMAT = "xaibench-metric-board-v1"
-VERSION = 2  # of the metric code: a change that can move a score bumps it, and stored files are recomputed
+VERSION = 3  # of the metric code: a change that can move a score bumps it, and stored files are recomputed
 # the randomised model's seed: not 0, the seed many models are initialised with (reset_parameters under
 # the training seed would rebuild the trained model's initial weights, and an untrained model would be itself)
 RANDOM_SEED = 20181030

@@ -54,6 +54,7 @@ import torch
 
 from benchmark.gtfree import get_metric
 from benchmark.gtfree.compute import _write, board_dir
+from benchmark.gtfree.image import _seeded as image_seeded
 from benchmark.gtfree.image import (
     _curve_mean,
     _faithfulness_correlation,
@@ -224,14 +225,10 @@ def _frozen_gc() -> Iterator[None]:
 
 @contextlib.contextmanager
 def _seeded(seed: int) -> Iterator[None]:
-    state = np.random.get_state()
-    np.random.seed(seed)
-    with torch.random.fork_rng(devices=[]):
+    """NumPy's global state seeded as the image metrics seed it (`image._seeded`), and torch's too."""
+    with image_seeded(seed), torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        try:
-            yield
-        finally:
-            np.random.set_state(state)
+        yield
 
 
 def _num(v: Any) -> float | None:

@@ -2,13 +2,15 @@
 goes to the model in one `predict` call.
 
 Tokens are removed (not masked), as ERASER does; the most important tokens are the map's largest
-values, ties broken by position (a stable sort). k% of a text of L tokens is ⌈k·L⌉ tokens [I].
+values, ties broken by position (`benchmark.metrics.robustness.top_indices`).
 
-* comprehensiveness (DeYoung et al. 2020, ERASER §4, AOPC form): with bins B = {1, 5, 10, 20, 50} %,
-  comp = 1/(|B|+1) · Σ_{k∈{0}∪B} [f(x)_j − f(x ∖ r_k)_j]; higher is better.
-* sufficiency (ibid.): suff = 1/(|B|+1) · Σ_{k∈{0}∪B} [f(x)_j − f(r_k)_j] (r_0 = x); lower is better.
+* comprehensiveness, sufficiency (DeYoung et al. 2020, ERASER §4): the project's one implementation,
+  `benchmark.metrics.erasure.eraser` (the mean over bins B = {1, 5, 10, 20, 50} % of f(x)_j − f(x ∖ r_k)_j,
+  resp. f(x)_j − f(r_k)_j; NaN for a text of fewer than two words); comprehensiveness higher, sufficiency
+  lower is better.
 * deletion-aopc (Samek et al. 2017, AOPC of the MoRF curve; Nguyen 2018 for text): steps k/K of the
-  tokens removed, k = 0..K (K = 10): 1/(K+1) · Σ_k [f(x)_j − f(x ∖ r_{k/K})_j]; higher is better.
+  tokens removed (⌈k/K·L⌉ tokens), k = 0..K (K = 10): 1/(K+1) · Σ_k [f(x)_j − f(x ∖ r_{k/K})_j]; higher is
+  better.
 * insertion-auc (Petsiuk et al. 2018, RISE's insertion game): the area under f(r_{k/K})_j, k = 0..K,
   inserting the most important tokens first into the empty text (trapezoid rule on [0, 1]); higher is
   better.
@@ -24,15 +26,11 @@ from typing import Any, Sequence
 import numpy as np
 
 from benchmark.gtfree.base import GtFreeMetric, Scored, register
+from benchmark.metrics.erasure import ERASER_BINS, eraser
+from benchmark.metrics.robustness import top_indices
 from benchmark.references import ERASER, RISE, SAMEK_AOPC
 
-ERASER_BINS = (0.01, 0.05, 0.10, 0.20, 0.50)
 CURVE_STEPS = 10
-
-
-def _order(m: np.ndarray) -> np.ndarray:
-    """Token positions from most to least important (stable: ties by position)."""
-    return np.argsort(-np.asarray(m, dtype=np.float64), kind="stable")
 
 
 def _top(n: int, fraction: float) -> int:
@@ -41,7 +39,7 @@ def _top(n: int, fraction: float) -> int:
 
 def _variants(tokens: Sequence[str], m: np.ndarray, fractions: Sequence[float], keep: bool) -> list[list[str]]:
     """`tokens` with the top ⌈f·L⌉ tokens removed (keep=False) or alone kept (keep=True), per fraction."""
-    order = _order(m)
+    order = top_indices(m, len(tokens))
     out = []
     for f in fractions:
         top = set(order[: _top(len(tokens), f)].tolist())
@@ -80,19 +78,13 @@ def _scored(inputs, maps, compute) -> Scored:
 
 
 def comprehensiveness(model, inputs, maps, targets, bins: Sequence[float] = ERASER_BINS, **_: Any) -> Scored:
-    """ERASER comprehensiveness, AOPC over `bins` (module docstring)."""
-    def compute(x, m, ok):
-        base, removed = _curves(model, x, m, np.asarray(targets)[ok], bins, keep=False)
-        return (base[:, None] - removed).sum(axis=1) / (len(bins) + 1)
-    return _scored(inputs, maps, compute)
+    """ERASER comprehensiveness (`benchmark.metrics.erasure`)."""
+    return _scored(inputs, maps, lambda x, m, ok: eraser(model, x, m, np.asarray(targets)[ok], fractions=bins)[0])
 
 
 def sufficiency(model, inputs, maps, targets, bins: Sequence[float] = ERASER_BINS, **_: Any) -> Scored:
-    """ERASER sufficiency, AOPC over `bins` (module docstring)."""
-    def compute(x, m, ok):
-        base, kept = _curves(model, x, m, np.asarray(targets)[ok], bins, keep=True)
-        return (base[:, None] - kept).sum(axis=1) / (len(bins) + 1)
-    return _scored(inputs, maps, compute)
+    """ERASER sufficiency (`benchmark.metrics.erasure`)."""
+    return _scored(inputs, maps, lambda x, m, ok: eraser(model, x, m, np.asarray(targets)[ok], fractions=bins)[1])
 
 
 def deletion_aopc(model, inputs, maps, targets, steps: int = CURVE_STEPS, **_: Any) -> Scored:
@@ -116,9 +108,9 @@ def insertion_auc(model, inputs, maps, targets, steps: int = CURVE_STEPS, **_: A
 
 
 register(GtFreeMetric("comprehensiveness", "text", ERASER, "higher", comprehensiveness,
-                      {"bins": ERASER_BINS}, description="ERASER comprehensiveness (AOPC over 1/5/10/20/50 %)"))
+                      {"bins": ERASER_BINS}, description="ERASER comprehensiveness (mean over 1/5/10/20/50 %)"))
 register(GtFreeMetric("sufficiency", "text", ERASER, "lower", sufficiency,
-                      {"bins": ERASER_BINS}, description="ERASER sufficiency (AOPC over 1/5/10/20/50 %)"))
+                      {"bins": ERASER_BINS}, description="ERASER sufficiency (mean over 1/5/10/20/50 %)"))
 register(GtFreeMetric("deletion-aopc", "text", SAMEK_AOPC, "higher", deletion_aopc,
                       {"steps": CURVE_STEPS}, description="AOPC of the MoRF deletion curve, 10 steps"))
 register(GtFreeMetric("insertion-auc", "text", RISE, "higher", insertion_auc,

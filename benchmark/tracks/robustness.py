@@ -62,6 +62,7 @@ from typing import Any, Sequence
 import numpy as np
 
 import benchmark.metrics.robustness as rm
+from benchmark.metrics.erasure import eraser
 from benchmark.bootstrap import N_BOOT, draw_weights
 from benchmark.errors import ResourceError
 from benchmark.models.base import read_model_config
@@ -74,7 +75,6 @@ SCORED_ATTACKS = ("tef", "ra", "su")
 ACC_PREFIXES = ("rob-acc-", "rob-racc-")  # ACC of the raw / the residual PCC
 REBUILD = "xaibench generate robustness --overwrite"
 PAIR_METRICS = ("pcc", "kendall", "spearman", "top10", "top30", "top50")
-FAITH_FRACTIONS = (0.01, 0.05, 0.1, 0.2, 0.5)  # ERASER's AOPC bins
 FAITH_COMPS = ("rob-faith-comp", "rob-faith-comp-attacked")  # comprehensiveness on the originals / attacked texts
 FAITH_WORSE = "rob-faith-comp-worse"  # the smaller of the two: what the rank gate compares
 GATE = {"metric": FAITH_WORSE, "min": None, "beat_controls": True}
@@ -141,7 +141,7 @@ class RobustnessTrack(Track):
             inputs.append(list(t["adversarial"][i]))
             kind.append({"original": False, "of": origin[sample], "attack": t["attack"][i], "rho": t["rho"][i],
                          "weight": len(t["rho_max"][i]), "sample": sample})
-        # the original texts and the model stay in the harness: the faithfulness probes (`faithfulness`)
+        # the original texts and the model stay in the harness: the faithfulness probes (`benchmark.metrics.erasure`)
         truths = {"kind": kind, "texts": inputs, "model": model_loader(self, resource)}
         return Instances(ids=ids, inputs=inputs, truths=truths, output_shapes=[(len(x),) for x in inputs],
                          excluded=skipped)
@@ -225,8 +225,8 @@ class RobustnessTrack(Track):
             attacked = [k for k in range(n) if k not in is_original]
             rows = originals + attacked
             if rows:
-                comp, suff = faithfulness(truths["model"](), [truths["texts"][positions[k]] for k in rows],
-                                          [explanations[k] for k in rows], by_abs=by_abs)
+                comp, suff = eraser(truths["model"](), [truths["texts"][positions[k]] for k in rows],
+                                    [explanations[k] for k in rows], by_abs=by_abs)
                 no = len(originals)
                 out["rob-faith-comp"][originals] = comp[:no]
                 out["rob-faith-suff"][originals] = suff[:no]
@@ -374,43 +374,6 @@ def worse_of(original: np.ndarray, attacked: np.ndarray) -> np.ndarray:
     defined where the other is not (no attacked text scored, or no original of two words or more)."""
     a, b = np.asarray(original, dtype=np.float64), np.asarray(attacked, dtype=np.float64)
     return np.where(np.isnan(a), b, np.where(np.isnan(b), a, np.minimum(a, b)))
-
-
-def faithfulness(model, texts: list[list[str]], attributions: list[np.ndarray],
-                 by_abs: bool = False, fractions: Sequence[float] = FAITH_FRACTIONS) -> tuple[np.ndarray, np.ndarray]:
-    """ERASER comprehensiveness and sufficiency (module docstring) of each text's attribution on
-    `model`: two arrays (NaN for a text of fewer than two words, or none). One `predict` call for all texts."""
-    probe: list[list[str]] = []
-    owner: list[tuple[int, str, float | None]] = []  # (text, "x" / "comp" / "suff", fraction)
-    for t, (toks, a) in enumerate(zip(texts, attributions)):
-        n = len(toks or [])
-        if n < 2 or len(a) != n:
-            continue
-        probe.append(list(toks))
-        owner.append((t, "x", None))
-        for f in fractions:
-            top = set(rm.top_indices(a, max(1, math.ceil(f * n - 1e-9)), by_abs).tolist())
-            probe.append([w for i, w in enumerate(toks) if i not in top])
-            owner.append((t, "comp", f))
-            probe.append([w for i, w in enumerate(toks) if i in top])
-            owner.append((t, "suff", f))
-    comp, suff = np.full(len(texts), np.nan), np.full(len(texts), np.nan)
-    if not probe:
-        return comp, suff
-    probs = np.asarray(model.predict(probe), dtype=np.float64)
-    full: dict[int, tuple[int, float]] = {}
-    parts: dict[tuple[int, str], list[float]] = {}
-    for (t, what, _f), p in zip(owner, probs):
-        if what == "x":
-            label = int(np.argmax(p))
-            full[t] = (label, float(p[label]))
-    for (t, what, _f), p in zip(owner, probs):
-        if what != "x":
-            label, p0 = full[t]
-            parts.setdefault((t, what), []).append(p0 - float(p[label]))
-    for (t, what), v in parts.items():
-        (comp if what == "comp" else suff)[t] = float(np.mean(v))
-    return comp, suff
 
 
 def model_loader(track: Track, resource):
