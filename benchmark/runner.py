@@ -23,8 +23,10 @@ import numpy as np
 from benchmark.backends import BACKENDS, Crashes, Job, explain_batch, run_batches
 from benchmark.cache import Entry, OutputCache
 from benchmark.errors import SubmissionError, XaibenchError
+from benchmark import randomisation
 from benchmark.isolation import (MODES, SCRATCH_GB, FitError, Limits, Worker, WorkerConfig, allocator,
                                  default_memory_gb, default_processes, validate_output)
+from benchmark.models.randomise import RANDOM_SEED, NotRandomisable, randomised_spec
 from benchmark.progress import progress_bar
 from benchmark.provenance import software
 from benchmark.resources import data_home, load_resource
@@ -61,6 +63,11 @@ class RunOptions:
     backend: str = "local"  # local | ray (benchmark.backends)
     address: str | None = None  # ray: a cluster to join (None: a private local Ray instance)
     workers: int | None = None  # ray: CPUs of the local instance / units in flight (None: all CPUs)
+    # the randomisation test (`benchmark.randomisation`): evaluate on the model's randomised copy instead,
+    # paired with this submission's Result on the trained model (which must exist)
+    randomised: bool = False
+    randomisation_seed: int = RANDOM_SEED
+    randomisation_top: int | None = None  # the cascading variant's stage (the last k layers); None = full
 
     def check(self) -> None:
         """Refuse bad values before anything runs or is written (one-line XaibenchError)."""
@@ -98,6 +105,15 @@ class RunOptions:
             bad("workers", f"must be an integer ≥ 1 (or None for all CPUs), got {self.workers!r}")
         if self.sandbox not in MODES:
             bad("sandbox", f"must be one of {', '.join(MODES)}, got {self.sandbox!r}")
+        if isinstance(self.randomisation_seed, bool) or not isinstance(self.randomisation_seed, int) \
+                or not 0 < self.randomisation_seed < 2**31:
+            bad("randomisation_seed", f"must be an integer in [1, 2^31), got {self.randomisation_seed!r} (0 is the "
+                "seed models are commonly initialised under)")
+        if self.randomisation_top is not None and (isinstance(self.randomisation_top, bool)
+                                                   or not isinstance(self.randomisation_top, int)
+                                                   or self.randomisation_top < 1):
+            bad("randomisation_top", f"must be an integer ≥ 1 (or None for the full randomisation), got "
+                f"{self.randomisation_top!r}")
 
 
 def display_name(sub: Submission, overrides: dict[str, Any]) -> str:
@@ -107,13 +123,30 @@ def display_name(sub: Submission, overrides: dict[str, Any]) -> str:
 
 
 def result_path(results_dir: Path, track: str, resource: str, model: str, name: str,
-                coverage: dict | None = None) -> Path:
+                coverage: dict | None = None, randomisation: dict | None = None) -> Path:
     """`<results>/<track>/<family>__<config>/<model>/<name>.json` for a run over the whole split; a run
-    over a subset (`--limit`) gets `<name>@<n>-<ids digest>.json`, so it never replaces a fuller one."""
+    over a subset (`--limit`) gets `<name>@<n>-<ids digest>.json`, so it never replaces a fuller one. A run on
+    the model's randomised copy (`randomisation`: its seed and cascading stage) goes to the folder
+    `<model>/randomised-s<seed>[-top<k>]/` beside the trained model's Results."""
     safe = name.replace("/", "_").replace(" ", "")
     if coverage is not None and not coverage.get("complete", True):
         safe += f"@{coverage['n']}-{str(coverage['ids_sha256'])[:8]}"
-    return results_dir / track / resource.replace("/", "__") / model / f"{safe}.json"
+    folder = results_dir / track / resource.replace("/", "__") / model
+    if randomisation is not None:
+        top = randomisation.get("top")
+        folder = folder / (f"randomised-s{randomisation['seed']}" + (f"-top{top}" if top else ""))
+    return folder / f"{safe}.json"
+
+
+def _once(load):
+    """`load` called on first use only (the randomised model the track's scoring reads, e.g. ERASER's probes)."""
+    held: list = []
+
+    def get():
+        if not held:
+            held.append(load())
+        return held[0]
+    return get
 
 
 def hidden_paths(*extra: Path | None) -> list[Path]:
@@ -147,6 +180,11 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
     spec, model_info = trk.build_model(res, opts.model, instances, **opts.model_options)
     if spec.served is None:
         spec.load()  # the model files, checked on every run: a damaged file is named with its real path
+    # what the board offers an explainer (leaderboard.summaries: which boards a submission could have entered)
+    model_info = {**model_info, "white_box": bool(spec.white_box), "segments": instances.segments is not None}
+    why_not_random = randomisation.unrandomisable(spec)
+    if why_not_random:  # the board names it as the reason the randomisation test was not run
+        model_info = {**model_info, "unrandomisable": why_not_random}
     sub.precheck()  # the module compiles (nothing of it runs in the harness)
     why_not = sub.supports(trk.modality, spec.white_box, instances.segments is not None)
     if why_not:
@@ -160,6 +198,15 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
     results_dir = Path(opts.results_dir) if opts.results_dir else data_home() / "results"
 
     seeds = list(opts.seeds) if opts.seeds else [opts.seed]
+    coverage = coverage_of(instances.ids, trk.split_size(res, split, instances, opts.limit), opts.limit)
+    trained = None
+    if opts.randomised:  # the randomisation test: the same run on the model's randomised copy, paired with the trained
+        if why_not_random:
+            raise NotRandomisable(f"randomisation test not run: {why_not_random}")
+        trained = randomisation.trained_result(result_path(results_dir, track, res.name, opts.model, name, coverage),
+                                               sub.hash, params, coverage["ids_sha256"], seeds)
+        spec, model_info = randomised_spec(spec, model_info, opts.randomisation_seed, opts.randomisation_top)
+        trk.use_model(instances, _once(spec.load))
     runs = [_run_seed(sub, trk, res, split, instances, spec, model_info, params, name, results_dir, opts, seed)
             for seed in seeds]
     first = runs[0]
@@ -167,12 +214,22 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
     ok = first.ok
     # failures are counted in n_failed; `excluded` counts instances where a metric is undefined
     metrics = summarise_runs(trk, [(r.scores, r.ok) for r in runs])
-    coverage = coverage_of(instances.ids, trk.split_size(res, split, instances, opts.limit), opts.limit)
+    paired: dict[str, Any] = {}
+    if trained is not None:  # the similarity of the two runs' maps, per instance, beside the scores
+        compared = randomisation.compare_runs(randomisation.result_outputs(trained, instances.ids, data_home()),
+                                              [r.entries for r in runs], instances.ids, trk.modality == "image")
+        for r, c in zip(runs, compared):
+            r.scores.update(randomisation.similarity_arrays(c))
+        paired = {"randomisation": randomisation.summary(trained, compared, opts.randomisation_seed,
+                                                         opts.randomisation_top)}
     seconds = sum(e.seconds for r in runs for e in r.entries.values())
     fit_s = first.fit_s
     result = Result(
         submission={"name": name, "base": sub.name, "version": sub.version, "hash": sub.hash,
                     "parameters": params, "kind": sub.kind,
+                    # its declared capabilities: the boards it could enter (leaderboard.summaries)
+                    "capabilities": {"modalities": list(sub.modalities), "needs_gradients": bool(sub.needs_gradients),
+                                     "needs_segments": bool(sub.needs_segments)},
                     # a track may mark a submission's row on one board (robustness: the explainer the texts
                     # were attacked through is a reference there, not ranked)
                     "role": trk.board_role(res, sub.name, sub.role)},
@@ -204,10 +261,11 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
                **({"fit_s": fit_s} if fit_s is not None else {}),
                "seconds_per_instance": round(seconds / max(1, len(instances) * len(runs)), 6),
                "cache": str(first.cache_path.relative_to(data_home())),
-               **({"caches": [str(r.cache_path.relative_to(data_home())) for r in runs]} if len(runs) > 1 else {})},
+               **({"caches": [str(r.cache_path.relative_to(data_home())) for r in runs]} if len(runs) > 1 else {}),
+               **paired},
         instance_scores=pack_scores([(r.seed, r.scores, r.ok) for r in runs]),
     )
-    out = result_path(results_dir, track, res.name, opts.model, name, coverage)
+    out = result_path(results_dir, track, res.name, opts.model, name, coverage, model_info.get("randomisation"))
     try:
         result.save(out)
     except OSError as exc:  # a full or unwritable results folder: say what would help

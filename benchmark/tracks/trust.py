@@ -85,6 +85,9 @@ class TrustTrack(Track):
         submission_kind="oracle",
     )
 
+    randomisation_test = False
+    randomisation_note = "TODO"
+
     def configs(self) -> list[str]:
         """<dataset>-<model>: each trust set with each model under test."""
         return [f"{d}-{m}" for d in DATASETS for m in MODEL_LOADERS]
