@@ -241,7 +241,7 @@ class Worker:
             argv, cwd = worker_argv, self._home.name
             env = {**worker_env(str(scratch), self._home.name), **asset_paths(self.config.assets, False)}
             self._token = env["XAIBENCH_WORKER"] = os.urandom(8).hex()
-            sub_path, model_path = str(self.sub.path), None
+            sub_path, model_path = str(Path(self.sub.path).resolve()), None  # the worker runs in its own folder
         try:
             self.proc = subprocess.Popen(argv, pass_fds=(child.fileno(),), stdin=subprocess.DEVNULL,
                                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, cwd=cwd,
