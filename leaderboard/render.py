@@ -229,15 +229,20 @@ def board_notes(board: Board) -> list[str]:
 
 
 def randomisation_notes(board: Board) -> list[str]:
-    """The randomisation test's lines under a board: the rule, who passed, and one line per method found
-    model-blind or not tested (with the reason)."""
+    """The randomisation test's lines under a board: the rule and who passed, one line per method found
+    model-blind, and one line per reason the test was not run (naming the rows it holds for)."""
     rows = [r for r in board.rows if r.sanity is not None]
     if not rows:
         return []
+    not_run: dict[str, list[Row]] = {}
+    for r in rows:
+        if r.sanity is not None and r.sanity.status == "not run":
+            not_run.setdefault(r.sanity.reason, []).append(r)
+    if len(not_run) == 1 and len(next(iter(not_run.values()))) == len(rows):  # one reason for every row
+        return [f"randomisation test not run: {next(iter(not_run))}"]
     sensitive = [r.submission for r in rows if r.sanity and r.sanity.status == "model-sensitive"]
     blind = [r for r in rows if r.sanity and r.sanity.blind and r.role != "control"]
     controls = [r.submission for r in rows if r.sanity and r.sanity.blind and r.role == "control"]
-    not_run = [r for r in rows if r.sanity and r.sanity.status == "not run"]
     lines = [f"randomisation test (Adebayo et al. 2018): each row's maps also on a randomised copy of the model; "
              f"model-blind when the mean {MEASURE_WORDS} ≥ {board.threshold:g} or its score there is not worse "
              f"beyond the noise — model-sensitive: {', '.join(sensitive) or 'none'}"
@@ -246,10 +251,10 @@ def randomisation_notes(board: Board) -> list[str]:
         assert r.sanity is not None
         lines.append(f"model-blind: {r.submission} — {r.sanity.reason}; shown with the controls, not ranked; its "
                      "score is a floor")
-    for r in not_run:
-        assert r.sanity is not None
-        lines.append(f"randomisation test not run: {r.submission} — {r.sanity.reason}"
-                     + ("; not ranked" if r.sanity.unranked else ""))
+    for reason, held in not_run.items():
+        unranked = [r.submission for r in held if _held(r)]
+        lines.append(f"randomisation test not run: {', '.join(r.submission for r in held)} — {reason}"
+                     + (f"; not ranked: {', '.join(unranked)}" if unranked else ""))
     return lines
 
 
