@@ -116,6 +116,9 @@ def judge(track: Any, trained: Result, randomised: Result | None, why_none: str,
     unrandomisable = (trained.model or {}).get("unrandomisable")
     if isinstance(unrandomisable, str) and unrandomisable:
         return Sanity("not run", unrandomisable)
+    if randomised is None and status_of(trained) == "self-reported":
+        return Sanity("not run", "self-reported: its randomised-model run comes with a maintainer's re-run "
+                      "(`xaibench results verify`)", unranked=True)
     if randomised is None:
         return Sanity("not run", why_none)
     seed = (randomisation_of(randomised) or {}).get("seed")

@@ -8,6 +8,10 @@ rules: a deterministic submission (`[capabilities] deterministic`) must give the
 (`integrity.outputs_sha256`) and every metric's mean equal to relative 1e-9; a stochastic one must give
 every metric's mean within the two 95 % intervals' half-widths added. When every Result holds, one
 verification record per Result (`signing`) is committed to the base branch; otherwise nothing is written.
+The re-run includes the randomisation test (issue #45): the same evaluation on the model's randomised copy
+(`benchmark.randomisation`), whose Result goes into the signed record (`rerun.randomised`, or why the model
+cannot be randomised), so the boards read it from the record (`boards.load_repository`); a submitted Result
+comes without one and is not ranked until verified.
 """
 
 from __future__ import annotations
@@ -74,18 +78,34 @@ def rerun_result(tree: Path, rel: str, sandbox: str = "auto", timeout_s: float =
         try:
             sub = load_submission(rebuild_source(tree / RESULTS / rp.submission / rp.code_hash, Path(scratch) / "src"))
             seeds = submitted.provenance.get("seeds") or [submitted.provenance.get("seed", 0)]
-            again = evaluate(sub, submitted.track, f"{rp.resource}@{rp.revision}", model=rp.model,
-                             split=str(submitted.resource["split"]), seeds=[int(s) for s in seeds],
-                             batch_size=int(submitted.provenance.get("batch_size", 16)), overwrite=True,
-                             results_dir=Path(scratch) / "results", sandbox=sandbox, timeout_s=timeout_s)
+            options = dict(model=rp.model, split=str(submitted.resource["split"]), seeds=[int(s) for s in seeds],
+                           batch_size=int(submitted.provenance.get("batch_size", 16)), overwrite=True,
+                           results_dir=Path(scratch) / "results", sandbox=sandbox, timeout_s=timeout_s)
+            again = evaluate(sub, submitted.track, f"{rp.resource}@{rp.revision}", **options)
+            randomised = _randomised_run(sub, submitted.track, f"{rp.resource}@{rp.revision}", options)
         except XaibenchError as exc:
             out.problems.append(f"the re-run failed: {' '.join(str(exc).split())[:300]}")
             return out
     out.rule, out.problems = compare(submitted, again, sub.deterministic)
     out.rerun = {"metrics": {k: m.mean for k, m in again.metrics.items()},
                  "outputs_sha256": again.integrity.get("outputs_sha256"),
-                 "sandbox": again.provenance.get("isolation", {}).get("sandbox")}
+                 "sandbox": again.provenance.get("isolation", {}).get("sandbox"), "randomised": randomised}
     return out
+
+
+def _randomised_run(sub: Any, track: str, resource: str, options: dict) -> dict[str, Any] | None:
+    """The randomisation test's run after the re-run (its Result as a dict), {"not_run": why} for a model that
+    cannot be randomised, or None where the track does not apply the test."""
+    from benchmark.errors import NotRandomisable
+    from benchmark.runner import evaluate
+    from benchmark.tracks import get_track
+
+    if not get_track(track).randomisation_test:
+        return None
+    try:
+        return evaluate(sub, track, resource, randomised=True, **options).to_dict()
+    except NotRandomisable as exc:
+        return {"not_run": str(exc)}
 
 
 def record_for(tree: Path, run: Rerun) -> dict[str, Any]:
