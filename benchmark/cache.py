@@ -462,7 +462,7 @@ def read_only(path: Path, ids: list[str]) -> dict[str, Entry]:
     from benchmark.errors import XaibenchError
 
     if not Path(path).exists():
-        raise XaibenchError(f"its output cache {path} is gone")
+        raise XaibenchError(f"its cache {path} is gone")
     out = {}
     try:
         db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
@@ -479,5 +479,5 @@ def read_only(path: Path, ids: list[str]) -> dict[str, Entry]:
         finally:
             db.close()
     except (sqlite3.DatabaseError, ValueError, TypeError) as exc:
-        raise XaibenchError(f"its output cache {path} is unreadable ({exc})") from None
+        raise XaibenchError(f"its cache {path} is unreadable ({exc})") from None
     return out

@@ -17,7 +17,7 @@ import sys
 import time
 from enum import Enum, StrEnum
 from pathlib import Path
-from typing import List, Optional
+from typing import Any, List, Optional
 
 import typer
 from rich.cells import cell_len
@@ -213,13 +213,13 @@ def evaluate_cmd(
         for m in model:
             skipped = []
             for sub in subs:
-                options = dict(track=track, resource=res, model=m, split=split, limit=limit,
-                               batch_size=batch_size, seed=seed_list[0] if seed_list else seed, seeds=seed_list,
-                               params=params if submission != "all" else {},
-                               timeout_s=timeout, overwrite=overwrite, results_dir=results,
-                               metric_params=_parse_params(metric_param), sandbox=sandbox.value,
-                               memory_gb=memory_limit, processes=process_limit, scratch_gb=scratch_limit,
-                               fit_timeout_s=fit_timeout, backend=backend.value, address=address, workers=workers)
+                options: dict[str, Any] = dict(
+                    track=track, resource=res, model=m, split=split, limit=limit, batch_size=batch_size,
+                    seed=seed_list[0] if seed_list else seed, seeds=seed_list,
+                    params=params if submission != "all" else {}, timeout_s=timeout, overwrite=overwrite,
+                    results_dir=results, metric_params=_parse_params(metric_param), sandbox=sandbox.value,
+                    memory_gb=memory_limit, processes=process_limit, scratch_gb=scratch_limit,
+                    fit_timeout_s=fit_timeout, backend=backend.value, address=address, workers=workers)
                 try:
                     r = evaluate(sub, **options)
                 except XaibenchError as exc:

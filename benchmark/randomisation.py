@@ -92,6 +92,9 @@ def result_outputs(r: Result, ids: list[str], home: Path) -> list[dict[str, Entr
     caches = r.extra.get("caches") or [r.extra.get("cache")]
     if not caches or not caches[0]:
         raise XaibenchError("the Result names no output cache")
+    for c in caches:
+        if not (Path(home) / str(c)).exists():
+            raise XaibenchError(f"its output cache {Path(home) / str(c)} is gone")
     runs = [read_only(Path(home) / str(c), ids) for c in caches]
     missing = sum(1 for run in runs for i in ids if i not in run)
     if missing:

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -138,11 +138,11 @@ def result_path(results_dir: Path, track: str, resource: str, model: str, name: 
     return folder / f"{safe}.json"
 
 
-def _once(load):
+def _once(load: Callable[[], Any]) -> Callable[[], Any]:
     """`load` called on first use only (the randomised model the track's scoring reads, e.g. ERASER's probes)."""
     held: list = []
 
-    def get():
+    def get() -> Any:
         if not held:
             held.append(load())
         return held[0]

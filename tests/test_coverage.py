@@ -97,7 +97,8 @@ def test_a_skipped_board_lists_the_submission_in_every_summary_holding_it_and_on
     rs += board("rcnn", "rcnn-2", {"a": (0.1, BOTH), "b": (0.4, BOTH)}, 4)
     bs = boards(rs)
     aixi, rcnn = track_summary(bs)
-    assert _row(aixi.rows, "a").rank is None and "entered 1 of the 2 boards it can enter" in _row(aixi.rows, "a").unranked
+    a = _row(aixi.rows, "a")
+    assert a.rank is None and "entered 1 of the 2 boards it can enter" in a.unranked
     assert _row(rcnn.rows, "a").rank == 1  # its text boards: it entered both
     image = overall(bs, "explainer", "image")
     assert _row(image, "a").rank is None

@@ -52,8 +52,9 @@ def owning_modules(module: torch.nn.Module) -> list[torch.nn.Module]:
 
 def _redraw(sub: torch.nn.Module) -> None:
     """Re-initialise one module: its `reset_parameters`, else its own parameters redrawn N(0, σ²)."""
-    if hasattr(sub, "reset_parameters"):
-        sub.reset_parameters()
+    reset = getattr(sub, "reset_parameters", None)
+    if callable(reset):
+        reset()
         return
     for p in sub.parameters(recurse=False):
         p.copy_(torch.randn_like(p) * float(p.std()) if p.numel() > 1 else torch.randn_like(p))
