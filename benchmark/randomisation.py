@@ -17,8 +17,10 @@ own path (`benchmark.runner.result_path`: `<model>/randomised-s<seed>/<name>.jso
   (`SIMILARITY_KEYS`: Spearman of |map|, SSIM for images; `benchmark.similarity`), so a board resamples
   both on its own paired draws;
 * `extra.randomisation` — the trained Result it was paired with (`trained_outputs_sha256`: the maps it was
-  compared with) and a summary of the similarity (mean over instances, how many were comparable, why the
-  others were not).
+  compared with; `trained_ids_sha256`, its instances; `trained_result`, its file name beside this one's
+  folder) and a summary of the similarity (mean over instances, how many were comparable, why the others
+  were not). With `randomisation_limit` the run covers only the first N of the trained run's instances
+  (`first_instances`), and the board pairs it with their prefix.
 
 A trained model that cannot be randomised (a served black box without a randomisation of its own) says so in
 its trained Results (`model.unrandomisable`, `unrandomisable`), so the board can name the reason.
@@ -86,6 +88,16 @@ def trained_result(path: Path, sub_hash: str, params: dict, ids_sha256: str, see
     return r
 
 
+def first_instances(track: Any, resource: Any, split: str, limit: int, trained_ids: Sequence[str]) -> Any:
+    """The track's first `limit` instances of `split`, which must be the first of the trained run's (`trained_ids`):
+    a randomised run over fewer instances (`RunOptions.randomisation_limit`) is paired with their prefix."""
+    got = track.instances(resource, split, limit)
+    if list(got.ids) != list(trained_ids[: len(got.ids)]):
+        raise XaibenchError(f"the first {limit} instances of {resource.name} are not the first of the trained run's; "
+                            "run the randomisation test on all of its instances (no --randomisation-limit)")
+    return got
+
+
 def result_outputs(r: Result, ids: list[str], home: Path) -> list[dict[str, Entry]]:
     """The cached outputs a Result was scored from, one {id: Entry} per seed run, read-only and checked
     against its `outputs_sha256`; `XaibenchError` naming what is wrong (a cache gone, damaged or replaced)."""
@@ -130,5 +142,7 @@ def summary(trained: Result, compared: Sequence[Compared], seed: int, top: int |
         sims[m] = {"mean": float(good.mean()) if good.size else None, "n": int(good.size)}
     return {"seed": int(seed), "variant": "full" if top is None else "cascade", "top": top,
             "trained_outputs_sha256": trained.integrity.get("outputs_sha256"),
+            "trained_ids_sha256": (trained.coverage or {}).get("ids_sha256"),
+            "trained_result": Path(str(trained.path)).name if trained.path else None,
             "trained_model": str(trained.model.get("hash", "")), "similarity": sims,
             "not_compared": first.counts()}

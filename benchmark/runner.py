@@ -68,6 +68,9 @@ class RunOptions:
     randomised: bool = False
     randomisation_seed: int = RANDOM_SEED
     randomisation_top: int | None = None  # the cascading variant's stage (the last k layers); None = full
+    # the randomised run over the first N of the trained run's instances only (None: all of them): the
+    # randomisation test's verdicts can hold on fewer instances than a board ranks (docs/leaderboard.md)
+    randomisation_limit: int | None = None
 
     def check(self) -> None:
         """Refuse bad values before anything runs or is written (one-line XaibenchError)."""
@@ -109,6 +112,11 @@ class RunOptions:
                 or not 0 < self.randomisation_seed < 2**31:
             bad("randomisation_seed", f"must be an integer in [1, 2^31), got {self.randomisation_seed!r} (0 is the "
                 "seed models are commonly initialised under)")
+        if self.randomisation_limit is not None and (isinstance(self.randomisation_limit, bool)
+                                                     or not isinstance(self.randomisation_limit, int)
+                                                     or self.randomisation_limit < 1):
+            bad("randomisation_limit", f"must be an integer ≥ 1 (or None for every instance of the trained run), got "
+                f"{self.randomisation_limit!r}")
         if self.randomisation_top is not None and (isinstance(self.randomisation_top, bool)
                                                    or not isinstance(self.randomisation_top, int)
                                                    or self.randomisation_top < 1):
@@ -198,13 +206,18 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
     results_dir = Path(opts.results_dir) if opts.results_dir else data_home() / "results"
 
     seeds = list(opts.seeds) if opts.seeds else [opts.seed]
-    coverage = coverage_of(instances.ids, trk.split_size(res, split, instances, opts.limit), opts.limit)
+    split_size = trk.split_size(res, split, instances, opts.limit)
+    coverage = coverage_of(instances.ids, split_size, opts.limit)
     trained = None
+    trained_ids = list(instances.ids)
     if opts.randomised:  # the randomisation test: the same run on the model's randomised copy, paired with the trained
         if why_not_random:
             raise NotRandomisable(f"randomisation test not run: {why_not_random}")
         trained = randomisation.trained_result(result_path(results_dir, track, res.name, opts.model, name, coverage),
                                                sub.hash, params, coverage["ids_sha256"], seeds)
+        if opts.randomisation_limit is not None and opts.randomisation_limit < len(instances):
+            instances = randomisation.first_instances(trk, res, split, opts.randomisation_limit, trained_ids)
+            coverage = coverage_of(instances.ids, split_size, opts.randomisation_limit)
         spec, model_info = randomised_spec(spec, model_info, opts.randomisation_seed, opts.randomisation_top)
         trk.use_model(instances, _once(spec.load))
     runs = [_run_seed(sub, trk, res, split, instances, spec, model_info, params, name, results_dir, opts, seed)
@@ -216,7 +229,7 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
     metrics = summarise_runs(trk, [(r.scores, r.ok) for r in runs])
     paired: dict[str, Any] = {}
     if trained is not None:  # the similarity of the two runs' maps, per instance, beside the scores
-        compared = randomisation.compare_runs(randomisation.result_outputs(trained, instances.ids, data_home()),
+        compared = randomisation.compare_runs(randomisation.result_outputs(trained, trained_ids, data_home()),
                                               [r.entries for r in runs], instances.ids, trk.modality == "image")
         for r, c in zip(runs, compared):
             r.scores.update(randomisation.similarity_arrays(c))

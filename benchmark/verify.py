@@ -109,11 +109,14 @@ def verify_result(path: Path) -> Verdict:
         metrics = summarise_runs(trk, per_seed)
         keys = [trk.primary_metric]
         if randomisation is not None:
-            trained = Result.load(trained_path(Path(path)))
-            paired_with = (r.extra.get("randomisation") or {}).get("trained_outputs_sha256")
-            if trained.integrity.get("outputs_sha256") != paired_with:
+            rec = r.extra.get("randomisation") or {}
+            trained = Result.load(trained_path(Path(path), rec.get("trained_result")))
+            if trained.integrity.get("outputs_sha256") != rec.get("trained_outputs_sha256"):
                 raise XaibenchError(f"the trained Result beside it ({trained.path}) is not the one it was paired with")
-            compared = compare_runs(result_outputs(trained, instances.ids, data_home()), runs, instances.ids,
+            trained_ids = trk.instances(res, r.resource["split"], (trained.coverage or {}).get("limit")).ids
+            if list(trained_ids[: len(instances.ids)]) != list(instances.ids):
+                raise XaibenchError("its instances are not the first of the trained Result's")
+            compared = compare_runs(result_outputs(trained, trained_ids, data_home()), runs, instances.ids,
                                     trk.modality == "image")
             for (scores, _ok), c in zip(per_seed, compared):
                 scores.update(similarity_arrays(c))
@@ -125,10 +128,13 @@ def verify_result(path: Path) -> Verdict:
     return _compare(v, r, metrics)
 
 
-def trained_path(randomised: Path) -> Path:
-    """Where the trained model's Result of a randomised-model Result lies: the same name, two folders up
-    (`benchmark.runner.result_path`: `<model>/randomised-s<seed>/<name>.json` beside `<model>/<name>.json`)."""
-    return randomised.parent.parent / randomised.name
+def trained_path(randomised: Path, name: str | None = None) -> Path:
+    """Where the trained model's Result of a randomised-model Result lies: two folders up
+    (`benchmark.runner.result_path`: `<model>/randomised-s<seed>/<name>.json` beside `<model>/<name>.json`),
+    under the file name it recorded (`name`; a plain file name) or its own."""
+    if name is not None and (not isinstance(name, str) or Path(name).name != name or not name.endswith(".json")):
+        raise XaibenchError(f"it names its trained Result {name!r}, which is not a file name")
+    return randomised.parent.parent / (name or randomised.name)
 
 
 def _use_randomised(trk, res, instances, r, randomisation: dict) -> None:

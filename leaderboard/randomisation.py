@@ -132,17 +132,25 @@ def judge(track: Any, trained: Result, randomised: Result | None, why_none: str,
         s_t, s_r = trained.scores(), randomised.scores()
     except XaibenchError as exc:
         return Sanity("not run", f"its per-instance scores do not read ({exc})", seed=seed)
-    if s_t is None or s_r is None or s_t.ok.shape != s_r.ok.shape or SIMILARITY_KEYS["spearman"] not in s_r.arrays:
+    if s_t is None or s_r is None or SIMILARITY_KEYS["spearman"] not in s_r.arrays:
         return Sanity("not run", "its Results carry no per-instance scores and similarities to pair (an older "
                       "xaibench); run `xaibench evaluate` again", seed=seed)
-    n = trained.n_instances
+    if s_t.ok.shape != s_r.ok.shape:  # a randomised run over the first instances of the trained run only
+        record = randomised.extra.get("randomisation") or {}
+        if record.get("trained_ids_sha256") != (trained.coverage or {}).get("ids_sha256") \
+                or s_r.ok.shape[0] != s_t.ok.shape[0] or s_r.ok.shape[1] > s_t.ok.shape[1]:
+            return Sanity("not run", "its randomised-model run covers other instances than this Result; run "
+                          "`xaibench evaluate` again", seed=seed)
+        k = s_r.ok.shape[1]
+        s_t = type(s_t)(s_t.seeds, s_t.ok[:, :k], {a: v[:, :k] for a, v in s_t.arrays.items()})
+    n = randomised.n_instances  # the first n of the trained run's (`randomisation_limit`), or all of them
     weights = draw_weights(track.units(s_t.seed(0)[0], n))
     seed_w = draw_seed_weights(len(s_t.seeds))
     runs_t = [s_t.seed(k) for k in range(len(s_t.seeds))]
     runs_r = [s_r.seed(k) for k in range(len(s_r.seeds))]
     d_t = metric_draws(track, runs_t, weights, seed_w).get(primary)
     d_r = metric_draws(track, runs_r, weights, draw_seed_weights(len(runs_r))).get(primary)
-    p_t, p_r = _point(trained, primary), _point(randomised, primary)
+    p_t, p_r = _point_of(track, runs_t, primary), _point(randomised, primary)
     sep = stats.compare(d_r, d_t, p_r, p_t, direction) if d_t is not None and d_r is not None else \
         stats.Separation(None, None, False)
     sims, compared = _similarity(s_r, weights)
@@ -180,6 +188,14 @@ def judge(track: Any, trained: Result, randomised: Result | None, why_none: str,
 def _g(x: float | None) -> str:
     """x as "+0.1234" (four significant digits; −0 shown as +0)."""
     return "undefined" if x is None else f"{x + 0.0:+.4g}"
+
+
+def _point_of(track: Any, runs: list, metric: str) -> float | None:
+    """The metric's value over the (possibly first-k) instances the runs hold: the mean of its seed runs'
+    estimates under unit weights (the Result's own mean when they are all its instances)."""
+    estimates = [track.estimate(sc, ok, np.ones((1, len(ok)))) for sc, ok in runs]
+    good = [float(e[metric][0]) for e in estimates if metric in e and np.isfinite(e[metric][0])]
+    return float(np.mean(good)) if good else None
 
 
 def _point(r: Result, metric: str) -> float | None:

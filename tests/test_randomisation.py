@@ -165,3 +165,24 @@ def test_the_cli_runs_the_randomisation_test_after_the_trained_model(home, tmp_p
     assert len(list(res.rglob(f"randomised-s{RANDOM_SEED}/*.json"))) == 1
     got = CliRunner().invoke(app, [*argv, "--no-randomisation", "--overwrite"])
     assert got.exit_code == 0 and "randomised model" not in got.output
+
+
+def test_a_randomised_run_over_the_first_instances_is_paired_with_their_prefix(home, tmp_path):
+    """`randomisation_limit`: the randomised run explains only the first N of the trained run's instances (the
+    verdicts hold on fewer instances than a board ranks); the board pairs it with their prefix, verify checks it."""
+    from leaderboard.boards import boards
+
+    out = tmp_path / "res"
+    run = {**RUN, "limit": 6, "batch_size": 6}
+    for s in ("occlusion", "random"):
+        evaluate(s, model="function", results_dir=out, **run)
+        r = evaluate(s, model="function", results_dir=out, randomised=True, randomisation_limit=3, **run)
+    assert r.n_instances == 3 and r.extra["randomisation"]["trained_result"] == "random@6-" + \
+        r.extra["randomisation"]["trained_ids_sha256"][:8] + ".json"
+    assert verify_result(r.path).ok, verify_result(r.path).problems
+    found = [Result.load(p) for p in out.rglob("*.json")]
+    (b,) = boards(found)
+    occ = next(x for x in b.rows if x.submission == "occlusion")
+    assert occ.sanity.status == "model-sensitive" and occ.sanity.compared == 3 and occ.rank == 1
+    with pytest.raises(XaibenchError, match="randomisation_limit must be an integer"):
+        evaluate("random", model="function", results_dir=out, randomised=True, randomisation_limit=0, **run)
