@@ -18,8 +18,10 @@ training split, then `judge` on them as explained predictions (word-deletion sco
 [verdict, score] pair each (the trust track's output shape).
 
 A `[parameters]` key the entry class's constructor does not accept (`**kwargs` followed through the
-bases, `benchmark.submission.accepted_parameters`) and an unknown `role` fail the check with one line
-naming the key and the accepted ones (at the first worker start: the class is imported only there).
+bases, `benchmark.submission.accepted_parameters`), an unknown `role`, a module that does not compile or
+takes a harness module's name, a requirement that is not installed here (`benchmark.requirements`) and
+a package that fails to import or construct (a file `[files]` does not declare is named with the fix) fail
+the check with one line (the last two at the first worker start: the code is imported only there).
 
 A model the submission cannot use (capabilities, or its own `unsupported(model)`) is skipped with the
 reason. Everything runs offline in well under a minute for the built-in explainers.
@@ -34,9 +36,10 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmark.errors import ParameterError, SubmissionError, XaibenchError
+from benchmark.errors import ParameterError, SubmissionError, SubmissionImportError, XaibenchError
 from benchmark.isolation import Worker, WorkerConfig, WorkerCrash
 from benchmark.models.spec import ModelSpec
+from benchmark.requirements import check_installed
 from benchmark.submission import Submission, load_submission
 
 SIZE, N = 32, 16
@@ -141,6 +144,8 @@ def check_submission(path: str | Path, sandbox: str = "auto", timeout: float = 6
     sub = load_submission(path)
     if sub.kind not in ("explainer", "oracle"):
         raise SubmissionError(f"{sub.name} is an {sub.kind}; `xaibench check` checks explainers and oracles")
+    sub.precheck()
+    check_installed(sub.name, sub.requires)
     rows: list[Row] = [Row("submission.toml", "-", True, f"{sub.name} {sub.version}: {', '.join(sub.modalities)}")]
     with tempfile.TemporaryDirectory(prefix="xaibench-check-") as tmp:
         if sub.kind == "oracle":
@@ -221,7 +226,7 @@ def _check_model(sub, spec, ids, inputs, segments, shapes, sandbox, timeout, con
                     seg = None if segments is None else segments[:n]
                     runs[(label, bs)] = (worker.explain_all(ids[:n], inputs[:n], seg, shapes[:n], bs, 0, timeout),
                                          (time.perf_counter() - t0) / n)
-    except ParameterError:  # the same for every model: one line, not a failed row per model
+    except (ParameterError, SubmissionImportError):  # the same for every model: one line, not a row per model
         raise
     except (WorkerCrash, XaibenchError) as exc:
         return [Row("runs", spec.name, False, str(getattr(exc, "reason", exc))[:300])]

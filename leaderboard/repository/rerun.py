@@ -59,8 +59,11 @@ def compare(submitted: Any, again: Any, deterministic: bool) -> tuple[str, list[
     return ("equal outputs" if deterministic else "within tolerance"), problems
 
 
-def rerun_result(tree: Path, rel: str, sandbox: str = "auto", timeout_s: float = 60.0) -> Rerun:
-    """Re-run one Result of a checked-out tree in a scratch results folder."""
+def rerun_result(tree: Path, rel: str, sandbox: str = "auto", timeout_s: float = 60.0,
+                 sources: Any = None) -> Rerun:
+    """Re-run one Result of a checked-out tree in a scratch results folder (in the submission's own
+    environment when it has requirements, its packages from `sources`: `benchmark.environments.Sources`)."""
+    from benchmark.environments import Sources, for_result
     from benchmark.results import Result
     from benchmark.runner import evaluate
     from benchmark.submission import load_submission
@@ -73,11 +76,13 @@ def rerun_result(tree: Path, rel: str, sandbox: str = "auto", timeout_s: float =
     with tempfile.TemporaryDirectory(prefix="xaibench-rerun-") as scratch:
         try:
             sub = load_submission(rebuild_source(tree / RESULTS / rp.submission / rp.code_hash, Path(scratch) / "src"))
+            env = for_result(sub.requires, submitted.provenance, sources or Sources()) if sub.requires else None
             seeds = submitted.provenance.get("seeds") or [submitted.provenance.get("seed", 0)]
             again = evaluate(sub, submitted.track, f"{rp.resource}@{rp.revision}", model=rp.model,
                              split=str(submitted.resource["split"]), seeds=[int(s) for s in seeds],
                              batch_size=int(submitted.provenance.get("batch_size", 16)), overwrite=True,
-                             results_dir=Path(scratch) / "results", sandbox=sandbox, timeout_s=timeout_s)
+                             results_dir=Path(scratch) / "results", sandbox=sandbox, timeout_s=timeout_s,
+                             environment=None if env is None else env.packages)
         except XaibenchError as exc:
             out.problems.append(f"the re-run failed: {' '.join(str(exc).split())[:300]}")
             return out
@@ -85,6 +90,11 @@ def rerun_result(tree: Path, rel: str, sandbox: str = "auto", timeout_s: float =
     out.rerun = {"metrics": {k: m.mean for k, m in again.metrics.items()},
                  "outputs_sha256": again.integrity.get("outputs_sha256"),
                  "sandbox": again.provenance.get("isolation", {}).get("sandbox")}
+    if sub.requires:  # the versions the re-run ran with: those the Result recorded
+        out.rerun["requirements"] = again.provenance.get("requirements")
+        if out.rerun["requirements"] != submitted.provenance.get("requirements"):
+            out.problems.append(f"the re-run resolved the requirements to {out.rerun['requirements']}, the Result "
+                                f"says {submitted.provenance.get('requirements')}")
     return out
 
 
@@ -102,9 +112,10 @@ def record_for(tree: Path, run: Rerun) -> dict[str, Any]:
 
 
 def verify_pull_request(store: Any, ref: str, private: Any, sandbox: str = "auto",
-                        timeout_s: float = 60.0) -> tuple[list[Rerun], str | None]:
+                        timeout_s: float = 60.0, sources: Any = None) -> tuple[list[Rerun], str | None]:
     """Validate `ref`, re-run every Result it adds, and when all hold commit their signed records to the base
-    branch: (the re-runs, the commit or None when nothing was written)."""
+    branch: (the re-runs, the commit or None when nothing was written). `sources`: where a submission's
+    requirements are installed from (`benchmark.environments.Sources`)."""
     from leaderboard.repository.signing import sign_record
     from leaderboard.repository.validate import diff_trees, iter_result_files, validate
 
@@ -117,7 +128,7 @@ def verify_pull_request(store: Any, ref: str, private: Any, sandbox: str = "auto
                               + (f", and {len(findings) - 1} more" if len(findings) > 1 else "")
                               + "); run `xaibench results validate` (nothing was signed)")
     added = {c.path for c in changes if c.status == "added"}
-    runs = [rerun_result(head, rel, sandbox, timeout_s) for rel in iter_result_files(head) if rel in added]
+    runs = [rerun_result(head, rel, sandbox, timeout_s, sources) for rel in iter_result_files(head) if rel in added]
     if not runs:
         raise RepositoryError(f"{ref} adds no Result to re-run")
     if any(r.problems for r in runs):
