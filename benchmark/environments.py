@@ -11,14 +11,17 @@ Built with pip, wheels only (`--only-binary :all:`: no package's build code runs
    no index, offline) and/or `--index-url`;
 3. **check** — the installed distributions are exactly the planned ones, and none installs a top-level
    module of the harness's (`harness_modules`: such a module would shadow the harness's for the worker);
-4. write `environment.json` (requirements, installed versions, Python) and rename the folder into place.
+4. write `environment.json` (requirements, installed versions, Python, the sha256 of every file of the
+   packages folder) and rename the folder into place.
 
 The folder is `$XAIBENCH_HOME/environments/<key>`, `key` = sha256 of the Python version and platform, the
 harness's package versions and the sorted requirements: a second re-run with the same requirements uses
-it as built. It is built as `.building-<key>-<pid>-<random>` beside it and renamed only when complete, so
-no half-built environment is ever used; a failed build is removed, and the leftover of a killed one is
-removed by the next build. The worker reads it through a plain `sys.path` entry: a `.pth` file a package
-installs never runs, and nothing of it runs before the worker's limits are set.
+it as built — after checking that its files are still those it was built with (a worker without the
+file-system sandbox could have changed them: such an environment is set aside and built again). It is
+built as `.building-<key>-<pid>-<random>` beside it and renamed only when complete, so no half-built
+environment is ever used; a failed build is removed, and the leftover of a killed one is removed by the
+next build. The worker reads it through a plain `sys.path` entry: a `.pth` file a package installs never
+runs, and nothing of it runs before the worker's limits are set.
 
 A re-run pins the versions its Result recorded (`provenance.requirements`, `for_result`).
 """
@@ -125,16 +128,17 @@ def ensure(requirements: Sequence[str], sources: Sources = Sources(), home: Path
         return cached
     base.mkdir(parents=True, exist_ok=True)
     _sweep(base)
-    if final.exists():  # not a complete environment (tampered or damaged): build it again
-        shutil.rmtree(final, ignore_errors=True)
+    if final.exists():  # not a complete, unchanged environment (damaged or tampered with): build it again
+        _set_aside(final)
     tmp = base / f"{BUILDING}{key}-{os.getpid()}-{secrets.token_hex(4)}"
     tmp.mkdir()
     try:
         installed = _build(tmp, reqs, sources)
-        (tmp / MANIFEST).write_text(json.dumps({"key": key, "requirements": reqs, "installed": installed,
-                                                "python": platform.python_version()}, indent=1, sort_keys=True)
-                                    + "\n", encoding="utf-8")
         _readable(tmp)
+        (tmp / MANIFEST).write_text(json.dumps({"key": key, "requirements": reqs, "installed": installed,
+                                                "python": platform.python_version(),
+                                                "sha256": _digest(tmp / PACKAGES)}, indent=1, sort_keys=True)
+                                    + "\n", encoding="utf-8")
         try:
             os.rename(tmp, final)
         except OSError:  # another build of the same key finished first: use it
@@ -166,15 +170,49 @@ def for_result(requires: Sequence[str], provenance: dict[str, Any], sources: Sou
 
 
 def _load(folder: Path) -> Environment | None:
-    """The environment in `folder` when it is complete (its manifest names what its packages folder holds)."""
+    """The environment in `folder` when it is complete and unchanged: its manifest names what its packages
+    folder holds, and the digest of that folder's files is the one recorded when it was built."""
     try:
         manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
         installed = manifest["installed"]
         if not isinstance(installed, dict) or _installed(folder / PACKAGES) != installed:
             return None
+        if manifest["sha256"] != _digest(folder / PACKAGES):
+            return None
     except (OSError, ValueError, KeyError, TypeError):
         return None
     return Environment(folder, dict(installed))
+
+
+def _digest(packages: Path) -> str:
+    """sha256 over every entry of a packages folder (its path, and a file's bytes or a link's target), in
+    path order; symbolic links are not followed."""
+    h = hashlib.sha256()
+    for p in sorted(packages.rglob("*")):
+        h.update(p.relative_to(packages).as_posix().encode() + b"\0")
+        if p.is_symlink():
+            h.update(b"link:" + os.readlink(p).encode())
+        elif p.is_file():
+            h.update(p.read_bytes())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def _set_aside(folder: Path) -> None:
+    """Move a damaged environment out of the way (then remove what can be removed of it)."""
+    aside = folder.with_name(f".damaged-{folder.name}-{secrets.token_hex(4)}")
+    try:
+        os.rename(folder, aside)
+    except OSError as exc:
+        raise EnvironmentBuildError(f"{folder} is damaged and cannot be moved aside ({exc.strerror}); remove it "
+                                    "by hand") from None
+    for top, dirs, _files in os.walk(aside):
+        for d in dirs:
+            try:
+                os.chmod(os.path.join(top, d), 0o755, follow_symlinks=False)
+            except (OSError, NotImplementedError):
+                pass
+    shutil.rmtree(aside, ignore_errors=True)
 
 
 def _sweep(base: Path) -> None:
@@ -260,8 +298,8 @@ def _plan(report: Path) -> dict[str, str]:
     """canonical name → version of what pip's installation report (format version 1) would install."""
     try:
         data = json.loads(report.read_text(encoding="utf-8"))
-        plan = {canonicalize_name(str(item["metadata"]["name"])): str(item["metadata"]["version"])
-                for item in data["install"]}
+        plan: dict[str, str] = {canonicalize_name(str(item["metadata"]["name"])): str(item["metadata"]["version"])
+                                for item in data["install"]}
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise EnvironmentBuildError(f"pip's installation report cannot be read ({exc})") from None
     return plan

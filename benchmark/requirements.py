@@ -25,7 +25,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
 
-from packaging.markers import default_environment
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
@@ -78,7 +77,7 @@ def applies(req: Requirement, extras: Iterable[str] = ("",)) -> bool:
     """Whether `req`'s marker holds on this machine (for one of `extras`; "" = no extra)."""
     if req.marker is None:
         return True
-    return any(req.marker.evaluate({**default_environment(), "extra": e}) for e in extras)
+    return any(req.marker.evaluate({"extra": e}) for e in extras)  # merged into this machine's environment
 
 
 @lru_cache(maxsize=8)

@@ -171,25 +171,26 @@ def test_imports_outside_the_folder_are_refused_with_the_fix(tmp_path):
 def test_bad_packages_are_one_line_before_anything_runs(tmp_path, case, message):
     folder = packaged(tmp_path / "bad", "bad")
     toml = folder / "submission.toml"
+    def edit(old: str, new: str) -> None:
+        toml.write_text(toml.read_text().replace(old, new))
+
+    requires = 'license = "MIT"\nrequires = '
     edits = {
-        "missing entry": lambda: toml.write_text(toml.read_text().replace("explainer:LexiconMaps", "nowhere:LexiconMaps")),
-        "malformed entry": lambda: toml.write_text(toml.read_text().replace("explainer:LexiconMaps", "explainer")),
+        "missing entry": lambda: edit("explainer:LexiconMaps", "nowhere:LexiconMaps"),
+        "malformed entry": lambda: edit("explainer:LexiconMaps", "explainer"),
         "cycle": lambda: (folder / "lexicon.py").write_text("from explainer import LexiconMaps\nSCALE = OFFSET = 1\n"),
         "clash": lambda: (folder / "json.py").write_text("X = 1\n"),
         "numpy clash": lambda: (folder / "numpy").mkdir() or (folder / "numpy" / "__init__.py").write_text(""),
-        "outside": lambda: toml.write_text(toml.read_text().replace('"data/weights.txt"', '"../secret.txt"')),
-        "missing file": lambda: toml.write_text(toml.read_text().replace("data/weights.txt", "data/nothing.txt")),
+        "outside": lambda: edit('"data/weights.txt"', '"../secret.txt"'),
+        "missing file": lambda: edit("data/weights.txt", "data/nothing.txt"),
         "symlink file": lambda: (shutil.move(folder / "data", tmp_path / "elsewhere"),
                                  (folder / "data").symlink_to(tmp_path / "elsewhere")),
         "symlink module": lambda: (folder / "extra.py").symlink_to(folder / "lexicon.py"),
         "oversized": lambda: open(folder / "data" / "weights.txt", "r+b").truncate(MAX_FILE_BYTES + 1),
-        "module as data": lambda: toml.write_text(toml.read_text().replace("data/weights.txt", "lexicon.py")),
-        "bad requirement": lambda: toml.write_text(toml.read_text().replace('license = "MIT"',
-                                                                            'license = "MIT"\nrequires = ["shap>>0.46"]')),
-        "url requirement": lambda: toml.write_text(toml.read_text().replace(
-            'license = "MIT"', 'license = "MIT"\nrequires = ["shap @ https://example.org/shap.whl"]')),
-        "twice": lambda: toml.write_text(toml.read_text().replace(
-            'license = "MIT"', 'license = "MIT"\nrequires = ["shap>=0.46", "SHAP<1"]')),
+        "module as data": lambda: edit("data/weights.txt", "lexicon.py"),
+        "bad requirement": lambda: edit('license = "MIT"', requires + '["shap>>0.46"]'),
+        "url requirement": lambda: edit('license = "MIT"', requires + '["shap @ https://example.org/shap.whl"]'),
+        "twice": lambda: edit('license = "MIT"', requires + '["shap>=0.46", "SHAP<1"]'),
     }
     edits[case]()
     with pytest.raises(SubmissionError, match=message):
@@ -242,8 +243,8 @@ def test_an_undeclared_data_file_fails_check_and_evaluate_with_one_line(tmp_path
     """The author's folder holds the file, but only declared files are present when the code runs."""
     folder = packaged(tmp_path / "undeclared", "undeclared", declare=False)
     (folder / "scoring" / "maps.py").write_text("def score(x, gain):\n    return x\n")  # reads it by path only
-    fix = 'undeclared reads data/weights.txt, which submission.toml does not declare: add weights = "data/weights.txt" ' \
-          'under [files]'
+    fix = ('undeclared reads data/weights.txt, which submission.toml does not declare: add weights = '
+           '"data/weights.txt" under [files]')
     code, line = one_line(["check", str(folder)], capsys)
     assert code == 2 and line.startswith(f"error: {fix}"), line
     code, line = one_line(["evaluate", str(folder), "--track", "aixi", "--model", "function", "--limit", "1"], capsys)
@@ -337,6 +338,12 @@ def test_environments_are_built_offline_cached_and_refuse_what_would_replace_the
     assert (env.packages / "tinypkg" / "__init__.py").read_text() == "SCALE = 3.0\n"
     again = ensure(["tinypkg>=1,<2"], sources, home=tmp_path)
     assert not again.built and again.path == env.path
+    changed = env.packages / "tinypkg" / "__init__.py"  # e.g. by a worker without the file-system sandbox
+    changed.chmod(0o644)
+    changed.write_text("SCALE = -1.0\n")
+    (tmp_path / f".building-{env.path.name}-999999999-0a0b0c0d").mkdir()  # a killed build's leftover
+    rebuilt = ensure(["tinypkg>=1,<2"], sources, home=tmp_path)
+    assert rebuilt.built and changed.read_text() == "SCALE = 3.0\n"
     for requirements, message in [
         (["numpy<2"], r"'numpy<2' would replace the harness's numpy"),
         (["oldnumpy"], r"a requirement needs numpy<2, which would replace the harness's numpy"),
@@ -450,3 +457,102 @@ def verification(remote: Path, rel: str) -> dict:
     rp = parse_result_path(rel)
     with GitStore(str(remote)) as store:
         return json.loads((store.snapshot() / rp.verification).read_text())
+
+
+# --------------------------------------------------------------------------------------------------
+# the sandbox's guarantees for packages and their environments (the hostile suite's classes)
+
+needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap unavailable")
+
+PROBE = """\
+import glob
+import os
+from pathlib import Path
+
+
+def probe(extra=()):
+    home, author = {home!r}, {author!r}
+    found = [p for p in glob.glob(home + "/**/*", recursive=True) if os.path.isfile(p)]
+    results = []
+    for target in (Path(__file__).parent / "planted.py", Path(home) / "resources" / "planted.txt",
+                   Path(author) / "planted.txt", *extra):
+        try:
+            Path(target).write_text("x")
+            results.append("wrote " + str(target))
+        except OSError:
+            pass
+    try:
+        Path(author, "README.md").read_text()
+        results.append("read the author's folder")
+    except OSError:
+        pass
+    with open(os.path.join(os.environ["XAIBENCH_SCRATCH"], "report.txt"), "w") as fh:
+        fh.write(f"files={{len(found)}} " + "; ".join(results))
+"""
+
+
+def wheel_by_hand(house: Path, name: str, version: str, files: dict[str, str]) -> None:
+    """A wheel written file by file (zip + RECORD with sha256), for contents setuptools will not place at the
+    top of site-packages (a `.pth` file)."""
+    import base64
+    import hashlib
+    import zipfile
+
+    info = f"{name}-{version}.dist-info"
+    files = {**files, f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
+             f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: hand\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+             f"{info}/top_level.txt": name + "\n"}
+    record = [f"{p},sha256={base64.urlsafe_b64encode(hashlib.sha256(t.encode()).digest()).rstrip(b'=').decode()},"
+              f"{len(t.encode())}" for p, t in files.items()] + [f"{info}/RECORD,,"]
+    house.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(house / f"{name}-{version}-py3-none-any.whl", "w") as z:
+        for p, t in {**files, f"{info}/RECORD": "\n".join(record) + "\n"}.items():
+            z.writestr(p, t)
+
+
+@needs_bwrap
+def test_a_hostile_package_and_its_environment_reach_nothing(world, tmp_path):
+    """A packaged submission whose sub-package, and a package of its environment, try to read ground truth,
+    write beside their code, into the data home and into the author's folder, and (the environment's
+    `.pth` file) run before the worker's limits: none of it happens, and the run's numbers stand."""
+    from benchmark.environments import Sources, ensure
+    from benchmark.resources import data_home
+    from benchmark.runner import evaluate
+
+    results, _ = world
+    home = str(data_home())
+    house = tmp_path / "house"
+    wheel_by_hand(house, "sneaky", "1.0.0", {
+        "sneaky.pth": "import os; open(os.environ.get('XAIBENCH_SCRATCH', '/tmp') + '/pth-ran', 'w').close()\n",
+        "sneaky/__init__.py": PROBE.format(home=home, author=str(tmp_path / "hostile")),
+    })
+    folder = write(tmp_path / "hostile", {
+        "submission.toml": TOML.format(name="hostile-package", entry="method.run:Hostile",
+                                       requires='requires = ["sneaky"]', files=""),
+        "README.md": "the author's notes\n",
+        "method/__init__.py": "",
+        "method/run.py": """\
+            import numpy as np
+
+            import sneaky
+
+
+            class Hostile:
+                def __init__(self, gain=1.0):
+                    pass
+
+                def explain(self, model, batch):
+                    sneaky.probe(extra=[sneaky.__file__ + ".planted"])
+                    return [np.ones(x.shape, np.float32) for x in batch.inputs]
+            """,
+    })
+    env = ensure(["sneaky"], Sources(find_links=(str(house),)))
+    before = {p: p.read_bytes() for p in env.path.rglob("*") if p.is_file()}
+    r = evaluate(folder, results_dir=results, environment=env.packages, limit=2, batch_size=2,
+                 **{**RUN, "sandbox": "bwrap"})
+    assert r.n_failed == 0 and r.provenance["requirements"] == {"sneaky": "1.0.0"}
+    scratch = data_home() / "scratch" / "hostile-package"
+    assert (scratch / "report.txt").read_text() == "files=0 "  # nothing found, nothing written, nothing read
+    assert not (scratch / "pth-ran").exists()
+    assert {p: p.read_bytes() for p in env.path.rglob("*") if p.is_file()} == before
+    assert not (data_home() / "resources" / "planted.txt").exists() and not (folder / "planted.txt").exists()
