@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -139,20 +139,24 @@ def _same(a: list, b: list) -> str:
     return ""
 
 
-def check_submission(path: str | Path, sandbox: str = "auto", timeout: float = 60.0) -> tuple[Submission, list[Row]]:
-    """Run the checks of the module docstring; returns the submission and one row per check."""
+def check_submission(path: str | Path, sandbox: str = "auto", timeout: float = 60.0,
+                     environment: Path | None = None) -> tuple[Submission, list[Row]]:
+    """Run the checks of the module docstring; returns the submission and one row per check. `environment`:
+    a folder of the submission's own packages (`benchmark.environments`), else its requirements must be
+    installed here."""
     sub = load_submission(path)
     if sub.kind not in ("explainer", "oracle"):
         raise SubmissionError(f"{sub.name} is an {sub.kind}; `xaibench check` checks explainers and oracles")
     sub.precheck()
-    check_installed(sub.name, sub.requires)
+    check_installed(sub.name, sub.requires, environment)
+    config = WorkerConfig(sandbox=sandbox, environment=environment)
     rows: list[Row] = [Row("submission.toml", "-", True, f"{sub.name} {sub.version}: {', '.join(sub.modalities)}")]
     with tempfile.TemporaryDirectory(prefix="xaibench-check-") as tmp:
         if sub.kind == "oracle":
             if "text" not in sub.modalities:
                 return sub, rows + [Row("applicable", "-", None, "oracles are checked on text (the trust track)")]
             for spec in text_models(Path(tmp), [t.split() for t in TEXTS])[:1]:
-                rows += _check_oracle(sub, spec, sandbox, timeout)
+                rows += _check_oracle(sub, spec, config, timeout)
             return sub, rows
         for modality in sub.modalities:
             ids = [f"{modality}-{k:02d}" for k in range(N)]
@@ -168,7 +172,7 @@ def check_submission(path: str | Path, sandbox: str = "auto", timeout: float = 6
                 inputs, segments, shapes = docs, None, [(len(d),) for d in docs]
                 specs = text_models(Path(tmp), docs)
             for spec in specs:
-                rows += _check_model(sub, spec, ids, inputs, segments, shapes, sandbox, timeout)
+                rows += _check_model(sub, spec, ids, inputs, segments, shapes, config, timeout)
     return sub, rows
 
 
@@ -196,19 +200,19 @@ def oracle_data(spec: ModelSpec) -> tuple[dict, list[dict]]:
     return fit, items
 
 
-def _check_oracle(sub, spec, sandbox, timeout) -> list[Row]:
+def _check_oracle(sub, spec, config: WorkerConfig, timeout) -> list[Row]:
     """The explainer checks, for judgements: one [verdict, score] pair each (the trust track's output),
     deterministic, batch invariant; `fit` on a tiny training split first (the trust track's assets —
     embeddings, WordNet — when built here)."""
     from benchmark.tracks.trust import OUTPUT_SHAPE, TrustTrack
 
     fit, items = oracle_data(spec)
-    config = WorkerConfig(sandbox=sandbox, assets=TrustTrack().assets(None), fit_timeout_s=max(timeout, 1.0) * N)
-    return _check_model(sub, spec, [f"text-{k:02d}" for k in range(N)], items, None, [OUTPUT_SHAPE] * N, sandbox,
-                        timeout, config=config, fit={**fit, "seed": 0})
+    config = replace(config, assets=TrustTrack().assets(None), fit_timeout_s=max(timeout, 1.0) * N)
+    return _check_model(sub, spec, [f"text-{k:02d}" for k in range(N)], items, None, [OUTPUT_SHAPE] * N, config,
+                        timeout, fit={**fit, "seed": 0})
 
 
-def _check_model(sub, spec, ids, inputs, segments, shapes, sandbox, timeout, config: WorkerConfig | None = None,
+def _check_model(sub, spec, ids, inputs, segments, shapes, config: WorkerConfig, timeout,
                  fit: dict | None = None) -> list[Row]:
     why = sub.supports(spec.modality, spec.white_box, segments is not None)
     if why:
@@ -217,7 +221,7 @@ def _check_model(sub, spec, ids, inputs, segments, shapes, sandbox, timeout, con
     half = len(ids) // 2  # batch 1 and the fresh worker: the first half is enough to compare
     try:
         for label, plan in (("first", ((16, len(ids)), (7, len(ids)), (1, half))), ("fresh worker", ((16, half),))):
-            with Worker(sub, {}, spec, config or WorkerConfig(sandbox=sandbox), fit=fit) as worker:
+            with Worker(sub, {}, spec, config, fit=fit) as worker:
                 refused = worker.start()
                 if refused:
                     return [Row("applicable", spec.name, None, f"the submission refuses it: {refused}")]

@@ -260,7 +260,7 @@ def test_an_undeclared_data_file_fails_check_and_evaluate_with_one_line(tmp_path
     ["explainer", "deleter", "--modality", "text"],
     ["oracle", "confident", "--modality", "text"],
     ["explainer", "saliency-copy", "--from", "captum.attr.Saliency"],
-    ["explainer", "ig-copy", "--modality", "text", "--from", "captum.attr.IntegratedGradients"],
+    ["explainer", "ixg-copy", "--modality", "text", "--from", "captum.attr.InputXGradient"],
 ])
 def test_new_writes_a_folder_that_passes_check(tmp_path, home, monkeypatch, capsys, args):
     from benchmark.check import check_submission
