@@ -163,6 +163,12 @@ def requirement_closure(requires: Iterable[str], environment: Path | None = None
     return _closure([Requirement(r) for r in requires], _paths(environment))
 
 
+def requirement_modules(requires: Iterable[str], environment: Path | None = None) -> frozenset[str]:
+    """The top-level modules the requirements' closure installs (as installed; the harness's packages' too)."""
+    tops = _top_level(_paths(environment))
+    return frozenset(t for name in requirement_closure(requires, environment) for t in tops.get(name, frozenset()))
+
+
 def allowed_modules(requires: Iterable[str], environment: Path | None = None) -> frozenset[str]:
     """The top-level names a submission's modules may import besides the standard library and their own
     (module docstring): the harness's public packages and every top-level module of the harness's packages

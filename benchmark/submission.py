@@ -196,8 +196,9 @@ class Submission:
     def precheck(self) -> None:
         """What the harness checks without running any of the submission: the entry module exists, every module
         compiles (a syntax error is named with its real path before anything else happens), and no module takes
-        the name of a harness module (`benchmark.requirements.harness_modules`)."""
-        from benchmark.requirements import harness_modules
+        the name of a harness module (`benchmark.requirements.harness_modules`) or of a module its requirements
+        install here."""
+        from benchmark.requirements import harness_modules, requirement_modules
 
         self.module_file()
         for file in self.modules():
@@ -213,6 +214,10 @@ class Submission:
         if clash:
             raise SubmissionError(f"{self.path}: module '{clash[0]}' has the name of a module the harness uses "
                                   f"(the standard library's, xaibench's or one of its packages'); rename it")
+        clash = sorted(self.sibling_names() & requirement_modules(self.requires))
+        if clash:
+            raise SubmissionError(f"{self.path}: module '{clash[0]}' has the name of a module its requirements "
+                                  "install; rename it")
 
     def check_parameters(self, overrides: dict[str, Any]) -> None:
         """Refuse parameter overrides the submission does not declare (before anything runs)."""
@@ -275,9 +280,9 @@ class Submission:
         return obj
 
     def undeclared(self, message: str) -> str:
-        """`message` (a failure seen while the submission ran from its staged copy at `folder`), with the fix
-        when it names a file of the real folder that `[files]` does not declare: such a file is absent at
-        run time."""
+        """`message` (a failure seen while the submission ran from its staged copy, the copy's paths already
+        replaced by the folder's), with the fix when it names a file of the folder that `[files]` does not
+        declare: such a file is absent at run time."""
         for m in re.finditer(r"No such file or directory: '([^']+)'", message):
             path = Path(m.group(1))
             try:

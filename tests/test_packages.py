@@ -158,6 +158,7 @@ def test_imports_outside_the_folder_are_refused_with_the_fix(tmp_path):
               r"lexicon)\)"),
     ("clash", r"module 'json' has the name of a module the harness uses"),
     ("numpy clash", r"module 'numpy' has the name of a module the harness uses"),
+    ("requirement clash", r"module 'pytest' has the name of a module its requirements install"),
     ("outside", r"\[files\] weights must be a relative path inside the folder"),
     ("missing file", r"\[files\] weights: data/nothing.txt is not a file in the folder"),
     ("symlink file", r"\[files\] weights: data is a symbolic link"),
@@ -181,6 +182,8 @@ def test_bad_packages_are_one_line_before_anything_runs(tmp_path, case, message)
         "cycle": lambda: (folder / "lexicon.py").write_text("from explainer import LexiconMaps\nSCALE = OFFSET = 1\n"),
         "clash": lambda: (folder / "json.py").write_text("X = 1\n"),
         "numpy clash": lambda: (folder / "numpy").mkdir() or (folder / "numpy" / "__init__.py").write_text(""),
+        "requirement clash": lambda: edit('license = "MIT"', requires + '["pytest"]') or
+        (folder / "pytest.py").write_text("X = 1\n"),
         "outside": lambda: edit('"data/weights.txt"', '"../secret.txt"'),
         "missing file": lambda: edit("data/weights.txt", "data/nothing.txt"),
         "symlink file": lambda: (shutil.move(folder / "data", tmp_path / "elsewhere"),
