@@ -99,7 +99,8 @@ class Submission:
     def modules(self) -> list[Path]:
         """The modules of the submission package, sorted: every `.py` file of the folder whose name and
         folders (sub-packages) are Python identifiers; `__pycache__` and other folders are not walked. A
-        symbolic link among them is refused (its target would be code outside the folder)."""
+        symbolic link among them is refused (its target would be code outside the folder), and so is a
+        `.py` name that is not a regular file."""
         out: list[Path] = []
         for top, dirs, names in os.walk(self.path):
             here = Path(top)
@@ -114,6 +115,8 @@ class Submission:
                 if n.endswith(".py") and n[:-3].isidentifier():
                     if (here / n).is_symlink():
                         raise _fail(here / n, "is a symbolic link; copy the module into the folder")
+                    if not (here / n).is_file():  # a pipe or a device would hang or flood the hash
+                        raise _fail(here / n, "is not a regular file; a module is a .py file")
                     out.append(here / n)
         return sorted(out)
 

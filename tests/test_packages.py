@@ -5,6 +5,7 @@ sandbox, submitted and re-run from `source/` alone — and every bad input one l
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -163,6 +164,7 @@ def test_imports_outside_the_folder_are_refused_with_the_fix(tmp_path):
     ("missing file", r"\[files\] weights: data/nothing.txt is not a file in the folder"),
     ("symlink file", r"\[files\] weights: data is a symbolic link"),
     ("symlink module", r"extra.py: is a symbolic link; copy the module into the folder"),
+    ("fifo module", r"extra.py: is not a regular file"),
     ("oversized", rf"weights.txt: is {MAX_FILE_BYTES + 1:,} bytes; a module or data file may have at most"),
     ("module as data", r"is a module or submission.toml, which are always included"),
     ("bad requirement", r"requirement 'shap>>0.46' is not PEP 508"),
@@ -189,6 +191,7 @@ def test_bad_packages_are_one_line_before_anything_runs(tmp_path, case, message)
         "symlink file": lambda: (shutil.move(folder / "data", tmp_path / "elsewhere"),
                                  (folder / "data").symlink_to(tmp_path / "elsewhere")),
         "symlink module": lambda: (folder / "extra.py").symlink_to(folder / "lexicon.py"),
+        "fifo module": lambda: os.mkfifo(folder / "extra.py"),
         "oversized": lambda: open(folder / "data" / "weights.txt", "r+b").truncate(MAX_FILE_BYTES + 1),
         "module as data": lambda: edit("data/weights.txt", "lexicon.py"),
         "bad requirement": lambda: edit('license = "MIT"', requires + '["shap>>0.46"]'),
@@ -423,8 +426,6 @@ RUN = dict(track="aixi", resource="aixi/shape-ssin", model="function", sandbox="
 @pytest.fixture(scope="module")
 def world(aixi_home, tmp_path_factory):
     """A results folder and an empty bare git results repository."""
-    import os
-
     os.environ["XAIBENCH_HOME"] = str(aixi_home)
     root = tmp_path_factory.mktemp("package-world")
     remote = root / "results.git"
