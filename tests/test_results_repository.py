@@ -218,7 +218,8 @@ def test_a_built_in_name_with_other_code_is_refused(pr, tmp_path):
 
 def test_a_record_signed_with_another_key_is_not_verified(pr, tmp_path):
     from leaderboard.repository.boards import load_repository
-    from leaderboard.repository.layout import folder_digests, sha256
+    from leaderboard.repository.layout import sha256
+    from leaderboard.repository.reading import folder_digests
     from leaderboard.repository.signing import keygen, load_private_key, load_public_keys, sign_record
 
     _, head, rel = pr

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from benchmark.errors import XaibenchError
-from leaderboard.repository.layout import (MAX_RESULT_BYTES, RepositoryError, folder_digests, parse_result_path,
-                                           result_path_of, sha256)
+from leaderboard.repository.layout import MAX_RESULT_BYTES, RepositoryError, parse_result_path, result_path_of, sha256
+from leaderboard.repository.reading import folder_digests
 
 __all__ = ["load_repository", "verified"]
 

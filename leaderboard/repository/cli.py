@@ -104,7 +104,7 @@ def validate_cmd(
 
     One line per finding on stdout; exit status 1 on any."""
     from leaderboard.repository.targets import open_store, split_ref
-    from leaderboard.repository.validate import diff_trees, validate
+    from leaderboard.repository.validate import validate
 
     from leaderboard.repository.pull import judge, open_pull_request
     from leaderboard.repository.validate import BARE_GIT_NOTE

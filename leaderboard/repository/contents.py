@@ -4,22 +4,28 @@ record (docs/submitting.md, "What is checked"). A field this module does not kno
 
 `check_result(data, rp, sub, context)` (pure over the parsed file; `validate` calls it):
 
-| field | rule |
-|---|---|
-| `schema_version` | 3 (per-instance scores are what boards resample) |
-| `submission` | exactly {name, base, version, hash, parameters, kind, role}: name = base = the path's name (default parameters), version / kind = the rebuilt submission's, hash = the path's code hash, parameters = the rebuilt submission's defaults, role = `track.board_role(...)` of its `submission.toml` role |
-| `track`, `resource` | the path's track and resource; `version` the resource's; `split` the track's evaluation split (so one path never holds two splits) |
-| `model` | equal to what the track builds for that resource and model (`track.build_model`) — quality floors and notes come from the harness |
-| `primary_metric` | the track's |
-| `coverage`, `n_instances` | equal to `coverage_of` the evaluation split's instance ids: the complete split |
-| `instance_scores` | decodes over n instances; its seeds are the provenance's |
-| `metrics` | every summary (mean, std, ci95, n, excluded, direction, label) equal to `summarise_runs` of the per-instance scores (relative 1e-9), the same metric names |
-| `n_failed`, `failures` | the instances that failed under any seed, in order, each with a non-empty reason |
-| `extra` | the track's `summary_extra` of the first seed's scores, recomputed and equal; `excluded_instances` the track's; `cache` / `caches` the harness's own cache names (`runner.cache_rel`); `fit_s`, `seconds_per_instance` timings (≥ 0); nothing else |
-| `provenance` | known keys only; seed(s) ints, batch size 1–4096 (the re-run uses them; results do not depend on batch size) |
-| `created` | an ISO 8601 time with a zone, not in the future |
-| `wall_time_s` | finite, ≥ 0 — a timing: a verified row shows the re-run's (from the signed record) |
-| `integrity` | `outputs_sha256` (compared by the re-run), the machine-local `key_id` / `signature` (not read by boards) |
+* `schema_version`: 3 (per-instance scores are what boards resample);
+* `submission`: exactly {name, base, version, hash, parameters, kind, role}; name = base = the path's name
+  (default parameters), version and kind the rebuilt submission's, hash the path's code hash, parameters the
+  rebuilt submission's defaults, role `track.board_role(...)` of its `submission.toml` role;
+* `track`, `resource`: the path's track and resource; `version` the resource's; `split` the track's
+  evaluation split (so one path never holds two splits);
+* `model`: equal to what the track builds for that resource and model (`track.build_model`): quality
+  floors and notes come from the harness;
+* `primary_metric`: the track's;
+* `coverage`, `n_instances`: `coverage_of` the evaluation split's instance ids, the complete split;
+* `instance_scores`: decodes over n instances; its seeds are the provenance's;
+* `metrics`: every summary field (mean, std, ci95, n, excluded, direction, label) equal to `summarise_runs`
+  of the per-instance scores (relative 1e-9), the same metric names;
+* `n_failed`, `failures`: the instances that failed under any seed, in order, each with a reason;
+* `extra`: the track's `summary_extra` of the first seed's scores, recomputed and equal (so a gate or floor
+  can only be the track's); `excluded_instances` the track's; `cache` / `caches` the harness's own cache names
+  (`runner.cache_rel`); `fit_s`, `seconds_per_instance` timings ≥ 0; nothing else;
+* `provenance`: known keys only; seed(s) ints, batch size 1–4096 (the re-run uses them);
+* `created`: an ISO 8601 time with a zone, not in the future;
+* `wall_time_s`: finite, ≥ 0 — a timing: a verified row shows the re-run's (from the signed record);
+* `integrity`: `outputs_sha256` (compared by the re-run); the machine-local `key_id` / `signature` are read by
+  no board.
 """
 
 from __future__ import annotations
@@ -63,7 +69,7 @@ def canonical_json(value: Any) -> str:
 
 def _unknown(data: dict[str, Any]) -> list[str]:
     """'field X is not one a Result has' for every key no Result writes."""
-    out = []
+    out: list[str] = []
 
     def over(obj: Any, kind: str, where: str) -> None:
         if isinstance(obj, dict):
@@ -110,7 +116,8 @@ def metric_differences(said: dict[str, Any], again: dict[str, Any]) -> list[str]
         b["ci95"] = list(b["ci95"]) if b["ci95"] is not None else None
         for key in sorted(FIELDS["metric"]):
             if not _close(a.get(key), b.get(key)):
-                out.append(f"metric {name}.{key} says {a.get(key)}, its per-instance scores give {b.get(key)}")
+                out.append(f"metric {name}.{key} says {a.get(key)}, its per-instance scores give "
+                           f"{b.get(key)}")
     return out
 
 

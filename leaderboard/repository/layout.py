@@ -100,26 +100,6 @@ def tree_digest(files: dict[str, bytes]) -> str:
     return h.hexdigest()
 
 
-def folder_digests(tree: Path, name: str, code_hash: str) -> tuple[str | None, str | None]:
-    """(digest of `source/` — `tree_digest` of its plain files keyed `source/<path>` —, sha256 of
-    `submission.json`) of the folder `results/<name>/<code_hash>`; None for either when it holds anything but
-    plain files or cannot be read (a verification record then never matches)."""
-    from leaderboard.repository.reading import read_bytes, tree_files
-
-    folder = tree / submission_dir(name, code_hash)
-    try:
-        files, bad = tree_files(folder / SOURCE)
-        source = None if bad or not files else tree_digest(
-            {f"{SOURCE}/{rel}": read_bytes(p, rel, MAX_SOURCE_FILE_BYTES) for rel, p in files.items()})
-    except (RepositoryError, OSError):
-        source = None
-    try:
-        meta: str | None = sha256(read_bytes(folder / SUBMISSION_JSON, SUBMISSION_JSON, 1 << 20))
-    except (RepositoryError, OSError):
-        meta = None
-    return source, meta
-
-
 def blob_id(data: bytes) -> str:
     """The git blob id of `data` (what `git hash-object` and the Hub's `blob_id` say)."""
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()

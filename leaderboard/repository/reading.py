@@ -21,9 +21,10 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from leaderboard.repository.layout import RepositoryError
+from leaderboard.repository.layout import (MAX_SOURCE_FILE_BYTES, SOURCE, SUBMISSION_JSON, RepositoryError, sha256,
+                                           submission_dir, tree_digest)
 
-__all__ = ["MAX_DEPTH", "MAX_JSON_BYTES", "loads", "read_bytes", "read_json", "tree_files"]
+__all__ = ["MAX_DEPTH", "MAX_JSON_BYTES", "folder_digests", "loads", "read_bytes", "read_json", "tree_files"]
 
 MAX_DEPTH = 32  # a Result nests 5 deep (robustness curves: 6); records and metadata less
 MAX_JSON_BYTES = 16 << 20  # a Result's cap (`layout.MAX_RESULT_BYTES`)
@@ -133,3 +134,21 @@ def tree_files(root: Path) -> tuple[dict[str, Path], list[str]]:
             else:
                 files[rel] = p
     return dict(sorted(files.items())), bad
+
+
+def folder_digests(tree: Path, name: str, code_hash: str) -> tuple[str | None, str | None]:
+    """(digest of `source/` — `tree_digest` of its plain files keyed `source/<path>` —, sha256 of
+    `submission.json`) of the folder `results/<name>/<code_hash>`; None for either when it holds anything but
+    plain files or cannot be read (a verification record then never matches)."""
+    folder = tree / submission_dir(name, code_hash)
+    try:
+        files, bad = tree_files(folder / SOURCE)
+        source = None if bad or not files else tree_digest(
+            {f"{SOURCE}/{rel}": read_bytes(p, rel, MAX_SOURCE_FILE_BYTES) for rel, p in files.items()})
+    except (RepositoryError, OSError):
+        source = None
+    try:
+        meta: str | None = sha256(read_bytes(folder / SUBMISSION_JSON, SUBMISSION_JSON, 1 << 20))
+    except (RepositoryError, OSError):
+        meta = None
+    return source, meta

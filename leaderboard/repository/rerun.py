@@ -23,7 +23,6 @@ in one commit on the tip it was judged against (`Store.land`); otherwise nothing
 
 from __future__ import annotations
 
-import math
 import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -34,7 +33,8 @@ import numpy as np
 
 from benchmark.errors import XaibenchError
 from leaderboard.repository.layout import (LAYOUT_VERSION, MAX_RESULT_BYTES, RESULTS, RepositoryError,
-                                           folder_digests, parse_result_path, sha256)
+                                           parse_result_path, sha256)
+from leaderboard.repository.reading import folder_digests
 
 __all__ = ["Evaluation", "Rerun", "compare", "record_for", "rerun_result", "verify_pull_request"]
 
@@ -134,9 +134,9 @@ def _stochastic(submitted: Any, runs: list[Any]) -> list[str]:
         d_sub = float(np.abs(sub_p[both] - r1[both]).mean()) if both.any() else 0.0
         d_ref = float(np.abs(r2[both] - r1[both]).mean()) if both.any() else 0.0
         if d_sub > STOCHASTIC_FACTOR * d_ref + 1e-12:
-            out.append(f"instance_scores: the per-instance {submitted.primary_metric} are {d_sub:.4g} from the first "
-                       f"re-run's on average, more than {STOCHASTIC_FACTOR:g} × the {d_ref:.4g} between the two re-runs "
-                       "(instances permuted or scores edited)")
+            out.append(f"instance_scores: the per-instance {submitted.primary_metric} are {d_sub:.4g} from the "
+                       f"first re-run's on average, more than {STOCHASTIC_FACTOR:g} × the {d_ref:.4g} between the two "
+                       "re-runs (instances permuted or scores edited)")
     failed = [f.instance for f in submitted.failures]
     if all(failed != [f.instance for f in r.failures] for r in runs):
         out.append("failures: the failed instances are those of neither re-run")

@@ -86,7 +86,8 @@ def _held(base: Path) -> dict[str, list[str]]:
         authors: list[str] = []
         for sj in sorted(folder.glob(f"*/{SUBMISSION_JSON}")):
             listed = _meta(sj, sj.relative_to(base).as_posix()).get("authors", [])
-            authors += [a for a in listed if isinstance(a, str) and a not in authors] if isinstance(listed, list) else []
+            if isinstance(listed, list):
+                authors += [a for a in listed if isinstance(a, str) and a not in authors]
         out[folder.name] = authors
     return out
 
@@ -167,8 +168,8 @@ def rebuild_source(folder: Path, scratch: Path) -> Path:
     files, bad = tree_files(folder / SOURCE)
     if bad:
         raise XaibenchError(bad[0])
-    write_tree({rel: read_bytes(p, rel, MAX_SOURCE_FILE_BYTES) for rel, p in files.items()}, scratch / (package or "source"))
     root = scratch / (package or "source")
+    write_tree({rel: read_bytes(p, rel, MAX_SOURCE_FILE_BYTES) for rel, p in files.items()}, root)
     if not (root / sub_folder / "submission.toml").is_file():
         raise XaibenchError(f"source/{sub_folder}/submission.toml is missing")
     return root / sub_folder
