@@ -20,6 +20,7 @@ Result whose every field `contents.check_result` recomputes or compares.
 
 from __future__ import annotations
 
+import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -175,10 +176,12 @@ def rebuild_source(folder: Path, scratch: Path) -> Path:
     return root / sub_folder
 
 
-def _plain_part(text: str) -> bool:
-    from leaderboard.repository.layout import PART_RE
+_PLAIN_PART = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")
 
-    return bool(PART_RE.match(text)) and text not in (".", "..")
+
+def _plain_part(text: str) -> bool:
+    """A path part that is a plain name: letters, digits, '_', '.', '-' (not `.`/`..`, no separator)."""
+    return bool(_PLAIN_PART.match(text)) and text not in (".", "..")
 
 
 def write_tree(files: dict[str, bytes], root: Path) -> None:
