@@ -788,3 +788,22 @@ def test_another_split_never_replaces_the_evaluation_splits_result(tmp_path):
     full = result_path(tmp_path, "aixi", "aixi/shape-ssin", "cnn", "squares", split="validation")
     train = result_path(tmp_path, "aixi", "aixi/shape-ssin", "cnn", "squares", split="train")
     assert full.name == "squares.json" and train.name == "squares@train.json"
+
+
+def test_a_stochastic_submission_verifies_on_the_re_runs_tolerance(world, remote, tmp_path, capsys):
+    """Honest and stochastic (fresh randomness every run): re-run twice, within the re-runs' own tolerance."""
+    from benchmark.submission import load_submission
+    from leaderboard.repository.submit import package
+    from tests.conftest import write_submission
+
+    body = ("rng = np.random.default_rng()\n"
+            "return [np.asarray(x, dtype=np.float32) ** 2 + rng.normal(0, 1e-3, np.shape(x)).astype(np.float32) "
+            "for x in np.asarray(batch.inputs)]\n")
+    sub = write_submission(tmp_path / "noisy", "noisy", body, caps="deterministic = false")
+    toml = sub / "submission.toml"
+    toml.write_text(toml.read_text().replace('entry = "explainer:Explainer"\n', 'entry = "explainer:Explainer"\n'
+                                             'authors = ["Ada Lovelace <ada@example.org>"]\nlicense = "MIT"\n'))
+    evaluate(sub, results_dir=tmp_path / "res", **RUN)
+    ref = propose(remote, package(load_submission(sub), tmp_path / "res"), "noisy")
+    code, out, err = _verify(remote, ref, _keys(tmp_path, capsys), capsys)
+    assert code == 0 and "(within the re-runs' tolerance)" in out, out + err

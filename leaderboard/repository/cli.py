@@ -3,8 +3,8 @@
     xaibench submit SUBMISSION --to PATH|URL|hf://datasets/ORG/NAME [--dry-run]
     xaibench results init PATH                     a new (bare) git results repository
     xaibench results validate REPO[@REF]           CI: one line per finding, exit 1 on any
-    xaibench results verify REPO@REF [--key FILE]  maintainers: re-run, compare, sign, commit the records
-    xaibench results merge REPO@REF                maintainers: merge a pull request that validates
+    xaibench results verify REPO@REF [--key FILE]  maintainers: re-run, compare, sign, land with the records
+    xaibench results merge REPO@REF                maintainers: land a pull request that validates (self-reported)
     xaibench results keygen [--out DIR]            an Ed25519 key pair for `verify`
 
 docs/submitting.md tells the third party's path and the maintainer's.
