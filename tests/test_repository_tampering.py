@@ -807,3 +807,17 @@ def test_a_stochastic_submission_verifies_on_the_re_runs_tolerance(world, remote
     ref = propose(remote, package(load_submission(sub), tmp_path / "res"), "noisy")
     code, out, err = _verify(remote, ref, _keys(tmp_path, capsys), capsys)
     assert code == 0 and "(within the re-runs' tolerance)" in out, out + err
+
+
+@pytest.mark.parametrize("cache", ["../../../etc/passwd", "/etc/passwd", "cache/aixi/x/../../../../secret.sqlite",
+                                   "cache/aixi/aixi__shape-ssin/function/other-0000-1111-2222-s0-validation.sqlite"])
+def test_site_pictures_come_only_from_the_harness_cache(world, tmp_path, cache):
+    from leaderboard.repository.boards import load_repository
+
+    _, _, _, files, rel = world
+    honest = json.loads(files[rel])
+    (r,), _ = load_repository(lay(tmp_path / "ok", files), {})
+    assert r.extra["cache"] == honest["extra"]["cache"]
+    honest["extra"]["cache"] = cache
+    (r,), _ = load_repository(lay(tmp_path / "bad", {**files, rel: json.dumps(honest).encode()}), {})
+    assert "cache" not in r.extra

@@ -8,7 +8,7 @@ the digest of its folder's `source/` and the sha256 of its `submission.json`, al
 change of the Result, the code or the metadata on the default branch turns the row *self-reported*.
 
 What the file cannot prove is not shown from it: a verified row shows the re-run's wall time and fit time (from
-the signed record); every row's `extra.cache` is set to the harness's own cache name for that run
+the signed record); a row keeps `extra.cache` only where it is the harness's own cache name for that run
 (`runner.cache_rel`), so the site never opens a path a contributor wrote.
 """
 
@@ -50,29 +50,34 @@ def verified(tree: Path, rel: str, keys: dict[str, Any]) -> dict[str, Any] | Non
 
 
 def _own_cache(r: Any) -> None:
-    """`extra.cache` / `caches` set to the harness's own names for the run (or removed when they cannot be)."""
+    """Keep `extra.cache` / `caches` only where each is the harness's own name for the run (`runner.cache_rel`:
+    everything but the inputs' folder recomputed from the Result, that folder one plain name) — else drop them,
+    and the site draws no picture for the row."""
+    import re
+
     from benchmark.runner import cache_rel
-    from benchmark.tracks import get_track
     from leaderboard.repository.layout import PART_RE
 
     extra = r.extra
-    extra.pop("caches", None)
+    named = extra.pop("caches", None) or [extra.get("cache")]
     extra.pop("cache", None)
     try:
-        trk = get_track(r.track)
         seeds = r.provenance.get("seeds") or [r.provenance.get("seed", 0)]
         parts = [r.track, str(r.model["name"]), str(r.submission["name"]), str(r.submission["hash"]),
                  str(r.model.get("hash")), str(r.resource["split"])]
-        if not all(PART_RE.match(p) for p in parts) or not all(isinstance(s, int) for s in seeds):
+        if not all(PART_RE.match(p) for p in parts) or not all(isinstance(s, int) for s in seeds) \
+                or not isinstance(named, list) or len(named) != len(seeds):
             return
-        inputs = str(r.resource["name"])
-        names = [cache_rel(trk.name, inputs, parts[1], parts[2], parts[3], parts[4],
-                           r.submission.get("parameters") or {}, s, parts[5]) for s in seeds]
-    except (XaibenchError, KeyError, TypeError, AttributeError):
+        own = [cache_rel(parts[0], "INPUTS", parts[1], parts[2], parts[3], parts[4],
+                         r.submission.get("parameters") or {}, s, parts[5]) for s in seeds]
+        pattern = [re.compile("^" + re.escape(o).replace("INPUTS", "[A-Za-z0-9][A-Za-z0-9._-]*") + "$") for o in own]
+        if not all(isinstance(n, str) and p.match(n) and ".." not in n for n, p in zip(named, pattern)):
+            return
+    except (KeyError, TypeError, AttributeError):
         return
-    extra["cache"] = names[0]
-    if len(names) > 1:
-        extra["caches"] = names
+    extra["cache"] = named[0]
+    if len(named) > 1:
+        extra["caches"] = named
 
 
 def load_repository(tree: Path, keys: dict[str, Any]) -> tuple[list[Any], list[str]]:

@@ -164,9 +164,10 @@ def verify_cmd(
 def merge_cmd(
     target: Annotated[str, typer.Argument(metavar="REPO@REF", help="The repository and the pull request's ref.")],
 ) -> None:
-    """Merge a pull request that validates, without re-running it: its rows stay self-reported (maintainers).
+    """Land a pull request that validates, not re-run (maintainers).
 
-    Judged against the default branch's tip; its files land in one commit on that tip."""
+    Judged against the default branch's tip; its files land in one commit on that tip, and its rows stay
+    self-reported until `xaibench results verify`."""
     from leaderboard.repository.pull import judge, open_pull_request
     from leaderboard.repository.rerun import landing_files
     from leaderboard.repository.targets import open_store, split_ref
