@@ -18,7 +18,7 @@ import pytest
 
 from benchmark.runner import evaluate
 from leaderboard.repository.layout import RepositoryError, parse_result_path
-from tests.test_results_repository import RUN, branches, cli, git, third_party
+from tests.test_results_repository import RUN, branches, cli, third_party
 
 # --------------------------------------------------------------------------------------------------
 # a world: one honest submission evaluated once, its files, and its maintainer's re-run
@@ -76,7 +76,8 @@ def code_only(folder: Path) -> dict[str, bytes]:
 
     sub = load_submission(folder)
     at = submission_dir(sub.name, sub.hash)
-    return {f"{at}/submission.json": (json.dumps(submission_json(sub, False), indent=1, sort_keys=True) + "\n").encode(),
+    meta = json.dumps(submission_json(sub, False), indent=1, sort_keys=True) + "\n"
+    return {f"{at}/submission.json": meta.encode(),
             **{f"{at}/{k}": v for k, v in source_files(sub).items()}}
 
 
@@ -208,7 +209,7 @@ def test_every_field_edited_is_refused(world, pr, path):
     assert got and all(f.startswith(rel) for f in got), got
 
 
-def test_permuted_per_instance_scores_validate_but_are_refused_by_the_re_run(world, rerun):
+def test_permuted_per_instance_scores_validate_but_are_refused_by_the_re_run(pr, rerun):
     """The means agree (the validator's recomputation cannot tell), the paired bootstrap would read other pairs:
     the re-run compares every per-instance score in instance order."""
     import numpy as np
@@ -216,13 +217,14 @@ def test_permuted_per_instance_scores_validate_but_are_refused_by_the_re_run(wor
     from benchmark.results import Result, _pack_array
     from leaderboard.repository.rerun import compare
 
-    d = json.loads(world[3][world[4]])
-    for key, packed in d["instance_scores"]["arrays"].items():
-        sc = Result.from_dict(json.loads(world[3][world[4]])).scores()
-        d["instance_scores"]["arrays"][key] = _pack_array(np.roll(sc.arrays[key], 1, axis=1))
-    edited = Result.from_dict(d)
-    assert edited.metrics["kl"].mean == pytest.approx(Result.from_dict(json.loads(world[3][world[4]])).metrics["kl"].mean)
-    rule, problems = compare(edited, [e.result for e in rerun.evaluations], deterministic=True)
+    tip, merged, rel = pr
+    d = json.loads((merged / rel).read_bytes())
+    scores = Result.from_dict(copy.deepcopy(d)).scores()
+    for key in d["instance_scores"]["arrays"]:
+        d["instance_scores"]["arrays"][key] = _pack_array(np.roll(scores.arrays[key], 1, axis=1))
+    (merged / rel).write_text(json.dumps(d))
+    assert findings(tip, merged) == []
+    _, problems = compare(Result.from_dict(d), [e.result for e in rerun.evaluations], deterministic=True)
     assert any(p.startswith("instance_scores:") for p in problems)
 
 
@@ -334,7 +336,8 @@ def test_every_field_path_fails_validation_or_the_re_run_or_changes_no_board(wor
     assert set(outcome["no board changes"]) <= {
         "created", "wall_time_s",  # a valid earlier time changes no order with one Result per board
         # another base64 of the same compressed numbers (zlib ignores bytes after its stream's end)
-        *[p for p, _ in _paths(original) if p.startswith("instance_scores.") and p.endswith(".data")], "extra.seconds_per_instance", "integrity.key_id", "integrity.signature", "provenance",
+        *[p for p, _ in _paths(original) if p.startswith("instance_scores.") and p.endswith(".data")],
+        "extra.seconds_per_instance", "integrity.key_id", "integrity.signature", "provenance",
         "provenance.batch_size", "provenance.device", "provenance.git", "provenance.isolation",
         "provenance.libraries", "provenance.this_run_s", "provenance.xaibench",
         *[p for p, _ in _paths(original) if p.startswith(("provenance.isolation.", "provenance.libraries."))]}
@@ -561,7 +564,8 @@ def test_a_name_held_on_the_tip_is_refused_to_a_branch_cut_before(world, remote,
 
 @pytest.mark.parametrize("name,like", [("occ1usion", "occlusion"), ("0cclusion", "occlusion"),
                                        ("occ-lusion", "occlusion"), ("occiusion", "occlusion"),
-                                       ("lirne-text", "lime-text"), ("gradcam", "grad-cam"), ("rand0m", "random"), ("5quares", "squares")])
+                                       ("lirne-text", "lime-text"), ("gradcam", "grad-cam"), ("rand0m", "random"),
+                                       ("5quares", "squares")])
 def test_look_alike_names_are_refused(world, tmp_path, name, like):
     files = world[3]
     tip = lay(tmp_path / "tip", files)  # squares is held
