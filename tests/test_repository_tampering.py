@@ -825,3 +825,20 @@ def test_site_pictures_come_only_from_the_harness_cache(world, tmp_path, cache):
     honest["extra"]["cache"] = cache
     (r,), _ = load_repository(lay(tmp_path / "bad", {**files, rel: json.dumps(honest).encode()}), {})
     assert "cache" not in r.extra
+
+
+def test_oversize_blobs_and_pull_requests_are_refused_before_they_are_read(world, remote, monkeypatch, capsys):
+    """A blob over the cap refuses the snapshot (checked with `git ls-tree -l` before `git archive`); a pull
+    request over its byte budget is read no further. The caps are lowered here so the files stay tiny."""
+    import leaderboard.repository.git as git_store
+    import leaderboard.repository.pull as pull
+
+    _, _, _, files, rel = world
+    push_tree(remote, "big", [("100644", p, b) for p, b in files.items()])
+    monkeypatch.setattr(git_store, "MAX_BLOB", 1000)
+    code, out, err = cli(["results", "validate", f"{remote}@big"], capsys)
+    assert code == 2 and "bytes, more than the 1,000 any file may have; nothing was read from it" in err
+    monkeypatch.setattr(git_store, "MAX_BLOB", 64 << 20)
+    monkeypatch.setattr(pull, "MAX_TOTAL_BYTES", 2_000)
+    code, out, err = cli(["results", "validate", f"{remote}@big"], capsys)
+    assert code == 1 and "(a pull request adds at most 2,000 bytes)" in out and no_traceback(out, err)

@@ -7,7 +7,6 @@ with one commit on the base branch (a forge shows it as a pull request; `refs/pr
 
 from __future__ import annotations
 
-import io
 import os
 import shutil
 import subprocess
@@ -19,6 +18,7 @@ from leaderboard.repository.store import Store
 
 __all__ = ["GitStore"]
 
+MAX_BLOB = 64 << 20  # no file of a results repository may be larger (`layout`: a pull request's whole cap)
 IDENTITY = {"GIT_AUTHOR_NAME": "xaibench", "GIT_AUTHOR_EMAIL": "xaibench@localhost",
             "GIT_COMMITTER_NAME": "xaibench", "GIT_COMMITTER_EMAIL": "xaibench@localhost"}
 
@@ -74,25 +74,38 @@ class GitStore(Store):
         return bool(self._git("ls-tree", commit, "--", MARKER))
 
     def snapshot(self, ref: str | None = None) -> Path:
-        """`git archive` of the commit, unpacked into the scratch space (tarfile's "data" filter: an absolute
-        or `..` entry, or a link leading outside, is refused in one line; links inside stay links, which the
-        validator refuses)."""
+        """`git archive` of the commit, streamed and unpacked into the scratch space. Refused in one line, with
+        nothing read: a blob larger than `MAX_BLOB` (checked with `git ls-tree -l` first); an absolute or `..`
+        entry, a link leading outside, a device or FIFO (tarfile's "data" filter). Links inside stay links,
+        which the validator refuses."""
         commit = self._fetch(ref or self.base)
         dest = self.tmp / f"tree-{commit[:12]}"
-        if not dest.exists():
-            run = subprocess.run(["git", "archive", "--format=tar", commit], cwd=self.work, capture_output=True,
-                                 timeout=300)
-            if run.returncode != 0:
-                why = (run.stderr.decode(errors="replace").strip().splitlines() or ["failed"])[-1]
-                raise RepositoryError(f"git archive of {ref or self.base} on {self.where}: {why}")
-            try:
-                with tarfile.open(fileobj=io.BytesIO(run.stdout)) as tar:
-                    tar.extractall(dest, filter="data")
-            except (tarfile.TarError, OSError) as exc:
-                shutil.rmtree(dest, ignore_errors=True)
-                raise RepositoryError(f"{ref or self.base} on {self.where} holds an entry no checkout may have "
-                                      f"({' '.join(str(exc).split())[:160]}); nothing was read from it") from None
-            dest.mkdir(exist_ok=True)
+        if dest.exists():
+            return dest
+        for line in self._git("ls-tree", "-r", "-l", "--full-tree", commit).splitlines():
+            meta, _, path = line.partition("\t")
+            size = meta.split()[3] if len(meta.split()) > 3 else "-"
+            if size.isdigit() and int(size) > MAX_BLOB:
+                raise RepositoryError(f"{ref or self.base} on {self.where} holds {path} of {int(size):,} bytes, more "
+                                      f"than the {MAX_BLOB:,} any file may have; nothing was read from it")
+        proc = subprocess.Popen(["git", "archive", "--format=tar", commit], cwd=self.work, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)
+        try:
+            assert proc.stdout is not None
+            with tarfile.open(fileobj=proc.stdout, mode="r|") as tar:
+                tar.extractall(dest, filter="data")
+        except (tarfile.TarError, OSError) as exc:
+            shutil.rmtree(dest, ignore_errors=True)
+            why = " ".join(str(exc).split())[:160]
+            raise RepositoryError(f"{ref or self.base} on {self.where} holds an entry no checkout may have ({why}); "
+                                  "nothing was read from it") from None
+        finally:
+            _, err = proc.communicate(timeout=300)
+        if proc.returncode != 0:
+            shutil.rmtree(dest, ignore_errors=True)
+            why = (err.decode(errors="replace").strip().splitlines() or ["failed"])[-1]
+            raise RepositoryError(f"git archive of {ref or self.base} on {self.where}: {why}")
+        dest.mkdir(exist_ok=True)
         return dest
 
     def tip(self) -> str:

@@ -20,13 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from leaderboard.repository.layout import RepositoryError
+from leaderboard.repository.layout import MAX_TOTAL_BYTES, RepositoryError
 from leaderboard.repository.reading import read_bytes, tree_files
 from leaderboard.repository.validate import Change, diff_trees, validate
 
 __all__ = ["PullRequest", "judge", "open_pull_request"]
-
-MAX_FILE = 64 << 20
 
 
 @dataclass
@@ -59,16 +57,18 @@ def open_pull_request(store: Any, ref: str) -> PullRequest:
     start_files, _ = tree_files(start)
     tip_files, _ = tree_files(tip)
     shutil.copytree(tip, pr.merged, symlinks=True)
+    budget = MAX_TOTAL_BYTES  # what one pull request may add: read no more than that
     for rel, path in head_files.items():
         if rel in start_files:
             continue
         try:
-            data = read_bytes(path, rel, MAX_FILE)
+            data = read_bytes(path, rel, max(budget, 0))
         except RepositoryError as exc:
-            pr.findings.append(str(exc))
-            continue
+            pr.findings.append(f"{exc} (a pull request adds at most {MAX_TOTAL_BYTES:,} bytes)")
+            break
+        budget -= len(data)
         if rel in tip_files:
-            if read_bytes(tip_files[rel], rel, MAX_FILE) != data:
+            if read_bytes(tip_files[rel], rel, MAX_TOTAL_BYTES) != data:
                 pr.findings.append(f"{rel}: the default branch already holds it with other content; its files are "
                                    "never replaced (bump the version: a new code hash is a new folder)")
             continue
