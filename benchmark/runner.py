@@ -109,13 +109,27 @@ def display_name(sub: Submission, overrides: dict[str, Any]) -> str:
 
 
 def result_path(results_dir: Path, track: str, resource: str, model: str, name: str,
-                coverage: dict | None = None) -> Path:
-    """`<results>/<track>/<family>__<config>/<model>/<name>.json` for a run over the whole split; a run
-    over a subset (`--limit`) gets `<name>@<n>-<ids digest>.json`, so it never replaces a fuller one."""
+                coverage: dict | None = None, split: str | None = None) -> Path:
+    """`<results>/<track>/<family>__<config>/<model>/<name>.json` for a run over the whole evaluation split;
+    a run over a subset (`--limit`) gets `<name>@<n>-<ids digest>.json`, and a run over another split (`split`
+    given and not the track's evaluation split) `<name>@<split>...`, so neither ever replaces the evaluation
+    split's full Result."""
     safe = name.replace("/", "_").replace(" ", "")
+    if split is not None and split != get_track(track).default_split:
+        safe += f"@{split.replace('/', '_')}"
     if coverage is not None and not coverage.get("complete", True):
         safe += f"@{coverage['n']}-{str(coverage['ids_sha256'])[:8]}"
     return results_dir / track / resource.replace("/", "__") / model / f"{safe}.json"
+
+
+def cache_rel(track: str, inputs_name: str, model: str, sub_name: str, sub_hash: str, model_hash: str,
+              params: dict[str, Any], seed: int, split: str) -> str:
+    """The cache file of one seed's run, relative to the data home: the submission's code, the model's
+    weights, the parameters, the seed and the split name it (`_run_seed`; `leaderboard.repository` checks a
+    Result's `extra.cache` against it, so a picture is only ever drawn from the harness's own cache)."""
+    param_hash = hashlib.sha256(json.dumps(params, sort_keys=True, default=str).encode()).hexdigest()[:12]
+    return (f"cache/{track}/{inputs_name.replace('/', '__')}/{model}/"
+            f"{sub_name}-{sub_hash[:8]}-{str(model_hash)[:8]}-{param_hash}-s{seed}-{split}.sqlite")
 
 
 def hidden_paths(*extra: Path | None) -> list[Path]:
@@ -214,7 +228,7 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
                **({"caches": [str(r.cache_path.relative_to(data_home())) for r in runs]} if len(runs) > 1 else {})},
         instance_scores=pack_scores([(r.seed, r.scores, r.ok) for r in runs]),
     )
-    out = result_path(results_dir, track, res.name, opts.model, name, coverage)
+    out = result_path(results_dir, track, res.name, opts.model, name, coverage, split)
     try:
         result.save(out)
     except OSError as exc:  # a full or unwritable results folder: say what would help
@@ -242,17 +256,16 @@ class _SeedRun:
 def _run_seed(sub: Submission, trk, res, split: str, instances, spec, model_info: dict, params: dict, name: str,
               results_dir: Path, opts: RunOptions, seed: int, resolved: dict[str, str] | None = None) -> _SeedRun:
     """Explain (or judge) every instance under `seed` — from the cache where it holds them — and score.
-    `resolved`: the versions of the submission's requirements (other versions: another cache)."""
+    `resolved`: the versions of the submission's requirements, part of the cache's key (a cache made with
+    other versions is refused, naming them: `--overwrite` recomputes)."""
     versions = {"requirements": resolved} if resolved is not None else {}
-    param_hash = hashlib.sha256(json.dumps({**params, **versions} if versions else params, sort_keys=True,
-                                           default=str).encode()).hexdigest()[:12]
     inputs_name, inputs_rev = trk.inputs_key(res, split)
     key = {"resource": inputs_name, "revision": inputs_rev, "split": split, "model": model_info["hash"],
            "submission": sub.hash, "parameters": params, "seed": seed, **versions}
     # the submission's code and the model's weights name the file: changed code or a retrained model
     # starts a fresh cache (the old one stays); the key inside still refuses any other mismatch
-    cache_path = (data_home() / "cache" / trk.name / inputs_name.replace("/", "__") / opts.model /
-                  f"{sub.name}-{sub.hash[:8]}-{str(model_info['hash'])[:8]}-{param_hash}-s{seed}-{split}.sqlite")
+    cache_path = data_home() / cache_rel(trk.name, inputs_name, opts.model, sub.name, sub.hash,
+                                         str(model_info["hash"]), params, seed, split)
     fit = trk.fit_context(res, role=sub.role)  # a reference may be handed more (e.g. training rationales)
     memory_gb = opts.memory_gb or memory_default(opts.backend, opts.address, opts.workers)
     config = WorkerConfig(sandbox=opts.sandbox, hidden=hidden_paths(results_dir, res.root),

@@ -92,6 +92,15 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def tree_digest(files: dict[str, bytes]) -> str:
+    """sha256 over files in path order: per file its path (UTF-8), a NUL, its length as 8 little-endian bytes,
+    its bytes — so no two different sets of files share a digest."""
+    h = hashlib.sha256(b"xaibench-tree-v1\n")
+    for rel in sorted(files):
+        h.update(rel.encode("utf-8") + b"\0" + len(files[rel]).to_bytes(8, "little") + files[rel])
+    return h.hexdigest()
+
+
 def blob_id(data: bytes) -> str:
     """The git blob id of `data` (what `git hash-object` and the Hub's `blob_id` say)."""
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
