@@ -3,7 +3,7 @@
     xaibench submit SUBMISSION --to PATH|URL|hf://datasets/ORG/NAME [--dry-run]
     xaibench results init PATH                     a new (bare) git results repository
     xaibench results validate REPO[@REF]           CI: one line per finding, exit 1 on any
-    xaibench results verify REPO@REF [--key FILE]  maintainers: re-run, compare, sign, land with the records
+    xaibench results verify REPO@REF [--key FILE] [--find-links DIR]  maintainers: re-run, compare, sign, land
     xaibench results merge REPO@REF                maintainers: land a pull request that validates (self-reported)
     xaibench results keygen [--out DIR]            an Ed25519 key pair for `verify`
 
@@ -133,13 +133,23 @@ def verify_cmd(
     sandbox: Annotated[str, typer.Option(help="Where the re-run runs: auto, bwrap or none.")] = "auto",
     timeout: Annotated[float, typer.Option(min=0.0, max=86400.0, help="Per-instance time limit of the re-run, "
                                            "seconds (0 = none).")] = 60.0,
+    find_links: Annotated[Optional[list[str]], typer.Option("--find-links", metavar="DIR|URL",
+                                                            help="Where a submission's requirements are installed "
+                                                            "from: a folder of wheels or a page of links "
+                                                            "(repeatable; without --index-url: nothing else, "
+                                                            "offline).")] = None,
+    index_url: Annotated[Optional[str], typer.Option("--index-url", metavar="URL",
+                                                     help="A package index for a submission's requirements "
+                                                     "(default: pip's, unless --find-links is given).")] = None,
 ) -> None:
     """Re-run a pull request, sign and land it (maintainers).
 
     Validates it against the default branch's tip, re-runs each Result it adds in the sandbox from exactly the
     hashed code, on the same resource revision and instances, compares (equal outputs when deterministic; a
     stochastic submission twice, the tolerance from those re-runs) and, when all hold, lands the pull request
-    with one signed record per Result in one commit. Exit status 1 when any fails; nothing is written then."""
+    with one signed record per Result in one commit. Exit status 1 when any fails; nothing is written then.
+    A submission with requirements runs in its own environment, built from the versions its Result records."""
+    from benchmark.environments import Sources
     from leaderboard.repository.rerun import verify_pull_request
     from leaderboard.repository.signing import load_private_key
     from leaderboard.repository.targets import open_store, split_ref
@@ -149,7 +159,8 @@ def verify_cmd(
         raise XaibenchError(f"{target}: name the pull request to verify, REPO@REF (a branch or refs/pr/N)")
     private = load_private_key(key)
     with open_store(repo) as store:
-        runs, commit = verify_pull_request(store, ref, private, sandbox=sandbox, timeout_s=timeout)
+        runs, commit = verify_pull_request(store, ref, private, sandbox=sandbox, timeout_s=timeout,
+                                           sources=Sources(tuple(find_links or ()), index_url))
         for run in runs:
             print(f"{'ok' if not run.problems else 'FAILED'} {run.rel}" + (f" ({run.rule})" if not run.problems
                                                                             else ""))

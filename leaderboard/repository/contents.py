@@ -52,7 +52,7 @@ FIELDS: dict[str, set[str]] = {
     "integrity": {"outputs_sha256", "key_id", "signature"},
     "instance_scores": {"encoding", "seeds", "ok", "arrays"},
     "provenance": {"xaibench", "git", "libraries", "seed", "seeds", "batch_size", "device", "isolation", "backend",
-                   "this_run_s"},
+                   "this_run_s", "requirements"},
     "metric": {"mean", "std", "ci95", "n", "excluded", "direction", "label"},
     "failure": {"instance", "reason"},
     "packed": {"shape", "data"},
@@ -145,6 +145,13 @@ def _provenance(p: dict[str, Any]) -> list[str]:
     b = p.get("batch_size")
     if not (isinstance(b, int) and not isinstance(b, bool) and 1 <= b <= 4096):
         out.append("provenance.batch_size must be an int from 1 to 4096")
+    if "requirements" in p:  # the versions a submission's requirements resolved to (what the re-run pins)
+        from benchmark.requirements import parse_pins
+
+        try:
+            parse_pins(p["requirements"])
+        except ValueError as exc:
+            out.append(f"provenance.requirements {exc}")
     return out
 
 

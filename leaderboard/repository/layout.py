@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmark.errors import XaibenchError
+from benchmark.submission import MAX_FILE_BYTES
 
 LAYOUT_VERSION = 1
 MARKER = "xaibench-results.json"
@@ -33,7 +34,7 @@ PART_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 # size caps (bytes) a pull request is held to
 MAX_RESULT_BYTES = 16 << 20
-MAX_SOURCE_FILE_BYTES = 1 << 20
+MAX_SOURCE_FILE_BYTES = MAX_FILE_BYTES  # what a submission may hash: one module or declared data file
 MAX_TOTAL_BYTES = 64 << 20
 
 

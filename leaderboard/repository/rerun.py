@@ -19,6 +19,10 @@ Rules (`compare`):
 When every Result holds, its record (`record_for`: the Result's path and sha256, the digest of its `source/`
 and of its `submission.json`, the rule, the re-runs' figures) is signed and landed with the pull request's files
 in one commit on the tip it was judged against (`Store.land`); otherwise nothing is written.
+
+A submission with requirements is re-run in an environment of its own (`benchmark.environments.for_result`):
+the versions its Result recorded (`provenance.requirements`), installed from `sources` (`--find-links`,
+`--index-url`) over the harness's packages; each re-run must resolve those versions, and its figures name them.
 """
 
 from __future__ import annotations
@@ -68,7 +72,9 @@ class Rerun:
             out.append({"label": e.label, "metrics": {k: m.mean for k, m in r.metrics.items()},
                         "outputs_sha256": r.integrity.get("outputs_sha256"), "wall_time_s": float(r.wall_time_s),
                         "fit_s": (r.extra or {}).get("fit_s"),
-                        "sandbox": r.provenance.get("isolation", {}).get("sandbox")})
+                        "sandbox": r.provenance.get("isolation", {}).get("sandbox"),
+                        **({"requirements": r.provenance["requirements"]} if "requirements" in r.provenance
+                           else {})})
         return out
 
 
@@ -153,9 +159,12 @@ def compare(submitted: Any, runs: list[Any], deterministic: bool) -> tuple[str, 
     return "within the re-runs' tolerance", _stochastic(submitted, runs)
 
 
-def rerun_result(tree: Path, rel: str, sandbox: str = "auto", timeout_s: float = 60.0) -> Rerun:
+def rerun_result(tree: Path, rel: str, sandbox: str = "auto", timeout_s: float = 60.0,
+                 sources: Any = None) -> Rerun:
     """Re-run one Result of a checked-out (validated) tree in a scratch folder built from exactly the files
-    its code hash covers."""
+    its code hash covers (in the submission's own environment when it has requirements, its packages from
+    `sources`: `benchmark.environments.Sources`)."""
+    from benchmark.environments import Sources, for_result
     from benchmark.results import Result
     from benchmark.runner import evaluate
     from benchmark.submission import load_submission
@@ -178,17 +187,23 @@ def rerun_result(tree: Path, rel: str, sandbox: str = "auto", timeout_s: float =
             root = Path(scratch) / "src" / (meta.get("package") or "source")
             write_tree(files, root)
             sub = load_submission(root / meta["folder"])
+            env = for_result(sub.requires, submitted.provenance, sources or Sources()) if sub.requires else None
             labels = ["as submitted"] if sub.deterministic else ["as submitted", "again"]
             for k, label in enumerate(labels):
                 again = evaluate(sub, submitted.track, f"{rp.resource}@{rp.revision}", model=rp.model,
                                  split=str(submitted.resource["split"]), seeds=seeds_of(submitted.provenance),
                                  batch_size=int(submitted.provenance.get("batch_size", 16)), overwrite=True,
-                                 results_dir=Path(scratch) / f"results-{k}", sandbox=sandbox, timeout_s=timeout_s)
+                                 results_dir=Path(scratch) / f"results-{k}", sandbox=sandbox, timeout_s=timeout_s,
+                                 environment=None if env is None else env.packages)
                 out.evaluations.append(Evaluation(label, again))
         except (XaibenchError, OSError, KeyError, TypeError, json.JSONDecodeError) as exc:
             out.problems.append(f"the re-run failed: {' '.join(str(exc).split())[:300]}")
             return out
     out.rule, out.problems = compare(submitted, [e.result for e in out.evaluations], sub.deterministic)
+    for e in out.evaluations if sub.requires else []:  # the versions the re-run ran with: those recorded
+        if e.result.provenance.get("requirements") != submitted.provenance.get("requirements"):
+            out.problems.append(f"the re-run resolved the requirements to {e.result.provenance.get('requirements')}, "
+                                f"the Result says {submitted.provenance.get('requirements')}")
     return out
 
 
@@ -227,9 +242,10 @@ def landing_files(pr: Any, name: str | None) -> dict[str, bytes]:
 
 
 def verify_pull_request(store: Any, ref: str, private: Any, sandbox: str = "auto",
-                        timeout_s: float = 60.0) -> tuple[list[Rerun], str | None]:
+                        timeout_s: float = 60.0, sources: Any = None) -> tuple[list[Rerun], str | None]:
     """Judge `ref` against the tip, re-run every Result it adds, and when all hold land it with their signed
-    records in one commit: (the re-runs, the commit or None when nothing was written)."""
+    records in one commit: (the re-runs, the commit or None when nothing was written). `sources`: where a
+    submission's requirements are installed from (`benchmark.environments.Sources`)."""
     import json
 
     from leaderboard.repository.pull import judge, open_pull_request
@@ -242,7 +258,7 @@ def verify_pull_request(store: Any, ref: str, private: Any, sandbox: str = "auto
     rels = [rel for rel in sorted(pr.added) if parse_result_path(rel)]
     if not rels:
         raise RepositoryError(f"{ref} adds no Result to re-run (nothing was signed)")
-    runs = [rerun_result(pr.merged, rel, sandbox, timeout_s) for rel in rels]
+    runs = [rerun_result(pr.merged, rel, sandbox, timeout_s, sources) for rel in rels]
     if any(r.problems for r in runs):
         return runs, None
     records: dict[str, bytes] = {}
