@@ -136,7 +136,8 @@ def _randomised(record: dict[str, Any], rel: str, r: Any, problems: list[str]) -
         ok = rand.model.get("randomisation") is not None and result_path_of(rand) == parse_result_path(rel) \
             and isinstance(rand.extra, dict)
     except (XaibenchError, ValueError, TypeError, AttributeError, KeyError) as exc:
-        problems.append(f"{rel}: its record's randomised-model run is not a Result ({' '.join(str(exc).split())[:120]})")
+        why = " ".join(str(exc).split())[:120]
+        problems.append(f"{rel}: its record's randomised-model run is not a Result ({why})")
         return []
     if not ok:
         problems.append(f"{rel}: its record's randomised-model run is not one of this Result; left out")

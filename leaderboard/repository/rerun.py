@@ -240,9 +240,10 @@ def _randomised_run(out: Rerun, sub: Any, submitted: Any, resource: str, model: 
         return
     try:
         rand = evaluate(sub, submitted.track, resource, model=model, split=str(submitted.resource["split"]),
-                        seeds=seeds_of(submitted.provenance), batch_size=int(submitted.provenance.get("batch_size", 16)),
-                        overwrite=True, results_dir=results, sandbox=sandbox, timeout_s=timeout_s,
-                        environment=environment, randomised=True)
+                        seeds=seeds_of(submitted.provenance),
+                        batch_size=int(submitted.provenance.get("batch_size", 16)), overwrite=True,
+                        results_dir=results, sandbox=sandbox, timeout_s=timeout_s, environment=environment,
+                        randomised=True)
     except NotRandomisable as exc:
         out.randomised_not_run = str(exc)
         return
