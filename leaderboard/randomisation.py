@@ -1,4 +1,4 @@
-"""The randomisation test on a board: does a method's map depend on the model it explains?
+"""The randomisation test on a board: whether a method's map depends on the model it explains.
 
 Reference: J. Adebayo, J. Gilmer, M. Muelly, I. Goodfellow, M. Hardt, B. Kim, "Sanity Checks for Saliency
 Maps", NeurIPS 2018 (https://arxiv.org/abs/1810.03292). A map that does not change when the model's weights
