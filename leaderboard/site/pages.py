@@ -240,7 +240,8 @@ def _ranking_headers(b: Board) -> list[tuple[str, str]]:
     headers += [("all-metric", "the methods' order by mean normalised rank over every metric (LATEC-style)"),
                 ("randomisation", "the randomisation test (Adebayo et al. 2018): model-sensitive, model-blind (shown "
                  "with the controls) or not run, with the reason"),
-                ("ρ rand.", "mean Spearman ρ of each instance's maps on the trained and on a randomised model"),
+                ("ρ rand.", "mean Spearman ρ of each instance's signed maps on the trained and on a randomised model "
+                 "(hover the verdict for ρ of |map| and SSIM with their 95 % intervals)"),
                 (f"{label} rand. {ARROWS.get(b.direction, '')}", "the primary metric on the randomised model, "
                  "against the same ground truth"),
                 ("excl.", "instances where a metric is undefined (most on any metric)"),
@@ -285,8 +286,12 @@ def _ranking_row(b: Board, row: Row, notes: dict[str, set[str]], up: str | None 
     t = row.sanity
     rho = None if t is None else t.value()
     test = "—" if t is None else t.status
+    detail = "" if t is None else t.reason + "".join(
+        f"; {label} {v:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
+        for label, key in (("ρ signed", "spearman-signed"), ("ρ |map|", "spearman"), ("SSIM", "ssim"))
+        for v, ci in [(t.similarity or {}).get(key, (None, None))] if v is not None)
     cells += [(e(allm), "" if row.all_metric is None else repr(row.all_metric), ""),
-              (f"<span title=\"{e(t.reason if t else '')}\">{e(test)}</span>", test, ""),
+              (f"<span title=\"{e(detail)}\">{e(test)}</span>", test, ""),
               (e("—" if rho is None else f"{rho:.2f}"), "" if rho is None else repr(rho), ""),
               (e("—" if t is None or t.score is None else f"{t.score:.4g}"),
                "" if t is None or t.score is None else repr(t.score), ""),
