@@ -214,8 +214,10 @@ def rerun_result(tree: Path, rel: str, sandbox: str = "auto", timeout_s: float =
                                  results_dir=Path(scratch) / f"results-{k}", sandbox=sandbox, timeout_s=timeout_s,
                                  environment=None if env is None else env.packages)
                 out.evaluations.append(Evaluation(label, again))
-            _randomised_run(out, sub, submitted, f"{rp.resource}@{rp.revision}", rp.model, Path(scratch) / "results-0",
-                            sandbox, timeout_s, None if env is None else env.packages)
+            # paired with the last re-run: the output cache holds its maps (each re-run recomputes them)
+            _randomised_run(out, sub, submitted, f"{rp.resource}@{rp.revision}", rp.model,
+                            Path(scratch) / f"results-{len(labels) - 1}", sandbox, timeout_s,
+                            None if env is None else env.packages)
         except (XaibenchError, OSError, KeyError, TypeError, json.JSONDecodeError) as exc:
             out.problems.append(f"the re-run failed: {' '.join(str(exc).split())[:300]}")
             return out
@@ -229,7 +231,7 @@ def rerun_result(tree: Path, rel: str, sandbox: str = "auto", timeout_s: float =
 
 def _randomised_run(out: Rerun, sub: Any, submitted: Any, resource: str, model: str, results: Path, sandbox: str,
                     timeout_s: float, environment: Any) -> None:
-    """The randomisation test's evaluation, after the first re-run (whose Result it is paired with, in `results`),
+    """The randomisation test's evaluation, after the re-runs (paired with the last one's Result, in `results`),
     where the track applies it; a model that cannot be randomised is recorded with the reason."""
     from benchmark.errors import NotRandomisable
     from benchmark.runner import evaluate
