@@ -179,6 +179,9 @@ def evaluate_cmd(
     randomisation_limit: Optional[int] = typer.Option(None, min=1, help="The randomisation test on the first N "
                                                       "instances only (default: all those of the trained run); its "
                                                       "verdicts need fewer instances than a ranking."),
+    randomisation_top: Optional[int] = typer.Option(None, min=1, max=1000, help="The cascading variant instead: "
+                                                    "re-draw only the last K layers (its Result beside the full "
+                                                    "one's; the boards judge the full randomisation)."),
     randomisation_seed: Optional[int] = typer.Option(None, min=1, max=2**31 - 1,
                                                      help="Seed of the randomised copy's weights (default: the "
                                                      "project's, RANDOM_SEED in benchmark/models/randomise.py; not 0, "
@@ -235,8 +238,8 @@ def evaluate_cmd(
                 console.print(_result_line(r.submission["name"], f"{res}/{m}", f"{r.primary_metric} = {mean} "
                                            f"(n={p.n}, failed {r.n_failed}/{r.n_instances})", console.width))
                 if randomisation and trk.randomisation_test:
-                    _randomised_run(sub, {**options, "randomisation_limit": randomisation_limit}, randomisation_seed,
-                                    f"{res}/{m}")
+                    _randomised_run(sub, {**options, "randomisation_limit": randomisation_limit,
+                                          "randomisation_top": randomisation_top}, randomisation_seed, f"{res}/{m}")
             if skipped:
                 console.print(Text(f"not applicable to {res}/{m} (capabilities): {', '.join(skipped)}",
                                    style="dim"))
