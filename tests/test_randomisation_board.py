@@ -262,10 +262,36 @@ def test_the_sentiment_lexicon_no_longer_ranks_on_idc(idc_home, monkeypatch, tmp
     function of the input rank with the controls on a text board with ground truth."""
     monkeypatch.setenv("XAIBENCH_HOME", str(idc_home))
     res = tmp_path / "res"
-    _evaluate([SUBS / "sentiment_lexicon", SUBS / "input_function", "uniform"], res, track="idc",
-              resource="idc/mr-wga", model="cnn")
+    _evaluate([SUBS / "sentiment_lexicon", SUBS / "input_function", "uniform", "position", "random"], res,
+              track="idc", resource="idc/mr-wga", model="cnn")
     (b,) = boards(_load(res))
     for name in ("sentiment-lexicon", "input-function"):
         row = _row(b, name)
         assert row.blind and row.rank is None and row.marker == "model-blind", row.sanity
         assert "as similar as the threshold allows" in row.sanity.reason
+    for name in ("uniform", "position", "random"):  # the text controls are model-blind too
+        assert _row(b, name).sanity.blind and _row(b, name).marker == "control", _row(b, name).sanity
+
+
+def test_an_explainer_that_fails_on_the_randomised_model_is_not_ranked(home, tmp_path):
+    """Bad input, for real: an explainer that refuses a model whose output is negative — the trained AIXI
+    function never is, its randomised copy (pattern weights redrawn from U(−1, 1)) often is — fails on the
+    randomised model. The board says which and why, marks it "randomisation test not run" and does not rank
+    it (failing there must not be a way around the rule); the other rows keep their verdicts."""
+    from tests.conftest import write_submission
+
+    body = ("out = []\n"
+            "for x in batch.inputs:\n"
+            "    if float(model.predict(np.asarray([x]))[0, 0]) < 0:\n"
+            "        raise ValueError('a negative output: not a model this explainer explains')\n"
+            "    out.append(np.abs(np.asarray(x, dtype=np.float32) - 0.5))\n"
+            "return out\n")
+    picky = write_submission(tmp_path / "picky", "picky", body)
+    res = tmp_path / "res"
+    _evaluate([picky, "occlusion", "uniform"], res, track="aixi", resource="aixi/shape-ssin", model="function")
+    (b,) = boards(_load(res))
+    row = _row(b, "picky")
+    assert row.rank is None and row.sanity.status == "not run" and row.sanity.unranked, row.sanity
+    assert "failed-randomised" in row.sanity.reason and "a negative output" in row.sanity.reason
+    assert _row(b, "occlusion").rank == 1 and _row(b, "occlusion").sanity.status == "model-sensitive"
+    assert "randomisation test not run: picky —" in render.to_markdown([b])
