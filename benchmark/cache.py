@@ -453,3 +453,31 @@ class _transaction:
                 self.db.execute("ROLLBACK")
             except sqlite3.Error:
                 pass
+
+
+def read_only(path: Path, ids: list[str]) -> dict[str, Entry]:
+    """The cached entries of `ids` that read back (the row checks above), the file opened read-only: nothing is
+    created, changed or moved aside (what `xaibench verify` and the readers of a Result's maps use). A row
+    that does not decode is left out; `XaibenchError` when the file is gone or is not a readable cache."""
+    from benchmark.errors import XaibenchError
+
+    if not Path(path).exists():
+        raise XaibenchError(f"its cache {path} is gone")
+    out = {}
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            for start in range(0, len(ids), 500):
+                chunk = ids[start : start + 500]
+                q = ("SELECT instance, ok, array, reason, seconds FROM outputs WHERE instance IN "
+                     f"({','.join('?' * len(chunk))})")
+                for row in db.execute(q, chunk):
+                    try:
+                        out[row[0]] = _entry(row)
+                    except _BadRow:
+                        pass  # the caller finds it missing
+        finally:
+            db.close()
+    except (sqlite3.DatabaseError, ValueError, TypeError) as exc:
+        raise XaibenchError(f"its cache {path} is unreadable ({exc})") from None
+    return out

@@ -17,7 +17,7 @@ import sys
 import time
 from enum import Enum, StrEnum
 from pathlib import Path
-from typing import List, Optional
+from typing import Any, List, Optional
 
 import typer
 from rich.cells import cell_len
@@ -172,12 +172,28 @@ def evaluate_cmd(
                                           "ray://host:10001); default: a private local Ray instance."),
     workers: Optional[int] = typer.Option(None, min=1, max=4096, help="ray: CPUs of the local Ray instance "
                                           "(default: all)."),
+    randomisation: bool = typer.Option(True, "--randomisation/--no-randomisation",
+                                       help="Also run the randomisation test: the same evaluation on a randomised "
+                                       "copy of the model (Adebayo et al. 2018), written beside the Result; a "
+                                       "method whose maps do not depend on the model ranks with the controls."),
+    randomisation_limit: Optional[int] = typer.Option(None, min=1, help="The randomisation test on the first N "
+                                                      "instances only (default: all those of the trained run); its "
+                                                      "verdicts need fewer instances than a ranking."),
+    randomisation_top: Optional[int] = typer.Option(None, min=1, max=1000, help="The cascading variant instead: "
+                                                    "re-draw only the last K layers (its Result beside the full "
+                                                    "one's; the boards judge the full randomisation)."),
+    randomisation_seed: Optional[int] = typer.Option(None, min=1, max=2**31 - 1,
+                                                     help="Seed of the randomised copy's weights (default: the "
+                                                     "project's, RANDOM_SEED in benchmark/models/randomise.py; not 0, "
+                                                     "the seed models are commonly initialised under)."),
 ) -> None:
     """Evaluate a submission on a resource and write a Result.
 
     Explains every instance with the submission, scores it against ground truth and writes a Result.
     The submission runs in a fresh, sandboxed worker process that never sees ground truth. Outputs are
-    cached per instance: an interrupted run resumes where it stopped."""
+    cached per instance: an interrupted run resumes where it stopped. Then, unless --no-randomisation,
+    the randomisation test: the same run on a randomised copy of the model, with the similarity of the
+    two runs' maps (docs/leaderboard.md)."""
     from benchmark.runner import evaluate
     from benchmark.submission import discover, get_submission
     from benchmark.tracks import get_track
@@ -203,14 +219,15 @@ def evaluate_cmd(
         for m in model:
             skipped = []
             for sub in subs:
+                options: dict[str, Any] = dict(
+                    track=track, resource=res, model=m, split=split, limit=limit, batch_size=batch_size,
+                    seed=seed_list[0] if seed_list else seed, seeds=seed_list,
+                    params=params if submission != "all" else {}, timeout_s=timeout, overwrite=overwrite,
+                    results_dir=results, metric_params=_parse_params(metric_param), sandbox=sandbox.value,
+                    memory_gb=memory_limit, processes=process_limit, scratch_gb=scratch_limit,
+                    fit_timeout_s=fit_timeout, backend=backend.value, address=address, workers=workers)
                 try:
-                    r = evaluate(sub, track=track, resource=res, model=m, split=split, limit=limit,
-                                 batch_size=batch_size, seed=seed_list[0] if seed_list else seed, seeds=seed_list,
-                                 params=params if submission != "all" else {},
-                                 timeout_s=timeout, overwrite=overwrite, results_dir=results,
-                                 metric_params=_parse_params(metric_param), sandbox=sandbox.value,
-                                 memory_gb=memory_limit, processes=process_limit, scratch_gb=scratch_limit,
-                                 fit_timeout_s=fit_timeout, backend=backend.value, address=address, workers=workers)
+                    r = evaluate(sub, **options)
                 except XaibenchError as exc:
                     if submission == "all" and "cannot evaluate" in str(exc):
                         skipped.append(sub.name)
@@ -220,6 +237,9 @@ def evaluate_cmd(
                 mean = "n/a" if p.mean is None else f"{p.mean:.4f}"
                 console.print(_result_line(r.submission["name"], f"{res}/{m}", f"{r.primary_metric} = {mean} "
                                            f"(n={p.n}, failed {r.n_failed}/{r.n_instances})", console.width))
+                if randomisation and trk.randomisation_test:
+                    _randomised_run(sub, {**options, "randomisation_limit": randomisation_limit,
+                                          "randomisation_top": randomisation_top}, randomisation_seed, f"{res}/{m}")
             if skipped:
                 console.print(Text(f"not applicable to {res}/{m} (capabilities): {', '.join(skipped)}",
                                    style="dim"))
@@ -274,6 +294,26 @@ def attack_cmd(
                + (f", rob-acc-ra = {ra.mean:.4f}" if ra is not None and ra.mean is not None else "")
                + f" (samples {r.extra['live']['samples']}, failed {r.n_failed})")
     console.print(_result_line(r.submission["name"], f"{resource}/{model}", figures, console.width))
+
+
+def _randomised_run(sub, options: dict, seed: int | None, where: str) -> None:
+    """The randomisation test's run after a Result on the trained model, and one line on what it found (a
+    model that cannot be randomised, or an explainer that fails on it, is said; the command goes on)."""
+    from benchmark.errors import NotRandomisable
+    from benchmark.models.randomise import RANDOM_SEED
+    from benchmark.runner import evaluate
+
+    try:
+        r = evaluate(sub, **options, randomised=True, randomisation_seed=RANDOM_SEED if seed is None else seed)
+    except NotRandomisable as exc:
+        console.print(Text(f"{sub.name} on {where}: {exc}", style="dim"))
+        return
+    sims = (r.extra.get("randomisation") or {}).get("similarity", {})
+    p = r.metrics[r.primary_metric]
+    parts = [f"{m} {s['mean']:.3f} (n={s['n']})" for m, s in sims.items() if s.get("mean") is not None]
+    figures = (f"similarity to the trained model's maps: {', '.join(parts) or 'undefined'}; {r.primary_metric} = "
+               + ("n/a" if p.mean is None else f"{p.mean:.4f}") + f" (failed {r.n_failed}/{r.n_instances})")
+    console.print(_result_line(f"{r.submission['name']} (randomised model)", where, figures, console.width))
 
 
 def _result_line(name: str, where: str, figures: str, width: int) -> Text:

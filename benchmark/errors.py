@@ -39,3 +39,8 @@ class InvalidOutput(XaibenchError):
 
 class StorageError(XaibenchError):
     """A folder the harness writes (the data home, a results folder) is full or not writable."""
+
+
+class NotRandomisable(XaibenchError):
+    """The model under test has neither torch weights nor a randomisation of its own (the randomisation test
+    cannot be run on it: `benchmark.models.randomise`)."""

@@ -16,15 +16,17 @@ import time
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from benchmark.backends import BACKENDS, Crashes, Job, explain_batch, run_batches
 from benchmark.cache import Entry, OutputCache
 from benchmark.errors import SubmissionError, XaibenchError
+from benchmark import randomisation
 from benchmark.isolation import (MODES, SCRATCH_GB, FitError, Limits, Worker, WorkerConfig, allocator,
                                  default_memory_gb, default_processes, validate_output)
+from benchmark.models.randomise import RANDOM_SEED, NotRandomisable, randomised_spec
 from benchmark.progress import progress_bar
 from benchmark.provenance import software
 from benchmark.requirements import check_installed, resolved_versions
@@ -62,6 +64,14 @@ class RunOptions:
     backend: str = "local"  # local | ray (benchmark.backends)
     address: str | None = None  # ray: a cluster to join (None: a private local Ray instance)
     workers: int | None = None  # ray: CPUs of the local instance / units in flight (None: all CPUs)
+    # the randomisation test (`benchmark.randomisation`): evaluate on the model's randomised copy instead,
+    # paired with this submission's Result on the trained model (which must exist)
+    randomised: bool = False
+    randomisation_seed: int = RANDOM_SEED
+    randomisation_top: int | None = None  # the cascading variant's stage (the last k layers); None = full
+    # the randomised run over the first N of the trained run's instances only (None: all of them): the
+    # randomisation test's verdicts can hold on fewer instances than a board ranks (docs/leaderboard.md)
+    randomisation_limit: int | None = None
     environment: Path | None = None  # a folder of the submission's own packages (benchmark.environments)
 
     def check(self) -> None:
@@ -100,6 +110,20 @@ class RunOptions:
             bad("workers", f"must be an integer ≥ 1 (or None for all CPUs), got {self.workers!r}")
         if self.sandbox not in MODES:
             bad("sandbox", f"must be one of {', '.join(MODES)}, got {self.sandbox!r}")
+        if isinstance(self.randomisation_seed, bool) or not isinstance(self.randomisation_seed, int) \
+                or not 0 < self.randomisation_seed < 2**31:
+            bad("randomisation_seed", f"must be an integer in [1, 2^31), got {self.randomisation_seed!r} (0 is the "
+                "seed models are commonly initialised under)")
+        if self.randomisation_limit is not None and (isinstance(self.randomisation_limit, bool)
+                                                     or not isinstance(self.randomisation_limit, int)
+                                                     or self.randomisation_limit < 1):
+            bad("randomisation_limit", f"must be an integer ≥ 1 (or None for every instance of the trained run), got "
+                f"{self.randomisation_limit!r}")
+        if self.randomisation_top is not None and (isinstance(self.randomisation_top, bool)
+                                                   or not isinstance(self.randomisation_top, int)
+                                                   or self.randomisation_top < 1):
+            bad("randomisation_top", f"must be an integer ≥ 1 (or None for the full randomisation), got "
+                f"{self.randomisation_top!r}")
 
 
 def display_name(sub: Submission, overrides: dict[str, Any]) -> str:
@@ -109,17 +133,49 @@ def display_name(sub: Submission, overrides: dict[str, Any]) -> str:
 
 
 def result_path(results_dir: Path, track: str, resource: str, model: str, name: str,
-                coverage: dict | None = None, split: str | None = None) -> Path:
+                coverage: dict | None = None, split: str | None = None, randomisation: dict | None = None) -> Path:
     """`<results>/<track>/<family>__<config>/<model>/<name>.json` for a run over the whole evaluation split;
     a run over a subset (`--limit`) gets `<name>@<n>-<ids digest>.json`, and a run over another split (`split`
     given and not the track's evaluation split) `<name>@<split>...`, so neither ever replaces the evaluation
-    split's full Result."""
+    split's full Result. A run on the model's randomised copy (`randomisation`: its seed and cascading stage)
+    goes to the folder `<model>/randomised-s<seed>[-top<k>]/` beside the trained model's Results."""
     safe = name.replace("/", "_").replace(" ", "")
     if split is not None and split != get_track(track).default_split:
         safe += f"@{split.replace('/', '_')}"
     if coverage is not None and not coverage.get("complete", True):
         safe += f"@{coverage['n']}-{str(coverage['ids_sha256'])[:8]}"
-    return results_dir / track / resource.replace("/", "__") / model / f"{safe}.json"
+    folder = results_dir / track / resource.replace("/", "__") / model
+    if randomisation is not None:
+        top = randomisation.get("top")
+        folder = folder / (f"randomised-s{randomisation['seed']}" + (f"-top{top}" if top else ""))
+    return folder / f"{safe}.json"
+
+
+def model_record(spec: Any, info: dict[str, Any], instances: Any) -> dict[str, Any]:
+    """What a Result records of its model under test: the track's `info`, what the board offers an explainer
+    (`white_box`, `segments`: which boards a submission could have entered, `leaderboard.summaries`) and, for a
+    model that cannot be randomised, why (`unrandomisable`: the board names it as the reason the randomisation
+    test was not run)."""
+    out = {**info, "white_box": bool(spec.white_box), "segments": instances.segments is not None}
+    why = randomisation.unrandomisable(spec)
+    return {**out, "unrandomisable": why} if why else out
+
+
+def capabilities_of(sub: Submission) -> dict[str, Any]:
+    """A submission's declared capabilities as its Results record them: the boards it could enter."""
+    return {"modalities": list(sub.modalities), "needs_gradients": bool(sub.needs_gradients),
+            "needs_segments": bool(sub.needs_segments)}
+
+
+def _once(load: Callable[[], Any]) -> Callable[[], Any]:
+    """`load` called on first use only (the randomised model the track's scoring reads, e.g. ERASER's probes)."""
+    held: list = []
+
+    def get() -> Any:
+        if not held:
+            held.append(load())
+        return held[0]
+    return get
 
 
 def cache_rel(track: str, inputs_name: str, model: str, sub_name: str, sub_hash: str, model_hash: str,
@@ -166,6 +222,8 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
     spec, model_info = trk.build_model(res, opts.model, instances, **opts.model_options)
     if spec.served is None:
         spec.load()  # the model files, checked on every run: a damaged file is named with its real path
+    model_info = model_record(spec, model_info, instances)
+    why_not_random = model_info.get("unrandomisable")
     sub.precheck()  # the modules compile, no name clashes (nothing of it runs in the harness)
     why_not = sub.supports(trk.modality, spec.white_box, instances.segments is not None)
     if why_not:
@@ -179,6 +237,20 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
     results_dir = Path(opts.results_dir) if opts.results_dir else data_home() / "results"
 
     seeds = list(opts.seeds) if opts.seeds else [opts.seed]
+    split_size = trk.split_size(res, split, instances, opts.limit)
+    coverage = coverage_of(instances.ids, split_size, opts.limit)
+    trained = None
+    trained_ids = list(instances.ids)
+    if opts.randomised:  # the randomisation test: the same run on the model's randomised copy, paired with the trained
+        if why_not_random:
+            raise NotRandomisable(f"randomisation test not run: {why_not_random}")
+        trained = randomisation.trained_result(result_path(results_dir, track, res.name, opts.model, name, coverage,
+                                                           split), sub.hash, params, coverage["ids_sha256"], seeds)
+        if opts.randomisation_limit is not None and opts.randomisation_limit < len(instances):
+            instances = randomisation.first_instances(trk, res, split, opts.randomisation_limit, trained_ids)
+            coverage = coverage_of(instances.ids, split_size, opts.randomisation_limit)
+        spec, model_info = randomised_spec(spec, model_info, opts.randomisation_seed, opts.randomisation_top)
+        trk.use_model(instances, _once(spec.load))
     runs = [_run_seed(sub, trk, res, split, instances, spec, model_info, params, name, results_dir, opts, seed,
                       resolved) for seed in seeds]
     first = runs[0]
@@ -186,12 +258,20 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
     ok = first.ok
     # failures are counted in n_failed; `excluded` counts instances where a metric is undefined
     metrics = summarise_runs(trk, [(r.scores, r.ok) for r in runs])
-    coverage = coverage_of(instances.ids, trk.split_size(res, split, instances, opts.limit), opts.limit)
+    paired: dict[str, Any] = {}
+    if trained is not None:  # the similarity of the two runs' maps, per instance, beside the scores
+        compared = randomisation.compare_runs(randomisation.result_outputs(trained, trained_ids, data_home()),
+                                              [r.entries for r in runs], instances.ids, trk.modality == "image")
+        for r, c in zip(runs, compared):
+            r.scores.update(randomisation.similarity_arrays(c))
+        paired = {"randomisation": randomisation.summary(trained, compared, opts.randomisation_seed,
+                                                         opts.randomisation_top)}
     seconds = sum(e.seconds for r in runs for e in r.entries.values())
     fit_s = first.fit_s
     result = Result(
         submission={"name": name, "base": sub.name, "version": sub.version, "hash": sub.hash,
                     "parameters": params, "kind": sub.kind,
+                    "capabilities": capabilities_of(sub),
                     # a track may mark a submission's row on one board (robustness: the explainer the texts
                     # were attacked through is a reference there, not ranked)
                     "role": trk.board_role(res, sub.name, sub.role)},
@@ -225,10 +305,11 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
                **({"fit_s": fit_s} if fit_s is not None else {}),
                "seconds_per_instance": round(seconds / max(1, len(instances) * len(runs)), 6),
                "cache": str(first.cache_path.relative_to(data_home())),
-               **({"caches": [str(r.cache_path.relative_to(data_home())) for r in runs]} if len(runs) > 1 else {})},
+               **({"caches": [str(r.cache_path.relative_to(data_home())) for r in runs]} if len(runs) > 1 else {}),
+               **paired},
         instance_scores=pack_scores([(r.seed, r.scores, r.ok) for r in runs]),
     )
-    out = result_path(results_dir, track, res.name, opts.model, name, coverage, split)
+    out = result_path(results_dir, track, res.name, opts.model, name, coverage, split, model_info.get("randomisation"))
     try:
         result.save(out)
     except OSError as exc:  # a full or unwritable results folder: say what would help

@@ -7,7 +7,11 @@ For each Result file:
 3. the outputs: the cached outputs of those instances (read-only) must hash to
    `integrity.outputs_sha256` (`benchmark.results.outputs_digest`);
 4. the scores: the track scores the cached outputs again; every metric's mean must equal the
-   Result's (relative tolerance 1e-9).
+   Result's (relative tolerance 1e-9);
+5. a randomised-model Result (`benchmark.randomisation`) is re-scored with the randomised copy of the model,
+   rebuilt from its seed (its hash must be the Result's), and the similarity of its maps to those of the
+   trained Result it was paired with (beside it, `trained_path`, checked against the digest it recorded)
+   is computed again and compared per instance.
 
 Verdicts are recorded in `$XAIBENCH_HOME/verdicts.json` with the sha256 of the file they judged; the
 leaderboard marks a Result whose latest verdict failed (and the static board leaves it out) for as
@@ -20,7 +24,6 @@ import hashlib
 import json
 import math
 import os
-import sqlite3
 import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -45,37 +48,12 @@ class Verdict:
         return not self.problems
 
 
-def _read_cache(path: Path, ids: list[str]) -> dict:
-    """The cached entries of `ids` that read back (`benchmark.cache`'s row checks), opened read-only:
-    nothing is created, changed or moved aside."""
-    from benchmark.cache import _BadRow, _entry
-
-    if not path.exists():
-        raise XaibenchError(f"its cache {path} is gone")
-    out = {}
-    try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        try:
-            for start in range(0, len(ids), 500):
-                chunk = ids[start : start + 500]
-                q = ("SELECT instance, ok, array, reason, seconds FROM outputs WHERE instance IN "
-                     f"({','.join('?' * len(chunk))})")
-                for row in db.execute(q, chunk):
-                    try:
-                        out[row[0]] = _entry(row)
-                    except _BadRow:
-                        pass  # reported below as missing
-        finally:
-            db.close()
-    except (sqlite3.DatabaseError, ValueError, TypeError) as exc:
-        raise XaibenchError(f"its cache {path} is unreadable ({exc})") from None
-    return out
-
-
 def verify_result(path: Path) -> Verdict:
     """Re-check one Result file (see the module docstring)."""
     import numpy as np
 
+    from benchmark.cache import read_only
+    from benchmark.randomisation import compare_runs, randomisation_of, result_outputs, similarity_arrays
     from benchmark.resources import data_home, load_resource
     from benchmark.results import Result, ids_digest, outputs_digest
     from benchmark.runner import _score, summarise_runs
@@ -110,11 +88,14 @@ def verify_result(path: Path) -> Verdict:
         instances = trk.instances(res, r.resource["split"], cov.get("limit"))
         if ids_digest(instances.ids) != cov["ids_sha256"]:
             raise XaibenchError("the resource no longer gives the instances the Result covers")
+        randomisation = randomisation_of(r)
+        if randomisation is not None:
+            _use_randomised(trk, res, instances, r, randomisation)
         caches = r.extra.get("caches") or [r.extra["cache"]]
         seeds = r.provenance.get("seeds") or [r.provenance.get("seed", 0)]
         if len(caches) != len(seeds):
             raise XaibenchError(f"it names {len(caches)} caches for {len(seeds)} seeds")
-        runs = [_read_cache(data_home() / c, instances.ids) for c in caches]
+        runs = [read_only(data_home() / c, instances.ids) for c in caches]
         missing = sum(1 for entries in runs for i in instances.ids if i not in entries)
         if missing:
             raise XaibenchError(f"{missing} of its outputs are missing from the cache")
@@ -126,14 +107,49 @@ def verify_result(path: Path) -> Verdict:
             scores = _score(trk, instances, entries, r.submission["name"], metric_params)
             per_seed.append((scores, np.array([entries[i].ok for i in instances.ids], dtype=bool)))
         metrics = summarise_runs(trk, per_seed)
-        _compare_instance_scores(v, r, per_seed, trk.primary_metric)
+        keys = [trk.primary_metric]
+        if randomisation is not None:
+            rec = r.extra.get("randomisation") or {}
+            trained = Result.load(trained_path(Path(path), rec.get("trained_result")))
+            if trained.integrity.get("outputs_sha256") != rec.get("trained_outputs_sha256"):
+                raise XaibenchError(f"the trained Result beside it ({trained.path}) is not the one it was paired with")
+            trained_ids = trk.instances(res, r.resource["split"], (trained.coverage or {}).get("limit")).ids
+            if list(trained_ids[: len(instances.ids)]) != list(instances.ids):
+                raise XaibenchError("its instances are not the first of the trained Result's")
+            compared = compare_runs(result_outputs(trained, trained_ids, data_home()), runs, instances.ids,
+                                    trk.modality == "image")
+            for (scores, _ok), c in zip(per_seed, compared):
+                scores.update(similarity_arrays(c))
+                keys += [k for k in similarity_arrays(c) if k not in keys]
+        _compare_instance_scores(v, r, per_seed, keys)
     except XaibenchError as exc:
         v.problems.append(f"cannot re-score: {exc}")
         return v
     return _compare(v, r, metrics)
 
 
-def _compare_instance_scores(v: "Verdict", r, per_seed: list, primary: str) -> None:
+def trained_path(randomised: Path, name: str | None = None) -> Path:
+    """Where the trained model's Result of a randomised-model Result lies: two folders up
+    (`benchmark.runner.result_path`: `<model>/randomised-s<seed>/<name>.json` beside `<model>/<name>.json`),
+    under the file name it recorded (`name`; a plain file name) or its own."""
+    if name is not None and (not isinstance(name, str) or Path(name).name != name or not name.endswith(".json")):
+        raise XaibenchError(f"it names its trained Result {name!r}, which is not a file name")
+    return randomised.parent.parent / (name or randomised.name)
+
+
+def _use_randomised(trk, res, instances, r, randomisation: dict) -> None:
+    """Score with the randomised copy of the model the Result names (rebuilt from its seed; its hash checked)."""
+    from benchmark.models.randomise import randomised_spec
+
+    spec, info = trk.build_model(res, r.model["name"], instances)
+    spec, info = randomised_spec(spec, info, int(randomisation["seed"]), randomisation.get("top"))
+    if str(info["hash"]) != str(r.model.get("hash")):
+        raise XaibenchError(f"the randomised model rebuilt from seed {randomisation['seed']} has hash {info['hash']}, "
+                            f"the Result names {r.model.get('hash')}")
+    trk.use_model(instances, spec.load)
+
+
+def _compare_instance_scores(v: "Verdict", r, per_seed: list, keys: list[str]) -> None:
     """The stored per-instance scores (what boards resample) against the re-scored ones."""
     import numpy as np
 
@@ -145,13 +161,14 @@ def _compare_instance_scores(v: "Verdict", r, per_seed: list, primary: str) -> N
     if stored is None:
         return
     for s, (scores, ok) in enumerate(per_seed):
-        again = np.asarray(scores.get(primary), dtype=np.float64)
-        kept = stored.arrays.get(primary)
-        if kept is None or kept[s].shape != again.shape or not np.allclose(kept[s], again, rtol=REL_TOL,
-                                                                           atol=1e-12, equal_nan=True) \
-                or not np.array_equal(stored.ok[s], ok):
-            v.problems.append(f"instance_scores: the stored per-instance {primary} of seed run {s + 1} differ "
-                              "from re-scoring")
+        for key in keys:
+            again = np.asarray(scores.get(key), dtype=np.float64)
+            kept = stored.arrays.get(key)
+            if kept is None or kept[s].shape != again.shape or not np.allclose(kept[s], again, rtol=REL_TOL,
+                                                                               atol=1e-12, equal_nan=True) \
+                    or not np.array_equal(stored.ok[s], ok):
+                v.problems.append(f"instance_scores: the stored per-instance {key} of seed run {s + 1} differ "
+                                  "from re-scoring")
 
 
 def _compare(v: "Verdict", r, metrics: dict) -> "Verdict":

@@ -9,6 +9,9 @@ rules of its neighbours, in this order:
 2. roles (`submission.role` in the Result, from `submission.toml`): only *methods* are ranked.
    Controls (floors: random, constant, text-blind answers) and references (ceilings allowed to read
    more) are shown as marked rows at the place their primary value puts them, never ranked;
+   the randomisation test (`leaderboard.randomisation`, Adebayo et al. 2018) pairs every row with its
+   run on a randomised copy of the model: a *model-blind* method is shown with the controls (and sets a
+   floor like them), one whose own randomised run could not be compared is shown, not ranked;
 3. the ranks, their intervals and ties by the paired bootstrap (`leaderboard.ranks`), after the gate
    (`leaderboard.verdicts`); no control Result, no ranks;
 4. the verdict (`leaderboard.verdicts`) and the metrics' agreement (`leaderboard.agreement`).
@@ -26,11 +29,14 @@ from typing import Iterable
 import numpy as np
 
 from benchmark.bootstrap import N_BOOT
+from benchmark.errors import XaibenchError
+from benchmark.randomisation import randomisation_of
 from benchmark.results import MetricSummary, Result, describe_coverage
 from leaderboard import stats
 from leaderboard.agreement import AGREEMENT_FLOOR, all_metric_ranks, metric_agreement
 from leaderboard.ranks import NO_FLOOR, method_ranks, paired
 from leaderboard import selection
+from leaderboard.randomisation import THRESHOLD, Sanity, judge, pair
 from leaderboard.verdicts import Verdict, below_gate, gate_of, gated_verdict, verdict
 
 __all__ = ["Board", "Row", "boards"]
@@ -60,6 +66,10 @@ class Row:
     below_gate: str = ""  # why the method is ranked after those passing the board's gate ("" = passes)
     all_metric: float | None = None  # mean normalised rank across every metric (0 best, 1 worst)
     all_metric_rank: int | None = None  # the methods' order by `all_metric` (competition ranks)
+    sanity: Sanity | None = None  # the randomisation test (leaderboard.randomisation); None: not asked
+    # its declared capabilities as the Result records them ({"modalities", "needs_gradients", "needs_segments"});
+    # None for a Result written before they were recorded
+    capabilities: dict | None = None
 
     @property
     def ranked(self) -> bool:
@@ -67,11 +77,19 @@ class Row:
         return self.rank is not None
 
     @property
+    def blind(self) -> bool:
+        """A method found model-blind: shown with the controls, never ranked (`leaderboard.randomisation`)."""
+        return self.role == "method" and self.sanity is not None and self.sanity.blind
+
+    @property
     def marker(self) -> str:
-        """What stands in the rank column of a row without a rank: its role, or the integrity mark."""
-        if self.rank is not None:
+        """What stands in the rank column of a row without a rank: its role ("model-blind" for a method shown
+        with the controls), or the integrity mark."""
+        if self.rank is not None or self.status == "modified":
             return ""
-        return self.role if self.role in ("control", "reference") and self.status != "modified" else ""
+        if self.blind:
+            return "model-blind"
+        return self.role if self.role in ("control", "reference") else ""
 
 
 @dataclass
@@ -101,6 +119,12 @@ class Board:
     n_boot: int = 0  # bootstrap draws behind the intervals (0: none)
     model_note: str = ""  # the model under test's own quality figures (RCNN: selection vs Lei's targets)
     unranked: str = ""  # why no method is ranked (no floor on the board); "" = ranked
+    threshold: float = THRESHOLD  # the randomisation test's similarity threshold the board was judged with
+    # what the board offers an explainer (which submissions could enter it: leaderboard.summaries): the track's
+    # modality ("" when the track is not installed here), gradients (a white-box model), object segments
+    modality: str = ""
+    white_box: bool = True
+    segments: bool = False
 
     @property
     def disagreeing(self) -> list[str]:
@@ -123,17 +147,24 @@ class Board:
         return f"{self.track} · {self.resource} · {self.model}"
 
 
-def boards(results: Iterable[Result], verified_only: bool = False) -> list[Board]:
+def boards(results: Iterable[Result], verified_only: bool = False, threshold: float = THRESHOLD) -> list[Board]:
     """One ranked `Board` per (track, resource name, model name), sorted by that key.
 
-    `verified_only`: rank only results whose `status` is "signed" (the rest are named in a warning)."""
+    `verified_only`: rank only results whose `status` is "signed" (the rest are named in a warning).
+    Randomised-model Results (`benchmark.randomisation`) are not rows: each pairs with its row's Result for the
+    randomisation test, judged at the similarity `threshold` (`leaderboard.randomisation`)."""
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not -1.0 <= threshold <= 1.0:
+        raise ValueError(f"the randomisation test's threshold must be a number in [-1, 1], got {threshold!r}")
     groups: dict[tuple[str, str, str], list[Result]] = defaultdict(list)
+    randomised: dict[tuple[str, str, str], list[Result]] = defaultdict(list)
     for r in results:
-        groups[(r.track, str(r.resource["name"]), str(r.model["name"]))].append(r)
-    return [_board(key, groups[key], verified_only) for key in sorted(groups)]
+        key = (r.track, str(r.resource["name"]), str(r.model["name"]))
+        (randomised if randomisation_of(r) is not None else groups)[key].append(r)
+    return [_board(key, groups[key], verified_only, randomised[key], float(threshold)) for key in sorted(groups)]
 
 
-def _board(key: tuple[str, str, str], results: list[Result], verified_only: bool = False) -> Board:
+def _board(key: tuple[str, str, str], results: list[Result], verified_only: bool = False,
+           randomised: list[Result] | None = None, threshold: float = THRESHOLD) -> Board:
     """The board of one (track, resource, model): the results it may rank chosen step by step (integrity,
     one resource revision, one set of instances, one result per submission), each step's warnings, the
     primary metric and the columns, then the ranks and the verdict (`_analyse`)."""
@@ -153,10 +184,13 @@ def _board(key: tuple[str, str, str], results: list[Result], verified_only: bool
     shown = chosen + sorted(unranked, key=lambda r: str(r.submission["name"]))
     names, labels, directions = selection.columns(primary, shown)
     direction = directions[primary]
+    sanity = _sanity(track, chosen, randomised or [], verified_only, primary, direction, threshold)
 
-    a = _analyse(track, chosen, primary, names, directions)
+    a = _analyse(track, chosen, primary, names, directions, sanity)
     warnings += a.warnings
     rows = [_row(a.ranks[k], r, a, k) for k, r in enumerate(chosen)]
+    for row, s in zip(rows, sanity):
+        row.sanity = s
     rows = _order(rows, direction, primary)
     rows += sorted((_row(None, r) for r in unranked), key=lambda row: (row.submission, row.version, row.path))
     return Board(
@@ -182,7 +216,53 @@ def _board(key: tuple[str, str, str], results: list[Result], verified_only: bool
         n_boot=a.n_boot,
         model_note=selection.model_note(chosen),
         unranked=a.unranked,
+        threshold=threshold,
+        modality=_modality(track, chosen or ordered),
+        white_box=_offers(chosen or ordered, "white_box", "needs_gradients"),
+        segments=_offers(chosen or ordered, "segments", "needs_segments"),
     )
+
+
+def _modality(track: str, results: list[Result]) -> str:
+    """The board's modality: its track's (the registry), else what its submissions all handle, else ""."""
+    from benchmark.tracks import get_track
+
+    try:
+        return get_track(track).modality
+    except XaibenchError:
+        sets = [set(c.get("modalities") or []) for c in (_capabilities(r) for r in results) if c]
+        common = set.intersection(*sets) if sets else set()
+        return next(iter(common)) if len(common) == 1 else ""
+
+
+def _offers(results: list[Result], key: str, need: str) -> bool:
+    """Whether the board's model offers `key` (white_box / segments) as its newest Result records it; for
+    Results written before that was recorded, whether a submission that needs it (`need`) is on the board."""
+    for r in selection.newest_first(results):
+        if isinstance((r.model or {}).get(key), bool):
+            return bool(r.model[key])
+    return any(bool((_capabilities(r) or {}).get(need)) for r in results)
+
+
+def _capabilities(r: Result) -> dict | None:
+    """The submission's declared capabilities as its Result records them, or None."""
+    c = r.submission.get("capabilities")
+    return dict(c) if isinstance(c, dict) else None
+
+
+def _sanity(track: str, chosen: list[Result], randomised: list[Result], verified_only: bool, primary: str,
+            direction: str, threshold: float) -> list[Sanity]:
+    """Each chosen row's randomisation test, against the board's randomised-model Results (with
+    `verified_only`, only those whose signature holds here, as for the rows)."""
+    from benchmark.tracks import get_track
+
+    try:
+        trk = get_track(track)
+    except XaibenchError:
+        trk = None
+    if verified_only:
+        randomised = [r for r in randomised if selection.status_of(r) in selection.TRUSTED]
+    return [judge(trk, r, *pair(r, randomised), primary, direction, threshold) for r in chosen]
 
 
 @dataclass
@@ -203,12 +283,17 @@ class _Analysis:
 
 
 def _analyse(track: str, chosen: list[Result], primary: str, names: list[str],
-             directions: dict[str, str]) -> _Analysis:
-    """Ranks, intervals, ties, the gate, the verdict and the metric agreement of a board's rows."""
+             directions: dict[str, str], sanity: list[Sanity] | None = None) -> _Analysis:
+    """Ranks, intervals, ties, the gate, the verdict and the metric agreement of a board's rows. A model-blind
+    method (`sanity`) counts as a control (a floor), one whose randomisation test failed in its own run is
+    shown, not ranked."""
     k = len(chosen)
     direction = directions[primary]
+    blind = [bool(sanity and sanity[i].blind) for i in range(k)]
+    held = [bool(sanity and sanity[i].unranked) for i in range(k)]  # its own randomised run failed: not ranked
     roles = [selection.role_of(r) for r in chosen]
-    methods = [i for i in range(k) if roles[i] == "method"]
+    roles = ["control" if role == "method" and blind[i] else role for i, role in enumerate(roles)]
+    methods = [i for i in range(k) if roles[i] == "method" and not held[i]]
     controls = [i for i in range(k) if roles[i] == "control"]
     p = paired(track, chosen, names, directions)
 
@@ -284,6 +369,7 @@ def _row(rank: int | None, r: Result, a: "_Analysis | None" = None, k: int = 0) 
         fit_s=_fit(r),
         role=selection.role_of(r),
         kind=str(r.submission.get("kind") or "explainer"),
+        capabilities=_capabilities(r),
     )
     if a is not None:
         row.interval, row.tied, row.below_gate = a.intervals_by_row[k], a.tied[k], a.below_gate[k]

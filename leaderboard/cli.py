@@ -139,6 +139,13 @@ def _from_repository(source: str, public_key: list[Path] | None) -> tuple[list[R
     return found, problems, store
 
 
+ThresholdOption = Annotated[
+    Optional[float],
+    typer.Option("--randomisation-threshold", min=-1.0, max=1.0,
+                 help="The randomisation test's threshold: a method whose maps on a randomised copy of the model have "
+                 "a mean Spearman ρ with its maps on the trained model at or above it is model-blind, shown with "
+                 "the controls (default: leaderboard/randomisation.py's THRESHOLD; docs/leaderboard.md)."),
+]
 SummaryOption = Annotated[
     bool,
     typer.Option("--summary", help="With --format csv: the per-track and overall Bradley–Terry summaries (one row "
@@ -149,7 +156,8 @@ SummaryOption = Annotated[
 def leaderboard(track: TrackOption = None, resource: ResourceOption = None, fmt: FormatOption = Format.rich,
                 results: ResultsOption = None, output: OutputOption = None,
                 verified_only: VerifiedOnlyOption = False, source: FromOption = None,
-                public_key: PublicKeyOption = None, summary: SummaryOption = False) -> None:
+                public_key: PublicKeyOption = None, summary: SummaryOption = False,
+                randomisation_threshold: ThresholdOption = None) -> None:
     """Print the ranked boards, per track and overall.
 
     One board per (track, resource, model): methods ranked by the primary metric with paired-bootstrap
@@ -168,11 +176,13 @@ def leaderboard(track: TrackOption = None, resource: ResourceOption = None, fmt:
         found, problems, store = _from_repository(source, public_key)
         with store:  # its snapshot is removed once the boards are made
             selected = _filter(found, problems, source, track, resource)
-            tables = make_boards(selected, verified_only=verified_only or fmt is Format.html)
+            tables = make_boards(selected, verified_only=verified_only or fmt is Format.html,
+                                 **_threshold(randomisation_threshold))
     else:
         directory = results if results is not None else data_home() / "results"
         selected = _select(directory, track, resource)
-        tables = make_boards(selected, verified_only=verified_only or fmt is Format.html)
+        tables = make_boards(selected, verified_only=verified_only or fmt is Format.html,
+                             **_threshold(randomisation_threshold))
     if summary:
         from leaderboard.render import to_summary_csv
 
@@ -189,6 +199,11 @@ def leaderboard(track: TrackOption = None, resource: ResourceOption = None, fmt:
     else:
         sys.stdout.write(text)
         sys.stdout.flush()
+
+
+def _threshold(value: float | None) -> dict[str, float]:
+    """The boards' `threshold` keyword when --randomisation-threshold was given (else the rule's default)."""
+    return {} if value is None else {"threshold": float(value)}
 
 
 def _select(directory: Path, track: str | None, resource: str | None) -> list[Result]:
@@ -263,6 +278,7 @@ def site(
     public_key: PublicKeyOption = None,
     verified_only: Annotated[bool, typer.Option("--verified-only", help="With --from: only verified rows (without "
                                                 "--from the site always ranks only results signed here).")] = False,
+    randomisation_threshold: ThresholdOption = None,
 ) -> None:
     """Build the leaderboard as a static site.
 
@@ -274,9 +290,9 @@ def site(
         found, problems, store = _from_repository(source, public_key)
         with store:  # its snapshot is removed once the site is built
             report = build_site(out, results=found, problems=problems, sample=sample, figures=not no_figures,
-                                verified_only=verified_only)
+                                verified_only=verified_only, threshold=randomisation_threshold)
     else:
-        report = build_site(out, results, sample=sample, figures=not no_figures)
+        report = build_site(out, results, sample=sample, figures=not no_figures, threshold=randomisation_threshold)
     for problem in report.problems:
         _warn(problem)
     from benchmark.progress import console as err
@@ -329,6 +345,7 @@ def metrics_board(
 
     from benchmark.gtfree.compute import GT_TRACKS, compute_board
     from benchmark.resources.store import data_home
+    from benchmark.randomisation import randomisation_of
     from benchmark.results import load_results
     from leaderboard.metric_board import metric_board, print_rich, summaries, to_csv
 
@@ -340,7 +357,8 @@ def metrics_board(
         _warn(p)
     chosen = [r for r in found if r.track in GT_TRACKS and (track is None or r.track == track)
               and (resource is None or _matches_resource(r.resource["name"], resource))
-              and (model is None or r.model.get("name") == model)]
+              and (model is None or r.model.get("name") == model)
+              and randomisation_of(r) is None]  # a randomised-model run is the randomisation test's, not a board's
     for r in [r for r in chosen if getattr(r, "status", "unsigned") == "modified"]:
         _warn(f"{getattr(r, 'path', r.submission['name'])}: changed after it was written (its signature fails); "
               "left out of the metric board")

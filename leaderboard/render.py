@@ -37,7 +37,8 @@ from rich.text import Text
 from benchmark.results import MetricSummary
 from leaderboard.agreement import AGREEMENT_FLOOR
 from leaderboard.boards import Board, Row
-from leaderboard.summaries import MIN_SHARE, overall, track_summary
+from leaderboard.randomisation import MEASURE
+from leaderboard.summaries import MIN_SHARE, overall, overall_scopes, track_summary
 
 __all__ = [
     "ARROWS",
@@ -62,12 +63,16 @@ MISSING = "—"
 UNRANKED = "✗"
 # "signed" rows carry no marker; "verified" / "self-reported": rows read from a results repository
 MARKERS = {"unsigned": "unverified", "modified": "MODIFIED", "verified": "verified", "self-reported": "self-reported"}
-ROLE_MARKS = {"control": "ctrl", "reference": "ref"}  # the rank column of a control / reference row
+# the rank column of a control / reference row, and of a method the randomisation test found model-blind
+ROLE_MARKS = {"control": "ctrl", "reference": "ref", "model-blind": "blind"}
 TIED = "="  # after a rank the data cannot separate from another row's
+MEASURE_WORDS = "Spearman ρ of the signed maps" if MEASURE == "spearman-signed" else f"{MEASURE} similarity"
 _RANKS = (
     "rank: 1 + the methods significantly better (paired bootstrap over instances, 95 %); "
     f"{TIED} tied (the data cannot separate them) · rank 95%: the rank's bootstrap interval · "
     "ctrl: a control (a floor), ref: a reference allowed to read more (a ceiling), never ranked · "
+    "blind: a method whose maps do not depend on the model (randomisation test), shown with the controls · "
+    "ρ rand.: mean Spearman ρ of each instance's (signed) maps on the trained and on a randomised model · "
     "all-metric: the methods' order by mean normalised rank over every metric"
 )
 LEGEND = (
@@ -173,6 +178,22 @@ def _all_metric_cell(row: Row) -> str:
     return MISSING if row.all_metric_rank is None else str(row.all_metric_rank)
 
 
+def _rho_cell(row: Row) -> str:
+    """The randomisation test's mean similarity (MEASURE) of the row's maps on the two models, or `—`."""
+    value = None if row.sanity is None else row.sanity.value()
+    return MISSING if value is None else f"{value:.2f}"
+
+
+def _rand_score_cell(row: Row) -> str:
+    """The row's primary score on the randomised model, or `—`."""
+    return format_number(None if row.sanity is None else row.sanity.score)
+
+
+def _rand_headers(board: Board) -> list[str]:
+    label = board.labels.get(board.primary_metric, board.primary_metric)
+    return ["ρ rand.", f"{label} rand. {ARROWS.get(board.direction, '')}".strip()]
+
+
 def board_notes(board: Board) -> list[str]:
     """The lines every format prints under a board: its verdict, the metrics' agreement with the
     primary metric (Kendall τ-b over the methods; ⚠ where τ < 0.5), the gate, why intervals are missing."""
@@ -204,13 +225,50 @@ def board_notes(board: Board) -> list[str]:
         lines.append(f"rank intervals: undefined — {board.intervals}")
     if board.model_note:
         lines.append(board.model_note)
+    return lines + randomisation_notes(board)
+
+
+def randomisation_notes(board: Board) -> list[str]:
+    """The randomisation test's lines under a board: the rule and who passed, one line per method found
+    model-blind, and one line per reason the test was not run (naming the rows it holds for)."""
+    rows = [r for r in board.rows if r.sanity is not None]
+    if not rows:
+        return []
+    not_run: dict[str, list[Row]] = {}
+    for r in rows:
+        if r.sanity is not None and r.sanity.status == "not run":
+            not_run.setdefault(r.sanity.reason, []).append(r)
+    if len(not_run) == 1 and len(next(iter(not_run.values()))) == len(rows):  # one reason for every row
+        return [f"randomisation test not run: {next(iter(not_run))}"]
+    sensitive = [r.submission for r in rows if r.sanity and r.sanity.status == "model-sensitive"]
+    blind = [r for r in rows if r.sanity and r.sanity.blind and r.role != "control"]
+    controls = [r.submission for r in rows if r.sanity and r.sanity.blind and r.role == "control"]
+    lines = [f"randomisation test (Adebayo et al. 2018): each row's maps also on a randomised copy of the model; "
+             f"model-blind when the mean {MEASURE_WORDS} ≥ {board.threshold:g} or its score there is not worse "
+             f"beyond the noise — model-sensitive: {', '.join(sensitive) or 'none'}"
+             + (f"; model-blind controls: {', '.join(controls)}" if controls else "")]
+    for r in blind:
+        assert r.sanity is not None
+        lines.append(f"model-blind: {r.submission} — {r.sanity.reason}; shown with the controls, not ranked; its "
+                     "score is a floor")
+    for reason, held in not_run.items():
+        unranked = [r.submission for r in held if _held(r)]
+        lines.append(f"randomisation test not run: {', '.join(r.submission for r in held)} — {reason}"
+                     + (f"; not ranked: {', '.join(unranked)}" if unranked else ""))
     return lines
 
 
+def _held(row: Row) -> bool:
+    """A method not ranked because its own randomised-model run could not be compared (leaderboard.randomisation)."""
+    return row.role == "method" and row.sanity is not None and row.sanity.unranked
+
+
 def _marked(row: Row) -> str:
-    """The submission name with its integrity marker, its role and a gate note in parentheses."""
+    """The submission name with its integrity marker, its role, a gate note and the randomisation test's mark
+    in parentheses."""
+    test = "randomisation test not run; not ranked" if _held(row) else ""
     notes = [m for m in (MARKERS.get(row.status), row.marker, "below the gate: " + row.below_gate
-                         if row.below_gate else "") if m]
+                         if row.below_gate else "", test) if m]
     return f"{row.submission} ({'; '.join(notes)})" if notes else row.submission
 
 
@@ -218,7 +276,7 @@ def _board_table(board: Board) -> tuple[list[str], list[list[str]]]:
     """Header and body cells of a board, shared by Markdown and HTML."""
     header = ["rank", "rank 95%", "submission", "version", *(_header(board, n) for n in board.metric_names)]
     fits = any(r.fit_s is not None for r in board.rows)
-    header += ["all-metric", "failed", "time (s)"] + (["fit (s)"] if fits else [])
+    header += ["all-metric", *_rand_headers(board), "failed", "time (s)"] + (["fit (s)"] if fits else [])
     body = []
     for row in board.rows:
         body.append(
@@ -229,6 +287,8 @@ def _board_table(board: Board) -> tuple[list[str], list[list[str]]]:
                 row.version,
                 *(format_cell(row.metrics.get(n)) for n in board.metric_names),
                 _all_metric_cell(row),
+                _rho_cell(row),
+                _rand_score_cell(row),
                 _failures(row.n_failed, row.n_instances),
                 _wall(row.wall_time_s),
                 *([MISSING if row.fit_s is None else _wall(row.fit_s)] if fits else []),
@@ -260,15 +320,18 @@ def _summary_tables(boards: list[Board]) -> list[tuple[str, list[str], list[list
         notes += [f"left out {w}" for w in s.left_out]
         out.append((f"track {s.track}: Bradley–Terry over its boards that discriminate", _SUMMARY_HEADER,
                     _summary_body(s.rows), notes))
-    for kind in ("explainer", "oracle"):
-        rows = overall(boards, kind)
+    for kind, modality in overall_scopes(boards):
+        rows = overall(boards, kind, modality)
         if rows:
-            out.append((f"overall, {kind}s: Bradley–Terry over every track's boards that discriminate (each track "
-                        "weighs the same)", _SUMMARY_HEADER, _summary_body(rows),
-                        [f"{kind}s only (explainers and oracles never meet on a board); submissions are compared "
-                         "only on boards both entered and in the board resamples holding both; one that entered "
-                         f"fewer than {MIN_SHARE:.0%} of the boards, or met no other, is listed, not ranked; "
-                         "controls and references are not ranked"]))
+            what = f"{modality} {kind}s" if modality else f"{kind}s"
+            out.append((f"overall, {what}: Bradley–Terry over every track's {modality + ' ' if modality else ''}"
+                        "boards that discriminate (each track weighs the same)", _SUMMARY_HEADER, _summary_body(rows),
+                        [f"{what} only (explainers and oracles never meet on a board"
+                         + ("; the boards differ by modality, so each has its own table" if modality else "")
+                         + "); submissions are compared only on boards both entered and in the board resamples "
+                         "holding both; one that skipped a board it could enter, entered fewer than "
+                         f"{MIN_SHARE:.0%} of the boards, or met no other, is listed, not ranked; controls, "
+                         "references and model-blind methods are not ranked"]))
     return out
 
 
@@ -354,6 +417,8 @@ def _name_cell(row: Row) -> Text:
         text.append("\n" + row.marker, style="dim")
     if row.below_gate:
         text.append("\nbelow the gate", style="yellow")
+    if _held(row):
+        text.append("\nrandomisation test not run", style="yellow")
     return text
 
 
@@ -373,11 +438,15 @@ def _board_columns(board: Board) -> tuple[list[_Col], list[int]]:
         cols.append(_Col(header, [Text(format_cell(r.metrics.get(n))) for r in rows], bold=primary,
                          required=primary, narrow=narrow, name=board.labels.get(n, n)))
     cols.append(_Col("all", [Text(_all_metric_cell(r)) for r in rows], name="all-metric rank"))
+    rho_h, score_h = _rand_headers(board)
+    cols.append(_Col(rho_h, [Text(_rho_cell(r)) for r in rows], name="ρ rand."))
+    cols.append(_Col(score_h, [Text(_rand_score_cell(r)) for r in rows], name=score_h))
     cols.append(_Col("failed", [Text(_failures(r.n_failed, r.n_instances)) for r in rows]))
     cols.append(_Col("time (s)", [Text(_wall(r.wall_time_s)) for r in rows]))
     metric_idx = list(range(4, 4 + len(board.metric_names)))
-    all_metric, failed, time_, version = len(cols) - 3, len(cols) - 2, len(cols) - 1, 3
-    priority = [failed, *metric_idx[:3], all_metric, *metric_idx[3:], time_, version]
+    all_metric, failed, time_, version = len(cols) - 5, len(cols) - 2, len(cols) - 1, 3
+    rho, rand_score = len(cols) - 4, len(cols) - 3
+    priority = [failed, *metric_idx[:3], all_metric, *metric_idx[3:], rho, rand_score, time_, version]
     if any(r.fit_s is not None for r in rows):  # oracles: the fit (TOKI's keyword identification) beside
         cols.append(_Col("fit (s)", [Text(MISSING if r.fit_s is None else _wall(r.fit_s)) for r in rows]))
         priority.insert(priority.index(time_) + 1, len(cols) - 1)
@@ -536,7 +605,33 @@ def csv_columns(boards: Iterable[Board]) -> list[str]:
         cols += [f"{n}_mean", f"{n}_ci_low", f"{n}_ci_high", f"{n}_excluded"]
     return cols + ["all_metric_rank", "below_gate", "n_instances", "n_failed", "wall_time_s", "complete",
                    "ids_sha256", "board_verdict", "verdict_diff", "verdict_ci_low", "verdict_ci_high",
-                   "board_unranked"]
+                   "board_unranked", *RANDOMISATION_COLUMNS]
+
+
+# the randomisation test per row (leaderboard.randomisation): its verdict and reason, whether it keeps the row
+# from being ranked, each similarity's mean and paired 95 % interval, the instances compared, the primary metric
+# on the randomised model, the paired difference trained − randomised (oriented, + = trained better) and its
+# interval, the randomised copy's seed and the board's threshold
+RANDOMISATION_COLUMNS = ["randomisation", "randomisation_reason", "randomisation_unranked",
+                         *(f"rand_{m}{part}" for m in ("rho", "rho_abs", "ssim")
+                           for part in ("", "_ci_low", "_ci_high")),
+                         "rand_compared", "rand_primary_mean", "rand_diff", "rand_diff_ci_low", "rand_diff_ci_high",
+                         "rand_seed", "rand_threshold"]
+_MEASURE_COLUMNS = {"rho": "spearman-signed", "rho_abs": "spearman", "ssim": "ssim"}
+
+
+def _randomisation_cells(board: Board, row: Row) -> list[str]:
+    t = row.sanity
+    if t is None:
+        return [""] * len(RANDOMISATION_COLUMNS)
+    cells = [t.status, t.reason, str(t.unranked).lower()]
+    for measure in _MEASURE_COLUMNS.values():
+        got = (t.similarity or {}).get(measure)
+        ci = got[1] if got and got[1] else (None, None)
+        cells += [_num(got[0] if got else None), _num(ci[0]), _num(ci[1])]
+    dci = t.diff_ci or (None, None)
+    return cells + [str(t.compared), _num(t.score), _num(t.diff), _num(dci[0]), _num(dci[1]),
+                    "" if t.seed is None else str(t.seed), _num(board.threshold)]
 
 
 def _num(x: float | None) -> str:
@@ -550,7 +645,8 @@ SUMMARY_CSV_COLUMNS = ["scope", "kind", "rank", "tied", "rank_ci_low", "rank_ci_
 def to_summary_csv(boards: Iterable[Board]) -> str:
     """The Bradley–Terry summaries as CSV (`xaibench leaderboard --format csv --summary`): one row per
     (scope, submission) — `scope` is `track:<name>` (kind: the track's submissions) or `overall` (one
-    ranking per `kind`, explainer or oracle). `rank` / `tied` are empty for a row listed, not ranked
+    ranking per `kind`, explainer or oracle; `overall:<modality>` where that kind's boards differ by
+    modality). `rank` / `tied` are empty for a row listed, not ranked
     (`unranked` says why); `rank_ci_*` is the rank's 95 % interval over the board resamples that hold the
     row (paired: the boards' shared draws); `strength` the log Bradley–Terry strength, `wins` the share of
     pairwise comparisons won on shared boards; `entered` / `total` the counted boards (those that
@@ -572,9 +668,11 @@ def to_summary_csv(boards: Iterable[Board]) -> str:
     for s in track_summary(boards):
         kinds = sorted({row.kind for b in boards if b.track == s.track for row in b.rows if row.role == "method"})
         rows(f"track:{s.track}", "/".join(kinds), s.rows, s.counted, s.n_boards)
-    for kind in ("explainer", "oracle"):
-        holding = [b for b in boards if any(r.kind == kind and r.role == "method" for r in b.rows)]
-        rows("overall", kind, overall(boards, kind), sum(b.verdict.discriminates for b in holding), len(holding))
+    for kind, modality in overall_scopes(boards):
+        holding = [b for b in boards if any(r.kind == kind and r.role == "method" for r in b.rows)
+                   and modality in (None, b.modality)]
+        rows("overall" + (f":{modality}" if modality else ""), kind, overall(boards, kind, modality),
+             sum(b.verdict.discriminates for b in holding), len(holding))
     return buf.getvalue()
 
 
@@ -609,5 +707,5 @@ def to_csv(boards: Iterable[Board]) -> str:
             ci = b.verdict.ci or (None, None)
             cells += ["" if complete is None else str(bool(complete)).lower(), row.coverage.get("ids_sha256") or "",
                       b.verdict.status, _num(b.verdict.diff), _num(ci[0]), _num(ci[1]), b.unranked]
-            writer.writerow(cells)
+            writer.writerow(cells + _randomisation_cells(b, row))
     return buf.getvalue()

@@ -11,7 +11,8 @@ appends its warnings; `leaderboard.boards` applies them in this order:
   "modified".
   Results read from a results repository (`leaderboard.repository.boards`) carry "verified" (a
   maintainer's signed re-run record holds for the file; trusted like "signed") or "self-reported"
-  (ranked like "unsigned", marked).
+  (marked; not ranked where the board's track runs the randomisation test, whose run comes only with
+  the maintainer's re-run: `leaderboard.randomisation`).
   `boards(results, verified_only=True)` — what the static HTML board uses — keeps only "signed" (and
   "verified") results before any choice is made and names every left-out one in a warning, so a file that
   cannot be verified never changes which revision or coverage is ranked there (`integrity`).

@@ -8,7 +8,18 @@ boards (within each track, for `overall`, where each track's boards weigh 1 / it
 boards so every track counts once). Boards that do not discriminate, and controls and references, do
 not count; the summary names the boards left out and why. A method that met no other method, or
 entered fewer than `MIN_SHARE` of the counted boards, is listed, not ranked; `overall` ranks one kind
-of submission (explainers, or oracles) at a time.
+of submission (explainers, or oracles) at a time, and one modality at a time where the boards differ by
+modality (`overall_scopes`).
+
+Coverage that cannot be cherry-picked (issue #45; MTEB gives no mean without every task): a summary ranks
+a submission only when it entered **every** board of the summary's scope that its declared capabilities
+allow (`can_enter`: the board's modality among its modalities, a white-box model if it needs gradients,
+object segments if it needs them; from `Result.submission.capabilities`). One that skipped a board it could
+have entered is listed with "entered k of the n boards it can enter", not ranked — whether or not that
+board discriminates, so the rule does not depend on which boards the others made count. A text-only
+explainer is never counted against an image board. Results written before capabilities were recorded are
+taken to need what every board they entered offers (gradients, segments) and to handle the modalities of
+those boards.
 """
 
 from __future__ import annotations
@@ -23,7 +34,8 @@ import numpy as np
 from leaderboard import stats
 from leaderboard.boards import Board
 
-__all__ = ["MIN_SHARE", "N_BOARD_BOOT", "SummaryRow", "TrackSummary", "overall", "track_summary"]
+__all__ = ["MIN_SHARE", "N_BOARD_BOOT", "SummaryRow", "TrackSummary", "can_enter", "coverage", "overall",
+           "overall_explainers", "overall_scopes", "track_summary"]
 
 
 @dataclass
@@ -40,6 +52,8 @@ class SummaryRow:
     tied: bool = False
     parts: dict[str, float] = field(default_factory=dict)  # board title -> its rank there
     unranked: str = ""  # why it is listed, not ranked ("" = ranked)
+    can_enter: int = 0  # boards of the scope its capabilities allow (all of them, counted or not)
+    entered_any: int = 0  # of those, the boards it entered
 
 
 @dataclass
@@ -92,22 +106,64 @@ def _present(boards: list[Board], index: dict[str, int]) -> np.ndarray:
     return out
 
 
+def can_enter(capabilities: dict | None, board: Board) -> bool:
+    """Whether a submission with these declared capabilities ({"modalities", "needs_gradients",
+    "needs_segments"}) could be evaluated on `board` (`benchmark.submission.Submission.supports`'s rule)."""
+    c = capabilities or {}
+    if not board.modality or board.modality not in (c.get("modalities") or []):
+        return False
+    if c.get("needs_gradients") and not board.white_box:
+        return False
+    return not (c.get("needs_segments") and not board.segments)
+
+
+def _entered(scope: list[Board], name: str) -> list[Board]:
+    """The boards of `scope` holding a Result of `name` as a method (ranked or not)."""
+    return [b for b in scope if any(r.submission == name and r.role == "method" for r in b.rows)]
+
+
+def _declared(scope: list[Board], name: str) -> dict:
+    """The capabilities `name`'s Results record; for older Results, what every board it entered offers."""
+    for b in scope:
+        for r in b.rows:
+            if r.submission == name and r.capabilities is not None:
+                return r.capabilities
+    boards = _entered(scope, name)
+    return {"modalities": sorted({b.modality for b in boards if b.modality}),
+            "needs_gradients": bool(boards) and all(b.white_box for b in boards),
+            "needs_segments": bool(boards) and all(b.segments for b in boards)}
+
+
+def coverage(scope: list[Board], name: str) -> tuple[int, int, list[str]]:
+    """(boards of `scope` it can enter, how many of those it entered, the titles of those it skipped)."""
+    caps = _declared(scope, name)
+    can = [b for b in scope if can_enter(caps, b)]
+    entered = {id(b) for b in _entered(scope, name)}
+    skipped = [b.title for b in can if id(b) not in entered]
+    return len(can), len(can) - len(skipped), skipped
+
+
 def _bt_rows(strata: list[list[Board]], weights: list[float], total: int | None = None,
-             kind: str | None = None) -> list[SummaryRow]:
+             kind: str | None = None, scope: list[Board] | None = None) -> list[SummaryRow]:
     """Bradley–Terry summary of the methods on `strata` (lists of counted boards; stratum s's boards
     weigh weights[s]); rank intervals from resampling boards within each stratum.
 
     Rules (issue #36): a method is *ranked* only when it met another method on some board (else its
     strength is the prior's, θ = 0, which says nothing) and entered at least `MIN_SHARE` of the counted
-    boards (`total`, default all of `strata`'s); the others are listed after the ranked rows, rank None.
+    boards (`total`, default all of `strata`'s); and (issue #45) when it entered every board of `scope` (the
+    summary's boards, counted or not; default the counted ones) that its capabilities allow (`coverage`). The
+    others are listed after the ranked rows, rank None, with the reason; so is a method found model-blind on
+    every board of the scope it entered (`leaderboard.randomisation`).
     In a board resample a method is present when it has a comparison there; two methods are compared
     only over the resamples where both are present (j ahead of i when θ_j > θ_i in ≥ 97.5 % of those, and
     at least half the resamples hold both), and a method's rank interval comes only from the resamples
     that hold it, its rank there counted among the ranked methods present. Fewer than 2 counted boards:
     no interval (resampling one board gives the same board every time, a point, not an interval)."""
     boards = [b for st in strata for b in st]
+    scope = boards if scope is None else scope
     names = sorted({r.submission for b in boards for r in b.rows if r.rank is not None and r.role == "method"
-                    and (kind is None or r.kind == kind)})
+                    and (kind is None or r.kind == kind)}
+                   | {r.submission for b in scope for r in b.rows if r.blind and (kind is None or r.kind == kind)})
     if not names:
         return []
     index = {n: k for k, n in enumerate(names)}
@@ -125,7 +181,9 @@ def _bt_rows(strata: list[list[Board]], weights: list[float], total: int | None 
             if r.rank is not None and r.role == "method" and r.submission in index:
                 parts[r.submission][b.title] = float(r.rank)
     entered = np.array([len(parts[n]) for n in names])
-    rankable = met & (entered >= MIN_SHARE * total)
+    covered = {n: coverage(scope, n) for n in names}
+    complete = np.array([not covered[n][2] for n in names])
+    rankable = met & (entered >= MIN_SHARE * total) & complete
     rng = np.random.default_rng(0)
     fits = [fit([[st[j] for j in rng.integers(0, len(st), len(st))] if st else [] for st in strata])
             for _ in range(N_BOARD_BOOT)]
@@ -162,11 +220,25 @@ def _bt_rows(strata: list[list[Board]], weights: list[float], total: int | None 
     rows = [SummaryRow(ranks[k], n, float(theta[k]), int(entered[k]), total,
                        float(wins[k] / games[k]) if games[k] else float("nan"), ivs[k], tied[k],
                        dict(sorted(parts[n].items())),
-                       "" if rankable[k] else (f"entered {entered[k]} of {total} boards (< {MIN_SHARE:.0%})"
-                                               if met[k] else "met no other method: its strength is the prior's"))
+                       "" if rankable[k] else _why_listed(scope, n, covered[n], bool(met[k]), int(entered[k]), total),
+                       covered[n][0], covered[n][1])
             for k, n in enumerate(names)]
     rows.sort(key=lambda r: (r.rank is None, r.rank or 0, -r.strength, r.submission))
     return rows
+
+
+def _why_listed(scope: list[Board], name: str, covered: tuple[int, int, list[str]], met: bool, entered: int,
+                total: int) -> str:
+    """Why `name` is listed, not ranked (the first rule it fails)."""
+    can, got, skipped = covered
+    if skipped:
+        return f"entered {got} of the {can} boards it can enter (not {', '.join(skipped)})"
+    mine = [r for b in _entered(scope, name) for r in b.rows if r.submission == name and r.role == "method"]
+    if mine and all(r.blind for r in mine):
+        return f"model-blind on every board it entered ({len(mine)}): its maps do not depend on the model"
+    if not met:
+        return "met no other method: its strength is the prior's"
+    return f"entered {entered} of {total} boards (< {MIN_SHARE:.0%})"
 
 
 def track_summary(boards: Iterable[Board]) -> list[TrackSummary]:
@@ -179,22 +251,47 @@ def track_summary(boards: Iterable[Board]) -> list[TrackSummary]:
     out = []
     for track in sorted(per_track):
         kept, left = _counted(per_track[track])
-        out.append(TrackSummary(track, len(per_track[track]), _bt_rows([kept], [1.0]) if kept else [], len(kept),
-                                left))
+        out.append(TrackSummary(track, len(per_track[track]),
+                                _bt_rows([kept], [1.0], scope=per_track[track]) if kept else [], len(kept), left))
     return out
 
 
-def overall(boards: Iterable[Board], kind: str = "explainer") -> list[SummaryRow]:
+def overall(boards: Iterable[Board], kind: str = "explainer", modality: str | None = None) -> list[SummaryRow]:
     """The methods of one `kind` (explainers, or oracles: they never meet on a board and do different
     jobs, so they are never ranked in one list) ranked by one Bradley–Terry model over every track's
-    boards that discriminate and hold that kind, each track weighing the same (its boards weigh 1 / its
-    number of counted boards); `entered` / `total` count those boards, and a method that entered fewer
-    than `MIN_SHARE` of them is listed, not ranked (`_bt_rows`)."""
+    boards that discriminate and hold that kind (of one `modality`, when given), each track weighing the
+    same (its boards weigh 1 / its number of counted boards); `entered` / `total` count those boards, and a
+    method that entered fewer than `MIN_SHARE` of them, or skipped one of the scope's boards it could enter,
+    is listed, not ranked (`_bt_rows`)."""
     per_track: dict[str, list[Board]] = defaultdict(list)
     for b in boards:
-        if any(r.kind == kind and r.role == "method" for r in b.rows):
+        if any(r.kind == kind and r.role == "method" for r in b.rows) and modality in (None, b.modality):
             per_track[b.track].append(b)
     strata = [s for s in (_counted(per_track[t])[0] for t in sorted(per_track)) if s]
     if not strata:
         return []
-    return _bt_rows(strata, [1.0 / len(s) for s in strata], kind=kind)
+    scope = [b for t in sorted(per_track) for b in per_track[t]]
+    return _bt_rows(strata, [1.0 / len(s) for s in strata], kind=kind, scope=scope)
+
+
+def overall_scopes(boards: Iterable[Board]) -> list[tuple[str, str | None]]:
+    """The overall tables to show, as (kind, modality): per kind (explainer, oracle) that some board holds, one
+    table — or one per modality where that kind's boards differ by modality (None: all of them)."""
+    boards = list(boards)
+    out: list[tuple[str, str | None]] = []
+    for kind in ("explainer", "oracle"):
+        holding = [b for b in boards if any(r.kind == kind and r.role == "method" for r in b.rows)]
+        mods = sorted({b.modality for b in holding})
+        if len(mods) > 1:
+            out += [(kind, m) for m in mods]
+        elif holding:
+            out.append((kind, None))
+    return out
+
+
+def overall_explainers(boards: Iterable[Board]) -> list[tuple[str | None, list[SummaryRow]]]:
+    """The overall explainer tables the site shows: (modality, or None for all boards, its rows) per
+    `overall_scopes`."""
+    boards = list(boards)
+    return [(modality, overall(boards, kind, modality)) for kind, modality in overall_scopes(boards)
+            if kind == "explainer"]

@@ -308,6 +308,12 @@ def test_summary_ranks_b_above_a_when_b_beats_a_on_every_shared_board():
                make_result("A", model=f"big{k}", values=noisy(0.3, 0.05, seed=50 + k)),
                make_result("C", model=f"big{k}", values=noisy(0.6, 0.05, seed=60 + k)),
                make_result("random", model=f"big{k}", values=noisy(1.0, 0.05, seed=70 + k), role="control")]
+    # the small boards are black boxes B and E cannot enter (they need gradients): neither skipped a board it
+    # could enter (issue #45's coverage rule, tests/test_coverage.py)
+    for r in rs:
+        r.model["white_box"] = r.model["name"].startswith("big")
+        r.submission["capabilities"] = {"modalities": ["image"], "needs_gradients": r.submission["name"] in "BE",
+                                        "needs_segments": False}
     bs = boards(rs)
     assert all(b.verdict.discriminates for b in bs)
     (aixi,) = track_summary(bs)

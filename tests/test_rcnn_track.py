@@ -360,3 +360,23 @@ def test_reproduce_tables_beside_the_paper(home, tmp_path):
     assert "not built, skipped: aroma, palate" in out.output and "20508" in out.output  # the paper's Table 2 N
     bad = CliRunner().invoke(reproduce_app, ["rcnn", "--aspect", "taste"])
     assert bad.exit_code == 2
+
+
+def test_a_fixed_function_of_the_input_is_model_blind_on_the_rcnn_board(home, built, tmp_path):
+    """Issue #45 on the RCNN board: a map that is a fixed function of the input (tests/submissions/input_function)
+    entered as a method ranks with the controls, and the randomisation test re-draws the RCNN itself."""
+    from pathlib import Path
+
+    from benchmark.results import load_results
+    from leaderboard.boards import boards
+
+    sub = Path(__file__).parent / "submissions" / "input_function"
+    where = dict(track="rcnn", resource="rcnn/beer-appearance", model="rcnn", limit=6, results_dir=tmp_path / "r",
+                 sandbox="none", timeout_s=0)
+    for s in (sub, "random"):
+        evaluate(s, **where)
+        r = evaluate(s, randomised=True, **where)
+    assert r.model["randomisation"]["of"] != r.model["hash"] and r.model["hash"] != ""
+    (b,) = boards(load_results(tmp_path / "r")[0])
+    row = next(x for x in b.rows if x.submission == "input-function")
+    assert row.blind and row.rank is None and row.marker == "model-blind" and row.sanity.value() == 1.0, row.sanity

@@ -106,6 +106,19 @@ def test_end_to_end_submit_validate_verify_site(world, remote, tmp_path, capsys)
     assert 'squares</a> <span class="verified">verified</span>' in board
     code, out, _ = cli(["leaderboard", "--from", str(remote), "--format", "csv"], capsys)
     assert code == 0 and ",squares,0.0.1,self-reported" in out  # no public key configured: not verified
+    # the randomisation test (issue #45) comes with the maintainer's signed re-run: without it a self-reported row
+    # is not ranked; with it, the verified row is judged — x², a fixed function of the input, is model-blind
+    import csv
+    import io
+
+    (row,) = [r for r in csv.DictReader(io.StringIO(out)) if r["submission"] == "squares"]
+    assert row["rank"] == "" and row["randomisation"] == "not run" and row["randomisation_unranked"] == "true"
+    assert "self-reported" in row["randomisation_reason"]
+    code, out, _ = cli(["leaderboard", "--from", str(remote), "--format", "csv", "--public-key",
+                        str(keys / "verifier.pub")], capsys)
+    (row,) = [r for r in csv.DictReader(io.StringIO(out)) if r["submission"] == "squares"]
+    assert code == 0 and row["status"] == "verified" and row["randomisation"] == "model-blind", row
+    assert float(row["rand_rho"]) == 1.0 and row["rank"] == ""
 
 
 # --------------------------------------------------------------------------------------------------

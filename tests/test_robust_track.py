@@ -446,3 +446,26 @@ def test_table4_runs_seeded_resumable_and_reads_only_representable_swaps(rhome, 
     table4(tmp_path, model_name="cnn", n=4, seeds=range(2), toki=False, similarity=False, determinism_check=0,
            root=root, space=space, log=lambda *_: None)
     assert [p.stat().st_size for p in logs] == size
+
+
+def test_a_fixed_function_of_the_input_is_model_blind_on_the_robustness_board(rhome, tmp_path):
+    """Issue #45 on the robustness board: a map that is a fixed function of the input (perfectly stable under a
+    synonym swap that keeps word lengths) ranks with the controls; its randomised-model run scores ERASER's
+    faithfulness with the randomised model."""
+    from pathlib import Path
+
+    from benchmark.results import load_results
+    from benchmark.runner import evaluate
+    from leaderboard.boards import boards
+
+    sub = Path(__file__).parent / "submissions" / "input_function"
+    where = dict(track="robustness", resource="robustness/mr-cnn", model="cnn", results_dir=tmp_path / "r",
+                 sandbox="none", timeout_s=0)
+    for s in (sub, "random"):
+        trained = evaluate(s, **where)
+        rand = evaluate(s, randomised=True, **where)
+    # the randomised copy answers the faithfulness probes: the random control's comprehensiveness moves with it
+    assert rand.metrics["rob-faith-comp"].mean != trained.metrics["rob-faith-comp"].mean
+    (b,) = boards(load_results(tmp_path / "r")[0])
+    row = next(x for x in b.rows if x.submission == "input-function")
+    assert row.blind and row.rank is None and row.sanity.value() == 1.0, row.sanity

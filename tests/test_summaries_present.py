@@ -1,7 +1,9 @@
 """Bradley–Terry summaries compare only the present (issue #36): a method is compared with another only in
 the board resamples holding both, its interval comes only from the resamples holding it, a strength that
 is only the prior's never ranks, a method that entered fewer than half the boards is listed, not ranked,
-and the overall ranking keeps explainers apart from oracles."""
+and the overall ranking keeps explainers apart from oracles. Since issue #45 a method must also have entered
+every board its declared capabilities allow (tests/test_coverage.py): here the boards a method skips are
+black-box boards it cannot enter (it needs gradients), so these tests keep testing what they tested."""
 
 from __future__ import annotations
 
@@ -18,14 +20,22 @@ def noisy(mean: float, seed: int, sd: float = 0.05) -> np.ndarray:
     return mean + sd * np.random.default_rng(seed).standard_normal(N)
 
 
-def _board(model: str, means: dict[str, float], seed: int, track="aixi", resource="aixi/shape-ssin", kind=None):
-    """One board's results (kl, lower is better) with a control far behind."""
+GRADIENTS = {"modalities": ["image"], "needs_gradients": True, "needs_segments": False}
+PLAIN = {"modalities": ["image"], "needs_gradients": False, "needs_segments": False}
+
+
+def _board(model: str, means: dict[str, float], seed: int, track="aixi", resource="aixi/shape-ssin", kind=None,
+           white_box=True, gradients=()):
+    """One board's results (kl, lower is better) with a control far behind; its model white-box or not, and
+    the methods named in `gradients` declaring that they need gradients (the others do not)."""
     out = [make_result(name, model=model, track=track, resource=resource, values=noisy(m, seed + k))
            for k, (name, m) in enumerate(sorted(means.items()))]
     out.append(make_result("random", model=model, track=track, resource=resource, values=noisy(2.0, seed + 99),
                            role="control"))
-    if kind:
-        for r in out:
+    for r in out:
+        r.model["white_box"] = white_box
+        r.submission["capabilities"] = GRADIENTS if r.submission["name"] in gradients else PLAIN
+        if kind:
             r.submission["kind"] = kind
     return out
 
@@ -33,7 +43,7 @@ def _board(model: str, means: dict[str, float], seed: int, track="aixi", resourc
 def _clear(n_boards: int = 4) -> list:
     rs = []
     for k in range(n_boards):
-        rs += _board(f"m{k}", {"a": 0.1, "b": 0.3, "c": 0.5}, seed=10 * k)
+        rs += _board(f"m{k}", {"a": 0.1, "b": 0.3, "c": 0.5}, seed=10 * k, gradients=("a", "b", "c"))
     return rs
 
 
@@ -44,14 +54,15 @@ def _ranks(rows) -> dict[str, int | None]:
 def test_an_unrelated_board_does_not_blur_a_clear_order():
     """A clear 1 / 2 / 3 on four boards stays 1 / 2 / 3 when one unrelated board (a lone method and a
     control) is added: before, the lone method's board replaced shared boards in the resamples, where
-    the three sat at the prior, and all three became `1=`. The lone method met no one: listed."""
+    the three sat at the prior, and all three became `1=`. The lone method met no one (and skipped the
+    four boards it could enter): listed."""
     (plain,) = track_summary(boards(_clear()))
     assert _ranks(plain.rows) == {"a": 1, "b": 2, "c": 3}
-    (more,) = track_summary(boards(_clear() + _board("lone", {"z": 0.2}, seed=500)))
+    (more,) = track_summary(boards(_clear() + _board("lone", {"z": 0.2}, seed=500, white_box=False)))
     ranks = _ranks(more.rows)
     assert (ranks["a"], ranks["b"], ranks["c"]) == (1, 2, 3) and ranks["z"] is None
     z = next(r for r in more.rows if r.submission == "z")
-    assert "prior" in z.unranked and more.rows[-1].submission == "z"
+    assert "entered 1 of the 5 boards it can enter" in z.unranked and more.rows[-1].submission == "z"
     for r in more.rows:
         if r.rank is not None:
             assert r.interval is not None and r.interval[0] <= r.rank <= r.interval[1], r
@@ -62,7 +73,8 @@ def test_a_method_that_entered_few_boards_and_lost_is_listed_not_ranked():
     without its board and was shown `2=`, above c, which won games; now it is listed, not ranked."""
     rs = []
     for k in range(5):
-        rs += _board(f"m{k}", {"a": 0.1, "b": 0.3, "c": 0.5, **({"d": 0.9} if k == 0 else {})}, seed=10 * k)
+        rs += _board(f"m{k}", {"a": 0.1, "b": 0.3, "c": 0.5, **({"d": 0.9} if k == 0 else {})}, seed=10 * k,
+                     white_box=k == 0, gradients=("d",))
     (s,) = track_summary(boards(rs))
     ranks = _ranks(s.rows)
     assert ranks["d"] is None and (ranks["a"], ranks["b"], ranks["c"]) == (1, 2, 3)
@@ -81,8 +93,8 @@ def test_overall_keeps_explainers_apart_from_oracles_and_lists_the_rarely_presen
     entered 1 of 5 explainer boards (l2x on the demo: robustness only) is listed, not crowned."""
     rs = []
     for k in range(4):
-        rs += _board(f"m{k}", {"e1": 0.1, "e2": 0.3}, seed=10 * k)
-    rs += _board("r0", {"e1": 0.3, "e2": 0.5, "l2x": 0.05}, seed=300, resource="aixi/shape-suum")
+        rs += _board(f"m{k}", {"e1": 0.1, "e2": 0.3}, seed=10 * k, white_box=False)
+    rs += _board("r0", {"e1": 0.3, "e2": 0.5, "l2x": 0.05}, seed=300, resource="aixi/shape-suum", gradients=("l2x",))
     for k in range(2):
         # oracle boards (their own resource; the track's per-instance form does not matter here)
         rs += _board(f"t{k}", {"o1": 0.1, "o2": 0.4}, seed=600 + k, resource="aixi/oracles", kind="oracle")
@@ -110,7 +122,8 @@ def test_the_summaries_stand_alone_as_csv(tmp_path):
 
     rs = []
     for k in range(5):
-        rs += _board(f"m{k}", {"a": 0.1, "b": 0.3, "c": 0.5, **({"d": 0.9} if k == 0 else {})}, seed=10 * k)
+        rs += _board(f"m{k}", {"a": 0.1, "b": 0.3, "c": 0.5, **({"d": 0.9} if k == 0 else {})}, seed=10 * k,
+                     white_box=k == 0, gradients=("d",))
     text = render.to_summary_csv(boards(rs))
     rows = list(csv.DictReader(io.StringIO(text)))
     assert list(rows[0]) == render.SUMMARY_CSV_COLUMNS

@@ -3,8 +3,9 @@ were scored from (the output cache), with the board's own model — and with tha
 
 One file per (board, submission): `$XAIBENCH_HOME/metric-board/<track>/<resource>/<model>/<name>.json`,
 written atomically, holding per-instance scores and failure codes of each metric on the model and on its
-randomised copy. Its key (the Result's outputs digest, the model hash, the metrics and their parameters)
-is checked on the next run: a matching file is reused, so an interrupted run resumes submission by
+randomised copy (`benchmark.models.randomise`: the one randomisation the boards' randomisation test uses
+too). Its key (the Result's outputs digest, the model hash, the metrics and their parameters) is checked
+on the next run: a matching file is reused, so an interrupted run resumes submission by
 submission and a second run computes nothing.
 
 Only data reaches the metrics: the maps a submission produced (checked against the Result's
@@ -13,10 +14,8 @@ Only data reaches the metrics: the maps a submission produced (checked against t
 
 from __future__ import annotations
 
-import copy
 import json
 import os
-import sqlite3
 import tempfile
 import time
 from dataclasses import dataclass
@@ -24,48 +23,19 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 import numpy as np
-import torch
 
-from benchmark.cache import OutputCache
 from benchmark.errors import XaibenchError
 from benchmark.gtfree import metrics_for
 from benchmark.gtfree.base import GtFreeMetric, Scored
+from benchmark.models.randomise import RANDOM_SEED, randomised
 from benchmark.progress import console, progress_bar
-from benchmark.results import Result, ids_digest, outputs_digest
+from benchmark.randomisation import result_outputs
+from benchmark.results import Result, ids_digest
 
 GT_TRACKS = ("aixi", "rcnn", "idc")  # the boards with ground truth a metric can be judged against
 FORMAT = "xaibench-metric-board-v1"
 VERSION = 3  # of the metric code: a change that can move a score bumps it, and stored files are recomputed
-# the randomised model's seed: not 0, the seed many models are initialised with (reset_parameters under
-# the training seed would rebuild the trained model's initial weights, and an untrained model would be itself)
-RANDOM_SEED = 20181030
 CHUNK = 16  # instances per metric call (Quantus builds every perturbation of a chunk at once)
-
-
-def randomised(model: Any, seed: int = RANDOM_SEED) -> Any:
-    """Adebayo et al.'s (2018) full model randomisation: a copy of `model` whose torch parameters are
-    re-initialised (each sub-module's `reset_parameters`, seeded; parameters of modules without one
-    re-drawn N(0, σ²) with their own σ). A model without weights supplies its own `randomised`."""
-    if hasattr(model, "randomised"):
-        return model.randomised(seed)
-    if getattr(model, "module", None) is None:
-        raise XaibenchError(f"model {getattr(model, 'name', model)!r} has no weights to randomise")
-    for attempt in range(8):  # a draw that reproduces the weights (an untrained model under this seed) is redrawn
-        m = copy.deepcopy(model)
-        m._exact = type(model._exact)()
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(seed + attempt)
-            with torch.no_grad():
-                for sub in m.module.modules():
-                    sub.__dict__.pop("_vocabulary_tables", None)
-                    if hasattr(sub, "reset_parameters"):
-                        sub.reset_parameters()
-                    else:
-                        for p in sub.parameters(recurse=False):
-                            p.copy_(torch.randn_like(p) * float(p.std()) if p.numel() > 1 else torch.randn_like(p))
-        if any(not torch.equal(a, b) for a, b in zip(m.module.parameters(), model.module.parameters())):
-            return m
-    raise XaibenchError(f"model {getattr(model, 'name', model)!r}: re-initialising did not change its weights")
 
 
 def board_dir(home: Path, track: str, resource: str, model: str) -> Path:
@@ -75,30 +45,10 @@ def board_dir(home: Path, track: str, resource: str, model: str) -> Path:
 
 def _read_maps(home: Path, r: Result, ids: list[str]) -> tuple[list[np.ndarray | None], str | None]:
     """The maps a Result was scored from (None where the explainer failed), or a reason they can't be used."""
-    caches = r.extra.get("caches") or [r.extra.get("cache")]
-    if not caches or not caches[0]:
-        return [], "the result names no output cache"
-    runs = []
-    for rel in caches:
-        path = Path(home) / str(rel)
-        if not path.exists():
-            return [], f"its output cache {path} is gone"
-        try:
-            db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-            key = {k: json.loads(v) for k, v in db.execute("SELECT k, v FROM meta")}
-            db.close()
-            cache = OutputCache(path, key)
-            try:
-                runs.append(cache.get(ids))
-            finally:
-                cache.close()
-        except (sqlite3.Error, ValueError, XaibenchError) as exc:
-            return [], f"its output cache {path} cannot be read ({exc})"
-    if any(i not in run for run in runs for i in ids):
-        return [], "its output cache lacks instances it was scored on"
-    if outputs_digest([run[i] for run in runs for i in ids]) != r.integrity.get("outputs_sha256"):
-        return [], "its output cache does not hold the maps it was scored from (outputs_sha256 differs)"
-    first = runs[0]
+    try:
+        first = result_outputs(r, ids, home)[0]
+    except XaibenchError as exc:
+        return [], str(exc)
     return [first[i].array if first[i].ok else None for i in ids], None
 
 

@@ -243,9 +243,11 @@ def _base_model(start: dict, channel: Channel) -> Any:
     if "served" in spec:
         s = spec["served"]
         return ServedModel(channel, s["name"], s["task"], s["n_outputs"], s["modality"], s.get("batch_size", 1024))
+    from benchmark.models.randomise import apply
     from benchmark.models.spec import LOADERS
 
-    return LOADERS[spec["loader"]](Path(spec["directory"]), spec["name"], **spec["options"])
+    return apply(LOADERS[spec["loader"]](Path(spec["directory"]), spec["name"], **spec["options"]),
+                 spec.get("randomisation"))
 
 
 def serve(channel: Channel) -> int:

@@ -12,6 +12,9 @@ A track does not hand a model object to a submission; it returns a `ModelSpec`:
 `targets` fixes the explained output of each instance (e.g. a document's labelled class, for
 agreement with people) instead of the model's prediction; it implies one instance per call.
 
+`randomisation` makes a loaded spec the model's randomised copy (`benchmark.models.randomise`): the loader's
+model, re-initialised under the given seed wherever it is loaded, its weights checked against the digest.
+
 `per_instance = True` declares a model whose output depends on which instance is being explained
 (the function model counts the objects of *that* instance still visible): the worker then calls the
 explainer on one instance at a time and tells the harness the instance before each `predict`, so an
@@ -72,6 +75,9 @@ class ModelSpec:
     served: Model | None = None  # harness-held black box (served models); never sent to a worker
     per_instance: bool = False
     targets: dict[str, int] | None = None  # explain this output per instance (instead of the prediction)
+    # a loaded model's randomised copy: {"seed", "top", "sha256"} (`benchmark.models.randomise.randomised_spec`);
+    # applied wherever the model is loaded, and checked against the digest there
+    randomisation: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if (self.loader is None) == (self.served is None):
@@ -91,8 +97,10 @@ class ModelSpec:
         if self.served is not None:
             return self.served
         assert self.loader is not None and self.directory is not None  # a loaded spec (__post_init__)
+        from benchmark.models.randomise import apply
+
         try:
-            return LOADERS[self.loader](Path(self.directory), self.name, **self.options)
+            return apply(LOADERS[self.loader](Path(self.directory), self.name, **self.options), self.randomisation)
         except ResourceError:
             raise
         except (OSError, ValueError, KeyError, RuntimeError) as exc:
@@ -108,5 +116,6 @@ class ModelSpec:
                               "modality": self.modality, "batch_size": int(m.batch_size)}}
         else:
             out = {"loader": self.loader, "name": self.name, "options": dict(self.options),
-                   "directory": directory or str(self.directory)}
+                   "directory": directory or str(self.directory),
+                   **({"randomisation": dict(self.randomisation)} if self.randomisation else {})}
         return {**out, "per_instance": self.one_at_a_time, "targets": self.targets}

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Sequence
+from typing import Any, Callable, ClassVar, Sequence
 
 import numpy as np
 
@@ -114,6 +114,10 @@ class Track:
 
     metadata: ClassVar[TrackMetadata]
     score_chunk: int | None = 250  # instances per `score` call; None = every instance in one call
+    # the randomisation test (`benchmark.randomisation`, Adebayo et al. 2018): `xaibench evaluate` also runs each
+    # submission on a randomised copy of the model; a track where that does not apply sets it False and says why
+    randomisation_test: ClassVar[bool] = True
+    randomisation_note: ClassVar[str] = ""
 
     @property
     def name(self) -> str:
@@ -195,6 +199,11 @@ class Track:
         The spec is a model folder a worker loads by itself, or a black box the harness serves
         (`benchmark.models.spec`); a model built from ground truth must be served, never loaded."""
         raise NotImplementedError
+
+    def use_model(self, instances: Instances, load: Callable[[], Any]) -> None:
+        """Score `instances` with the model `load()` gives wherever the track's scoring reads the model under
+        test (robustness: ERASER's faithfulness probes) — the randomised copy, in a randomised-model run
+        (`benchmark.randomisation`). Default: the track's scoring reads no model."""
 
     def assets(self, resource) -> dict[str, Path]:
         """Read-only folders (no ground truth) every worker of this track gets, by name; the worker

@@ -173,6 +173,10 @@ class RobustnessTrack(Track):
                 "architecture": cfg["architecture"], "scores": cfg.get("scores", {})}
         return spec, info
 
+    def use_model(self, instances: Instances, load) -> None:
+        """ERASER's faithfulness probes read `load()`'s model (the randomised copy in a randomised-model run)."""
+        instances.truths["model"] = load
+
     def board_role(self, resource, submission: str, role: str) -> str:
         """The role a Result of `submission` takes on this board: the transfer board's reference explainer
         (the texts were attacked through it — an adaptive attack, not a transfer) is a marked,
@@ -422,6 +426,11 @@ class LiveRobustnessTrack(RobustnessTrack):
         description=("TEF live board: each explainer attacked through itself (`xaibench attack`); the scored "
                      "pairs re-explained with fresh seeds; ACC beside ERASER faithfulness"),
     )
+
+    randomisation_test = False
+    randomisation_note = ("a live attack's texts depend on the explainer's own maps, so a run on a randomised model "
+                          "would attack other texts; the explainer's randomisation test is on the transfer board "
+                          "(`robustness`)")
 
     def instances(self, resource, split: str, limit: int | None = None) -> Instances:
         """Always refused: the live boards are filled by `xaibench attack` only."""

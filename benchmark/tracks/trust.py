@@ -86,6 +86,20 @@ class TrustTrack(Track):
         rank_gate={"metric": "trust-auc", "min": 0.5, "beat_controls": True},
     )
 
+    # The randomisation test (issue #45) is not this board's rule. An oracle judges *explained predictions*: the
+    # prediction, its confidence and its LIME explanation come with each input, made on the trained model, and the
+    # ground truth (trustworthy = that explanation agrees with people's rationale) is a property of those very
+    # explanations. An oracle depends on the model through them, so re-drawing the weights changes the inputs and
+    # the labels, not just the model: on a randomised model the oracle would judge another trust set. What the
+    # rule guards against — a judgement that ignores the model's explanation — the trust boards' blind controls
+    # already measure: text-length-oracle reads only the text, explanation-size-oracle only how long the
+    # explanation is, random-oracle nothing, and the AUC gate ranks no method below them (docs/trust.md).
+    randomisation_test = False
+    randomisation_note = ("an oracle's inputs are explained predictions made on the trained model, and its ground "
+                          "truth is a property of those explanations, so a randomised model would change the task, "
+                          "not only the model; the blind controls (text-length-oracle, explanation-size-oracle) "
+                          "measure what a judgement that ignores the explanation scores")
+
     def configs(self) -> list[str]:
         """<dataset>-<model>: each trust set with each model under test."""
         return [f"{d}-{m}" for d in DATASETS for m in MODEL_LOADERS]

@@ -10,6 +10,10 @@ change of the Result, the code or the metadata on the default branch turns the r
 What the file cannot prove is not shown from it: a verified row shows the re-run's wall time and fit time (from
 the signed record); a row keeps `extra.cache` only where it is the harness's own cache name for that run
 (`runner.cache_rel`), so the site never opens a path a contributor wrote.
+
+The randomisation test (issue #45) reads only what a maintainer signed: a verified Result's record carries the
+re-run's randomised-model Result (`rerun.RANDOMISED`), loaded beside it, "verified" too and paired with it
+(`_randomised`); a self-reported Result has none, and the board does not rank it where the track applies the test.
 """
 
 from __future__ import annotations
@@ -114,4 +118,34 @@ def load_repository(tree: Path, keys: dict[str, Any]) -> tuple[list[Any], list[s
             if isinstance(fit, (int, float)) and not isinstance(fit, bool):
                 r.extra["fit_s"] = float(fit)
         found.append(r)
+        if record is not None:
+            found += _randomised(record, rel, r, problems)
     return found, problems
+
+
+def _randomised(record: dict[str, Any], rel: str, r: Any, problems: list[str]) -> list[Any]:
+    """The randomised-model Result a verification record carries (signed with it), paired with the verified `r`:
+    the maintainer's re-run held for `r`, so its randomised run stands for `r`'s; [] when the record has none."""
+    from benchmark.results import Result
+
+    data = record.get("randomised")
+    if data is None:
+        return []
+    try:
+        rand = Result.from_dict(data)
+        ok = rand.model.get("randomisation") is not None and result_path_of(rand) == parse_result_path(rel) \
+            and isinstance(rand.extra, dict)
+    except (XaibenchError, ValueError, TypeError, AttributeError, KeyError) as exc:
+        why = " ".join(str(exc).split())[:120]
+        problems.append(f"{rel}: its record's randomised-model run is not a Result ({why})")
+        return []
+    if not ok:
+        problems.append(f"{rel}: its record's randomised-model run is not one of this Result; left out")
+        return []
+    _own_cache(rand)
+    record_of = rand.extra.get("randomisation")
+    rand.extra["randomisation"] = {**(record_of if isinstance(record_of, dict) else {}),
+                                   "trained_outputs_sha256": r.integrity.get("outputs_sha256"),
+                                   "trained_ids_sha256": (r.coverage or {}).get("ids_sha256")}
+    rand.status = "verified"
+    return [rand]

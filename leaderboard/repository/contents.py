@@ -5,13 +5,15 @@ record (docs/submitting.md, "What is checked"). A field this module does not kno
 `check_result(data, rp, sub, context)` (pure over the parsed file; `validate` calls it):
 
 * `schema_version`: 3 (per-instance scores are what boards resample);
-* `submission`: exactly {name, base, version, hash, parameters, kind, role}; name = base = the path's name
-  (default parameters), version and kind the rebuilt submission's, hash the path's code hash, parameters the
-  rebuilt submission's defaults, role `track.board_role(...)` of its `submission.toml` role;
+* `submission`: exactly {name, base, version, hash, parameters, kind, role, capabilities}; name = base = the
+  path's name (default parameters), version and kind the rebuilt submission's, hash the path's code hash,
+  parameters the rebuilt submission's defaults, role `track.board_role(...)` of its `submission.toml` role,
+  capabilities its declared ones (`runner.capabilities_of`: which boards it could enter);
 * `track`, `resource`: the path's track and resource; `version` the resource's; `split` the track's
   evaluation split (so one path never holds two splits);
-* `model`: equal to what the track builds for that resource and model (`track.build_model`): quality
-  floors and notes come from the harness;
+* `model`: equal to what the runner records of what the track builds for that resource and model
+  (`track.build_model`, `runner.model_record`): quality floors, notes, white_box / segments and why a model
+  cannot be randomised come from the harness;
 * `primary_metric`: the track's;
 * `coverage`, `n_instances`: `coverage_of` the evaluation split's instance ids, the complete split;
 * `instance_scores`: decodes over n instances; its seeds are the provenance's;
@@ -46,7 +48,7 @@ FIELDS: dict[str, set[str]] = {
     "": {"schema_version", "submission", "track", "resource", "model", "metrics", "n_instances", "n_failed",
          "failures", "wall_time_s", "provenance", "primary_metric", "created", "extra", "coverage", "integrity",
          "instance_scores"},
-    "submission": {"name", "base", "version", "hash", "parameters", "kind", "role"},
+    "submission": {"name", "base", "version", "hash", "parameters", "kind", "role", "capabilities"},
     "resource": {"name", "version", "revision", "split"},
     "coverage": {"n", "ids_sha256", "limit", "complete", "split_size"},
     "integrity": {"outputs_sha256", "key_id", "signature"},
@@ -211,9 +213,11 @@ def _against_track(r: Any, data: dict[str, Any], sub: Any, context: Any) -> list
     if r.resource.get("version") != res.version:
         out.append(f"resource.version says {r.resource.get('version')!r}, the resource is {res.version!r}")
     if sub is not None:
+        from benchmark.runner import capabilities_of
+
         expected = {"name": sub.name, "base": sub.name, "version": sub.version, "hash": sub.hash,
                     "parameters": sub.parameters, "kind": sub.kind,
-                    "role": trk.board_role(res, sub.name, sub.role)}
+                    "role": trk.board_role(res, sub.name, sub.role), "capabilities": capabilities_of(sub)}
         for key, value in expected.items():
             if canonical_json(r.submission.get(key)) != canonical_json(value):
                 out.append(f"submission.{key} says {r.submission.get(key)!r}; the submission rebuilt from source/ "

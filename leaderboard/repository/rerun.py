@@ -20,6 +20,12 @@ When every Result holds, its record (`record_for`: the Result's path and sha256,
 and of its `submission.json`, the rule, the re-runs' figures) is signed and landed with the pull request's files
 in one commit on the tip it was judged against (`Store.land`); otherwise nothing is written.
 
+The randomisation test (issue #45) is one more evaluation: where the track applies it, the re-run is repeated on
+the model's randomised copy (`RANDOMISED`, `benchmark.randomisation`), and the record keeps its whole Result
+(`randomised`: signed with the rest; or `randomised_not_run`, why the model cannot be randomised), which the
+repository's boards read beside the verified Result (`boards.load_repository`). A submitted Result comes
+without one, so a self-reported row is not ranked on such a board until it is verified.
+
 A submission with requirements is re-run in an environment of its own (`benchmark.environments.for_result`):
 the versions its Result recorded (`provenance.requirements`), installed from `sources` (`--find-links`,
 `--index-url`) over the harness's packages; each re-run must resolve those versions, and its figures name them.
@@ -44,6 +50,7 @@ __all__ = ["Evaluation", "Rerun", "compare", "record_for", "rerun_result", "veri
 
 REL_TOL = 1e-9
 STOCHASTIC_FACTOR = 3.0
+RANDOMISED = "randomised model"  # the label of the randomisation test's evaluation (not compared: it is new)
 
 
 @dataclass
@@ -62,6 +69,17 @@ class Rerun:
     problems: list[str] = field(default_factory=list)
     rule: str = ""  # "equal outputs" | "within the re-runs' tolerance"
     evaluations: list[Evaluation] = field(default_factory=list)
+    randomised_not_run: str = ""  # why the randomisation test could not run (a model that cannot be randomised)
+
+    @property
+    def reruns(self) -> list[Any]:
+        """The re-runs of the Result as submitted (compared with it), without the randomised-model run."""
+        return [e.result for e in self.evaluations if e.label != RANDOMISED]
+
+    @property
+    def randomised(self) -> Any:
+        """The randomised-model run's Result, or None."""
+        return next((e.result for e in self.evaluations if e.label == RANDOMISED), None)
 
     @property
     def figures(self) -> list[dict[str, Any]]:
@@ -196,15 +214,42 @@ def rerun_result(tree: Path, rel: str, sandbox: str = "auto", timeout_s: float =
                                  results_dir=Path(scratch) / f"results-{k}", sandbox=sandbox, timeout_s=timeout_s,
                                  environment=None if env is None else env.packages)
                 out.evaluations.append(Evaluation(label, again))
+            # paired with the last re-run: the output cache holds its maps (each re-run recomputes them)
+            _randomised_run(out, sub, submitted, f"{rp.resource}@{rp.revision}", rp.model,
+                            Path(scratch) / f"results-{len(labels) - 1}", sandbox, timeout_s,
+                            None if env is None else env.packages)
         except (XaibenchError, OSError, KeyError, TypeError, json.JSONDecodeError) as exc:
             out.problems.append(f"the re-run failed: {' '.join(str(exc).split())[:300]}")
             return out
-    out.rule, out.problems = compare(submitted, [e.result for e in out.evaluations], sub.deterministic)
+    out.rule, out.problems = compare(submitted, out.reruns, sub.deterministic)
     for e in out.evaluations if sub.requires else []:  # the versions the re-run ran with: those recorded
         if e.result.provenance.get("requirements") != submitted.provenance.get("requirements"):
             out.problems.append(f"the re-run resolved the requirements to {e.result.provenance.get('requirements')}, "
                                 f"the Result says {submitted.provenance.get('requirements')}")
     return out
+
+
+def _randomised_run(out: Rerun, sub: Any, submitted: Any, resource: str, model: str, results: Path, sandbox: str,
+                    timeout_s: float, environment: Any) -> None:
+    """The randomisation test's evaluation, after the re-runs (paired with the last one's Result, in `results`),
+    where the track applies it; a model that cannot be randomised is recorded with the reason."""
+    from benchmark.errors import NotRandomisable
+    from benchmark.runner import evaluate
+    from benchmark.tracks import get_track
+    from leaderboard.repository.contents import seeds_of
+
+    if not get_track(submitted.track).randomisation_test:
+        return
+    try:
+        rand = evaluate(sub, submitted.track, resource, model=model, split=str(submitted.resource["split"]),
+                        seeds=seeds_of(submitted.provenance),
+                        batch_size=int(submitted.provenance.get("batch_size", 16)), overwrite=True,
+                        results_dir=results, sandbox=sandbox, timeout_s=timeout_s, environment=environment,
+                        randomised=True)
+    except NotRandomisable as exc:
+        out.randomised_not_run = str(exc)
+        return
+    out.evaluations.append(Evaluation(RANDOMISED, rand))
 
 
 def record_for(tree: Path, run: Rerun) -> dict[str, Any]:
@@ -221,6 +266,8 @@ def record_for(tree: Path, run: Rerun) -> dict[str, Any]:
             "submission_json_sha256": meta, "submission": rp.submission, "code_hash": rp.code_hash, "track": rp.track,
             "resource": rp.resource, "revision": rp.revision, "model": rp.model, "rule": run.rule,
             "rerun": run.figures, "wall_time_s": first["wall_time_s"], "fit_s": first["fit_s"],
+            **({"randomised": run.randomised.to_dict()} if run.randomised is not None else {}),
+            **({"randomised_not_run": run.randomised_not_run} if run.randomised_not_run else {}),
             "xaibench": __version__, "verified": datetime.now(timezone.utc).isoformat(timespec="seconds")}
 
 

@@ -63,6 +63,8 @@ def gather(sub: Any, results_dir: Path) -> dict[str, bytes]:
             raise RepositoryError(f"{path} is {why}; re-run `xaibench evaluate` for it (nothing was sent)")
         if r.submission["name"] != sub.name or r.coverage.get("complete") is not True:
             continue  # non-default parameters, or a --limit run: not sent
+        if r.model.get("randomisation"):
+            continue  # a randomised-model run: the maintainer's re-run makes and signs its own (`rerun`)
         rel = result_path_of(r).rel
         if rel not in chosen or r.created > chosen[rel][0]:
             chosen[rel] = (r.created, path.read_bytes())

@@ -289,7 +289,9 @@ def _check_source(rel: str, folder: Path, files: dict[str, Path], meta: dict[str
             expected_meta = submission_json(loaded, builtin=name in context.builtins)
             # what the Result checks need, read while the scratch copy exists (`hash` reads the files)
             sub = SimpleNamespace(name=loaded.name, version=loaded.version, hash=recomputed, kind=loaded.kind,
-                                  parameters=loaded.parameters, role=loaded.role, deterministic=loaded.deterministic)
+                                  parameters=loaded.parameters, role=loaded.role, deterministic=loaded.deterministic,
+                                  modalities=loaded.modalities, needs_gradients=loaded.needs_gradients,
+                                  needs_segments=loaded.needs_segments)
         except (XaibenchError, OSError) as exc:
             return None, [f"{rel}/{SOURCE}: cannot rebuild the submission ({' '.join(str(exc).split())[:200]})"]
     for r in sorted(present - set(covered)):
@@ -351,8 +353,10 @@ class _Context:
                 self._models[key] = None
             else:
                 try:
-                    _, info = track.build_model(res, model, instances)
-                    self._models[key] = json.loads(json.dumps(info, default=str))
+                    from benchmark.runner import model_record
+
+                    spec, info = track.build_model(res, model, instances)
+                    self._models[key] = json.loads(json.dumps(model_record(spec, info, instances), default=str))
                 except XaibenchError:
                     self._models[key] = None
         return self._models[key]

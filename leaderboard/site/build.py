@@ -62,20 +62,22 @@ class _Build:
 
 def build_site(out: Path, results_dir: Path | None = None, *, sample: int = 4, figures: bool = True,
                results: Iterable[Result] | None = None, problems: Iterable[str] = (),
-               verified_only: bool = True) -> SiteReport:
+               verified_only: bool = True, threshold: float | None = None) -> SiteReport:
     """Build the site into `out` (replaced atomically: built in a temp folder beside it, then renamed).
 
     `results_dir` (default `$XAIBENCH_HOME/results`) is read like `xaibench leaderboard` reads it; or
     give `results` (Result objects) directly. `sample`: instances per picture; `figures=False` skips the
     pictures; `problems`: lines about unreadable input the overview should name as well; `verified_only=False`
-    (a results repository's site, `xaibench site --from`) ranks self-reported rows too, marked."""
+    (a results repository's site, `xaibench site --from`) ranks self-reported rows too, marked; `threshold`: the
+    randomisation test's (`leaderboard.randomisation.THRESHOLD` when None)."""
     from benchmark.resources.store import swap_in_folder
     from leaderboard.boards import boards as make_boards
 
     t0 = time.perf_counter()
     out = Path(out)
     found, problems = _read(results_dir, results, list(problems))
-    tables = make_boards(found, verified_only=verified_only)
+    tables = make_boards(found, verified_only=verified_only,
+                         **({} if threshold is None else {"threshold": threshold}))
     built = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -101,9 +103,9 @@ def build_site(out: Path, results_dir: Path | None = None, *, sample: int = 4, f
 def one_page(tables: list[Board]) -> str:
     """The boards and their summaries on one self-contained page (`pages.single_page`): what `xaibench
     leaderboard --format html` prints. The boards must hold only verified rows (`ValueError` otherwise)."""
-    from leaderboard.summaries import overall, track_summary
+    from leaderboard.summaries import overall_explainers, track_summary
 
-    return single_page(tables, track_summary(tables), overall(tables))
+    return single_page(tables, track_summary(tables), overall_explainers(tables))
 
 
 def _read(results_dir: Path | None, results: Iterable[Result] | None,
@@ -180,11 +182,12 @@ def _write_index(build: _Build) -> None:
     """The overview (`index.html`, first in the report's pages) and `site.json`: the build date, the
     xaibench revision, every page and picture and where each board's page is."""
     from benchmark.provenance import git_hash
-    from leaderboard.summaries import overall, track_summary
+    from leaderboard.summaries import overall_explainers, track_summary
 
     tables, report = build.tables, build.report
     metric_page = _write_metric_board(build)
-    index = index_page(tables, track_summary(tables), overall(tables), report.problems, build.built, git_hash(),
+    index = index_page(tables, track_summary(tables), overall_explainers(tables), report.problems, build.built,
+                       git_hash(),
                        metric_page=metric_page)
     (build.tmp / "index.html").write_text(index, encoding="utf-8")
     report.pages.insert(0, "index.html")

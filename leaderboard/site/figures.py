@@ -135,13 +135,13 @@ def _outputs(result, ids: list[str]) -> dict[str, Any]:
     """The run's cached outputs of `ids` (read-only); `_Unavailable` when the cache is not here."""
     from benchmark.errors import XaibenchError
     from benchmark.resources import data_home
-    from benchmark.verify import _read_cache
+    from benchmark.cache import read_only
 
     rel = (result.extra or {}).get("cache")
     if not rel:
         raise _Unavailable("the result names no cache (written by an older xaibench)")
     try:
-        return _read_cache(data_home() / rel, ids)
+        return read_only(data_home() / rel, ids)
     except XaibenchError as exc:
         raise _Unavailable(str(exc)) from None
 

@@ -236,7 +236,14 @@ def _ranking_headers(b: Board) -> list[tuple[str, str]]:
         label = f"{e(b.labels.get(name, name))} {ARROWS.get(d, '')}" + (" ★" if name == b.primary_metric else "")
         headers.append((label, f"{name}: {d} is better; mean ± 95% CI half-width"
                         + ("; the primary metric" if name == b.primary_metric else "")))
+    label = e(b.labels.get(b.primary_metric, b.primary_metric))
     headers += [("all-metric", "the methods' order by mean normalised rank over every metric (LATEC-style)"),
+                ("randomisation", "the randomisation test (Adebayo et al. 2018): model-sensitive, model-blind (shown "
+                 "with the controls) or not run, with the reason"),
+                ("ρ rand.", "mean Spearman ρ of each instance's signed maps on the trained and on a randomised model "
+                 "(hover the verdict for ρ of |map| and SSIM with their 95 % intervals)"),
+                (f"{label} rand. {ARROWS.get(b.direction, '')}", "the primary metric on the randomised model, "
+                 "against the same ground truth"),
                 ("excl.", "instances where a metric is undefined (most on any metric)"),
                 ("failed", "failed / total instances"), ("time s", "explanation wall time, seconds")]
     return headers
@@ -245,12 +252,12 @@ def _ranking_headers(b: Board) -> list[tuple[str, str]]:
 def _ranking_row(b: Board, row: Row, notes: dict[str, set[str]], up: str | None = "../") -> TableRow:
     """One row of the ranking table; the label of a metric with an undefined (n/a) cell is added to
     `notes` (footnote text → labels), so the table has one footnote per distinct note."""
-    cls = " ".join(x for x in (row.role if row.role != "method" else "",
+    cls = " ".join(x for x in (row.role if row.role != "method" else "control" if row.blind else "",
                                "" if row.rank is not None else "unranked", "gated" if row.below_gate else "") if x)
     if row.rank is not None:
         rank_html, rank_v = e(f"{row.rank}{'=' if row.tied else ''}"), str(row.rank)
     else:
-        rank_html, rank_v = e({"control": "ctrl", "reference": "ref"}.get(row.marker, "—")), ""
+        rank_html, rank_v = e({"control": "ctrl", "reference": "ref", "model-blind": "blind"}.get(row.marker, "—")), ""
     iv = row.interval if row.rank is not None else None
     iv_text = "—" if iv is None else (str(iv[0]) if iv[0] == iv[1] else f"{iv[0]}–{iv[1]}")
     name_html = (_submission_link(row.submission, up)
@@ -276,7 +283,18 @@ def _ranking_row(b: Board, row: Row, notes: dict[str, set[str]], up: str | None 
             cells.append((e(text), v, ""))
     excl = max((m.excluded for m in row.metrics.values()), default=0)
     allm = "—" if row.all_metric_rank is None else str(row.all_metric_rank)
+    t = row.sanity
+    rho = None if t is None else t.value()
+    test = "—" if t is None else t.status
+    detail = "" if t is None else t.reason + "".join(
+        f"; {label} {v:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
+        for label, key in (("ρ signed", "spearman-signed"), ("ρ |map|", "spearman"), ("SSIM", "ssim"))
+        for v, ci in [(t.similarity or {}).get(key, (None, None))] if v is not None)
     cells += [(e(allm), "" if row.all_metric is None else repr(row.all_metric), ""),
+              (f"<span title=\"{e(detail)}\">{e(test)}</span>", test, ""),
+              (e("—" if rho is None else f"{rho:.2f}"), "" if rho is None else repr(rho), ""),
+              (e("—" if t is None or t.score is None else f"{t.score:.4g}"),
+               "" if t is None or t.score is None else repr(t.score), ""),
               (e(excl), str(excl), ""), (f"{row.n_failed}/{row.n_instances}", str(row.n_failed), ""),
               (f"{row.wall_time_s:.1f}", repr(row.wall_time_s), "")]
     return cls, cells
@@ -294,8 +312,9 @@ def _ranking_section(b: Board, up: str | None = "../", heading: str = "h2") -> l
     parts = [f"<{heading}>Ranking</{heading}>"]
     parts.append(f"<p class=\"mute\">Ranked by {e(b.labels.get(b.primary_metric, b.primary_metric))} "
                  f"({e(b.direction)} is better) over {e(b.coverage_text)}. {e(boot)} Controls (floors) and "
-                 "references (ceilings) stand where their score puts them and are never ranked. Click a column "
-                 "header to sort.</p>")
+                 "references (ceilings) stand where their score puts them and are never ranked; so do methods whose "
+                 "maps do not depend on the model (model-blind: the randomisation test, in the notes). Click a "
+                 "column header to sort.</p>")
     parts.append(_table(_ranking_headers(b), rows, cls="board"))
     parts += [f"<p class=\"mute footnote\">{e(n.format(', '.join(sorted(labels))))}</p>"
               for n, labels in sorted(notes.items())]
@@ -416,8 +435,9 @@ def _submission_facts(sub: dict[str, Any], info: SubmissionInfo | None, changed:
 
 def _submission_results(entries: list[BoardEntry]) -> str:
     """The submission's rank, primary value, failures and time on every board it entered."""
-    headers = [("board", ""), ("rank", ""), ("primary metric", "mean ± 95% CI half-width"), ("failed", ""),
-               ("time s", "")]
+    headers = [("board", ""), ("rank", ""), ("primary metric", "mean ± 95% CI half-width"),
+               ("randomisation test", "model-sensitive, model-blind or not run (Adebayo et al. 2018), with the reason"),
+               ("failed", ""), ("time s", "")]
     rows: list[TableRow] = []
     for x in entries:
         b, row = x.board, x.row
@@ -429,6 +449,8 @@ def _submission_results(entries: list[BoardEntry]) -> str:
         rows.append(("", [(f"<a href=\"../{board_file(b)}\">{e(b.title)}</a>", b.title, "l"),
                           (e(rank), str(row.rank) if row.rank is not None else "", ""),
                           (f"{e(label)} {e(text)}", v, ""),
+                          (e("—" if row.sanity is None else f"{row.sanity.status}: {row.sanity.reason}"),
+                           "" if row.sanity is None else row.sanity.status, "l"),
                           (f"{row.n_failed}/{row.n_instances}", str(row.n_failed), ""),
                           (f"{row.wall_time_s:.1f}", repr(row.wall_time_s), "")]))
     return _table(headers, rows)
@@ -498,7 +520,8 @@ class _Links:
     up: str | None
 
 
-def index_page(tables: list[Board], summaries: list[TrackSummary], overall_rows: list[SummaryRow],
+def index_page(tables: list[Board], summaries: list[TrackSummary],
+               overall_rows: list[tuple[str | None, list[SummaryRow]]],
                problems: list[str], built: str, git: str, metric_page: str | None = None) -> str:
     """The overview: what the boards are, the build, unreadable files, the overall ranking, one section per
     track (its reference, its boards with their verdicts and its Bradley–Terry summary), the registered
@@ -517,7 +540,8 @@ def index_page(tables: list[Board], summaries: list[TrackSummary], overall_rows:
     return page("leaderboard", "".join(parts + _revisions(tables)), 0, built)
 
 
-def single_page(tables: list[Board], summaries: list[TrackSummary], overall_rows: list[SummaryRow]) -> str:
+def single_page(tables: list[Board], summaries: list[TrackSummary],
+                overall_rows: list[tuple[str | None, list[SummaryRow]]]) -> str:
     """The site on one self-contained page (`xaibench leaderboard --format html`): the overview, then per
     board its headline, ranking and verdict with notes — the board pages' own sections, linked in the page
     (the site adds the submission pages, the model, the resource, the metric notes and the pictures). No
@@ -546,10 +570,12 @@ def _counts(tables: list[Board]) -> str:
     return f"{len(tables)} board(s), {sum(1 for b in tables if b.verdict.discriminates)} of them discriminate."
 
 
-def _overview(tables: list[Board], summaries: list[TrackSummary], overall_rows: list[SummaryRow],
-              problems: list[str], note: str, links: _Links) -> list[str]:
-    """What the boards are, `note` (the build), unreadable files, the overall ranking and one section per
-    track with results."""
+def _overview(tables: list[Board], summaries: list[TrackSummary],
+              overall_rows: list[tuple[str | None, list[SummaryRow]]], problems: list[str], note: str,
+              links: _Links) -> list[str]:
+    """What the boards are, `note` (the build), unreadable files, the overall ranking of the explainers (one
+    table per modality where the boards differ by modality: `overall_rows` holds (modality or None, rows)) and
+    one section per track with results."""
     parts = [_INTRO, note]
     if problems:
         items = "".join(f"<li>{e(p)}</li>" for p in problems)
@@ -558,14 +584,19 @@ def _overview(tables: list[Board], summaries: list[TrackSummary], overall_rows: 
     if not tables:
         parts.append("<p class=\"warn strong\">No results yet: run <code>xaibench evaluate</code> (or "
                      "<code>make demo</code>) first.</p>")
-    if overall_rows:
-        parts.append("<h2>Overall: explainers</h2><p class=\"mute\">Bradley–Terry over every track's boards that "
-                     "discriminate and hold explainers; each track weighs the same. Oracles (trust) never meet an "
-                     "explainer on a board and are ranked in their track. A submission that entered fewer than half "
-                     "the boards, or met no other, is listed, not ranked; the boards column says how many it "
-                     "entered.</p>")
-        parts.append(_summary_table(overall_rows, links.up))
-    elif tables:
+    shown = [(m, rows) for m, rows in overall_rows if rows]
+    for modality, rows in shown:
+        what = f"{modality} explainers" if modality else "explainers"
+        parts.append(f"<h2>Overall: {e(what)}</h2><p class=\"mute\">Bradley–Terry over every track's "
+                     f"{e(modality + ' ') if modality else ''}boards that discriminate and hold explainers; each track "
+                     "weighs the same. Oracles (trust) never meet an explainer on a board and are ranked in their "
+                     "track" + ("; the boards differ by modality, so each modality has its own table" if modality
+                                else "") + ". A submission that skipped a board it could enter (by its declared "
+                     "capabilities), entered fewer than half the boards, or met no other, is listed, not ranked; "
+                     "the boards column says how many counted boards it entered. Methods found model-blind by the "
+                     "randomisation test are not ranked.</p>")
+        parts.append(_summary_table(rows, links.up))
+    if not shown and tables:
         parts.append("<h2>Overall</h2><p class=\"warn\">⚠ No board discriminates yet, so nothing is ranked "
                      "across boards.</p>")
     per_track: dict[str, list[Board]] = defaultdict(list)
