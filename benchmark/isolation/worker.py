@@ -185,6 +185,8 @@ class ServedModel:
     def predict(self, inputs: Any) -> np.ndarray:
         """The harness model's outputs (N, n_outputs) for `inputs` (images (N, H, W), or token lists);
         ValueError with the harness's reason when it refuses them."""
+        from benchmark.models.base import distinct_inputs
+
         x: np.ndarray | list[list[str]]
         if self.modality == "image":
             x = np.asarray(inputs, dtype=np.float32)
@@ -192,10 +194,12 @@ class ServedModel:
                 return np.zeros((0, self.n_outputs), dtype=np.float32)
         else:
             x = [[str(w) for w in doc] for doc in inputs]
+        x, rows = distinct_inputs(x, self.modality)  # a repeated input crosses the channel once
         self._channel.send({"type": "predict", "focus": self._focus, "inputs": x})
         reply = self._channel.recv()
         if reply.get("type") == "predicted":
-            return np.asarray(reply["outputs"], dtype=np.float32)
+            out = np.asarray(reply["outputs"], dtype=np.float32)
+            return out if rows is None else out[rows]
         raise ValueError(f"model {self.name} refused the input: {reply.get('message', 'unknown reason')}")
 
     def target(self, inputs: Any) -> np.ndarray:
