@@ -95,6 +95,16 @@ def reverse_within(x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
     return x.gather(1, index)
 
 
+def attention_pool(states: torch.Tensor, mask: torch.Tensor,
+                   score: Callable[[torch.Tensor], torch.Tensor]) -> torch.Tensor:
+    """Σ_t a_t h_t with a = softmax over the document's positions of `score(h_t)` ((T, H) → (T,)), scored
+    at the positions of `mask` (N, L) only (no work on padding); a document with no position gets 0."""
+    scores = states.new_full(mask.shape, float("-inf"))
+    scores[mask] = score(states[mask])
+    weights = torch.softmax(scores, dim=1).nan_to_num(0.0)
+    return torch.bmm(weights.unsqueeze(1), states).squeeze(1)
+
+
 def padded(states: torch.Tensor, length: int) -> torch.Tensor:
     """States (N, steps, H) padded with zero states to (N, length, H) (a mask longer than every document)."""
     return states if states.shape[1] >= length else F.pad(states, (0, 0, 0, length - states.shape[1]))
@@ -132,22 +142,28 @@ def _run(rows: Rows, width: int, like: torch.Tensor, n_states: int,
     return last
 
 
-def lstm(inputs: StepInputs, rows: Rows, w_hh: torch.Tensor, like: torch.Tensor, emit: Emit | None = None
+def lstm(table: torch.Tensor, seq: torch.Tensor, rows: Rows, w_hh: torch.Tensor, emit: Emit | None = None
          ) -> torch.Tensor:
-    """One LSTM direction (torch's gate order i, f, g, o): gates = inputs(t) + h W_hhᵀ, where `inputs`
-    gives x_t W_ihᵀ + b_ih + b_hh; c = σ(f)c + σ(i)tanh(g), h = σ(o)tanh(c). Returns the last h."""
+    """One LSTM direction (torch's gate order i, f, g, o) over word indices `seq` (N, L) into `table`
+    (U, 4H) = x W_ihᵀ + b_ih + b_hh per distinct word: gates = table[seq_t] + h W_hhᵀ,
+    c = σ(f)c + σ(i)tanh(g), h = σ(o)tanh(c). Returns the last h.
+
+    Computed with the g block of the gates and the cell state doubled (exact: a power of 2): one σ over
+    all four blocks gives σ(2g), tanh(g) = 2σ(2g) − 1, and tanh(c) = 2σ(2c) − 1 needs no extra product."""
     hidden = w_hh.shape[1]
-    w = w_hh.t()
+    scale = torch.ones(4 * hidden, dtype=table.dtype)
+    scale[2 * hidden:3 * hidden] = 2
+    table, w = table * scale, w_hh.t() * scale
 
     def cell(t: int, k: int, s: list[torch.Tensor]) -> list[torch.Tensor]:
-        h, c = s
-        gates = torch.addmm(inputs(t, k), h, w)
-        sig = torch.sigmoid(gates)
+        h, c2 = s  # c2 = 2c
+        sig = torch.sigmoid(torch.addmm(table[seq[:k, t]], h, w))
         i, f, o = sig[:, :hidden], sig[:, hidden:2 * hidden], sig[:, 3 * hidden:]
-        c = f * c + i * tanh(gates[:, 2 * hidden:3 * hidden])
-        return [o * tanh(c), c]
+        tanh_g2 = sig[:, 2 * hidden:3 * hidden] * 4 - 2  # 2 tanh(g)
+        c2 = torch.addcmul(f * c2, i, tanh_g2)
+        return [torch.sigmoid(c2).mul_(2).sub_(1).mul_(o), c2]
 
-    return _run(rows, hidden, like, 2, cell, emit)
+    return _run(rows, hidden, table, 2, cell, emit)
 
 
 def gru(inputs: StepInputs, rows: Rows, w_hh: torch.Tensor, b_hh: torch.Tensor, like: torch.Tensor,

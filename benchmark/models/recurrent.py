@@ -48,8 +48,7 @@ class _BiLSTMBase(WordClassifier):
             table = recurrence.word_table(words, getattr(lstm, f"weight_ih_l0{suffix}"),
                                           getattr(lstm, f"bias_ih_l0{suffix}") + getattr(lstm, f"bias_hh_l0{suffix}"))
             trace = recurrence.States(rows, lstm.hidden_size, table) if states else None
-            last.append(recurrence.lstm(lambda t, k, table=table, seq=seq: table[seq[:k, t]], rows,
-                                        getattr(lstm, f"weight_hh_l0{suffix}"), table, trace))
+            last.append(recurrence.lstm(table, seq, rows, getattr(lstm, f"weight_hh_l0{suffix}"), trace))
             if trace is not None:
                 h = recurrence.padded(trace.out, ids.shape[1])
                 out.append(h if suffix == "" else recurrence.reverse_within(h, rows.lengths))
@@ -99,7 +98,6 @@ class BiLSTMAttention(_BiLSTMBase):
         `predict` calls on the float64 copy; `benchmark.models.recurrence`)."""
         out, _, rows = self.encode_ids(ids, mask, states=True)
         assert out is not None
-        mask = mask[rows.order]
-        scores = self.context(recurrence.tanh(self.proj(out))).squeeze(-1).masked_fill(~mask, float("-inf"))
-        weights = torch.softmax(scores, dim=1).nan_to_num(0.0)
-        return rows.unsort(self.fc(self.dropout((weights.unsqueeze(-1) * out).sum(1))))
+        pooled = recurrence.attention_pool(out, mask[rows.order],
+                                           lambda h: self.context(recurrence.tanh(self.proj(h))).squeeze(-1))
+        return rows.unsort(self.fc(self.dropout(pooled)))

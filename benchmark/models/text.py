@@ -241,10 +241,9 @@ class WordAttention(WordClassifier):
                            getattr(gru, f"weight_hh_l0{suffix}"), getattr(gru, f"bias_hh_l0{suffix}"), table, trace)
             h = recurrence.padded(trace.out, ids.shape[1])
             states.append(h if suffix == "" else recurrence.reverse_within(h, rows.lengths))
-        h = torch.cat(states, dim=2)
-        scores = (recurrence.tanh(self.proj(h)) @ self.context).masked_fill(~mask, float("-inf"))
-        weights = torch.softmax(scores, dim=1).nan_to_num(0.0)
-        return rows.unsort(self.fc(self.dropout((weights.unsqueeze(-1) * h).sum(1))))
+        pooled = recurrence.attention_pool(torch.cat(states, dim=2), mask,
+                                           lambda h: recurrence.tanh(self.proj(h)) @ self.context)
+        return rows.unsort(self.fc(self.dropout(pooled)))
 
 
 class _EmbeddingForward(nn.Module):
