@@ -27,6 +27,7 @@ class Model:
 
     modality: str = "image"
     module: torch.nn.Module | None = None
+    repeats_worth_dropping = True  # predict an input repeated within a call once (False: the model is cheaper)
 
     def __init__(self, name: str, task: str, n_outputs: int = 1, batch_size: int = 256) -> None:
         if task not in TASKS:
@@ -45,6 +46,8 @@ class Model:
         bits each copy would have got (`distinct_inputs`)."""
         if len(inputs) == 0:
             return np.zeros((0, self.n_outputs), dtype=np.float32)
+        if not self.repeats_worth_dropping:
+            return self._predict_all(inputs)
         unique, rows = distinct_inputs(inputs, self.modality)
         out = self._predict_all(unique)
         return out if rows is None else out[rows]
@@ -87,24 +90,30 @@ def distinct_inputs(inputs: Any, modality: str) -> tuple[Any, np.ndarray | None]
     """(the distinct inputs in the order they first appear, rows) with `inputs[i]` equal to
     `distinct[rows[i]]`; rows is None when every input is distinct, or when the inputs cannot be compared
     (they are then returned as given, for the model to accept or refuse). Images are compared as their
-    float32 bytes (what an image model reads), documents as their token sequences."""
+    float32 bytes (what an image model reads; one sort of the rows as byte strings, ≈ 4 µs per 128×128
+    image), documents as their token sequences."""
     n = len(inputs)
     if n < 2:
         return inputs, None
     try:
         if modality == "image":
             arr = np.ascontiguousarray(np.asarray(inputs, dtype=np.float32))
-            keys: list[Any] = [row.tobytes() for row in arr.reshape(n, -1)]
+            flat = arr.reshape(n, -1)
+            as_bytes = flat.view(np.dtype((np.void, flat.shape[1] * flat.itemsize))).ravel()
+            _, first, rows = np.unique(as_bytes, return_index=True, return_inverse=True)
         else:
-            keys = [tuple(doc) for doc in inputs]
-        index: dict[Any, int] = {}
-        rows = np.fromiter((index.setdefault(k, len(index)) for k in keys), dtype=np.int64, count=n)
+            index: dict[tuple, int] = {}
+            rows = np.fromiter((index.setdefault(tuple(doc), len(index)) for doc in inputs), dtype=np.int64, count=n)
+            first = np.unique(rows, return_index=True)[1]
     except (TypeError, ValueError):  # unhashable tokens, ragged images: the model's own checks decide
         return inputs, None
-    if len(index) == n:
+    if len(first) == n:
         return inputs, None
-    first = np.unique(rows, return_index=True)[1]
-    return (arr[first] if modality == "image" else [inputs[i] for i in first]), rows
+    order = np.argsort(first)  # the distinct inputs in order of first appearance
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    first = first[order]
+    return (arr[first] if modality == "image" else [inputs[i] for i in first]), rank[rows.reshape(-1)]
 
 
 class ImageModel(Model):
