@@ -164,7 +164,8 @@ def run(rounds: int = ROUNDS) -> list[dict]:
                          "ratio_with_start": (w_iso + t_start) / w_in, "same": same, "mode": mode})
             target = "≤ 1.1" if name == "lime-exhaustive" else ""
             for what, value in (("wall", w_iso / w_in), ("CPU", c_iso / c_in)):
-                timing.record("bench_isolation", f"{name} on {spec.name}: isolated / in-process ({what})", value, target)
+                timing.record("bench_isolation", f"{name} on {spec.name}: isolated / in-process ({what})", value,
+                              target)
     print(f"Isolation overhead (batch {BATCH}; sandbox: {rows[0]['mode']}; text: {source}; best of {rounds} "
           "alternating runs per way)")
     print(f"{'case':32} {'n':>4} {'start s':>8} {'in-proc ms/inst':>16} {'isolated ms/inst':>17} "
