@@ -449,12 +449,13 @@ class Worker:
                 if self.spec.per_instance:
                     model.focus(focus)
             inputs = msg.get("inputs")
-            if "visible" in msg and callable(getattr(model, "predict_visible", None)):
+            predict_visible = getattr(model, "predict_visible", None)
+            if "visible" in msg and callable(predict_visible):
                 # the worker ran the model's ground-truth-free part (`worker_part`): objects shown per image
                 visible = msg["visible"]
                 if not isinstance(visible, np.ndarray) or visible.dtype != np.bool_ or visible.ndim != 2:
                     raise ValueError("visible objects must be an (N, K) bool array")
-                out = np.asarray(model.predict_visible(visible), dtype=np.float32)
+                out = np.asarray(predict_visible(visible), dtype=np.float32)
             else:
                 if self.spec.modality == "image":
                     if (not isinstance(inputs, np.ndarray) or inputs.ndim not in (3, 4)

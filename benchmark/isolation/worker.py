@@ -200,11 +200,12 @@ class ServedModel:
         """The objects of the instance in focus each image shows, or None when the proxy cannot tell."""
         from benchmark.models.aixi_function import ObjectView
 
-        shown = self._shown.get(self._focus) if self._focus is not None else None
-        if shown is None:
+        focus = self._focus
+        shown = self._shown.get(focus) if focus is not None else None
+        if focus is None or shown is None:
             return None
         if isinstance(shown, tuple):
-            shown = self._shown[self._focus] = ObjectView(*shown)
+            shown = self._shown[focus] = ObjectView(*shown)
         return shown.visible(x, self._fraction)
 
     def predict(self, inputs: Any) -> np.ndarray:

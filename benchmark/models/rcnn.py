@@ -229,8 +229,8 @@ class RCNNRationale(WordClassifier):
             def emit(t: int, k: int, h: torch.Tensor, share: torch.Tensor = share, w: torch.Tensor = w) -> None:
                 share[:k, t] = self.dropout(h) @ w
 
-            recurrence.rcnn(lambda t, k, table=table, seq=seq: table[seq[:k, t]], rows, layer.u_forget,
-                            layer.bias, layer.order, table, emit)
+            recurrence.rcnn(recurrence.looked_up(table, seq), rows, layer.u_forget, layer.bias, layer.order, table,
+                            emit)
             out += recurrence.reverse_within(share, rows.lengths) if reverse else share
         return rows.unsort(out.masked_fill(~mask[rows.order], float("-inf")))
 
@@ -246,20 +246,19 @@ class RCNNRationale(WordClassifier):
         ids, _, _ = compact(ids[..., None], selection)
         rows = recurrence.Rows.of(selection.sum(1))
         uniq, index = recurrence.distinct(ids[rows.order, :, 0])
-        first = self.enc_layers[0]
+        layers = [cast(RCNNLayer, layer) for layer in self.enc_layers]
         words = self.dropout(self.embedding.weight[uniq])
-        table = recurrence.word_table(words, first.w_in.t(), self._input_bias(first))
-        inputs: recurrence.StepInputs = lambda t, k: table[index[:k, t]]  # noqa: E731
+        table = recurrence.word_table(words, layers[0].w_in.t(), self._input_bias(layers[0]))
+        inputs = recurrence.looked_up(table, index)
         last = []
-        for i, layer in enumerate(self.enc_layers):
-            trace = recurrence.States(rows, layer.n_out, table) if i + 1 < len(self.enc_layers) else None
+        for i, layer in enumerate(layers):
+            trace = recurrence.States(rows, layer.n_out, table) if i + 1 < len(layers) else None
             last.append(recurrence.rcnn(inputs, rows, layer.u_forget, layer.bias, layer.order, table, trace))
             if trace is not None:  # the next layer's input terms, from these states
-                nxt = self.enc_layers[i + 1]
+                nxt = layers[i + 1]
                 h = self.dropout(trace.out)
                 proj = torch.addmm(self._input_bias(nxt), h.flatten(0, 1), nxt.w_in)
-                proj = proj.view(*h.shape[:2], nxt.w_in.shape[1])
-                inputs = lambda t, k, proj=proj: proj[:k, t]  # noqa: E731
+                inputs = recurrence.stepwise(proj.view(*h.shape[:2], nxt.w_in.shape[1]))
         return rows.unsort(torch.sigmoid(self.enc_out(self.dropout(torch.cat(last, dim=1)))))
 
     def forward_ids(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

@@ -46,6 +46,16 @@ def distinct(ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return uniq, index
 
 
+def looked_up(table: torch.Tensor, seq: torch.Tensor) -> StepInputs:
+    """Step inputs from a per-word table: the rows `table[seq[n, t]]` of the k rows active at step t."""
+    return lambda t, k: table[seq[:k, t]]
+
+
+def stepwise(terms: torch.Tensor) -> StepInputs:
+    """Step inputs computed ahead for every row and step: `terms[n, t]` (N, L, G) of the k rows active at t."""
+    return lambda t, k: terms[:k, t]
+
+
 def word_table(words: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
     """The input terms `words @ weightᵀ + bias` (U, G) of the distinct words' embeddings `words` (U, D);
     `weight` is (G, D) as in `nn.Linear` / `nn.LSTM`."""

@@ -237,7 +237,7 @@ class WordAttention(WordClassifier):
             table = recurrence.word_table(words, getattr(gru, f"weight_ih_l0{suffix}"),
                                           getattr(gru, f"bias_ih_l0{suffix}"))
             trace = recurrence.States(rows, gru.hidden_size, table)
-            recurrence.gru(lambda t, k, table=table, seq=seq: table[seq[:k, t]], rows,
+            recurrence.gru(recurrence.looked_up(table, seq), rows,
                            getattr(gru, f"weight_hh_l0{suffix}"), getattr(gru, f"bias_hh_l0{suffix}"), table, trace)
             h = recurrence.padded(trace.out, ids.shape[1])
             states.append(h if suffix == "" else recurrence.reverse_within(h, rows.lengths))

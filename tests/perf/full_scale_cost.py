@@ -1,0 +1,148 @@
+"""What a full-scale board costs (issue #47; the table in docs/performance.md).
+
+For each track, one built-in submission of each family — gradient (integrated gradients; the trust track's
+TOKI-grad oracle), perturbation (occlusion; TOKI-omission) and LIME (lime-image / lime-text; TOKI-lime) — is
+run through `xaibench evaluate` on a sample of the resource the demo builds, with the local backend (one
+sandboxed worker on the machine's cores) and with the Ray backend on 2 local workers (inside a private
+network namespace: loopback only, TOOLS.md). Each is run on the first n and the first 2n instances
+(`--overwrite`): the per-instance time is the slope (2n run − n run) / n, so the worker's and Ray's
+start-up are not in it; the full-scale time is extrapolated as start-up + N × per-instance time, N the
+track's instance count at its default scale (stated per row). Ray's speed-up and efficiency compare the
+two backends' per-instance times (efficiency = speed-up / 2 workers).
+
+Per-instance cost depends on the model under test and the instances (image size, document lengths), not
+on how many instances a resource holds, and the demo's models have the full-scale architectures (the
+AIXI CNN of `xaibench train aixi`, trained here for one epoch: weights do not change the cost). Needs
+the demo's resources in $XAIBENCH_HOME (a missing one is skipped with the command that builds it).
+
+    XAIBENCH_HOME=... python tests/perf/full_scale_cost.py [--n 8] [--only aixi,idc] [--no-ray]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import timing
+
+NETNS = ["unshare", "-n", "-p", "-f", "--kill-child", "--mount-proc", "sh", "-c", 'ip link set lo up && exec "$@"',
+         "sh"]
+
+
+@dataclass(frozen=True)
+class Job:
+    """One track's board at its default scale: resource, model, instance count N and how N is defined."""
+
+    track: str
+    resource: str
+    model: str
+    n_full: int
+    n_note: str
+    build: str  # the command that builds the resource
+    submissions: tuple[tuple[str, str], ...]  # (family, submission)
+    n_sample: int = 8  # instances of the smaller run (the larger has twice as many)
+
+
+TEXT = (("gradient", "integrated-gradients"), ("perturbation", "occlusion"), ("LIME", "lime-text"))
+JOBS = (
+    Job("aixi", "aixi/shape-ssin", "cnn", 500, "validation images, default scale (paper scale: 2,000)",
+        "xaibench generate aixi --dataset shape --functions ssin && xaibench train aixi aixi/shape-ssin",
+        (("gradient", "integrated-gradients"), ("perturbation", "occlusion"), ("LIME", "lime-image")), 16),
+    Job("idc", "idc/mr-wga", "cnn", 2133, "MR test documents (seeded 60/20/20 split)",
+        "xaibench generate idc --pgt wga", TEXT, 16),
+    Job("rcnn", "rcnn/beer-appearance", "rcnn", 999, "verified appearance reviews of the 4,000-review pool",
+        "xaibench generate rcnn --aspect appearance", TEXT, 4),
+    Job("robustness", "robustness/mr-cnn", "cnn", 100, "attacked MR test sentences (--samples 100)",
+        "xaibench generate robustness --model cnn --explainer saliency", TEXT, 4),
+    Job("trust", "trust/hatexplain-cnn-sup", "cnn-sup", 1022, "explained HateXplain test predictions",
+        "xaibench generate trust --embeddings && xaibench generate trust --dataset hatexplain --model cnn-sup",
+        (("gradient", "toki-grad"), ("perturbation", "toki-omis"), ("LIME", "toki-lime")), 16),
+)
+
+
+def built(resource: str) -> bool:
+    """The resource is built in $XAIBENCH_HOME (checked by loading it)."""
+    from benchmark.resources import load_resource
+
+    try:
+        load_resource(resource, hub=False)
+        return True
+    except Exception:  # noqa: BLE001 - not built or damaged: skipped with the build command
+        return False
+
+
+def evaluate(job: Job, submission: str, limit: int, ray: bool, results: Path) -> float:
+    """`xaibench evaluate` of `limit` instances; the Result's wall time (s), or NaN when the run failed."""
+    argv = [sys.executable, "-m", "benchmark.cli", "evaluate", submission, "--track", job.track, "--resource",
+            job.resource, "--model", job.model, "--limit", str(limit), "--overwrite", "--results", str(results)]
+    if ray:
+        argv = [*NETNS, *argv, "--backend", "ray", "--workers", "2"]
+    env = {**os.environ, "XAIBENCH_PROGRESS": "0", "RAY_USAGE_STATS_ENABLED": "0", "HF_HUB_OFFLINE": "1"}
+    t = time.perf_counter()
+    p = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=7200)
+    wall = time.perf_counter() - t
+    if p.returncode != 0:
+        print(f"    {submission} ({'ray' if ray else 'local'}, {limit}) failed: {p.stderr.strip()[-400:]}")
+        return float("nan")
+    files = sorted(results.rglob(f"{submission}*.json"), key=lambda f: f.stat().st_mtime)
+    return float(json.loads(files[-1].read_text())["wall_time_s"]) if files else wall
+
+
+def measure(job: Job, submission: str, ray: bool, n: int) -> tuple[float, float]:
+    """(per-instance s, start-up s) from runs of n and 2n instances."""
+    with tempfile.TemporaryDirectory() as tmp:
+        small = evaluate(job, submission, n, ray, Path(tmp) / "n")
+        large = evaluate(job, submission, 2 * n, ray, Path(tmp) / "2n")
+    per = (large - small) / n
+    return per, small - n * per
+
+
+def fmt(seconds: float) -> str:
+    """Seconds as s / min / h."""
+    if seconds != seconds:
+        return "failed"
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.1f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", type=int, default=0, help="instances of the smaller run (0 = each track's own)")
+    ap.add_argument("--only", default="", help="comma-separated tracks")
+    ap.add_argument("--no-ray", action="store_true")
+    a = ap.parse_args(argv)
+    only = {t for t in a.only.split(",") if t}
+    print(f"full-scale cost on {timing.machine()}; load average {timing.load()}")
+    print("| track (N at default scale) | family: submission | measured on | local, s per instance | local, full scale "
+          "| Ray 2 workers, s per instance | Ray, full scale | Ray speed-up (efficiency) |")
+    for job in JOBS:
+        if only and job.track not in only:
+            continue
+        if not built(job.resource):
+            print(f"| {job.track} | skipped: {job.resource} is not built (`{job.build}`) | | | | | | |")
+            continue
+        n = a.n or job.n_sample
+        for family, sub in job.submissions:
+            per, start = measure(job, sub, False, n)
+            row = (f"| {job.track} ({job.n_full:,} {job.n_note}) | {family}: {sub} | {n} and {2 * n} | {per:.3f} | "
+                   f"{fmt(start + job.n_full * per)} |")
+            if a.no_ray:
+                print(row + " — | — | — |", flush=True)
+                continue
+            rper, rstart = measure(job, sub, True, n)
+            speed = per / rper if rper > 0 else float("nan")
+            print(row + f" {rper:.3f} | {fmt(rstart + job.n_full * rper)} | {speed:.2f}× ({speed / 2:.2f}) |",
+                  flush=True)
+    print(f"load average after: {timing.load()}")
+
+
+if __name__ == "__main__":
+    main()
