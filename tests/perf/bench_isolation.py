@@ -135,37 +135,44 @@ def run(rounds: int = ROUNDS) -> list[dict]:
     allocator.tune()  # what the runner (and the worker) do: both sides with the same glibc settings
     rows = []
     print(f"\nisolation on {timing.machine()}; load average {timing.load()}")
-    with tempfile.TemporaryDirectory() as t:
-        tmp = Path(t)
-        inst, cnn, function = aixi_case(tmp)
-        ids, shapes = inst.ids, inst.output_shapes
-        cases = [("saliency", cnn, ids, inst.inputs, inst.segments, shapes),
-                 ("lime-exhaustive", function, ids[:64], inst.inputs[:64], inst.segments[:64], shapes[:64])]
-        docs, kim, source = text_case(tmp)
-        cases.append(("lime-text", kim, [f"doc-{k}" for k in range(len(docs))], docs, None,
-                      [(len(d),) for d in docs]))
-        for name, spec, ids_, inputs, segments, shapes_ in cases:
-            sub = get_submission(name)
-            best = {"in": [np.inf, np.inf], "iso": [np.inf, np.inf]}
-            same, t_start, mode = True, np.inf, ""
-            for k in range(max(1, rounds)):
-                for way in (("in", "iso") if k % 2 == 0 else ("iso", "in")):
-                    if way == "in":
-                        ref, wall, cpu = in_process(sub, spec, ids_, inputs, segments, shapes_)
-                    else:
-                        out, start, wall, cpu, mode = isolated(sub, spec, ids_, inputs, segments, shapes_)
-                        t_start = min(t_start, start)
-                    best[way] = [min(best[way][0], wall), min(best[way][1], cpu)]
-                same &= all(a is not None and b is not None and np.array_equal(a, b) for a, b in zip(ref, out))
-            n = len(ids_)
-            (w_in, c_in), (w_iso, c_iso) = best["in"], best["iso"]
-            rows.append({"case": f"{name} on {spec.name}", "n": n, "start_s": t_start, "in_ms": 1000 * w_in / n,
-                         "iso_ms": 1000 * w_iso / n, "ratio": w_iso / w_in, "cpu_ratio": c_iso / c_in,
-                         "ratio_with_start": (w_iso + t_start) / w_in, "same": same, "mode": mode})
-            target = "≤ 1.1" if name == "lime-exhaustive" else ""
-            for what, value in (("wall", w_iso / w_in), ("CPU", c_iso / c_in)):
-                timing.record("bench_isolation", f"{name} on {spec.name}: isolated / in-process ({what})", value,
-                              target)
+    home = os.environ.get("XAIBENCH_HOME")  # aixi_case builds its resource in a home of its own
+    try:
+        with tempfile.TemporaryDirectory() as t:
+            tmp = Path(t)
+            inst, cnn, function = aixi_case(tmp)
+            ids, shapes = inst.ids, inst.output_shapes
+            cases = [("saliency", cnn, ids, inst.inputs, inst.segments, shapes),
+                     ("lime-exhaustive", function, ids[:64], inst.inputs[:64], inst.segments[:64], shapes[:64])]
+            docs, kim, source = text_case(tmp)
+            cases.append(("lime-text", kim, [f"doc-{k}" for k in range(len(docs))], docs, None,
+                          [(len(d),) for d in docs]))
+            for name, spec, ids_, inputs, segments, shapes_ in cases:
+                sub = get_submission(name)
+                best = {"in": [np.inf, np.inf], "iso": [np.inf, np.inf]}
+                same, t_start, mode = True, np.inf, ""
+                for k in range(max(1, rounds)):
+                    for way in (("in", "iso") if k % 2 == 0 else ("iso", "in")):
+                        if way == "in":
+                            ref, wall, cpu = in_process(sub, spec, ids_, inputs, segments, shapes_)
+                        else:
+                            out, start, wall, cpu, mode = isolated(sub, spec, ids_, inputs, segments, shapes_)
+                            t_start = min(t_start, start)
+                        best[way] = [min(best[way][0], wall), min(best[way][1], cpu)]
+                    same &= all(a is not None and b is not None and np.array_equal(a, b) for a, b in zip(ref, out))
+                n = len(ids_)
+                (w_in, c_in), (w_iso, c_iso) = best["in"], best["iso"]
+                rows.append({"case": f"{name} on {spec.name}", "n": n, "start_s": t_start, "in_ms": 1000 * w_in / n,
+                             "iso_ms": 1000 * w_iso / n, "ratio": w_iso / w_in, "cpu_ratio": c_iso / c_in,
+                             "ratio_with_start": (w_iso + t_start) / w_in, "same": same, "mode": mode})
+                target = "≤ 1.1" if name == "lime-exhaustive" else ""
+                for what, value in (("wall", w_iso / w_in), ("CPU", c_iso / c_in)):
+                    timing.record("bench_isolation", f"{name} on {spec.name}: isolated / in-process ({what})", value,
+                                  target)
+    finally:
+        if home is None:
+            os.environ.pop("XAIBENCH_HOME", None)
+        else:
+            os.environ["XAIBENCH_HOME"] = home
     print(f"Isolation overhead (batch {BATCH}; sandbox: {rows[0]['mode']}; text: {source}; best of {rounds} "
           "alternating runs per way)")
     print(f"{'case':32} {'n':>4} {'start s':>8} {'in-proc ms/inst':>16} {'isolated ms/inst':>17} "

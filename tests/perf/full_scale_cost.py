@@ -7,8 +7,12 @@ sandboxed worker on the machine's cores) and with the Ray backend on 2 local wor
 network namespace: loopback only, TOOLS.md). Each is run on the first n and the first 2n instances
 (`--overwrite`): the per-instance time is the slope (2n run − n run) / n, so the worker's and Ray's
 start-up are not in it; the full-scale time is extrapolated as start-up + N × per-instance time, N the
-track's instance count at its default scale (stated per row). Ray's speed-up and efficiency compare the
-two backends' per-instance times (efficiency = speed-up / 2 workers).
+track's instance count at its default scale (stated per row). Wall time (the Result's) and CPU time (the
+command and every process it waited for: on a machine shared with other jobs the steadier figure of the
+work; on an idle one a local run's wall time lies between CPU time / cores and CPU time). The worker is the
+plain one (`--sandbox none`): a bubblewrap worker's processes end with its PID namespace, unaccounted;
+the sandbox's own cost is its start-up (bench_isolation: per-instance ratios ≈ 1). Ray's speed-up
+and efficiency compare the two backends' per-instance wall times (efficiency = speed-up / 2 workers).
 
 Per-instance cost depends on the model under test and the instances (image size, document lengths), not
 on how many instances a resource holds, and the demo's models have the full-scale architectures (the
@@ -78,30 +82,52 @@ def built(resource: str) -> bool:
         return False
 
 
-def evaluate(job: Job, submission: str, limit: int, ray: bool, results: Path) -> float:
-    """`xaibench evaluate` of `limit` instances; the Result's wall time (s), or NaN when the run failed."""
+def children_cpu() -> float:
+    """CPU seconds (user + system) of this process's finished, waited-for descendants."""
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def evaluate(job: Job, submission: str, limit: int, ray: bool, results: Path) -> tuple[float, float]:
+    """`xaibench evaluate` of `limit` instances: (the Result's wall time, the CPU time of the command and
+    every process it waited for) in seconds, NaN when the run failed."""
     argv = [sys.executable, "-m", "benchmark.cli", "evaluate", submission, "--track", job.track, "--resource",
-            job.resource, "--model", job.model, "--limit", str(limit), "--overwrite", "--results", str(results)]
+            job.resource, "--model", job.model, "--limit", str(limit), "--overwrite", "--results", str(results),
+            "--sandbox", "none"]  # the plain worker: a child the command waits for, so its CPU time is counted
     if ray:
         argv = [*NETNS, *argv, "--backend", "ray", "--workers", "2"]
     env = {**os.environ, "XAIBENCH_PROGRESS": "0", "RAY_USAGE_STATS_ENABLED": "0", "HF_HUB_OFFLINE": "1"}
-    t = time.perf_counter()
+    t, c = time.perf_counter(), children_cpu()
     p = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=7200)
-    wall = time.perf_counter() - t
+    wall, cpu = time.perf_counter() - t, children_cpu() - c
     if p.returncode != 0:
         print(f"    {submission} ({'ray' if ray else 'local'}, {limit}) failed: {p.stderr.strip()[-400:]}")
-        return float("nan")
+        return float("nan"), float("nan")
     files = sorted(results.rglob(f"{submission}*.json"), key=lambda f: f.stat().st_mtime)
-    return float(json.loads(files[-1].read_text())["wall_time_s"]) if files else wall
+    return (float(json.loads(files[-1].read_text())["wall_time_s"]) if files else wall), cpu
 
 
-def measure(job: Job, submission: str, ray: bool, n: int) -> tuple[float, float]:
-    """(per-instance s, start-up s) from runs of n and 2n instances."""
+@dataclass(frozen=True)
+class Cost:
+    """Per instance and start-up, in wall and CPU seconds, from runs of n and 2n instances (the slope)."""
+
+    per: float
+    start: float
+    cpu_per: float
+    cpu_start: float
+
+    def full(self, n: int) -> tuple[float, float]:
+        """(wall, CPU) seconds of a run of n instances: start-up + n × per instance."""
+        return self.start + n * self.per, self.cpu_start + n * self.cpu_per
+
+
+def measure(job: Job, submission: str, ray: bool, n: int) -> Cost:
+    """The cost of `submission` on `job` from runs of n and 2n instances."""
     with tempfile.TemporaryDirectory() as tmp:
-        small = evaluate(job, submission, n, ray, Path(tmp) / "n")
-        large = evaluate(job, submission, 2 * n, ray, Path(tmp) / "2n")
-    per = (large - small) / n
-    return per, small - n * per
+        (w1, c1), (w2, c2) = (evaluate(job, submission, k, ray, Path(tmp) / str(k)) for k in (n, 2 * n))
+    return Cost((w2 - w1) / n, w1 - n * (w2 - w1) / n, (c2 - c1) / n, c1 - n * (c2 - c1) / n)
 
 
 def fmt(seconds: float) -> str:
@@ -121,8 +147,9 @@ def main(argv: list[str] | None = None) -> None:
     a = ap.parse_args(argv)
     only = {t for t in a.only.split(",") if t}
     print(f"full-scale cost on {timing.machine()}; load average {timing.load()}")
-    print("| track (N at default scale) | family: submission | measured on | local, s per instance | local, full scale "
-          "| Ray 2 workers, s per instance | Ray, full scale | Ray speed-up (efficiency) |")
+    print("| track (N at default scale) | family: submission | measured on | local: s per instance, wall / CPU | "
+          "local: full scale, wall / CPU | Ray, 2 workers: s per instance, wall | Ray: full scale, wall | "
+          "Ray speed-up (efficiency) |")
     for job in JOBS:
         if only and job.track not in only:
             continue
@@ -131,15 +158,16 @@ def main(argv: list[str] | None = None) -> None:
             continue
         n = a.n or job.n_sample
         for family, sub in job.submissions:
-            per, start = measure(job, sub, False, n)
-            row = (f"| {job.track} ({job.n_full:,} {job.n_note}) | {family}: {sub} | {n} and {2 * n} | {per:.3f} | "
-                   f"{fmt(start + job.n_full * per)} |")
+            local = measure(job, sub, False, n)
+            wall, cpu = local.full(job.n_full)
+            row = (f"| {job.track} ({job.n_full:,} {job.n_note}) | {family}: {sub} | {n} and {2 * n} | "
+                   f"{local.per:.3f} / {local.cpu_per:.3f} | {fmt(wall)} / {fmt(cpu)} |")
             if a.no_ray:
                 print(row + " — | — | — |", flush=True)
                 continue
-            rper, rstart = measure(job, sub, True, n)
-            speed = per / rper if rper > 0 else float("nan")
-            print(row + f" {rper:.3f} | {fmt(rstart + job.n_full * rper)} | {speed:.2f}× ({speed / 2:.2f}) |",
+            ray = measure(job, sub, True, n)
+            speed = local.per / ray.per if ray.per > 0 else float("nan")
+            print(row + f" {ray.per:.3f} | {fmt(ray.full(job.n_full)[0])} | {speed:.2f}× ({speed / 2:.2f}) |",
                   flush=True)
     print(f"load average after: {timing.load()}")
 
