@@ -4,7 +4,7 @@ one run (`timing.side_by_side`: alternating, best of 3; one torch thread, CPU ti
 changed the forward, the float64 torch forward it replaced (`_TorchFloat64`) — for every
 architecture a loader builds, on the
 workloads that dominate: LIME-style perturbations of one document (1,000 masked copies of a 40-word
-review; 100 for MiniLM) and a test split (400 documents of 1–60 words; 100 for MiniLM), and 256 AIXI
+review; 50 for MiniLM) and a test split (400 documents of 1–60 words; 50 for MiniLM), and 256 AIXI
 images. Both sides go through the wrapper's `predict` (the same chunks, the same repeated-input rule);
 only the forward differs.
 
@@ -140,8 +140,8 @@ def workloads(seed: int = 0):
         mreview = (mdocs[0] + mdocs[1])[:40]
         text["MiniLM (6 layers, 384)"] = minilm
         loads["MiniLM (6 layers, 384)"] = {
-            "100 perturbations": [[w if rng.random() < 0.6 else "<pad>" for w in mreview] for _ in range(100)],
-            "100 documents": mdocs}
+            "50 perturbations": [[w if rng.random() < 0.6 else "<pad>" for w in mreview] for _ in range(50)],
+            "50 documents": mdocs[:50]}
     images = np.random.default_rng(seed).random((256, 128, 128)).astype(np.float32)
     text["AIXI CNN"] = ImageModel(AixiCNN(size=128), name="cnn", task="regression")
     loads["AIXI CNN"] = {"256 images 128×128": images}

@@ -75,7 +75,8 @@ def worker_cpu(pid: int) -> float:
 
 def isolated(sub, spec: ModelSpec, ids, inputs, segments, shapes) -> tuple[list, float, float, float, str]:
     """(outputs, start s, wall s, CPU s of the harness and the worker together, sandbox mode)."""
-    worker = Worker(sub, {}, spec, WorkerConfig())
+    # the worker on the harness's torch threads: both sides compute with the same settings
+    worker = Worker(sub, {}, spec, WorkerConfig(torch_threads=torch.get_num_threads()))
     t0 = time.perf_counter()
     worker.start()
     t_start = time.perf_counter() - t0

@@ -4,9 +4,17 @@ says so: its absolute times are not the idle machine's, its ratios still compare
 
 from __future__ import annotations
 
+import pytest
 import timing
 
 _BEFORE: dict[str, str] = {}
+
+
+def pytest_collection_modifyitems(items) -> None:
+    """Benchmarks are not timed tests (DESIGN §6): an hour each before pytest-timeout's guard stops one
+    (the project's 600 s is for tests; a benchmark on a loaded 2-core machine can take longer)."""
+    for item in items:
+        item.add_marker(pytest.mark.timeout(3600))
 
 
 def pytest_report_header(config) -> list[str]:

@@ -42,7 +42,9 @@ NETNS = ["unshare", "-n", "-p", "-f", "--kill-child", "--mount-proc", "sh", "-c"
 
 @dataclass(frozen=True)
 class Job:
-    """One track's board at its default scale: resource, model, instance count N and how N is defined."""
+    """One track's board at its default scale: resource, model, instance count N and how N is defined, and
+    per family the submission and the instances n of the smaller run (the larger has 2n: enough that the
+    difference is seconds of work)."""
 
     track: str
     resource: str
@@ -50,24 +52,25 @@ class Job:
     n_full: int
     n_note: str
     build: str  # the command that builds the resource
-    submissions: tuple[tuple[str, str], ...]  # (family, submission)
-    n_sample: int = 8  # instances of the smaller run (the larger has twice as many)
+    submissions: tuple[tuple[str, str, int], ...]  # (family, submission, n)
 
 
-TEXT = (("gradient", "integrated-gradients"), ("perturbation", "occlusion"), ("LIME", "lime-text"))
 JOBS = (
     Job("aixi", "aixi/shape-ssin", "cnn", 500, "validation images, default scale (paper scale: 2,000)",
         "xaibench generate aixi --dataset shape --functions ssin && xaibench train aixi aixi/shape-ssin",
-        (("gradient", "integrated-gradients"), ("perturbation", "occlusion"), ("LIME", "lime-image")), 16),
+        (("gradient", "integrated-gradients", 16), ("perturbation", "occlusion", 16), ("LIME", "lime-image", 16))),
     Job("idc", "idc/mr-wga", "cnn", 2133, "MR test documents (seeded 60/20/20 split)",
-        "xaibench generate idc --pgt wga", TEXT, 16),
+        "xaibench generate idc --pgt wga",
+        (("gradient", "integrated-gradients", 300), ("perturbation", "occlusion", 300), ("LIME", "lime-text", 16))),
     Job("rcnn", "rcnn/beer-appearance", "rcnn", 999, "verified appearance reviews of the 4,000-review pool",
-        "xaibench generate rcnn --aspect appearance", TEXT, 4),
+        "xaibench generate rcnn --aspect appearance",
+        (("gradient", "integrated-gradients", 20), ("perturbation", "occlusion", 20), ("LIME", "lime-text", 4))),
     Job("robustness", "robustness/mr-cnn", "cnn", 100, "attacked MR test sentences (--samples 100)",
-        "xaibench generate robustness --model cnn --explainer saliency", TEXT, 4),
+        "xaibench generate robustness --model cnn --explainer saliency",
+        (("gradient", "integrated-gradients", 8), ("perturbation", "occlusion", 8), ("LIME", "lime-text", 4))),
     Job("trust", "trust/hatexplain-cnn-sup", "cnn-sup", 1022, "explained HateXplain test predictions",
         "xaibench generate trust --embeddings && xaibench generate trust --dataset hatexplain --model cnn-sup",
-        (("gradient", "toki-grad"), ("perturbation", "toki-omis"), ("LIME", "toki-lime")), 16),
+        (("gradient", "toki-grad", 50), ("perturbation", "toki-omis", 50), ("LIME", "toki-lime", 50))),
 )
 
 
@@ -141,8 +144,9 @@ def fmt(seconds: float) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--n", type=int, default=0, help="instances of the smaller run (0 = each track's own)")
+    ap.add_argument("--n", type=int, default=0, help="instances of the smaller run (0 = each job's own)")
     ap.add_argument("--only", default="", help="comma-separated tracks")
+    ap.add_argument("--family", default="", help="only this family (gradient, perturbation, LIME)")
     ap.add_argument("--no-ray", action="store_true")
     a = ap.parse_args(argv)
     only = {t for t in a.only.split(",") if t}
@@ -156,8 +160,10 @@ def main(argv: list[str] | None = None) -> None:
         if not built(job.resource):
             print(f"| {job.track} | skipped: {job.resource} is not built (`{job.build}`) | | | | | | |")
             continue
-        n = a.n or job.n_sample
-        for family, sub in job.submissions:
+        for family, sub, n_own in job.submissions:
+            if a.family and family != a.family:
+                continue
+            n = a.n or n_own
             local = measure(job, sub, False, n)
             wall, cpu = local.full(job.n_full)
             row = (f"| {job.track} ({job.n_full:,} {job.n_note}) | {family}: {sub} | {n} and {2 * n} | "
