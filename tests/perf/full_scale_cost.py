@@ -4,15 +4,16 @@ For each track, one built-in submission of each family — gradient (integrated 
 TOKI-grad oracle), perturbation (occlusion; TOKI-omission) and LIME (lime-image / lime-text; TOKI-lime) — is
 run through `xaibench evaluate` on a sample of the resource the demo builds, with the local backend (one
 sandboxed worker on the machine's cores) and with the Ray backend on 2 local workers (inside a private
-network namespace: loopback only, TOOLS.md). Each is run on the first n and the first 2n instances
-(`--overwrite`): the per-instance time is the slope (2n run − n run) / n, so the worker's and Ray's
-start-up are not in it; the full-scale time is extrapolated as start-up + N × per-instance time, N the
-track's instance count at its default scale (stated per row). Wall time (the Result's) and CPU time (the
-command and every process it waited for: on a machine shared with other jobs the steadier figure of the
-work; on an idle one a local run's wall time lies between CPU time / cores and CPU time). The worker is the
-plain one (`--sandbox none`): a bubblewrap worker's processes end with its PID namespace, unaccounted;
-the sandbox's own cost is its start-up (bench_isolation: per-instance ratios ≈ 1). Ray's speed-up
-and efficiency compare the two backends' per-instance wall times (efficiency = speed-up / 2 workers).
+network namespace: loopback only, TOOLS.md), each on the first n and the first 2n instances
+(`--overwrite`). Per instance: the local explain time (the Result's `wall_time_s`, the sum of its
+batches' times: no start-up, no scoring) and CPU time (the command and every process it waited for —
+the plain worker, `--sandbox none`, so that its processes are counted; bubblewrap's own cost is its
+start-up), each from the 2n run; the elapsed time of each whole command (start-up, explanation,
+scoring), whose slope (2n run − n run) / n is each backend's per-instance rate, compared for Ray's
+speed-up and efficiency (speed-up / 2 workers). Full scale = N × the per-instance explain time (plus
+a start-up of seconds), N the track's instance count at its default scale (stated per row). On a
+machine shared with other jobs the CPU time is the steadier figure of the work; the elapsed times,
+and so Ray's speed-up, depend on the other jobs (the load average is printed before and after).
 
 Per-instance cost depends on the model under test and the instances (image size, document lengths), not
 on how many instances a resource holds, and the demo's models have the full-scale architectures (the
@@ -93,9 +94,9 @@ def children_cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def evaluate(job: Job, submission: str, limit: int, ray: bool, results: Path) -> tuple[float, float]:
-    """`xaibench evaluate` of `limit` instances: (the Result's wall time, the CPU time of the command and
-    every process it waited for) in seconds, NaN when the run failed."""
+def evaluate(job: Job, submission: str, limit: int, ray: bool, results: Path) -> tuple[float, float, float]:
+    """`xaibench evaluate` of `limit` instances: (the Result's explain time, the command's elapsed time, its
+    CPU time with every process it waited for), seconds; NaN when the run failed."""
     argv = [sys.executable, "-m", "benchmark.cli", "evaluate", submission, "--track", job.track, "--resource",
             job.resource, "--model", job.model, "--limit", str(limit), "--overwrite", "--results", str(results),
             "--sandbox", "none"]  # the plain worker: a child the command waits for, so its CPU time is counted
@@ -104,33 +105,30 @@ def evaluate(job: Job, submission: str, limit: int, ray: bool, results: Path) ->
     env = {**os.environ, "XAIBENCH_PROGRESS": "0", "RAY_USAGE_STATS_ENABLED": "0", "HF_HUB_OFFLINE": "1"}
     t, c = time.perf_counter(), children_cpu()
     p = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=7200)
-    wall, cpu = time.perf_counter() - t, children_cpu() - c
+    elapsed, cpu = time.perf_counter() - t, children_cpu() - c
+    nan = float("nan")
     if p.returncode != 0:
         print(f"    {submission} ({'ray' if ray else 'local'}, {limit}) failed: {p.stderr.strip()[-400:]}")
-        return float("nan"), float("nan")
+        return nan, nan, nan
     files = sorted(results.rglob(f"{submission}*.json"), key=lambda f: f.stat().st_mtime)
-    return (float(json.loads(files[-1].read_text())["wall_time_s"]) if files else wall), cpu
+    explain = float(json.loads(files[-1].read_text())["wall_time_s"]) if files else nan
+    return explain, elapsed, cpu
 
 
 @dataclass(frozen=True)
 class Cost:
-    """Per instance and start-up, in wall and CPU seconds, from runs of n and 2n instances (the slope)."""
+    """Per instance: explain time and CPU time (from the 2n run) and the elapsed slope of the two runs."""
 
-    per: float
-    start: float
-    cpu_per: float
-    cpu_start: float
-
-    def full(self, n: int) -> tuple[float, float]:
-        """(wall, CPU) seconds of a run of n instances: start-up + n × per instance."""
-        return self.start + n * self.per, self.cpu_start + n * self.cpu_per
+    explain: float
+    cpu: float
+    elapsed: float
 
 
 def measure(job: Job, submission: str, ray: bool, n: int) -> Cost:
-    """The cost of `submission` on `job` from runs of n and 2n instances."""
+    """The cost of `submission` on `job` from runs of n and 2n instances (module docstring)."""
     with tempfile.TemporaryDirectory() as tmp:
-        (w1, c1), (w2, c2) = (evaluate(job, submission, k, ray, Path(tmp) / str(k)) for k in (n, 2 * n))
-    return Cost((w2 - w1) / n, w1 - n * (w2 - w1) / n, (c2 - c1) / n, c1 - n * (c2 - c1) / n)
+        (_, e1, _), (x2, e2, c2) = (evaluate(job, submission, k, ray, Path(tmp) / str(k)) for k in (n, 2 * n))
+    return Cost(x2 / (2 * n), c2 / (2 * n), (e2 - e1) / n)
 
 
 def fmt(seconds: float) -> str:
@@ -151,30 +149,29 @@ def main(argv: list[str] | None = None) -> None:
     a = ap.parse_args(argv)
     only = {t for t in a.only.split(",") if t}
     print(f"full-scale cost on {timing.machine()}; load average {timing.load()}")
-    print("| track (N at default scale) | family: submission | measured on | local: s per instance, wall / CPU | "
-          "local: full scale, wall / CPU | Ray, 2 workers: s per instance, wall | Ray: full scale, wall | "
-          "Ray speed-up (efficiency) |")
+    print("| track (N at default scale) | family: submission | measured on | local, per instance: explain / CPU "
+          "| local, full scale: explain / CPU | elapsed per instance: local / Ray 2 workers | Ray speed-up "
+          "(efficiency) |")
     for job in JOBS:
         if only and job.track not in only:
             continue
         if not built(job.resource):
-            print(f"| {job.track} | skipped: {job.resource} is not built (`{job.build}`) | | | | | | |")
+            print(f"| {job.track} | skipped: {job.resource} is not built (`{job.build}`) | | | | | |")
             continue
         for family, sub, n_own in job.submissions:
             if a.family and family != a.family:
                 continue
             n = a.n or n_own
             local = measure(job, sub, False, n)
-            wall, cpu = local.full(job.n_full)
             row = (f"| {job.track} ({job.n_full:,} {job.n_note}) | {family}: {sub} | {n} and {2 * n} | "
-                   f"{local.per:.3f} / {local.cpu_per:.3f} | {fmt(wall)} / {fmt(cpu)} |")
+                   f"{local.explain:.3f} s / {local.cpu:.3f} s | {fmt(job.n_full * local.explain)} / "
+                   f"{fmt(job.n_full * local.cpu)} |")
             if a.no_ray:
-                print(row + " — | — | — |", flush=True)
+                print(row + f" {local.elapsed:.3f} s / — | — |", flush=True)
                 continue
             ray = measure(job, sub, True, n)
-            speed = local.per / ray.per if ray.per > 0 else float("nan")
-            print(row + f" {ray.per:.3f} | {fmt(ray.full(job.n_full)[0])} | {speed:.2f}× ({speed / 2:.2f}) |",
-                  flush=True)
+            speed = local.elapsed / ray.elapsed if ray.elapsed > 0 else float("nan")
+            print(row + f" {local.elapsed:.3f} s / {ray.elapsed:.3f} s | {speed:.2f}× ({speed / 2:.2f}) |", flush=True)
     print(f"load average after: {timing.load()}")
 
 
