@@ -328,6 +328,16 @@ class Figure2Model(nn.Module):
     def forward_embedded(self, emb, mask=None):
         return self.encode(emb, self.select(emb, mask))
 
+    # what `RationaleModel` calls: the same rules from word ids
+    def select_ids(self, ids, mask):
+        return self.select(self.embedding(ids), mask)
+
+    def encode_ids(self, ids, selection):
+        return self.encode(self.embedding(ids), selection)
+
+    def forward_ids(self, ids, mask):
+        return self.forward_embedded(self.embedding(ids), mask)
+
 
 def test_handshake_filter_on_planted_handshake():
     model = RationaleModel(Figure2Model(), Figure2Model.vocab, "figure2")

@@ -477,14 +477,23 @@ class Worker:
                 if self.spec.per_instance:
                     model.focus(focus)
             inputs = msg.get("inputs")
-            if self.spec.modality == "image":
-                if not isinstance(inputs, np.ndarray) or inputs.ndim not in (3, 4) or inputs.dtype.kind not in "fiub":
-                    raise ValueError("inputs must be an (N, H, W) numeric array")
-                inputs = inputs.astype(np.float32, copy=False)
-            elif not (isinstance(inputs, list) and all(isinstance(d, list) and all(isinstance(w, str) for w in d)
-                                                       for d in inputs)):
-                raise ValueError("inputs must be lists of word tokens")
-            out = np.asarray(model.predict(inputs), dtype=np.float32)
+            predict_visible = getattr(model, "predict_visible", None)
+            if "visible" in msg and callable(predict_visible):
+                # the worker ran the model's ground-truth-free part (`worker_part`): objects shown per image
+                visible = msg["visible"]
+                if not isinstance(visible, np.ndarray) or visible.dtype != np.bool_ or visible.ndim != 2:
+                    raise ValueError("visible objects must be an (N, K) bool array")
+                out = np.asarray(predict_visible(visible), dtype=np.float32)
+            else:
+                if self.spec.modality == "image":
+                    if (not isinstance(inputs, np.ndarray) or inputs.ndim not in (3, 4)
+                            or inputs.dtype.kind not in "fiub"):
+                        raise ValueError("inputs must be an (N, H, W) numeric array")
+                    inputs = inputs.astype(np.float32, copy=False)
+                elif not (isinstance(inputs, list) and all(isinstance(d, list) and all(isinstance(w, str) for w in d)
+                                                           for d in inputs)):
+                    raise ValueError("inputs must be lists of word tokens")
+                out = np.asarray(model.predict(inputs), dtype=np.float32)
             reply = {"type": "predicted", "outputs": out}
         except Exception as exc:  # a bad request is the submission's failure, never the harness's
             reply = {"type": "predict-error", "message": _clean(f"{type(exc).__name__}: {exc}", 300)}

@@ -18,7 +18,8 @@ inside the sandbox (`benchmark.isolation.sandbox`), and talks to it over one soc
    instance, a float32 array or `{"error": reason}` — after calling `explain` on the whole batch (on
    an exception, again instance by instance to isolate the bad ones). For a `per_instance` model
    it calls `explain` once per instance (see `benchmark.models.spec`).
-   A served model's `predict` sends `predict` (inputs, the instance in focus) and waits for
+   A served model's `predict` sends `predict` (inputs — or, for the AIXI function model, which of
+   the focused instance's objects each image shows — and the instance in focus) and waits for
    `predicted` or `predict-error`.
 3. harness → `stop`, or the harness kills the worker.
 
@@ -170,33 +171,61 @@ def run_explainer(explainer: Any, model: Any, batch: Any, per_instance: bool = F
 
 
 class ServedModel:
-    """The worker's proxy of a harness-held black box: `predict` round-trips over the channel."""
+    """The worker's proxy of a harness-held black box: `predict` round-trips over the channel. For a model
+    whose `worker_part` is "visible-objects" (the AIXI function model) the proxy computes which objects of
+    the instance in focus each image shows (`ObjectView`, from the batch's image and object map: no
+    ground truth) and sends those K booleans per image instead of the image."""
 
     white_box = False
     module = None
 
     def __init__(self, channel: Channel, name: str, task: str, n_outputs: int, modality: str,
-                 batch_size: int = 1024) -> None:
+                 batch_size: int = 1024, reads: str | None = None, visible_fraction: float = 0.5) -> None:
         self._channel = channel
         self._focus: str | None = None
         self.name, self.task, self.n_outputs, self.modality = name, task, int(n_outputs), modality
         self.batch_size = int(batch_size)
+        self._reads, self._fraction = reads, float(visible_fraction)
+        self._shown: dict[str, Any] = {}  # instance id → (image, object map), then its ObjectView
+
+    def attach(self, batch: Any) -> None:
+        """Keep copies of the batch's images and object maps (before any explainer code sees the batch), for
+        the "visible-objects" part; a batch without object maps leaves the proxy sending images."""
+        self._shown.clear()
+        if self._reads == "visible-objects" and batch.segments is not None:
+            for i, image, objects in zip(batch.ids, batch.inputs, batch.segments):
+                self._shown[str(i)] = (np.array(image, dtype=np.float32), np.array(objects))
 
     def focus(self, instance: str) -> None:
         """Explain `instance` next: the harness answers `predict` for it (per-instance models)."""
         self._focus = str(instance)
 
+    def _visible(self, x: np.ndarray) -> np.ndarray | None:
+        """The objects of the instance in focus each image shows, or None when the proxy cannot tell."""
+        from benchmark.models.aixi_function import ObjectView
+
+        focus = self._focus
+        shown = self._shown.get(focus) if focus is not None else None
+        if focus is None or shown is None:
+            return None
+        if isinstance(shown, tuple):
+            shown = self._shown[focus] = ObjectView(*shown)
+        return shown.visible(x, self._fraction)
+
     def predict(self, inputs: Any) -> np.ndarray:
         """The harness model's outputs (N, n_outputs) for `inputs` (images (N, H, W), or token lists);
         ValueError with the harness's reason when it refuses them."""
         x: np.ndarray | list[list[str]]
+        msg: dict[str, Any] = {"type": "predict", "focus": self._focus}
         if self.modality == "image":
             x = np.asarray(inputs, dtype=np.float32)
             if len(x) == 0:
                 return np.zeros((0, self.n_outputs), dtype=np.float32)
+            visible = self._visible(x)
+            msg.update({"visible": visible} if visible is not None else {"inputs": x})
         else:
-            x = [[str(w) for w in doc] for doc in inputs]
-        self._channel.send({"type": "predict", "focus": self._focus, "inputs": x})
+            msg["inputs"] = [[str(w) for w in doc] for doc in inputs]
+        self._channel.send(msg)
         reply = self._channel.recv()
         if reply.get("type") == "predicted":
             return np.asarray(reply["outputs"], dtype=np.float32)
@@ -207,8 +236,6 @@ class ServedModel:
         if self.n_outputs == 1:
             return np.zeros(len(inputs), dtype=np.int64)
         return self.predict(inputs).argmax(axis=1)
-
-
 class FixedTargets:
     """The model with the explained output fixed per instance (`ModelSpec.targets`)."""
 
@@ -242,7 +269,8 @@ def _base_model(start: dict, channel: Channel) -> Any:
     spec = start["model"]
     if "served" in spec:
         s = spec["served"]
-        return ServedModel(channel, s["name"], s["task"], s["n_outputs"], s["modality"], s.get("batch_size", 1024))
+        return ServedModel(channel, s["name"], s["task"], s["n_outputs"], s["modality"], s.get("batch_size", 1024),
+                           s.get("reads"), s.get("visible_fraction", 0.5))
     from benchmark.models.randomise import apply
     from benchmark.models.spec import LOADERS
 
@@ -319,6 +347,9 @@ def serve(channel: Channel) -> int:
             continue
         inputs = msg["inputs"]
         batch = Batch(ids=list(msg["ids"]), inputs=inputs, segments=msg.get("segments"), seed=int(msg["seed"]))
+        attach = getattr(model, "attach", None)  # a served model's proxy keeps what it needs of the batch
+        if callable(attach):
+            attach(batch)
         outputs = run_oracle(explainer, batch) if oracle else run_explainer(explainer, model, batch, per_instance)
         channel.send({"type": "outputs", "outputs": outputs})
 

@@ -83,6 +83,39 @@ class Reference:
     patterns: np.ndarray  # (K,) pattern index of object j (at j-1)
 
 
+class ObjectView:
+    """Which objects of one instance an input still shows — the part of the function model that needs no
+    ground truth: the instance's image and object map are what every explainer is given (`batch.inputs`,
+    `batch.segments`), so a worker may run it (`benchmark.isolation`) and send the harness K booleans per
+    input instead of the image.
+
+    Object j (pixels labelled j, 1 ≤ j ≤ `k`, default the largest label) counts as visible when at least
+    `visible_fraction` of its pixels keep their value (|Δ| < 1e-4); an object without pixels never does.
+    Only object pixels are compared (gathered once per instance)."""
+
+    def __init__(self, image: np.ndarray, instances: np.ndarray, k: int | None = None) -> None:
+        inst = np.asarray(instances).ravel()
+        self.shape = tuple(np.asarray(image).shape)
+        self.k = int(inst.max(initial=0)) if k is None else int(k)
+        self._idx = np.flatnonzero(inst)
+        self._onehot = (inst[self._idx][:, None] == np.arange(1, self.k + 1)[None]).astype(np.int64)
+        self._original = np.asarray(image, dtype=np.float32).ravel()[self._idx]
+        self._total = np.bincount(inst, minlength=self.k + 1)[1 : self.k + 1]
+
+    def visible(self, inputs: np.ndarray, visible_fraction: float) -> np.ndarray:
+        """(N, k) bool: object j visible in input n; inputs (N, H, W) or (N, 1, H, W) images."""
+        x = np.asarray(inputs, dtype=np.float32)
+        if x.ndim == 4:
+            x = x[:, 0]
+        if x.ndim != 3 or x.shape[1:] != self.shape:
+            raise ValueError(f"inputs must be (N, {self.shape[0]}, {self.shape[1]}) images, got {x.shape}")
+        if self.k == 0 or len(x) == 0:
+            return np.zeros((len(x), self.k), dtype=bool)
+        keep = np.abs(x.reshape(len(x), -1)[:, self._idx] - self._original[None]) < 1e-4  # (N, object pixels)
+        kept = keep.astype(np.int64) @ self._onehot  # (N, K) unchanged pixels per object: an exact integer product
+        return kept >= visible_fraction * np.maximum(self._total, 1)[None]
+
+
 class FunctionModel(Model):
     """The attribution function as the model under test (Experiment 2).
 
@@ -125,38 +158,46 @@ class FunctionModel(Model):
             raise KeyError(f"unknown instance {instance!r}")
         self._focus = instance
 
-    def _counts(self, inputs: np.ndarray) -> np.ndarray:
-        x = np.asarray(inputs, dtype=np.float32)
-        if x.ndim == 4:
-            x = x[:, 0]
+    repeats_worth_dropping = False  # its predict reads the object pixels only: cheaper than comparing whole images
+
+    def worker_part(self) -> dict:
+        """What a worker runs of this model (`ObjectView`: no ground truth) and sends instead of images."""
+        return {"reads": "visible-objects", "visible_fraction": self.visible_fraction}
+
+    def _reference(self) -> Reference:
         if self._focus is None:
             raise RuntimeError("FunctionModel.predict called before focus(instance); the runner sets it")
-        ref = self._references[self._focus]
-        if x.ndim != 3 or x.shape[1:] != ref.image.shape:
-            raise ValueError(f"inputs must be (N, {ref.image.shape[0]}, {ref.image.shape[1]}) images, got {x.shape}")
-        out = np.zeros((len(x), 3), dtype=np.int64)
-        k = len(ref.patterns)
-        if k == 0 or len(x) == 0:
-            return out
-        idx, onehot, original, tot = self._objects(self._focus, ref, k)
-        keep = np.abs(x.reshape(len(x), -1)[:, idx] - original[None]) < 1e-4  # (N, object pixels) unchanged
-        kept = keep.astype(np.int64) @ onehot  # (N, K) unchanged pixels per object: an exact integer product
-        visible = kept >= self.visible_fraction * np.maximum(tot, 1)[None]
+        return self._references[self._focus]
+
+    def _view(self) -> ObjectView:
+        """The `ObjectView` of the instance in focus, made once per instance."""
+        cache = self.__dict__.setdefault("_object_cache", {})
+        ref = self._reference()
+        if self._focus not in cache:
+            cache[self._focus] = ObjectView(ref.image, ref.instances, k=len(ref.patterns))
+        return cache[self._focus]
+
+    def _counts(self, inputs: np.ndarray) -> np.ndarray:
+        """Objects still visible per pattern (N, 3) in each input, a perturbation of the instance in focus."""
+        return self._pattern_counts(self._view().visible(inputs, self.visible_fraction))
+
+    def _pattern_counts(self, visible: np.ndarray) -> np.ndarray:
+        """Visible objects per pattern (N, 3) from which objects are visible (N, K') (K' ≤ K: the first K')."""
+        patterns = self._reference().patterns[: visible.shape[1]]
+        out = np.zeros((len(visible), 3), dtype=np.int64)
         for p in range(3):
-            out[:, p] = (visible & (ref.patterns == p)[None]).sum(axis=1)
+            out[:, p] = visible[:, patterns == p].sum(axis=1)
         return out
 
-    def _objects(self, instance: str, ref: Reference, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(flat indices of the object pixels, their one-hot object (n, K), original values, pixels per object),
-        computed once per instance: only object pixels can hide an object, so only they are compared."""
-        cache = self.__dict__.setdefault("_object_cache", {})
-        if instance not in cache:
-            inst = ref.instances.ravel()
-            idx = np.flatnonzero(inst)
-            onehot = (inst[idx][:, None] == np.arange(1, k + 1)[None]).astype(np.int64)
-            cache[instance] = (idx, onehot, ref.image.ravel()[idx],
-                               np.bincount(inst, minlength=k + 1)[1 : k + 1])
-        return cache[instance]
+    def predict_visible(self, visible: np.ndarray) -> np.ndarray:
+        """Outputs (N, 1) for inputs given as which objects of the instance in focus they show ((N, K') bool,
+        what a worker's `ObjectView` sends): the same as `predict` of images showing those objects. Columns
+        past the instance's K objects are ignored, missing ones are objects not shown."""
+        v = np.asarray(visible)
+        if v.dtype != np.bool_ or v.ndim != 2:
+            raise ValueError(f"visible objects must be an (N, K) bool array, got {v.dtype} of shape {v.shape}")
+        counts = self._pattern_counts(v[:, : len(self._reference().patterns)])
+        return self._function(counts, self._iota_max)[:, None]
 
     def _predict(self, inputs: np.ndarray) -> np.ndarray:
         return self._function(self._counts(inputs), self._iota_max)[:, None]

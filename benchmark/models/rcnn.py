@@ -51,6 +51,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from benchmark.errors import ResourceError
+from benchmark.models import recurrence
 from benchmark.models.architectures import ARCHITECTURES, WordClassifier
 from benchmark.models.base import TEXTS_FILE, load_model, read_model_config, read_texts, rebuild_command, save_model
 from benchmark.models.base import write_texts  # noqa: F401 - re-exported: generators and tests import it from here
@@ -202,6 +203,68 @@ class RCNNRationale(WordClassifier):
         """RCNN(x) = encoder(x, deterministic selection of the generator), (N, 1)."""
         return self.encode(emb, self.select(emb, mask))
 
+    # -- the same function from word ids (what `RationaleModel` computes with, on the float64 copy) ---------
+    @staticmethod
+    def _input_bias(layer: RCNNLayer) -> torch.Tensor:
+        """[b_λ | 0 … 0]: the bias of a layer's input terms [W_λ x + b_λ | W_1 x | …]."""
+        return torch.cat([layer.b_forget, layer.b_forget.new_zeros(layer.order * layer.n_out)])
+
+    @torch.no_grad()
+    def logits_ids(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """`logits(embedding(ids), mask)` (eval mode) for a word mask that is each document's first positions,
+        computed per distinct word with rows sorted by length (`benchmark.models.recurrence`)."""
+        length = ids.shape[1]
+        rows = recurrence.Rows.of(mask.sum(1))
+        uniq, index = recurrence.distinct(ids[rows.order])
+        words = self.dropout(self.embedding.weight[uniq])
+        # gen_out(dropout([h_fwd; h_bwd])) = h_fwd · w_fwd + h_bwd · w_bwd + b: each direction's share per step
+        weight = self.gen_out.weight[0]
+        out = self.gen_out.bias.expand(len(ids), length).clone()
+        directions = ((self.gen_fwd, weight[:self.hidden], False), (self.gen_bwd, weight[self.hidden:], True))
+        for layer, w, reverse in directions:
+            table = recurrence.word_table(words, layer.w_in.t(), self._input_bias(layer))
+            seq = recurrence.reverse_within(index, rows.lengths) if reverse else index
+            share = torch.zeros_like(out)
+
+            def emit(t: int, k: int, h: torch.Tensor, share: torch.Tensor = share, w: torch.Tensor = w) -> None:
+                share[:k, t] = self.dropout(h) @ w
+
+            recurrence.rcnn(recurrence.looked_up(table, seq), rows, layer.u_forget, layer.bias, layer.order, table,
+                            emit)
+            out += recurrence.reverse_within(share, rows.lengths) if reverse else share
+        return rows.unsort(out.masked_fill(~mask[rows.order], float("-inf")))
+
+    def select_ids(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """`select(embedding(ids), mask)`: z_t = [p_t ≥ threshold], p_t compared as float32 (`select`)."""
+        return (torch.sigmoid(self.logits_ids(ids, mask)).float() >= self.threshold) & mask
+
+    @torch.no_grad()
+    def encode_ids(self, ids: torch.Tensor, selection: torch.Tensor) -> torch.Tensor:
+        """`encode(embedding(ids), selection)` (eval mode): the selected words moved to the front (`compact`),
+        the first layer from per-word input terms, rows sorted by their selection's size."""
+        selection = selection.bool()
+        ids, _, _ = compact(ids[..., None], selection)
+        rows = recurrence.Rows.of(selection.sum(1))
+        uniq, index = recurrence.distinct(ids[rows.order, :, 0])
+        layers = [cast(RCNNLayer, layer) for layer in self.enc_layers]
+        words = self.dropout(self.embedding.weight[uniq])
+        table = recurrence.word_table(words, layers[0].w_in.t(), self._input_bias(layers[0]))
+        inputs = recurrence.looked_up(table, index)
+        last = []
+        for i, layer in enumerate(layers):
+            trace = recurrence.States(rows, layer.n_out, table) if i + 1 < len(layers) else None
+            last.append(recurrence.rcnn(inputs, rows, layer.u_forget, layer.bias, layer.order, table, trace))
+            if trace is not None:  # the next layer's input terms, from these states
+                nxt = layers[i + 1]
+                h = self.dropout(trace.out)
+                proj = torch.addmm(self._input_bias(nxt), h.flatten(0, 1), nxt.w_in)
+                inputs = recurrence.stepwise(proj.view(*h.shape[:2], nxt.w_in.shape[1]))
+        return rows.unsort(torch.sigmoid(self.enc_out(self.dropout(torch.cat(last, dim=1)))))
+
+    def forward_ids(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """RCNN(x) = encoder(x, selection) from word ids (N, 1): `forward_embedded(embedding(ids), mask)`."""
+        return self.encode_ids(ids, self.select_ids(ids, mask))
+
 
 def generator_log_prob(logits: torch.Tensor, z: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """Σ_t log p(z_t | x) per review (N,), padding excluded (stable: −BCE on the logits)."""
@@ -246,7 +309,7 @@ class RationaleModel(WordModel):
             self._texts = source() if callable(source) else [list(t) for t in source]
         return self._texts
 
-    def predict(self, inputs: Any) -> np.ndarray:
+    def _predict_all(self, inputs: Any) -> np.ndarray:
         """Outputs (N, 1) in [0, 1]; documents sorted by length into `batch_size` chunks (class docstring)."""
         docs = list(inputs)
         if not docs:
@@ -265,24 +328,22 @@ class RationaleModel(WordModel):
 
     def _predict(self, inputs: Any) -> np.ndarray:
         ids, mask = self.ids(inputs)
-        module = self.exact_module()
         with torch.no_grad():
-            return rounded(module.forward_embedded(module.embedding(ids), mask)).numpy()
+            return rounded(self.exact_module().forward_ids(ids, mask)).numpy()
 
     def _chunks(self, tokens: Sequence[Sequence[str]]
                 ) -> Iterator[tuple[Sequence[Sequence[str]], torch.Tensor, torch.Tensor]]:
-        module = self.exact_module()
         for s in range(0, len(tokens), self.batch_size):
             chunk = tokens[s:s + self.batch_size]
             ids, mask = self.ids(chunk)
-            yield chunk, module.embedding(ids), mask
+            yield chunk, ids, mask
 
     def probabilities(self, tokens: Sequence[Sequence[str]]) -> list[np.ndarray]:
         """The generator's p(z_t = 1 | x) per document (float32 per position)."""
         out = []
         with torch.no_grad():
-            for chunk, emb, mask in self._chunks(tokens):
-                p = rounded(self.exact_module().probabilities(emb, mask)).numpy()
+            for chunk, ids, mask in self._chunks(tokens):
+                p = rounded(torch.sigmoid(self.exact_module().logits_ids(ids, mask))).numpy()
                 out += [p[n, :len(t)] for n, t in enumerate(chunk)]
         return out
 
@@ -290,8 +351,8 @@ class RationaleModel(WordModel):
         """The deterministic selection S_x per document (bool per position)."""
         out = []
         with torch.no_grad():
-            for chunk, emb, mask in self._chunks(tokens):
-                z = self.exact_module().select(emb, mask).numpy()
+            for chunk, ids, mask in self._chunks(tokens):
+                z = self.exact_module().select_ids(ids, mask).numpy()
                 out += [z[n, :len(t)].copy() for n, t in enumerate(chunk)]
         return out
 
@@ -309,7 +370,7 @@ class RationaleModel(WordModel):
                     if len(z) != len(chunk[n]):
                         raise ValueError(f"selection of length {len(z)} for a document of {len(chunk[n])} tokens")
                     sel[n, :len(z)] = torch.from_numpy(z)
-                out.append(rounded(module.encode(module.embedding(ids), sel & mask)[:, 0]).numpy())
+                out.append(rounded(module.encode_ids(ids, sel & mask)[:, 0]).numpy())
         return np.concatenate(out) if out else np.zeros(0, dtype=np.float32)
 
 

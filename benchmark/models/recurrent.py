@@ -9,6 +9,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from benchmark.models import recurrence
 from benchmark.models.architectures import ARCHITECTURES, WordClassifier
 
 
@@ -32,6 +33,27 @@ class _BiLSTMBase(WordClassifier):
         out, _ = nn.utils.rnn.pad_packed_sequence(out, batch_first=True, total_length=emb.shape[1])
         return out, torch.cat([h[0], h[1]], dim=1), mask
 
+    def encode_ids(self, ids: torch.Tensor, mask: torch.Tensor, states: bool
+                   ) -> tuple[torch.Tensor | None, torch.Tensor, recurrence.Rows]:
+        """`encode(embedding(ids), mask)` per distinct word (`benchmark.models.recurrence`), rows sorted by
+        length: (states (N, L, 2h) or None, last states (N, 2h), the sorted rows)."""
+        rows = recurrence.Rows.of(mask.sum(1).clamp(min=1))
+        ids = ids[rows.order]
+        uniq, index = recurrence.distinct(ids)
+        words = self.embedding.weight[uniq]
+        out: list[torch.Tensor] = []
+        last: list[torch.Tensor] = []
+        for suffix, seq in (("", index), ("_reverse", recurrence.reverse_within(index, rows.lengths))):
+            lstm = self.lstm
+            table = recurrence.word_table(words, getattr(lstm, f"weight_ih_l0{suffix}"),
+                                          getattr(lstm, f"bias_ih_l0{suffix}") + getattr(lstm, f"bias_hh_l0{suffix}"))
+            trace = recurrence.States(rows, lstm.hidden_size, table) if states else None
+            last.append(recurrence.lstm(table, seq, rows, getattr(lstm, f"weight_hh_l0{suffix}"), trace))
+            if trace is not None:
+                h = recurrence.padded(trace.out, ids.shape[1])
+                out.append(h if suffix == "" else recurrence.reverse_within(h, rows.lengths))
+        return (torch.cat(out, dim=2) if out else None), torch.cat(last, dim=1), rows
+
 
 @ARCHITECTURES.decorator("bilstm")
 class BiLSTM(_BiLSTMBase):
@@ -40,6 +62,13 @@ class BiLSTM(_BiLSTMBase):
     def forward_embedded(self, emb: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
         """Logits (N, C) of embeddings (N, L, D) under the word mask (N, L)."""
         return self.fc(self.dropout(self.encode(emb, mask)[1]))
+
+    @torch.no_grad()
+    def forward_ids(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """`forward_embedded(embedding(ids), mask)` computed per distinct word, in the module's dtype (what
+        `predict` calls on the float64 copy; `benchmark.models.recurrence`)."""
+        _, last, rows = self.encode_ids(ids, mask, states=False)
+        return rows.unsort(self.fc(self.dropout(last)))
 
 
 @ARCHITECTURES.decorator("bilstm-attention")
@@ -62,3 +91,13 @@ class BiLSTMAttention(_BiLSTMBase):
     def forward_embedded(self, emb: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
         """Logits (N, C) = fc(dropout(s)), s the attention-weighted states."""
         return self.fc(self.dropout(self.attend(emb, mask)[0]))
+
+    @torch.no_grad()
+    def forward_ids(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """`forward_embedded(embedding(ids), mask)` computed per distinct word, in the module's dtype (what
+        `predict` calls on the float64 copy; `benchmark.models.recurrence`)."""
+        out, _, rows = self.encode_ids(ids, mask, states=True)
+        assert out is not None
+        pooled = recurrence.attention_pool(out, mask[rows.order],
+                                           lambda h: self.context(recurrence.tanh(self.proj(h))).squeeze(-1))
+        return rows.unsort(self.fc(self.dropout(pooled)))

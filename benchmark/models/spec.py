@@ -7,7 +7,9 @@ A track does not hand a model object to a submission; it returns a `ModelSpec`:
   files alone, read-only, inside its sandbox;
 * a **served** model — a black box the harness must keep because it is built from ground truth (the
   AIXI function model holds every instance's objects and patterns). It stays in the harness; the
-  worker gets a proxy whose `predict` calls round-trip over the pipe, batched.
+  worker gets a proxy whose `predict` calls round-trip over the pipe, batched. A served model may name
+  a part of itself that needs no ground truth (`worker_part()`: the function model's `ObjectView`,
+  which objects an image still shows); the proxy runs it and sends its result instead of the inputs.
 
 `targets` fixes the explained output of each instance (e.g. a document's labelled class, for
 agreement with people) instead of the model's prediction; it implies one instance per call.
@@ -112,8 +114,10 @@ class ModelSpec:
         out: dict[str, Any]
         if self.served is not None:
             m = self.served
+            part = getattr(m, "worker_part", None)  # what the worker may run of it (no ground truth)
             out = {"served": {"name": m.name, "task": m.task, "n_outputs": int(m.n_outputs),
-                              "modality": self.modality, "batch_size": int(m.batch_size)}}
+                              "modality": self.modality, "batch_size": int(m.batch_size),
+                              **(part() if callable(part) else {})}}
         else:
             out = {"loader": self.loader, "name": self.name, "options": dict(self.options),
                    "directory": directory or str(self.directory),

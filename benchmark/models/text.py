@@ -27,6 +27,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from benchmark.models import recurrence
 from benchmark.models.architectures import ARCHITECTURES, EmbeddingForward, WordClassifier
 from benchmark.errors import ResourceError
 from benchmark.models.base import TextModel, load_model, rebuild_command, texts_file_in
@@ -141,6 +142,8 @@ class KimCNN(WordClassifier):
         self.__dict__["_vocabulary_tables"] = (key, tables)
         return tables
 
+    forward_ids_batch_free = True  # predict calls forward_ids on the float32 module: its tables are the float64 step
+
     @torch.no_grad()
     def forward_ids(self, ids: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
         """The logits (N, C) of `forward_embedded(embedding(ids), mask)` (eval mode), in float64, computed from
@@ -220,6 +223,27 @@ class WordAttention(WordClassifier):
     def forward_embedded(self, emb: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
         """Logits (N, C) = fc(dropout(s)), s the attention-weighted BiGRU states."""
         return self.fc(self.dropout(self.attend(emb, mask)[0]))
+
+    @torch.no_grad()
+    def forward_ids(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """`forward_embedded(embedding(ids), mask)` computed per distinct word, in the module's dtype (what
+        `predict` calls on the float64 copy; `benchmark.models.recurrence`)."""
+        rows = recurrence.Rows.of(mask.sum(1).clamp(min=1))
+        ids, mask = ids[rows.order], mask[rows.order]
+        uniq, index = recurrence.distinct(ids)
+        words = self.embedding.weight[uniq]
+        gru, states = self.gru, []
+        for suffix, seq in (("", index), ("_reverse", recurrence.reverse_within(index, rows.lengths))):
+            table = recurrence.word_table(words, getattr(gru, f"weight_ih_l0{suffix}"),
+                                          getattr(gru, f"bias_ih_l0{suffix}"))
+            trace = recurrence.States(rows, gru.hidden_size, table)
+            recurrence.gru(recurrence.looked_up(table, seq), rows,
+                           getattr(gru, f"weight_hh_l0{suffix}"), getattr(gru, f"bias_hh_l0{suffix}"), table, trace)
+            h = recurrence.padded(trace.out, ids.shape[1])
+            states.append(h if suffix == "" else recurrence.reverse_within(h, rows.lengths))
+        pooled = recurrence.attention_pool(torch.cat(states, dim=2), mask,
+                                           lambda h: recurrence.tanh(self.proj(h)) @ self.context)
+        return rows.unsort(self.fc(self.dropout(pooled)))
 
 
 class _EmbeddingForward(nn.Module):
@@ -324,13 +348,10 @@ class WordModel(EmbeddingLayerModel):
     def _predict(self, inputs: Any) -> np.ndarray:
         """Softmax probabilities computed in float64, rounded to float32 (`benchmark.models.exact`)."""
         ids, mask = self.ids(inputs)
-        forward_ids = getattr(self.module, "forward_ids", None)  # the Kim CNN's per-word forward: batch-free already
+        # the float64 copy's forward from word ids, or the Kim CNN's, batch-free on the float32 module itself
+        module = self.module if self.module.forward_ids_batch_free else self.exact_module()
         with torch.no_grad():
-            if forward_ids is not None:
-                logits = forward_ids(ids, mask)
-            else:
-                module = self.exact_module()
-                logits = module.forward_embedded(module.embedding(ids), mask)
+            logits = module.forward_ids(ids, mask)
             return rounded(torch.softmax(logits.to(torch.float64), dim=1)).numpy()
 
     def attention(self, tokens: Sequence[Sequence[str]]) -> list[np.ndarray]:

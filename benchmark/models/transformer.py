@@ -258,7 +258,7 @@ class MiniLMModel(EmbeddingLayerModel):
         return self.mask(tokens).any(-1)
 
     # -- black box -------------------------------------------------------------------------------
-    def predict(self, inputs: Any) -> np.ndarray:
+    def _predict_all(self, inputs: Any) -> np.ndarray:
         """Softmax probabilities (N, C); documents sorted by length into `batch_size` chunks."""
         docs = [list(t) for t in inputs]
         if not docs:

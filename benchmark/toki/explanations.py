@@ -91,15 +91,13 @@ class DedupModel:
 
     def predict(self, docs: Sequence[Sequence[str]]) -> np.ndarray:
         """The wrapped model's outputs (N, n_outputs), each distinct document predicted once."""
-        keys = [tuple(d) for d in docs]
-        index: dict[tuple, int] = {}
-        rows = np.fromiter((index.setdefault(k, len(index)) for k in keys), dtype=np.int64, count=len(keys))
-        self.documents += len(keys)
-        self.distinct += len(index)
-        if not keys:
-            return np.asarray(self._model.predict([]))
-        out = np.asarray(self._model.predict([list(k) for k in index]))
-        return out[rows]
+        from benchmark.models.base import distinct_inputs
+
+        unique, rows = distinct_inputs(docs, "text")
+        self.documents += len(docs)
+        self.distinct += len(unique)
+        out = np.asarray(self._model.predict([list(d) for d in unique]))
+        return out if rows is None else out[rows]
 
     def target(self, docs: Sequence[Sequence[str]]) -> np.ndarray:
         """The explained output per document: 0 for a single-output model, else the predicted class."""

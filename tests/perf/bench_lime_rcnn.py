@@ -20,6 +20,8 @@ a shared machine).
 from __future__ import annotations
 
 import numpy as np
+
+import timing
 import torch
 # tests/perf/lime_compare.py, shared with bench_lime_text.py
 from lime_compare import NUM_SAMPLES, compare, synthetic_corpus
@@ -64,6 +66,7 @@ def run(n_docs: int = 4, n_reference: int = 1, threads: int = 1, lengths: tuple[
 
 def test_lime_rcnn_throughput():
     r = run()
+    timing.record("bench_lime_rcnn", "LIME on the RCNN: lime unbatched / ours (CPU)", r["cpu_ratio"], "", "> 1")
     assert r["max_abs_diff"] < 1e-6  # the same explanations
     assert r["cpu_ratio"] > 1.0  # CPU time: wall time on a shared machine measures the neighbours too
 

@@ -20,6 +20,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+
+import timing
 import torch
 # tests/perf/lime_compare.py, shared with bench_lime_rcnn.py
 from lime_compare import NUM_SAMPLES, compare, synthetic_corpus
@@ -65,6 +67,7 @@ def run(n_docs: int = 4, n_reference: int = 2, threads: int = 1) -> dict:
 
 def test_lime_text_throughput():
     r = run()
+    timing.record("bench_lime_text", "LIME on the Kim CNN: lime unbatched / ours (CPU)", r["cpu_ratio"], "", "> 1")
     assert r["max_abs_diff"] < 1e-6  # the same explanations
     assert r["cpu_ratio"] > 1.0  # CPU time: wall time on a shared machine measures the neighbours too
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import time
 
 import numpy as np
+
+import timing
 import torch
 
 from benchmark.models.rcnn import RCNNRationale
@@ -94,6 +96,7 @@ def run(n_batch: int = 128, n_plain: int = 16, steps: int = 2) -> dict:
 
 def test_rcnn_train_throughput():
     r = run()
+    timing.record("bench_rcnn_train", "RCNN training: one review at a time / batched", r["ratio"], "", "> 1")
     assert r["ratio"] > 1.0
 
 
