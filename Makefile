@@ -60,8 +60,13 @@ lint: $(STAMP)
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
 
+# The tests on TEST_WORKERS processes (pytest-xdist; the CI machine has two cores), one module per process at a
+# time (`--dist loadscope`: a module's fixtures are built once), each computing on one thread (tests/conftest.py).
+# TEST_WORKERS=0 runs them in this process; `make test TEST_WORKERS=auto` uses every core.
+TEST_WORKERS ?= 2
+
 test: lint
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadscope
 
 # The leaderboard as a static site, from the results in $$XAIBENCH_HOME (after `make demo`).
 site: $(STAMP)

@@ -12,6 +12,14 @@ os.environ.setdefault("XAIBENCH_PROGRESS", "0")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 
+# Under pytest-xdist (`make test` runs `-n 2`) every worker is one process per core: its torch, OpenMP and
+# BLAS run on one thread (read at their first import, which comes after this file), and so do the
+# sandboxed workers it starts (they inherit these variables). Two workers of two threads each on two cores
+# only contend. A test that needs another count sets it (torch.set_num_threads) and restores it.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(_var, "1")
+
 
 @pytest.fixture(scope="session")
 def aixi_home(tmp_path_factory) -> Path:
