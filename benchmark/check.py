@@ -18,8 +18,10 @@ training split, then `judge` on them as explained predictions (word-deletion sco
 [verdict, score] pair each (the trust track's output shape).
 
 A `[parameters]` key the entry class's constructor does not accept (`**kwargs` followed through the
-bases, `benchmark.submission.accepted_parameters`) and an unknown `role` fail the check with one line
-naming the key and the accepted ones (at the first worker start: the class is imported only there).
+bases, `benchmark.submission.accepted_parameters`), an unknown `role`, a module that does not compile or
+takes a harness module's name, a requirement that is not installed here (`benchmark.requirements`) and
+a package that fails to import or construct (a file `[files]` does not declare is named with the fix) fail
+the check with one line (the last two at the first worker start: the code is imported only there).
 
 A model the submission cannot use (capabilities, or its own `unsupported(model)`) is skipped with the
 reason. Everything runs offline in well under a minute for the built-in explainers.
@@ -29,14 +31,15 @@ from __future__ import annotations
 
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
-from benchmark.errors import ParameterError, SubmissionError, XaibenchError
+from benchmark.errors import ParameterError, SubmissionError, SubmissionImportError, XaibenchError
 from benchmark.isolation import Worker, WorkerConfig, WorkerCrash
 from benchmark.models.spec import ModelSpec
+from benchmark.requirements import check_installed
 from benchmark.submission import Submission, load_submission
 
 SIZE, N = 32, 16
@@ -136,18 +139,24 @@ def _same(a: list, b: list) -> str:
     return ""
 
 
-def check_submission(path: str | Path, sandbox: str = "auto", timeout: float = 60.0) -> tuple[Submission, list[Row]]:
-    """Run the checks of the module docstring; returns the submission and one row per check."""
+def check_submission(path: str | Path, sandbox: str = "auto", timeout: float = 60.0,
+                     environment: Path | None = None) -> tuple[Submission, list[Row]]:
+    """Run the checks of the module docstring; returns the submission and one row per check. `environment`:
+    a folder of the submission's own packages (`benchmark.environments`), else its requirements must be
+    installed here."""
     sub = load_submission(path)
     if sub.kind not in ("explainer", "oracle"):
         raise SubmissionError(f"{sub.name} is an {sub.kind}; `xaibench check` checks explainers and oracles")
+    sub.precheck()
+    check_installed(sub.name, sub.requires, environment)
+    config = WorkerConfig(sandbox=sandbox, environment=environment)
     rows: list[Row] = [Row("submission.toml", "-", True, f"{sub.name} {sub.version}: {', '.join(sub.modalities)}")]
     with tempfile.TemporaryDirectory(prefix="xaibench-check-") as tmp:
         if sub.kind == "oracle":
             if "text" not in sub.modalities:
                 return sub, rows + [Row("applicable", "-", None, "oracles are checked on text (the trust track)")]
             for spec in text_models(Path(tmp), [t.split() for t in TEXTS])[:1]:
-                rows += _check_oracle(sub, spec, sandbox, timeout)
+                rows += _check_oracle(sub, spec, config, timeout)
             return sub, rows
         for modality in sub.modalities:
             ids = [f"{modality}-{k:02d}" for k in range(N)]
@@ -163,7 +172,7 @@ def check_submission(path: str | Path, sandbox: str = "auto", timeout: float = 6
                 inputs, segments, shapes = docs, None, [(len(d),) for d in docs]
                 specs = text_models(Path(tmp), docs)
             for spec in specs:
-                rows += _check_model(sub, spec, ids, inputs, segments, shapes, sandbox, timeout)
+                rows += _check_model(sub, spec, ids, inputs, segments, shapes, config, timeout)
     return sub, rows
 
 
@@ -191,19 +200,19 @@ def oracle_data(spec: ModelSpec) -> tuple[dict, list[dict]]:
     return fit, items
 
 
-def _check_oracle(sub, spec, sandbox, timeout) -> list[Row]:
+def _check_oracle(sub, spec, config: WorkerConfig, timeout) -> list[Row]:
     """The explainer checks, for judgements: one [verdict, score] pair each (the trust track's output),
     deterministic, batch invariant; `fit` on a tiny training split first (the trust track's assets —
     embeddings, WordNet — when built here)."""
     from benchmark.tracks.trust import OUTPUT_SHAPE, TrustTrack
 
     fit, items = oracle_data(spec)
-    config = WorkerConfig(sandbox=sandbox, assets=TrustTrack().assets(None), fit_timeout_s=max(timeout, 1.0) * N)
-    return _check_model(sub, spec, [f"text-{k:02d}" for k in range(N)], items, None, [OUTPUT_SHAPE] * N, sandbox,
-                        timeout, config=config, fit={**fit, "seed": 0})
+    config = replace(config, assets=TrustTrack().assets(None), fit_timeout_s=max(timeout, 1.0) * N)
+    return _check_model(sub, spec, [f"text-{k:02d}" for k in range(N)], items, None, [OUTPUT_SHAPE] * N, config,
+                        timeout, fit={**fit, "seed": 0})
 
 
-def _check_model(sub, spec, ids, inputs, segments, shapes, sandbox, timeout, config: WorkerConfig | None = None,
+def _check_model(sub, spec, ids, inputs, segments, shapes, config: WorkerConfig, timeout,
                  fit: dict | None = None) -> list[Row]:
     why = sub.supports(spec.modality, spec.white_box, segments is not None)
     if why:
@@ -212,7 +221,7 @@ def _check_model(sub, spec, ids, inputs, segments, shapes, sandbox, timeout, con
     half = len(ids) // 2  # batch 1 and the fresh worker: the first half is enough to compare
     try:
         for label, plan in (("first", ((16, len(ids)), (7, len(ids)), (1, half))), ("fresh worker", ((16, half),))):
-            with Worker(sub, {}, spec, config or WorkerConfig(sandbox=sandbox), fit=fit) as worker:
+            with Worker(sub, {}, spec, config, fit=fit) as worker:
                 refused = worker.start()
                 if refused:
                     return [Row("applicable", spec.name, None, f"the submission refuses it: {refused}")]
@@ -221,7 +230,7 @@ def _check_model(sub, spec, ids, inputs, segments, shapes, sandbox, timeout, con
                     seg = None if segments is None else segments[:n]
                     runs[(label, bs)] = (worker.explain_all(ids[:n], inputs[:n], seg, shapes[:n], bs, 0, timeout),
                                          (time.perf_counter() - t0) / n)
-    except ParameterError:  # the same for every model: one line, not a failed row per model
+    except (ParameterError, SubmissionImportError):  # the same for every model: one line, not a row per model
         raise
     except (WorkerCrash, XaibenchError) as exc:
         return [Row("runs", spec.name, False, str(getattr(exc, "reason", exc))[:300])]

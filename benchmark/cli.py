@@ -321,6 +321,41 @@ def check_cmd(
         raise typer.Exit(1)
 
 
+class Kind(StrEnum):
+    """`xaibench new`'s kinds of submission."""
+
+    explainer = "explainer"
+    oracle = "oracle"
+
+
+class Modality(StrEnum):
+    """`--modality`: the inputs a new submission handles."""
+
+    image = "image"
+    text = "text"
+
+
+@app.command("new")
+def new_cmd(
+    kind: Kind = typer.Argument(..., help="explainer (one map per instance) or oracle (fit, then judge)."),
+    name: str = typer.Argument(..., help="The submission's name: lower-case letters, digits and '-'; the folder "
+                               "./NAME is written."),
+    modality: Modality = typer.Option(Modality.image, help="The inputs it handles (oracles: text)."),
+    source: Optional[str] = typer.Option(None, "--from", metavar="captum.attr.X",
+                                         help="Wrap captum's attribution method X (e.g. captum.attr.Saliency)."),
+) -> None:
+    """Start a submission: a ready folder ./NAME.
+
+    Writes submission.toml (every field explained), a typed module whose explain (or fit and judge) keeps
+    the contract — `xaibench check NAME/` passes as generated — and a README with the five commands from
+    check to submit. An existing folder is never touched."""
+    from benchmark.scaffold import new_submission
+
+    folder = new_submission(kind.value, name, modality.value, source)
+    console.print(f"wrote {folder}/ (submission.toml, {'oracle' if kind == Kind.oracle else 'explainer'}.py, "
+                  f"README.md); next: xaibench check {name}/", highlight=False, soft_wrap=True)
+
+
 @app.command("verify")
 def verify_cmd(
     paths: Optional[List[Path]] = typer.Argument(None, help="Result files or folders (default: every Result "

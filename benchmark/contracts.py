@@ -6,12 +6,15 @@
 * `Oracle` — `fit(context)` once per model under test, `judge(batch) -> list[bool]`, or
   `{"verdicts": list[bool], "scores": list[float]}` with a score in [0, 1] beside each verdict.
 * Models under test are in `benchmark.models` (`Model`, `ImageModel`, `TextModel`).
+* `data_file(__name__, "weights")` — the path of a data file the submission declares under `[files]`.
 """
 
 from __future__ import annotations
 
 import hashlib
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, Sequence, TypeAlias, runtime_checkable
 
 import numpy as np
@@ -60,6 +63,24 @@ class Batch:
         layouts and machines, so an instance's explanation never depends on its batch."""
         digest = hashlib.sha256(f"{int(self.seed)}:{self.ids[i]}".encode()).digest()
         return int.from_bytes(digest[:4], "little") & 0x7FFFFFFF
+
+
+def data_file(module: str, name: str) -> Path:
+    """The path of the data file `name` that the submission's `submission.toml` declares under `[files]`,
+    asked for from any module of the submission: `data_file(__name__, "weights")`. The file is a copy the
+    harness made of the declared one (read-only; in the sandbox on a read-only mount); it is the same
+    file as `Path(__file__).parent / "<its path>"` from the folder's top level. `KeyError` naming the
+    declared names when `name` is not one; `LookupError` when `module` is not a submission's module."""
+    from benchmark.importing import FILES_ATTRIBUTE
+
+    files = getattr(sys.modules.get(module.partition(".")[0]), FILES_ATTRIBUTE, None)
+    if files is None:
+        raise LookupError(f"{module} is not a module of a submission imported by xaibench; call "
+                          "data_file(__name__, name) from the submission's own code")
+    if name not in files:
+        raise KeyError(f"[files] of submission.toml declares no '{name}'; declared: "
+                       f"{', '.join(sorted(files)) or 'none'}")
+    return files[name]
 
 
 @runtime_checkable

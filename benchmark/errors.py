@@ -13,6 +13,10 @@ class SubmissionError(XaibenchError):
     """A submission folder or its `submission.toml` is malformed, or it cannot be imported."""
 
 
+class SubmissionImportError(SubmissionError):
+    """A submission's code failed to import or its class to construct: the same on every model."""
+
+
 class ParameterError(SubmissionError):
     """A `[parameters]` key (or `--param`) the entry class's constructor does not accept."""
 

@@ -27,6 +27,7 @@ from benchmark.isolation import (MODES, SCRATCH_GB, FitError, Limits, Worker, Wo
                                  default_memory_gb, default_processes, validate_output)
 from benchmark.progress import progress_bar
 from benchmark.provenance import software
+from benchmark.requirements import check_installed, resolved_versions
 from benchmark.resources import data_home, load_resource
 from benchmark.results import Failure, MetricSummary, Result, coverage_of, outputs_digest, pack_scores
 from benchmark.storage import storage_error
@@ -61,6 +62,7 @@ class RunOptions:
     backend: str = "local"  # local | ray (benchmark.backends)
     address: str | None = None  # ray: a cluster to join (None: a private local Ray instance)
     workers: int | None = None  # ray: CPUs of the local instance / units in flight (None: all CPUs)
+    environment: Path | None = None  # a folder of the submission's own packages (benchmark.environments)
 
     def check(self) -> None:
         """Refuse bad values before anything runs or is written (one-line XaibenchError)."""
@@ -107,13 +109,27 @@ def display_name(sub: Submission, overrides: dict[str, Any]) -> str:
 
 
 def result_path(results_dir: Path, track: str, resource: str, model: str, name: str,
-                coverage: dict | None = None) -> Path:
-    """`<results>/<track>/<family>__<config>/<model>/<name>.json` for a run over the whole split; a run
-    over a subset (`--limit`) gets `<name>@<n>-<ids digest>.json`, so it never replaces a fuller one."""
+                coverage: dict | None = None, split: str | None = None) -> Path:
+    """`<results>/<track>/<family>__<config>/<model>/<name>.json` for a run over the whole evaluation split;
+    a run over a subset (`--limit`) gets `<name>@<n>-<ids digest>.json`, and a run over another split (`split`
+    given and not the track's evaluation split) `<name>@<split>...`, so neither ever replaces the evaluation
+    split's full Result."""
     safe = name.replace("/", "_").replace(" ", "")
+    if split is not None and split != get_track(track).default_split:
+        safe += f"@{split.replace('/', '_')}"
     if coverage is not None and not coverage.get("complete", True):
         safe += f"@{coverage['n']}-{str(coverage['ids_sha256'])[:8]}"
     return results_dir / track / resource.replace("/", "__") / model / f"{safe}.json"
+
+
+def cache_rel(track: str, inputs_name: str, model: str, sub_name: str, sub_hash: str, model_hash: str,
+              params: dict[str, Any], seed: int, split: str) -> str:
+    """The cache file of one seed's run, relative to the data home: the submission's code, the model's
+    weights, the parameters, the seed and the split name it (`_run_seed`; `leaderboard.repository` checks a
+    Result's `extra.cache` against it, so a picture is only ever drawn from the harness's own cache)."""
+    param_hash = hashlib.sha256(json.dumps(params, sort_keys=True, default=str).encode()).hexdigest()[:12]
+    return (f"cache/{track}/{inputs_name.replace('/', '__')}/{model}/"
+            f"{sub_name}-{sub_hash[:8]}-{str(model_hash)[:8]}-{param_hash}-s{seed}-{split}.sqlite")
 
 
 def hidden_paths(*extra: Path | None) -> list[Path]:
@@ -139,6 +155,9 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
     trk = get_track(track)
     if sub.kind != trk.submission_kind:
         raise SubmissionError(f"{sub.name} is an {sub.kind}; the {track} track evaluates {trk.submission_kind}s")
+    environment = Path(opts.environment) if opts.environment is not None else None
+    check_installed(sub.name, sub.requires, environment)  # one line naming a missing requirement
+    resolved = resolved_versions(sub.requires, environment) if sub.requires else None
     res = load_resource(resource)
     if res.family != trk.family:
         raise SubmissionError(f"resource {resource} belongs to family '{res.family}', not the {track} track")
@@ -147,7 +166,7 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
     spec, model_info = trk.build_model(res, opts.model, instances, **opts.model_options)
     if spec.served is None:
         spec.load()  # the model files, checked on every run: a damaged file is named with its real path
-    sub.precheck()  # the module compiles (nothing of it runs in the harness)
+    sub.precheck()  # the modules compile, no name clashes (nothing of it runs in the harness)
     why_not = sub.supports(trk.modality, spec.white_box, instances.segments is not None)
     if why_not:
         raise SubmissionError(f"cannot evaluate: {why_not} (model '{opts.model}'); choose another model or submission")
@@ -160,8 +179,8 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
     results_dir = Path(opts.results_dir) if opts.results_dir else data_home() / "results"
 
     seeds = list(opts.seeds) if opts.seeds else [opts.seed]
-    runs = [_run_seed(sub, trk, res, split, instances, spec, model_info, params, name, results_dir, opts, seed)
-            for seed in seeds]
+    runs = [_run_seed(sub, trk, res, split, instances, spec, model_info, params, name, results_dir, opts, seed,
+                      resolved) for seed in seeds]
     first = runs[0]
     failures = _failures(instances.ids, runs)
     ok = first.ok
@@ -185,6 +204,8 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
         failures=failures,
         wall_time_s=float(seconds),
         provenance={**software(), "seed": seeds[0], **({"seeds": seeds} if len(seeds) > 1 else {}),
+                    # the installed versions of the submission's requirements (what a re-run pins)
+                    **({"requirements": resolved} if resolved is not None else {}),
                     "batch_size": opts.batch_size,
                     "device": f"cpu ({platform.machine()}, {platform.python_implementation()} "
                               f"{platform.python_version()})",
@@ -207,7 +228,7 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
                **({"caches": [str(r.cache_path.relative_to(data_home())) for r in runs]} if len(runs) > 1 else {})},
         instance_scores=pack_scores([(r.seed, r.scores, r.ok) for r in runs]),
     )
-    out = result_path(results_dir, track, res.name, opts.model, name, coverage)
+    out = result_path(results_dir, track, res.name, opts.model, name, coverage, split)
     try:
         result.save(out)
     except OSError as exc:  # a full or unwritable results folder: say what would help
@@ -233,16 +254,18 @@ class _SeedRun:
 
 
 def _run_seed(sub: Submission, trk, res, split: str, instances, spec, model_info: dict, params: dict, name: str,
-              results_dir: Path, opts: RunOptions, seed: int) -> _SeedRun:
-    """Explain (or judge) every instance under `seed` — from the cache where it holds them — and score."""
-    param_hash = hashlib.sha256(json.dumps(params, sort_keys=True, default=str).encode()).hexdigest()[:12]
+              results_dir: Path, opts: RunOptions, seed: int, resolved: dict[str, str] | None = None) -> _SeedRun:
+    """Explain (or judge) every instance under `seed` — from the cache where it holds them — and score.
+    `resolved`: the versions of the submission's requirements, part of the cache's key (a cache made with
+    other versions is refused, naming them: `--overwrite` recomputes)."""
+    versions = {"requirements": resolved} if resolved is not None else {}
     inputs_name, inputs_rev = trk.inputs_key(res, split)
     key = {"resource": inputs_name, "revision": inputs_rev, "split": split, "model": model_info["hash"],
-           "submission": sub.hash, "parameters": params, "seed": seed}
+           "submission": sub.hash, "parameters": params, "seed": seed, **versions}
     # the submission's code and the model's weights name the file: changed code or a retrained model
     # starts a fresh cache (the old one stays); the key inside still refuses any other mismatch
-    cache_path = (data_home() / "cache" / trk.name / inputs_name.replace("/", "__") / opts.model /
-                  f"{sub.name}-{sub.hash[:8]}-{str(model_info['hash'])[:8]}-{param_hash}-s{seed}-{split}.sqlite")
+    cache_path = data_home() / cache_rel(trk.name, inputs_name, opts.model, sub.name, sub.hash,
+                                         str(model_info["hash"]), params, seed, split)
     fit = trk.fit_context(res, role=sub.role)  # a reference may be handed more (e.g. training rationales)
     memory_gb = opts.memory_gb or memory_default(opts.backend, opts.address, opts.workers)
     config = WorkerConfig(sandbox=opts.sandbox, hidden=hidden_paths(results_dir, res.root),
@@ -252,7 +275,8 @@ def _run_seed(sub: Submission, trk, res, split: str, instances, spec, model_info
                                         processes=(default_processes() if opts.processes is None
                                                    else opts.processes or None),
                                         scratch_bytes=int(opts.scratch_gb * (1 << 30)) or None),
-                          assets=trk.assets(res), fit_timeout_s=opts.fit_timeout_s)
+                          assets=trk.assets(res), fit_timeout_s=opts.fit_timeout_s,
+                          environment=Path(opts.environment) if opts.environment is not None else None)
     worker = Worker(sub, opts.params, spec, config,  # resolves the sandbox (or refuses) before any file is made
                     fit=None if fit is None else {**fit, "seed": seed})
     cache = OutputCache(cache_path, key, overwrite=opts.overwrite)

@@ -1,10 +1,11 @@
-"""Submissions: a folder with `submission.toml` and one module (DESIGN §4).
+"""Submissions: a folder with `submission.toml` and a Python package of modules (DESIGN §4).
 
     [submission]
     name = "integrated-gradients"        # unique; lower-case, digits, '-'
     version = "1.0.0"
     kind = "explainer"                   # or "oracle"
-    entry = "explainer:IntegratedGradients"   # <module in the folder>:<class>
+    entry = "explainer:IntegratedGradients"   # <module of the folder, dotted for a sub-package>:<class>
+    requires = ["shap>=0.46,<0.47"]      # PEP 508 requirements beyond the harness's packages (optional)
     description = "Captum IntegratedGradients, baseline = black image"
     reference = "Sundararajan et al. 2017, Axiomatic Attribution …, https://arxiv.org/abs/1703.01365"
                                          # the method's paper (optional; every built-in that is not a
@@ -24,6 +25,14 @@
     [parameters]                         # defaults, passed to the class constructor;
     n_steps = 50                         # overridable with `--param key=value`
 
+    [files]                              # data the code reads: name = "path relative to the folder"
+    weights = "weights.npz"
+
+The folder is imported as a package (`benchmark.importing`); its code hash covers `submission.toml`, every
+module of the package (sub-packages included) and the declared `[files]` — nothing else, and nothing else is
+present when it runs (`Submission.stage`). Requirements are checked against what is installed
+(`benchmark.requirements`).
+
 Submissions are found in the entry-point group `xaibench.submissions` (an entry that is a package is
 scanned for sub-folders holding a `submission.toml`; the built-ins come this way) or by path.
 """
@@ -31,11 +40,12 @@ scanned for sub-folders holding a `submission.toml`; the built-ins come this way
 from __future__ import annotations
 
 import hashlib
-import importlib.util
+import os
 import re
-import sys
+import shutil
+import threading
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -52,10 +62,20 @@ MODALITIES = ("image", "text")
 CAPABILITY_FIELDS = {"modalities": list, "needs_gradients": bool, "needs_segments": bool, "deterministic": bool}
 
 
+ENTRY_RE = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*$")
+FILE_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+# bounds of what a submission's hash covers (also the results repository's bound on a source file)
+MAX_FILE_BYTES = 4 << 20  # one module or declared data file
+MAX_SOURCE_BYTES = 16 << 20  # all of them together
+MAX_FILES = 512  # modules and data files together
+SKIP_DIRS = ("__pycache__",)
+
+
 @dataclass
 class Submission:
     """A submission folder as its `submission.toml` describes it (docs/submissions.md): name, version,
-    kind (explainer or oracle), entry `<module>:<Class>`, capabilities, parameters and content hash."""
+    kind (explainer or oracle), entry `<module>:<Class>`, capabilities, parameters, declared data files,
+    requirements and content hash."""
 
     name: str
     version: str
@@ -73,22 +93,60 @@ class Submission:
     authors: list[str] = field(default_factory=list)  # optional; `xaibench submit` needs them
     license: str = ""  # the code's licence (an SPDX id such as MIT); `xaibench submit` needs it
     code: str = ""  # where the code lives (a link); optional
+    files: dict[str, str] = field(default_factory=dict)  # [files]: name → path relative to the folder
+    requires: list[str] = field(default_factory=list)  # PEP 508 requirements beyond the harness's packages
+
+    def modules(self) -> list[Path]:
+        """The modules of the submission package, sorted: every `.py` file of the folder whose name and
+        folders (sub-packages) are Python identifiers; `__pycache__` and other folders are not walked. A
+        symbolic link among them is refused (its target would be code outside the folder), and so is a
+        `.py` name that is not a regular file."""
+        out: list[Path] = []
+        for top, dirs, names in os.walk(self.path):
+            here = Path(top)
+            keep = []
+            for d in sorted(dirs):
+                if d.isidentifier() and d not in SKIP_DIRS:
+                    if (here / d).is_symlink():
+                        raise _fail(here / d, "is a symbolic link; copy the sub-package into the folder")
+                    keep.append(d)
+            dirs[:] = keep
+            for n in names:
+                if n.endswith(".py") and n[:-3].isidentifier():
+                    if (here / n).is_symlink():
+                        raise _fail(here / n, "is a symbolic link; copy the module into the folder")
+                    if not (here / n).is_file():  # a pipe or a device would hang or flood the hash
+                        raise _fail(here / n, "is not a regular file; a module is a .py file")
+                    out.append(here / n)
+        return sorted(out)
+
+    def data_files(self) -> dict[str, Path]:
+        """The declared data files (`[files]`): name → path in the folder."""
+        return {k: self.path / v for k, v in self.files.items()}
+
+    def sibling_names(self) -> frozenset[str]:
+        """The top-level names of the package's modules and sub-packages (what `import <name>` may mean)."""
+        return frozenset(p.relative_to(self.path).parts[0].removesuffix(".py") for p in self.modules()
+                         if p.relative_to(self.path).as_posix() != "__init__.py")
+
+    def own_files(self) -> list[Path]:
+        """The folder's files the hash covers, sorted: `submission.toml`, the modules, the declared data files."""
+        return sorted({self.path / "submission.toml", *self.modules(), *self.data_files().values()})
 
     def hashed_files(self) -> list[Path]:
-        """The files `hash` covers besides the harness's own library modules, in hash order: the folder's
-        source files (toml + .py) and, when the folder sits in a Python package, the package modules those
-        files import (transitively). Each is hashed under its path relative to the folder's parent."""
-        files = [p for p in sorted(self.path.rglob("*")) if p.is_file() and p.suffix in (".py", ".toml")
-                 and "__pycache__" not in p.parts]
+        """The files `hash` covers besides the harness's own library modules, in hash order: the folder's own
+        files (`own_files`) and, when the folder sits in a Python package, the package modules its modules
+        import (transitively). Each is hashed under its path relative to the folder's parent."""
+        files = self.own_files()
         if (self.path.parent / "__init__.py").exists():
             files += _package_imports(self.path.parent, [p for p in files if p.suffix == ".py"])
         return files
 
     @property
     def hash(self) -> str:
-        """sha256 over the folder's source files (toml + .py) and, when the folder sits in a Python
-        package, the package modules those files import (transitively; e.g. `submissions/common.py`),
-        so any change of the code a submission runs is a new cache key — and only such a change."""
+        """sha256 over `hashed_files()` (path and bytes of each) and the harness library modules its modules
+        import (`LIBRARY_PACKAGES`), so any change of the code or data a submission runs is a new cache key —
+        and only such a change."""
         h = hashlib.sha256()
         files = self.hashed_files()
         for p in files:
@@ -98,6 +156,22 @@ class Submission:
             h.update(p.relative_to(_LIBRARY_ROOT).as_posix().encode())
             h.update(p.read_bytes())
         return h.hexdigest()[:16]
+
+    def stage(self, dest: Path) -> Path:
+        """Copy exactly the folder's hashed files (`own_files`) to `dest/<folder name>/`, read-only, and
+        return that folder: what the submission's code runs from everywhere (undeclared files are absent)."""
+        folder = Path(dest) / self.path.name
+        try:
+            for src in self.own_files():
+                target = folder / src.relative_to(self.path)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(src, target, follow_symlinks=False)
+                target.chmod(0o444)
+            for d in [folder, *(p for p in folder.rglob("*") if p.is_dir())]:
+                d.chmod(0o755)
+        except OSError as exc:
+            raise SubmissionError(f"{self.path}: cannot copy its files to run them ({exc}); check the folder") from None
+        return folder
 
     def supports(self, modality: str, white_box: bool, has_segments: bool) -> str | None:
         """None if the submission can run on such a model, else the reason it cannot."""
@@ -110,27 +184,43 @@ class Submission:
         return None
 
     def module_file(self) -> Path:
-        """The entry module's file (`<module>.py` in the folder); `SubmissionError` when the entry is not
-        `<module>:<Class>` or the file is missing."""
-        module_name, _, class_name = self.entry.partition(":")
-        file = self.path / f"{module_name}.py"
-        if not file.exists() or not class_name:
-            raise SubmissionError(
-                f"{self.path}/submission.toml: entry '{self.entry}' must be '<module>:<Class>' with "
-                f"<module>.py in the folder"
-            )
-        return file
+        """The entry module's file (`<module>.py`, or `<module>/__init__.py` for a sub-package, dotted names
+        through sub-packages); `SubmissionError` when the entry is malformed or the file is missing."""
+        module_name = self.entry.partition(":")[0]
+        base = self.path.joinpath(*module_name.split("."))
+        for file in (base.with_suffix(".py"), base / "__init__.py"):
+            if ENTRY_RE.match(self.entry) and file in self.modules():
+                return file
+        raise SubmissionError(
+            f"{self.path}/submission.toml: entry '{self.entry}' must be '<module>:<Class>' naming a module of the "
+            f"folder ({module_name.replace('.', '/')}.py is not there)"
+        )
 
     def precheck(self) -> None:
-        """The entry module exists and compiles — checked in the harness without running any of it
-        (a syntax error is named with its real path before anything else happens)."""
-        file = self.module_file()
-        try:
-            compile(file.read_bytes(), str(file), "exec", dont_inherit=True)
-        except (SyntaxError, ValueError) as exc:
-            raise SubmissionError(f"{file} failed to import ({type(exc).__name__}: {exc}); fix the module") from None
-        except (OSError, RecursionError, MemoryError) as exc:
-            raise SubmissionError(f"{file} cannot be read or compiled ({type(exc).__name__}); fix the module") from None
+        """What the harness checks without running any of the submission: the entry module exists, every module
+        compiles (a syntax error is named with its real path before anything else happens), and no module takes
+        the name of a harness module (`benchmark.requirements.harness_modules`) or of a module its requirements
+        install here."""
+        from benchmark.requirements import harness_modules, requirement_modules
+
+        self.module_file()
+        for file in self.modules():
+            try:
+                compile(file.read_bytes(), str(file), "exec", dont_inherit=True)
+            except (SyntaxError, ValueError) as exc:
+                raise SubmissionError(f"{file} failed to import ({type(exc).__name__}: {exc}); fix the "
+                                      "module") from None
+            except (OSError, RecursionError, MemoryError) as exc:
+                raise SubmissionError(f"{file} cannot be read or compiled ({type(exc).__name__}); fix the "
+                                      "module") from None
+        clash = sorted(self.sibling_names() & harness_modules())
+        if clash:
+            raise SubmissionError(f"{self.path}: module '{clash[0]}' has the name of a module the harness uses "
+                                  f"(the standard library's, xaibench's or one of its packages'); rename it")
+        clash = sorted(self.sibling_names() & requirement_modules(self.requires))
+        if clash:
+            raise SubmissionError(f"{self.path}: module '{clash[0]}' has the name of a module its requirements "
+                                  "install; rename it")
 
     def check_parameters(self, overrides: dict[str, Any]) -> None:
         """Refuse parameter overrides the submission does not declare (before anything runs)."""
@@ -141,26 +231,38 @@ class Submission:
                 f"{', '.join(sorted(self.parameters)) or 'none'}"
             )
 
-    def instantiate(self, overrides: dict[str, Any] | None = None) -> Any:
-        """Import the entry class from the folder and construct it with the parameters."""
-        file = self.module_file()
-        class_name = self.entry.partition(":")[2]
-        mod_key = f"xaibench_submission_{self.name.replace('-', '_')}_{self.hash}"
-        if mod_key not in sys.modules:
-            spec = importlib.util.spec_from_file_location(mod_key, file)
-            if spec is None or spec.loader is None:
-                raise SubmissionError(f"{file} cannot be imported: Python finds no module loader for it; "
-                                      "name a .py module in entry (submission.toml)")
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[mod_key] = module
-            try:
-                spec.loader.exec_module(module)
-            except Exception as exc:
-                del sys.modules[mod_key]
-                raise SubmissionError(f"{file} failed to import ({type(exc).__name__}: {exc}); fix the module") from exc
-        cls = getattr(sys.modules[mod_key], class_name, None)
+    def instantiate(self, overrides: dict[str, Any] | None = None, *, staged: bool = False,
+                    package: str | None = None, allowed: frozenset[str] | None = None) -> Any:
+        """Import the entry class and construct it with the parameters.
+
+        The package is imported from a copy of exactly its hashed files (`stage`, in a folder of this
+        process), or — `staged` — from this folder, which is such a copy already (the worker's). `package`:
+        the name it is imported under (default `benchmark.importing.package_name`); `allowed`: the top-level
+        names its modules may import besides their own (default: `benchmark.requirements.allowed_modules` of
+        its requirements)."""
+        from benchmark import importing
+
+        module_name, _, class_name = self.entry.partition(":")
+        package = package or importing.package_name(self.name, self.hash)
+        folder = self.path if staged else _staged_copy(self, package)
+        sub = self if staged else replace(self, path=folder)
+        file = sub.module_file()
+        if allowed is None:
+            from benchmark.requirements import allowed_modules
+
+            allowed = allowed_modules(self.requires)
+        shown = self.path / file.relative_to(folder)  # the author's file, not the staged copy
+        try:
+            importing.import_package(folder, package, sub.sibling_names(), allowed, sub.data_files())
+            module = importing.import_entry(package, module_name)
+        except Exception as exc:
+            importing.forget(package)
+            why = f"{type(exc).__name__}: {exc}".replace(str(folder), str(self.path))
+            raise SubmissionError(self.undeclared(f"{shown} failed to import ({why}){_cycle_hint(sub, exc)}; "
+                                                  "fix the module")) from exc
+        cls = getattr(module, class_name, None)
         if cls is None:
-            raise SubmissionError(f"{file} has no class '{class_name}' (named by entry in submission.toml)")
+            raise SubmissionError(f"{shown} has no class '{class_name}' (named by entry in submission.toml)")
         params = {**self.parameters, **(overrides or {})}
         self.check_parameters(overrides or {})
         accepted = accepted_parameters(cls)
@@ -179,6 +281,122 @@ class Submission:
         if not callable(getattr(obj, method, None)):
             raise SubmissionError(f"{self.name}: {class_name} has no {method}() method required of an {self.kind}")
         return obj
+
+    def undeclared(self, message: str) -> str:
+        """`message` (a failure seen while the submission ran from its staged copy, the copy's paths already
+        replaced by the folder's), with the fix when it names a file of the folder that `[files]` does not
+        declare: such a file is absent at run time."""
+        for m in re.finditer(r"No such file or directory: '([^']+)'", message):
+            path = Path(m.group(1))
+            try:
+                rel = path.relative_to(self.path)
+            except ValueError:
+                continue
+            if (self.path / rel).is_file() and self.path / rel not in self.own_files():
+                key = re.sub(r"[^A-Za-z0-9_.-]", "_", rel.stem)[:64] or "data"
+                return (f"{self.name} reads {rel.as_posix()}, which submission.toml does not declare: add "
+                        f"{key} = \"{rel.as_posix()}\" under [files] (only declared files are present when it runs)")
+        return message
+
+
+_stage_root: Path | None = None
+
+
+def _staged_copy(sub: Submission, package: str) -> Path:
+    """This process's staged copy of `sub` (made once per package name, removed at exit)."""
+    global _stage_root
+    if _stage_root is None:
+        import atexit
+        import tempfile
+
+        _stage_root = Path(tempfile.mkdtemp(prefix="xaibench-submissions-"))
+        atexit.register(shutil.rmtree, _stage_root, True)
+    folder = _stage_root / package / sub.path.name
+    if not folder.is_dir():
+        tmp = _stage_root / f".{package}-{os.getpid()}-{threading.get_ident()}"
+        shutil.rmtree(tmp, ignore_errors=True)
+        sub.stage(tmp)
+        try:
+            os.rename(tmp, _stage_root / package)
+        except OSError:  # another thread staged it first
+            shutil.rmtree(tmp, ignore_errors=True)
+    return folder
+
+
+def _cycle_hint(sub: Submission, exc: BaseException) -> str:
+    """" (an import cycle: a → b → a)" when `exc` is Python's error for a partially initialised module and
+    the package's module-level imports hold a cycle, else ""."""
+    if "partially initialized module" not in str(exc):
+        return ""
+    cycle = import_cycle(sub)
+    return f" — its modules import each other in a cycle ({' → '.join(cycle)}); import inside a function or " \
+           "move the shared names to a module of their own" if cycle else ""
+
+
+def import_cycle(sub: Submission) -> list[str]:
+    """A cycle among the package's module-level imports (module names, the first repeated at the end), or
+    [] (read with `ast`; imports inside functions do not count: they run later)."""
+    import ast
+
+    files: dict[str, Path] = {}
+    for p in sub.modules():
+        parts = list(p.relative_to(sub.path).with_suffix("").parts)
+        files[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = p  # "" is the package itself
+    siblings = sub.sibling_names()
+
+    def join(*parts: str) -> str:
+        return ".".join(p for p in parts if p)
+
+    def targets(name: str, file: Path) -> set[str]:
+        try:
+            tree = ast.parse(file.read_bytes())
+        except (SyntaxError, ValueError, OSError):
+            return set()
+        here = name.split(".") if name else []
+        if file.name != "__init__.py":
+            here = here[:-1]
+        out = set()
+        for node in tree.body:
+            if isinstance(node, ast.Import):
+                mods = [a.name for a in node.names if a.name.partition(".")[0] in siblings]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    stem = join(*here[: len(here) - node.level + 1], node.module or "")
+                elif (node.module or "").partition(".")[0] in siblings:
+                    stem = node.module or ""
+                else:
+                    continue
+                mods = [stem] + [join(stem, a.name) for a in node.names]
+            else:
+                continue
+            out |= {m for m in mods if m in files and m != name}
+        return out
+
+    graph = {name: targets(name, file) for name, file in files.items()}
+    label = {name: name or "__init__" for name in files}
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str]:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return [label[n] for n in stack[stack.index(nxt):] + [nxt]]
+            if nxt not in state:
+                found = visit(nxt)
+                if found:
+                    return found
+        stack.pop()
+        state[node] = 2
+        return []
+
+    for start in sorted(graph):
+        if start not in state:
+            found = visit(start)
+            if found:
+                return found
+    return []
 
 
 def accepted_parameters(cls: type) -> set[str] | None:
@@ -333,14 +551,70 @@ def load_submission(path: str | Path) -> Submission:
     params = data.get("parameters", {})
     if not isinstance(params, dict):
         raise _fail(toml, "[parameters] must be a table")
-    return Submission(
+    if not ENTRY_RE.match(sub["entry"]):
+        raise _fail(toml, f"entry '{sub['entry'][:80]}' must be '<module>:<Class>' (a dotted module of the folder, "
+                    "e.g. \"explainer:MyExplainer\" or \"method.core:MyExplainer\")")
+    from benchmark.requirements import parse_requires
+
+    out = Submission(
         name=sub["name"], version=sub["version"], kind=sub["kind"], entry=sub["entry"], path=toml.parent,
         description=sub.get("description", ""), modalities=list(modalities),
         needs_gradients=caps.get("needs_gradients", False), needs_segments=caps.get("needs_segments", False),
         deterministic=caps.get("deterministic", True), parameters=params, role=role,
         reference=reference.strip(), authors=[a.strip() for a in authors], license=sub.get("license", "").strip(),
-        code=sub.get("code", "").strip(),
+        code=sub.get("code", "").strip(), files=_declared_files(data.get("files", {}), toml),
+        requires=parse_requires(sub.get("requires", []), str(toml)),
     )
+    _check_sizes(out, toml)
+    return out
+
+
+def _declared_files(table: object, toml: Path) -> dict[str, str]:
+    """`[files]` checked: `name = "relative/path"` per data file, each a regular file inside the folder
+    (no `..`, no absolute path, no symbolic link on the way), not a module, at most `MAX_FILE_BYTES`."""
+    if not isinstance(table, dict):
+        raise _fail(toml, "[files] must be a table of name = \"relative/path\"")
+    folder = toml.parent
+    out: dict[str, str] = {}
+    for name, rel in table.items():
+        if not FILE_NAME_RE.match(name):
+            raise _fail(toml, f"[files] name '{name[:80]}' must be 1–64 letters, digits, '_', '.', '-'")
+        parts = rel.split("/") if isinstance(rel, str) else []
+        if (not parts or len(rel) > 255 or rel.startswith("/") or "\\" in rel
+                or any(p in ("", ".", "..") or not p.isprintable() for p in parts)):
+            raise _fail(toml, f"[files] {name} must be a relative path inside the folder with '/' between "
+                        f"folders, e.g. \"data/weights.npz\" (got {str(rel)[:80]!r})")
+        path = folder / rel
+        for i in range(1, len(parts) + 1):
+            if folder.joinpath(*parts[:i]).is_symlink():
+                raise _fail(toml, f"[files] {name}: {'/'.join(parts[:i])} is a symbolic link; copy the data into "
+                            "the folder")
+        if not path.is_file():
+            raise _fail(toml, f"[files] {name}: {rel} is not a file in the folder")
+        module = path.suffix == ".py" and all(p.removesuffix(".py").isidentifier() for p in parts)
+        if module or rel == "submission.toml":
+            raise _fail(toml, f"[files] {name}: {rel} is a module or submission.toml, which are always included; "
+                        "declare data files only")
+        if rel in out.values():
+            raise _fail(toml, f"[files] {name}: {rel} is declared twice")
+        out[name] = rel
+    return out
+
+
+def _check_sizes(sub: Submission, toml: Path) -> None:
+    """The hashed files within `MAX_FILES`, `MAX_FILE_BYTES` each and `MAX_SOURCE_BYTES` together."""
+    files = sub.own_files()
+    if len(files) > MAX_FILES:
+        raise _fail(toml, f"the submission has {len(files)} modules and data files; at most {MAX_FILES}")
+    total = 0
+    for f in files:
+        size = f.stat().st_size
+        total += size
+        if size > MAX_FILE_BYTES:
+            raise _fail(f, f"is {size:,} bytes; a module or data file may have at most {MAX_FILE_BYTES:,} "
+                        "(keep large weights out of the submission, e.g. train them in $XAIBENCH_SCRATCH)")
+    if total > MAX_SOURCE_BYTES:
+        raise _fail(toml, f"the modules and data files hold {total:,} bytes; at most {MAX_SOURCE_BYTES:,} together")
 
 
 # the entry of the `xaibench.submissions` group that names the built-in submissions package (pyproject.toml)

@@ -213,7 +213,7 @@ def _analyse(track: str, chosen: list[Result], primary: str, names: list[str],
     p = paired(track, chosen, names, directions)
 
     # the gate: methods below it rank after those that pass
-    gate = gate_of(chosen, names)
+    gate = gate_of(track, names)
     below = below_gate(gate, chosen, methods, controls, p)
     # groups: 0 = passes the gate, 1 = below it, 2 = no primary value (every instance failed)
     groups = {i: (2 if p.points[primary][i] is None else 1 if below[i] else 0) for i in methods}

@@ -119,11 +119,17 @@ def _from_repository(source: str, public_key: list[Path] | None) -> tuple[list[R
     from leaderboard.repository.signing import load_public_keys
     from leaderboard.repository.targets import open_store, split_ref
 
+    from leaderboard.repository.layout import RepositoryError
+
     keys = load_public_keys(public_key)
     repo, ref = split_ref(source)
     store = open_store(repo)
     try:
         found, problems = load_repository(store.snapshot(ref), keys)
+    except (OSError, ValueError, RecursionError, MemoryError) as exc:  # one line, never a traceback
+        store.close()
+        raise RepositoryError(f"{source} could not be read ({type(exc).__name__}: {' '.join(str(exc).split())[:200]})"
+                              ) from None
     except BaseException:
         store.close()
         raise

@@ -1,9 +1,9 @@
 """Gates and verdicts: which methods a board may rank first, and whether the board says anything at all.
 
-* A ranking gate (`Result.extra["rank_gate"] = {"metric", "min", "beat_controls"}`, set by a track
-  such as robustness): methods whose gate metric is below `min`, or (with `beat_controls`) not
-  significantly better than the best control's, are ranked after every method that passes it
-  (`gate_of`, `below_gate`).
+* A ranking gate (`TrackMetadata.rank_gate = {"metric", "min", "beat_controls"}`, declared by a track
+  such as robustness — never read from a Result, whose file a contributor writes): methods whose gate
+  metric is below `min`, or (with `beat_controls`) not significantly better than the best control's, are
+  ranked after every method that passes it (`gate_of`, `below_gate`).
 * The verdict (`Board.verdict`): the board *discriminates* when its best method beats its best
   control on the primary metric by the paired bootstrap at 95 %; otherwise "does not discriminate"
   or "undefined", each with the reason (`verdict`). On a board whose gate asks methods to beat the
@@ -21,7 +21,6 @@ import numpy as np
 from benchmark.results import Result
 from leaderboard import stats
 from leaderboard.ranks import Paired
-from leaderboard.selection import newest_first
 
 __all__ = ["Verdict", "below_gate", "gate_of", "gated_verdict", "verdict"]
 
@@ -48,15 +47,21 @@ class Verdict:
         return f"{self.status}: {self.reason}"
 
 
-def gate_of(chosen: list[Result], names: list[str]) -> dict | None:
-    """The ranking gate the newest result declares (`extra.rank_gate`), when it names a board metric."""
-    for r in newest_first(chosen):
-        g = (r.extra or {}).get("rank_gate")
-        if isinstance(g, dict) and g.get("metric") in names:
-            low = g.get("min")
-            return {"metric": str(g["metric"]),
-                    "min": float(low) if isinstance(low, (int, float)) and not isinstance(low, bool) else None,
-                    "beat_controls": bool(g.get("beat_controls", False))}
+def gate_of(track: str, names: list[str]) -> dict | None:
+    """The ranking gate the track declares (`TrackMetadata.rank_gate`), when it names a board metric; None
+    for a track without one or not installed here."""
+    from benchmark.errors import XaibenchError
+    from benchmark.tracks import get_track
+
+    try:
+        g = get_track(track).metadata.rank_gate
+    except XaibenchError:
+        return None
+    if isinstance(g, dict) and g.get("metric") in names:
+        low = g.get("min")
+        return {"metric": str(g["metric"]),
+                "min": float(low) if isinstance(low, (int, float)) and not isinstance(low, bool) else None,
+                "beat_controls": bool(g.get("beat_controls", False))}
     return None
 
 

@@ -256,13 +256,21 @@ def test_agreement_is_kendall_tau_and_disagreement_is_flagged():
     assert all(tau is None for tau, _ in too_few.agreement.values())
 
 
-def test_gate_ranks_methods_below_the_floor_after_those_above_it():
+def gated_track(monkeypatch, gate: dict) -> None:
+    """The aixi track declaring `gate` as its ranking gate (the boards read it from the track only)."""
+    from dataclasses import replace
+
+    trk = get_track("aixi")
+    monkeypatch.setattr(type(trk), "metadata", replace(trk.metadata, rank_gate=gate))
+
+
+def test_gate_ranks_methods_below_the_floor_after_those_above_it(monkeypatch):
+    gated_track(monkeypatch, {"metric": "emd", "min": None, "beat_controls": True})
     rs = []
     for name, kl, faith, role in [("good", 0.6, 0.5, "method"), ("blind", 0.1, 0.0, "method"),
                                   ("position", 0.0, 0.0, "control")]:
         r = make_result(name, values={"kl": noisy(kl, seed=len(name)), "emd": noisy(faith, 0.05, seed=len(name) + 9)},
                         metrics={"kl": metric(0, "lower", "KL"), "emd": metric(0, "higher", "faith")}, role=role)
-        r.extra["rank_gate"] = {"metric": "emd", "min": None, "beat_controls": True}
         rs.append(r)
     (b,) = boards(rs)
     assert (row(b, "good").rank, row(b, "blind").rank) == (1, 2)  # blind has the best kl but reads nothing
@@ -276,7 +284,6 @@ def test_gate_ranks_methods_below_the_floor_after_those_above_it():
     for name, kl, faith, role in [("good", 0.6, 0.0, "method"), ("position", 0.0, 0.0, "control")]:
         r = make_result(name, values={"kl": noisy(kl, seed=len(name)), "emd": noisy(faith, 0.05, seed=len(name) + 9)},
                         metrics={"kl": metric(0, "lower", "KL"), "emd": metric(0, "higher", "faith")}, role=role)
-        r.extra["rank_gate"] = {"metric": "emd", "min": None, "beat_controls": True}
         flat.append(r)
     (f,) = boards(flat)
     assert f.verdict.status == "does not discriminate"

@@ -148,7 +148,7 @@ def test_an_edited_metric_is_found(pr):
     base, head, rel = pr
     edit(head / rel, lambda d: d["metrics"]["kl"].update(mean=d["metrics"]["kl"]["mean"] / 2))
     (line,) = findings(base, head)
-    assert line.startswith(f"{rel}: metric kl says") and "its per-instance scores give" in line
+    assert line.startswith(f"{rel}: metric kl.mean says") and "its per-instance scores give" in line
 
 
 def test_a_source_file_changed_after_hashing_is_found(pr):
@@ -188,7 +188,8 @@ def test_a_pull_request_may_only_add_its_own_submission(pr):
     (head / "verifications/x.json").write_text("{}")
     (base / "README.md").write_text("hello\n")
     got = findings(base, head)
-    assert f"{other}: a pull request may only add files; this one is modified (already merged)" in got
+    assert f"{other}: a pull request may only add files; this one is modified (the default branch holds it with " \
+        "other content)" in got
     assert "verifications/x.json: verifications/ is written only by maintainers (`xaibench results verify`)" in got
     assert "README.md: a pull request may only add files under results/<submission>/<code-hash>/" in got
     assert any(f.startswith("the pull request touches more than one submission folder") for f in got)
@@ -218,12 +219,15 @@ def test_a_built_in_name_with_other_code_is_refused(pr, tmp_path):
 def test_a_record_signed_with_another_key_is_not_verified(pr, tmp_path):
     from leaderboard.repository.boards import load_repository
     from leaderboard.repository.layout import sha256
+    from leaderboard.repository.reading import folder_digests
     from leaderboard.repository.signing import keygen, load_private_key, load_public_keys, sign_record
 
     _, head, rel = pr
     mine, theirs = keygen(tmp_path / "mine"), keygen(tmp_path / "theirs")
-    record = sign_record({"result": rel, "result_sha256": sha256((head / rel).read_bytes())},
-                         load_private_key(theirs[0]))
+    rp = parse_result_path(rel)
+    source, meta = folder_digests(head, rp.submission, rp.code_hash)
+    record = sign_record({"result": rel, "result_sha256": sha256((head / rel).read_bytes()), "source_sha256": source,
+                          "submission_json_sha256": meta}, load_private_key(theirs[0]))
     path = head / parse_result_path(rel).verification
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps(record))
@@ -261,7 +265,7 @@ def test_a_re_run_that_disagrees_signs_nothing(world, remote, tmp_path):
         private = load_private_key(keygen(tmp_path / "keys")[0])
         runs, commit = verify_pull_request(store, "xaibench/forged", private, sandbox="none")
     assert commit is None and runs[0].problems[0].startswith("the re-run's outputs differ")
-    assert any(p.startswith("kl: the Result says") for p in runs[0].problems)
+    assert any(p.startswith("metric kl.mean says") and "the re-run gives" in p for p in runs[0].problems)
     assert [b for b in branches(remote) if "verifications" in b] == []
 
 
@@ -351,7 +355,7 @@ class RecordingHub:
 
         self._record("create_commit", args, kwargs)
         self.prs.append(SimpleNamespace(num=1, title=kwargs["commit_message"]))
-        return SimpleNamespace(pr_url="https://huggingface.co/datasets/org/board/discussions/1", oid="c0ffee")
+        return SimpleNamespace(pr_url="https://huggingface.co/datasets/org/board/discussions/1", oid="c0ffee", pr_num=1)
 
 
 def test_the_hub_path_uses_huggingface_hub(world, monkeypatch):
@@ -363,7 +367,9 @@ def test_the_hub_path_uses_huggingface_hub(world, monkeypatch):
     hub = RecordingHub()
     out = submit(sub, "hf://datasets/org/board", results_dir=results, client=hub, check=False)
     assert out.message == "opened a pull request: hf://datasets/org/board pull request " \
-                          "https://huggingface.co/datasets/org/board/discussions/1"
+                          "https://huggingface.co/datasets/org/board/discussions/1; validate it with `xaibench " \
+                          "results validate hf://datasets/org/board@refs/pr/1`"
+    assert out.target == "hf://datasets/org/board@refs/pr/1"
     (name, args, kwargs), = [c for c in hub.calls if c[0] == "create_commit"]
     assert args[0] == "org/board" and kwargs["create_pr"] is True and kwargs["repo_type"] == "dataset"
     assert all(isinstance(op, CommitOperationAdd) for op in args[1])

@@ -301,6 +301,9 @@ def attack_submission(submission: str | Path | Submission, resource: str, **opti
     spec, model_info = trk.build_model(res, opts.model, None)
     model = spec.load()  # the harness's copy: predictions for the search, never shown to the submission
     sub.precheck()
+    from benchmark.requirements import check_installed
+
+    check_installed(sub.name, sub.requires)
     why_not = sub.supports("text", spec.white_box, False)
     if why_not:
         raise SubmissionError(f"cannot evaluate: {why_not} (model '{opts.model}'); choose another model or submission")

@@ -43,10 +43,10 @@ from typing import Any, Sequence
 import numpy as np
 
 from benchmark.cache import Entry
-from benchmark.errors import ParameterError, ResourceError, SubmissionError
-from benchmark.isolation.sandbox import (INSIDE_MODEL, INSIDE_SCRATCH, INSIDE_SUBMISSION, UID_BASE, WORKER_GID, Limits,
-                                         SandboxError, asset_paths, bwrap_argv, own_uid, resolve_mode,
-                                         warn_process_limit, worker_env)
+from benchmark.errors import ParameterError, ResourceError, SubmissionError, SubmissionImportError
+from benchmark.isolation.sandbox import (INSIDE_ENVIRONMENT, INSIDE_MODEL, INSIDE_SCRATCH, INSIDE_SUBMISSION, UID_BASE,
+                                         WORKER_GID, Limits, SandboxError, asset_paths, bwrap_argv, own_uid,
+                                         resolve_mode, warn_process_limit, worker_env)
 from benchmark.isolation.scratch import Guard, clean, descendants, measure
 from benchmark.isolation.wire import MAX_BYTES, Channel, Deadline, PeerClosed, WireError
 from benchmark.models.spec import ModelSpec
@@ -106,6 +106,7 @@ class WorkerConfig:
     torch_threads: int | None = None
     assets: dict[str, Path] = field(default_factory=dict)  # read-only folders the track hands the worker
     fit_timeout_s: float = 0.0  # an oracle's fit (0 = no limit)
+    environment: Path | None = None  # the submission's own packages, layered first (benchmark.environments)
 
 
 class FitError(SubmissionError):
@@ -177,9 +178,16 @@ class Worker:
         # the task limit binds per worker (a user namespace, or a root harness's worker under its own uid)
         self.nproc = bool(config.limits.processes) and warn_process_limit(self.mode, config.limits)
         self.as_uid = self.nproc and self.mode == "bwrap" and own_uid()
-        if self.as_uid:
-            for folder in [sub.path, *config.assets.values()]:
+        if self.as_uid:  # the submission runs from a copy made readable (`Submission.stage`)
+            for folder in [*config.assets.values(), *([config.environment] if config.environment else [])]:
                 _check_readable(Path(folder), sub.name)
+        from benchmark.importing import package_name
+        from benchmark.requirements import allowed_modules
+
+        self.package = package_name(sub.name, sub.hash)
+        self.allowed = sorted(allowed_modules(sub.requires, config.environment))
+        self._stage: tempfile.TemporaryDirectory | None = None
+        self._staged: Path | None = None
         self.proc: subprocess.Popen | None = None
         self.guard: Guard | None = None
         self._scratch_path: Path | None = None
@@ -225,23 +233,28 @@ class Worker:
         Raises SubmissionError / ResourceError when the submission or the model cannot load."""
         self.close()
         self.starts += 1
+        self._stage = tempfile.TemporaryDirectory(prefix="xaibench-submission-")
+        self._staged = staged = self.sub.stage(Path(self._stage.name))  # exactly the hashed files, read-only
         parent, child = socket.socketpair()
         scratch = self._scratch()
         worker_argv = [sys.executable, "-m", "benchmark.isolation.worker", "--fd", str(child.fileno())]
+        environment = self.config.environment
         if self.mode == "bwrap":
             model_dir = Path(self.spec.directory) if self.spec.directory is not None else None
-            argv = bwrap_argv(worker_argv, model_dir=model_dir, submission_dir=self.sub.path,
+            argv = bwrap_argv(worker_argv, model_dir=model_dir, submission_dir=staged,
                               scratch_dir=scratch, hidden=self.config.hidden, limits=self.config.limits,
-                              assets=self.config.assets, as_uid=self.as_uid)
+                              assets=self.config.assets, as_uid=self.as_uid, environment=environment)
             env, cwd = {**worker_env(INSIDE_SCRATCH, "/tmp"), **asset_paths(self.config.assets, True)}, None
             sub_path, model_path = INSIDE_SUBMISSION, INSIDE_MODEL
+            env_path = INSIDE_ENVIRONMENT if environment is not None else None
         else:
             _subreaper()
             self._home = tempfile.TemporaryDirectory(prefix="xaibench-worker-")
             argv, cwd = worker_argv, self._home.name
             env = {**worker_env(str(scratch), self._home.name), **asset_paths(self.config.assets, False)}
             self._token = env["XAIBENCH_WORKER"] = os.urandom(8).hex()
-            sub_path, model_path = str(self.sub.path), None
+            sub_path, model_path = str(staged), None
+            env_path = str(environment) if environment is not None else None
         try:
             self.proc = subprocess.Popen(argv, pass_fds=(child.fileno(),), stdin=subprocess.DEVNULL,
                                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, cwd=cwd,
@@ -257,10 +270,12 @@ class Worker:
         drop = {"uid": UID_BASE + self.proc.pid, "gid": WORKER_GID} if self.as_uid else None
         start = {"type": "start", "limits": self.config.limits.as_dict(processes=self.nproc), "drop": drop,
                  "torch_threads": self.config.torch_threads,
-                 "model": self.spec.wire(model_path),
+                 "model": self.spec.wire(model_path), "environment": env_path,
                  "submission": {"name": self.sub.name, "version": self.sub.version, "kind": self.sub.kind,
                                 "entry": self.sub.entry, "path": sub_path, "parameters": self.sub.parameters,
-                                "overrides": self.overrides}}
+                                "overrides": self.overrides, "files": self.sub.files,
+                                "requires": self.sub.requires, "package": self.package,
+                                "allowed": self.allowed}}
         try:
             self.channel.send(start)
             reply = self.channel.recv(time.monotonic() + START_TIMEOUT_S)
@@ -277,7 +292,7 @@ class Worker:
             raise SubmissionError(f"{self.sub.name}'s worker answered the start with a malformed message")
         if reply["type"] == "error":
             self.close()
-            msg = _clean(reply.get("message", ""))
+            msg = self.author_view(_clean(reply.get("message", "")))
             if reply.get("stage") == "sandbox":
                 raise SandboxError(f"the worker could not switch to a user of its own ({msg}); run with "
                                    "--process-limit 0 to run it without the process limit")
@@ -285,11 +300,21 @@ class Worker:
                 raise ResourceError(f"the model under test could not be loaded: {msg}")
             if reply.get("stage") == "parameters":
                 raise ParameterError(msg)
+            if reply.get("stage") == "import":
+                raise SubmissionImportError(msg or f"{self.sub.name} failed to import")
             raise SubmissionError(msg or f"{self.sub.name} failed to start")
         self.unsupported = None if reply.get("unsupported") is None else _clean(reply["unsupported"])
         if self.unsupported is None and self.fit is not None:
             self._fit()
         return self.unsupported
+
+    def author_view(self, text: str) -> str:
+        """A message from the worker with the submission's paths as its author knows them (the worker sees a
+        copy: `/xaibench/submission` or the staged folder) and the fix for a file `[files]` does not declare."""
+        for inside in (INSIDE_SUBMISSION, str(self._staged) if self._staged is not None else None):
+            if inside:
+                text = text.replace(inside, str(self.sub.path))
+        return self.sub.undeclared(text)
 
     def _fit(self) -> None:
         """Send the oracle's `fit` and wait for it (FitError on an exception, a hang or a crash)."""
@@ -315,7 +340,7 @@ class Worker:
             return
         self.close()
         if isinstance(reply, dict) and reply.get("type") == "fit-error":
-            raise FitError(f"fit {_clean(reply.get('message', 'failed'))}")
+            raise FitError(f"fit {self.author_view(_clean(reply.get('message', 'failed')))}")
         raise FitError("fit answered with a malformed message")
 
     def _drain(self, stream) -> None:
@@ -406,6 +431,9 @@ class Worker:
         if self._home is not None:
             self._home.cleanup()
             self._home = None
+        if self._stage is not None:
+            self._stage.cleanup()
+            self._stage = self._staged = None
 
     @staticmethod
     def _end_orphans(token: str) -> None:
@@ -524,7 +552,7 @@ class Worker:
         entries = []
         for i, out, shape in zip(ids, outputs, shapes):
             if isinstance(out, dict):
-                entries.append(Entry(i, False, None, _clean(out.get("error", "failed")), per))
+                entries.append(Entry(i, False, None, self.author_view(_clean(out.get("error", "failed"))), per))
                 continue
             if not isinstance(out, np.ndarray) or out.dtype != np.float32:
                 entries.append(Entry(i, False, None, "output is not a float32 array", per))

@@ -5,8 +5,10 @@ On Linux the worker is started under bubblewrap (`bwrap`, Debian package `bubble
 
 * read-only: the system (`/usr` and its `/bin`, `/lib*` links, `/etc` minus shadow files), the
   Python installation and the site-packages on `sys.path`, the harness's own `benchmark` package
-  and the built-in `submissions` package, the model folder (at `/xaibench/model`) and the
-  submission folder (at `/xaibench/submission`);
+  and the built-in `submissions` package, the model folder (at `/xaibench/model`), the submission
+  (at `/xaibench/submission`: the harness's copy of exactly its hashed files, `Submission.stage`)
+  and, for a re-run with requirements, its environment's packages (at `/xaibench/environment`,
+  `benchmark.environments`; the worker puts them first on `sys.path` once its limits are set);
 * writable: a private, size-limited `/tmp` (the worker's `HOME` and working directory) and the
   submission's own scratch folder (`/xaibench/scratch`, `$XAIBENCH_SCRATCH`; e.g. L2X keeps its
   trained selector there) — never beside resources, caches or results;
@@ -62,6 +64,7 @@ MODES = ("auto", "bwrap", "none")
 INSIDE_MODEL = "/xaibench/model"
 INSIDE_SUBMISSION = "/xaibench/submission"
 INSIDE_SCRATCH = "/xaibench/scratch"
+INSIDE_ENVIRONMENT = "/xaibench/environment"  # the submission's own packages (benchmark.environments), read-only
 INSIDE_ASSETS = "/xaibench/assets"  # read-only folders a track hands every worker (e.g. word embeddings)
 
 
@@ -341,7 +344,8 @@ def _under(path: Path, root: Path) -> bool:
 
 def bwrap_argv(worker_argv: list[str], *, model_dir: Path | None, submission_dir: Path,
                scratch_dir: Path, hidden: list[Path], limits: Limits,
-               assets: dict[str, Path] | None = None, as_uid: bool = False) -> list[str]:
+               assets: dict[str, Path] | None = None, as_uid: bool = False,
+               environment: Path | None = None) -> list[str]:
     """The bubblewrap command line that runs `worker_argv` in the sandbox described above.
 
     `as_uid`: a root harness's worker that switches to a uid of its own (no user namespace; only
@@ -395,6 +399,8 @@ def bwrap_argv(worker_argv: list[str], *, model_dir: Path | None, submission_dir
     if model_dir is not None:
         ro(model_dir, INSIDE_MODEL)
     ro(submission_dir, INSIDE_SUBMISSION)
+    if environment is not None:
+        ro(environment, INSIDE_ENVIRONMENT)
     for name, folder in sorted((assets or {}).items()):
         ro(Path(folder), f"{INSIDE_ASSETS}/{_asset_name(name)}")
     parents(INSIDE_SCRATCH)

@@ -3,13 +3,17 @@
 It never holds ground truth. The harness (`benchmark.isolation`) starts one per evaluation run,
 inside the sandbox (`benchmark.isolation.sandbox`), and talks to it over one socket (`benchmark.isolation.wire`):
 
-1. harness → `start`: the resource limits, the submission (folder, entry, parameters), the model
-   spec (a loader + the read-only model folder, or a served black box) and, for a root harness,
-   the uid and group to switch to (`drop`);
+1. harness → `start`: the resource limits, the submission (its staged folder, entry, parameters,
+   declared files, the package name it is imported under and the top-level modules it may import),
+   the model spec (a loader + the read-only model folder, or a served black box), the submission's
+   environment (a folder of its own packages, or none) and, for a root harness, the uid and group
+   to switch to (`drop`);
    the worker lowers its limits, loads the model (harness code, before any submission code runs),
    switches to that uid for good (`benchmark.isolation.sandbox.drop_privileges`: the task limit binds from
-   here on), imports and constructs the submission, and answers `ready` (with the submission's
-   `unsupported(model)` reason, if any) or `error` (stage "model" or "submission").
+   here on), puts the environment first on `sys.path` (a plain entry: no `.pth` file of it runs),
+   imports and constructs the submission (`benchmark.importing`), and answers `ready` (with the
+   submission's `unsupported(model)` reason, if any) or `error` (stage "model", "import", "parameters"
+   or "submission").
 2. harness → `batch` (ids, inputs, segmentation, seed): the worker answers `outputs` — one item per
    instance, a float32 array or `{"error": reason}` — after calling `explain` on the whole batch (on
    an exception, again instance by instance to isolate the bad ones). For a `per_instance` model
@@ -274,16 +278,26 @@ def serve(channel: Channel) -> int:
         _die_with_parent()  # a change of uid clears the parent-death signal: set it again
     per_instance = bool(start["model"].get("per_instance"))
     s = start["submission"]
+    if start.get("environment"):  # the submission's own packages, first; their .pth files are not run
+        import importlib
+
+        sys.path.insert(0, str(start["environment"]))
+        importlib.invalidate_caches()
+    stage = "import"
     try:
         sub = Submission(name=s["name"], version=s["version"], kind=s["kind"], entry=s["entry"],
-                         path=Path(s["path"]), parameters=s["parameters"])
-        explainer = sub.instantiate(s["overrides"])
+                         path=Path(s["path"]), parameters=s["parameters"], files=dict(s.get("files") or {}),
+                         requires=list(s.get("requires") or []))
+        allowed = s.get("allowed")
+        explainer = sub.instantiate(s["overrides"], staged=True, package=s.get("package"),
+                                    allowed=None if allowed is None else frozenset(allowed))
+        stage = "submission"
         unsupported = getattr(explainer, "unsupported", None)
         why_not = unsupported(model) if callable(unsupported) else None
     except BaseException as exc:  # noqa: BLE001
         from benchmark.errors import ParameterError
 
-        stage = "parameters" if isinstance(exc, ParameterError) else "submission"
+        stage = "parameters" if isinstance(exc, ParameterError) else stage
         channel.send({"type": "error", "stage": stage, "message": str(exc)[:MAX_REASON],
                       "trace": traceback.format_exc()[-2000:]})
         return 1

@@ -48,6 +48,9 @@ class TrackMetadata:
     # why a control (random, uniform, position) may rank above the median explainer on this track's
     # boards; the site prints it with its warning (None: the generic reason, an under-trained model)
     control_note: str | None = None
+    # the boards' ranking gate ({"metric", "min", "beat_controls"}, `leaderboard.verdicts`): declared by the
+    # track, never read from a Result, so no contributor's file can move another's row below it (None: none)
+    rank_gate: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         owner = f"track {self.name!r}"

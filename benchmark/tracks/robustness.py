@@ -99,6 +99,7 @@ class RobustnessTrack(Track):
         models=("cnn", "lstm", "lstm-att", "minilm"),
         modality="text",
         default_split="test",
+        rank_gate=dict(GATE),
         control_note=("Raw PCC's blind spot: scores that ignore the words (the position control) never move "
                       "under a substitution, so their raw ACC is perfect. The primary score (residual ACC) "
                       "compares attributions after removing what position and length alone predict, so such "

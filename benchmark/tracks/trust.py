@@ -83,6 +83,7 @@ class TrustTrack(Track):
         modality="text",
         default_split="test",
         submission_kind="oracle",
+        rank_gate={"metric": "trust-auc", "min": 0.5, "beat_controls": True},
     )
 
     def configs(self) -> list[str]:
@@ -338,7 +339,7 @@ class TrustTrack(Track):
             extra["trustworthy_share"] = round(share, 6)
             extra["chance_at_rate"] = {f"trust-{k}": (None if not np.isfinite(v) else round(v, 6))
                                        for k, v in chance.items()}
-        extra["rank_gate"] = {"metric": "trust-auc", "min": 0.5, "beat_controls": True}
+        extra["rank_gate"] = dict(self.metadata.rank_gate or {})
         if "pred_class" in scores:
             extra["per_class"] = self._per_class(scores, ok)
         return extra

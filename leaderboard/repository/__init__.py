@@ -6,9 +6,11 @@ pull requests add them, `xaibench results validate` judges a pull request (pure 
 tree), `xaibench results verify` re-runs it in the sandbox and signs a verification record (Ed25519), and
 boards and the site are built from a checkout (`--from`).
 
-Where things are: `layout` (the paths and `submission.json`), `store` (one interface: snapshot, propose,
-commit, merge), `git` and `hub` (its two backends), `targets` (a target string to its store), `signing`
-(Ed25519 keys and records), `validate` (the validator), `submit` (`xaibench submit`), `rerun` (the
-maintainers' re-run), `boards` (Results of a checkout marked verified or self-reported) and `cli` (the
-commands). `benchmark` knows none of it.
+Where things are: `layout` (the paths, `submission.json`, what `source/` holds), `reading` (the one strict,
+bounded reader of JSON and trees), `store` (one interface: snapshot, tip, propose, land), `git` and `hub` (its
+two backends), `targets` (a target string to its store), `pull` (a pull request laid over the tip of the default
+branch), `validate` (the validator), `contents` (what every field of a Result must say), `names` (names that
+could pass for one another), `signing` (Ed25519 keys and records), `submit` (`xaibench submit`), `rerun` (the
+maintainers' re-run, signing and landing), `boards` (Results of a checkout marked verified or self-reported) and
+`cli` (the commands). `benchmark` knows none of it.
 """

@@ -1,52 +1,117 @@
-"""The Results of a results repository's checkout, for the boards and the site (`--from`): each marked
-*verified* (`Result.status` "verified": a verification record at its `verifications/` path, signed under a
-configured public key, for exactly this file — its path and sha256) or *self-reported* (status
-"self-reported": anything else). A Result whose path disagrees with its content is left out and named."""
+"""The Results of a results repository's checkout, for the boards and the site (`--from`).
+
+Each file is read with the one strict reader (`reading.read_json`: duplicate keys, nesting, size, UTF-8); a
+file that does not read, or whose path disagrees with its content, is listed and left out — the board is
+still built. Each Result is marked *verified* (`Result.status` "verified") when a verification record at its
+`verifications/` path is signed under a configured public key and names exactly this file's path and sha256,
+the digest of its folder's `source/` and the sha256 of its `submission.json`, all recomputed here — so any later
+change of the Result, the code or the metadata on the default branch turns the row *self-reported*.
+
+What the file cannot prove is not shown from it: a verified row shows the re-run's wall time and fit time (from
+the signed record); a row keeps `extra.cache` only where it is the harness's own cache name for that run
+(`runner.cache_rel`), so the site never opens a path a contributor wrote.
+"""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from benchmark.errors import XaibenchError
-from leaderboard.repository.layout import parse_result_path, result_path_of, sha256
+from leaderboard.repository.layout import MAX_RESULT_BYTES, RepositoryError, parse_result_path, result_path_of, sha256
+from leaderboard.repository.reading import folder_digests
 
 __all__ = ["load_repository", "verified"]
 
+MAX_RECORD_BYTES = 1 << 20
 
-def verified(tree: Path, rel: str, keys: dict[str, Any]) -> bool:
-    """Whether the Result at `rel` carries a valid verification record under one of `keys`."""
+
+def verified(tree: Path, rel: str, keys: dict[str, Any]) -> dict[str, Any] | None:
+    """The verification record of the Result at `rel` when it holds under one of `keys` (module docstring),
+    else None."""
+    from leaderboard.repository.reading import read_bytes, read_json
     from leaderboard.repository.signing import check_record
 
     rp = parse_result_path(rel)
     if rp is None or not keys:
-        return False
+        return None
     try:
-        record = json.loads((tree / rp.verification).read_text(encoding="utf-8"))
-        data = (tree / rel).read_bytes()
-    except (OSError, ValueError):
-        return False
-    return (check_record(record, keys) and record.get("result") == rel
-            and record.get("result_sha256") == sha256(data))
+        record = read_json(tree / rp.verification, rp.verification, MAX_RECORD_BYTES)
+        data = read_bytes(tree / rel, rel, MAX_RESULT_BYTES)
+    except RepositoryError:
+        return None
+    if not check_record(record, keys):
+        return None
+    source, meta = folder_digests(tree, rp.submission, rp.code_hash)
+    holds = (record.get("result") == rel and record.get("result_sha256") == sha256(data)
+             and source is not None and record.get("source_sha256") == source
+             and meta is not None and record.get("submission_json_sha256") == meta)
+    return record if holds else None
+
+
+def _own_cache(r: Any) -> None:
+    """Keep `extra.cache` / `caches` only where each is the harness's own name for the run (`runner.cache_rel`:
+    everything but the inputs' folder recomputed from the Result, that folder one plain name) — else drop them,
+    and the site draws no picture for the row."""
+    import re
+
+    from benchmark.runner import cache_rel
+    from leaderboard.repository.layout import PART_RE
+
+    extra = r.extra
+    named = extra.pop("caches", None) or [extra.get("cache")]
+    extra.pop("cache", None)
+    try:
+        seeds = r.provenance.get("seeds") or [r.provenance.get("seed", 0)]
+        parts = [r.track, str(r.model["name"]), str(r.submission["name"]), str(r.submission["hash"]),
+                 str(r.model.get("hash")), str(r.resource["split"])]
+        if not all(PART_RE.match(p) for p in parts) or not all(isinstance(s, int) for s in seeds) \
+                or not isinstance(named, list) or len(named) != len(seeds):
+            return
+        own = [cache_rel(parts[0], "INPUTS", parts[1], parts[2], parts[3], parts[4],
+                         r.submission.get("parameters") or {}, s, parts[5]) for s in seeds]
+        pattern = [re.compile("^" + re.escape(o).replace("INPUTS", "[A-Za-z0-9][A-Za-z0-9._-]*") + "$") for o in own]
+        if not all(isinstance(n, str) and p.match(n) and ".." not in n for n, p in zip(named, pattern)):
+            return
+    except (KeyError, TypeError, AttributeError):
+        return
+    extra["cache"] = named[0]
+    if len(named) > 1:
+        extra["caches"] = named
 
 
 def load_repository(tree: Path, keys: dict[str, Any]) -> tuple[list[Any], list[str]]:
     """(Results, problem lines) of a checked-out results repository."""
     from benchmark.results import Result
+    from leaderboard.repository.reading import read_json
     from leaderboard.repository.validate import iter_result_files
 
     found, problems = [], []
     for rel in iter_result_files(tree):
-        path = tree / rel
         try:
-            r = Result.load(path)
-        except XaibenchError as exc:
-            problems.append(f"{rel}: {' '.join(str(exc).split())[:200]}")
+            r = Result.from_dict(read_json(tree / rel, rel, MAX_RESULT_BYTES))
+        except RepositoryError as exc:
+            problems.append(f"{exc}; left out")
+            continue
+        except (XaibenchError, ValueError, TypeError, AttributeError, KeyError) as exc:
+            problems.append(f"{rel}: not a Result ({' '.join(str(exc).split())[:160]}); left out")
+            continue
+        if not all(isinstance(x, dict) for x in (r.extra, r.provenance, r.model, r.resource, r.submission)):
+            problems.append(f"{rel}: not a Result (extra, provenance, model, resource and submission are objects); "
+                            "left out")
             continue
         if parse_result_path(rel) != result_path_of(r):
             problems.append(f"{rel}: its path does not match its content; left out")
             continue
-        r.status = "verified" if verified(tree, rel, keys) else "self-reported"
+        _own_cache(r)
+        record = verified(tree, rel, keys)
+        r.status = "verified" if record is not None else "self-reported"
+        r.path = tree / rel
+        if record is not None:
+            wall, fit = record.get("wall_time_s"), record.get("fit_s")
+            r.wall_time_s = float(wall) if isinstance(wall, (int, float)) and not isinstance(wall, bool) else 0.0
+            r.extra.pop("fit_s", None)
+            if isinstance(fit, (int, float)) and not isinstance(fit, bool):
+                r.extra["fit_s"] = float(fit)
         found.append(r)
     return found, problems

@@ -3,8 +3,8 @@
     xaibench submit SUBMISSION --to PATH|URL|hf://datasets/ORG/NAME [--dry-run]
     xaibench results init PATH                     a new (bare) git results repository
     xaibench results validate REPO[@REF]           CI: one line per finding, exit 1 on any
-    xaibench results verify REPO@REF [--key FILE]  maintainers: re-run, compare, sign, commit the records
-    xaibench results merge REPO@REF                maintainers: merge a pull request that validates
+    xaibench results verify REPO@REF [--key FILE] [--find-links DIR]  maintainers: re-run, compare, sign, land
+    xaibench results merge REPO@REF                maintainers: land a pull request that validates (self-reported)
     xaibench results keygen [--out DIR]            an Ed25519 key pair for `verify`
 
 docs/submitting.md tells the third party's path and the maintainer's.
@@ -12,9 +12,11 @@ docs/submitting.md tells the third party's path and the maintainer's.
 
 from __future__ import annotations
 
+import functools
 import json
+import tarfile
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Callable, Optional
 
 import typer
 
@@ -24,6 +26,21 @@ __all__ = ["register"]
 
 results_app = typer.Typer(help="A results repository: init, validate, verify, merge, keys.",
                           no_args_is_help=True)
+
+
+def one_line(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Run a repository command so that whatever a hostile repository provokes below the checks (a file the
+    system refuses, a bomb the parser cannot take) is one `RepositoryError` line, never a traceback."""
+    @functools.wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except (OSError, ValueError, RecursionError, MemoryError, tarfile.TarError) as exc:
+            from leaderboard.repository.layout import RepositoryError
+
+            raise RepositoryError(f"the repository could not be read ({type(exc).__name__}: "
+                                  f"{' '.join(str(exc).split())[:200]}); nothing was written") from None
+    return run
 
 
 def _say(message: str) -> None:
@@ -56,6 +73,8 @@ def submit_cmd(
     for rel in out.sent:
         print(rel)
     _say(out.message)
+    if out.target:
+        print(out.target)  # REPO@REF, ready to paste into `xaibench results validate|verify|merge`
 
 
 def init_cmd(
@@ -85,15 +104,20 @@ def validate_cmd(
 
     One line per finding on stdout; exit status 1 on any."""
     from leaderboard.repository.targets import open_store, split_ref
-    from leaderboard.repository.validate import diff_trees, validate
+    from leaderboard.repository.validate import validate
+
+    from leaderboard.repository.pull import judge, open_pull_request
+    from leaderboard.repository.validate import BARE_GIT_NOTE
 
     repo, ref = split_ref(target)
     with open_store(repo) as store:
         if ref is None:
-            findings = validate(store.snapshot())
+            findings = validate(store.snapshot(store.tip()))
         else:
-            head, base = store.snapshot(ref), store.snapshot(store.merge_base(ref))
-            findings = validate(head, base, diff_trees(base, head))
+            pr = open_pull_request(store, ref)
+            findings = judge(pr)
+            if pr.author is None:
+                _say(BARE_GIT_NOTE)
         for line in findings:
             print(line)
         _say(f"{target}: {len(findings)} finding(s)" if findings else f"{target}: valid")
@@ -109,12 +133,23 @@ def verify_cmd(
     sandbox: Annotated[str, typer.Option(help="Where the re-run runs: auto, bwrap or none.")] = "auto",
     timeout: Annotated[float, typer.Option(min=0.0, max=86400.0, help="Per-instance time limit of the re-run, "
                                            "seconds (0 = none).")] = 60.0,
+    find_links: Annotated[Optional[list[str]], typer.Option("--find-links", metavar="DIR|URL",
+                                                            help="Where a submission's requirements are installed "
+                                                            "from: a folder of wheels or a page of links "
+                                                            "(repeatable; without --index-url: nothing else, "
+                                                            "offline).")] = None,
+    index_url: Annotated[Optional[str], typer.Option("--index-url", metavar="URL",
+                                                     help="A package index for a submission's requirements "
+                                                     "(default: pip's, unless --find-links is given).")] = None,
 ) -> None:
-    """Re-run a pull request and sign what holds (maintainers).
+    """Re-run a pull request, sign and land it (maintainers).
 
-    Validates it, re-runs each Result it adds in the sandbox on the same resource revision and instances,
-    compares (equal outputs when deterministic, metrics within the intervals otherwise) and, when all hold,
-    commits one signed verification record per Result to the default branch. Exit status 1 when any fails."""
+    Validates it against the default branch's tip, re-runs each Result it adds in the sandbox from exactly the
+    hashed code, on the same resource revision and instances, compares (equal outputs when deterministic; a
+    stochastic submission twice, the tolerance from those re-runs) and, when all hold, lands the pull request
+    with one signed record per Result in one commit. Exit status 1 when any fails; nothing is written then.
+    A submission with requirements runs in its own environment, built from the versions its Result records."""
+    from benchmark.environments import Sources
     from leaderboard.repository.rerun import verify_pull_request
     from leaderboard.repository.signing import load_private_key
     from leaderboard.repository.targets import open_store, split_ref
@@ -124,7 +159,8 @@ def verify_cmd(
         raise XaibenchError(f"{target}: name the pull request to verify, REPO@REF (a branch or refs/pr/N)")
     private = load_private_key(key)
     with open_store(repo) as store:
-        runs, commit = verify_pull_request(store, ref, private, sandbox=sandbox, timeout_s=timeout)
+        runs, commit = verify_pull_request(store, ref, private, sandbox=sandbox, timeout_s=timeout,
+                                           sources=Sources(tuple(find_links or ()), index_url))
         for run in runs:
             print(f"{'ok' if not run.problems else 'FAILED'} {run.rel}" + (f" ({run.rule})" if not run.problems
                                                                             else ""))
@@ -133,26 +169,38 @@ def verify_cmd(
         if commit is None:
             _say(f"{sum(bool(r.problems) for r in runs)} of {len(runs)} Result(s) do not hold; nothing was signed")
             raise typer.Exit(1)
-        _say(f"signed {len(runs)} record(s) on {store.where} {store.base} (commit {commit[:12]})")
+        _say(f"signed {len(runs)} record(s) and landed {ref} on {store.where} {store.base} (commit {commit[:12]})")
 
 
 def merge_cmd(
     target: Annotated[str, typer.Argument(metavar="REPO@REF", help="The repository and the pull request's ref.")],
 ) -> None:
-    """Merge a pull request that validates (maintainers)."""
+    """Land a pull request that validates, not re-run (maintainers).
+
+    Judged against the default branch's tip; its files land in one commit on that tip, and its rows stay
+    self-reported until `xaibench results verify`."""
+    from leaderboard.repository.pull import judge, open_pull_request
+    from leaderboard.repository.rerun import landing_files
     from leaderboard.repository.targets import open_store, split_ref
-    from leaderboard.repository.validate import diff_trees, validate
+    from leaderboard.repository.validate import _folder_of
 
     repo, ref = split_ref(target)
     if ref is None:
         raise XaibenchError(f"{target}: name the pull request to merge, REPO@REF")
     with open_store(repo) as store:
-        head, base = store.snapshot(ref), store.snapshot(store.merge_base(ref))
-        findings = validate(head, base, diff_trees(base, head))
+        pr = open_pull_request(store, ref)
+        if not pr.added and not pr.findings:
+            _say(f"nothing to merge: {store.where} {store.base} holds every file of {ref} already")
+            return
+        findings = judge(pr)
         if findings:
-            raise XaibenchError(f"{ref} does not validate ({findings[0]}); nothing was merged")
-        commit = store.merge(ref, f"merge {ref}")
-        _say(f"merged {ref} into {store.where} {store.base} ({commit[:12]})")
+            more = f", and {len(findings) - 1} more" if len(findings) > 1 else ""
+            raise XaibenchError(f"{ref} does not validate ({findings[0]}{more}); nothing was merged")
+        name = next((f[0] for rel in pr.added if (f := _folder_of(rel))), None)
+        commit = store.land(ref, {**pr.added, **landing_files(pr, name)}, f"merge {ref} (self-reported)",
+                            pr.tip_commit)
+        _say(f"merged {ref} into {store.where} {store.base} ({commit[:12]}); its rows stay self-reported until "
+             "`xaibench results verify`")
 
 
 def keygen_cmd(
@@ -173,14 +221,14 @@ def keygen_cmd(
 
 # the group's commands, once at import: `register` may be called for more than one app (tests do), and a
 # second registration would add unreflowed copies of the commands to the one group
-results_app.command("init")(init_cmd)
-results_app.command("validate")(validate_cmd)
-results_app.command("verify")(verify_cmd)
-results_app.command("merge")(merge_cmd)
-results_app.command("keygen")(keygen_cmd)
+results_app.command("init")(one_line(init_cmd))
+results_app.command("validate")(one_line(validate_cmd))
+results_app.command("verify")(one_line(verify_cmd))
+results_app.command("merge")(one_line(merge_cmd))
+results_app.command("keygen")(one_line(keygen_cmd))
 
 
 def register(app: typer.Typer) -> None:
     """Add `submit` and the `results` group to the xaibench CLI."""
-    app.command("submit")(submit_cmd)
+    app.command("submit")(one_line(submit_cmd))
     app.add_typer(results_app, name="results")

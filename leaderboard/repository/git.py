@@ -1,14 +1,14 @@
 """The git backend of the results store: any repository `git` reaches (a local folder, bare or not, or a
-URL). Git's plumbing only — `fetch`, `archive`, `hash-object`, `update-index`, `commit-tree`, `merge-tree`,
-`push` — in a private scratch repository, so no working tree of the caller's is ever touched and a failed
-step leaves the remote as it was. A pull request is a branch `xaibench/<submission>/<code-hash>/<key>`
+URL). Git's plumbing only — `fetch`, `archive`, `hash-object`, `update-index`, `commit-tree`, `push` — in a
+private scratch repository, so no working tree of the caller's is ever touched and a failed step leaves the
+remote as it was. A pull request is a branch `xaibench/<submission>/<code-hash>/<key>`
 with one commit on the base branch (a forge shows it as a pull request; `refs/pr/N` refs work as `@REF`).
 """
 
 from __future__ import annotations
 
-import io
 import os
+import shutil
 import subprocess
 import tarfile
 from pathlib import Path
@@ -18,6 +18,7 @@ from leaderboard.repository.store import Store
 
 __all__ = ["GitStore"]
 
+MAX_BLOB = 64 << 20  # no file of a results repository may be larger (`layout`: a pull request's whole cap)
 IDENTITY = {"GIT_AUTHOR_NAME": "xaibench", "GIT_AUTHOR_EMAIL": "xaibench@localhost",
             "GIT_COMMITTER_NAME": "xaibench", "GIT_COMMITTER_EMAIL": "xaibench@localhost"}
 
@@ -53,6 +54,8 @@ class GitStore(Store):
 
     def _fetch(self, ref: str) -> str:
         """The commit `ref` names on the remote, fetched into the scratch repository."""
+        if ref not in self._fetched and ref in self._fetched.values():  # a commit fetched already
+            return ref
         if ref not in self._fetched:
             local = f"refs/xaibench/{len(self._fetched)}"
             try:
@@ -71,16 +74,48 @@ class GitStore(Store):
         return bool(self._git("ls-tree", commit, "--", MARKER))
 
     def snapshot(self, ref: str | None = None) -> Path:
-        """`git archive` of the commit, unpacked into the scratch space."""
+        """`git archive` of the commit, streamed and unpacked into the scratch space. Refused in one line, with
+        nothing read: a blob larger than `MAX_BLOB` (checked with `git ls-tree -l` first); an absolute or `..`
+        entry, a link leading outside, a device or FIFO (tarfile's "data" filter). Links inside stay links,
+        which the validator refuses."""
         commit = self._fetch(ref or self.base)
         dest = self.tmp / f"tree-{commit[:12]}"
-        if not dest.exists():
-            raw = subprocess.run(["git", "archive", "--format=tar", commit], cwd=self.work, capture_output=True,
-                                 check=True).stdout
-            with tarfile.open(fileobj=io.BytesIO(raw)) as tar:
+        if dest.exists():
+            return dest
+        for line in self._git("ls-tree", "-r", "-l", "--full-tree", commit).splitlines():
+            meta, _, path = line.partition("\t")
+            size = meta.split()[3] if len(meta.split()) > 3 else "-"
+            if size.isdigit() and int(size) > MAX_BLOB:
+                raise RepositoryError(f"{ref or self.base} on {self.where} holds {path} of {int(size):,} bytes, more "
+                                      f"than the {MAX_BLOB:,} any file may have; nothing was read from it")
+        proc = subprocess.Popen(["git", "archive", "--format=tar", commit], cwd=self.work, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)
+        try:
+            assert proc.stdout is not None
+            with tarfile.open(fileobj=proc.stdout, mode="r|") as tar:
                 tar.extractall(dest, filter="data")
-            dest.mkdir(exist_ok=True)
+        except (tarfile.TarError, OSError) as exc:
+            shutil.rmtree(dest, ignore_errors=True)
+            why = " ".join(str(exc).split())[:160]
+            raise RepositoryError(f"{ref or self.base} on {self.where} holds an entry no checkout may have ({why}); "
+                                  "nothing was read from it") from None
+        finally:
+            _, err = proc.communicate(timeout=300)
+        if proc.returncode != 0:
+            shutil.rmtree(dest, ignore_errors=True)
+            why = (err.decode(errors="replace").strip().splitlines() or ["failed"])[-1]
+            raise RepositoryError(f"git archive of {ref or self.base} on {self.where}: {why}")
+        dest.mkdir(exist_ok=True)
         return dest
+
+    def tip(self) -> str:
+        """The base branch's commit, fetched now."""
+        self._fetched.pop(self.base, None)
+        return self._fetch(self.base)
+
+    def author(self, ref: str) -> str | None:
+        """None: git records no account that opened a pull request (a commit's author is self-declared)."""
+        return None
 
     def merge_base(self, ref: str) -> str:
         """`git merge-base` of the base branch and `ref`."""
@@ -128,13 +163,13 @@ class GitStore(Store):
             self._git("update-index", "--add", "--cacheinfo", f"100644,{blob},{path}", env=env)
         return self._git("write-tree", env=env)
 
-    def propose(self, files: dict[str, bytes], title: str, key: str) -> str:
+    def propose(self, files: dict[str, bytes], title: str, key: str) -> tuple[str, str]:
         """One commit on the base branch, pushed as a new branch."""
         parent = self._fetch(self.base)
         commit = self._commit([parent], self._tree_with(parent, files), title)
         branch = self._branch(key)
         self._git("push", "--quiet", self.url, f"{commit}:refs/heads/{branch}")
-        return f"{self.where} branch {branch} (commit {commit[:12]})"
+        return f"{self.where} branch {branch} (commit {commit[:12]})", branch
 
     def commit(self, files: dict[str, bytes], title: str) -> str:
         """One commit on the base branch, pushed to it (refused when the branch moved meanwhile)."""
@@ -144,18 +179,16 @@ class GitStore(Store):
         self._fetched.pop(self.base, None)
         return commit
 
-    def merge(self, ref: str, title: str) -> str:
-        """A merge commit of the base branch and `ref` (`git merge-tree`; refused on a conflict)."""
-        base, head = self._fetch(self.base), self._fetch(ref)
-        if self._git("merge-base", base, head) == head:
-            return base  # already merged
+    def land(self, ref: str, files: dict[str, bytes], title: str, expected_tip: str) -> str:
+        """A merge commit of `expected_tip` and `ref` whose tree is the tip's plus `files`, pushed to the base
+        branch only as a fast-forward of `expected_tip` (git refuses the push when the branch moved)."""
+        head = self._fetch(ref)
+        commit = self._commit([expected_tip, head], self._tree_with(expected_tip, files), title)
         try:
-            tree = self._git("merge-tree", "--write-tree", base, head).splitlines()[0]
+            self._git("push", "--quiet", self.url, f"{commit}:refs/heads/{self.base}")
         except RepositoryError:
-            raise RepositoryError(f"{ref} conflicts with {self.base} on {self.where}; ask for a new pull "
-                                  "request") from None
-        commit = self._commit([base, head], tree, title)
-        self._git("push", "--quiet", self.url, f"{commit}:refs/heads/{self.base}")
+            raise RepositoryError(f"{self.base} on {self.where} moved while {ref} was judged (or the push was "
+                                  "refused); nothing was written — run the command again") from None
         self._fetched.pop(self.base, None)
         return commit
 

@@ -1,8 +1,9 @@
 """The Hugging Face backend of the results store: a dataset repository `hf://datasets/ORG/NAME`, through
 `huggingface_hub`'s `HfApi` — `snapshot_download` to read a revision, `create_commit(..., create_pr=True)`
-to open a pull request (`refs/pr/N`), `create_commit` on `main` for maintainers' records,
-`merge_pull_request` to merge. `client` replaces `HfApi()` (tests record the calls through it; with
-`HF_HUB_OFFLINE=1` a real `HfApi` refuses every call, which is said in one line).
+to open a pull request (`refs/pr/N`), `create_commit` on `main` with `parent_commit` to land a pull request's
+files with maintainers' records in one step (`land`; the pull request is then closed), and
+`get_discussion_details` to name who opened a pull request. `client` replaces `HfApi()` (tests record the
+calls through it; with `HF_HUB_OFFLINE=1` a real `HfApi` refuses every call, which is said in one line).
 """
 
 from __future__ import annotations
@@ -56,6 +57,38 @@ class HubStore(Store):
                 shutil.rmtree(cache, ignore_errors=True)
         return dest
 
+    def tip(self) -> str:
+        """main's newest commit (`list_repo_commits`)."""
+        commits = list(self._call("list_repo_commits", self.repo_id, repo_type=REPO_TYPE, revision=self.base))
+        if not commits:
+            raise RepositoryError(f"{self.where} has no commit on {self.base}")
+        return str(commits[0].commit_id)
+
+    def _num(self, ref: str) -> int:
+        num = ref.removeprefix("refs/pr/")
+        if not num.isdigit():
+            raise RepositoryError(f"{ref} is not a pull request of {self.where}; give refs/pr/N")
+        return int(num)
+
+    def author(self, ref: str) -> str | None:
+        """The Hub account that opened the pull request (`get_discussion_details(...).author`)."""
+        details = self._call("get_discussion_details", self.repo_id, self._num(ref), repo_type=REPO_TYPE)
+        author = getattr(details, "author", None)
+        if not isinstance(author, str) or not author:
+            raise RepositoryError(f"the Hub names no author for {ref} on {self.where}")
+        return author
+
+    def land(self, ref: str, files: dict[str, bytes], title: str, expected_tip: str) -> str:
+        """`create_commit` on main with `parent_commit=expected_tip` (the Hub refuses it when main moved), then
+        the pull request closed with a comment naming the commit (its files are on main now)."""
+        num = self._num(ref)
+        info = self._call("create_commit", self.repo_id, self._operations(files), commit_message=title,
+                          repo_type=REPO_TYPE, revision=self.base, parent_commit=expected_tip)
+        commit = str(getattr(info, "oid", info))
+        self._call("change_discussion_status", self.repo_id, num, "closed", repo_type=REPO_TYPE,
+                   comment=f"landed on {self.base} as {commit}: {title}")
+        return commit
+
     def merge_base(self, ref: str) -> str:
         """The newest commit of `ref` that main's history holds (`list_repo_commits` of both)."""
         on_main = {c.commit_id for c in self._call("list_repo_commits", self.repo_id, repo_type=REPO_TYPE,
@@ -86,23 +119,16 @@ class HubStore(Store):
 
         return [CommitOperationAdd(path_in_repo=p, path_or_fileobj=data) for p, data in sorted(files.items())]
 
-    def propose(self, files: dict[str, bytes], title: str, key: str) -> str:
-        """`create_commit(..., create_pr=True)`: one commit in a new pull request."""
+    def propose(self, files: dict[str, bytes], title: str, key: str) -> tuple[str, str]:
+        """`create_commit(..., create_pr=True)`: one commit in a new pull request (`refs/pr/<pr_num>`)."""
         info = self._call("create_commit", self.repo_id, self._operations(files),
                           commit_message=f"{title} {TITLE_KEY.format(key=key)}", repo_type=REPO_TYPE,
                           revision=self.base, create_pr=True)
-        return f"{self.where} pull request {getattr(info, 'pr_url', None) or info}"
+        num = getattr(info, "pr_num", None)
+        return f"{self.where} pull request {getattr(info, 'pr_url', None) or info}", f"refs/pr/{num}"
 
     def commit(self, files: dict[str, bytes], title: str) -> str:
         """`create_commit` on main."""
         info = self._call("create_commit", self.repo_id, self._operations(files), commit_message=title,
                           repo_type=REPO_TYPE, revision=self.base)
         return str(getattr(info, "oid", info))
-
-    def merge(self, ref: str, title: str) -> str:
-        """`merge_pull_request` of `refs/pr/N`."""
-        num = ref.removeprefix("refs/pr/")
-        if not num.isdigit():
-            raise RepositoryError(f"{ref} is not a pull request of {self.where}; give refs/pr/N")
-        self._call("merge_pull_request", self.repo_id, int(num), comment=title, repo_type=REPO_TYPE)
-        return f"{self.where} pull request #{num}"

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmark.errors import XaibenchError
+from benchmark.submission import MAX_FILE_BYTES
 
 LAYOUT_VERSION = 1
 MARKER = "xaibench-results.json"
@@ -33,7 +34,7 @@ PART_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 # size caps (bytes) a pull request is held to
 MAX_RESULT_BYTES = 16 << 20
-MAX_SOURCE_FILE_BYTES = 1 << 20
+MAX_SOURCE_FILE_BYTES = MAX_FILE_BYTES  # what a submission may hash: one module or declared data file
 MAX_TOTAL_BYTES = 64 << 20
 
 
@@ -89,6 +90,15 @@ def submission_dir(name: str, code_hash: str) -> str:
 def sha256(data: bytes) -> str:
     """sha256 hex of `data`."""
     return hashlib.sha256(data).hexdigest()
+
+
+def tree_digest(files: dict[str, bytes]) -> str:
+    """sha256 over files in path order: per file its path (UTF-8), a NUL, its length as 8 little-endian bytes,
+    its bytes — so no two different sets of files share a digest."""
+    h = hashlib.sha256(b"xaibench-tree-v1\n")
+    for rel in sorted(files):
+        h.update(rel.encode("utf-8") + b"\0" + len(files[rel]).to_bytes(8, "little") + files[rel])
+    return h.hexdigest()
 
 
 def blob_id(data: bytes) -> str:

@@ -1,134 +1,278 @@
-"""`xaibench results verify REPO@REF` (maintainers): re-run a pull request's Results in the sandbox and sign
-what holds.
+"""`xaibench results verify REPO@REF` (maintainers): re-run a pull request's Results in the sandbox, compare,
+and — when every one holds — land the pull request with one signed record per Result in a single commit.
 
-The pull request must validate first (`validate`). Then, per Result it adds, the submission rebuilt from
-`source/` is evaluated again (`benchmark.runner.evaluate`, `--overwrite`: nothing is taken from a cache) on
-the same resource revision (`name@revision`), split, model and seeds, and compared under `xaibench verify`'s
-rules: a deterministic submission (`[capabilities] deterministic`) must give the same outputs
-(`integrity.outputs_sha256`) and every metric's mean equal to relative 1e-9; a stochastic one must give
-every metric's mean within the two 95 % intervals' half-widths added. When every Result holds, one
-verification record per Result (`signing`) is committed to the base branch; otherwise nothing is written.
+The pull request must validate against the tip first (`pull.judge`). Then, per Result it adds, the
+submission is rebuilt in a scratch folder from exactly the files its code hash covers (`validate.hashed_source`:
+nothing else is importable) and evaluated (`benchmark.runner.evaluate`, `--overwrite`: nothing is taken from a
+cache) on the same resource revision, evaluation split, model, seeds and batch size. Each evaluation is one
+`Evaluation` of the Result's `Rerun` (a later check, e.g. a randomised-model run, adds another to the list).
+
+Rules (`compare`):
+* deterministic (`[capabilities] deterministic = true`): the outputs digest (`integrity.outputs_sha256`), every
+  per-instance score and `ok` flag (ids in order; relative 1e-9, NaN equal to NaN), every metric summary
+  field, the failures (instances and reasons) and the model block equal the re-run's;
+* stochastic: two evaluations, and the tolerance comes from them only — never from the submitted file: each
+  metric's mean within `tol = h₁ + h₂` (the two re-runs' own 95 % half-widths) of the re-runs' mean, the two
+  re-runs within `tol` of each other; the per-instance primary scores no farther from the first re-run (mean
+  absolute difference) than `STOCHASTIC_FACTOR` × the second re-run is (a permutation of the instances is
+  caught); the failed instances those of one of the re-runs. Equal outputs digests require equal metrics.
+When every Result holds, its record (`record_for`: the Result's path and sha256, the digest of its `source/`
+and of its `submission.json`, the rule, the re-runs' figures) is signed and landed with the pull request's files
+in one commit on the tip it was judged against (`Store.land`); otherwise nothing is written.
+
+A submission with requirements is re-run in an environment of its own (`benchmark.environments.for_result`):
+the versions its Result recorded (`provenance.requirements`), installed from `sources` (`--find-links`,
+`--index-url`) over the harness's packages; each re-run must resolve those versions, and its figures name them.
 """
 
 from __future__ import annotations
 
-import json
-import math
 import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from benchmark.errors import XaibenchError
-from leaderboard.repository.layout import LAYOUT_VERSION, RESULTS, RepositoryError, parse_result_path, sha256
+import numpy as np
 
-__all__ = ["Rerun", "compare", "rerun_result", "verify_pull_request"]
+from benchmark.errors import XaibenchError
+from leaderboard.repository.layout import (LAYOUT_VERSION, MAX_RESULT_BYTES, RESULTS, RepositoryError,
+                                           parse_result_path, sha256)
+from leaderboard.repository.reading import folder_digests
+
+__all__ = ["Evaluation", "Rerun", "compare", "record_for", "rerun_result", "verify_pull_request"]
 
 REL_TOL = 1e-9
+STOCHASTIC_FACTOR = 3.0
+
+
+@dataclass
+class Evaluation:
+    """One evaluation the maintainer ran for a Result: what it was (`label`) and the Result it wrote."""
+
+    label: str  # "as submitted" | "again" (stochastic)
+    result: Any
 
 
 @dataclass
 class Rerun:
-    """One Result re-run: its path, what the re-run found wrong (none: it holds) and the re-run's figures."""
+    """One Result re-run: its path, what the re-run found wrong (none: it holds), the rule, the evaluations."""
 
     rel: str
     problems: list[str] = field(default_factory=list)
-    rule: str = ""  # "equal outputs" | "within tolerance"
-    rerun: dict[str, Any] = field(default_factory=dict)
+    rule: str = ""  # "equal outputs" | "within the re-runs' tolerance"
+    evaluations: list[Evaluation] = field(default_factory=list)
+
+    @property
+    def figures(self) -> list[dict[str, Any]]:
+        """What the record keeps of each evaluation (the boards show its time on a verified row)."""
+        out = []
+        for e in self.evaluations:
+            r = e.result
+            out.append({"label": e.label, "metrics": {k: m.mean for k, m in r.metrics.items()},
+                        "outputs_sha256": r.integrity.get("outputs_sha256"), "wall_time_s": float(r.wall_time_s),
+                        "fit_s": (r.extra or {}).get("fit_s"),
+                        "sandbox": r.provenance.get("isolation", {}).get("sandbox"),
+                        **({"requirements": r.provenance["requirements"]} if "requirements" in r.provenance
+                           else {})})
+        return out
 
 
-def compare(submitted: Any, again: Any, deterministic: bool) -> tuple[str, list[str]]:
-    """(the rule applied, problems) between a submitted Result and its re-run (module docstring)."""
-    problems = []
-    if deterministic and submitted.integrity.get("outputs_sha256") != again.integrity.get("outputs_sha256"):
-        problems.append("the re-run's outputs differ from the submitted ones (outputs_sha256), and the submission "
-                        "says it is deterministic")
+def _arrays_equal(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.shape == b.shape and bool(np.allclose(a, b, rtol=REL_TOL, atol=1e-12, equal_nan=True))
+
+
+def _deterministic(submitted: Any, again: Any) -> list[str]:
+    from leaderboard.repository.contents import canonical_json, metric_differences
+
+    out = []
+    if submitted.integrity.get("outputs_sha256") != again.integrity.get("outputs_sha256"):
+        out.append("the re-run's outputs differ from the submitted ones (outputs_sha256), and the submission says "
+                   "it is deterministic")
+    mine, theirs = submitted.scores(), again.scores()
+    if mine is None or theirs is None or sorted(mine.arrays) != sorted(theirs.arrays) \
+            or not np.array_equal(mine.ok, theirs.ok) \
+            or not all(_arrays_equal(mine.arrays[k], theirs.arrays[k]) for k in mine.arrays):
+        out.append("instance_scores: the per-instance scores differ from the re-run's (ids in order)")
+    said = {k: {**vars(m), "ci95": list(m.ci95) if m.ci95 else None} for k, m in submitted.metrics.items()}
+    out += [d.replace(", its per-instance scores give", ", the re-run gives")
+            for d in metric_differences(said, again.metrics)]
+    if [(f.instance, f.reason) for f in submitted.failures] != [(f.instance, f.reason) for f in again.failures]:
+        out.append("failures: the failed instances or their reasons differ from the re-run's")
+    if canonical_json(submitted.model) != canonical_json(again.model):
+        out.append("model: differs from the re-run's")
+    return out
+
+
+def _primary(r: Any) -> np.ndarray | None:
+    sc = r.scores()
+    a = None if sc is None else sc.arrays.get(r.primary_metric)
+    return None if a is None else np.asarray(a, dtype=np.float64).reshape(-1)
+
+
+def _stochastic(submitted: Any, runs: list[Any]) -> list[str]:
+    out = []
     for name, m in submitted.metrics.items():
-        b = again.metrics.get(name)
-        a, bm = m.mean, None if b is None else b.mean
-        if a is None or bm is None:
-            ok = a is None and bm is None
-        elif deterministic:
-            ok = math.isclose(a, bm, rel_tol=REL_TOL, abs_tol=1e-12)
-        else:
-            half = sum(abs(x.ci95[1] - x.ci95[0]) / 2 for x in (m, b) if x is not None and x.ci95)
-            ok = abs(a - bm) <= half + 1e-12
-        if not ok:
-            problems.append(f"{name}: the Result says {a}, the re-run gives {bm}")
-    return ("equal outputs" if deterministic else "within tolerance"), problems
+        again = [r.metrics.get(name) for r in runs]
+        if any(x is None for x in again):
+            out.append(f"{name}: the re-run has no such metric")
+            continue
+        means = [x.mean for x in again]
+        if m.mean is None or any(x is None for x in means):
+            if not (m.mean is None and all(x is None for x in means)):
+                out.append(f"{name}: the Result says {m.mean}, the re-runs give {means}")
+            continue
+        tol = sum(abs(x.ci95[1] - x.ci95[0]) / 2 for x in again if x.ci95) + 1e-12
+        centre = sum(means) / len(means)
+        if max(means) - min(means) > tol:
+            out.append(f"{name}: the re-runs disagree with each other ({means}) beyond their intervals (±{tol:.4g})")
+        if abs(m.mean - centre) > tol:
+            out.append(f"{name}: the Result says {m.mean}, the re-runs give {means} (tolerance ±{tol:.4g}, from the "
+                       "re-runs' own intervals)")
+    for r in runs:
+        if r.integrity.get("outputs_sha256") == submitted.integrity.get("outputs_sha256"):
+            out += [f"equal outputs, other numbers: {p}" for p in _deterministic(submitted, r)]
+    sub_p, r1, r2 = _primary(submitted), _primary(runs[0]), _primary(runs[1])
+    if sub_p is None or r1 is None or r2 is None or sub_p.shape != r1.shape:
+        out.append("instance_scores: no per-instance primary scores to compare with the re-runs'")
+    else:
+        both = np.isfinite(sub_p) & np.isfinite(r1) & np.isfinite(r2)
+        d_sub = float(np.abs(sub_p[both] - r1[both]).mean()) if both.any() else 0.0
+        d_ref = float(np.abs(r2[both] - r1[both]).mean()) if both.any() else 0.0
+        if d_sub > STOCHASTIC_FACTOR * d_ref + 1e-12:
+            out.append(f"instance_scores: the per-instance {submitted.primary_metric} are {d_sub:.4g} from the "
+                       f"first re-run's on average, more than {STOCHASTIC_FACTOR:g} × the {d_ref:.4g} between the two "
+                       "re-runs (instances permuted or scores edited)")
+    failed = [f.instance for f in submitted.failures]
+    if all(failed != [f.instance for f in r.failures] for r in runs):
+        out.append("failures: the failed instances are those of neither re-run")
+    return out
 
 
-def rerun_result(tree: Path, rel: str, sandbox: str = "auto", timeout_s: float = 60.0) -> Rerun:
-    """Re-run one Result of a checked-out tree in a scratch results folder."""
+def compare(submitted: Any, runs: list[Any], deterministic: bool) -> tuple[str, list[str]]:
+    """(the rule applied, problems) between a submitted Result and the maintainer's re-runs of it (one for a
+    deterministic submission, two for a stochastic one; module docstring)."""
+    if deterministic:
+        return "equal outputs", _deterministic(submitted, runs[0])
+    if len(runs) < 2:
+        return "within the re-runs' tolerance", ["a stochastic submission needs two re-runs to set a tolerance"]
+    return "within the re-runs' tolerance", _stochastic(submitted, runs)
+
+
+def rerun_result(tree: Path, rel: str, sandbox: str = "auto", timeout_s: float = 60.0,
+                 sources: Any = None) -> Rerun:
+    """Re-run one Result of a checked-out (validated) tree in a scratch folder built from exactly the files
+    its code hash covers (in the submission's own environment when it has requirements, its packages from
+    `sources`: `benchmark.environments.Sources`)."""
+    from benchmark.environments import Sources, for_result
     from benchmark.results import Result
     from benchmark.runner import evaluate
     from benchmark.submission import load_submission
-    from leaderboard.repository.validate import rebuild_source
+    from leaderboard.repository.contents import seeds_of
+    from leaderboard.repository.reading import read_json
+    from leaderboard.repository.validate import hashed_source, write_tree
 
     out = Rerun(rel)
     rp = parse_result_path(rel)
-    assert rp is not None
-    submitted = Result.from_dict(json.loads((tree / rel).read_text(encoding="utf-8")))
+    if rp is None:
+        raise RepositoryError(f"{rel}: not a Result path")
+    submitted = Result.from_dict(read_json(tree / rel, rel, MAX_RESULT_BYTES))
+    folder = tree / RESULTS / rp.submission / rp.code_hash
     with tempfile.TemporaryDirectory(prefix="xaibench-rerun-") as scratch:
         try:
-            sub = load_submission(rebuild_source(tree / RESULTS / rp.submission / rp.code_hash, Path(scratch) / "src"))
-            seeds = submitted.provenance.get("seeds") or [submitted.provenance.get("seed", 0)]
-            again = evaluate(sub, submitted.track, f"{rp.resource}@{rp.revision}", model=rp.model,
-                             split=str(submitted.resource["split"]), seeds=[int(s) for s in seeds],
-                             batch_size=int(submitted.provenance.get("batch_size", 16)), overwrite=True,
-                             results_dir=Path(scratch) / "results", sandbox=sandbox, timeout_s=timeout_s)
-        except XaibenchError as exc:
+            import json
+
+            meta = read_json(folder / "submission.json", "submission.json", 1 << 20)
+            files = {k.removeprefix("source/"): v for k, v in hashed_source(folder).items()}
+            root = Path(scratch) / "src" / (meta.get("package") or "source")
+            write_tree(files, root)
+            sub = load_submission(root / meta["folder"])
+            env = for_result(sub.requires, submitted.provenance, sources or Sources()) if sub.requires else None
+            labels = ["as submitted"] if sub.deterministic else ["as submitted", "again"]
+            for k, label in enumerate(labels):
+                again = evaluate(sub, submitted.track, f"{rp.resource}@{rp.revision}", model=rp.model,
+                                 split=str(submitted.resource["split"]), seeds=seeds_of(submitted.provenance),
+                                 batch_size=int(submitted.provenance.get("batch_size", 16)), overwrite=True,
+                                 results_dir=Path(scratch) / f"results-{k}", sandbox=sandbox, timeout_s=timeout_s,
+                                 environment=None if env is None else env.packages)
+                out.evaluations.append(Evaluation(label, again))
+        except (XaibenchError, OSError, KeyError, TypeError, json.JSONDecodeError) as exc:
             out.problems.append(f"the re-run failed: {' '.join(str(exc).split())[:300]}")
             return out
-    out.rule, out.problems = compare(submitted, again, sub.deterministic)
-    out.rerun = {"metrics": {k: m.mean for k, m in again.metrics.items()},
-                 "outputs_sha256": again.integrity.get("outputs_sha256"),
-                 "sandbox": again.provenance.get("isolation", {}).get("sandbox")}
+    out.rule, out.problems = compare(submitted, [e.result for e in out.evaluations], sub.deterministic)
+    for e in out.evaluations if sub.requires else []:  # the versions the re-run ran with: those recorded
+        if e.result.provenance.get("requirements") != submitted.provenance.get("requirements"):
+            out.problems.append(f"the re-run resolved the requirements to {e.result.provenance.get('requirements')}, "
+                                f"the Result says {submitted.provenance.get('requirements')}")
     return out
 
 
 def record_for(tree: Path, run: Rerun) -> dict[str, Any]:
-    """The (unsigned) verification record of a Result that held."""
+    """The (unsigned) verification record of a Result that held: it binds the Result's bytes, the digest of its
+    `source/` and of its `submission.json` (`layout.folder_digests`), and keeps the re-runs' figures."""
     from benchmark import __version__
 
     rp = parse_result_path(run.rel)
     assert rp is not None
+    source, meta = folder_digests(tree, rp.submission, rp.code_hash)
+    first = run.figures[0]
     return {"layout": LAYOUT_VERSION, "kind": "xaibench-verification", "result": run.rel,
-            "result_sha256": sha256((tree / run.rel).read_bytes()), "submission": rp.submission,
-            "code_hash": rp.code_hash, "track": rp.track, "resource": rp.resource, "revision": rp.revision,
-            "model": rp.model, "rule": run.rule, "rerun": run.rerun, "xaibench": __version__,
-            "verified": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+            "result_sha256": sha256((tree / run.rel).read_bytes()), "source_sha256": source,
+            "submission_json_sha256": meta, "submission": rp.submission, "code_hash": rp.code_hash, "track": rp.track,
+            "resource": rp.resource, "revision": rp.revision, "model": rp.model, "rule": run.rule,
+            "rerun": run.figures, "wall_time_s": first["wall_time_s"], "fit_s": first["fit_s"],
+            "xaibench": __version__, "verified": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+
+
+def _refuse(ref: str, findings: list[str]) -> RepositoryError:
+    more = f", and {len(findings) - 1} more" if len(findings) > 1 else ""
+    return RepositoryError(f"{ref} does not validate ({findings[0]}{more}); run `xaibench results validate` "
+                           "(nothing was signed)")
+
+
+def landing_files(pr: Any, name: str | None) -> dict[str, bytes]:
+    """The owner record a name gets when it first lands on a store that knows who opened the pull request."""
+    import json
+
+    from leaderboard.repository.validate import owner_path
+
+    if name is None or pr.author is None or (pr.tip / owner_path(name)).exists():
+        return {}
+    return {owner_path(name): (json.dumps({"hub_user": pr.author}, indent=1) + "\n").encode("utf-8")}
 
 
 def verify_pull_request(store: Any, ref: str, private: Any, sandbox: str = "auto",
-                        timeout_s: float = 60.0) -> tuple[list[Rerun], str | None]:
-    """Validate `ref`, re-run every Result it adds, and when all hold commit their signed records to the base
-    branch: (the re-runs, the commit or None when nothing was written)."""
-    from leaderboard.repository.signing import sign_record
-    from leaderboard.repository.validate import diff_trees, iter_result_files, validate
+                        timeout_s: float = 60.0, sources: Any = None) -> tuple[list[Rerun], str | None]:
+    """Judge `ref` against the tip, re-run every Result it adds, and when all hold land it with their signed
+    records in one commit: (the re-runs, the commit or None when nothing was written). `sources`: where a
+    submission's requirements are installed from (`benchmark.environments.Sources`)."""
+    import json
 
-    head = store.snapshot(ref)
-    base = store.snapshot(store.merge_base(ref))
-    changes = diff_trees(base, head)
-    findings = validate(head, base, changes)
+    from leaderboard.repository.pull import judge, open_pull_request
+    from leaderboard.repository.signing import sign_record
+
+    pr = open_pull_request(store, ref)
+    findings = judge(pr)
     if findings:
-        raise RepositoryError(f"{ref} does not validate ({findings[0]}"
-                              + (f", and {len(findings) - 1} more" if len(findings) > 1 else "")
-                              + "); run `xaibench results validate` (nothing was signed)")
-    added = {c.path for c in changes if c.status == "added"}
-    runs = [rerun_result(head, rel, sandbox, timeout_s) for rel in iter_result_files(head) if rel in added]
-    if not runs:
-        raise RepositoryError(f"{ref} adds no Result to re-run")
+        raise _refuse(ref, findings)
+    rels = [rel for rel in sorted(pr.added) if parse_result_path(rel)]
+    if not rels:
+        raise RepositoryError(f"{ref} adds no Result to re-run (nothing was signed)")
+    runs = [rerun_result(pr.merged, rel, sandbox, timeout_s, sources) for rel in rels]
     if any(r.problems for r in runs):
         return runs, None
-    records = {}
+    records: dict[str, bytes] = {}
     for run in runs:
         rp = parse_result_path(run.rel)
         assert rp is not None
-        records[rp.verification] = (json.dumps(sign_record(record_for(head, run), private), indent=1,
+        if (pr.tip / rp.verification).exists():
+            raise RepositoryError(f"{rp.verification} exists on {store.base}; a record is never replaced "
+                                  "(nothing was signed)")
+        records[rp.verification] = (json.dumps(sign_record(record_for(pr.merged, run), private), indent=1,
                                                sort_keys=True) + "\n").encode("utf-8")
     first = parse_result_path(runs[0].rel)
     assert first is not None
-    commit = store.commit(records, f"xaibench verify {first.submission} {first.code_hash}: {len(runs)} Result(s)")
+    files = {**pr.added, **landing_files(pr, first.submission), **records}
+    commit = store.land(ref, files, f"xaibench verify {first.submission} {first.code_hash}: {len(runs)} Result(s) "
+                                    f"re-run and signed ({ref})", pr.tip_commit)
     return runs, commit

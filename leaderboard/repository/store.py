@@ -46,6 +46,21 @@ class Store(ABC):
         convention folder."""
 
     @abstractmethod
+    def tip(self) -> str:
+        """The commit the base branch is at now (what a pull request is judged against, `pull`)."""
+
+    @abstractmethod
+    def author(self, ref: str) -> str | None:
+        """Who opened the pull request `ref`, where the store can tell (the Hub's author); None where it
+        cannot (a bare git repository knows no accounts)."""
+
+    @abstractmethod
+    def land(self, ref: str, files: dict[str, bytes], title: str, expected_tip: str) -> str:
+        """Add `files` (a pull request's files and any maintainers' records) to the base branch in one commit
+        whose parent is `expected_tip` — refused (`RepositoryError`) when the branch moved meanwhile — and mark
+        the pull request `ref` merged; returns the new commit."""
+
+    @abstractmethod
     def merge_base(self, ref: str) -> str:
         """The newest commit that `ref` and the base branch share (what a pull request is judged against)."""
 
@@ -58,13 +73,10 @@ class Store(ABC):
         """Where an open proposal made with `key` is (a branch, a pull request), or None."""
 
     @abstractmethod
-    def propose(self, files: dict[str, bytes], title: str, key: str) -> str:
-        """Open a pull request adding `files` to the base branch in one commit; returns where it is."""
+    def propose(self, files: dict[str, bytes], title: str, key: str) -> tuple[str, str]:
+        """Open a pull request adding `files` to the base branch in one commit; returns (where it is, its ref:
+        what `REPO@REF` names it by)."""
 
     @abstractmethod
     def commit(self, files: dict[str, bytes], title: str) -> str:
         """Add `files` to the base branch in one commit (maintainers: verification records); returns the commit."""
-
-    @abstractmethod
-    def merge(self, ref: str, title: str) -> str:
-        """Merge the pull request `ref` into the base branch; returns the new base commit."""

@@ -35,6 +35,7 @@ class Outcome:
     sent: list[str] = field(default_factory=list)
     where: str = ""
     message: str = ""
+    target: str = ""  # REPO@REF of the pull request it opened, ready to paste into `xaibench results ...`
 
 
 def gather(sub: Any, results_dir: Path) -> dict[str, bytes]:
@@ -55,6 +56,8 @@ def gather(sub: Any, results_dir: Path) -> dict[str, bytes]:
             continue
         if (r.submission.get("base") or r.submission["name"]) != sub.name or r.submission["hash"] != code_hash:
             continue
+        if r.resource.get("split") != _evaluation_split(r.track):
+            continue  # another split (`evaluate --split train`): a repository holds the evaluation split only
         if r.status != "signed":
             why = "changed after it was written" if r.status == "modified" else "not written by xaibench here"
             raise RepositoryError(f"{path} is {why}; re-run `xaibench evaluate` for it (nothing was sent)")
@@ -67,6 +70,15 @@ def gather(sub: Any, results_dir: Path) -> dict[str, bytes]:
         raise RepositoryError(f"no complete Result of {sub.name} for its current code hash {code_hash} under "
                               f"{results_dir}; run `xaibench evaluate {sub.path} --track <track>` without --limit")
     return {rel: data for rel, (_, data) in sorted(chosen.items())}
+
+
+def _evaluation_split(track: str) -> str | None:
+    from benchmark.tracks import get_track
+
+    try:
+        return get_track(track).default_split
+    except XaibenchError:
+        return None
 
 
 def package(sub: Any, results_dir: Path) -> dict[str, bytes]:
@@ -146,6 +158,8 @@ def submit(submission: str | Path, to: str, *, results_dir: Path | None = None, 
             out.where, out.message = store.where, f"dry run: would open a pull request on {store.where} ({title})"
             out.sent = sorted(sending)
             return out
-        out.where = store.propose(sending, title, key)
-        out.sent, out.message = sorted(sending), f"opened a pull request: {out.where}"
+        out.where, ref = store.propose(sending, title, key)
+        out.target = f"{repo}@{ref}"
+        out.sent, out.message = sorted(sending), f"opened a pull request: {out.where}; validate it with `xaibench " \
+                                                 f"results validate {out.target}`"
         return out

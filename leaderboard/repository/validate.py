@@ -1,37 +1,45 @@
-"""`xaibench results validate`: what CI runs on a pull request to a results repository — pure checks over a
-checked-out tree (and, for a pull request, the tree it is based on), one line per finding.
+"""`xaibench results validate`: what CI runs on a pull request to a results repository — pure checks over
+checked-out trees, one line per finding. A pull request is judged against the *tip* of the default branch
+(`pull.open_pull_request` lays the tree that merging it would give: the tip plus the files it adds), never
+against the commit it was cut from.
 
-Per pull request (`check_changes`): it only adds files, all under one `results/<submission>/<code-hash>/`,
-never under `verifications/` (maintainers only) and never under a submission name another author holds;
-the files it adds stay within the size caps (`layout`).
+Per pull request (`check_changes`, against the tip): it only adds files, all under one
+`results/<submission>/<code-hash>/`, never under `verifications/` (maintainers only), never a path the tip
+holds with other content; the files stay within the size caps (`layout`); its submission name is not one a
+built-in or another held name could pass for (`names.collides`), and a held name stays with its holder —
+on the Hub the identity that opened the pull request (`verifications/<name>/owner.json`, written when the name
+first lands), on bare git the authors `submission.json` declares (git cannot tell who opened a pull request).
 
-Per submission folder (`check_folder`): `submission.json` names the folder and the hash and carries authors
-and a license; the code hash recomputed from `source/` (rebuilt in a scratch folder, `Submission.hash`)
-equals the folder name; a built-in's name comes with the built-in's code; every other file is a Result at a
-path its content agrees with (`check_result`): it parses as a Result with per-instance scores, at default
-parameters, on a resource revision xaibench knows, covering the complete split (`coverage.ids_sha256` equal
-to the split's digest), and its metrics recomputed from the stored per-instance scores (the track's
-`summarise`) equal the reported ones (relative 1e-9).
+Per submission folder (`check_folder`): every entry under it is a plain file (no link, FIFO, device); its
+`submission.json` (strict JSON) names the folder and the hash and carries authors and a license; `source/`
+holds exactly the files the code hash covers (`layout.source_files` of the submission rebuilt from it —
+`Submission.hashed_files()` plus the package `__init__.py` — nothing more, nothing less); the hash recomputed
+equals the folder's; a built-in's name comes with the built-in's code and metadata; every other file is a
+Result whose every field `contents.check_result` recomputes or compares.
 """
 
 from __future__ import annotations
 
-import json
-import math
-import shutil
+import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Iterator
 
 from benchmark.errors import XaibenchError
 from leaderboard.repository.layout import (HASH_RE, LAYOUT_VERSION, MARKER, MAX_RESULT_BYTES, MAX_SOURCE_FILE_BYTES,
                                            MAX_TOTAL_BYTES, RESULTS, SOURCE, SUBMISSION_JSON, VERIFICATIONS,
-                                           ResultPath, parse_result_path)
+                                           RepositoryError, parse_result_path, source_files)
+from leaderboard.repository.reading import read_bytes, read_json, tree_files
 
-__all__ = ["Change", "check_changes", "check_folder", "check_result", "diff_trees", "rebuild_source", "validate"]
+__all__ = ["BARE_GIT_NOTE", "Change", "check_changes", "check_folder", "diff_trees", "owner_path", "rebuild_source",
+           "validate"]
 
-REL_TOL = 1e-9
+MAX_JSON_META = 64 << 10  # submission.json, owner.json
+BARE_GIT_NOTE = ("note: a bare git repository cannot tell who opened a pull request; a held name is compared by "
+                 "the authors its submission.json declares, which anyone can copy — a forge or the Hub is needed "
+                 "to tie a name to an account")
 
 
 @dataclass(frozen=True)
@@ -42,17 +50,19 @@ class Change:
     path: str
 
 
-def _files(root: Path) -> dict[str, Path]:
-    return {p.relative_to(root).as_posix(): p for p in sorted(root.rglob("*")) if p.is_file()}
-
-
 def diff_trees(old: Path, new: Path) -> list[Change]:
-    """The files that differ between two checked-out trees."""
-    a, b = _files(old), _files(new)
+    """The files that differ between two checked-out trees (plain files only; see `reading.tree_files`)."""
+    a, _ = tree_files(old)
+    b, _ = tree_files(new)
     out = [Change("added", p) for p in b if p not in a]
     out += [Change("modified", p) for p in b if p in a and a[p].read_bytes() != b[p].read_bytes()]
     out += [Change("deleted", p) for p in a if p not in b]
     return sorted(out, key=lambda c: c.path)
+
+
+def owner_path(name: str) -> str:
+    """Where the Hub identity holding a submission name is recorded (maintainers write it when it lands)."""
+    return f"{VERIFICATIONS}/{name}/owner.json"
 
 
 def _folder_of(path: str) -> tuple[str, str] | None:
@@ -60,24 +70,35 @@ def _folder_of(path: str) -> tuple[str, str] | None:
     return (parts[1], parts[2]) if len(parts) >= 4 and parts[0] == RESULTS else None
 
 
-def _authors(tree: Path, name: str, skip: str | None = None) -> list[str]:
-    """The authors of every code hash of `name` in `tree` (but `skip`)."""
-    out: list[str] = []
-    for sj in sorted((tree / RESULTS / name).glob(f"*/{SUBMISSION_JSON}")):
-        if sj.parent.name == skip:
-            continue
-        try:
-            out += [a for a in json.loads(sj.read_text(encoding="utf-8")).get("authors", []) if a not in out]
-        except (OSError, ValueError, AttributeError):
-            continue
+def _meta(path: Path, where: str) -> dict[str, Any]:
+    """A small JSON object read strictly; {} when absent or unreadable (the caller reports that)."""
+    try:
+        d = read_json(path, where, MAX_JSON_META)
+    except RepositoryError:
+        return {}
+    return d if isinstance(d, dict) else {}
+
+
+def _held(base: Path) -> dict[str, list[str]]:
+    """Every submission name the tree holds → the authors of its code hashes."""
+    out: dict[str, list[str]] = {}
+    root = base / RESULTS
+    for folder in sorted(root.iterdir()) if root.is_dir() else []:
+        authors: list[str] = []
+        for sj in sorted(folder.glob(f"*/{SUBMISSION_JSON}")):
+            listed = _meta(sj, sj.relative_to(base).as_posix()).get("authors", [])
+            if isinstance(listed, list):
+                authors += [a for a in listed if isinstance(a, str) and a not in authors]
+        out[folder.name] = authors
     return out
 
 
-def check_changes(changes: list[Change], tree: Path, base: Path) -> list[str]:
-    """The pull-request rules of the module docstring (`tree`: its head, `base`: what it is judged against)."""
+def check_changes(changes: list[Change], tree: Path, base: Path, author: str | None = None) -> list[str]:
+    """The pull-request rules of the module docstring (`tree`: the tip plus the pull request's files, `base`:
+    the tip; `author`: the identity that opened it, where the store can tell — None on bare git)."""
     out: list[str] = []
     if not changes:
-        return ["the pull request changes nothing"]
+        return ["the pull request adds nothing the default branch does not hold already"]
     folders: set[tuple[str, str]] = set()
     total = 0
     for c in changes:
@@ -90,7 +111,7 @@ def check_changes(changes: list[Change], tree: Path, base: Path) -> list[str]:
             continue
         if c.status != "added":
             out.append(f"{c.path}: a pull request may only add files; this one is {c.status} "
-                       f"({'another submission' if not (base / RESULTS / folder[0]).is_dir() else 'already merged'})")
+                       "(the default branch holds it with other content)")
         folders.add(folder)
         if c.status != "deleted":
             total += (tree / c.path).stat().st_size
@@ -99,21 +120,35 @@ def check_changes(changes: list[Change], tree: Path, base: Path) -> list[str]:
                    + ", ".join(f"results/{n}/{h}" for n, h in sorted(folders)) + "); send one per pull request")
     if total > MAX_TOTAL_BYTES:
         out.append(f"the pull request adds {total:,} bytes, more than the {MAX_TOTAL_BYTES:,} allowed")
+    held = _held(base)
     for name, code_hash in sorted(folders):
-        held = _authors(base, name, skip=code_hash)
-        mine = _json(tree / RESULTS / name / code_hash / SUBMISSION_JSON).get("authors", [])
-        if held and not set(held) & set(mine if isinstance(mine, list) else []):
-            out.append(f"results/{name}/: the name belongs to {', '.join(held)}; a submission by other authors "
-                       "needs its own name")
+        out += _name_rules(name, code_hash, tree, base, held, author)
     return out
 
 
-def _json(path: Path) -> dict[str, Any]:
-    try:
-        d = json.loads(path.read_text(encoding="utf-8"))
-        return d if isinstance(d, dict) else {}
-    except (OSError, ValueError):
-        return {}
+def _name_rules(name: str, code_hash: str, tree: Path, base: Path, held: dict[str, list[str]],
+                author: str | None) -> list[str]:
+    """A new name may not pass for a built-in or a held one; a held name stays with its holder."""
+    from leaderboard.repository.names import collides
+
+    out = []
+    like = collides(name, sorted(set(_builtins()) | set(held)))
+    if like is not None:
+        out.append(f"results/{name}/: the name could pass for '{like}' (case, look-alike or confusable characters); "
+                   "choose a distinct name")
+    if name not in held:
+        return out
+    owner = _meta(base / owner_path(name), owner_path(name)).get("hub_user")
+    if author is not None and isinstance(owner, str):
+        if author != owner:
+            out.append(f"results/{name}/: the name is held by the Hub account {owner}; this pull request was opened "
+                       f"by {author}; a submission by another account needs its own name")
+        return out
+    mine = _meta(tree / RESULTS / name / code_hash / SUBMISSION_JSON, SUBMISSION_JSON).get("authors", [])
+    if held[name] and not set(held[name]) & set(mine if isinstance(mine, list) else []):
+        out.append(f"results/{name}/: the name belongs to {', '.join(held[name])}; a submission by other authors "
+                   "needs its own name")
+    return out
 
 
 def folders_in(tree: Path) -> list[tuple[str, str]]:
@@ -123,39 +158,105 @@ def folders_in(tree: Path) -> list[tuple[str, str]]:
 
 
 def rebuild_source(folder: Path, scratch: Path) -> Path:
-    """The submission folder rebuilt from `<folder>/source/` in `scratch` (in a package of the recorded name
-    when it sat in one), ready for `load_submission`; `XaibenchError` when it cannot be."""
-    meta = _json(folder / SUBMISSION_JSON)
+    """The submission folder rebuilt from the plain files of `<folder>/source/` in `scratch` (in a package of
+    the recorded name when it sat in one), ready for `load_submission`; `XaibenchError` when it cannot be."""
+    meta = _meta(folder / SUBMISSION_JSON, SUBMISSION_JSON)
     sub_folder, package = meta.get("folder"), meta.get("package")
-    if not isinstance(sub_folder, str) or not sub_folder or "/" in sub_folder or sub_folder.startswith("."):
+    if not isinstance(sub_folder, str) or not _plain_part(sub_folder):
         raise XaibenchError("submission.json: 'folder' must name the submission folder inside source/")
     if package is not None and (not isinstance(package, str) or not package.isidentifier()):
         raise XaibenchError("submission.json: 'package' must be null or a Python package name")
+    files, bad = tree_files(folder / SOURCE)
+    if bad:
+        raise XaibenchError(bad[0])
     root = scratch / (package or "source")
-    shutil.copytree(folder / SOURCE, root, dirs_exist_ok=False)
+    write_tree({rel: read_bytes(p, rel, MAX_SOURCE_FILE_BYTES) for rel, p in files.items()}, root)
     if not (root / sub_folder / "submission.toml").is_file():
         raise XaibenchError(f"source/{sub_folder}/submission.toml is missing")
     return root / sub_folder
 
 
-def _builtins() -> dict[str, str]:
+_PLAIN_PART = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")
+
+
+def _plain_part(text: str) -> bool:
+    """A path part that is a plain name: letters, digits, '_', '.', '-' (not `.`/`..`, no separator)."""
+    return bool(_PLAIN_PART.match(text)) and text not in (".", "..")
+
+
+def write_tree(files: dict[str, bytes], root: Path) -> None:
+    """Write `files` (relative paths of plain parts only) under the new folder `root`."""
+    root.mkdir(parents=True)
+    for rel, data in sorted(files.items()):
+        parts = rel.split("/")
+        if not all(_plain_part(p) for p in parts):
+            raise XaibenchError(f"{rel}: not a plain relative path")
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(data)
+
+
+def hashed_source(folder: Path) -> dict[str, bytes]:
+    """`source/<path>` → bytes of exactly the files the code hash covers, read from the submission rebuilt
+    from `folder` (what the re-run's scratch copy is built from); `XaibenchError` when it cannot be rebuilt."""
+    from benchmark.submission import load_submission
+
+    with tempfile.TemporaryDirectory(prefix="xaibench-source-") as scratch:
+        sub = load_submission(rebuild_source(folder, Path(scratch)))
+        return source_files(sub)
+
+
+def _builtins() -> dict[str, Any]:
     from benchmark.submission import discover, is_builtin
 
-    return {n: s.hash for n, s in discover().items() if is_builtin(s)}
+    return {n: s for n, s in discover().items() if is_builtin(s)}
 
 
 def check_folder(tree: Path, name: str, code_hash: str, context: "_Context") -> list[str]:
     """The rules of one `results/<name>/<code_hash>/` folder (module docstring)."""
-    from benchmark.submission import NAME_RE, load_submission
+    from benchmark.submission import NAME_RE
 
     rel = f"{RESULTS}/{name}/{code_hash}"
     folder = tree / rel
-    out: list[str] = []
     if not NAME_RE.match(name) or not HASH_RE.match(code_hash):
         return [f"{rel}: must be results/<submission name>/<16 hex digits of the code hash>/"]
-    meta = _json(folder / SUBMISSION_JSON)
-    if not meta:
-        return [f"{rel}/{SUBMISSION_JSON}: missing or not a JSON object"]
+    files, bad = tree_files(folder)
+    if bad:
+        return [f"{rel}/{b}" for b in bad]
+    try:
+        meta = read_json(folder / SUBMISSION_JSON, f"{rel}/{SUBMISSION_JSON}", MAX_JSON_META)
+    except RepositoryError as exc:
+        return [str(exc)]
+    if not isinstance(meta, dict):
+        return [f"{rel}/{SUBMISSION_JSON}: not a JSON object"]
+    out = _check_meta(rel, meta, name, code_hash)
+    sub, source_out = _check_source(rel, folder, files, meta, name, code_hash, context)
+    out += source_out
+    for r, _ in files.items():
+        if r.startswith(f"{SOURCE}/") or r == SUBMISSION_JSON:
+            continue
+        rp = parse_result_path(f"{rel}/{r}")
+        if rp is None:
+            out.append(f"{rel}/{r}: not a Result path (results/<submission>/<code-hash>/<track>/<family>__<config>@"
+                       "<revision>/<model>.json)")
+            continue
+        try:
+            data = read_json(tree / rp.rel, rp.rel, MAX_RESULT_BYTES)
+        except RepositoryError as exc:
+            out.append(str(exc))
+            continue
+        from leaderboard.repository.contents import check_result
+
+        out += check_result(data, rp, sub, context)
+    return out
+
+
+META_KEYS = {"layout", "name", "version", "kind", "role", "reference", "description", "authors", "license", "code",
+             "code_hash", "folder", "package"}
+
+
+def _check_meta(rel: str, meta: dict[str, Any], name: str, code_hash: str) -> list[str]:
+    out = [f"{rel}/{SUBMISSION_JSON}: field '{k}' is not one submission.json has; remove it"
+           for k in sorted(set(meta) - META_KEYS)]
     for key, ok in (("layout", meta.get("layout") == LAYOUT_VERSION), ("name", meta.get("name") == name),
                     ("code_hash", meta.get("code_hash") == code_hash),
                     ("authors", isinstance(meta.get("authors"), list) and bool(meta["authors"])
@@ -164,48 +265,63 @@ def check_folder(tree: Path, name: str, code_hash: str, context: "_Context") -> 
                     ("version", isinstance(meta.get("version"), str))):
         if not ok:
             out.append(f"{rel}/{SUBMISSION_JSON}: field '{key}' is missing or does not match the folder")
-    for path in sorted((folder / SOURCE).rglob("*")) if (folder / SOURCE).is_dir() else []:
-        if path.is_file() and path.stat().st_size > MAX_SOURCE_FILE_BYTES:
-            out.append(f"{path.relative_to(tree).as_posix()}: {path.stat().st_size:,} bytes, more than the "
-                       f"{MAX_SOURCE_FILE_BYTES:,} a source file may have")
-    sub = None
-    with tempfile.TemporaryDirectory(prefix="xaibench-source-") as scratch:
-        try:
-            sub = load_submission(rebuild_source(folder, Path(scratch)))
-            recomputed = sub.hash
-        except (XaibenchError, OSError) as exc:
-            out.append(f"{rel}/{SOURCE}: cannot rebuild the submission ({exc})")
-        else:
-            if recomputed != code_hash:
-                out.append(f"{rel}/{SOURCE}: the code hash recomputed from source/ is {recomputed}, not {code_hash} "
-                           "(a file changed after hashing)")
-            if sub.name != name or sub.version != meta.get("version"):
-                out.append(f"{rel}/{SOURCE}: submission.toml says {sub.name} {sub.version}, submission.json "
-                           f"{meta.get('name')} {meta.get('version')}")
-            builtin = context.builtins.get(name)
-            if builtin is not None and builtin != recomputed:
-                out.append(f"{rel}: '{name}' is a built-in submission and this is not its code (hash {builtin}); "
-                           "choose another name")
-    for path in sorted(folder.rglob("*")):
-        r = path.relative_to(tree).as_posix()
-        if not path.is_file() or r.startswith(f"{rel}/{SOURCE}/") or r == f"{rel}/{SUBMISSION_JSON}":
-            continue
-        rp = parse_result_path(r)
-        if rp is None:
-            out.append(f"{r}: not a Result path (results/<submission>/<code-hash>/<track>/<family>__<config>@"
-                       "<revision>/<model>.json)")
-            continue
-        out += check_result(tree, rp, context)
     return out
 
 
+def _check_source(rel: str, folder: Path, files: dict[str, Path], meta: dict[str, Any], name: str, code_hash: str,
+                  context: "_Context") -> tuple[Any, list[str]]:
+    """(the submission rebuilt from source/ or None, findings): source/ holds exactly what the hash covers."""
+    from benchmark.submission import load_submission
+    from leaderboard.repository.layout import submission_json
+
+    out = []
+    present = {r for r in files if r.startswith(f"{SOURCE}/")}
+    for r in sorted(present):
+        if files[r].stat().st_size > MAX_SOURCE_FILE_BYTES:
+            out.append(f"{rel}/{r}: {files[r].stat().st_size:,} bytes, more than the {MAX_SOURCE_FILE_BYTES:,} a "
+                       "source file may have")
+    if out:
+        return None, out
+    with tempfile.TemporaryDirectory(prefix="xaibench-source-") as scratch:
+        try:
+            loaded = load_submission(rebuild_source(folder, Path(scratch)))
+            recomputed, covered = loaded.hash, source_files(loaded)
+            expected_meta = submission_json(loaded, builtin=name in context.builtins)
+            # what the Result checks need, read while the scratch copy exists (`hash` reads the files)
+            sub = SimpleNamespace(name=loaded.name, version=loaded.version, hash=recomputed, kind=loaded.kind,
+                                  parameters=loaded.parameters, role=loaded.role, deterministic=loaded.deterministic)
+        except (XaibenchError, OSError) as exc:
+            return None, [f"{rel}/{SOURCE}: cannot rebuild the submission ({' '.join(str(exc).split())[:200]})"]
+    for r in sorted(present - set(covered)):
+        out.append(f"{rel}/{r}: not a file the code hash covers (only the submission's .py / .toml files and the "
+                   "package modules they import are); remove it — nothing else may reach the re-run")
+    for r in sorted(set(covered) - present):
+        out.append(f"{rel}/{r}: missing; the code hash covers it")
+    if recomputed != code_hash:
+        out.append(f"{rel}/{SOURCE}: the code hash recomputed from source/ is {recomputed}, not {code_hash} "
+                   "(a file changed after hashing)")
+    if sub.name != name or sub.version != meta.get("version"):
+        out.append(f"{rel}/{SOURCE}: submission.toml says {sub.name} {sub.version}, submission.json "
+                   f"{meta.get('name')} {meta.get('version')}")
+    builtin = context.builtins.get(name)
+    if builtin is not None and builtin.hash != recomputed:
+        out.append(f"{rel}: '{name}' is a built-in submission and this is not its code (hash {builtin.hash}); "
+                   "choose another name")
+    elif meta != expected_meta:
+        differ = sorted(k for k in set(meta) | set(expected_meta) if meta.get(k) != expected_meta.get(k))
+        out.append(f"{rel}/{SUBMISSION_JSON}: field(s) {', '.join(differ)} differ from what `xaibench submit` writes "
+                   "from source/'s submission.toml" + (" (a built-in's metadata is the built-in's)" if builtin else ""))
+    return (sub if not out else None), out
+
+
 class _Context:
-    """What several checks share: the built-ins' hashes, loaded resources and instance digests (cached)."""
+    """What several checks share: the built-ins, loaded resources, instances and model infos (cached)."""
 
     def __init__(self) -> None:
         self.builtins = _builtins()
         self._resources: dict[tuple[str, str], Any] = {}
-        self._ids: dict[tuple[str, str, str, str], tuple[int, str]] = {}
+        self._instances: dict[tuple[str, str, str, str], Any] = {}
+        self._models: dict[tuple[str, str, str, str], Any] = {}
 
     def resource(self, name: str, revision: str) -> Any:
         from benchmark.resources import load_resource
@@ -219,90 +335,48 @@ class _Context:
                 self._resources[key] = None
         return self._resources[key]
 
-    def split_ids(self, track: Any, res: Any, split: str) -> tuple[int, str]:
-        from benchmark.results import ids_digest
-
+    def instances(self, track: Any, res: Any, split: str) -> Any:
         key = (track.name, res.name, res.revision, split)
-        if key not in self._ids:
-            ids = track.instances(res, split, None).ids
-            self._ids[key] = (len(ids), ids_digest(ids))
-        return self._ids[key]
+        if key not in self._instances:
+            self._instances[key] = track.instances(res, split, None)
+        return self._instances[key]
 
+    def model_info(self, track: Any, res: Any, model: str, instances: Any) -> dict[str, Any] | None:
+        """What the track records of `model` for `res` (JSON round-tripped), or None when it builds no such."""
+        import json
 
-def check_result(tree: Path, rp: ResultPath, context: _Context) -> list[str]:
-    """The rules of one Result file (module docstring)."""
-    import numpy as np
-
-    from benchmark.results import Result
-    from benchmark.runner import summarise_runs
-    from benchmark.tracks import get_track
-
-    rel, path = rp.rel, tree / rp.rel
-    if path.stat().st_size > MAX_RESULT_BYTES:
-        return [f"{rel}: {path.stat().st_size:,} bytes, more than the {MAX_RESULT_BYTES:,} a Result may have"]
-    try:
-        r = Result.from_dict(json.loads(path.read_text(encoding="utf-8")))
-    except (ValueError, XaibenchError, UnicodeDecodeError) as exc:
-        return [f"{rel}: not a Result ({' '.join(str(exc).split())[:200]})"]
-    sub = r.submission
-    said = ResultPath(str(sub.get("base") or sub["name"]), str(sub["hash"]), r.track, str(r.resource["name"]),
-                      str(r.resource["revision"]), str(r.model["name"]))
-    if said != rp:
-        return [f"{rel}: its path does not match its content (the content says {said.rel})"]
-    if sub["name"] != rp.submission:
-        return [f"{rel}: it was run with non-default parameters ({sub['name']}); send default-parameter Results"]
-    res = context.resource(rp.resource, rp.revision)
-    if res is None:
-        return [f"{rel}: resource {rp.resource} at revision {rp.revision} is not one xaibench knows"]
-    try:
-        trk = get_track(r.track)
-    except XaibenchError:
-        return [f"{rel}: track '{r.track}' is not one xaibench knows"]
-    out: list[str] = []
-    cov = r.coverage
-    n, digest = context.split_ids(trk, res, str(r.resource["split"]))
-    if cov.get("complete") is not True or cov.get("n") != n or cov.get("ids_sha256") != digest:
-        out.append(f"{rel}: coverage is not the complete {r.resource['split']} split ({cov.get('n')} of {n} "
-                   "instances, or another set); run `xaibench evaluate` without --limit")
-        return out
-    try:
-        scores = r.scores()
-    except XaibenchError as exc:
-        return out + [f"{rel}: {exc}"]
-    if scores is None:
-        return out + [f"{rel}: no per-instance scores (written by an older xaibench); re-run `xaibench evaluate`"]
-    again = summarise_runs(trk, [scores.seed(s) for s in range(len(scores.seeds))])
-    for name in sorted(set(r.metrics) | set(again)):
-        a = r.metrics[name].mean if name in r.metrics else "absent"
-        b = again[name].mean if name in again else "absent"
-        same = (a is None and b is None) or (isinstance(a, float) and isinstance(b, float)
-                                             and math.isclose(a, b, rel_tol=REL_TOL, abs_tol=1e-12))
-        if not same:
-            out.append(f"{rel}: metric {name} says {a}, its per-instance scores give {b}")
-    failed = int((~scores.ok.all(axis=0)).sum())
-    if failed != r.n_failed or not np.isfinite(r.wall_time_s):
-        out.append(f"{rel}: n_failed says {r.n_failed}, its per-instance scores {failed}")
-    return out
+        key = (track.name, res.name, res.revision, model)
+        if key not in self._models:
+            if model not in track.metadata.models:
+                self._models[key] = None
+            else:
+                try:
+                    _, info = track.build_model(res, model, instances)
+                    self._models[key] = json.loads(json.dumps(info, default=str))
+                except XaibenchError:
+                    self._models[key] = None
+        return self._models[key]
 
 
 def iter_result_files(tree: Path) -> Iterator[str]:
-    """Every file under `results/` that is not a submission's metadata or source."""
-    for p in sorted((tree / RESULTS).rglob("*.json")) if (tree / RESULTS).is_dir() else []:
-        rel = p.relative_to(tree).as_posix()
+    """Every plain file under `results/` that is not a submission's metadata or source."""
+    files, _ = tree_files(tree / RESULTS)
+    for rel in files:
         parts = rel.split("/")
-        if len(parts) > 3 and parts[3] not in (SOURCE, SUBMISSION_JSON):
-            yield rel
+        if len(parts) > 2 and parts[2] not in (SOURCE, SUBMISSION_JSON) and rel.endswith(".json"):
+            yield f"{RESULTS}/{rel}"
 
 
-def validate(tree: Path, base: Path | None = None, changes: list[Change] | None = None) -> list[str]:
-    """Every finding on `tree`: with `changes` (a pull request against `base`), its rules and those of the
-    folder it touches; without, those of every submission folder in the tree."""
+def validate(tree: Path, base: Path | None = None, changes: list[Change] | None = None,
+             author: str | None = None) -> list[str]:
+    """Every finding on `tree`: with `changes` (a pull request, `tree` the tip plus its files, `base` the tip),
+    its rules and those of the folder it touches; without, those of every submission folder in the tree."""
     if not (tree / MARKER).is_file():
         return [f"{MARKER}: missing; this is not a results repository"]
     context = _Context()
     out: list[str] = []
     if changes is not None and base is not None:
-        out += check_changes(changes, tree, base)
+        out += check_changes(changes, tree, base, author)
         folders = sorted({f for c in changes if (f := _folder_of(c.path)) and c.status != "deleted"})
     else:
         folders = folders_in(tree)
