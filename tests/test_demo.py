@@ -71,11 +71,15 @@ def test_tracks_run_side_by_side_in_one_thread_processes_and_report_alone(home, 
     assert "ok     │ $ xaibench list" in lines and "ok     │ Submissions" in lines
     assert any(line.startswith("broken │ failed: unknown submission 'no-such-submission'") for line in lines)
     assert not any("Traceback" in line for line in lines)
-    assert lines.index("broken │ a failing step") < lines.index("ok     │ runs")  # the longest starts first
 
-    monkeypatch.setattr(demo, "_track_json", lambda track: "not a track")  # its process dies at once
-    (dead,) = demo.run_lanes(lines.append, plan=plan[:1])
+    # one at a time: the longest first; the process of "dead" dies at once, and "ok" runs after it
+    real = demo._track_json
+    monkeypatch.setattr(demo, "_track_json", lambda t: "not a track" if t.name == "dead" else real(t))
+    lines.clear()
+    ok, dead = demo.run_lanes(lines.append, plan=(plan[0], Track("dead", "dies", (), plan[0].steps, minutes=2)),
+                              jobs=1)
     assert dead.status == "failed" and "exited with status 1 before it reported" in dead.reason
+    assert ok.status == "built" and lines[0].startswith("dead │ ") and lines[-1].startswith("ok   │ ")
 
 
 def test_a_track_process_computes_on_one_thread():

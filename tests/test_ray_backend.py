@@ -73,7 +73,7 @@ ray.shutdown()
 """
 
 
-@pytest.mark.slow
+@pytest.mark.slow(reason="a private Ray instance (its processes import torch and xaibench) and the local runs")
 @contained
 def test_ray_gives_the_local_result(home, tmp_path):
     """occlusion and random on the tiny AIXI resource, CNN and function model: local vs Ray (2 workers,
@@ -109,7 +109,7 @@ def _rows(cache: Path) -> dict[str, float]:
         db.close()
 
 
-@pytest.mark.slow
+@pytest.mark.slow(reason="two Ray instances, one killed mid-run; 16 instances that sleep 0.4 s each")
 @contained
 def test_killed_driver_resumes(home, tmp_path):
     """A slow submission on 16 images, 8 units on 2 Ray workers; the driver (and, with it, Ray) is killed
