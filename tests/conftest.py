@@ -12,6 +12,27 @@ os.environ.setdefault("XAIBENCH_PROGRESS", "0")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 
+# Under pytest-xdist (`make test` runs `-n 2`) every worker is one process per core: its torch, OpenMP and
+# BLAS run on one thread (read at their first import, which comes after this file), and so do the
+# sandboxed workers it starts (they inherit these variables). Two workers of two threads each on two cores
+# only contend. A test that needs another count sets it (torch.set_num_threads) and restores it.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(_var, "1")
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """Two rules for `@pytest.mark.slow` (a test that takes more than 5 s on the 2-core CI machine; `make test`
+    and CI run it, `pytest -m "not slow"` is the fast tier): it says why (`reason=`), and the modules holding
+    one run first, so that under pytest-xdist (`--dist loadscope`, one module per process at a time) the long
+    modules start at once and the short ones fill in at the end."""
+    silent = [item.nodeid for item in items
+              if (mark := item.get_closest_marker("slow")) is not None and not mark.kwargs.get("reason")]
+    if silent:
+        raise pytest.UsageError(f"@pytest.mark.slow needs reason=\"what costs the time\": {', '.join(silent[:5])}")
+    slow = {item.path for item in items if item.get_closest_marker("slow") is not None}
+    items.sort(key=lambda item: item.path not in slow)  # stable: each module keeps its order
+
 
 @pytest.fixture(scope="session")
 def aixi_home(tmp_path_factory) -> Path:

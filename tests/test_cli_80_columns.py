@@ -59,6 +59,20 @@ def test_list_keeps_every_name_whole_at_80_columns(home, capsys, narrow):
     assert "Deterministic exhaustive LIME" in text
 
 
+def test_a_long_path_folds_onto_the_next_line_instead_of_being_cut():
+    """A resource folder longer than the 80 columns (a deep $XAIBENCH_HOME; pytest-xdist's worker folders
+    made the session home's long enough) is folded, not cut with "…"."""
+    from benchmark.listing import Entry, listing
+
+    path = "/tmp/" + "/".join(f"folder-{k:02d}" for k in range(12)) + "/resources/trust"
+    console = Console(width=WIDTH, record=True, file=io.StringIO())
+    console.print(listing("Resources", ["resource", "version"], [Entry(["trust/hatexplain-cnn", "1"],
+                                                                       [("path", path)])]))
+    text = console.export_text()
+    _fits(text)
+    assert path in "".join(line.strip() for line in text.splitlines())  # whole, across the folded lines
+
+
 def test_evaluate_lines_fit_80_columns(home, capsys, narrow, tmp_path):
     code, text = _run(capsys, "evaluate", "all", "--track", "aixi", "--resource", "aixi/shape-ssin",
                       "--model", "function", "--limit", "2", "--results", str(tmp_path / "r"))

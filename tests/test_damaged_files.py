@@ -497,8 +497,8 @@ def test_damaged_submission_folders_are_one_clear_error(own_home, tmp_path):
     with pytest.raises(SubmissionError, match=f"{module} failed to import"):
         evaluate(str(sub), **kw)
     module.unlink()
-    with pytest.raises(SubmissionError, match="entry 'explainer:Explainer' must be '<module>:<Class>' with "
-                                              "<module>.py in the folder"):
+    with pytest.raises(SubmissionError, match=r"entry 'explainer:Explainer' must be '<module>:<Class>' naming a "
+                                              r"module of the folder \(explainer.py is not there\)"):
         evaluate(str(sub), **kw)
 
 

@@ -44,3 +44,54 @@ def test_tracks_fail_or_skip_alone_and_say_why(home, tmp_path, monkeypatch):
     assert not any("Traceback" in line for line in lines)
     only = run_demo(_run, lines.append, tracks=("ok",), plan=plan)
     assert [o.name for o in only] == ["ok"]
+
+
+def test_tracks_run_side_by_side_in_one_thread_processes_and_report_alone(home, tmp_path, monkeypatch):
+    """`run_lanes` (what `xaibench demo` runs): each track in its own process, two at once, every line after
+    its track's name; outcomes come back as with `run_demo`, in the plan's order; a process that dies
+    without reporting fails only its own track."""
+    import generators.demo as demo
+
+    monkeypatch.setenv("XAIBENCH_DATA_MIRROR", str(tmp_path / "mirror"))
+    (tmp_path / "mirror").mkdir()
+    plan = (
+        Track("ok", "runs", (), (Step(("list",)),), minutes=1),
+        Track("absent", "needs a corpus the mirror lacks", ("no-such-corpus",), (Step(("list",)),)),
+        Track("broken", "a failing step", (), (Step(("evaluate", "no-such-submission", "--track", "aixi")),
+                                                Step(("list",))), minutes=3),
+    )
+    lines: list[str] = []
+    out = demo.run_lanes(lines.append, plan=plan, jobs=2)
+    assert [o.name for o in out] == ["ok", "absent", "broken"]
+    ok, absent, broken = out
+    assert ok.status == "built" and ok.commands == ["xaibench list"] and len(ok.step_seconds) == 1
+    assert absent.status == "skipped" and "no-such-corpus" in absent.reason
+    assert broken.status == "failed" and "no-such-submission" in broken.reason
+    assert broken.commands == ["xaibench evaluate no-such-submission --track aixi"]
+    assert "ok     │ $ xaibench list" in lines and "ok     │ Submissions" in lines
+    assert any(line.startswith("broken │ failed: unknown submission 'no-such-submission'") for line in lines)
+    assert not any("Traceback" in line for line in lines)
+
+    # one at a time: the longest first; the process of "dead" dies at once, and "ok" runs after it
+    real = demo._track_json
+    monkeypatch.setattr(demo, "_track_json", lambda t: "not a track" if t.name == "dead" else real(t))
+    lines.clear()
+    ok, dead = demo.run_lanes(lines.append, plan=(plan[0], Track("dead", "dies", (), plan[0].steps, minutes=2)),
+                              jobs=1)
+    assert dead.status == "failed" and "exited with status 1 before it reported" in dead.reason
+    assert ok.status == "built" and lines[0].startswith("dead │ ") and lines[-1].startswith("ok   │ ")
+
+
+def test_a_track_process_computes_on_one_thread():
+    """The numbers of a track do not depend on how many run beside it: torch, OpenMP and BLAS on one thread
+    (its sandboxed workers inherit the variables), no progress bars."""
+    from generators.demo import THREAD_VARS, lane_env
+
+    env = lane_env(90)
+    assert all(env[v] == "1" for v in THREAD_VARS) and env["XAIBENCH_PROGRESS"] == "0" and env["COLUMNS"] == "90"
+    import subprocess
+    import sys
+
+    got = subprocess.run([sys.executable, "-c", "import torch; print(torch.get_num_threads())"], env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert got.stdout.strip() == "1", got.stderr[-500:]

@@ -48,6 +48,8 @@ def pgt_submission(folder, config: str = "mr-wga"):
     for c, w in zip(t["class"], t["word"]):
         words.setdefault(int(c), []).append(w)
     (sub / "features.json").write_text(json.dumps(words))
+    with open(sub / "submission.toml", "a") as toml:  # only declared files are present when it runs
+        toml.write('\n[files]\nfeatures = "features.json"\n')
     return sub
 
 
