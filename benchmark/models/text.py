@@ -349,9 +349,11 @@ class WordModel(EmbeddingLayerModel):
         """Softmax probabilities computed in float64, rounded to float32 (`benchmark.models.exact`)."""
         ids, mask = self.ids(inputs)
         # the float64 copy's forward from word ids, or the Kim CNN's, batch-free on the float32 module itself
-        module = self.module if self.module.forward_ids_batch_free else self.exact_module()
+        module = self.module if getattr(self.module, "forward_ids_batch_free", False) else self.exact_module()
+        forward_ids = getattr(module, "forward_ids", None)  # a module with `forward_embedded` only: its contract
         with torch.no_grad():
-            logits = module.forward_ids(ids, mask)
+            logits = forward_ids(ids, mask) if forward_ids is not None else \
+                module.forward_embedded(module.embedding(ids), mask)
             return rounded(torch.softmax(logits.to(torch.float64), dim=1)).numpy()
 
     def attention(self, tokens: Sequence[Sequence[str]]) -> list[np.ndarray]:
