@@ -26,7 +26,9 @@ The verdict (`Sanity.status`):
   the controls — not ranked, the reason beside it — and its score sets a floor the methods must beat, like a
   blind prior's (`leaderboard.boards`);
 * **model-sensitive** — neither: the maps change (similarity below the threshold) and get worse against the
-  ground truth beyond the noise;
+  ground truth beyond the noise; on a track whose primary metric a randomised model's maps satisfy as well
+  (`Track.randomisation_score_rule` False: the robustness board's stability under an attack) the maps'
+  similarity alone decides;
 * **not run** — with the reason (`Sanity.reason`). Where the reason lies outside the submission — the track
   does not apply the test, the model cannot be randomised, no randomised run was made (or it was paired with
   other maps: an older Result) — the row keeps its rank, marked. Where it lies in the submission's own run —
@@ -161,7 +163,8 @@ def judge(track: Any, trained: Result, randomised: Result | None, why_none: str,
     value = out.value()
     enough = value is not None and compared >= MIN_COMPARED * n
     similar = enough and value is not None and value >= threshold
-    not_worse = sep.ci is not None and not sep.better
+    score_rule = track is None or getattr(track, "randomisation_score_rule", True)  # not where it says nothing
+    not_worse = score_rule and sep.ci is not None and not sep.better
     if similar or not_worse:
         why = ([f"its maps on the randomised model are as similar as the threshold allows (mean ρ {value:.3f} ≥ "
                 f"{threshold:g} over {compared} instances)"] if similar else []) + \
@@ -173,6 +176,12 @@ def judge(track: Any, trained: Result, randomised: Result | None, why_none: str,
     if not enough:
         out.reason = _why_not_compared(out.not_compared or {}, compared, n, randomised)
         out.unranked = True
+        return out
+    if not score_rule:
+        assert value is not None
+        out.status, out.reason = "model-sensitive", (
+            f"its maps change (mean ρ {value:.3f} < {threshold:g}); the score criterion is not this track's: "
+            f"{getattr(track, 'randomisation_score_note', '')}")
         return out
     if sep.ci is None:
         out.reason = f"its {primary} on the randomised model is undefined in most draws"

@@ -118,6 +118,12 @@ class Track:
     # submission on a randomised copy of the model; a track where that does not apply sets it False and says why
     randomisation_test: ClassVar[bool] = True
     randomisation_note: ClassVar[str] = ""
+    # whether the test's score criterion applies (a method is model-blind when its primary score on the randomised
+    # model is not worse beyond the noise): False where the primary metric is not agreement with a ground truth of
+    # the model but a property a randomised model's maps have as well (the robustness board's stability under an
+    # attack); then only the maps' similarity decides, and `randomisation_score_note` says why
+    randomisation_score_rule: ClassVar[bool] = True
+    randomisation_score_note: ClassVar[str] = ""
 
     @property
     def name(self) -> str:
