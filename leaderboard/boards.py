@@ -120,6 +120,7 @@ class Board:
     model_note: str = ""  # the model under test's own quality figures (RCNN: selection vs Lei's targets)
     unranked: str = ""  # why no method is ranked (no floor on the board); "" = ranked
     threshold: float = THRESHOLD  # the randomisation test's similarity threshold the board was judged with
+    score_rule: bool = True  # whether its score criterion applies on this track (Track.randomisation_score_rule)
     # what the board offers an explainer (which submissions could enter it: leaderboard.summaries): the track's
     # modality ("" when the track is not installed here), gradients (a white-box model), object segments
     modality: str = ""
@@ -217,6 +218,7 @@ def _board(key: tuple[str, str, str], results: list[Result], verified_only: bool
         model_note=selection.model_note(chosen),
         unranked=a.unranked,
         threshold=threshold,
+        score_rule=_score_rule(track),
         modality=_modality(track, chosen or ordered),
         white_box=_offers(chosen or ordered, "white_box", "needs_gradients"),
         segments=_offers(chosen or ordered, "segments", "needs_segments"),
@@ -248,6 +250,16 @@ def _capabilities(r: Result) -> dict | None:
     """The submission's declared capabilities as its Result records them, or None."""
     c = r.submission.get("capabilities")
     return dict(c) if isinstance(c, dict) else None
+
+
+def _score_rule(track: str) -> bool:
+    """Whether the randomisation test's score criterion applies on `track` (True when it is not installed here)."""
+    from benchmark.tracks import get_track
+
+    try:
+        return bool(get_track(track).randomisation_score_rule)
+    except XaibenchError:
+        return True
 
 
 def _sanity(track: str, chosen: list[Result], randomised: list[Result], verified_only: bool, primary: str,

@@ -244,8 +244,11 @@ def randomisation_notes(board: Board) -> list[str]:
     blind = [r for r in rows if r.sanity and r.sanity.blind and r.role != "control"]
     controls = [r.submission for r in rows if r.sanity and r.sanity.blind and r.role == "control"]
     lines = [f"randomisation test (Adebayo et al. 2018): each row's maps also on a randomised copy of the model; "
-             f"model-blind when the mean {MEASURE_WORDS} ≥ {board.threshold:g} or its score there is not worse "
-             f"beyond the noise — model-sensitive: {', '.join(sensitive) or 'none'}"
+             f"model-blind when the mean {MEASURE_WORDS} ≥ {board.threshold:g}"
+             + (" or its score there is not worse beyond the noise" if board.score_rule else
+                " (on this track the similarity alone: its score is the maps' stability, which a randomised "
+                "model's maps have as well)")
+             + f" — model-sensitive: {', '.join(sensitive) or 'none'}"
              + (f"; model-blind controls: {', '.join(controls)}" if controls else "")]
     for r in blind:
         assert r.sanity is not None

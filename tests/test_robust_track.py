@@ -448,6 +448,7 @@ def test_table4_runs_seeded_resumable_and_reads_only_representable_swaps(rhome, 
     assert [p.stat().st_size for p in logs] == size
 
 
+@pytest.mark.slow(reason="three submissions, each on the trained and on the randomised model, with ERASER's probes")
 def test_a_fixed_function_of_the_input_is_model_blind_on_the_robustness_board(rhome, tmp_path):
     """Issue #45 on the robustness board: a map that is a fixed function of the input (perfectly stable under a
     synonym swap that keeps word lengths) ranks with the controls; its randomised-model run scores ERASER's
@@ -457,6 +458,7 @@ def test_a_fixed_function_of_the_input_is_model_blind_on_the_robustness_board(rh
     from benchmark.results import load_results
     from benchmark.runner import evaluate
     from leaderboard.boards import boards
+    from leaderboard.render import randomisation_notes
 
     sub = Path(__file__).parent / "submissions" / "input_function"
     where = dict(track="robustness", resource="robustness/mr-cnn", model="cnn", results_dir=tmp_path / "r",
@@ -474,3 +476,4 @@ def test_a_fixed_function_of_the_input_is_model_blind_on_the_robustness_board(rh
     occ = next(x for x in b.rows if x.submission == "occlusion")
     assert occ.sanity.status == "model-sensitive" and not occ.blind, occ.sanity
     assert "the score criterion is not this track's" in occ.sanity.reason and occ.sanity.value() < 0.5
+    assert not b.score_rule and "on this track the similarity alone" in " ".join(randomisation_notes(b))
