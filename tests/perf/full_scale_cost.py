@@ -10,7 +10,11 @@ batches' times: no start-up, no scoring) and CPU time (the command and every pro
 the plain worker, `--sandbox none`, so that its processes are counted; bubblewrap's own cost is its
 start-up), each from the 2n run; the elapsed time of each whole command (start-up, explanation,
 scoring), whose slope (2n run − n run) / n is each backend's per-instance rate, compared for Ray's
-speed-up and efficiency (speed-up / 2 workers). Full scale = N × the per-instance explain time (plus
+speed-up and efficiency (speed-up / 2 workers). Both sizes and backends run in batches of n / 8, so Ray
+plans the same 8 units for n and 2n and its workers' starts stay out of the slope; the Ray runs set one
+thread per task (docs/scaling.md: with the driver's default every task's worker used both cores and ran
+2.4× slower per instance). One evaluation each (`--no-randomisation`): a board's randomisation test (#45)
+is one more of about the same cost. Full scale = N × the per-instance explain time (plus
 a start-up of seconds), N the track's instance count at its default scale (stated per row). On a
 machine shared with other jobs the CPU time is the steadier figure of the work; the elapsed times,
 and so Ray's speed-up, depend on the other jobs (the load average is printed before and after).
@@ -36,6 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import timing
+from benchmark.backends import THREAD_VARS
 
 NETNS = ["unshare", "-n", "-p", "-f", "--kill-child", "--mount-proc", "sh", "-c", 'ip link set lo up && exec "$@"',
          "sh"]
@@ -65,10 +70,10 @@ JOBS = (
         (("gradient", "integrated-gradients", 300), ("perturbation", "occlusion", 300), ("LIME", "lime-text", 16))),
     Job("rcnn", "rcnn/beer-appearance", "rcnn", 999, "verified appearance reviews of the 4,000-review pool",
         "xaibench generate rcnn --aspect appearance",
-        (("gradient", "integrated-gradients", 20), ("perturbation", "occlusion", 20), ("LIME", "lime-text", 4))),
+        (("gradient", "integrated-gradients", 12), ("perturbation", "occlusion", 12), ("LIME", "lime-text", 8))),
     Job("robustness", "robustness/mr-cnn", "cnn", 100, "attacked MR test sentences (--samples 100)",
         "xaibench generate robustness --model cnn --explainer saliency",
-        (("gradient", "integrated-gradients", 8), ("perturbation", "occlusion", 8), ("LIME", "lime-text", 4))),
+        (("gradient", "integrated-gradients", 8), ("perturbation", "occlusion", 8), ("LIME", "lime-text", 8))),
     Job("trust", "trust/hatexplain-cnn-sup", "cnn-sup", 1022, "explained HateXplain test predictions",
         "xaibench generate trust --embeddings && xaibench generate trust --dataset hatexplain --model cnn-sup",
         (("gradient", "toki-grad", 50), ("perturbation", "toki-omis", 50), ("LIME", "toki-lime", 50))),
@@ -94,25 +99,37 @@ def children_cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def evaluate(job: Job, submission: str, limit: int, ray: bool, results: Path) -> tuple[float, float, float]:
+def evaluate(job: Job, submission: str, limit: int, ray: bool, results: Path,
+             n: int) -> tuple[float, float, float, int]:
     """`xaibench evaluate` of `limit` instances: (the Result's explain time, the command's elapsed time, its
-    CPU time with every process it waited for), seconds; NaN when the run failed."""
+    CPU time with every process it waited for — seconds, NaN when the run failed — and the instances it ran:
+    `limit`, or fewer where the resource holds fewer; robustness's `--limit` counts sentences, its Result texts,
+    so the smaller of the two)."""
     argv = [sys.executable, "-m", "benchmark.cli", "evaluate", submission, "--track", job.track, "--resource",
             job.resource, "--model", job.model, "--limit", str(limit), "--overwrite", "--results", str(results),
-            "--sandbox", "none"]  # the plain worker: a child the command waits for, so its CPU time is counted
+            # batches of n / 8 on both sizes and both backends: Ray then plans 8 units (2 workers × 4) for n and for
+            # 2n alike, so its workers' starts are in both runs and out of the slope
+            "--batch-size", str(max(1, n // 8)),
+            "--sandbox", "none",  # the plain worker: a child the command waits for, so its CPU time is counted
+            "--no-randomisation"]  # one evaluation; the randomisation test (#45) is a second one of the same cost
     if ray:
         argv = [*NETNS, *argv, "--backend", "ray", "--workers", "2"]
     env = {**os.environ, "XAIBENCH_PROGRESS": "0", "RAY_USAGE_STATS_ENABLED": "0", "HF_HUB_OFFLINE": "1"}
+    if ray:  # each task takes one CPU and its worker the driver's thread settings: one thread per task, as
+        # docs/scaling.md advises on one machine (unset, 2 tasks × 2 threads on 2 cores ran 2.4× slower per instance)
+        env.update({k: str(max(1, (os.cpu_count() or 2) // 2)) for k in THREAD_VARS})
     t, c = time.perf_counter(), children_cpu()
     p = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=7200)
     elapsed, cpu = time.perf_counter() - t, children_cpu() - c
     nan = float("nan")
     if p.returncode != 0:
         print(f"    {submission} ({'ray' if ray else 'local'}, {limit}) failed: {p.stderr.strip()[-400:]}")
-        return nan, nan, nan
+        return nan, nan, nan, limit
     files = sorted(results.rglob(f"{submission}*.json"), key=lambda f: f.stat().st_mtime)
-    explain = float(json.loads(files[-1].read_text())["wall_time_s"]) if files else nan
-    return explain, elapsed, cpu
+    if not files:
+        return nan, elapsed, cpu, limit
+    d = json.loads(files[-1].read_text())
+    return float(d["wall_time_s"]), elapsed, cpu, min(limit, int(d["n_instances"]))
 
 
 @dataclass(frozen=True)
@@ -127,8 +144,9 @@ class Cost:
 def measure(job: Job, submission: str, ray: bool, n: int) -> Cost:
     """The cost of `submission` on `job` from runs of n and 2n instances (module docstring)."""
     with tempfile.TemporaryDirectory() as tmp:
-        (_, e1, _), (x2, e2, c2) = (evaluate(job, submission, k, ray, Path(tmp) / str(k)) for k in (n, 2 * n))
-    return Cost(x2 / (2 * n), c2 / (2 * n), (e2 - e1) / n)
+        (_, e1, _, k1), (x2, e2, c2, k2) = (evaluate(job, submission, k, ray, Path(tmp) / str(k), n)
+                                            for k in (n, 2 * n))
+    return Cost(x2 / k2, c2 / k2, (e2 - e1) / (k2 - k1) if k2 > k1 else float("nan"))
 
 
 def fmt(seconds: float) -> str:
