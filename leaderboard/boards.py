@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Any, Iterable
 
 import numpy as np
 
@@ -252,26 +252,27 @@ def _capabilities(r: Result) -> dict | None:
     return dict(c) if isinstance(c, dict) else None
 
 
-def _score_rule(track: str) -> bool:
-    """Whether the randomisation test's score criterion applies on `track` (True when it is not installed here)."""
+def _installed(track: str) -> Any:
+    """The registered `Track` named `track`, or None when it is not installed here."""
     from benchmark.tracks import get_track
 
     try:
-        return bool(get_track(track).randomisation_score_rule)
+        return get_track(track)
     except XaibenchError:
-        return True
+        return None
+
+
+def _score_rule(track: str) -> bool:
+    """Whether the randomisation test's score criterion applies on `track` (True when it is not installed here)."""
+    trk = _installed(track)
+    return True if trk is None else bool(trk.randomisation_score_rule)
 
 
 def _sanity(track: str, chosen: list[Result], randomised: list[Result], verified_only: bool, primary: str,
             direction: str, threshold: float) -> list[Sanity]:
     """Each chosen row's randomisation test, against the board's randomised-model Results (with
     `verified_only`, only those whose signature holds here, as for the rows)."""
-    from benchmark.tracks import get_track
-
-    try:
-        trk = get_track(track)
-    except XaibenchError:
-        trk = None
+    trk = _installed(track)
     if verified_only:
         randomised = [r for r in randomised if selection.status_of(r) in selection.TRUSTED]
     return [judge(trk, r, *pair(r, randomised), primary, direction, threshold) for r in chosen]
