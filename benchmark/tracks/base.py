@@ -124,6 +124,9 @@ class Track:
     # attack); then only the maps' similarity decides, and `randomisation_score_note` says why
     randomisation_score_rule: ClassVar[bool] = True
     randomisation_score_note: ClassVar[str] = ""
+    # hidden copies (`benchmark.models.hidden`, issue #50): why this track's boards have none ("" where
+    # `hidden_copy` builds them)
+    no_hidden_copy: ClassVar[str] = "its ground truth does not come from a model a secret could redraw"
 
     @property
     def name(self) -> str:
@@ -210,6 +213,32 @@ class Track:
         """Score `instances` with the model `load()` gives wherever the track's scoring reads the model under
         test (robustness: ERASER's faithfulness probes) — the randomised copy, in a randomised-model run
         (`benchmark.randomisation`). Default: the track's scoring reads no model."""
+
+    def hidden_copy(self, resource, model: str, draw: Any, split: str,
+                    limit: int | None = None) -> tuple[Any, dict[str, Any], Instances, dict[str, Any]]:
+        """A hidden copy of the board's model drawn from `draw` (`benchmark.models.hidden.Draw`): (the copy's
+        `ModelSpec`, its model info, the `Instances` of `split` with the ground truth recomputed on the copy — the
+        first `limit` —, the construction's statistics). Default: `NoHiddenCopy` with `no_hidden_copy`."""
+        from benchmark.models.hidden import NoHiddenCopy
+
+        raise NoHiddenCopy(f"no hidden copy on the {self.name} track: {self.no_hidden_copy}")
+
+    def derived_copy(self, resource, draw: Any) -> Any:
+        """The derived resource of `draw` (`benchmark.models.hidden.build_cached`) built by the construction this
+        track's generator registers (`CONSTRUCTIONS`); `NoHiddenCopy` when none is installed."""
+        from benchmark.errors import RegistryError
+        from benchmark.models.hidden import CONSTRUCTIONS, NoHiddenCopy, build_cached
+        from benchmark.progress import console
+        from benchmark.resources.store import load_resource
+
+        try:
+            construction = CONSTRUCTIONS.get(self.name)
+        except RegistryError:
+            raise NoHiddenCopy(f"no hidden copy on the {self.name} track: no construction is installed (the "
+                               f"generators package registers it; `pip install -e .`)") from None
+        root = build_cached(construction, resource, draw,
+                            on_build=lambda m: console.print(m, markup=False, highlight=False))
+        return load_resource(resource.name, root=root, hub=False)
 
     def assets(self, resource) -> dict[str, Path]:
         """Read-only folders (no ground truth) every worker of this track gets, by name; the worker

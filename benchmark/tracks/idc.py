@@ -119,6 +119,19 @@ class IdcTrack(Track):
                 "architecture": cfg["architecture"], "scores": cfg.get("scores", {})}
         return spec, info
 
+    no_hidden_copy = ""
+
+    def hidden_copy(self, resource, model: str, draw: Any, split: str, limit: int | None = None):
+        """The copy of draw `draw` (`Track.hidden_copy`): the derived resource the generator's construction builds
+        (`Track.derived_copy`), read by this track's own `instances` and `build_model`."""
+        from benchmark.models.hidden import read_stats
+
+        self._check(resource)
+        derived = self.derived_copy(resource, draw)
+        instances = self.instances(derived, split, limit)
+        spec, info = self.build_model(derived, model, instances)
+        return spec, info, instances, read_stats(derived.root)
+
     def check_metric_params(self, metric_params: dict[str, Any]) -> None:
         """Refuse options other than binarise, alpha and exclude_punctuation, or bad values."""
         try:

@@ -120,6 +120,19 @@ class RcnnTrack(Track):
                 **model_selection(resource.stats)}
         return spec, info
 
+    no_hidden_copy = ""
+
+    def hidden_copy(self, resource, model: str, draw: Any, split: str, limit: int | None = None):
+        """The copy of draw `draw` (`Track.hidden_copy`): the derived resource the generator's construction builds
+        (`Track.derived_copy`), read by this track's own `instances` and `build_model`."""
+        from benchmark.models.hidden import read_stats
+
+        self._check(resource)
+        derived = self.derived_copy(resource, draw)
+        instances = self.instances(derived, split, limit)
+        spec, info = self.build_model(derived, model, instances)
+        return spec, info, instances, read_stats(derived.root)
+
     @staticmethod
     def _options(metric_params: dict[str, Any]) -> dict[str, Any]:
         unknown = set(metric_params) - set(SCORE_OPTIONS)
