@@ -24,6 +24,7 @@ from benchmark.backends import BACKENDS, Crashes, Job, explain_batch, run_batche
 from benchmark.cache import Entry, OutputCache
 from benchmark.errors import SubmissionError, XaibenchError
 from benchmark import randomisation
+from benchmark.hidden import copy_for_run
 from benchmark.isolation import (MODES, SCRATCH_GB, FitError, Limits, Worker, WorkerConfig, allocator,
                                  default_memory_gb, default_processes, validate_output)
 from benchmark.models.randomise import RANDOM_SEED, NotRandomisable, randomised_spec
@@ -73,6 +74,12 @@ class RunOptions:
     # randomisation test's verdicts can hold on fewer instances than a board ranks (docs/leaderboard.md)
     randomisation_limit: int | None = None
     environment: Path | None = None  # a folder of the submission's own packages (benchmark.environments)
+    # a hidden-copy run (`benchmark.hidden`, issue #50): draw `hidden` (0-based) of the board's hidden copies, drawn
+    # from `hidden_round` (a `benchmark.models.hidden.Round`; None: this home's secret), over the copy's first
+    # `hidden_limit` instances (None: all of them)
+    hidden: int | None = None
+    hidden_limit: int | None = None
+    hidden_round: Any = None
 
     def check(self) -> None:
         """Refuse bad values before anything runs or is written (one-line XaibenchError)."""
@@ -119,6 +126,15 @@ class RunOptions:
                                                      or self.randomisation_limit < 1):
             bad("randomisation_limit", f"must be an integer ≥ 1 (or None for every instance of the trained run), got "
                 f"{self.randomisation_limit!r}")
+        if self.hidden is not None and (isinstance(self.hidden, bool) or not isinstance(self.hidden, int)
+                                        or not 0 <= self.hidden < 1000):
+            bad("hidden", f"must be a draw index in [0, 1000) (or None for the published model), got {self.hidden!r}")
+        if self.hidden is not None and self.randomised:
+            bad("hidden", "and randomised cannot be asked together: the randomisation test runs on the published model")
+        if self.hidden_limit is not None and (isinstance(self.hidden_limit, bool)
+                                              or not isinstance(self.hidden_limit, int) or self.hidden_limit < 1):
+            bad("hidden_limit", f"must be an integer ≥ 1 (or None for every instance of the copy), got "
+                f"{self.hidden_limit!r}")
         if self.randomisation_top is not None and (isinstance(self.randomisation_top, bool)
                                                    or not isinstance(self.randomisation_top, int)
                                                    or self.randomisation_top < 1):
@@ -133,12 +149,14 @@ def display_name(sub: Submission, overrides: dict[str, Any]) -> str:
 
 
 def result_path(results_dir: Path, track: str, resource: str, model: str, name: str,
-                coverage: dict | None = None, split: str | None = None, randomisation: dict | None = None) -> Path:
+                coverage: dict | None = None, split: str | None = None, randomisation: dict | None = None,
+                hidden: dict | None = None) -> Path:
     """`<results>/<track>/<family>__<config>/<model>/<name>.json` for a run over the whole evaluation split;
     a run over a subset (`--limit`) gets `<name>@<n>-<ids digest>.json`, and a run over another split (`split`
     given and not the track's evaluation split) `<name>@<split>...`, so neither ever replaces the evaluation
     split's full Result. A run on the model's randomised copy (`randomisation`: its seed and cascading stage)
-    goes to the folder `<model>/randomised-s<seed>[-top<k>]/` beside the trained model's Results."""
+    goes to the folder `<model>/randomised-s<seed>[-top<k>]/` beside the trained model's Results, a run on a hidden
+    copy (`hidden`: its round and draw) to `<model>/hidden-<round>/d<k>/`."""
     safe = name.replace("/", "_").replace(" ", "")
     if split is not None and split != get_track(track).default_split:
         safe += f"@{split.replace('/', '_')}"
@@ -148,6 +166,8 @@ def result_path(results_dir: Path, track: str, resource: str, model: str, name: 
     if randomisation is not None:
         top = randomisation.get("top")
         folder = folder / (f"randomised-s{randomisation['seed']}" + (f"-top{top}" if top else ""))
+    if hidden is not None:
+        folder = folder / f"hidden-{hidden['round']}" / f"d{int(hidden['draw'])}"
     return folder / f"{safe}.json"
 
 
@@ -251,6 +271,13 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
             coverage = coverage_of(instances.ids, split_size, opts.randomisation_limit)
         spec, model_info = randomised_spec(spec, model_info, opts.randomisation_seed, opts.randomisation_top)
         trk.use_model(instances, _once(spec.load))
+    elif opts.hidden is not None:  # a hidden copy of the model: its own instances and ground truth (benchmark.hidden)
+        spec, copy_info, instances, coverage = copy_for_run(trk, res, opts.model, split, opts.hidden,
+                                                                   opts.hidden_limit, model_info, opts.hidden_round)
+        if spec.served is None:
+            spec.load()
+        model_info = model_record(spec, copy_info, instances)
+        trk.use_model(instances, _once(spec.load))
     runs = [_run_seed(sub, trk, res, split, instances, spec, model_info, params, name, results_dir, opts, seed,
                       resolved) for seed in seeds]
     first = runs[0]
@@ -309,7 +336,8 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
                **paired},
         instance_scores=pack_scores([(r.seed, r.scores, r.ok) for r in runs]),
     )
-    out = result_path(results_dir, track, res.name, opts.model, name, coverage, split, model_info.get("randomisation"))
+    out = result_path(results_dir, track, res.name, opts.model, name, coverage, split, model_info.get("randomisation"),
+                      model_info.get("hidden"))
     try:
         result.save(out)
     except OSError as exc:  # a full or unwritable results folder: say what would help
