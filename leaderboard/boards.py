@@ -30,11 +30,13 @@ import numpy as np
 
 from benchmark.bootstrap import N_BOOT
 from benchmark.errors import XaibenchError
+from benchmark.hidden import hidden_of
 from benchmark.randomisation import randomisation_of
 from benchmark.results import MetricSummary, Result, describe_coverage
 from leaderboard import stats
 from leaderboard.agreement import AGREEMENT_FLOOR, all_metric_ranks, metric_agreement
 from leaderboard.ranks import NO_FLOOR, method_ranks, paired
+from leaderboard import hidden as hidden_copies
 from leaderboard import selection
 from leaderboard.randomisation import THRESHOLD, Sanity, judge, pair
 from leaderboard.verdicts import Verdict, below_gate, gate_of, gated_verdict, verdict
@@ -70,6 +72,10 @@ class Row:
     # its declared capabilities as the Result records them ({"modalities", "needs_gradients", "needs_segments"});
     # None for a Result written before they were recorded
     capabilities: dict | None = None
+    # its scores on the board's hidden copies (`leaderboard.hidden`); None where the board has none. On a board with
+    # hidden copies `rank` comes from them and `public_rank` is its rank on the published model
+    hidden: hidden_copies.HiddenRow | None = None
+    public_rank: int | None = None
 
     @property
     def ranked(self) -> bool:
@@ -89,6 +95,8 @@ class Row:
             return ""
         if self.blind:
             return "model-blind"
+        if self.role == "method" and self.hidden is not None and self.hidden.reason:
+            return "data prior" if self.hidden.reason.startswith(hidden_copies.BEAT_PRIOR) else "no hidden score"
         return self.role if self.role in ("control", "reference") else ""
 
 
@@ -126,6 +134,11 @@ class Board:
     modality: str = ""
     white_box: bool = True
     segments: bool = False
+    # the board's hidden copies (`leaderboard.hidden`): ranks and the verdict come from them; the verdict on the
+    # published model is kept beside it. None: no row was run on a hidden copy (`no_hidden` says why, where known)
+    hidden: hidden_copies.HiddenBoard | None = None
+    public_verdict: Verdict | None = None
+    no_hidden: str = ""
 
     @property
     def disagreeing(self) -> list[str]:
@@ -158,14 +171,18 @@ def boards(results: Iterable[Result], verified_only: bool = False, threshold: fl
         raise ValueError(f"the randomisation test's threshold must be a number in [-1, 1], got {threshold!r}")
     groups: dict[tuple[str, str, str], list[Result]] = defaultdict(list)
     randomised: dict[tuple[str, str, str], list[Result]] = defaultdict(list)
+    hidden: dict[tuple[str, str, str], list[Result]] = defaultdict(list)
     for r in results:
         key = (r.track, str(r.resource["name"]), str(r.model["name"]))
-        (randomised if randomisation_of(r) is not None else groups)[key].append(r)
-    return [_board(key, groups[key], verified_only, randomised[key], float(threshold)) for key in sorted(groups)]
+        kind = randomised if randomisation_of(r) is not None else hidden if hidden_of(r) is not None else groups
+        kind[key].append(r)
+    return [_board(key, groups[key], verified_only, randomised[key], float(threshold), hidden[key])
+            for key in sorted(groups)]
 
 
 def _board(key: tuple[str, str, str], results: list[Result], verified_only: bool = False,
-           randomised: list[Result] | None = None, threshold: float = THRESHOLD) -> Board:
+           randomised: list[Result] | None = None, threshold: float = THRESHOLD,
+           hidden: list[Result] | None = None) -> Board:
     """The board of one (track, resource, model): the results it may rank chosen step by step (integrity,
     one resource revision, one set of instances, one result per submission), each step's warnings, the
     primary metric and the columns, then the ranks and the verdict (`_analyse`)."""
@@ -192,9 +209,10 @@ def _board(key: tuple[str, str, str], results: list[Result], verified_only: bool
     rows = [_row(a.ranks[k], r, a, k) for k, r in enumerate(chosen)]
     for row, s in zip(rows, sanity):
         row.sanity = s
-    rows = _order(rows, direction, primary)
+    h = _hidden(track, chosen, sanity, hidden or [], verified_only, primary, direction, rows)
+    rows = _order(rows, direction, primary, by_hidden=h is not None)
     rows += sorted((_row(None, r) for r in unranked), key=lambda row: (row.submission, row.version, row.path))
-    return Board(
+    board = Board(
         track=track,
         resource=resource,
         model=model,
@@ -223,6 +241,48 @@ def _board(key: tuple[str, str, str], results: list[Result], verified_only: bool
         white_box=_offers(chosen or ordered, "white_box", "needs_gradients"),
         segments=_offers(chosen or ordered, "segments", "needs_segments"),
     )
+    if h is not None:
+        board.hidden, board.public_verdict, board.verdict = h[0], a.verdict, h[1]
+    elif chosen:
+        board.no_hidden = _no_hidden(track)
+    return board
+
+
+def _no_hidden(track: str) -> str:
+    """Why a board has no hidden copies: the track's reason, or that none was run."""
+    trk = _installed(track)
+    if trk is None:
+        return ""
+    reason = getattr(trk, "no_hidden_copy", "")
+    if reason:
+        return f"no hidden copy: {reason}"
+    return ("no hidden copy was evaluated: ranks come from the published model, which a submission can recognise "
+            "(`xaibench evaluate ... --hidden-draws 3`)")
+
+
+def _hidden(track: str, chosen: list[Result], sanity: list[Sanity], hidden: list[Result], verified_only: bool,
+            primary: str, direction: str, rows: list[Row]) -> tuple[hidden_copies.HiddenBoard, Verdict] | None:
+    """The board's hidden-copy analysis (`leaderboard.hidden`) applied to its rows (in `chosen`'s order): each row's
+    hidden scores and its rank from them (the public rank kept beside), and the verdict on the copies; None when no
+    row was run on a copy."""
+    if verified_only:
+        hidden = [r for r in hidden if selection.status_of(r) in selection.TRUSTED]
+    hidden = [r for r in hidden if selection.status_of(r) != "modified"]
+    blind = [s.blind for s in sanity]
+    roles = []
+    for r, s in zip(chosen, sanity):
+        role = selection.role_of(r)
+        roles.append("control" if role == "method" and s.blind else "held" if role == "method" and s.unranked
+                     else role)
+    got = hidden_copies.analyse(_installed(track), chosen, roles, blind, hidden, primary, direction)
+    if got is None:
+        return None
+    board, per_row, _ = got
+    for row, hrow, role in zip(rows, per_row, roles):
+        row.hidden, row.public_rank = hrow, row.rank
+        if role == "method" or row.rank is not None:
+            row.rank, row.interval, row.tied = hrow.rank, hrow.interval, hrow.tied
+    return board, Verdict(*hidden_copies.summary(board, per_row, chosen, primary))
 
 
 def _modality(track: str, results: list[Result]) -> str:
@@ -344,10 +404,14 @@ def _analyse(track: str, chosen: list[Result], primary: str, names: list[str],
                      p.why if p.draws is None else "", gate, 0 if p.draws is None else N_BOOT, [], unranked)
 
 
-def _order(rows: list[Row], direction: str, primary: str) -> list[Row]:
+def _order(rows: list[Row], direction: str, primary: str, by_hidden: bool = False) -> list[Row]:
     """Methods by (rank, value, name); each control / reference inserted before the first method its
-    primary value beats (so it stands where its score puts it); rows without a value last."""
+    primary value beats (so it stands where its score puts it); rows without a value last. `by_hidden`: the
+    values on the hidden copies (the board ranks by them)."""
     def value(row: Row) -> float:
+        if by_hidden:
+            v = None if row.hidden is None else row.hidden.mean
+            return -math.inf if v is None else float(stats.oriented(np.array([v]), direction)[0])
         m = row.metrics.get(primary)
         v = None if m is None else m.mean
         return -math.inf if v is None else float(stats.oriented(np.array([v]), direction)[0])
