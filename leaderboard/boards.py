@@ -127,6 +127,7 @@ class Board:
     n_boot: int = 0  # bootstrap draws behind the intervals (0: none)
     model_note: str = ""  # the model under test's own quality figures (RCNN: selection vs Lei's targets)
     unranked: str = ""  # why no method is ranked (no floor on the board); "" = ranked
+    prior: str = ""  # whether the best method beats the best data prior on the published model (`_against_prior`)
     threshold: float = THRESHOLD  # the randomisation test's similarity threshold the board was judged with
     score_rule: bool = True  # whether its score criterion applies on this track (Track.randomisation_score_rule)
     # what the board offers an explainer (which submissions could enter it: leaderboard.summaries): the track's
@@ -235,6 +236,7 @@ def _board(key: tuple[str, str, str], results: list[Result], verified_only: bool
         n_boot=a.n_boot,
         model_note=selection.model_note(chosen),
         unranked=a.unranked,
+        prior=a.prior,
         threshold=threshold,
         score_rule=_score_rule(track),
         modality=_modality(track, chosen or ordered),
@@ -353,6 +355,7 @@ class _Analysis:
     n_boot: int
     warnings: list[str]
     unranked: str = ""
+    prior: str = ""  # the best method against the best data prior on the published model, in words ("" = none)
 
 
 def _analyse(track: str, chosen: list[Result], primary: str, names: list[str],
@@ -401,7 +404,28 @@ def _analyse(track: str, chosen: list[Result], primary: str, names: list[str],
     agreement = metric_agreement(p, methods, names, primary)
     all_metric, all_rank = all_metric_ranks(p, methods, names, k)
     return _Analysis(ranks, intervals, tied, below, all_metric, all_rank, v, agreement,
-                     p.why if p.draws is None else "", gate, 0 if p.draws is None else N_BOOT, [], unranked)
+                     p.why if p.draws is None else "", gate, 0 if p.draws is None else N_BOOT, [], unranked,
+                     _against_prior(chosen, methods, controls, blind, ranks, p, primary))
+
+
+def _against_prior(chosen: list[Result], methods: list[int], controls: list[int], blind: list[bool],
+                   ranks: list[int | None], p: Any, primary: str) -> str:
+    """The best ranked method against the best data prior (a control declaring `data_prior`, or a method found
+    model-blind) on the published model, in words; "" where the board has no data prior or no ranked method."""
+    priors = [i for i in controls if hidden_copies.is_prior(chosen[i]) or blind[i]]
+    values, direction = p.points[primary], p.directions[primary]
+    top = [i for i in methods if ranks[i] is not None and values[i] is not None]
+    good = [i for i in priors if values[i] is not None]
+    if not top or not good or p.draws is None:
+        return ""
+    best = min(top, key=lambda i: (ranks[i], -float(stats.oriented(np.array([values[i]]), direction)[0])))
+    prior = max(good, key=lambda i: float(stats.oriented(np.array([values[i]]), direction)[0]))
+    sep = p.better(prior, best, primary)
+    if sep.diff is None or sep.ci is None:
+        return ""
+    return (f"{'beats' if sep.better else 'does not beat'} the best data prior on the published model: "
+            f"{chosen[best].submission['name']} vs {chosen[prior].submission['name']}, Δ {primary} {sep.diff:+.4g}, "
+            f"95% CI [{sep.ci[0]:+.4g}, {sep.ci[1]:+.4g}]")
 
 
 def _order(rows: list[Row], direction: str, primary: str, by_hidden: bool = False) -> list[Row]:

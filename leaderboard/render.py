@@ -216,7 +216,7 @@ def hidden_notes(board: Board) -> list[str]:
     the floor, the verdict on the published model, and why each listed method is not ranked."""
     h = board.hidden
     if h is None:
-        return [board.no_hidden] if board.no_hidden else []
+        return [x for x in (board.no_hidden, f"data priors: the best method {board.prior}" if board.prior else "") if x]
     label = board.labels.get(board.primary_metric, board.primary_metric)
     sizes = sorted(set(h.instances))
     n = str(sizes[0]) if len(sizes) == 1 else f"{sizes[0]}–{sizes[-1]}"
@@ -226,6 +226,8 @@ def hidden_notes(board: Board) -> list[str]:
              f"it beats the best {h.floor_kind} ({h.floor or 'none run'}) there"]
     if board.public_verdict is not None:
         lines.append(f"on the published model: {board.public_verdict.text}")
+    if board.prior:
+        lines.append(f"data priors: the best method {board.prior}")
     for r in board.rows:
         if r.role == "method" and r.hidden is not None and r.hidden.reason and not r.blind:
             lines.append(f"not ranked: {r.submission} — {r.hidden.reason}")
