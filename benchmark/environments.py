@@ -137,7 +137,7 @@ def ensure(requirements: Sequence[str], sources: Sources = Sources(), home: Path
         _readable(tmp)
         (tmp / MANIFEST).write_text(json.dumps({"key": key, "requirements": reqs, "installed": installed,
                                                 "python": platform.python_version(),
-                                                "sha256": _digest(tmp / PACKAGES)}, indent=1, sort_keys=True)
+                                                "sha256": folder_digest(tmp / PACKAGES)}, indent=1, sort_keys=True)
                                     + "\n", encoding="utf-8")
         try:
             os.rename(tmp, final)
@@ -177,19 +177,19 @@ def _load(folder: Path) -> Environment | None:
         installed = manifest["installed"]
         if not isinstance(installed, dict) or _installed(folder / PACKAGES) != installed:
             return None
-        if manifest["sha256"] != _digest(folder / PACKAGES):
+        if manifest["sha256"] != folder_digest(folder / PACKAGES):
             return None
     except (OSError, ValueError, KeyError, TypeError):
         return None
     return Environment(folder, dict(installed))
 
 
-def _digest(packages: Path) -> str:
-    """sha256 over every entry of a packages folder (its path, and a file's bytes or a link's target), in
-    path order; symbolic links are not followed."""
+def folder_digest(folder: Path) -> str:
+    """sha256 over every entry of a folder — a packages folder, a track's asset — (its path, and a file's bytes
+    or a link's target), in path order; symbolic links are not followed."""
     h = hashlib.sha256()
-    for p in sorted(packages.rglob("*")):
-        h.update(p.relative_to(packages).as_posix().encode() + b"\0")
+    for p in sorted(folder.rglob("*")):
+        h.update(p.relative_to(folder).as_posix().encode() + b"\0")
         if p.is_symlink():
             h.update(b"link:" + os.readlink(p).encode())
         elif p.is_file():

@@ -22,6 +22,7 @@ import numpy as np
 
 from benchmark.backends import BACKENDS, Crashes, Job, explain_batch, run_batches
 from benchmark.cache import Entry, OutputCache
+from benchmark.environments import folder_digest
 from benchmark.errors import SubmissionError, XaibenchError
 from benchmark import randomisation
 from benchmark.hidden import copy_for_run
@@ -182,9 +183,24 @@ def model_record(spec: Any, info: dict[str, Any], instances: Any) -> dict[str, A
 
 
 def capabilities_of(sub: Submission) -> dict[str, Any]:
-    """A submission's declared capabilities as its Results record them: the boards it could enter."""
-    return {"modalities": list(sub.modalities), "needs_gradients": bool(sub.needs_gradients),
-            "needs_segments": bool(sub.needs_segments)}
+    """A submission's declared capabilities as its Results record them: the boards it could enter, and
+    `data_prior: true` for a control built from the data alone (the boards' data-prior floor, issue #50).
+    `needs_assets` and `data_prior` appear only where declared, so the Results of every other submission
+    record what they recorded before."""
+    out: dict[str, Any] = {"modalities": list(sub.modalities), "needs_gradients": bool(sub.needs_gradients),
+                           "needs_segments": bool(sub.needs_segments)}
+    if sub.needs_assets:
+        out["needs_assets"] = list(sub.needs_assets)
+    if sub.data_prior:
+        out["data_prior"] = True
+    return out
+
+
+def asset_key(sub: Submission, assets: dict[str, Path]) -> dict[str, Any]:
+    """What a cache key holds of the assets `sub` declares it reads (`needs_assets`): {"assets": {name: digest
+    of the folder}} — outputs computed from a lexicon since rebuilt are not served again —, or {} when it
+    declares none (every other cache keeps its key)."""
+    return {"assets": {n: folder_digest(assets[n]) for n in sub.needs_assets}} if sub.needs_assets else {}
 
 
 def _once(load: Callable[[], Any]) -> Callable[[], Any]:
@@ -245,7 +261,7 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
     model_info = model_record(spec, model_info, instances)
     why_not_random = model_info.get("unrandomisable")
     sub.precheck()  # the modules compile, no name clashes (nothing of it runs in the harness)
-    why_not = sub.supports(trk.modality, spec.white_box, instances.segments is not None)
+    why_not = sub.supports(trk.modality, spec.white_box, instances.segments is not None, trk.assets(res))
     if why_not:
         raise SubmissionError(f"cannot evaluate: {why_not} (model '{opts.model}'); choose another model or submission")
     sub.check_parameters(opts.params)
@@ -368,9 +384,11 @@ def _run_seed(sub: Submission, trk, res, split: str, instances, spec, model_info
     `resolved`: the versions of the submission's requirements, part of the cache's key (a cache made with
     other versions is refused, naming them: `--overwrite` recomputes)."""
     versions = {"requirements": resolved} if resolved is not None else {}
+    assets = trk.assets(res)
+    needed = asset_key(sub, assets)
     inputs_name, inputs_rev = trk.inputs_key(res, split)
     key = {"resource": inputs_name, "revision": inputs_rev, "split": split, "model": model_info["hash"],
-           "submission": sub.hash, "parameters": params, "seed": seed, **versions}
+           "submission": sub.hash, "parameters": params, "seed": seed, **versions, **needed}
     # the submission's code and the model's weights name the file: changed code or a retrained model
     # starts a fresh cache (the old one stays); the key inside still refuses any other mismatch
     cache_path = data_home() / cache_rel(trk.name, inputs_name, opts.model, sub.name, sub.hash,
@@ -384,7 +402,7 @@ def _run_seed(sub: Submission, trk, res, split: str, instances, spec, model_info
                                         processes=(default_processes() if opts.processes is None
                                                    else opts.processes or None),
                                         scratch_bytes=int(opts.scratch_gb * (1 << 30)) or None),
-                          assets=trk.assets(res), fit_timeout_s=opts.fit_timeout_s,
+                          assets=assets, fit_timeout_s=opts.fit_timeout_s,
                           environment=Path(opts.environment) if opts.environment is not None else None)
     worker = Worker(sub, opts.params, spec, config,  # resolves the sandbox (or refuses) before any file is made
                     fit=None if fit is None else {**fit, "seed": seed})

@@ -21,6 +21,10 @@
     needs_gradients = true               # needs model.module (white box)
     needs_segments = false               # needs batch.segments (object-level methods)
     deterministic = true                 # same seed -> same output
+    needs_assets = []                    # read-only assets the track must offer (e.g. ["lexicon"]); a board
+                                         # whose resource has none is refused before anything runs
+    data_prior = false                   # true: a control built from the data alone (a foreground mask, a
+                                         # corpus lexicon), the floor of data priors on a board (issue #50)
 
     [parameters]                         # defaults, passed to the class constructor;
     n_steps = 50                         # overridable with `--param key=value`
@@ -47,7 +51,7 @@ import threading
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Collection
 
 from benchmark.errors import ParameterError, RegistryError, SubmissionError
 from benchmark.registry import iter_entry_points
@@ -59,7 +63,9 @@ KINDS = ("explainer", "oracle")
 # to read what methods may not (e.g. training rationales), shown as a marked row and never ranked.
 ROLES = ("method", "control", "reference")
 MODALITIES = ("image", "text")
-CAPABILITY_FIELDS = {"modalities": list, "needs_gradients": bool, "needs_segments": bool, "deterministic": bool}
+CAPABILITY_FIELDS = {"modalities": list, "needs_gradients": bool, "needs_segments": bool, "deterministic": bool,
+                     "needs_assets": list, "data_prior": bool}
+ASSET_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")  # `benchmark.isolation.sandbox`'s asset names
 
 
 ENTRY_RE = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*$")
@@ -95,6 +101,8 @@ class Submission:
     code: str = ""  # where the code lives (a link); optional
     files: dict[str, str] = field(default_factory=dict)  # [files]: name → path relative to the folder
     requires: list[str] = field(default_factory=list)  # PEP 508 requirements beyond the harness's packages
+    needs_assets: list[str] = field(default_factory=list)  # read-only assets the track must offer (`supports`)
+    data_prior: bool = False  # a control built from the data alone: a board's data-prior floor (issue #50)
 
     def modules(self) -> list[Path]:
         """The modules of the submission package, sorted: every `.py` file of the folder whose name and
@@ -173,14 +181,20 @@ class Submission:
             raise SubmissionError(f"{self.path}: cannot copy its files to run them ({exc}); check the folder") from None
         return folder
 
-    def supports(self, modality: str, white_box: bool, has_segments: bool) -> str | None:
-        """None if the submission can run on such a model, else the reason it cannot."""
+    def supports(self, modality: str, white_box: bool, has_segments: bool,
+                 assets: Collection[str] = ()) -> str | None:
+        """None if the submission can run on such a model, else the reason it cannot. `assets`: the names of
+        the read-only assets the track offers for the resource (`Track.assets`); none by default."""
         if modality not in self.modalities:
             return f"{self.name} does not handle {modality} inputs"
         if self.needs_gradients and not white_box:
             return f"{self.name} needs gradients and the model is a black box"
         if self.needs_segments and not has_segments:
             return f"{self.name} needs an object segmentation the track does not provide"
+        missing = sorted(set(self.needs_assets) - set(assets))
+        if missing:
+            return (f"{self.name} needs the '{missing[0]}' asset, which this board does not offer (a resource "
+                    "built before the asset existed has none: regenerate it with `xaibench generate`)")
         return None
 
     def module_file(self) -> Path:
@@ -548,6 +562,10 @@ def load_submission(path: str | Path) -> Submission:
     modalities = caps.get("modalities", ["image"])
     if not modalities or any(m not in MODALITIES for m in modalities):
         raise _fail(toml, f"[capabilities] modalities must be a non-empty subset of {list(MODALITIES)}")
+    needs_assets = caps.get("needs_assets", [])
+    if not all(isinstance(a, str) and ASSET_NAME_RE.match(a) for a in needs_assets):
+        raise _fail(toml, "[capabilities] needs_assets must be a list of asset names (1–64 letters, digits, '_', "
+                    "'.', '-'), e.g. [\"lexicon\"]")
     params = data.get("parameters", {})
     if not isinstance(params, dict):
         raise _fail(toml, "[parameters] must be a table")
@@ -560,7 +578,8 @@ def load_submission(path: str | Path) -> Submission:
         name=sub["name"], version=sub["version"], kind=sub["kind"], entry=sub["entry"], path=toml.parent,
         description=sub.get("description", ""), modalities=list(modalities),
         needs_gradients=caps.get("needs_gradients", False), needs_segments=caps.get("needs_segments", False),
-        deterministic=caps.get("deterministic", True), parameters=params, role=role,
+        deterministic=caps.get("deterministic", True), needs_assets=sorted(set(needs_assets)),
+        data_prior=caps.get("data_prior", False), parameters=params, role=role,
         reference=reference.strip(), authors=[a.strip() for a in authors], license=sub.get("license", "").strip(),
         code=sub.get("code", "").strip(), files=_declared_files(data.get("files", {}), toml),
         requires=parse_requires(sub.get("requires", []), str(toml)),

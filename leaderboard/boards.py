@@ -69,8 +69,9 @@ class Row:
     all_metric: float | None = None  # mean normalised rank across every metric (0 best, 1 worst)
     all_metric_rank: int | None = None  # the methods' order by `all_metric` (competition ranks)
     sanity: Sanity | None = None  # the randomisation test (leaderboard.randomisation); None: not asked
-    # its declared capabilities as the Result records them ({"modalities", "needs_gradients", "needs_segments"});
-    # None for a Result written before they were recorded
+    # its declared capabilities as the Result records them ({"modalities", "needs_gradients", "needs_segments"}, and
+    # "needs_assets", "data_prior" where declared: a data-prior control, issue #50); None for a Result written
+    # before they were recorded
     capabilities: dict | None = None
     # its scores on the board's hidden copies (`leaderboard.hidden`); None where the board has none. On a board with
     # hidden copies `rank` comes from them and `public_rank` is its rank on the published model

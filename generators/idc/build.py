@@ -8,7 +8,10 @@ Pipeline (every step cached or resumable):
    reading). WGA: RS over the pool's correctly classified documents, then the α/β post-processing.
    MILP: |V| TF-IDF words of the pool, documents with < 5 words of V dropped, solved exactly with SCIP.
    Hybrid: the same MILP over the top-|V| words by max_c RS.
-3. Per config: the test split (every test document; `gt` = one flag per token, True when the token is a
+3. The lexicon (`lexicon/mr/log_odds.json`, `generators.lexicon.write_lexicon`): every word type's smoothed
+   class log-odds over the training split the models were trained on (α = `lexicon_alpha`) — a read-only asset
+   for the data-prior controls (issue #50), no ground truth.
+4. Per config: the test split (every test document; `gt` = one flag per token, True when the token is a
    feature of the document's class; `cnn_correct` marks the evaluated documents) and a
    `<config>-features` config (class, word, score) with the feature sets. Card statistics: |IF_c|,
    pool documents covered, solve time, optimality gap, RelativeConf (Eq. 8) on the test set.
@@ -29,6 +32,7 @@ from benchmark.metrics.interpretation import average_relative_drop, relative_con
 from benchmark.models.text import load_word_model
 from benchmark.progress import console
 from benchmark.resources import resource_root, write_config
+from generators.lexicon import LEXICON_ALPHA, write_lexicon
 from generators.text_trainer import TextTrainConfig, train_text_classifier
 
 if TYPE_CHECKING:
@@ -37,6 +41,7 @@ if TYPE_CHECKING:
 FAMILY = "idc"
 VERSION = "v1"
 PGTS = ("wga", "milp", "hybrid")
+LEXICON = "mr"  # the lexicon's folder under lexicon/ (one for the three configs: one training split)
 
 CITATION = """@article{khaleel2022idc,
   title   = {{IDC}: quantitative evaluation benchmark of interpretation methods for deep text
@@ -55,7 +60,8 @@ DESCRIPTION = (
     "(id, text, tokens, label, cnn_correct, gt = per-token flag: the token is an interpretation feature "
     "of the document's class); `<config>-features`: the per-class feature sets IF_c with scores (WGA: "
     "RS[w,c]; MILP/Hybrid: the word's cost df_{not c}(w)). Models under test in model/mr-cnn (Kim CNN) "
-    "and model/mr-han (HAN word attention). Explainers may see id and tokens only."
+    "and model/mr-han (HAN word attention); lexicon/mr/log_odds.json: each training word's smoothed class "
+    "log-odds (a read-only asset for the data-prior controls). Explainers may see id and tokens only."
 )
 
 
@@ -85,6 +91,7 @@ class IdcConfig:
     han: bool = True  # also train the HAN word-attention model (for the attention explainer)
     source: MrSource = "mirror"  # MR route: mirror | local | hub
     path: str | None = None
+    lexicon_alpha: float = LEXICON_ALPHA  # [I] the smoothing of the training split's class log-odds (step 3)
     extra: dict = field(default_factory=dict)
 
 
@@ -153,6 +160,7 @@ def build_idc(config: IdcConfig | None = None, *, root: Path | None = None, over
             n_classes=len(classes), test=xy["test"], overwrite=overwrite, name="mr-han")
     cnn = load_word_model(root / "model" / "mr-cnn", "cnn")
     train_s = time.perf_counter() - t0
+    write_lexicon(root, LEXICON, *xy["train"], classes=classes, target="label", alpha=cfg.lexicon_alpha)
 
     pool_splits = ("train", "validation") if cfg.pool == "train+validation" else ("train",)
     pool_docs = [t for s in pool_splits for t in xy[s][0]]
@@ -263,7 +271,7 @@ def _write(root: Path, pgt: str, cfg: IdcConfig, classes, test_docs, correct, gt
     })
     params = {"dataset": "mr", "pgt": pgt, **{k: v for k, v in asdict(cfg).items() if k not in ("pgts", "extra")},
               "classes": list(classes), "models": {"cnn": "mr-cnn", "han": "mr-han" if cfg.han else None},
-              "cnn_sha256": cnn_cfg["sha256"], "source": "Khaleel et al. 2022, SPECS §5"}
+              "cnn_sha256": cnn_cfg["sha256"], "lexicon": LEXICON, "source": "Khaleel et al. 2022, SPECS §5"}
     card = {"pretty_name": "xaibench IDC", "description": DESCRIPTION, "license": "other", "citation": CITATION}
     meta = write_config(root, FAMILY, f"mr-{pgt}", {"test": table}, test_schema, version=VERSION,
                         params=params, stats={**stats, "train_seconds": round(train_s, 1)}, card_info=card)
