@@ -14,8 +14,7 @@ import pytest
 
 from benchmark.isolation import landlock as ll
 from benchmark.isolation.sandbox import file_system_problem, landlock_rules
-
-needs_landlock = pytest.mark.skipif(ll.problem() is not None, reason=f"Landlock unavailable: {ll.problem()}")
+from tests.test_isolation import needs_landlock
 
 
 @pytest.mark.parametrize("abi,fs,net,scoped", [

@@ -331,7 +331,10 @@ def serve(channel: Channel) -> int:
         channel.send({"type": "error", "stage": stage, "message": str(exc)[:MAX_REASON],
                       "trace": traceback.format_exc()[-2000:]})
         return 1
-    channel.send({"type": "ready", "unsupported": None if why_not is None else str(why_not)[:MAX_REASON]})
+    from benchmark.isolation import landlock
+
+    channel.send({"type": "ready", "unsupported": None if why_not is None else str(why_not)[:MAX_REASON],
+                  "landlock": landlock.enforced})
     from benchmark.contracts import Batch
 
     oracle = s["kind"] == "oracle"
