@@ -59,6 +59,12 @@ def writes(path):
         return True
     except OSError:
         return False
+def signals(pid):
+    try:
+        os.kill(pid, 0)
+        return True
+    except OSError:
+        return False
 def connects(port):
     try:
         socket.create_connection(('127.0.0.1', port), timeout=2).close()
@@ -69,15 +75,16 @@ paths = json.loads(sys.argv[1])
 print(json.dumps({'read': {k: reads(p) for k, p in paths['read'].items()},
                   'write': {k: writes(p) for k, p in paths['write'].items()},
                   'tcp': connects(paths['port']), 'numpy': bool(__import__('numpy').ones(2).sum() == 2),
-                  'lock': __import__('multiprocessing').Lock().acquire()}))
+                  'lock': __import__('multiprocessing').Lock().acquire(), 'signal': signals(os.getppid())}))
 """
 
 
 @needs_landlock
 def test_a_confined_process_reaches_only_its_allow_list(tmp_path):
     """The launcher confines a Python process to the harness's rules: the model folder, the submission and the
-    system read; its home and scratch written; the data home's secret and results, a hidden folder inside an
-    allowed one, another /tmp folder, /etc/shadow and TCP out of reach."""
+    system read; its home, scratch and a multiprocessing lock written; the data home's secret and results, a
+    hidden folder inside an allowed one, another /tmp folder, /etc/shadow, a file the harness holds open, TCP
+    and signals to the harness out of reach."""
     home, data = tmp_path / "home", tmp_path / "data"
     for folder in (home, data / "keys", data / "results", data / "scratch" / "s", data / "models" / "m",
                    tmp_path / "sub" / "hidden", tmp_path / "other"):
@@ -90,10 +97,12 @@ def test_a_confined_process_reaches_only_its_allow_list(tmp_path):
                            scratch_dir=data / "scratch" / "s", home=home,
                            hidden=[data, tmp_path / "sub" / "hidden"])
     server = socket.create_server(("127.0.0.1", 0))
+    held = os.open(data / "keys" / "hidden.secret", os.O_RDONLY)  # a file the harness holds open
     paths = {"read": {"model": str(data / "models" / "m" / "w.bin"), "secret": str(data / "keys" / "hidden.secret"),
                       "results": str(data / "results" / "r.json"), "data home": str(data),
                       "carved": str(tmp_path / "sub" / "hidden" / "truth.txt"), "sub": str(tmp_path / "sub"),
-                      "other": str(tmp_path / "other" / "x.txt"), "shadow": "/etc/shadow", "passwd": "/etc/passwd"},
+                      "other": str(tmp_path / "other" / "x.txt"), "shadow": "/etc/shadow", "passwd": "/etc/passwd",
+                      "harness's open secret": f"/proc/{os.getpid()}/fd/{held}"},
              "write": {"home": str(home / "a"), "scratch": str(data / "scratch" / "s" / "b"),
                        "secret": str(data / "keys" / "hidden.secret"), "planted": str(data / "planted"),
                        "null": "/dev/null"},
@@ -102,12 +111,14 @@ def test_a_confined_process_reaches_only_its_allow_list(tmp_path):
     r = subprocess.run([sys.executable, "-m", "benchmark.isolation.landlock", json.dumps(rules), "probe_mod",
                         json.dumps(paths)], capture_output=True, text=True, env=env, cwd=home, timeout=60)
     server.close()
+    os.close(held)
     assert r.returncode == 0, r.stderr
     got = json.loads(r.stdout)
     assert got["read"] == {"model": True, "secret": False, "results": False, "data home": False, "carved": False,
-                           "sub": True, "other": False, "shadow": not Path("/etc/shadow").exists(), "passwd": True}
+                           "sub": True, "other": False, "shadow": not Path("/etc/shadow").exists(), "passwd": True,
+                           "harness's open secret": False}
     assert got["write"] == {"home": True, "scratch": True, "secret": False, "planted": False, "null": True}
-    assert got["numpy"] and got["lock"] and got["tcp"] is (ll.version() < 4)
+    assert got["numpy"] and got["lock"] and got["tcp"] is (ll.version() < 4) and got["signal"] is (ll.version() < 6)
     assert (data / "keys" / "hidden.secret").read_text() == "gt" and not (data / "planted").exists()
 
 

@@ -202,7 +202,9 @@ class Worker:
         self._token = ""
         self.unsupported: str | None = None
         self.landlock = self.mode == "none" and landlock.problem() is None  # the plain worker confines itself
-        self.confined = False  # set by start(): whether the worker can read no file outside its allow-list
+        # set by start(): whether the started worker can read no file outside its allow-list (bubblewrap, or
+        # Landlock launched and reported by the worker); what hidden-copy runs (#50) require
+        self.confined = False
 
     # -- life cycle -----------------------------------------------------------------------------
     def _scratch(self) -> Path:

@@ -40,11 +40,28 @@ worker past it is SIGKILLed, hanging in Python or native code) and the scratch f
 (`benchmark.isolation.scratch`).
 
 Where bubblewrap is missing or cannot start (no user namespaces), `mode="auto"` says so once and
-runs the worker without the file-system sandbox: still a separate process that never holds ground
-truth, with the same resource limits except the task limit, a private working directory and a
-sanitised environment (`XAIBENCH_HOME`, the mirror and tokens removed), the scratch bound (and the
-same bound on its private working directory) — but it could read files it knows the path of.
-`mode="bwrap"` refuses to run instead; `mode="none"` asks for the plain worker.
+runs the plain worker; `mode="bwrap"` refuses to run instead; `mode="none"` asks for the plain worker.
+It is a separate process that never holds ground truth, with the same resource limits except the task
+limit, a private working directory and a sanitised environment (`XAIBENCH_HOME`, the mirror and tokens
+removed), the scratch bound (and the same bound on its private working directory). Its file system is
+held by **Landlock** (`benchmark.isolation.landlock`, Linux ≥ 5.13), which it sets on itself before any
+import: the same allow-list at the real paths (`landlock_rules`: the system, the Python installation,
+the harness's packages, the model folder, the submission, its environment and assets read-only; its
+working folder, its scratch folder, `/dev/shm` and the harmless devices writable; a hidden folder inside
+an allowed one carved out), so the data home, the keys, the mirror, the Hugging Face cache and results
+cannot be read or written even by a submission that knows their paths. With Landlock ABI ≥ 4 it makes
+no TCP connection, ≥ 6 it reaches no abstract unix socket and signals no process outside itself; it
+cannot attach to a process outside itself (`/proc/<pid>/mem`) or open the files one holds
+(`/proc/<pid>/fd`). What Landlock does not hold: UDP and unix sockets with a path (a listening service
+of the same user, e.g. a Ray node's sockets under `/tmp/ray`), SysV IPC, named POSIX shared memory of
+the same user in `/dev/shm`, the `environ`, `maps` and `cmdline` of the user's other processes in
+`/proc`, and the task limit. The harness keeps no ground truth in any of these, but under the Ray
+backend Ray's object store, which holds each job (a served model with its ground truth among it), is a
+local service with such sockets: the plain worker there is no boundary against a client of Ray's
+protocol. Where the kernel has no Landlock the plain worker could read any file its user can, and the
+harness says so once; `file_system_problem(mode)` says, before a run, whether a mode's worker is
+confined (the hidden-copy runs of issue #50 must refuse one that is not), and `Worker.confined` says
+it of a started worker.
 """
 
 from __future__ import annotations
