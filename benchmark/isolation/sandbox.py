@@ -350,9 +350,11 @@ def _python_roots() -> list[Path]:
     return sorted(roots)
 
 
+@lru_cache(maxsize=1)
 def _package_dirs() -> list[Path]:
     """The harness package's folders and the built-in submissions' (located through their entry point,
-    never imported here: `benchmark.submission.builtin_folders`)."""
+    never imported here: `benchmark.submission.builtin_folders`; looked up once per process, 80 ms on a
+    busy machine)."""
     from benchmark.submission import builtin_folders
 
     harness = Path(__file__).resolve().parents[1]  # benchmark/ (this file is benchmark/isolation/sandbox.py)
@@ -466,12 +468,13 @@ def landlock_rules(*, model_dir: Path | None, submission_dir: Path, scratch_dir:
 def _carve(folder: Path, kind: str, hidden: list[Path]) -> list[tuple[str, str]]:
     """[(folder, kind)], or, where a `hidden` path lies inside it, the right to list it and the rules of
     its entries but the hidden one (recursively; symlinks get none: Landlock checks where they lead).
+    `folder` and `hidden` are real paths (resolved, no symlink on the way).
     Landlock grants a folder with everything below it, so this is how it leaves a hole (bubblewrap
     covers one with an empty tmpfs instead)."""
-    inside = [h for h in hidden if _under(h, folder)]
+    inside = [h for h in hidden if h.is_relative_to(folder)]  # both resolved: real paths compare as text
     if not inside:
         return [(str(folder), kind)]
-    if folder.resolve() in inside or not folder.is_dir():
+    if folder in inside or not folder.is_dir():
         return []
     out = [(str(folder), "list")]
     for entry in sorted(folder.iterdir()):
