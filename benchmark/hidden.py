@@ -24,13 +24,27 @@ from benchmark.errors import XaibenchError
 from benchmark.models.hidden import NoHiddenCopy, Round, local_round
 from benchmark.results import Result, coverage_of
 
-__all__ = ["copy_for_run", "hidden_of"]
+__all__ = ["copy_for_run", "hidden_of", "refuse_unconfined"]
 
 
 def hidden_of(r: Result) -> dict[str, Any] | None:
     """The hidden copy a Result was computed on ({round, draw, commitment, …}), or None for the published model."""
     got = (r.model or {}).get("hidden")
     return got if isinstance(got, dict) else None
+
+
+def refuse_unconfined(sandbox: str, backend: str = "local") -> None:
+    """`NoHiddenCopy` (one line) when a worker started in `sandbox` mode could read the round's secret or a copy's
+    files (`benchmark.isolation.file_system_problem`: neither bubblewrap nor Landlock here), or when the plain worker
+    would run Ray tasks (Ray's object store, reachable over a unix socket Landlock does not cover, holds the jobs)."""
+    from benchmark.isolation import file_system_problem
+
+    why = file_system_problem(sandbox)
+    if why is None and backend == "ray" and (sandbox == "none" or file_system_problem("bwrap") is not None):
+        why = "the plain worker's Ray tasks reach Ray's object store, which holds the served copy"
+    if why is not None:
+        raise NoHiddenCopy(f"no hidden-copy run here: a submission's worker could read the secret or a copy's files "
+                           f"({why}); run with the bubblewrap sandbox")
 
 
 def copy_for_run(track: Any, resource: Any, model: str, split: str, index: int, limit: int | None,

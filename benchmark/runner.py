@@ -25,7 +25,7 @@ from benchmark.cache import Entry, OutputCache
 from benchmark.environments import folder_digest
 from benchmark.errors import SubmissionError, XaibenchError
 from benchmark import randomisation
-from benchmark.hidden import copy_for_run
+from benchmark.hidden import copy_for_run, refuse_unconfined
 from benchmark.isolation import (MODES, SCRATCH_GB, FitError, Limits, Worker, WorkerConfig, allocator,
                                  default_memory_gb, default_processes, validate_output)
 from benchmark.models.randomise import RANDOM_SEED, NotRandomisable, randomised_spec
@@ -288,6 +288,7 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
         spec, model_info = randomised_spec(spec, model_info, opts.randomisation_seed, opts.randomisation_top)
         trk.use_model(instances, _once(spec.load))
     elif opts.hidden is not None:  # a hidden copy of the model: its own instances and ground truth (benchmark.hidden)
+        refuse_unconfined(opts.sandbox, opts.backend)
         spec, copy_info, instances, coverage = copy_for_run(trk, res, opts.model, split, opts.hidden,
                                                                    opts.hidden_limit, model_info, opts.hidden_round)
         if spec.served is None:

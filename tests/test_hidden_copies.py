@@ -212,3 +212,12 @@ def test_a_hidden_run_is_written_beside_the_published_one_and_says_its_copy(home
         evaluate("uniform", track="aixi", resource="aixi/shape-ssin", model="cnn", limit=2, results_dir=tmp_path,
                  hidden=0)
     assert os.environ["XAIBENCH_HOME"] == str(home)
+
+
+def test_a_worker_that_could_read_the_secret_gets_no_hidden_copy(home, tmp_path, monkeypatch):
+    from benchmark.isolation import landlock
+
+    monkeypatch.setattr(landlock, "problem", lambda: "Landlock is not available (test)")
+    with pytest.raises(NoHiddenCopy, match="could read the secret .*Landlock is not available"):
+        evaluate("uniform", **AIXI, limit=2, results_dir=tmp_path, hidden=0, sandbox="none")
+    assert not list(tmp_path.rglob("*.json"))  # nothing written
