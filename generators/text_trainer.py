@@ -284,7 +284,8 @@ def _training_key(cfg: TextTrainConfig, xtr: list, ytr: np.ndarray, xva: list, y
                   vocab: Sequence[str] | None = None, max_len: int | None = None) -> dict:
     """What a saved model must have been trained on to be reused: corpus, validation set, recipe (and the
     rationales / extra vocabulary / fixed vocabulary (in order) and length when given)."""
-    key = {"corpus": corpus_key(xtr, ytr), "validation": corpus_key(xva, yva), "recipe": recipe_key(cfg)}
+    key: dict[str, Any] = {"corpus": corpus_key(xtr, ytr), "validation": corpus_key(xva, yva),
+                           "recipe": recipe_key(cfg)}
     if cfg.rationale_loss != "none":
         assert rationales is not None  # checked by _check_inputs
         key["rationales"] = corpus_key([sorted(g or ()) for g in rationales], ytr)
