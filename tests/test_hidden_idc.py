@@ -179,6 +179,17 @@ def test_hidden_copy_has_other_truths_and_counts_only(copy):
     assert not [w for w in planted if f'"{w}"' in text]
 
 
+def test_the_han_copy_is_built_beside_the_cnn(copy):
+    res, draw, root, _ = copy
+    spec, info, inst, stats = IdcTrack().hidden_copy(res, "han", draw, "test")
+    public = IdcTrack().build_model(res, "han", None)[1]
+    assert spec.directory == root / "model" / "mr-han" and info["architecture"] == public["architecture"]
+    assert info["hash"] != public["hash"] and stats["accuracy"]["han"]["public"] is not None
+    table = load_resource("idc/mr-wga", root=root, hub=False).table("test", columns=["id", "cnn_correct"]).to_pydict()
+    correct = {i for i, ok in zip(table["id"], table["cnn_correct"]) if ok}
+    assert inst.ids and set(inst.ids) <= correct  # the HAN is evaluated on the copy CNN's correct documents
+
+
 @pytest.mark.slow(reason="builds a MILP copy: a Kim CNN + HAN (one epoch on 240 documents) and a SCIP solve")
 def test_milp_copy_recomputes_its_own_pgt(idc_home, one_torch_thread):
     res = load_resource("idc/mr-milp", hub=False)
