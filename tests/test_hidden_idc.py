@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -200,3 +201,21 @@ def test_milp_copy_recomputes_its_own_pgt(idc_home, one_torch_thread):
     assert derived.params["hidden"]["draw"] == draw.public()
     assert derived.params["cnn_sha256"] != res.params["cnn_sha256"]
     assert len(inst.ids) > 0 and stats["evaluated"] == derived.stats["test_evaluated"]
+
+
+@pytest.mark.slow(reason="builds a copy from this home's secret and runs occlusion on it in a worker")
+def test_a_hidden_run_on_the_idc_board(idc_home, monkeypatch, tmp_path):
+    from benchmark.models.hidden import local_round
+    from benchmark.runner import evaluate
+
+    monkeypatch.setenv("XAIBENCH_HOME", str(idc_home))
+    r = evaluate("occlusion", track="idc", resource="idc/mr-wga", model="cnn", limit=4, results_dir=tmp_path,
+                 hidden=0, hidden_limit=5)
+    h = r.model["hidden"]
+    assert h["draw"] == 0 and h["stats"]["planted_words"] > 0 and h["excluded"]["planted_inert"] > 0
+    assert r.n_instances == 5 and r.model["hash"] != IdcTrack().build_model(
+        load_resource("idc/mr-wga", hub=False), "cnn", None)[1]["hash"]
+    res = load_resource("idc/mr-wga", hub=False)
+    planted = planted_words(res, local_round().draw("idc", res.name, res.revision, 0))
+    text = Path(r.path).read_text()
+    assert not [w for w in planted if f'"{w}"' in text]  # the Result names no planted word
