@@ -93,7 +93,8 @@ def test_the_aixi_track_serves_the_copy_with_its_own_maps(home):
         assert np.array_equal(inst.truths["gt"][n], g)
     assert any(not np.array_equal(a, b) for a, b in zip(inst.truths["gt"], public.truths["gt"]))
     assert isinstance(spec.served, FunctionModel) and not spec.white_box
-    assert draw.commitment[:8] not in info["hash"] and info["hash"] != trk.build_model(res, "function", public)[1]["hash"]
+    published_hash = trk.build_model(res, "function", public)[1]["hash"]
+    assert draw.commitment[:8] not in info["hash"] and info["hash"] != published_hash
     again = trk.hidden_copy(res, "function", rnd.draw("aixi", res.name, res.revision, 0), "validation", 8)
     assert again[0].served._function == fn and again[1]["hash"] == info["hash"]
     other = trk.hidden_copy(res, "function", Round("t", b"o" * 32).draw("aixi", res.name, res.revision, 0),
@@ -160,7 +161,8 @@ def test_a_map_that_recognises_the_published_model_ranks_no_better_than_its_hone
     published = {}
     for n, i in enumerate(inst.ids):
         spec.served.focus(i)
-        published[i] = {"y": float(spec.served.predict(inst.inputs[n][None])[0, 0]), "gt": inst.truths["gt"][n].tolist()}
+        y = float(spec.served.predict(inst.inputs[n][None])[0, 0])
+        published[i] = {"y": y, "gt": inst.truths["gt"][n].tolist()}
     honest = write_submission(tmp_path / "honest", "object-occlusion", HONEST, caps="needs_segments = true")
     attack = write_submission(tmp_path / "attack", "recogniser", RECOGNISE, caps="needs_segments = true")
     (attack / "published.json").write_text(json.dumps(published))
