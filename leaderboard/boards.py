@@ -316,7 +316,7 @@ def _analyse(track: str, chosen: list[Result], primary: str, names: list[str],
 
     # the gate: methods below it rank after those that pass
     gate = gate_of(track, names)
-    below = below_gate(gate, chosen, methods, controls, p)
+    below = below_gate(gate, chosen, methods, controls, p, [selection.trusted(r) for r in chosen])
     # groups: 0 = passes the gate, 1 = below it, 2 = no primary value (every instance failed)
     groups = {i: (2 if p.points[primary][i] is None else 1 if below[i] else 0) for i in methods}
 
