@@ -29,6 +29,8 @@ without one, so a self-reported row is not ranked on such a board until it is ve
 A submission with requirements is re-run in an environment of its own (`benchmark.environments.for_result`):
 the versions its Result recorded (`provenance.requirements`), installed from `sources` (`--find-links`,
 `--index-url`) over the harness's packages; each re-run must resolve those versions, and its figures name them.
+Every evaluation's seeds, batch size and resolved requirements must be the Result's (`provenance_differences`;
+no `requires`, no requirements on either side).
 """
 
 from __future__ import annotations
@@ -46,7 +48,8 @@ from leaderboard.repository.layout import (LAYOUT_VERSION, MAX_RESULT_BYTES, RES
                                            parse_result_path, sha256)
 from leaderboard.repository.reading import folder_digests
 
-__all__ = ["Evaluation", "Rerun", "compare", "record_for", "rerun_result", "verify_pull_request"]
+__all__ = ["COMPARED_PROVENANCE", "Evaluation", "Rerun", "compare", "provenance_differences", "record_for",
+           "rerun_result", "verify_pull_request"]
 
 REL_TOL = 1e-9
 STOCHASTIC_FACTOR = 3.0
@@ -222,10 +225,27 @@ def rerun_result(tree: Path, rel: str, sandbox: str = "auto", timeout_s: float =
             out.problems.append(f"the re-run failed: {' '.join(str(exc).split())[:300]}")
             return out
     out.rule, out.problems = compare(submitted, out.reruns, sub.deterministic)
-    for e in out.evaluations if sub.requires else []:  # the versions the re-run ran with: those recorded
-        if e.result.provenance.get("requirements") != submitted.provenance.get("requirements"):
-            out.problems.append(f"the re-run resolved the requirements to {e.result.provenance.get('requirements')}, "
-                                f"the Result says {submitted.provenance.get('requirements')}")
+    out.problems += provenance_differences(submitted, [e.result for e in out.evaluations])
+    return out
+
+
+# the provenance fields a re-run reproduces, compared for every evaluation (`provenance_differences`): what it
+# ran under, and what the requirements resolved to (absent on both sides when the submission has no requires)
+COMPARED_PROVENANCE = ("seed", "seeds", "batch_size", "requirements")
+
+
+def provenance_differences(submitted: Any, evaluations: list[Any]) -> list[str]:
+    """Where a submitted Result's provenance (`COMPARED_PROVENANCE`) differs from what the maintainer's
+    evaluations ran under and resolved; the rest of it describes the contributor's machine, which no board or
+    record shows (the record shows the re-run's own)."""
+    out = []
+    for key in COMPARED_PROVENANCE:
+        said = submitted.provenance.get(key)
+        got = [e.provenance.get(key) for e in evaluations]
+        if any(g != said for g in got):
+            word = "resolved the requirements to" if key == "requirements" else f"ran with {key}"
+            out.append(f"provenance.{key}: the re-run {word} {next(g for g in got if g != said)}, the Result says "
+                       f"{said}")
     return out
 
 

@@ -14,8 +14,10 @@ Per submission folder (`check_folder`): every entry under it is a plain file (no
 `submission.json` (strict JSON) names the folder and the hash and carries authors and a license; `source/`
 holds exactly the files the code hash covers (`layout.source_files` of the submission rebuilt from it —
 `Submission.hashed_files()` plus the package `__init__.py` — nothing more, nothing less); the hash recomputed
-equals the folder's; a built-in's name comes with the built-in's code and metadata; every other file is a
-Result whose every field `contents.check_result` recomputes or compares.
+equals the folder's; what `verify` refuses before any re-run is refused here too (`Submission.precheck`: a
+requirement that replaces a harness package, a module that shadows a harness module or a requirement — so
+`merge` never lands what can never run); a built-in's name comes with the built-in's code and metadata; every
+other file is a Result whose every field `contents.check_result` recomputes or compares.
 """
 
 from __future__ import annotations
@@ -291,9 +293,14 @@ def _check_source(rel: str, folder: Path, files: dict[str, Path], meta: dict[str
             sub = SimpleNamespace(name=loaded.name, version=loaded.version, hash=recomputed, kind=loaded.kind,
                                   parameters=loaded.parameters, role=loaded.role, deterministic=loaded.deterministic,
                                   modalities=loaded.modalities, needs_gradients=loaded.needs_gradients,
-                                  needs_segments=loaded.needs_segments)
+                                  needs_segments=loaded.needs_segments, requires=list(loaded.requires))
         except (XaibenchError, OSError) as exc:
             return None, [f"{rel}/{SOURCE}: cannot rebuild the submission ({' '.join(str(exc).split())[:200]})"]
+        try:  # what `verify` would refuse before any re-run: pure checks, nothing of it runs
+            loaded.precheck()
+        except (XaibenchError, OSError) as exc:
+            out.append(f"{rel}/{SOURCE}: it can never run ({' '.join(str(exc).split())[:240]}); nothing would be "
+                       "re-run or merged")
     for r in sorted(present - set(covered)):
         out.append(f"{rel}/{r}: not a file the code hash covers (only the submission's .py / .toml files and the "
                    "package modules they import are); remove it — nothing else may reach the re-run")
