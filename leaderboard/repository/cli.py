@@ -112,7 +112,8 @@ def validate_cmd(
     repo, ref = split_ref(target)
     with open_store(repo) as store:
         if ref is None:
-            findings = validate(store.snapshot(store.tip()))
+            tree = store.snapshot(store.tip())
+            findings = [f"{path}: {why}" for path, why in store.skipped_in(tree).items()] + validate(tree)
         else:
             pr = open_pull_request(store, ref)
             findings = judge(pr)
@@ -164,6 +165,11 @@ def verify_cmd(
         for run in runs:
             print(f"{'ok' if not run.problems else 'FAILED'} {run.rel}" + (f" ({run.rule})" if not run.problems
                                                                             else ""))
+            if run.environment is not None:
+                wheels = run.environment["wheels"]
+                print(f"    environment {run.environment['key']}: " + ("; ".join(
+                    f"{w['name']} {w['version']} ({w['file']}, sha256 {w['sha256']})" for w in wheels)
+                    or "no wheel (the harness's packages satisfy every requirement)"))
             for problem in run.problems:
                 print(f"    {problem}")
         if commit is None:

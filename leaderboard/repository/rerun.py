@@ -30,7 +30,9 @@ A submission with requirements is re-run in an environment of its own (`benchmar
 the versions its Result recorded (`provenance.requirements`), installed from `sources` (`--find-links`,
 `--index-url`) over the harness's packages; each re-run must resolve those versions, and its figures name them.
 Every evaluation's seeds, batch size and resolved requirements must be the Result's (`provenance_differences`;
-no `requires`, no requirements on either side).
+no `requires`, no requirements on either side). The environment is keyed by the wheels it was built from
+(`benchmark.environments`: an environment the current sources could not rebuild is never reused); the record
+names them (`environment`: its key and each wheel's name, version, file and sha256).
 """
 
 from __future__ import annotations
@@ -73,6 +75,7 @@ class Rerun:
     rule: str = ""  # "equal outputs" | "within the re-runs' tolerance"
     evaluations: list[Evaluation] = field(default_factory=list)
     randomised_not_run: str = ""  # why the randomisation test could not run (a model that cannot be randomised)
+    environment: dict[str, Any] | None = None  # the submission's own environment: its key and the wheels it holds
 
     @property
     def reruns(self) -> list[Any]:
@@ -209,6 +212,8 @@ def rerun_result(tree: Path, rel: str, sandbox: str = "auto", timeout_s: float =
             write_tree(files, root)
             sub = load_submission(root / meta["folder"])
             env = for_result(sub.requires, submitted.provenance, sources or Sources()) if sub.requires else None
+            if env is not None:
+                out.environment = {"key": env.key, "wheels": [w.to_dict() for w in env.wheels]}
             labels = ["as submitted"] if sub.deterministic else ["as submitted", "again"]
             for k, label in enumerate(labels):
                 again = evaluate(sub, submitted.track, f"{rp.resource}@{rp.revision}", model=rp.model,
@@ -288,6 +293,7 @@ def record_for(tree: Path, run: Rerun) -> dict[str, Any]:
             "rerun": run.figures, "wall_time_s": first["wall_time_s"], "fit_s": first["fit_s"],
             **({"randomised": run.randomised.to_dict()} if run.randomised is not None else {}),
             **({"randomised_not_run": run.randomised_not_run} if run.randomised_not_run else {}),
+            **({"environment": run.environment} if run.environment is not None else {}),
             "xaibench": __version__, "verified": datetime.now(timezone.utc).isoformat(timespec="seconds")}
 
 
