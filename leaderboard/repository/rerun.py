@@ -277,9 +277,10 @@ def _randomised_run(out: Rerun, sub: Any, submitted: Any, resource: str, model: 
     out.evaluations.append(Evaluation(RANDOMISED, rand))
 
 
-def record_for(tree: Path, run: Rerun) -> dict[str, Any]:
+def record_for(tree: Path, run: Rerun, contributor: str | None = None) -> dict[str, Any]:
     """The (unsigned) verification record of a Result that held: it binds the Result's bytes, the digest of its
-    `source/` and of its `submission.json` (`layout.folder_digests`), and keeps the re-runs' figures."""
+    `source/` and of its `submission.json` (`layout.folder_digests`), and keeps the re-runs' figures, the
+    companion runs (`randomised`) and the key id of the contributor who signed the pull request."""
     from benchmark import __version__
 
     rp = parse_result_path(run.rel)
@@ -294,6 +295,7 @@ def record_for(tree: Path, run: Rerun) -> dict[str, Any]:
             **({"randomised": run.randomised.to_dict()} if run.randomised is not None else {}),
             **({"randomised_not_run": run.randomised_not_run} if run.randomised_not_run else {}),
             **({"environment": run.environment} if run.environment is not None else {}),
+            **({"contributor": contributor} if contributor else {}),
             "xaibench": __version__, "verified": datetime.now(timezone.utc).isoformat(timespec="seconds")}
 
 
@@ -304,14 +306,25 @@ def _refuse(ref: str, findings: list[str]) -> RepositoryError:
 
 
 def landing_files(pr: Any, name: str | None) -> dict[str, bytes]:
-    """The owner record a name gets when it first lands on a store that knows who opened the pull request."""
-    import json
+    """The owner record a name gets when the pull request lands (`contributors`): the signer's key binds a name
+    that lands for the first time (trust on first use; on the Hub with the account that opened the pull request),
+    and passes to a key the bound one signed over (a rotation); {} when the binding stands as it is."""
+    from leaderboard.repository.contributors import (SIGNATURES, holds, owner_path, owner_record, read_owner,
+                                                     read_signature)
 
-    from leaderboard.repository.validate import owner_path
-
-    if name is None or pr.author is None or (pr.tip / owner_path(name)).exists():
+    sig_path = next((p for p in sorted(pr.added) if f"/{SIGNATURES}/" in p), None)
+    if name is None or sig_path is None:
         return {}
-    return {owner_path(name): (json.dumps({"hub_user": pr.author}, indent=1) + "\n").encode("utf-8")}
+    sig = read_signature(pr.added[sig_path], sig_path)
+    owner = read_owner(pr.tip, name)
+    if not owner:
+        return {owner_path(name): owner_record(name, sig.key, "first landing (trust on first use)",
+                                               hub_user=pr.author)}
+    if owner.get("key") != sig.key and holds(owner, sig):
+        account = owner.get("hub_user")
+        return {owner_path(name): owner_record(name, sig.key, f"a rotation signed by the key {owner.get('key_id')}",
+                                               previous=owner, hub_user=account if isinstance(account, str) else None)}
+    return {}
 
 
 def verify_pull_request(store: Any, ref: str, private: Any, sandbox: str = "auto",
@@ -334,6 +347,9 @@ def verify_pull_request(store: Any, ref: str, private: Any, sandbox: str = "auto
     runs = [rerun_result(pr.merged, rel, sandbox, timeout_s, sources) for rel in rels]
     if any(r.problems for r in runs):
         return runs, None
+    from leaderboard.repository.contributors import SIGNATURES, read_signature
+
+    signer = next((read_signature(pr.added[p], p).key_id for p in sorted(pr.added) if f"/{SIGNATURES}/" in p), None)
     records: dict[str, bytes] = {}
     for run in runs:
         rp = parse_result_path(run.rel)
@@ -341,7 +357,7 @@ def verify_pull_request(store: Any, ref: str, private: Any, sandbox: str = "auto
         if (pr.tip / rp.verification).exists():
             raise RepositoryError(f"{rp.verification} exists on {store.base}; a record is never replaced "
                                   "(nothing was signed)")
-        records[rp.verification] = (json.dumps(sign_record(record_for(pr.merged, run), private), indent=1,
+        records[rp.verification] = (json.dumps(sign_record(record_for(pr.merged, run, signer), private), indent=1,
                                                sort_keys=True) + "\n").encode("utf-8")
     first = parse_result_path(runs[0].rel)
     assert first is not None
