@@ -90,7 +90,7 @@ def _look_alikes(files: dict[str, bytes], rel: str, rand: dict, tmp_path: Path) 
     other = load_private_key(keygen(tmp_path / "other-key")[0])
     record = {"result": newer_path, "randomised": forged_rand}
     out = {
-        "a randomised run in another folder under its name": dict([_moved(forged_rand)]),
+        "a randomised run in another folder under its name": dict([_moved(forged_rand, "fedcba9876543210")]),
         "a randomised run in another name's folder": _renamed(dict([_moved(forged_rand, name="evil")]), "squares"),
         "a newer self-reported Result of its name": {newer_path: newer},
         "a forged record for a look-alike": {newer_path: newer, parse_result_path(newer_path).verification:
@@ -192,6 +192,15 @@ def test_an_unsigned_look_alike_elsewhere_on_main_changes_nothing_a_verified_row
     assert _shown(results) == before, kind
     if "randomised run" in kind:  # never read as a file: listed and left out
         assert any(p.startswith(next(iter(added))) and "never as a file; left out" in p for p in problems), problems
+        # and potent: paired with the row by its name (as boards did before), it would make it model-sensitive
+        from benchmark.results import Result
+
+        (row,) = load_repository(tree, keys)[0]
+        run = Result.from_dict(json.loads(next(iter(added.values()))))
+        run.submission.update(name="squares", hash=row.submission["hash"])
+        run.status = "verified"
+        row.companions = {"randomised": [run]}
+        assert _shown([row])["csv False"]["randomisation"] == "model-sensitive"
 
 
 def test_a_companion_run_is_its_own_folders_and_never_paired_by_name():
