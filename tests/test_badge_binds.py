@@ -23,7 +23,7 @@ import pytest
 from benchmark.errors import SubmissionError
 from leaderboard.repository.layout import parse_result_path
 from tests.test_repository_tampering import (code_only, findings, key_id_of, lay, make_rerun, make_world,
-                                             no_traceback, propose)
+                                             new_remote, no_traceback, propose)
 from tests.test_results_repository import branches, cli, contributor, sign, third_party
 
 HASH2 = "0123456789abcdef"
@@ -249,10 +249,7 @@ def test_a_trusted_method_is_gated_by_trusted_controls_only(monkeypatch):
 
 @pytest.fixture()
 def remote(tmp_path, capsys):
-    remote = tmp_path / "results.git"
-    code, _, err = cli(["results", "init", str(remote)], capsys)
-    assert code == 0, err
-    return remote
+    return new_remote(tmp_path, capsys)
 
 
 def test_look_alikes_committed_after_verify_change_no_board_and_are_listed(world, remote, tmp_path, capsys):

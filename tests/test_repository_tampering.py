@@ -405,6 +405,11 @@ def test_a_duplicate_key_is_never_read_two_ways(world):
 
 @pytest.fixture()
 def remote(tmp_path, capsys):
+    return new_remote(tmp_path, capsys)
+
+
+def new_remote(tmp_path: Path, capsys) -> Path:
+    """An empty results repository (bare git, made by `xaibench results init`)."""
     remote = tmp_path / "results.git"
     code, _, err = cli(["results", "init", str(remote)], capsys)
     assert code == 0, err

@@ -86,8 +86,9 @@ def _unknown(data: dict[str, Any]) -> list[str]:
     for kind in ("submission", "resource", "coverage", "integrity", "instance_scores", "provenance"):
         over(data.get(kind), kind, f"{kind}.")
     provenance = data.get("provenance")
-    for kind in ("isolation", "backend") if isinstance(provenance, dict) else ():
-        over(provenance.get(kind), f"provenance.{kind}", f"provenance.{kind}.")
+    if isinstance(provenance, dict):
+        for kind in ("isolation", "backend"):
+            over(provenance.get(kind), f"provenance.{kind}", f"provenance.{kind}.")
     for name, m in (data.get("metrics") or {}).items() if isinstance(data.get("metrics"), dict) else []:
         over(m, "metric", f"metrics.{name}.")
     for k, f in enumerate(data.get("failures") or []) if isinstance(data.get("failures"), list) else []:

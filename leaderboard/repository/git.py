@@ -212,8 +212,8 @@ class GitStore(Store):
             else:
                 entries[head.encode()] = f"100644 blob {blob}".encode()
         for head, inner in below.items():
-            meta = entries.get(head.encode(), b"").split()
-            subtree = meta[2].decode() if len(meta) == 3 and meta[1] == b"tree" else None
+            fields = entries.get(head.encode(), b"").split()
+            subtree = fields[2].decode() if len(fields) == 3 and fields[1] == b"tree" else None
             entries[head.encode()] = f"040000 tree {self._graft(subtree, inner)}".encode()
         listing = b"".join(meta + b"\t" + name + b"\0" for name, meta in sorted(entries.items()))
         return self._git("mktree", "-z", data=listing)

@@ -152,9 +152,9 @@ def submit(submission: str | Path, to: str, *, results_dir: Path | None = None, 
         if not absent:
             out.where, out.message = store.where, f"nothing new: {store.where} ({store.base}) holds every file already"
             return out
-        key = f"{sub.name}/{sub.hash}/" + sha256("".join(f"{p}\0{blob_id(files[p])}\n" for p in absent)
-                                               .encode())[:12]
-        found = store.find_proposal(key)
+        proposal = f"{sub.name}/{sub.hash}/" + sha256("".join(f"{p}\0{blob_id(files[p])}\n" for p in absent)
+                                                    .encode())[:12]
+        found = store.find_proposal(proposal)
         if found:
             out.where, out.message = found, f"nothing new: already proposed at {found}"
             return out
@@ -167,7 +167,7 @@ def submit(submission: str | Path, to: str, *, results_dir: Path | None = None, 
             out.where, out.message = store.where, f"dry run: would open a pull request on {store.where} ({title})"
             out.sent = sorted(sending)
             return out
-        out.where, ref = store.propose(sending, title, key)
+        out.where, ref = store.propose(sending, title, proposal)
         out.target = f"{repo}@{ref}"
         out.sent, out.message = sorted(sending), f"opened a pull request: {out.where}; validate it with `xaibench " \
                                                  f"results validate {out.target}`"
