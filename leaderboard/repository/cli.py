@@ -221,7 +221,7 @@ def keygen_cmd(
                                               "which signs your pull requests, instead of a maintainer's "
                                               "(verifier.key / .pub).")] = False,
 ) -> None:
-    """Make an Ed25519 key pair: a maintainer's, for signing verification records, or a contributor's.
+    """Make an Ed25519 key pair (a maintainer's, or --contributor).
 
     A maintainer gives the public key to whoever builds boards (--public-key, $XAIBENCH_VERIFIER_KEYS). A
     contributor's key signs every pull request `xaibench submit` opens; a name is bound to the key that first
@@ -244,7 +244,7 @@ def bind_cmd(
                                                 help="The maintainer's private key, which signs the binding "
                                                 "(default $XAIBENCH_HOME/keys/verifier.key).")] = None,
 ) -> None:
-    """Re-bind a submission name to a contributor's key (maintainers).
+    """Re-bind a name to a contributor's key (maintainers).
 
     For a holder who lost their key (or a name that landed before contributor signatures): one commit on the
     default branch writes verifications/NAME/owner.json with the new key, the keys before it and the reason,

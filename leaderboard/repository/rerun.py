@@ -23,8 +23,11 @@ in one commit on the tip it was judged against (`Store.land`); otherwise nothing
 The randomisation test (issue #45) is one more evaluation: where the track applies it, the re-run is repeated on
 the model's randomised copy (`RANDOMISED`, `benchmark.randomisation`), and the record keeps its whole Result
 (`randomised`: signed with the rest; or `randomised_not_run`, why the model cannot be randomised), which the
-repository's boards read beside the verified Result (`boards.load_repository`). A submitted Result comes
-without one, so a self-reported row is not ranked on such a board until it is verified.
+repository's boards attach to the verified row alone (`boards.load_repository`). It is a *companion run*: an
+evaluation whose label `COMPANIONS` maps to a kind of `leaderboard.companions.KINDS` is never compared with the
+submitted Result, and the record carries it under that kind's `record_key` (one Result, or a list) — another
+kind of companion run is one more entry of each. A submitted Result comes without one, so a self-reported row is
+not ranked on such a board until it is verified.
 
 A submission with requirements is re-run in an environment of its own (`benchmark.environments.for_result`):
 the versions its Result recorded (`provenance.requirements`), installed from `sources` (`--find-links`,
@@ -56,6 +59,9 @@ __all__ = ["COMPARED_PROVENANCE", "Evaluation", "Rerun", "compare", "provenance_
 REL_TOL = 1e-9
 STOCHASTIC_FACTOR = 3.0
 RANDOMISED = "randomised model"  # the label of the randomisation test's evaluation (not compared: it is new)
+# an evaluation's label → the companion run it is (`leaderboard.companions.KINDS`): the record carries its Result
+# under that kind's `record_key`, and the boards read it for the verified row alone
+COMPANIONS = {RANDOMISED: "randomised"}
 
 
 @dataclass
@@ -79,8 +85,17 @@ class Rerun:
 
     @property
     def reruns(self) -> list[Any]:
-        """The re-runs of the Result as submitted (compared with it), without the randomised-model run."""
-        return [e.result for e in self.evaluations if e.label != RANDOMISED]
+        """The re-runs of the Result as submitted (compared with it), without the companion runs."""
+        return [e.result for e in self.evaluations if e.label not in COMPANIONS]
+
+    @property
+    def companions(self) -> dict[str, list[Any]]:
+        """The companion runs made for the Result, kind → Results (`COMPANIONS`)."""
+        out: dict[str, list[Any]] = {}
+        for e in self.evaluations:
+            if e.label in COMPANIONS:
+                out.setdefault(COMPANIONS[e.label], []).append(e.result)
+        return out
 
     @property
     def randomised(self) -> Any:
@@ -282,6 +297,7 @@ def record_for(tree: Path, run: Rerun, contributor: str | None = None) -> dict[s
     `source/` and of its `submission.json` (`layout.folder_digests`), and keeps the re-runs' figures, the
     companion runs (`randomised`) and the key id of the contributor who signed the pull request."""
     from benchmark import __version__
+    from leaderboard.companions import KINDS
 
     rp = parse_result_path(run.rel)
     assert rp is not None
@@ -292,7 +308,8 @@ def record_for(tree: Path, run: Rerun, contributor: str | None = None) -> dict[s
             "submission_json_sha256": meta, "submission": rp.submission, "code_hash": rp.code_hash, "track": rp.track,
             "resource": rp.resource, "revision": rp.revision, "model": rp.model, "rule": run.rule,
             "rerun": run.figures, "wall_time_s": first["wall_time_s"], "fit_s": first["fit_s"],
-            **({"randomised": run.randomised.to_dict()} if run.randomised is not None else {}),
+            **{KINDS[kind].record_key: runs[0].to_dict() if len(runs) == 1 else [r.to_dict() for r in runs]
+               for kind, runs in run.companions.items()},
             **({"randomised_not_run": run.randomised_not_run} if run.randomised_not_run else {}),
             **({"environment": run.environment} if run.environment is not None else {}),
             **({"contributor": contributor} if contributor else {}),
