@@ -484,6 +484,7 @@ def _validate(remote: Path, files: dict[str, bytes], key: str, capsys) -> tuple[
     return code, out, ref
 
 
+@pytest.mark.slow(reason="six pull requests validated on a git repository")
 def test_a_name_is_bound_to_the_key_that_first_landed_it(world, remote, tmp_path, capsys):
     from leaderboard.repository.signing import keygen, load_private_key
 
@@ -514,6 +515,7 @@ def test_a_name_is_bound_to_the_key_that_first_landed_it(world, remote, tmp_path
     assert code == 1 and "its signature does not hold under the key it names" in out
 
 
+@pytest.mark.slow(reason="five pull requests validated and two merged on a git repository")
 def test_the_key_holder_keeps_the_name_after_a_rotation_and_a_lost_key_is_re_bound_by_a_maintainer(
         world, remote, tmp_path, capsys):
     from leaderboard.repository.signing import ROTATIONS, load_private_key, load_rotations
@@ -638,6 +640,7 @@ def test_a_requirement_that_points_at_a_file_is_refused(tmp_path, requirement):
 # 7. an environment is keyed by the wheels it was built from
 
 
+@pytest.mark.slow(reason="two wheels built and three pip resolutions")
 def test_an_environment_is_keyed_by_its_wheels_and_never_reused_without_them(tmp_path):
     import hashlib
     import shutil
