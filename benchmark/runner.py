@@ -277,6 +277,7 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
     coverage = coverage_of(instances.ids, split_size, opts.limit)
     trained = None
     trained_ids = list(instances.ids)
+    paired: dict[str, Any] = {}
     if opts.randomised:  # the randomisation test: the same run on the model's randomised copy, paired with the trained
         if why_not_random:
             raise NotRandomisable(f"randomisation test not run: {why_not_random}")
@@ -289,8 +290,11 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
         trk.use_model(instances, _once(spec.load))
     elif opts.hidden is not None:  # a hidden copy of the model: its own instances and ground truth (benchmark.hidden)
         refuse_unconfined(opts.sandbox, opts.backend)
+        # the Result on the published model this run belongs to (its row on the board: `leaderboard.companions`)
+        paired = {"hidden": {"trained_result": result_path(results_dir, track, res.name, opts.model, name, coverage,
+                                                           split).name}}
         spec, copy_info, instances, coverage = copy_for_run(trk, res, opts.model, split, opts.hidden,
-                                                                   opts.hidden_limit, model_info, opts.hidden_round)
+                                                            opts.hidden_limit, model_info, opts.hidden_round)
         if spec.served is None:
             spec.load()
         model_info = model_record(spec, copy_info, instances)
@@ -302,7 +306,6 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
     ok = first.ok
     # failures are counted in n_failed; `excluded` counts instances where a metric is undefined
     metrics = summarise_runs(trk, [(r.scores, r.ok) for r in runs])
-    paired: dict[str, Any] = {}
     if trained is not None:  # the similarity of the two runs' maps, per instance, beside the scores
         compared = randomisation.compare_runs(randomisation.result_outputs(trained, trained_ids, data_home()),
                                               [r.entries for r in runs], instances.ids, trk.modality == "image")

@@ -211,11 +211,13 @@ class Submission:
         )
 
     def precheck(self) -> None:
-        """What the harness checks without running any of the submission: the entry module exists, every module
-        compiles (a syntax error is named with its real path before anything else happens), and no module takes
-        the name of a harness module (`benchmark.requirements.harness_modules`) or of a module its requirements
-        install here."""
-        from benchmark.requirements import harness_modules, requirement_modules
+        """What the harness checks without running any of the submission (`check`, `evaluate`, and `results
+        validate` / `verify` before any re-run): the entry module exists, every module compiles (a syntax error
+        is named with its real path before anything else happens), no requirement would replace a harness
+        package (`benchmark.requirements.never_runs`), and no module takes the name of a harness module
+        (`benchmark.requirements.harness_modules`), of a requirement (`import_names`) or of a module its
+        requirements install here."""
+        from benchmark.requirements import harness_modules, import_names, never_runs, requirement_modules
 
         self.module_file()
         for file in self.modules():
@@ -231,7 +233,10 @@ class Submission:
         if clash:
             raise SubmissionError(f"{self.path}: module '{clash[0]}' has the name of a module the harness uses "
                                   f"(the standard library's, xaibench's or one of its packages'); rename it")
-        clash = sorted(self.sibling_names() & requirement_modules(self.requires))
+        why = never_runs(self.requires)
+        if why:
+            raise SubmissionError(f"{self.name} requires {why}")
+        clash = sorted(self.sibling_names() & (requirement_modules(self.requires) | import_names(self.requires)))
         if clash:
             raise SubmissionError(f"{self.path}: module '{clash[0]}' has the name of a module its requirements "
                                   "install; rename it")
@@ -588,9 +593,24 @@ def load_submission(path: str | Path) -> Submission:
     return out
 
 
+# what a data file may never be (`code_like`): Python source, bytecode, a compiled extension, a path configuration
+CODE_SUFFIXES = (".py", ".pyc", ".pyo", ".so", ".pyd", ".pth")
+
+
+def code_like(rel: str) -> str:
+    """Why the path `rel` (relative, '/' between folders) names code rather than data — "" when it does not: a
+    file under a `__pycache__` folder, or one whose name ends in `CODE_SUFFIXES` (case folded: `.PYC` too)."""
+    parts = rel.split("/")
+    if "__pycache__" in (p.casefold() for p in parts[:-1]):
+        return "under __pycache__ (bytecode)"
+    suffix = next((s for s in CODE_SUFFIXES if parts[-1].casefold().endswith(s)), "")
+    return {".py": "a Python module", ".pth": "a path configuration file (.pth)"}.get(
+        suffix, f"compiled code ({suffix})" if suffix else "")
+
+
 def _declared_files(table: object, toml: Path) -> dict[str, str]:
     """`[files]` checked: `name = "relative/path"` per data file, each a regular file inside the folder
-    (no `..`, no absolute path, no symbolic link on the way), not a module, at most `MAX_FILE_BYTES`."""
+    (no `..`, no absolute path, no symbolic link on the way), never code (`code_like`), at most `MAX_FILE_BYTES`."""
     if not isinstance(table, dict):
         raise _fail(toml, "[files] must be a table of name = \"relative/path\"")
     folder = toml.parent
@@ -608,12 +628,15 @@ def _declared_files(table: object, toml: Path) -> dict[str, str]:
             if folder.joinpath(*parts[:i]).is_symlink():
                 raise _fail(toml, f"[files] {name}: {'/'.join(parts[:i])} is a symbolic link; copy the data into "
                             "the folder")
+        if rel == "submission.toml":
+            raise _fail(toml, f"[files] {name}: submission.toml is always included; declare data files only")
+        code = code_like(rel)
+        if code:
+            raise _fail(toml, f"[files] {name}: {rel} is {code}, not data (a data file is never .py, .pyc, .pyo, .so, "
+                        ".pyd or .pth, nor under __pycache__: modules are the package's .py files, and nothing "
+                        "compiled is ever loaded); declare data files only")
         if not path.is_file():
             raise _fail(toml, f"[files] {name}: {rel} is not a file in the folder")
-        module = path.suffix == ".py" and all(p.removesuffix(".py").isidentifier() for p in parts)
-        if module or rel == "submission.toml":
-            raise _fail(toml, f"[files] {name}: {rel} is a module or submission.toml, which are always included; "
-                        "declare data files only")
         if rel in out.values():
             raise _fail(toml, f"[files] {name}: {rel} is declared twice")
         out[name] = rel

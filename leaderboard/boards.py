@@ -9,9 +9,10 @@ rules of its neighbours, in this order:
 2. roles (`submission.role` in the Result, from `submission.toml`): only *methods* are ranked.
    Controls (floors: random, constant, text-blind answers) and references (ceilings allowed to read
    more) are shown as marked rows at the place their primary value puts them, never ranked;
-   the randomisation test (`leaderboard.randomisation`, Adebayo et al. 2018) pairs every row with its
-   run on a randomised copy of the model: a *model-blind* method is shown with the controls (and sets a
-   floor like them), one whose own randomised run could not be compared is shown, not ranked;
+   the randomisation test (`leaderboard.randomisation`, Adebayo et al. 2018) reads every row's own run on a
+   randomised copy of the model (its companion run, `leaderboard.companions`: never another file's):
+   a *model-blind* method is shown with the controls (and sets a floor like them), one whose own
+   randomised run could not be compared is shown, not ranked;
 3. the ranks, their intervals and ties by the paired bootstrap (`leaderboard.ranks`), after the gate
    (`leaderboard.verdicts`); no control Result, no ranks;
 4. the verdict (`leaderboard.verdicts`) and the metrics' agreement (`leaderboard.agreement`).
@@ -30,14 +31,12 @@ import numpy as np
 
 from benchmark.bootstrap import N_BOOT
 from benchmark.errors import XaibenchError
-from benchmark.hidden import hidden_of
-from benchmark.randomisation import randomisation_of
 from benchmark.results import MetricSummary, Result, describe_coverage
 from leaderboard import stats
 from leaderboard.agreement import AGREEMENT_FLOOR, all_metric_ranks, metric_agreement
 from leaderboard.ranks import NO_FLOOR, method_ranks, paired
+from leaderboard import companions, selection
 from leaderboard import hidden as hidden_copies
-from leaderboard import selection
 from leaderboard.randomisation import THRESHOLD, Sanity, judge, pair
 from leaderboard.verdicts import Verdict, below_gate, gate_of, gated_verdict, verdict
 
@@ -167,24 +166,20 @@ def boards(results: Iterable[Result], verified_only: bool = False, threshold: fl
     """One ranked `Board` per (track, resource name, model name), sorted by that key.
 
     `verified_only`: rank only results whose `status` is "signed" (the rest are named in a warning).
-    Randomised-model Results (`benchmark.randomisation`) are not rows: each pairs with its row's Result for the
-    randomisation test, judged at the similarity `threshold` (`leaderboard.randomisation`)."""
+    Companion runs (`leaderboard.companions`: randomised-model Results) are not rows: each row reads only its
+    own (`companions.resolve`: those attached to it, else those of `results` in its own folder), for the
+    randomisation test judged at the similarity `threshold` (`leaderboard.randomisation`)."""
     if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not -1.0 <= threshold <= 1.0:
         raise ValueError(f"the randomisation test's threshold must be a number in [-1, 1], got {threshold!r}")
     groups: dict[tuple[str, str, str], list[Result]] = defaultdict(list)
-    randomised: dict[tuple[str, str, str], list[Result]] = defaultdict(list)
-    hidden: dict[tuple[str, str, str], list[Result]] = defaultdict(list)
-    for r in results:
-        key = (r.track, str(r.resource["name"]), str(r.model["name"]))
-        kind = randomised if randomisation_of(r) is not None else hidden if hidden_of(r) is not None else groups
-        kind[key].append(r)
-    return [_board(key, groups[key], verified_only, randomised[key], float(threshold), hidden[key])
-            for key in sorted(groups)]
+    rows, runs = companions.resolve(results)
+    for r in rows:
+        groups[(r.track, str(r.resource["name"]), str(r.model["name"]))].append(r)
+    return [_board(key, groups[key], runs, verified_only, float(threshold)) for key in sorted(groups)]
 
 
-def _board(key: tuple[str, str, str], results: list[Result], verified_only: bool = False,
-           randomised: list[Result] | None = None, threshold: float = THRESHOLD,
-           hidden: list[Result] | None = None) -> Board:
+def _board(key: tuple[str, str, str], results: list[Result], runs: dict[int, dict[str, list[Result]]],
+           verified_only: bool = False, threshold: float = THRESHOLD) -> Board:
     """The board of one (track, resource, model): the results it may rank chosen step by step (integrity,
     one resource revision, one set of instances, one result per submission), each step's warnings, the
     primary metric and the columns, then the ranks and the verdict (`_analyse`)."""
@@ -204,14 +199,15 @@ def _board(key: tuple[str, str, str], results: list[Result], verified_only: bool
     shown = chosen + sorted(unranked, key=lambda r: str(r.submission["name"]))
     names, labels, directions = selection.columns(primary, shown)
     direction = directions[primary]
-    sanity = _sanity(track, chosen, randomised or [], verified_only, primary, direction, threshold)
+    sanity = _sanity(track, chosen, runs, verified_only, primary, direction, threshold)
 
     a = _analyse(track, chosen, primary, names, directions, sanity)
     warnings += a.warnings
     rows = [_row(a.ranks[k], r, a, k) for k, r in enumerate(chosen)]
     for row, s in zip(rows, sanity):
         row.sanity = s
-    h = _hidden(track, chosen, sanity, hidden or [], verified_only, primary, direction, rows)
+    h = _hidden(track, chosen, sanity, [runs.get(id(r), {}).get("hidden", []) for r in chosen], verified_only,
+                primary, direction, rows)
     rows = _order(rows, direction, primary, by_hidden=h is not None)
     rows += sorted((_row(None, r) for r in unranked), key=lambda row: (row.submission, row.version, row.path))
     board = Board(
@@ -263,14 +259,13 @@ def _no_hidden(track: str) -> str:
             "(`xaibench evaluate ... --hidden-draws 3`)")
 
 
-def _hidden(track: str, chosen: list[Result], sanity: list[Sanity], hidden: list[Result], verified_only: bool,
+def _hidden(track: str, chosen: list[Result], sanity: list[Sanity], hidden: list[list[Result]], verified_only: bool,
             primary: str, direction: str, rows: list[Row]) -> tuple[hidden_copies.HiddenBoard, Verdict] | None:
     """The board's hidden-copy analysis (`leaderboard.hidden`) applied to its rows (in `chosen`'s order): each row's
-    hidden scores and its rank from them (the public rank kept beside), and the verdict on the copies; None when no
-    row was run on a copy."""
-    if verified_only:
-        hidden = [r for r in hidden if selection.status_of(r) in selection.TRUSTED]
-    hidden = [r for r in hidden if selection.status_of(r) != "modified"]
+    hidden scores from its own hidden-copy runs (`hidden`, its companions), its rank from them (the public rank
+    kept beside), and the verdict on the copies; None when no row was run on a copy."""
+    trusted = selection.TRUSTED if verified_only else (*selection.TRUSTED, "unsigned", "self-reported")
+    hidden = [[r for r in own if selection.status_of(r) in trusted] for own in hidden]
     blind = [s.blind for s in sanity]
     roles = []
     for r, s in zip(chosen, sanity):
@@ -331,14 +326,18 @@ def _score_rule(track: str) -> bool:
     return True if trk is None else bool(trk.randomisation_score_rule)
 
 
-def _sanity(track: str, chosen: list[Result], randomised: list[Result], verified_only: bool, primary: str,
-            direction: str, threshold: float) -> list[Sanity]:
-    """Each chosen row's randomisation test, against the board's randomised-model Results (with
-    `verified_only`, only those whose signature holds here, as for the rows)."""
+def _sanity(track: str, chosen: list[Result], runs: dict[int, dict[str, list[Result]]], verified_only: bool,
+            primary: str, direction: str, threshold: float) -> list[Sanity]:
+    """Each chosen row's randomisation test, against its own randomised-model runs (`runs`, from
+    `companions.resolve`; with `verified_only`, only those whose signature holds here, as for the rows)."""
     trk = _installed(track)
-    if verified_only:
-        randomised = [r for r in randomised if selection.status_of(r) in selection.TRUSTED]
-    return [judge(trk, r, *pair(r, randomised), primary, direction, threshold) for r in chosen]
+    out = []
+    for r in chosen:
+        own = runs.get(id(r), {}).get("randomised", [])
+        if verified_only:
+            own = [x for x in own if selection.status_of(x) in selection.TRUSTED]
+        out.append(judge(trk, r, *pair(r, own), primary, direction, threshold))
+    return out
 
 
 @dataclass
@@ -376,7 +375,7 @@ def _analyse(track: str, chosen: list[Result], primary: str, names: list[str],
 
     # the gate: methods below it rank after those that pass
     gate = gate_of(track, names)
-    below = below_gate(gate, chosen, methods, controls, p)
+    below = below_gate(gate, chosen, methods, controls, p, [selection.trusted(r) for r in chosen])
     # groups: 0 = passes the gate, 1 = below it, 2 = no primary value (every instance failed)
     groups = {i: (2 if p.points[primary][i] is None else 1 if below[i] else 0) for i in methods}
 

@@ -5,10 +5,11 @@ pattern weights, IDC's Kim CNN / HAN relying on planted words, the RCNN with vet
 row's Result on the published model, its Results on the copies of **one round** (one secret; `benchmark.models.hidden`).
 Pure functions over `benchmark.results.Result` objects.
 
-* **Which runs.** A row's hidden-copy Results are those of the same submission code (name, hash, parameters); the
-  board takes the round most of its rows were run in (ties: the newest), never two rounds at once, and per draw the
-  newest Result. A row whose runs miss a draw of the board, or cover other instances of a copy than the other rows,
-  has no hidden score ("incomplete").
+* **Which runs.** A row's hidden-copy Results are its own companion runs (`leaderboard.companions`: its own folder,
+  or its own signed verification record in a results repository) of the same submission code (name, hash,
+  parameters); the board takes the round most of its rows were run in (ties: the newest), never two rounds at once,
+  and per draw the newest Result. A row whose runs miss a draw of the board, or cover other instances of a copy
+  than the other rows, has no hidden score ("incomplete").
 * **Scores.** Per copy d the track's estimate under the board's paired bootstrap draws of that copy's instances
   (`benchmark.bootstrap.draw_weights`, seed `SEED + 101 + d`: the same draws for every row); the copies themselves
   are resampled too (multiplicities v_bd over the D copies, `draw_seed_weights`, seed `SEED + 7`), and a metric's
@@ -41,7 +42,7 @@ from leaderboard import stats
 from leaderboard.ranks import Paired
 from leaderboard.selection import newest_first, sub_label
 
-__all__ = ["BEAT_PRIOR", "HiddenBoard", "HiddenRow", "analyse", "is_prior", "runs_of"]
+__all__ = ["BEAT_PRIOR", "HiddenBoard", "HiddenRow", "analyse", "is_prior", "summary"]
 
 BEAT_PRIOR = "does not beat a data prior on models it has not seen"
 
@@ -86,11 +87,6 @@ def _same_code(row: Result, run: Result) -> bool:
         and run.submission.get("parameters") == row.submission.get("parameters")
 
 
-def runs_of(row: Result, hidden: Sequence[Result]) -> list[Result]:
-    """The hidden-copy Results of `row`'s submission code among `hidden` (any round, any draw)."""
-    return [h for h in hidden if _same_code(row, h)]
-
-
 def _round_of(per_row: list[list[Result]]) -> str | None:
     """The board's round: the one most rows were run in, ties broken by the newest run."""
     counts: Counter[str] = Counter()
@@ -106,11 +102,12 @@ def _round_of(per_row: list[list[Result]]) -> str | None:
     return max(counts, key=lambda r: (counts[r], newest.get(r, "")))
 
 
-def analyse(track: Any, chosen: list[Result], roles: list[str], blind: list[bool], hidden: Sequence[Result],
+def analyse(track: Any, chosen: list[Result], roles: list[str], blind: list[bool], hidden: Sequence[Sequence[Result]],
             primary: str, direction: str) -> tuple[HiddenBoard, list[HiddenRow], Paired] | None:
-    """The board's hidden-copy analysis (module docstring), or None when no row was run on a hidden copy. `roles` are
-    the rows' roles after the randomisation test (a model-blind method is a "control"), `blind` marks those."""
-    per_row = [runs_of(r, hidden) for r in chosen]
+    """The board's hidden-copy analysis (module docstring), or None when no row was run on a hidden copy. `hidden`:
+    each row's own hidden-copy runs (its companions); `roles` are the rows' roles after the randomisation test (a
+    model-blind method is a "control"), `blind` marks those."""
+    per_row = [[h for h in own if hidden_of(h) is not None and _same_code(r, h)] for r, own in zip(chosen, hidden)]
     rnd = _round_of(per_row)
     if rnd is None:
         return None

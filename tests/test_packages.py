@@ -167,7 +167,7 @@ def test_imports_outside_the_folder_are_refused_with_the_fix(tmp_path):
     ("symlink module", r"extra.py: is a symbolic link; copy the module into the folder"),
     ("fifo module", r"extra.py: is not a regular file"),
     ("oversized", rf"weights.txt: is {MAX_FILE_BYTES + 1:,} bytes; a module or data file may have at most"),
-    ("module as data", r"is a module or submission.toml, which are always included"),
+    ("module as data", r"\[files\] weights: lexicon.py is a Python module, not data"),
     ("bad requirement", r"requirement 'shap>>0.46' is not PEP 508"),
     ("url requirement", r"requirement 'shap @ https://example.org/shap.whl' is a URL"),
     ("twice", r"requirement 'SHAP' is listed twice"),
@@ -433,7 +433,10 @@ RUN = dict(track="aixi", resource="aixi/shape-ssin", model="function", sandbox="
 @pytest.fixture(scope="module")
 def world(aixi_home, tmp_path_factory):
     """A results folder and an empty bare git results repository."""
+    from tests.test_results_repository import contributor
+
     os.environ["XAIBENCH_HOME"] = str(aixi_home)
+    contributor()  # the key `submit` signs with
     root = tmp_path_factory.mktemp("package-world")
     remote = root / "results.git"
     subprocess.run(["git", "init", "--quiet", "--bare", str(remote)], check=True)
@@ -455,7 +458,9 @@ def propose(folder: Path, results: Path, remote: Path, name: str) -> str:
     from leaderboard.repository.layout import parse_result_path
     from leaderboard.repository.submit import package
 
-    files = package(load_submission(folder), results)
+    from tests.test_results_repository import sign
+
+    files = sign(package(load_submission(folder), results))
     with GitStore(str(remote)) as store:
         store.propose(files, name, name)
     return next(rel for rel in files if parse_result_path(rel))
