@@ -370,8 +370,9 @@ def _prepare(cfg: TextTrainConfig, name: str, key: dict, n_classes: int, xtr: li
         module.embedding.weight.requires_grad_(False)
     if cfg.adam not in ("fused", "loop"):
         raise ValueError(f"adam must be 'fused' or 'loop', got {cfg.adam!r}")
-    opt = torch.optim.Adam([p for p in module.parameters() if p.requires_grad], lr=cfg.lr,
-                           **({"fused": True} if cfg.adam == "fused" else {"foreach": False}))
+    fused = cfg.adam == "fused"
+    opt = torch.optim.Adam([p for p in module.parameters() if p.requires_grad], lr=cfg.lr, fused=fused or None,
+                           foreach=None if fused else False)
     return _TextRun(cfg=cfg, name=name, key=key, vocab=vocab, n_added=n_added, index=index, max_len=max_len,
                     truncated=truncated, itr=itr, ytr=ytr, iva=iva, yva=yva, rmask=rmask, rhas=rhas, kwargs=kwargs,
                     module=module, found=found, opt=opt)
