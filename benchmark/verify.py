@@ -11,7 +11,10 @@ For each Result file:
 5. a randomised-model Result (`benchmark.randomisation`) is re-scored with the randomised copy of the model,
    rebuilt from its seed (its hash must be the Result's), and the similarity of its maps to those of the
    trained Result it was paired with (beside it, `trained_path`, checked against the digest it recorded)
-   is computed again and compared per instance.
+   is computed again and compared per instance;
+6. a hidden-copy Result (`benchmark.hidden`) is re-scored on the copy rebuilt from this home's secret (its round
+   must be this home's, `benchmark.models.hidden.local_round`; the draw's commitment and the copy's hash must be the
+   Result's), against the copy's ground truth.
 
 Verdicts are recorded in `$XAIBENCH_HOME/verdicts.json` with the sha256 of the file they judged; the
 leaderboard marks a Result whose latest verdict failed (and the static board leaves it out) for as
@@ -53,6 +56,7 @@ def verify_result(path: Path) -> Verdict:
     import numpy as np
 
     from benchmark.cache import read_only
+    from benchmark.hidden import hidden_of
     from benchmark.randomisation import compare_runs, randomisation_of, result_outputs, similarity_arrays
     from benchmark.resources import data_home, load_resource
     from benchmark.results import Result, ids_digest, outputs_digest
@@ -85,7 +89,11 @@ def verify_result(path: Path) -> Verdict:
             raise XaibenchError(f"resource {res.name} is now at revision {res.revision}, the Result was scored "
                                 f"on {r.resource['revision']}")
         trk = get_track(r.track)
-        instances = trk.instances(res, r.resource["split"], cov.get("limit"))
+        hidden = hidden_of(r)
+        if hidden is not None:
+            instances = _hidden_instances(trk, res, r, hidden, cov.get("limit"))
+        else:
+            instances = trk.instances(res, r.resource["split"], cov.get("limit"))
         if ids_digest(instances.ids) != cov["ids_sha256"]:
             raise XaibenchError("the resource no longer gives the instances the Result covers")
         randomisation = randomisation_of(r)
@@ -135,6 +143,31 @@ def trained_path(randomised: Path, name: str | None = None) -> Path:
     if name is not None and (not isinstance(name, str) or Path(name).name != name or not name.endswith(".json")):
         raise XaibenchError(f"it names its trained Result {name!r}, which is not a file name")
     return randomised.parent.parent / (name or randomised.name)
+
+
+def _hidden_instances(trk, res, r, hidden: dict, limit: int | None):
+    """The instances (with the copy's ground truth) of the hidden copy a Result was scored on, rebuilt from this
+    home's secret: its round must be this home's, and the draw's commitment and the copy's hash the Result's."""
+    from benchmark.hidden import copy_for_run
+    from benchmark.models.hidden import local_round
+
+    rnd = local_round()
+    if str(hidden.get("round")) != rnd.id:
+        raise XaibenchError(f"it was scored on a hidden copy of round {hidden.get('round')}, and this home's secret is "
+                            f"round {rnd.id}: only that round's secret rebuilds the copy")
+    draw = hidden.get("draw")
+    if isinstance(draw, bool) or not isinstance(draw, int):
+        raise XaibenchError(f"its hidden copy names no draw index ({draw!r})")
+    spec, info, instances, _ = copy_for_run(trk, res, r.model["name"], r.resource["split"], draw, limit,
+                                            {"hash": hidden.get("of", "")}, rnd)
+    if info["hidden"]["commitment"] != hidden.get("commitment"):
+        raise XaibenchError(f"hidden copy {draw} of round {rnd.id} commits to {info['hidden']['commitment'][:12]}, the "
+                            f"Result to {str(hidden.get('commitment'))[:12]}")
+    if str(info["hash"]) != str(r.model.get("hash")):
+        raise XaibenchError(f"the hidden copy rebuilt from the secret has hash {info['hash']}, the Result names "
+                            f"{r.model.get('hash')}")
+    trk.use_model(instances, spec.load)
+    return instances
 
 
 def _use_randomised(trk, res, instances, r, randomisation: dict) -> None:

@@ -347,7 +347,7 @@ def metrics_board(
 
     from benchmark.gtfree.compute import GT_TRACKS, compute_board
     from benchmark.resources.store import data_home
-    from benchmark.randomisation import randomisation_of
+    from leaderboard import companions
     from benchmark.results import load_results
     from leaderboard.metric_board import metric_board, print_rich, summaries, to_csv
 
@@ -360,7 +360,7 @@ def metrics_board(
     chosen = [r for r in found if r.track in GT_TRACKS and (track is None or r.track == track)
               and (resource is None or _matches_resource(r.resource["name"], resource))
               and (model is None or r.model.get("name") == model)
-              and randomisation_of(r) is None]  # a randomised-model run is the randomisation test's, not a board's
+              and companions.kind_of(r) is None]  # a randomised-model or hidden-copy run is a row's, not a board's
     for r in [r for r in chosen if getattr(r, "status", "unsigned") == "modified"]:
         _warn(f"{getattr(r, 'path', r.submission['name'])}: changed after it was written (its signature fails); "
               "left out of the metric board")

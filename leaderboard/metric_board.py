@@ -262,11 +262,11 @@ def metric_board(results: Iterable[Result], home: Path) -> list[Agreement]:
     """Rows for every GT board whose GT-free metrics were computed (`xaibench metrics-board`)."""
     from benchmark.gtfree.compute import GT_TRACKS, board_dir, load_board_scores
 
-    from benchmark.randomisation import randomisation_of
+    from leaderboard.companions import kind_of
 
     groups: dict[tuple[str, str, str], list[Result]] = {}
     for r in results:
-        if r.track in GT_TRACKS and randomisation_of(r) is None:  # randomised-model runs are not board rows
+        if r.track in GT_TRACKS and kind_of(r) is None:  # randomised-model and hidden-copy runs are not board rows
             groups.setdefault((r.track, r.resource["name"], r.model["name"]), []).append(r)
     from benchmark.gtfree.meta import load_meta
 

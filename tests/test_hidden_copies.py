@@ -223,3 +223,16 @@ def test_a_worker_that_could_read_the_secret_gets_no_hidden_copy(home, tmp_path,
     with pytest.raises(NoHiddenCopy, match="could read the secret .*Landlock is not available"):
         evaluate("uniform", **AIXI, limit=2, results_dir=tmp_path, hidden=0, sandbox="none")
     assert not list(tmp_path.rglob("*.json"))  # nothing written
+
+
+def test_verify_rescores_a_hidden_run_on_the_copy_rebuilt_from_the_secret(home, tmp_path):
+    from benchmark.verify import verify_result
+
+    r = evaluate("centre-prior", **AIXI, limit=4, results_dir=tmp_path, hidden=0)
+    assert verify_result(r.path).ok, verify_result(r.path).problems
+    data = json.loads(Path(r.path).read_text())
+    data["model"]["hidden"]["round"] = "local-000000000000"  # a round this home holds no secret of
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps(data))
+    problems = verify_result(other).problems
+    assert any("only that round's secret rebuilds the copy" in p for p in problems), problems
