@@ -76,8 +76,10 @@ def test_an_aixi_copy_holds_its_ground_truth_exactly(name):
         assert {tuple(sorted(f.weights)) for f in copies} == {(0.0, 0.5, 1.0)}
         assert len({f.order for f in copies}) > 1
     else:
-        w = np.array([x for f in copies for x in f.weights if x > 0])
-        assert 0.1 <= w.min() and w.max() <= 1.0 and len(set(np.round(w, 6))) == len(w)
+        for f in copies:  # spread: the heavier in [0.5, 1], the lighter 2 to 10 times lighter
+            heavy, light = sorted((x for x in f.weights if x > 0), reverse=True)
+            assert 0.5 <= heavy <= 1.0 and 0.1 <= light / heavy <= 0.5
+        assert len({f.weights.index(0.0) for f in copies}) == 3  # every pattern can be the irrelevant one
 
 
 def test_the_aixi_track_serves_the_copy_with_its_own_maps(home):

@@ -69,17 +69,19 @@ def get_function(name: str, class_rule: str = "count") -> AixiFunction:
     return f if class_rule == f.class_rule else AixiFunction(f.name, f.weights, f.task, class_rule)
 
 
-# a hidden copy's relevant pattern weights are drawn from U(HIDDEN_LOW, HIDDEN_HIGH) [I]: spread (a factor of up to
-# 10 between two patterns, as the published 1/2 : 1/6 is 3) and bounded away from 0, so every relevant pattern
-# carries visible mass in the ground truth; one pattern, drawn uniformly, is irrelevant (weight 0)
-HIDDEN_LOW, HIDDEN_HIGH = 0.1, 1.0
+# a hidden copy's two relevant pattern weights are spread [I]: the heavier is drawn from U(HEAVY_LOW, 1) and the
+# lighter is the heavier times U(LIGHT_LOW, LIGHT_HIGH) — between 2 and 10 times lighter, as the published 1/2 : 1/6
+# is 3 —, so the ground truth ranks the patterns (a map that marks every object alike, the foreground, does not), and
+# every relevant pattern keeps visible mass; the third pattern, drawn uniformly, is irrelevant (weight 0)
+HEAVY_LOW, LIGHT_LOW, LIGHT_HIGH = 0.5, 0.1, 0.5
 
 
 def hidden_function(published: AixiFunction, rng: np.random.Generator) -> AixiFunction:
     """A hidden copy of `published` (issue #50, `benchmark.models.hidden`), its reasoning drawn from `rng`:
 
     * SSIN / SUUM: one pattern (uniform over the three) gets weight 0 — an object of it is drawn in the image but
-      contributes nothing — and the other two weights are drawn independently from U(HIDDEN_LOW, HIDDEN_HIGH);
+      contributes nothing —, the other two (in a uniformly drawn order) the spread weights above: the heavier
+      U(HEAVY_LOW, 1), the lighter the heavier × U(LIGHT_LOW, LIGHT_HIGH);
     * Class: the order of the patterns is drawn (a uniform permutation): the label compares the first two
       (`count`: [ι_a > ι_b]; `weighted`: [w_a ι_a − w_b ι_b > 0]) and the third is irrelevant; the ground-truth
       weights are the published ones (1, 0.5, 0) carried over to the drawn patterns.
@@ -93,9 +95,11 @@ def hidden_function(published: AixiFunction, rng: np.random.Generator) -> AixiFu
             weights[k] = float(published.weights[rank])
         return AixiFunction(published.name, (weights[0], weights[1], weights[2]), published.task,
                             published.class_rule, (order[0], order[1], order[2]))
-    zero = int(rng.integers(3))
-    drawn = rng.uniform(HIDDEN_LOW, HIDDEN_HIGH, size=3)
-    w = [0.0 if k == zero else float(drawn[k]) for k in range(3)]
+    zero, heavy, light = (int(k) for k in rng.permutation(3))
+    w = [0.0, 0.0, 0.0]
+    w[heavy] = float(rng.uniform(HEAVY_LOW, 1.0))
+    w[light] = w[heavy] * float(rng.uniform(LIGHT_LOW, LIGHT_HIGH))
+    assert w[zero] == 0.0
     return AixiFunction(published.name, (w[0], w[1], w[2]), published.task, published.class_rule)
 
 

@@ -108,8 +108,9 @@ class AixiTrack(Track):
             return ModelSpec(name="cnn", modality="image", white_box=True, loader="image", directory=directory), info
         raise ResourceError(f"the aixi track has no model '{name}'; choose one of: {', '.join(self.models)}")
 
-    hidden_construction = ("v1: the counting rule with its pattern weights drawn from the secret — one pattern "
-                           "irrelevant (weight 0), the others U(0.1, 1); Class: the patterns' order drawn")
+    hidden_construction = ("v2: the counting rule with its pattern weights drawn from the secret — one pattern "
+                           "irrelevant (weight 0), the others spread (the heavier U(0.5, 1), the lighter 2–10 times "
+                           "lighter); Class: the patterns' order drawn")
     no_hidden_copy = ("the AIXI CNN is trained on images: no construction keeps a copy's ground truth exact (the "
                       "function model's boards have hidden copies)")
 
