@@ -96,7 +96,8 @@ class Row:
         if self.blind:
             return "model-blind"
         if self.role == "method" and self.hidden is not None and self.hidden.reason:
-            return "data prior" if self.hidden.reason.startswith(hidden_copies.BEAT_PRIOR) else "no hidden score"
+            return ("below a data prior" if self.hidden.reason.startswith(hidden_copies.BEAT_PRIOR)
+                    else "no hidden score")
         return self.role if self.role in ("control", "reference") else ""
 
 

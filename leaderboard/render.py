@@ -72,6 +72,8 @@ _RANKS = (
     f"{TIED} tied (the data cannot separate them) · rank 95%: the rank's bootstrap interval · "
     "ctrl: a control (a floor), ref: a reference allowed to read more (a ceiling), never ranked · "
     "blind: a method whose maps do not depend on the model (randomisation test), shown with the controls · "
+    "hidden: the primary metric on hidden copies of the model drawn from a secret (where a board has them, its ranks "
+    "come from there, and ✗ below a data prior marks a method that does not beat the best data prior there) · "
     "ρ rand.: mean Spearman ρ of each instance's (signed) maps on the trained and on a randomised model · "
     "all-metric: the methods' order by mean normalised rank over every metric"
 )

@@ -190,7 +190,7 @@ def test_a_map_that_recognises_the_published_model_ranks_no_better_than_its_hone
     assert rows["recogniser"].rank == rows["object-occlusion"].rank and rows["recogniser"].tied
     # a data prior submitted as a method is listed, not ranked: it does not beat the data-prior control there
     assert rows["mask-as-method"].rank is None and rows["mask-as-method"].hidden.reason.startswith(BEAT_PRIOR)
-    assert rows["mask-as-method"].marker == "data prior"
+    assert rows["mask-as-method"].marker == "below a data prior"
     assert b.hidden is not None and b.hidden.draws == [0, 1] and b.public_verdict is not None
     assert b.hidden.floor == "foreground" and b.hidden.floor_kind == "data prior"
     text = to_text([b], width=200)
