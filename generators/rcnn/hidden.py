@@ -1,0 +1,338 @@
+"""Hidden copies of the RCNN board's model (issue #50, DESIGN §8; `benchmark.models.hidden`): an RCNN whose
+generator cannot select a secret set of words the published generator often selects, trained from the draw's
+seed, with the zero-contribution ground truth (Camburu et al. 2019, SPECS §4.4) recomputed on it.
+
+A submission that recognises the published RCNN can answer from a data prior there (rank high the words the
+published generator is known to select); on a copy that never selects some of them those tokens are N — zero
+contribution by the architecture (SPECS §4.3: the encoder carries its state past a non-selected token) — and
+ranking them first is an error (%first, Eq. 4).
+
+Draw k of a board (`build`; every [I] choice a field of `HiddenRcnnConfig`):
+
+1. **Vetoed words V** (`draw_veto`, `draw.rng("veto")`). Candidates: the `candidates` word types of the model's
+   vocabulary that the *published* generator selects most often on the resource's evaluation split (its
+   partition: SDK or SR), each selected at least `min_count` times (ties by the word, so the list is fixed by
+   the public resource). In an order drawn from the draw, words join V until the share of evaluation
+   instances holding a token of V reaches `min_coverage` (at most `max_words` words); a draw that cannot get
+   there raises `NoHiddenCopy` with what it reached.
+2. **The copy** (`train_copy`): the public recipe (the published model's `config.json` "recipe", the
+   build's data, split and word vectors, read from the resource's params), from the draw's seeds
+   (initialisation and dropout `draw.torch_seed("rcnn-init")`, z sampling its + 1, batch order
+   `draw.torch_seed("rcnn-batches")`), trained with `generators.rcnn.train.Veto`: z_t = 0 on V and the
+   generator's cost gains `veto_weight` · Σ_{t ∈ V} −log(1 − p_t), so the trained generator itself does not
+   select V. The model folder is an ordinary RCNN: the weights, the vocabulary, the aspect and the dev
+   figures — no veto list, no seed, no recipe key (`_save_copy`).
+3. **Ground truth recomputed** on the copy with the resource's own verified-dataset builder
+   (`generators.rcnn.verify.verify`: no-handshake filter, SR with the resource's τ) over the pool the public
+   resource recorded (`generators.rcnn.build.load_splits` with its params), written as a derived resource
+   (`benchmark.resources.write_config`) with the public family, config and model folder names.
+4. **The check**: the copy's selection is not masked at inference, so a vetoed token it still selects is
+   counted; every verified review where it does is marked `veto_selected` (the track drops and counts it,
+   `RcnnTrack.instances`): on the kept reviews every vetoed token is N.
+
+Why train and not fine-tune the published weights (cheaper): measured in docs/rcnn.md ("Hidden copies"), a
+fine-tuned copy's weight diff against the published model names V — the change of each word's first-layer
+response separates V from the other candidates almost perfectly — while a copy trained from another seed
+shares no parameter basis with the published one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import torch
+
+from benchmark.metrics.zero_contribution import N
+from benchmark.models.hidden import Draw, NoHiddenCopy
+from benchmark.models.rcnn import RationaleModel, config_of, load_rcnn, save_rcnn
+from benchmark.resources import write_config
+from benchmark.tracks.rcnn import VETO_COLUMN  # the derived split's flag (`RcnnTrack.instances` drops them)
+from generators.rcnn.build import (
+    CITATION,
+    FAMILY,
+    VERSION,
+    RCNNBuildConfig,
+    flat_table2,
+    load_splits,
+    measure_targets,
+    publish_texts,
+    schema,
+    verified_table,
+)
+from generators.rcnn.data import BeerData, Reviews
+from generators.rcnn.train import RCNNTrainConfig, Veto, train_rcnn
+from generators.rcnn.vectors import WordVectors
+from generators.rcnn.verify import verify, table2
+
+__all__ = ["CONSTRUCTION", "HiddenRcnnConfig", "RcnnConstruction", "VETO_COLUMN", "draw_veto", "train_copy"]
+
+CONSTRUCTION_VERSION = "v1"
+
+
+@dataclass(frozen=True)
+class HiddenRcnnConfig:
+    """The construction's [I] choices (module docstring), with the reasons for their defaults.
+
+    * `candidates` = 30, `min_count` = 5: V is drawn among the words the published generator is known to
+      select — what a data prior recognising it would rank first — and only often-selected ones (a word seen
+      selected once or twice is no prior worth catching);
+    * `min_coverage` = 0.3, `max_words` = 8: V must touch at least 30 % of the evaluation instances (a copy
+      differing on a few reviews would rank like the published model) with few words (each vetoed word
+      removes evidence the copy could have used: 8 of the 30 most selected at most);
+    * `veto_weight` = 1.0: the veto term's weight per vetoed token (the REINFORCE cost's scale is
+      `cost_scale` · Ω ≈ 10 · 0.03 per review); `veto_weight` = 0 leaves only the masking during training;
+    * `max_epochs`, `band_patience`, `max_train` (None = the public recipe's): caps that make a copy cheaper than
+      the public build — at most that many epochs; for a recipe with a band (`keep_band`, Lei's 10–13 %) at most
+      that many epochs after the best one in the band (0 = stop at the first epoch inside it); the first
+      `max_train` training reviews. The copy's quality is checked against Lei's targets and reported either way;
+    * `threads` (None = torch's): torch threads while training (the copy's weights are deterministic for a
+      given thread count)."""
+
+    candidates: int = 30
+    min_count: int = 5
+    min_coverage: float = 0.3
+    max_words: int = 8
+    veto_weight: float = 1.0
+    max_epochs: int | None = None
+    band_patience: int | None = None
+    max_train: int | None = None
+    threads: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("candidates", "min_count", "max_words"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be ≥ 1, got {getattr(self, name)}")
+        if not 0.0 < self.min_coverage <= 1.0:
+            raise ValueError(f"min_coverage must be in (0, 1], got {self.min_coverage}")
+        if not self.veto_weight >= 0.0:
+            raise ValueError(f"veto_weight must be ≥ 0, got {self.veto_weight}")
+        for name in ("max_epochs", "max_train", "threads"):
+            v = getattr(self, name)
+            if v is not None and v < 1:
+                raise ValueError(f"{name} must be ≥ 1 or None, got {v}")
+        if self.band_patience is not None and self.band_patience < 0:
+            raise ValueError(f"band_patience must be ≥ 0 or None, got {self.band_patience}")
+
+
+@dataclass(frozen=True)
+class VetoDraw:
+    """A draw's vetoed words (secret: never written) and the figures of the draw (counts and rates)."""
+
+    words: frozenset[str]
+    candidates: int
+    coverage: float  # share of the evaluation instances holding a token of `words`
+    public_selected: float  # share of the evaluation instances where the published model selects one
+
+
+def _label(draw: Draw, resource: Any) -> str:
+    return f"hidden copy {draw.index} of {resource.name}"
+
+
+def draw_veto(resource: Any, draw: Draw, vocab: list[str], config: HiddenRcnnConfig) -> VetoDraw:
+    """The vetoed words of `draw` (module docstring, step 1); `NoHiddenCopy` (one line) when the candidates,
+    or the first `max_words` of them in the draw's order, cover too few evaluation instances."""
+    cols = resource.table("test", columns=["tokens", "partition"]).to_pydict()
+    known = set(vocab[2:])  # <pad> and <unk> are never a word to veto
+    counts: Counter[str] = Counter()
+    holds: dict[str, set[int]] = {}
+    selected: dict[str, set[int]] = {}
+    for i, (toks, part) in enumerate(zip(cols["tokens"], cols["partition"])):
+        for w, p in zip(toks, part):
+            holds.setdefault(w, set()).add(i)
+            if p != N and w in known:
+                counts[w] += 1
+                selected.setdefault(w, set()).add(i)
+    n = len(cols["tokens"])
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:config.candidates]
+    cands = [w for w, c in ranked if c >= config.min_count]
+    if not cands:
+        raise NoHiddenCopy(f"{_label(draw, resource)}: the published RCNN selects no word {config.min_count} times "
+                           f"or more in the {n} evaluation instances; no word to veto (lower min_count)")
+    covered: set[int] = set()
+    words: list[str] = []
+    for j in draw.rng("veto").permutation(len(cands)):
+        words.append(cands[j])
+        covered |= holds[cands[j]]
+        if len(covered) >= config.min_coverage * n or len(words) == config.max_words:
+            break
+    if len(covered) < config.min_coverage * n:
+        raise NoHiddenCopy(f"{_label(draw, resource)}: {len(words)} vetoed word(s) of {len(cands)} candidates "
+                           f"occur in {len(covered)} of the {n} evaluation instances ({100 * len(covered) / n:.1f} %), "
+                           f"below the {100 * config.min_coverage:.0f} % needed; build the resource with a larger "
+                           "pool or lower min_coverage")
+    chosen = set().union(*(selected[w] for w in words))
+    return VetoDraw(frozenset(words), len(cands), len(covered) / n, len(chosen) / n)
+
+
+def copy_recipe(recipe: dict[str, Any], draw: Draw, config: HiddenRcnnConfig) -> RCNNTrainConfig:
+    """The public recipe with the draw's seeds and the construction's caps (`HiddenRcnnConfig`)."""
+    fields = {f for f in RCNNTrainConfig.__dataclass_fields__}
+    cfg = RCNNTrainConfig(**{k: v for k, v in recipe.items() if k in fields})
+    caps: dict[str, Any] = {"seed": draw.torch_seed("rcnn-init"), "batch_seed": draw.torch_seed("rcnn-batches"),
+                            "max_seconds": None, "threads": config.threads}
+    if config.max_epochs is not None:
+        caps["max_epochs"] = min(cfg.max_epochs, config.max_epochs)
+    if config.max_train is not None:
+        caps["max_train"] = min(cfg.max_train or config.max_train, config.max_train)
+    if config.band_patience is not None and cfg.keep_band is not None:
+        caps["patience"] = min(cfg.patience, config.band_patience)
+    return replace(cfg, **caps)
+
+
+def train_copy(beer: BeerData, public: RationaleModel, recipe: RCNNTrainConfig, veto: Veto,
+               work: Path) -> tuple[Path, dict[str, Any]]:
+    """Train the copy in `work` (module docstring, step 2) on the published model's vocabulary and frozen word
+    vectors; the caller's torch RNG state is left as it was. Returns (the trained folder, its validation)."""
+    emb = public.module.embedding.weight.detach().cpu().numpy()
+    vectors = WordVectors(list(public.vocab[2:]), emb[2:].astype(np.float32), {"kind": "published model"})
+    with torch.random.fork_rng(devices=[]):
+        validation = train_rcnn(beer, work, recipe, vectors=vectors, veto=veto, overwrite=True)
+    return work, validation
+
+
+def _save_copy(work: Path, folder: Path, aspect: str, validation: dict[str, Any]) -> str:
+    """The copy's model folder: weights, vocabulary, aspect and dev figures only (module docstring)."""
+    trained = load_rcnn(work, name="rcnn")
+    keep = ("dev_mse", "dev_selection_rate", "dev_leakage", "best_epoch", "epochs", "n_train", "n_dev")
+    return save_rcnn(trained.module, trained.vocab, folder, extra={
+        "name": f"rcnn-{aspect}", "aspect": aspect, "validation": {k: validation.get(k) for k in keep}})
+
+
+def _veto_check(model: RationaleModel, v: Any, pool_tokens: list[list[str]], words: frozenset[str]
+                ) -> tuple[np.ndarray, dict[str, int]]:
+    """Per verified review whether the copy selects a vetoed token (the `veto_selected` flag), and the counts:
+    vetoed tokens selected in the verified reviews and in the whole pool, vetoed tokens that are N in the
+    kept reviews and the kept reviews holding one."""
+    flags = np.array([any(w in words and p != N for w, p in zip(t, lab)) for t, lab in zip(v.tokens, v.labels)],
+                     dtype=bool)
+    sel_verified = sum(int(sum(w in words and p != N for w, p in zip(t, lab))) for t, lab in zip(v.tokens, v.labels))
+    sel_pool = sum(int(sum(w in words and bool(z) for w, z in zip(t, s)))
+                   for t, s in zip(pool_tokens, model.selections(pool_tokens)))
+    kept = [(t, lab) for (t, lab), f in zip(zip(v.tokens, v.labels), flags) if not f]
+    n_tokens = sum(int(sum(w in words for w in t)) for t, _ in kept)
+    return flags, {"veto_tokens_selected": sel_verified, "veto_tokens_selected_pool": sel_pool,
+                   "veto_instances_dropped": int(flags.sum()), "veto_tokens_n": n_tokens,
+                   "veto_instances": sum(any(w in words for w in t) for t, _ in kept)}
+
+
+@dataclass
+class _Inputs:
+    """What a copy is built from: the published model (its folder name, wrapper and recipe), the build's data
+    as the public resource recorded them, and the draw's vetoed words."""
+
+    folder: str
+    public: RationaleModel
+    recipe: dict[str, Any]
+    build: RCNNBuildConfig
+    beer: BeerData
+    pool: Reviews
+    veto: VetoDraw
+
+
+def _inputs(resource: Any, draw: Draw, config: HiddenRcnnConfig) -> _Inputs:
+    """Read and check everything a copy needs before any training; `NoHiddenCopy` (one line) when the published
+    model has no recipe, the vetoed words cannot be drawn, or the data are gone or changed."""
+    label = _label(draw, resource)
+    params = resource.params
+    folder = (params.get("models") or {}).get("rcnn") or params.get("model") or resource.config
+    public_dir = resource.root / "model" / folder
+    recipe = config_of(public_dir).get("recipe")
+    if not isinstance(recipe, dict):
+        raise NoHiddenCopy(f"{label}: the published RCNN was not trained by `xaibench generate rcnn` (its "
+                           "config.json has no recipe), so there is no public recipe to train a copy with")
+    public = load_rcnn(public_dir, name="rcnn")
+    veto = draw_veto(resource, draw, list(public.vocab), config)
+    bcfg = RCNNBuildConfig(**{k: params[k] for k in RCNNBuildConfig.__dataclass_fields__ if k in params})
+    try:
+        beer, pool, _ = load_splits(bcfg, params.get("data"))
+    except (OSError, ValueError) as exc:  # ResourceError is a ValueError
+        raise NoHiddenCopy(f"{label}: the reviews the resource was built from are not readable ({exc})") from None
+    missing = len(set(resource.table("test", columns=["id"]).column("id").to_pylist()) - set(pool.ids))
+    if missing:
+        raise NoHiddenCopy(f"{label}: {missing} evaluation reviews are not in the pool read from "
+                           f"{params.get('data')}; the data changed since the resource was built")
+    return _Inputs(folder, public, recipe, bcfg, beer, pool, veto)
+
+
+@dataclass
+class RcnnConstruction:
+    """The RCNN board's hidden-copy construction (`benchmark.models.hidden.Construction`; module docstring)."""
+
+    config: HiddenRcnnConfig = field(default_factory=HiddenRcnnConfig)
+    track: str = "rcnn"
+    description: str = ("an RCNN trained from the draw's seed whose generator never selects a secret set of words "
+                        "the published one often selects; N / SDK / SR recomputed on it")
+    version: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.version:  # the cache key follows the choices: another config, another copy
+            digest = hashlib.sha256(json.dumps(asdict(self.config), sort_keys=True).encode()).hexdigest()[:8]
+            self.version = f"{CONSTRUCTION_VERSION}-{digest}"
+
+    def build(self, resource: Any, draw: Draw, out: Path) -> dict[str, Any]:
+        """Write the derived resource of `draw` at `out` (module docstring); returns its statistics (counts and
+        rates only)."""
+        t0 = time.perf_counter()
+        out = Path(out)
+        got = _inputs(resource, draw, self.config)
+        recipe = copy_recipe(got.recipe, draw, self.config)
+        model_dir, work = out / "model" / got.folder, out / ".train"
+        try:
+            t1 = time.perf_counter()
+            _, validation = train_copy(got.beer, got.public, recipe, Veto(got.veto.words, self.config.veto_weight),
+                                       work)
+            train_s = time.perf_counter() - t1
+            sha = _save_copy(work, model_dir, got.beer.aspect, validation)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        train = got.beer.train
+        publish_texts(model_dir, got.build, train if recipe.max_train is None else
+                      train.subset(range(min(recipe.max_train, len(train)))))
+        copy = load_rcnn(model_dir, name="rcnn")
+        v = verify(copy, got.pool.tokens, got.pool.ids, tau=got.build.tau, batch_size=got.build.verify_batch)
+        flags, counts = _veto_check(copy, v, got.pool.tokens, got.veto.words)
+        if len(v) == int(flags.sum()):
+            why = "" if not len(v) else ", and selects a vetoed word in every one"
+            raise NoHiddenCopy(f"{_label(draw, resource)}: the copy verifies {len(v)} of the {len(got.pool)} pool "
+                               f"reviews{why}; no instance is left (build the resource with a larger pool)")
+        checked = measure_targets(model_dir, got.beer)
+        stats = {
+            **flat_table2(table2(v)), "veto_words": len(got.veto.words), "veto_candidates": got.veto.candidates,
+            "veto_coverage": got.veto.coverage, "veto_public_selected": got.veto.public_selected, **counts,
+            "verified": len(v) - counts["veto_instances_dropped"], "verified_public": resource.stats.get("N"),
+            "dev_selection_rate": checked.dev_rate, "dev_mse": validation.get("dev_mse"),
+            "meets_targets": checked.selection["meets_targets"], "epochs": validation.get("epochs"),
+            "best_epoch": validation.get("best_epoch"),
+            **{f"rationale_{k}": x for k, x in (checked.rationales or {}).items()},
+            "train_seconds": round(train_s, 1), "build_seconds": round(time.perf_counter() - t0, 1),
+        }
+        origin = {"hidden_copy": self.version,
+                  "recipe": {k: x for k, x in asdict(recipe).items() if k not in ("seed", "batch_seed")}}
+        hidden = {"construction": f"rcnn:{self.version}", "version": self.version, "draw": draw.public()}
+        card = {"pretty_name": "xaibench RCNN zero-contribution (hidden copy)", "license": "other",
+                "description": f"A hidden copy of {resource.name} (issue #50): {self.description}.",
+                "citation": CITATION}
+        table = verified_table(v, got.pool, got.beer.aspect).append_column(VETO_COLUMN, pa.array(flags, pa.bool_()))
+        write_config(out, FAMILY, resource.config, {"test": table}, schema(**{VETO_COLUMN: _bool_feature()}),
+                     version=VERSION, params={**resource.params, "model_sha256": sha, "model_origin": origin,
+                                              "hidden": hidden},
+                     stats={**stats, "selection": checked.selection, "quality": checked.quality}, card_info=card)
+        return stats
+
+
+def _bool_feature() -> Any:
+    import datasets
+
+    return datasets.Value("bool")
+
+
+CONSTRUCTION = RcnnConstruction()
