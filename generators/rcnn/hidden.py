@@ -9,12 +9,16 @@ ranking them first is an error (%first, Eq. 4).
 
 Draw k of a board (`build`; every [I] choice a field of `HiddenRcnnConfig`):
 
-1. **Vetoed words V** (`draw_veto`, `draw.rng("veto")`). Candidates: the `candidates` word types of the model's
-   vocabulary that the *published* generator selects most often on the resource's evaluation split (its
-   partition: SDK or SR), each selected at least `min_count` times (ties by the word, so the list is fixed by
-   the public resource). In an order drawn from the draw, words join V until the share of evaluation
-   instances holding a token of V reaches `min_coverage` (at most `max_words` words); a draw that cannot get
-   there raises `NoHiddenCopy` with what it reached.
+1. **Vetoed words V** (`draw_veto`, `draw.rng("veto")`). On the resource's evaluation split the published
+   generator's selection is its partition (SDK or SR); a word type w of the model's vocabulary is a candidate
+   when it is selected at least `min_count` times and at least `min_rate` of its occurrences,
+   rate(w) = #selected(w) / #occurrences(w); the `candidates` of highest rate are kept (ties: more selections
+   first, then the word — a list the public resource fixes). These are the words a data prior recognising the
+   published model would rank first (its content words: at demo scale "head", "lacing", "pours", "white", …;
+   function words the coherence cost drags along — "a", ".", "with" — are selected at rates ≤ 0.3). In an
+   order drawn from the draw, words join V until the share of evaluation instances holding a token of V reaches
+   `min_coverage` (at most `max_words` words); a draw that cannot get there raises `NoHiddenCopy` with what it
+   reached.
 2. **The copy** (`train_copy`): the public recipe (the published model's `config.json` "recipe", the
    build's data, split and word vectors, read from the resource's params), from the draw's seeds
    (initialisation and dropout `draw.torch_seed("rcnn-init")`, z sampling its + 1, batch order
@@ -82,12 +86,13 @@ CONSTRUCTION_VERSION = "v1"
 class HiddenRcnnConfig:
     """The construction's [I] choices (module docstring), with the reasons for their defaults.
 
-    * `candidates` = 30, `min_count` = 5: V is drawn among the words the published generator is known to
-      select — what a data prior recognising it would rank first — and only often-selected ones (a word seen
-      selected once or twice is no prior worth catching);
-    * `min_coverage` = 0.3, `max_words` = 8: V must touch at least 30 % of the evaluation instances (a copy
+    * `candidates` = 30, `min_count` = 5, `min_rate` = 0.5: V is drawn among the words the published generator
+      is known to select — selected more often than not where they occur, what a data prior recognising it
+      would rank first — and only often-selected ones (a word seen selected once or twice is no prior worth
+      catching);
+    * `min_coverage` = 0.5, `max_words` = 8: V must occur in at least half of the evaluation instances (a copy
       differing on a few reviews would rank like the published model) with few words (each vetoed word
-      removes evidence the copy could have used: 8 of the 30 most selected at most);
+      removes evidence the copy could have used);
     * `veto_weight` = 1.0: the veto term's weight per vetoed token (the REINFORCE cost's scale is
       `cost_scale` · Ω ≈ 10 · 0.03 per review); `veto_weight` = 0 leaves only the masking during training;
     * `max_epochs`, `band_patience`, `max_train` (None = the public recipe's): caps that make a copy cheaper than
@@ -99,7 +104,8 @@ class HiddenRcnnConfig:
 
     candidates: int = 30
     min_count: int = 5
-    min_coverage: float = 0.3
+    min_rate: float = 0.5
+    min_coverage: float = 0.5
     max_words: int = 8
     veto_weight: float = 1.0
     max_epochs: int | None = None
@@ -111,6 +117,8 @@ class HiddenRcnnConfig:
         for name in ("candidates", "min_count", "max_words"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be ≥ 1, got {getattr(self, name)}")
+        if not 0.0 <= self.min_rate <= 1.0:
+            raise ValueError(f"min_rate must be in [0, 1], got {self.min_rate}")
         if not 0.0 < self.min_coverage <= 1.0:
             raise ValueError(f"min_coverage must be in (0, 1], got {self.min_coverage}")
         if not self.veto_weight >= 0.0:
@@ -143,20 +151,23 @@ def draw_veto(resource: Any, draw: Draw, vocab: list[str], config: HiddenRcnnCon
     cols = resource.table("test", columns=["tokens", "partition"]).to_pydict()
     known = set(vocab[2:])  # <pad> and <unk> are never a word to veto
     counts: Counter[str] = Counter()
+    seen: Counter[str] = Counter()
     holds: dict[str, set[int]] = {}
     selected: dict[str, set[int]] = {}
     for i, (toks, part) in enumerate(zip(cols["tokens"], cols["partition"])):
         for w, p in zip(toks, part):
             holds.setdefault(w, set()).add(i)
+            seen[w] += 1
             if p != N and w in known:
                 counts[w] += 1
                 selected.setdefault(w, set()).add(i)
     n = len(cols["tokens"])
-    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:config.candidates]
-    cands = [w for w, c in ranked if c >= config.min_count]
+    often = [w for w, c in counts.items() if c >= config.min_count and c >= config.min_rate * seen[w]]
+    cands = sorted(often, key=lambda w: (-counts[w] / seen[w], -counts[w], w))[:config.candidates]
     if not cands:
         raise NoHiddenCopy(f"{_label(draw, resource)}: the published RCNN selects no word {config.min_count} times "
-                           f"or more in the {n} evaluation instances; no word to veto (lower min_count)")
+                           f"or more and in {100 * config.min_rate:.0f} % of its occurrences in the {n} evaluation "
+                           "instances; no word to veto (lower min_count or min_rate)")
     covered: set[int] = set()
     words: list[str] = []
     for j in draw.rng("veto").permutation(len(cands)):
