@@ -119,7 +119,8 @@ def _same_tables(a, b) -> bool:
 
 def test_veto_term_masks_and_penalises_vetoed_positions():
     """`batch_costs` with a veto: z = 0 on vetoed positions even when given, those positions leave Σ log p, and the
-    generator's cost gains weight · Σ_{t ∈ V} softplus(logit_t) (= −log(1 − p_t)) per review, batch-averaged."""
+    generator's cost gains weight · Σ_{t ∈ V} softplus(l_t − l̄) per review (l̄: the mean logit of the review's other
+    tokens), batch-averaged — a term whose gradients sum to zero over each review (no pull on the shared bias)."""
     from torch.nn import functional as F
 
     from generators.rcnn.train import batch_costs, generator_log_prob
@@ -136,8 +137,11 @@ def test_veto_term_masks_and_penalises_vetoed_positions():
     assert not (vetoed["z"] & veto).any() and (vetoed["z"] == (mask & ~veto)).all()
     logits = module.logits(module.embedding(ids), mask)
     assert torch.allclose(vetoed["logpz"], generator_log_prob(logits, mask & ~veto, mask & ~veto))
-    expected = torch.stack([F.softplus(logits[0, 0]), F.softplus(logits[1, 1])])
+    expected = torch.stack([F.softplus(logits[0, 0] - logits[0, 1:].mean()),
+                            F.softplus(logits[1, 1] - logits[1, [0, 2]].mean())])  # position 3 of review 1: padding
     assert torch.allclose(vetoed["veto"], expected)
+    grad = torch.autograd.grad(vetoed["veto"].sum(), module.gen_out.bias)[0]
+    assert abs(float(grad)) < 1e-6  # shifting every logit of a review leaves the term unchanged
     # the generator's cost: its REINFORCE part on the masked z, plus 2 · the mean veto cost
     reinforce = cfg.cost_scale * (vetoed["omega"] * vetoed["logpz"]).mean()
     l2 = cfg.l2 * sum((p ** 2).sum() for p in module.generator_parameters())

@@ -77,7 +77,8 @@ from generators.rcnn.train import RCNNTrainConfig, Veto, train_rcnn
 from generators.rcnn.vectors import WordVectors
 from generators.rcnn.verify import verify, table2
 
-__all__ = ["CONSTRUCTION", "HiddenRcnnConfig", "RcnnConstruction", "VETO_COLUMN", "draw_veto", "train_copy"]
+__all__ = ["CONSTRUCTION", "Candidates", "HiddenRcnnConfig", "RcnnConstruction", "VETO_COLUMN", "draw_veto",
+           "train_copy", "veto_candidates"]
 
 CONSTRUCTION_VERSION = "v1"
 
@@ -145,9 +146,19 @@ def _label(draw: Draw, resource: Any) -> str:
     return f"hidden copy {draw.index} of {resource.name}"
 
 
-def draw_veto(resource: Any, draw: Draw, vocab: list[str], config: HiddenRcnnConfig) -> VetoDraw:
-    """The vetoed words of `draw` (module docstring, step 1); `NoHiddenCopy` (one line) when the candidates,
-    or the first `max_words` of them in the draw's order, cover too few evaluation instances."""
+@dataclass(frozen=True)
+class Candidates:
+    """The words a draw may veto (module docstring, step 1) in their fixed order, with the evaluation instances
+    (indices) each occurs in and is selected in by the published generator."""
+
+    words: list[str]
+    holds: dict[str, set[int]]
+    selected: dict[str, set[int]]
+    n: int  # evaluation instances
+
+
+def veto_candidates(resource: Any, vocab: list[str], config: HiddenRcnnConfig) -> Candidates:
+    """The candidates of the published resource (public: no secret involved)."""
     cols = resource.table("test", columns=["tokens", "partition"]).to_pydict()
     known = set(vocab[2:])  # <pad> and <unk> are never a word to veto
     counts: Counter[str] = Counter()
@@ -161,27 +172,34 @@ def draw_veto(resource: Any, draw: Draw, vocab: list[str], config: HiddenRcnnCon
             if p != N and w in known:
                 counts[w] += 1
                 selected.setdefault(w, set()).add(i)
-    n = len(cols["tokens"])
     often = [w for w, c in counts.items() if c >= config.min_count and c >= config.min_rate * seen[w]]
-    cands = sorted(often, key=lambda w: (-counts[w] / seen[w], -counts[w], w))[:config.candidates]
-    if not cands:
+    ranked = sorted(often, key=lambda w: (-counts[w] / seen[w], -counts[w], w))[:config.candidates]
+    return Candidates(ranked, holds, selected, len(cols["tokens"]))
+
+
+def draw_veto(resource: Any, draw: Draw, vocab: list[str], config: HiddenRcnnConfig) -> VetoDraw:
+    """The vetoed words of `draw` (module docstring, step 1); `NoHiddenCopy` (one line) when there is no candidate,
+    or the first `max_words` candidates in the draw's order cover too few evaluation instances."""
+    c = veto_candidates(resource, vocab, config)
+    n = c.n
+    if not c.words:
         raise NoHiddenCopy(f"{_label(draw, resource)}: the published RCNN selects no word {config.min_count} times "
                            f"or more and in {100 * config.min_rate:.0f} % of its occurrences in the {n} evaluation "
                            "instances; no word to veto (lower min_count or min_rate)")
     covered: set[int] = set()
     words: list[str] = []
-    for j in draw.rng("veto").permutation(len(cands)):
-        words.append(cands[j])
-        covered |= holds[cands[j]]
+    for j in draw.rng("veto").permutation(len(c.words)):
+        words.append(c.words[j])
+        covered |= c.holds[c.words[j]]
         if len(covered) >= config.min_coverage * n or len(words) == config.max_words:
             break
     if len(covered) < config.min_coverage * n:
-        raise NoHiddenCopy(f"{_label(draw, resource)}: {len(words)} vetoed word(s) of {len(cands)} candidates "
+        raise NoHiddenCopy(f"{_label(draw, resource)}: {len(words)} vetoed word(s) of {len(c.words)} candidates "
                            f"occur in {len(covered)} of the {n} evaluation instances ({100 * len(covered) / n:.1f} %), "
                            f"below the {100 * config.min_coverage:.0f} % needed; build the resource with a larger "
                            "pool or lower min_coverage")
-    chosen = set().union(*(selected[w] for w in words))
-    return VetoDraw(frozenset(words), len(cands), len(covered) / n, len(chosen) / n)
+    chosen = set().union(*(c.selected[w] for w in words))
+    return VetoDraw(frozenset(words), len(c.words), len(covered) / n, len(chosen) / n)
 
 
 def copy_recipe(recipe: dict[str, Any], draw: Draw, config: HiddenRcnnConfig) -> RCNNTrainConfig:
