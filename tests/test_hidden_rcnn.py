@@ -1,6 +1,6 @@
 """RCNN hidden copies (issue #50, generators/rcnn/hidden.py) on a tiny resource: Lei-format reviews whose
-appearance rating is set by one or two signal words among fillers, a random-weight "published" RCNN whose
-config carries a tiny recipe, and copies trained with that recipe in a few seconds."""
+appearance rating is set by one or two signal words among fillers, an RCNN trained on them with a tiny recipe in a
+few seconds, and copies trained with that recipe (a fresh generator beside the published encoder)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import gzip
 import hashlib
 import json
 from collections import Counter
-from dataclasses import asdict, replace
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -17,7 +17,7 @@ import torch
 from benchmark.metrics.zero_contribution import N
 from benchmark.models.base import read_texts
 from benchmark.models.hidden import NoHiddenCopy, Round, copy_folder
-from benchmark.models.rcnn import RCNNRationale, save_rcnn
+from benchmark.models.rcnn import RCNNRationale
 from benchmark.models.text import PAD, UNK
 from benchmark.resources import load_resource
 from benchmark.tracks.rcnn import RcnnTrack
@@ -28,6 +28,7 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 SIGNAL = {"black": 0.0, "dark": 0.2, "hazy": 0.4, "amber": 0.6, "golden": 0.8, "pale": 1.0}
 FILLER = [f"f{i}" for i in range(24)]
+VOCAB = [PAD, UNK, *SIGNAL, *FILLER]
 
 
 def write_signal_folder(folder, n: int = 400, seed: int = 0):
@@ -46,47 +47,34 @@ def write_signal_folder(folder, n: int = 400, seed: int = 0):
     folder.mkdir(parents=True, exist_ok=True)
     with gzip.open(folder / "reviews.aspect0.heldout.txt.gz", "wt") as fh:
         fh.write("\n".join(lines) + "\n")
+    # unit-scale random word vectors in Lei's text format (word2vec on 400 short reviews leaves them near 0)
+    vectors = rng.normal(size=(len(VOCAB) - 2, 8))
+    (folder / "vectors.txt").write_text("".join(f"{w} {' '.join(f'{x:.4f}' for x in row)}\n"
+                                                for w, row in zip(VOCAB[2:], vectors)))
     return folder
 
 
-VOCAB = [PAD, UNK, *SIGNAL, *FILLER]
 # the public recipe (in the published model's config.json), sized for seconds: the encoder learns on every
 # token for two epochs first (without it, REINFORCE on 216 reviews collapses to ∅ for some seeds)
-TINY = quick_train_config(hidden=8, batch_size=16, lr=0.02, max_epochs=5, patience=5, encoder_warmup=2, min_epoch=0,
+TINY = quick_train_config(hidden=8, batch_size=16, lr=0.02, max_epochs=8, patience=8, encoder_warmup=2, min_epoch=0,
                           keep_band=None, select_on="objective", baseline="batch", sparsity_target=0.3, sparsity=3e-3)
 SECRET_A, SECRET_B = b"hidden-rcnn-test-secret-A", b"hidden-rcnn-test-secret-B"
 
 
-def published_rcnn() -> RCNNRationale:
-    """The "published" RCNN: random weights with spread-out selection probabilities and a sensitive encoder
-    (as tests/test_rcnn_track.py's), on unit-scale word vectors the copies train on."""
-    torch.manual_seed(0)
-    m = RCNNRationale(len(VOCAB), 8, 8)
-    with torch.no_grad():
-        m.embedding.weight[2:] = torch.randn(len(VOCAB) - 2, 8)
-        m.gen_out.weight.mul_(60)
-        m.enc_out.weight.mul_(40)
-        for layer in m.enc_layers:
-            layer.w_in.mul_(10)
-    return m.eval()
-
-
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    """rcnn/beer-appearance from the signal reviews with the published RCNN, and three copies of draw 0 of round
-    A: through the track (cached in the data home), once more into a folder, and with veto_weight 0."""
+    """rcnn/beer-appearance built from the signal reviews with the tiny recipe, and three copies of draw 0 of
+    round A: through the track (cached in the data home), once more into a folder, and with veto_weight 0."""
     base = tmp_path_factory.mktemp("hidden-rcnn")
     data = write_signal_folder(base / "beer")
-    mdir = base / "published"
-    save_rcnn(published_rcnn(), VOCAB, mdir, extra={"aspect": "appearance", "recipe": asdict(TINY)})
     home = base / "home"
     threads = torch.get_num_threads()
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("XAIBENCH_HOME", str(home))
         torch.set_num_threads(1)
         try:
-            build_rcnn("appearance", data, home / "resources" / "rcnn", model_dir=mdir, accept_below_target=True,
-                       config=RCNNBuildConfig(pool_fraction=0.4))
+            build_rcnn("appearance", data, home / "resources" / "rcnn", train_config=TINY, accept_below_target=True,
+                       vectors_path=data / "vectors.txt", config=RCNNBuildConfig(pool_fraction=0.4))
             res = load_resource("rcnn/beer-appearance")
             draw = Round("a", SECRET_A).draw("rcnn", res.name, res.revision, 0)
             spec, info, inst, stats = RcnnTrack().hidden_copy(res, "rcnn", draw, "test")
@@ -98,8 +86,8 @@ def built(tmp_path_factory):
             torch.set_num_threads(threads)
     veto = draw_veto(res, draw, VOCAB, CONSTRUCTION.config).words
     return {"home": home, "res": res, "draw": draw, "veto": veto, "spec": spec, "info": info, "inst": inst,
-            "stats": stats, "root": root, "again": base / "again",
-            "again_stats": again, "w0": base / "w0", "stats0": stats0}
+            "stats": stats, "root": root, "again": base / "again", "again_stats": again, "w0": base / "w0",
+            "stats0": stats0}
 
 
 def _digest(root) -> str:
@@ -126,7 +114,7 @@ def test_veto_term_masks_and_penalises_vetoed_positions():
     from generators.rcnn.train import batch_costs, generator_log_prob
 
     torch.manual_seed(0)
-    module = published_rcnn()
+    module = RCNNRationale(len(VOCAB), 8, 8).eval()
     ids = torch.tensor([[2, 3, 4, 5], [6, 2, 7, 0]])
     mask = ids > 0
     veto = torch.tensor([[True, False, False, False], [False, True, False, False]])
@@ -149,6 +137,7 @@ def test_veto_term_masks_and_penalises_vetoed_positions():
     assert "veto" not in plain and not torch.allclose(plain["cost_g"], vetoed["cost_g"])
 
 
+@pytest.mark.slow(reason="the module's fixture trains an RCNN and three hidden copies of it (about 15 s idle)")
 def test_vetoed_words_are_drawn_from_the_published_selection_by_the_secret(built):
     res = built["res"]
     t = res.table("test").to_pydict()
@@ -167,6 +156,7 @@ def test_vetoed_words_are_drawn_from_the_published_selection_by_the_secret(built
         assert v.coverage == pytest.approx(holds) and holds >= cfg.min_coverage
 
 
+@pytest.mark.slow(reason="the module's fixture trains an RCNN and three hidden copies of it (about 15 s idle)")
 def test_the_same_draw_gives_the_same_copy(built):
     assert _digest(built["root"]) == _digest(built["again"])
     assert _same_tables(_table(built["root"]), _table(built["again"]))
@@ -176,6 +166,7 @@ def test_the_same_draw_gives_the_same_copy(built):
         {k: v for k, v in built["again_stats"].items() if k not in drop}
 
 
+@pytest.mark.slow(reason="the module's fixture trains an RCNN and three hidden copies of it (about 15 s idle)")
 def test_kept_instances_hold_vetoed_tokens_only_as_n(built):
     veto, inst, stats = built["veto"], built["inst"], built["stats"]
     with_veto = 0
@@ -193,6 +184,7 @@ def test_kept_instances_hold_vetoed_tokens_only_as_n(built):
                    for i, w in enumerate(toks) if w in veto)
 
 
+@pytest.mark.slow(reason="the module's fixture trains an RCNN and three hidden copies of it (about 15 s idle)")
 def test_reviews_where_the_copy_selects_a_vetoed_word_are_dropped_and_counted(built):
     """veto_weight 0 masks the vetoed words while training but does not push their probability down: the copy
     selects some of them, and those reviews are flagged, dropped by the track and counted."""
@@ -210,6 +202,7 @@ def test_reviews_where_the_copy_selects_a_vetoed_word_are_dropped_and_counted(bu
     assert limited.ids == inst.ids[:3]  # dropped before the limit applies
 
 
+@pytest.mark.slow(reason="the module's fixture trains an RCNN and three hidden copies of it (about 15 s idle)")
 def test_a_draw_short_of_the_coverage_is_refused_in_one_line(built, tmp_path):
     res, draw = built["res"], built["draw"]
     narrow = RcnnConstruction(HiddenRcnnConfig(min_coverage=1.0, max_words=1))
@@ -224,6 +217,7 @@ def test_a_draw_short_of_the_coverage_is_refused_in_one_line(built, tmp_path):
     assert not (tmp_path / "x" / "model").exists()  # refused before any training
 
 
+@pytest.mark.slow(reason="the module's fixture trains an RCNN and three hidden copies of it (about 15 s idle)")
 def test_the_copys_model_folder_names_neither_the_vetoed_words_nor_the_draw(built):
     draw, folder = built["draw"], built["root"] / "model" / "beer-appearance"
     config = json.loads((folder / "config.json").read_text())
@@ -243,6 +237,7 @@ def test_the_copys_model_folder_names_neither_the_vetoed_words_nor_the_draw(buil
     assert not (built["root"] / ".train").exists()
 
 
+@pytest.mark.slow(reason="the module's fixture trains an RCNN and three hidden copies of it (about 15 s idle)")
 def test_the_track_reads_the_copy_with_its_own_ground_truth(built):
     res, inst, info, draw = built["res"], built["inst"], built["info"], built["draw"]
     public = RcnnTrack().instances(res, "test")

@@ -81,6 +81,7 @@ __all__ = ["CONSTRUCTION", "Candidates", "HiddenRcnnConfig", "RcnnConstruction",
            "train_copy", "veto_candidates"]
 
 CONSTRUCTION_VERSION = "v1"
+ENCODERS = ("published", "trained")
 
 
 @dataclass(frozen=True)
@@ -109,6 +110,7 @@ class HiddenRcnnConfig:
     min_coverage: float = 0.5
     max_words: int = 8
     veto_weight: float = 1.0
+    encoder: str = "published"
     max_epochs: int | None = None
     band_patience: int | None = None
     max_train: int | None = None
@@ -124,6 +126,8 @@ class HiddenRcnnConfig:
             raise ValueError(f"min_coverage must be in (0, 1], got {self.min_coverage}")
         if not self.veto_weight >= 0.0:
             raise ValueError(f"veto_weight must be ≥ 0, got {self.veto_weight}")
+        if self.encoder not in ENCODERS:
+            raise ValueError(f"encoder must be one of {ENCODERS}, got {self.encoder!r}")
         for name in ("max_epochs", "max_train", "threads"):
             v = getattr(self, name)
             if v is not None and v < 1:
@@ -207,7 +211,9 @@ def copy_recipe(recipe: dict[str, Any], draw: Draw, config: HiddenRcnnConfig) ->
     fields = {f for f in RCNNTrainConfig.__dataclass_fields__}
     cfg = RCNNTrainConfig(**{k: v for k, v in recipe.items() if k in fields})
     caps: dict[str, Any] = {"seed": draw.torch_seed("rcnn-init"), "batch_seed": draw.torch_seed("rcnn-batches"),
-                            "max_seconds": None, "threads": config.threads}
+                            "max_seconds": None, "threads": config.threads, "init_from": None}
+    if config.encoder == "published":
+        caps["encoder_warmup"] = 0  # the encoder is trained already
     if config.max_epochs is not None:
         caps["max_epochs"] = min(cfg.max_epochs, config.max_epochs)
     if config.max_train is not None:
@@ -217,14 +223,17 @@ def copy_recipe(recipe: dict[str, Any], draw: Draw, config: HiddenRcnnConfig) ->
     return replace(cfg, **caps)
 
 
-def train_copy(beer: BeerData, public: RationaleModel, recipe: RCNNTrainConfig, veto: Veto,
-               work: Path) -> tuple[Path, dict[str, Any]]:
+def train_copy(beer: BeerData, public_dir: Path, recipe: RCNNTrainConfig, veto: Veto, work: Path,
+               encoder: str = "published") -> tuple[Path, dict[str, Any]]:
     """Train the copy in `work` (module docstring, step 2) on the published model's vocabulary and frozen word
-    vectors; the caller's torch RNG state is left as it was. Returns (the trained folder, its validation)."""
+    vectors, with its encoder kept fixed (`encoder` "published") or trained too ("trained"); the caller's torch
+    RNG state is left as it was. Returns (the trained folder, its validation)."""
+    public = load_rcnn(public_dir, name="rcnn")
     emb = public.module.embedding.weight.detach().cpu().numpy()
     vectors = WordVectors(list(public.vocab[2:]), emb[2:].astype(np.float32), {"kind": "published model"})
     with torch.random.fork_rng(devices=[]):
-        validation = train_rcnn(beer, work, recipe, vectors=vectors, veto=veto, overwrite=True)
+        validation = train_rcnn(beer, work, recipe, vectors=vectors, veto=veto, overwrite=True,
+                                frozen_encoder=public_dir if encoder == "published" else None)
     return work, validation
 
 
@@ -259,7 +268,7 @@ class _Inputs:
     as the public resource recorded them, and the draw's vetoed words."""
 
     folder: str
-    public: RationaleModel
+    public_dir: Path
     recipe: dict[str, Any]
     build: RCNNBuildConfig
     beer: BeerData
@@ -278,8 +287,7 @@ def _inputs(resource: Any, draw: Draw, config: HiddenRcnnConfig) -> _Inputs:
     if not isinstance(recipe, dict):
         raise NoHiddenCopy(f"{label}: the published RCNN was not trained by `xaibench generate rcnn` (its "
                            "config.json has no recipe), so there is no public recipe to train a copy with")
-    public = load_rcnn(public_dir, name="rcnn")
-    veto = draw_veto(resource, draw, list(public.vocab), config)
+    veto = draw_veto(resource, draw, list(config_of(public_dir)["vocab"]), config)
     bcfg = RCNNBuildConfig(**{k: params[k] for k in RCNNBuildConfig.__dataclass_fields__ if k in params})
     try:
         beer, pool, _ = load_splits(bcfg, params.get("data"))
@@ -289,7 +297,7 @@ def _inputs(resource: Any, draw: Draw, config: HiddenRcnnConfig) -> _Inputs:
     if missing:
         raise NoHiddenCopy(f"{label}: {missing} evaluation reviews are not in the pool read from "
                            f"{params.get('data')}; the data changed since the resource was built")
-    return _Inputs(folder, public, recipe, bcfg, beer, pool, veto)
+    return _Inputs(folder, public_dir, recipe, bcfg, beer, pool, veto)
 
 
 @dataclass
@@ -317,8 +325,8 @@ class RcnnConstruction:
         model_dir, work = out / "model" / got.folder, out / ".train"
         try:
             t1 = time.perf_counter()
-            _, validation = train_copy(got.beer, got.public, recipe, Veto(got.veto.words, self.config.veto_weight),
-                                       work)
+            _, validation = train_copy(got.beer, got.public_dir, recipe,
+                                       Veto(got.veto.words, self.config.veto_weight), work, self.config.encoder)
             train_s = time.perf_counter() - t1
             sha = _save_copy(work, model_dir, got.beer.aspect, validation)
         finally:
