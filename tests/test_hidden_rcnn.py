@@ -1,6 +1,7 @@
 """RCNN hidden copies (issue #50, generators/rcnn/hidden.py) on a tiny resource: Lei-format reviews whose
 appearance rating is set by one or two signal words among fillers, an RCNN trained on them with a tiny recipe in a
-few seconds, and copies trained with that recipe (a fresh generator beside the published encoder)."""
+few seconds, and copies of it: a generator from the draw's seed distilled beside the published encoder (the default)
+and, for the drop check, both modules trained by the recipe."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 import torch
+from safetensors.torch import load_file
 
 from benchmark.metrics.zero_contribution import N
 from benchmark.models.base import read_texts
@@ -64,7 +66,8 @@ SECRET_A, SECRET_B = b"hidden-rcnn-test-secret-A", b"hidden-rcnn-test-secret-B"
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     """rcnn/beer-appearance built from the signal reviews with the tiny recipe, and three copies of draw 0 of
-    round A: through the track (cached in the data home), once more into a folder, and with veto_weight 0."""
+    round A: through the track (cached in the data home), once more into a folder, and one trained by the public
+    recipe (REINFORCE) with the vetoed words only masked (veto_weight 0)."""
     base = tmp_path_factory.mktemp("hidden-rcnn")
     data = write_signal_folder(base / "beer")
     home = base / "home"
@@ -79,7 +82,7 @@ def built(tmp_path_factory):
             draw = Round("a", SECRET_A).draw("rcnn", res.name, res.revision, 0)
             spec, info, inst, stats = RcnnTrack().hidden_copy(res, "rcnn", draw, "test")
             again = CONSTRUCTION.build(res, draw, base / "again")
-            unweighted = RcnnConstruction(replace(CONSTRUCTION.config, veto_weight=0.0))
+            unweighted = RcnnConstruction(replace(CONSTRUCTION.config, generator="recipe", veto_weight=0.0))
             stats0 = unweighted.build(res, draw, base / "w0")
             root = copy_folder(draw, res, CONSTRUCTION.version)
         finally:
@@ -186,8 +189,9 @@ def test_kept_instances_hold_vetoed_tokens_only_as_n(built):
 
 @pytest.mark.slow(reason="the module's fixture trains an RCNN and three hidden copies of it (about 15 s idle)")
 def test_reviews_where_the_copy_selects_a_vetoed_word_are_dropped_and_counted(built):
-    """veto_weight 0 masks the vetoed words while training but does not push their probability down: the copy
-    selects some of them, and those reviews are flagged, dropped by the track and counted."""
+    """The public recipe with veto_weight 0 masks the vetoed words while training but does not push their
+    probability down: the copy selects some of them, and those reviews are flagged, dropped by the track and
+    counted."""
     veto, st = built["veto"], built["stats0"]
     t = _table(built["w0"])
     selects = [any(w in veto and p != N for w, p in zip(toks, part)) for toks, part in zip(t["tokens"], t["partition"])]
@@ -234,6 +238,11 @@ def test_the_copys_model_folder_names_neither_the_vetoed_words_nor_the_draw(buil
     pub_texts = built["res"].root / "model" / "beer-appearance" / "texts.parquet"
     assert read_texts(folder / "texts.parquet") == read_texts(pub_texts)  # the same training texts
     assert sorted(p.name for p in folder.iterdir()) == ["config.json", "model.safetensors", "texts.parquet"]
+    # the weight diff against the published model: the encoder is the published one exactly, the generator new
+    copy, pub = (load_file(str(f / "model.safetensors"))
+                 for f in (folder, built["res"].root / "model" / "beer-appearance"))
+    assert all(torch.equal(copy[k], pub[k]) for k in pub if k.startswith(("enc_", "embedding.")))
+    assert not any(torch.equal(copy[k], pub[k]) for k in pub if k.startswith("gen_"))
     assert not (built["root"] / ".train").exists()
 
 

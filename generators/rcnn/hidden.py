@@ -19,13 +19,23 @@ Draw k of a board (`build`; every [I] choice a field of `HiddenRcnnConfig`):
    order drawn from the draw, words join V until the share of evaluation instances holding a token of V reaches
    `min_coverage` (at most `max_words` words); a draw that cannot get there raises `NoHiddenCopy` with what it
    reached.
-2. **The copy** (`train_copy`): the public recipe (the published model's `config.json` "recipe", the
-   build's data, split and word vectors, read from the resource's params), from the draw's seeds
-   (initialisation and dropout `draw.torch_seed("rcnn-init")`, z sampling its + 1, batch order
-   `draw.torch_seed("rcnn-batches")`), trained with `generators.rcnn.train.Veto`: z_t = 0 on V and the
-   generator's cost gains `veto_weight` · Σ_{t ∈ V} −log(1 − p_t), so the trained generator itself does not
-   select V. The model folder is an ordinary RCNN: the weights, the vocabulary, the aspect and the dev
-   figures — no veto list, no seed, no recipe key (`_save_copy`).
+2. **The copy** (`generator`; its model folder is an ordinary RCNN: weights, vocabulary, aspect and dev figures —
+   no veto list, no seed, no recipe key, `_save_copy`):
+   * "distil" (default, `distil_generator`): the published encoder and word vectors, unchanged, beside a
+     generator initialised from the draw's seed (`draw.torch_seed("rcnn-init")`: initialisation and dropout;
+     `draw.torch_seed("rcnn-batches")`: batch order) and trained to select what the published generator
+     selects on the training reviews, except V (target 0 there, and the veto term −log(1 − p_t) on V);
+   * "recipe" (`train_by_recipe`): generator and encoder trained from the draw's seeds by the public recipe
+     (the published model's config.json "recipe", with the caps `max_epochs`, `band_patience`, `max_train`),
+     with `generators.rcnn.train.Veto`: z_t = 0 on V and `veto_weight` · Σ_{t ∈ V} softplus(l_t − l̄) in the
+     generator's cost.
+   Why "distil" (docs/rcnn.md, "Hidden copies", measured at demo scale): the public recipe from a fresh start
+   swung between selecting nothing and every token (three of three copies unusable after 5–16 epochs, one with
+   0 verified reviews), while the distilled generator lands in Lei's band after one epoch (≈ 30 s). Training
+   it from the draw's seed rather than fine-tuning the published generator costs the same and leaves no
+   weight diff to read: fine-tuned, the change of each candidate's first-layer response ranks V first (ROC
+   AUC 0.96 against the other candidates); the fresh generator shares no basis with the published one, and
+   the encoder's diff is 0.
 3. **Ground truth recomputed** on the copy with the resource's own verified-dataset builder
    (`generators.rcnn.verify.verify`: no-handshake filter, SR with the resource's τ) over the pool the public
    resource recorded (`generators.rcnn.build.load_splits` with its params), written as a derived resource
@@ -34,10 +44,8 @@ Draw k of a board (`build`; every [I] choice a field of `HiddenRcnnConfig`):
    counted; every verified review where it does is marked `veto_selected` (the track drops and counts it,
    `RcnnTrack.instances`): on the kept reviews every vetoed token is N.
 
-Why train and not fine-tune the published weights (cheaper): measured in docs/rcnn.md ("Hidden copies"), a
-fine-tuned copy's weight diff against the published model names V — the change of each word's first-layer
-response separates V from the other candidates almost perfectly — while a copy trained from another seed
-shares no parameter basis with the published one.
+What any veto copy shows by construction: among the candidates, V are the words it does not select (a word's
+selection alone, probed on the copy, separates them: that is its ground truth, found by reading the model).
 """
 
 from __future__ import annotations
@@ -54,10 +62,11 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import torch
+from torch.nn import functional as F
 
 from benchmark.metrics.zero_contribution import N
 from benchmark.models.hidden import Draw, NoHiddenCopy
-from benchmark.models.rcnn import RationaleModel, config_of, load_rcnn, save_rcnn
+from benchmark.models.rcnn import RationaleModel, RCNNRationale, config_of, load_rcnn, save_rcnn
 from benchmark.resources import write_config
 from benchmark.tracks.rcnn import VETO_COLUMN  # the derived split's flag (`RcnnTrack.instances` drops them)
 from generators.rcnn.build import (
@@ -72,16 +81,17 @@ from generators.rcnn.build import (
     schema,
     verified_table,
 )
-from generators.rcnn.data import BeerData, Reviews
-from generators.rcnn.train import RCNNTrainConfig, Veto, train_rcnn
+from generators.rcnn.data import BeerData, Reviews, aspect_index
+from generators.rcnn.train import RCNNTrainConfig, Veto, pad, selection_rate, to_ids, train_rcnn, warm_start
+from generators.text_trainer import length_batches
 from generators.rcnn.vectors import WordVectors
 from generators.rcnn.verify import verify, table2
 
-__all__ = ["CONSTRUCTION", "Candidates", "HiddenRcnnConfig", "RcnnConstruction", "VETO_COLUMN", "draw_veto",
-           "train_copy", "veto_candidates"]
+__all__ = ["CONSTRUCTION", "Candidates", "HiddenRcnnConfig", "RcnnConstruction", "VETO_COLUMN", "distil_generator",
+           "draw_veto", "train_by_recipe", "veto_candidates"]
 
 CONSTRUCTION_VERSION = "v1"
-ENCODERS = ("published", "trained")
+GENERATORS = ("distil", "recipe")
 
 
 @dataclass(frozen=True)
@@ -95,12 +105,19 @@ class HiddenRcnnConfig:
     * `min_coverage` = 0.5, `max_words` = 8: V must occur in at least half of the evaluation instances (a copy
       differing on a few reviews would rank like the published model) with few words (each vetoed word
       removes evidence the copy could have used);
-    * `veto_weight` = 1.0: the veto term's weight per vetoed token (the REINFORCE cost's scale is
-      `cost_scale` · Ω ≈ 10 · 0.03 per review); `veto_weight` = 0 leaves only the masking during training;
-    * `max_epochs`, `band_patience`, `max_train` (None = the public recipe's): caps that make a copy cheaper than
-      the public build — at most that many epochs; for a recipe with a band (`keep_band`, Lei's 10–13 %) at most
-      that many epochs after the best one in the band (0 = stop at the first epoch inside it); the first
-      `max_train` training reviews. The copy's quality is checked against Lei's targets and reported either way;
+    * `veto_weight` = 1.0: the veto term's weight per vetoed token (beside a mean cross-entropy per token when
+      distilling; beside the REINFORCE cost, `cost_scale` · Ω ≈ 10 · 0.03 per review, with the recipe);
+      `veto_weight` = 0 leaves only the target (distil) or the masking during training (recipe);
+    * `generator` = "distil", `distil_epochs` = 1, `distil_lr` = 5e-3 (Adam): the cheapest distillation that
+      lands in Lei's band (demo scale, draws 0 and 2: 10.4 / 10.8 % of the dev tokens selected, precision 88 /
+      85 % against the human rationales — the published model's 12.5 % / 80 %); 3 epochs: 11.0 / 11.6 %, 82 %
+      at 2.5× the cost; 1,000 or 2,000 training reviews for one or two epochs: below the band or nothing
+      verified; at least `distil_min_steps` = 80 Adam steps (whole epochs: one epoch of the mirror's 5,400
+      training reviews is 85 batches of 64; a tiny resource of 216 reviews in batches of 16 takes 6 epochs);
+    * `max_epochs`, `band_patience`, `max_train` (None = the public recipe's): caps on the training — the recipe's
+      epochs; for a recipe with a band (`keep_band`, Lei's 10–13 %) the epochs after the best one in the band
+      (0 = stop at the first epoch inside it); the first `max_train` training reviews (both generators). The
+      copy's quality is checked against Lei's targets and reported either way;
     * `threads` (None = torch's): torch threads while training (the copy's weights are deterministic for a
       given thread count)."""
 
@@ -110,7 +127,10 @@ class HiddenRcnnConfig:
     min_coverage: float = 0.5
     max_words: int = 8
     veto_weight: float = 1.0
-    encoder: str = "published"
+    generator: str = "distil"
+    distil_epochs: int = 1
+    distil_min_steps: int = 80
+    distil_lr: float = 5e-3
     max_epochs: int | None = None
     band_patience: int | None = None
     max_train: int | None = None
@@ -126,9 +146,11 @@ class HiddenRcnnConfig:
             raise ValueError(f"min_coverage must be in (0, 1], got {self.min_coverage}")
         if not self.veto_weight >= 0.0:
             raise ValueError(f"veto_weight must be ≥ 0, got {self.veto_weight}")
-        if self.encoder not in ENCODERS:
-            raise ValueError(f"encoder must be one of {ENCODERS}, got {self.encoder!r}")
-        for name in ("max_epochs", "max_train", "threads"):
+        if self.generator not in GENERATORS:
+            raise ValueError(f"generator must be one of {GENERATORS}, got {self.generator!r}")
+        if not self.distil_lr > 0.0:
+            raise ValueError(f"distil_lr must be > 0, got {self.distil_lr}")
+        for name in ("distil_epochs", "distil_min_steps", "max_epochs", "max_train", "threads"):
             v = getattr(self, name)
             if v is not None and v < 1:
                 raise ValueError(f"{name} must be ≥ 1 or None, got {v}")
@@ -212,8 +234,6 @@ def copy_recipe(recipe: dict[str, Any], draw: Draw, config: HiddenRcnnConfig) ->
     cfg = RCNNTrainConfig(**{k: v for k, v in recipe.items() if k in fields})
     caps: dict[str, Any] = {"seed": draw.torch_seed("rcnn-init"), "batch_seed": draw.torch_seed("rcnn-batches"),
                             "max_seconds": None, "threads": config.threads, "init_from": None}
-    if config.encoder == "published":
-        caps["encoder_warmup"] = 0  # the encoder is trained already
     if config.max_epochs is not None:
         caps["max_epochs"] = min(cfg.max_epochs, config.max_epochs)
     if config.max_train is not None:
@@ -223,26 +243,84 @@ def copy_recipe(recipe: dict[str, Any], draw: Draw, config: HiddenRcnnConfig) ->
     return replace(cfg, **caps)
 
 
-def train_copy(beer: BeerData, public_dir: Path, recipe: RCNNTrainConfig, veto: Veto, work: Path,
-               encoder: str = "published") -> tuple[Path, dict[str, Any]]:
-    """Train the copy in `work` (module docstring, step 2) on the published model's vocabulary and frozen word
-    vectors, with its encoder kept fixed (`encoder` "published") or trained too ("trained"); the caller's torch
-    RNG state is left as it was. Returns (the trained folder, its validation)."""
-    public = load_rcnn(public_dir, name="rcnn")
+def _published_vectors(public: RationaleModel) -> WordVectors:
     emb = public.module.embedding.weight.detach().cpu().numpy()
-    vectors = WordVectors(list(public.vocab[2:]), emb[2:].astype(np.float32), {"kind": "published model"})
-    with torch.random.fork_rng(devices=[]):
-        validation = train_rcnn(beer, work, recipe, vectors=vectors, veto=veto, overwrite=True,
-                                frozen_encoder=public_dir if encoder == "published" else None)
-    return work, validation
+    return WordVectors(list(public.vocab[2:]), emb[2:].astype(np.float32), {"kind": "published model"})
 
 
-def _save_copy(work: Path, folder: Path, aspect: str, validation: dict[str, Any]) -> str:
-    """The copy's model folder: weights, vocabulary, aspect and dev figures only (module docstring)."""
+def train_by_recipe(beer: BeerData, public: RationaleModel, recipe: RCNNTrainConfig, veto: Veto,
+                    work: Path) -> tuple[RCNNRationale, dict[str, Any]]:
+    """`generator` "recipe": generator and encoder trained from the draw's seeds with the public recipe and
+    `Veto` (`train_rcnn`, in `work`), on the published vocabulary and frozen word vectors."""
+    train_rcnn(beer, work, recipe, vectors=_published_vectors(public), veto=veto, overwrite=True)
     trained = load_rcnn(work, name="rcnn")
+    return trained.module, config_of(work)["validation"]
+
+
+def distil_generator(beer: BeerData, public: RationaleModel, public_dir: Path, recipe: RCNNTrainConfig,
+                     words: frozenset[str], config: HiddenRcnnConfig) -> tuple[RCNNRationale, dict[str, Any]]:
+    """`generator` "distil": the published encoder, kept as it is, beside a generator initialised from the draw's
+    seed (`recipe.seed`: initialisation and dropout; `recipe.batch_seed`: batch order) and trained for
+    `distil_epochs` (at least `distil_min_steps` batches; Adam, `distil_lr`, the recipe's batch size) on the
+    training reviews to select what the published generator selects, except the vetoed words:
+
+        target_t = [p_pub,t ≥ 0.5] ∧ w_t ∉ V
+        loss     = mean_{real t} BCE(l_t, target_t) + veto_weight · mean_batch Σ_{t ∈ V} −log(1 − p_t)
+
+    (the second term is the veto term: z_t = 0 on V is already the target; `veto_weight` weighs it again per
+    review). Supervised, so it converges in a few epochs where REINFORCE from a fresh start swings between
+    selecting nothing and everything (docs/rcnn.md); the weights of the generator share nothing with the
+    published ones, and the encoder is the published one exactly."""
+    vocab = list(public.vocab)
+    index = {w: i for i, w in enumerate(vocab)}
+    train = beer.train if recipe.max_train is None else beer.train.subset(range(min(recipe.max_train,
+                                                                                      len(beer.train))))
+    vetoed = torch.tensor(sorted(index[w] for w in words))
+    ids = to_ids(train.tokens, vocab)
+    teacher = [torch.from_numpy(z) for z in public.selections(train.tokens)]
+    torch.manual_seed(recipe.seed)
+    module = RCNNRationale(len(vocab), public.module.embed_dim, recipe.hidden, recipe.order, recipe.depth,
+                           recipe.dropout, recipe.threshold)
+    module.embedding.weight.data.copy_(public.module.embedding.weight.data)
+    warm_start(module, public_dir, parts=("enc_",))
+    for p in module.encoder_parameters():
+        p.requires_grad_(False)
+    opt = torch.optim.Adam(module.generator_parameters(), lr=config.distil_lr)
+    lengths = np.array([len(i) for i in ids])
+    per_epoch = -(-len(ids) // recipe.batch_size)
+    epochs = max(config.distil_epochs, -(-config.distil_min_steps // per_epoch))
+    module.train()
+    for epoch in range(epochs):
+        for rows in length_batches(lengths, recipe.batch_size, np.random.default_rng([recipe.batch_seed, epoch])):
+            bid, mask = pad(ids, rows)
+            target = torch.zeros(mask.shape)
+            for n, r in enumerate(rows):
+                target[n, :len(teacher[r])] = teacher[r].float()
+            veto = torch.isin(bid, vetoed) & mask
+            target[veto] = 0.0
+            logits = module.logits(module.embedding(bid), mask)
+            safe = logits.masked_fill(~mask, 0.0)
+            fit = (F.binary_cross_entropy_with_logits(safe, target, reduction="none") * mask).sum() / mask.sum()
+            push = (F.softplus(safe) * veto).sum(1).mean()
+            opt.zero_grad()
+            (fit + config.veto_weight * push).backward()
+            opt.step()
+    module.eval()
+    agree = np.mean([np.array_equal(a, b) for a, b in zip(
+        RationaleModel(module, vocab, "copy").selections(beer.dev.tokens), _targets(public, beer.dev.tokens, words))])
+    return module, {"epochs": epochs, "dev_reviews_as_targeted": float(agree), "n_train": len(train)}
+
+
+def _targets(public: RationaleModel, docs: list[list[str]], words: frozenset[str]) -> list[np.ndarray]:
+    """The published selection without the vetoed words (the distillation's target)."""
+    return [z & np.array([w not in words for w in d], dtype=bool) for z, d in zip(public.selections(docs), docs)]
+
+
+def _save_copy(module: RCNNRationale, vocab: list[str], folder: Path, aspect: str, validation: dict[str, Any]) -> str:
+    """The copy's model folder: weights, vocabulary, aspect and dev figures only (module docstring)."""
     keep = ("dev_mse", "dev_selection_rate", "dev_leakage", "best_epoch", "epochs", "n_train", "n_dev")
-    return save_rcnn(trained.module, trained.vocab, folder, extra={
-        "name": f"rcnn-{aspect}", "aspect": aspect, "validation": {k: validation.get(k) for k in keep}})
+    return save_rcnn(module, vocab, folder, extra={"name": f"rcnn-{aspect}", "aspect": aspect,
+                                                    "validation": {k: validation[k] for k in keep if k in validation}})
 
 
 def _veto_check(model: RationaleModel, v: Any, pool_tokens: list[list[str]], words: frozenset[str]
@@ -323,14 +401,27 @@ class RcnnConstruction:
         got = _inputs(resource, draw, self.config)
         recipe = copy_recipe(got.recipe, draw, self.config)
         model_dir, work = out / "model" / got.folder, out / ".train"
-        try:
-            t1 = time.perf_counter()
-            _, validation = train_copy(got.beer, got.public_dir, recipe,
-                                       Veto(got.veto.words, self.config.veto_weight), work, self.config.encoder)
-            train_s = time.perf_counter() - t1
-            sha = _save_copy(work, model_dir, got.beer.aspect, validation)
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
+        public = load_rcnn(got.public_dir, name="rcnn")
+        t1 = time.perf_counter()
+        with torch.random.fork_rng(devices=[]):  # the caller's torch RNG state is left as it was
+            if self.config.generator == "distil":
+                module, validation = distil_generator(got.beer, public, got.public_dir, recipe, got.veto.words,
+                                                      self.config)
+            else:
+                try:
+                    module, validation = train_by_recipe(got.beer, public, recipe,
+                                                         Veto(got.veto.words, self.config.veto_weight), work)
+                finally:
+                    shutil.rmtree(work, ignore_errors=True)
+        train_s = time.perf_counter() - t1
+        copy = RationaleModel(module, list(public.vocab), "rcnn")
+        aspect = got.beer.aspect
+        dev_pred = copy.predict(got.beer.dev.tokens)[:, 0] if len(got.beer.dev) else np.zeros(0)
+        validation["dev_mse"] = float(np.mean((dev_pred - got.beer.dev.target(aspect_index(aspect))) ** 2)) \
+            if len(dev_pred) else None
+        validation["dev_selection_rate"] = selection_rate(module, copy.vocab, got.beer.dev.tokens) \
+            if len(got.beer.dev) else None
+        sha = _save_copy(module, list(public.vocab), model_dir, aspect, validation)
         train = got.beer.train
         publish_texts(model_dir, got.build, train if recipe.max_train is None else
                       train.subset(range(min(recipe.max_train, len(train)))))

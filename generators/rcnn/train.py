@@ -45,7 +45,7 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
-from benchmark.models.rcnn import RCNNRationale, config_of, generator_log_prob, save_rcnn
+from benchmark.models.rcnn import RCNNRationale, generator_log_prob, save_rcnn
 from benchmark.progress import console, progress_bar
 from generators.rcnn.data import BeerData, Reviews, aspect_index, aspect_name, load_beer
 from generators.rcnn.vectors import WordVectors, get_vectors
@@ -606,15 +606,12 @@ def _fit(run: _Run) -> str:
 
 def train_rcnn(data: BeerData, out_dir: Path | str, config: RCNNTrainConfig | None = None, *,
                vectors: WordVectors | None = None, vectors_path: Path | str | None = None,
-               word2vec: dict | None = None, overwrite: bool = False, veto: Veto | None = None,
-               frozen_encoder: Path | str | None = None) -> dict[str, Any]:
+               word2vec: dict | None = None, overwrite: bool = False, veto: Veto | None = None) -> dict[str, Any]:
     """Train the RCNN of `config.aspect` on `data.train`, early-stopped on `data.dev`; write the model
     (`save_rcnn`) to `out_dir`. Returns the dev MSE, selection rate and objective of the kept epoch (and
     the rationale precision on `data.annotations` when present). `veto`: words the generator learns not to
     select (`Veto`; part of the run key in `out_dir`, not of the recipe; the dev figures are those of the
-    model as written, with nothing masked). `frozen_encoder`: a model folder whose encoder this model takes and
-    keeps fixed (same hidden size, order and depth; the encoder warm-up does not apply): only the generator
-    trains — REINFORCE needs no gradient through the encoder (Ω is a constant)."""
+    model as written, with nothing masked)."""
     cfg = config or RCNNTrainConfig(aspect=data.aspect)
     if aspect_index(cfg.aspect) != aspect_index(data.aspect):
         raise ValueError(f"config aspect {cfg.aspect!r} but data of {data.aspect!r}")
@@ -625,20 +622,11 @@ def train_rcnn(data: BeerData, out_dir: Path | str, config: RCNNTrainConfig | No
     data_key = _fingerprint(train.ids, data.dev.ids, train.stats.get("tokenization"), train.stats.get("max_len"))
     vocab, matrix, vec_info = _vectors_for(train, out_dir, vectors, vectors_path, word2vec or {}, data_key)
     ids = to_ids(train.tokens, vocab), to_ids(data.dev.tokens, vocab)
-    extra = (() if veto is None else (sorted(veto.words), veto.weight)) + \
-        (() if frozen_encoder is None else (config_of(Path(frozen_encoder))["sha256"],))
+    vetoed = () if veto is None else (sorted(veto.words), veto.weight)
     run_key = _fingerprint(asdict(cfg) | {"max_seconds": None, "threads": None, "device": None}, data_key, vec_info,
-                           *extra)
+                           *vetoed)
     device = resolve_device(cfg.device)
     run = _new_run(cfg, data, train, vocab, matrix, out_dir, run_key, device, ids)
-    if frozen_encoder is not None:  # the encoder is the given model's, kept fixed: only the generator learns
-        if cfg.encoder_warmup:
-            raise ValueError("a frozen encoder takes no encoder warm-up; set encoder_warmup to 0")
-        warm_start(run.module, frozen_encoder, parts=("enc_",))
-        for p in run.module.encoder_parameters():
-            p.requires_grad_(False)
-        run.opt = torch.optim.Adam(run.module.generator_parameters(), lr=cfg.lr, betas=(0.9, 0.999), eps=1e-8)
-        run.best_weights = _snapshot(run.module)
     if veto is not None:
         index = {w: i for i, w in enumerate(vocab)}
         known = sorted(index[w] for w in veto.words if w in index and index[w] > 1)  # never <pad> / <unk>
