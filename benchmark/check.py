@@ -214,7 +214,7 @@ def _check_oracle(sub, spec, config: WorkerConfig, timeout) -> list[Row]:
 
 def _check_model(sub, spec, ids, inputs, segments, shapes, config: WorkerConfig, timeout,
                  fit: dict | None = None) -> list[Row]:
-    why = sub.supports(spec.modality, spec.white_box, segments is not None)
+    why = sub.supports(spec.modality, spec.white_box, segments is not None, config.assets)
     if why:
         return [Row("applicable", spec.name, None, why)]
     runs = {}

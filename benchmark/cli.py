@@ -25,7 +25,7 @@ from rich.text import Text
 from typer._click.exceptions import ClickException as _ClickException, UsageError as _UsageError  # typer ≥ 0.29
 
 from benchmark.errors import XaibenchError
-from benchmark.options import SEED_MAX, TIMEOUT_MAX_S, lazy_choice
+from benchmark.options import HIDDEN_DRAWS, SEED_MAX, TIMEOUT_MAX_S, lazy_choice
 from benchmark.progress import console
 from benchmark.registry import iter_entry_points
 from benchmark.isolation import SCRATCH_GB, default_memory_gb, default_processes, machine_memory_bytes
@@ -186,6 +186,11 @@ def evaluate_cmd(
                                                      help="Seed of the randomised copy's weights (default: the "
                                                      "project's, RANDOM_SEED in benchmark/models/randomise.py; not 0, "
                                                      "the seed models are commonly initialised under)."),
+    hidden_draws: int = typer.Option(HIDDEN_DRAWS, min=0, max=100, help="Hidden copies of the model to evaluate on "
+                                     "after the published one (drawn from this home's secret; the boards rank by "
+                                     "them; 0 = none)."),
+    hidden_limit: Optional[int] = typer.Option(None, min=1, help="The hidden copies' first N instances only (default: "
+                                               "all of each copy's)."),
 ) -> None:
     """Evaluate a submission on a resource and write a Result.
 
@@ -193,7 +198,8 @@ def evaluate_cmd(
     The submission runs in a fresh, sandboxed worker process that never sees ground truth. Outputs are
     cached per instance: an interrupted run resumes where it stopped. Then, unless --no-randomisation,
     the randomisation test: the same run on a randomised copy of the model, with the similarity of the
-    two runs' maps (docs/leaderboard.md)."""
+    two runs' maps (docs/leaderboard.md). Then, unless --hidden-draws 0, the same run on each hidden copy of the
+    model (drawn from this home's secret, ground truth recomputed on the copy): boards rank by those scores."""
     from benchmark.runner import evaluate
     from benchmark.submission import discover, get_submission
     from benchmark.tracks import get_track
@@ -218,6 +224,7 @@ def evaluate_cmd(
     for res in resource:
         for m in model:
             skipped = []
+            no_copy: list[str] = []  # why the board has no hidden copy, once said
             for sub in subs:
                 options: dict[str, Any] = dict(
                     track=track, resource=res, model=m, split=split, limit=limit, batch_size=batch_size,
@@ -240,6 +247,8 @@ def evaluate_cmd(
                 if randomisation and trk.randomisation_test:
                     _randomised_run(sub, {**options, "randomisation_limit": randomisation_limit,
                                           "randomisation_top": randomisation_top}, randomisation_seed, f"{res}/{m}")
+                if hidden_draws and not no_copy:
+                    _hidden_runs(sub, options, hidden_draws, hidden_limit, f"{res}/{m}", no_copy)
             if skipped:
                 console.print(Text(f"not applicable to {res}/{m} (capabilities): {', '.join(skipped)}",
                                    style="dim"))
@@ -314,6 +323,28 @@ def _randomised_run(sub, options: dict, seed: int | None, where: str) -> None:
     figures = (f"similarity to the trained model's maps: {', '.join(parts) or 'undefined'}; {r.primary_metric} = "
                + ("n/a" if p.mean is None else f"{p.mean:.4f}") + f" (failed {r.n_failed}/{r.n_instances})")
     console.print(_result_line(f"{r.submission['name']} (randomised model)", where, figures, console.width))
+
+
+def _hidden_runs(sub, options: dict, draws: int, limit: int | None, where: str, no_copy: list[str]) -> None:
+    """The hidden-copy runs after a Result on the published model (`benchmark.hidden`), one line each. A board without
+    hidden copies is said once (`no_copy` keeps the reason) and a draw that cannot be built is said and skipped; an
+    explainer that fails on a copy is recorded in that copy's Result, like any failure."""
+    from benchmark.models.hidden import NoHiddenCopy
+    from benchmark.runner import evaluate
+
+    for k in range(draws):
+        try:
+            r = evaluate(sub, **{**options, "hidden": k, "hidden_limit": limit})
+        except NoHiddenCopy as exc:
+            console.print(Text(str(exc), style="dim"))
+            if k == 0 and "no hidden copy" in str(exc):
+                no_copy.append(str(exc))
+                return
+            continue
+        p = r.metrics[r.primary_metric]
+        figures = (f"{r.primary_metric} = " + ("n/a" if p.mean is None else f"{p.mean:.4f}")
+                   + f" (n={p.n}, failed {r.n_failed}/{r.n_instances})")
+        console.print(_result_line(f"{r.submission['name']} (hidden copy {k})", where, figures, console.width))
 
 
 def _result_line(name: str, where: str, figures: str, width: int) -> Text:

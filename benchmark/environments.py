@@ -4,20 +4,25 @@ folder that the sandboxed worker puts first on its `sys.path` (`xaibench results
 Built with pip, wheels only (`--only-binary :all:`: no package's build code runs on the harness's machine):
 
 1. **resolve** — `pip install --dry-run --report` by the harness's own interpreter, so that the harness's
-   installed packages satisfy what they can; the report lists what is missing. A harness package in that
-   list (`benchmark.requirements.harness_packages`) would be replaced: refused with the reason;
-2. **install** exactly those versions (`name==version`, `--no-deps`) into `<folder>/packages`
-   (`pip install --target`), from the sources given: `--find-links` (a wheelhouse or a page of links; with
-   no index, offline) and/or `--index-url`;
+   installed packages satisfy what they can; the report lists what is missing and the wheel each comes from
+   (its file and sha256: `Wheel`). A harness package in that list (`benchmark.requirements.harness_packages`)
+   would be replaced: refused with the reason. This step runs every time, cached or not;
+2. **install** exactly those wheels (`name==version --hash=sha256:…`, `--require-hashes`, `--no-deps`) into
+   `<folder>/packages` (`pip install --target`), from the sources given: `--find-links` (a wheelhouse or a
+   page of links; with no index, offline) and/or `--index-url`;
 3. **check** — the installed distributions are exactly the planned ones, and none installs a top-level
    module of the harness's (`harness_modules`: such a module would shadow the harness's for the worker);
-4. write `environment.json` (requirements, installed versions, Python, the sha256 of every file of the
-   packages folder) and rename the folder into place.
+4. write `environment.json` (requirements, installed versions, the wheels, Python, the sha256 of every file of
+   the packages folder) and rename the folder into place.
 
 The folder is `$XAIBENCH_HOME/environments/<key>`, `key` = sha256 of the Python version and platform, the
-harness's package versions and the sorted requirements: a second re-run with the same requirements uses
-it as built — after checking that its files are still those it was built with (a worker without the
-file-system sandbox could have changed them: such an environment is set aside and built again). It is
+harness's package versions, the sorted requirements and the wheels they resolved to (name, version, sha256):
+an environment is keyed by what built it. A second re-run uses it as built only when the sources resolve the
+requirements to exactly those wheels again — so an environment the current wheelhouse could not rebuild (a
+wheel gone, or replaced by other bytes) is never reused: the resolution fails (nothing is signed) or names
+other wheels (another environment is built) — and after checking that its files are still those it was built
+with (a worker without the file-system sandbox could have changed them: such an environment is set aside and
+built again). It is
 built as `.building-<key>-<pid>-<random>` beside it and renamed only when complete, so no half-built
 environment is ever used; a failed build is removed, and the leftover of a killed one is removed by the
 next build. The worker reads it through a plain `sys.path` entry: a `.pth` file a package installs never
@@ -75,13 +80,34 @@ class Sources:
 
 
 @dataclass(frozen=True)
+class Wheel:
+    """One wheel an environment is built from: the distribution, its version, the file and its sha256."""
+
+    name: str
+    version: str
+    sha256: str
+    file: str
+
+    def to_dict(self) -> dict[str, str]:
+        """As `environment.json` and a verification record keep it."""
+        return {"name": self.name, "version": self.version, "sha256": self.sha256, "file": self.file}
+
+
+@dataclass(frozen=True)
 class Environment:
     """A built environment: its folder, the folder of its packages (what the worker puts on `sys.path`),
-    what was installed there (canonical name → version) and whether this call built it."""
+    what was installed there (canonical name → version), the wheels it was built from and whether this call
+    built it."""
 
     path: Path
     installed: dict[str, str] = field(default_factory=dict)
     built: bool = False
+    wheels: tuple[Wheel, ...] = ()
+
+    @property
+    def key(self) -> str:
+        """Its key (the folder's name)."""
+        return self.path.name
 
     @property
     def packages(self) -> Path:
@@ -96,12 +122,14 @@ def root() -> Path:
     return data_home() / "environments"
 
 
-def environment_key(requirements: Sequence[str]) -> str:
-    """16 hex digits naming the environment of `requirements` on this Python and these harness packages."""
+def environment_key(requirements: Sequence[str], wheels: Sequence[Wheel] = ()) -> str:
+    """16 hex digits naming the environment of `requirements` built from `wheels` on this Python and these
+    harness packages."""
     from benchmark.requirements import harness_packages
 
     payload = {"python": f"{sys.implementation.cache_tag}-{platform.machine()}-{sys.platform}",
-               "harness": sorted(harness_packages().items()), "requirements": sorted(requirements)}
+               "harness": sorted(harness_packages().items()), "requirements": sorted(requirements),
+               "wheels": sorted((w.name, w.version, w.sha256) for w in wheels)}
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -121,23 +149,26 @@ def ensure(requirements: Sequence[str], sources: Sources = Sources(), home: Path
             raise EnvironmentBuildError(f"the environment cannot be built: {why}")
         reqs.append(str(req))
     base = Path(home) if home is not None else root()
-    key = environment_key(reqs)
+    base.mkdir(parents=True, exist_ok=True)
+    plan = _resolve(reqs, sources)
+    wheels = tuple(plan[name] for name in sorted(plan))
+    key = environment_key(reqs, wheels)
     final = base / key
     cached = _load(final)
     if cached is not None:
         return cached
-    base.mkdir(parents=True, exist_ok=True)
     _sweep(base)
     if final.exists():  # not a complete, unchanged environment (damaged or tampered with): build it again
         _set_aside(final)
     tmp = base / f"{BUILDING}{key}-{os.getpid()}-{secrets.token_hex(4)}"
     tmp.mkdir()
     try:
-        installed = _build(tmp, reqs, sources)
+        installed = _build(tmp, plan, sources)
         _readable(tmp)
         (tmp / MANIFEST).write_text(json.dumps({"key": key, "requirements": reqs, "installed": installed,
+                                                "wheels": [w.to_dict() for w in wheels],
                                                 "python": platform.python_version(),
-                                                "sha256": _digest(tmp / PACKAGES)}, indent=1, sort_keys=True)
+                                                "sha256": folder_digest(tmp / PACKAGES)}, indent=1, sort_keys=True)
                                     + "\n", encoding="utf-8")
         try:
             os.rename(tmp, final)
@@ -150,7 +181,7 @@ def ensure(requirements: Sequence[str], sources: Sources = Sources(), home: Path
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return Environment(final, installed, built=True)
+    return Environment(final, installed, built=True, wheels=wheels)
 
 
 def for_result(requires: Sequence[str], provenance: dict[str, Any], sources: Sources = Sources(),
@@ -177,19 +208,21 @@ def _load(folder: Path) -> Environment | None:
         installed = manifest["installed"]
         if not isinstance(installed, dict) or _installed(folder / PACKAGES) != installed:
             return None
-        if manifest["sha256"] != _digest(folder / PACKAGES):
+        if manifest["sha256"] != folder_digest(folder / PACKAGES):
             return None
+        wheels = tuple(Wheel(str(w["name"]), str(w["version"]), str(w["sha256"]), str(w["file"]))
+                       for w in manifest["wheels"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    return Environment(folder, dict(installed))
+    return Environment(folder, dict(installed), wheels=wheels)
 
 
-def _digest(packages: Path) -> str:
-    """sha256 over every entry of a packages folder (its path, and a file's bytes or a link's target), in
-    path order; symbolic links are not followed."""
+def folder_digest(folder: Path) -> str:
+    """sha256 over every entry of a folder — a packages folder, a track's asset — (its path, and a file's bytes
+    or a link's target), in path order; symbolic links are not followed."""
     h = hashlib.sha256()
-    for p in sorted(packages.rglob("*")):
-        h.update(p.relative_to(packages).as_posix().encode() + b"\0")
+    for p in sorted(folder.rglob("*")):
+        h.update(p.relative_to(folder).as_posix().encode() + b"\0")
         if p.is_symlink():
             h.update(b"link:" + os.readlink(p).encode())
         elif p.is_file():
@@ -261,32 +294,49 @@ def _pip_reason(text: str) -> str:
     return first[:300]
 
 
-def _build(folder: Path, requirements: list[str], sources: Sources) -> dict[str, str]:
-    """Resolve, install and check (module docstring) into `folder`; returns what was installed."""
-    from benchmark.requirements import harness_modules, harness_packages
+def _resolve(requirements: list[str], sources: Sources) -> dict[str, Wheel]:
+    """canonical name → the wheel pip would install for `requirements` beside the harness's packages (a dry
+    run: nothing is installed); `EnvironmentBuildError` when one would replace a harness package."""
+    import tempfile
 
-    packages = folder / PACKAGES
-    packages.mkdir()
+    from benchmark.requirements import harness_packages
+
     if not requirements:
         return {}
-    report = folder / "report.json"
-    _pip(["install", "--dry-run", "--report", str(report), *sources.pip_args(),
-          *requirements], "resolving the requirements")
-    plan = _plan(report)
-    report.unlink()
+    with tempfile.TemporaryDirectory(prefix="xaibench-resolving-") as scratch:
+        report = Path(scratch) / "report.json"
+        _pip(["install", "--dry-run", "--report", str(report), *sources.pip_args(), *requirements],
+             "resolving the requirements")
+        plan = _plan(report)
     harness = harness_packages()
     replaced = sorted(name for name in plan if name in harness)
     if replaced:
         name = replaced[0]
-        raise EnvironmentBuildError(f"the requirements need {name} {plan[name]}, which would replace the harness's "
-                                    f"{name} {harness[name]} (an environment may not replace the harness's packages)")
+        raise EnvironmentBuildError(f"the requirements need {name} {plan[name].version}, which would replace the "
+                                    f"harness's {name} {harness[name]} (an environment may not replace the "
+                                    "harness's packages)")
+    return plan
+
+
+def _build(folder: Path, plan: dict[str, Wheel], sources: Sources) -> dict[str, str]:
+    """Install exactly the planned wheels (their hashes required) and check (module docstring) into `folder`;
+    returns what was installed."""
+    from benchmark.requirements import harness_modules
+
+    packages = folder / PACKAGES
+    packages.mkdir()
     if plan:
-        _pip(["install", "--target", str(packages), "--no-deps", "--no-compile", *sources.pip_args(),
-              *(f"{n}=={v}" for n, v in sorted(plan.items()))], "installing the requirements")
+        pinned = folder / "wheels.txt"
+        pinned.write_text("".join(f"{w.name}=={w.version} --hash=sha256:{w.sha256}\n" for w in plan.values()),
+                          encoding="utf-8")
+        _pip(["install", "--target", str(packages), "--no-deps", "--no-compile", "--require-hashes",
+              *sources.pip_args(), "-r", str(pinned)], "installing the requirements")
+        pinned.unlink()
     installed = _installed(packages)
-    if installed != plan:
-        raise EnvironmentBuildError(f"pip installed {installed or 'nothing'} where {plan} was planned; nothing was "
-                                    "kept")
+    versions = {name: w.version for name, w in plan.items()}
+    if installed != versions:
+        raise EnvironmentBuildError(f"pip installed {installed or 'nothing'} where {versions} was planned; nothing "
+                                    "was kept")
     shadow = sorted(_top_names(packages) & harness_modules())
     if shadow:
         raise EnvironmentBuildError(f"a requirement installs the module '{shadow[0]}', which is the harness's (an "
@@ -294,13 +344,21 @@ def _build(folder: Path, requirements: list[str], sources: Sources) -> dict[str,
     return installed
 
 
-def _plan(report: Path) -> dict[str, str]:
-    """canonical name → version of what pip's installation report (format version 1) would install."""
+def _plan(report: Path) -> dict[str, Wheel]:
+    """canonical name → the wheel pip's installation report (format version 1) would install."""
     try:
         data = json.loads(report.read_text(encoding="utf-8"))
-        plan: dict[str, str] = {canonicalize_name(str(item["metadata"]["name"])): str(item["metadata"]["version"])
-                                for item in data["install"]}
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+        plan: dict[str, Wheel] = {}
+        for item in data["install"]:
+            name = canonicalize_name(str(item["metadata"]["name"]))
+            info = item.get("download_info") or {}
+            digest = str(((info.get("archive_info") or {}).get("hashes") or {}).get("sha256") or "")
+            if not re.fullmatch(r"[0-9a-f]{64}", digest):
+                raise EnvironmentBuildError(f"pip names no sha256 for the wheel of {name}; give its sources as "
+                                            "--find-links or --index-url (wheels only)")
+            plan[name] = Wheel(name, str(item["metadata"]["version"]), digest,
+                               str(info.get("url", "")).rsplit("/", 1)[-1][:200])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise EnvironmentBuildError(f"pip's installation report cannot be read ({exc})") from None
     return plan
 

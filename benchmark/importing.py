@@ -13,7 +13,8 @@
   harness's packages and the declared requirements): the line names the module and the fix. It governs
   the submission's `import` statements — a rule that keeps a submission reproducible; what keeps ground
   truth out of reach is the sandbox (`benchmark.isolation`).
-* Only `.py` files are modules: a compiled extension or a `.pyc` beside them is never loaded.
+* Only `.py` files are modules, always compiled from their source (`_Loader.get_code`): a compiled extension,
+  or a `.pyc` beside them or in `__pycache__` (even one whose header matches the source), is never loaded.
 
 The same code imports a submission in-process, in the sandboxed worker, in `check`, `evaluate`, `submit`
 and `results verify`: the folder it is handed is always a copy of exactly the submission's hashed files
@@ -64,7 +65,14 @@ class _Importer:
 
 
 class _Loader(importlib.machinery.SourceFileLoader):
-    """Runs a module of a submission package with the package's `__import__`."""
+    """Runs a module of a submission package with the package's `__import__`, compiled from its source: the
+    bytecode cache (`__pycache__/*.pyc`) is neither read nor written, so no compiled file beside a module — whose
+    bytes no hash covers — can stand in for it."""
+
+    def get_code(self, fullname: str) -> types.CodeType:
+        """The module's code, compiled from its `.py` source (never from a `.pyc`)."""
+        path = self.get_filename(fullname)
+        return self.source_to_code(self.get_data(path), path)
 
     def exec_module(self, module: types.ModuleType) -> None:
         """Execute the module's source with its package's builtins (and so its `__import__`)."""

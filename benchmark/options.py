@@ -19,12 +19,14 @@ from typing import Any, Callable, Iterable
 
 import typer
 
-__all__ = ["SEED_MAX", "TIMEOUT_MAX_S", "TIME_BUDGET_MAX_S", "device_name", "exclusive", "lazy_choice"]
+__all__ = ["HIDDEN_DRAWS", "SEED_MAX", "TIMEOUT_MAX_S", "TIME_BUDGET_MAX_S", "device_name", "exclusive", "lazy_choice"]
 
 # numpy's RandomState and torch.manual_seed accept seeds in [0, 2**32 - 1] (numpy refuses larger ones).
 SEED_MAX = 2**32 - 1
 # Per-instance explanation limit: SIGALRM timers overflow past ~2**31 s; a day is beyond any explainer.
 TIMEOUT_MAX_S = 86_400.0
+# Hidden copies per board (benchmark.models.hidden; the demo uses fewer, on a prefix of the instances, and says so).
+HIDDEN_DRAWS = 3
 # Whole-run budgets (training, solving): thirty days.
 TIME_BUDGET_MAX_S = 30 * 86_400.0
 

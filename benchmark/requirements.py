@@ -44,7 +44,9 @@ def parse_requires(value: object, where: str) -> list[str]:
     """`requires` of submission.toml as normalised PEP 508 strings; `SubmissionError` naming the bad entry.
 
     A requirement names a distribution and a version range (`shap>=0.46,<0.47`, extras and markers allowed);
-    a URL (`name @ https://…`) is refused: the re-run installs from the maintainer's index or wheelhouse."""
+    a URL (`name @ https://…`), anything naming a file or URL (`file:`, `://`) and arbitrary equality (`===`, a
+    string match that a path can pass) are refused: the re-run installs from the maintainer's index or
+    wheelhouse."""
     if not isinstance(value, list) or not all(isinstance(r, str) for r in value):
         raise SubmissionError(f"{where}: [submission] requires must be a list of PEP 508 strings, e.g. "
                               "[\"shap>=0.46,<0.47\"]")
@@ -65,6 +67,10 @@ def parse_requires(value: object, where: str) -> list[str]:
         if req.url:
             raise SubmissionError(f"{where}: requirement '{shown}' is a URL; name a version range instead "
                                   "(e.g. \"shap>=0.46,<0.47\") — the re-run installs from an index or wheelhouse")
+        if any(spec.operator == "===" for spec in req.specifier) or "://" in text or "file:" in text.casefold():
+            raise SubmissionError(f"{where}: requirement '{shown}' points at a file or URL, or uses arbitrary equality "
+                                  "(===, which matches any string); name a version range instead (e.g. "
+                                  "\"shap>=0.46,<0.47\") — the re-run installs from an index or wheelhouse")
         name = canonicalize_name(req.name)
         if name in seen:
             raise SubmissionError(f"{where}: requirement '{req.name}' is listed twice; give one version range")
@@ -192,6 +198,22 @@ def replaces_harness(req: Requirement) -> str | None:
         return None
     return (f"'{req}' would replace the harness's {req.name} {installed} (a submission runs with the harness's "
             f"own packages, which it may not replace); accept {req.name} {installed} in requires")
+
+
+def import_names(requires: Iterable[str]) -> frozenset[str]:
+    """The top-level module names the requirements' distributions go by (`shap`, `scikit_learn` for
+    scikit-learn): what a submission's own module may not shadow, even where a requirement is not installed."""
+    return frozenset(canonicalize_name(Requirement(r).name).replace("-", "_") for r in requires)
+
+
+def never_runs(requires: Iterable[str]) -> str | None:
+    """Why a re-run can never install `requires` here — the first requirement that would replace a harness
+    package (`replaces_harness`) — or None. Pure: nothing is installed or downloaded."""
+    for text in requires:
+        why = replaces_harness(Requirement(text))
+        if why:
+            return why
+    return None
 
 
 def check_installed(name: str, requires: Iterable[str], environment: Path | None = None) -> None:

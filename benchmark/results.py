@@ -272,6 +272,9 @@ class Result:
         # not serialised: set by load() / save()
         self.status: str = "unsigned"
         self.path: Path | None = None
+        # the companion runs a board reads for this row, kind -> Results (`leaderboard.companions`); None: none
+        # attached yet
+        self.companions: dict[str, list[Result]] | None = None
 
     # -- (de)serialisation with validation --------------------------------------------------
     def to_dict(self) -> dict[str, Any]:

@@ -22,8 +22,10 @@ import numpy as np
 
 from benchmark.backends import BACKENDS, Crashes, Job, explain_batch, run_batches
 from benchmark.cache import Entry, OutputCache
+from benchmark.environments import folder_digest
 from benchmark.errors import SubmissionError, XaibenchError
 from benchmark import randomisation
+from benchmark.hidden import copy_for_run, refuse_unconfined
 from benchmark.isolation import (MODES, SCRATCH_GB, FitError, Limits, Worker, WorkerConfig, allocator,
                                  default_memory_gb, default_processes, validate_output)
 from benchmark.models.randomise import RANDOM_SEED, NotRandomisable, randomised_spec
@@ -73,6 +75,12 @@ class RunOptions:
     # randomisation test's verdicts can hold on fewer instances than a board ranks (docs/leaderboard.md)
     randomisation_limit: int | None = None
     environment: Path | None = None  # a folder of the submission's own packages (benchmark.environments)
+    # a hidden-copy run (`benchmark.hidden`, issue #50): draw `hidden` (0-based) of the board's hidden copies, drawn
+    # from `hidden_round` (a `benchmark.models.hidden.Round`; None: this home's secret), over the copy's first
+    # `hidden_limit` instances (None: all of them)
+    hidden: int | None = None
+    hidden_limit: int | None = None
+    hidden_round: Any = None
 
     def check(self) -> None:
         """Refuse bad values before anything runs or is written (one-line XaibenchError)."""
@@ -119,6 +127,15 @@ class RunOptions:
                                                      or self.randomisation_limit < 1):
             bad("randomisation_limit", f"must be an integer ≥ 1 (or None for every instance of the trained run), got "
                 f"{self.randomisation_limit!r}")
+        if self.hidden is not None and (isinstance(self.hidden, bool) or not isinstance(self.hidden, int)
+                                        or not 0 <= self.hidden < 1000):
+            bad("hidden", f"must be a draw index in [0, 1000) (or None for the published model), got {self.hidden!r}")
+        if self.hidden is not None and self.randomised:
+            bad("hidden", "and randomised cannot be asked together: the randomisation test runs on the published model")
+        if self.hidden_limit is not None and (isinstance(self.hidden_limit, bool)
+                                              or not isinstance(self.hidden_limit, int) or self.hidden_limit < 1):
+            bad("hidden_limit", f"must be an integer ≥ 1 (or None for every instance of the copy), got "
+                f"{self.hidden_limit!r}")
         if self.randomisation_top is not None and (isinstance(self.randomisation_top, bool)
                                                    or not isinstance(self.randomisation_top, int)
                                                    or self.randomisation_top < 1):
@@ -133,12 +150,14 @@ def display_name(sub: Submission, overrides: dict[str, Any]) -> str:
 
 
 def result_path(results_dir: Path, track: str, resource: str, model: str, name: str,
-                coverage: dict | None = None, split: str | None = None, randomisation: dict | None = None) -> Path:
+                coverage: dict | None = None, split: str | None = None, randomisation: dict | None = None,
+                hidden: dict | None = None) -> Path:
     """`<results>/<track>/<family>__<config>/<model>/<name>.json` for a run over the whole evaluation split;
     a run over a subset (`--limit`) gets `<name>@<n>-<ids digest>.json`, and a run over another split (`split`
     given and not the track's evaluation split) `<name>@<split>...`, so neither ever replaces the evaluation
     split's full Result. A run on the model's randomised copy (`randomisation`: its seed and cascading stage)
-    goes to the folder `<model>/randomised-s<seed>[-top<k>]/` beside the trained model's Results."""
+    goes to the folder `<model>/randomised-s<seed>[-top<k>]/` beside the trained model's Results, a run on a hidden
+    copy (`hidden`: its round and draw) to `<model>/hidden-<round>/d<k>/`."""
     safe = name.replace("/", "_").replace(" ", "")
     if split is not None and split != get_track(track).default_split:
         safe += f"@{split.replace('/', '_')}"
@@ -148,6 +167,8 @@ def result_path(results_dir: Path, track: str, resource: str, model: str, name: 
     if randomisation is not None:
         top = randomisation.get("top")
         folder = folder / (f"randomised-s{randomisation['seed']}" + (f"-top{top}" if top else ""))
+    if hidden is not None:
+        folder = folder / f"hidden-{hidden['round']}" / f"d{int(hidden['draw'])}"
     return folder / f"{safe}.json"
 
 
@@ -162,9 +183,24 @@ def model_record(spec: Any, info: dict[str, Any], instances: Any) -> dict[str, A
 
 
 def capabilities_of(sub: Submission) -> dict[str, Any]:
-    """A submission's declared capabilities as its Results record them: the boards it could enter."""
-    return {"modalities": list(sub.modalities), "needs_gradients": bool(sub.needs_gradients),
-            "needs_segments": bool(sub.needs_segments)}
+    """A submission's declared capabilities as its Results record them: the boards it could enter, and
+    `data_prior: true` for a control built from the data alone (the boards' data-prior floor, issue #50).
+    `needs_assets` and `data_prior` appear only where declared, so the Results of every other submission
+    record what they recorded before."""
+    out: dict[str, Any] = {"modalities": list(sub.modalities), "needs_gradients": bool(sub.needs_gradients),
+                           "needs_segments": bool(sub.needs_segments)}
+    if sub.needs_assets:
+        out["needs_assets"] = list(sub.needs_assets)
+    if sub.data_prior:
+        out["data_prior"] = True
+    return out
+
+
+def asset_key(sub: Submission, assets: dict[str, Path]) -> dict[str, Any]:
+    """What a cache key holds of the assets `sub` declares it reads (`needs_assets`): {"assets": {name: digest
+    of the folder}} — outputs computed from a lexicon since rebuilt are not served again —, or {} when it
+    declares none (every other cache keeps its key)."""
+    return {"assets": {n: folder_digest(assets[n]) for n in sub.needs_assets}} if sub.needs_assets else {}
 
 
 def _once(load: Callable[[], Any]) -> Callable[[], Any]:
@@ -225,7 +261,7 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
     model_info = model_record(spec, model_info, instances)
     why_not_random = model_info.get("unrandomisable")
     sub.precheck()  # the modules compile, no name clashes (nothing of it runs in the harness)
-    why_not = sub.supports(trk.modality, spec.white_box, instances.segments is not None)
+    why_not = sub.supports(trk.modality, spec.white_box, instances.segments is not None, trk.assets(res))
     if why_not:
         raise SubmissionError(f"cannot evaluate: {why_not} (model '{opts.model}'); choose another model or submission")
     sub.check_parameters(opts.params)
@@ -241,6 +277,7 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
     coverage = coverage_of(instances.ids, split_size, opts.limit)
     trained = None
     trained_ids = list(instances.ids)
+    paired: dict[str, Any] = {}
     if opts.randomised:  # the randomisation test: the same run on the model's randomised copy, paired with the trained
         if why_not_random:
             raise NotRandomisable(f"randomisation test not run: {why_not_random}")
@@ -251,6 +288,17 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
             coverage = coverage_of(instances.ids, split_size, opts.randomisation_limit)
         spec, model_info = randomised_spec(spec, model_info, opts.randomisation_seed, opts.randomisation_top)
         trk.use_model(instances, _once(spec.load))
+    elif opts.hidden is not None:  # a hidden copy of the model: its own instances and ground truth (benchmark.hidden)
+        refuse_unconfined(opts.sandbox, opts.backend)
+        # the Result on the published model this run belongs to (its row on the board: `leaderboard.companions`)
+        paired = {"hidden": {"trained_result": result_path(results_dir, track, res.name, opts.model, name, coverage,
+                                                           split).name}}
+        spec, copy_info, instances, coverage = copy_for_run(trk, res, opts.model, split, opts.hidden,
+                                                            opts.hidden_limit, model_info, opts.hidden_round)
+        if spec.served is None:
+            spec.load()
+        model_info = model_record(spec, copy_info, instances)
+        trk.use_model(instances, _once(spec.load))
     runs = [_run_seed(sub, trk, res, split, instances, spec, model_info, params, name, results_dir, opts, seed,
                       resolved) for seed in seeds]
     first = runs[0]
@@ -258,7 +306,6 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
     ok = first.ok
     # failures are counted in n_failed; `excluded` counts instances where a metric is undefined
     metrics = summarise_runs(trk, [(r.scores, r.ok) for r in runs])
-    paired: dict[str, Any] = {}
     if trained is not None:  # the similarity of the two runs' maps, per instance, beside the scores
         compared = randomisation.compare_runs(randomisation.result_outputs(trained, trained_ids, data_home()),
                                               [r.entries for r in runs], instances.ids, trk.modality == "image")
@@ -309,7 +356,8 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
                **paired},
         instance_scores=pack_scores([(r.seed, r.scores, r.ok) for r in runs]),
     )
-    out = result_path(results_dir, track, res.name, opts.model, name, coverage, split, model_info.get("randomisation"))
+    out = result_path(results_dir, track, res.name, opts.model, name, coverage, split, model_info.get("randomisation"),
+                      model_info.get("hidden"))
     try:
         result.save(out)
     except OSError as exc:  # a full or unwritable results folder: say what would help
@@ -340,9 +388,11 @@ def _run_seed(sub: Submission, trk, res, split: str, instances, spec, model_info
     `resolved`: the versions of the submission's requirements, part of the cache's key (a cache made with
     other versions is refused, naming them: `--overwrite` recomputes)."""
     versions = {"requirements": resolved} if resolved is not None else {}
+    assets = trk.assets(res)
+    needed = asset_key(sub, assets)
     inputs_name, inputs_rev = trk.inputs_key(res, split)
     key = {"resource": inputs_name, "revision": inputs_rev, "split": split, "model": model_info["hash"],
-           "submission": sub.hash, "parameters": params, "seed": seed, **versions}
+           "submission": sub.hash, "parameters": params, "seed": seed, **versions, **needed}
     # the submission's code and the model's weights name the file: changed code or a retrained model
     # starts a fresh cache (the old one stays); the key inside still refuses any other mismatch
     cache_path = data_home() / cache_rel(trk.name, inputs_name, opts.model, sub.name, sub.hash,
@@ -356,7 +406,7 @@ def _run_seed(sub: Submission, trk, res, split: str, instances, spec, model_info
                                         processes=(default_processes() if opts.processes is None
                                                    else opts.processes or None),
                                         scratch_bytes=int(opts.scratch_gb * (1 << 30)) or None),
-                          assets=trk.assets(res), fit_timeout_s=opts.fit_timeout_s,
+                          assets=assets, fit_timeout_s=opts.fit_timeout_s,
                           environment=Path(opts.environment) if opts.environment is not None else None)
     worker = Worker(sub, opts.params, spec, config,  # resolves the sandbox (or refuses) before any file is made
                     fit=None if fit is None else {**fit, "seed": seed})

@@ -162,6 +162,8 @@ def _toml(kind: str, name: str, entry: str, modality: str, gradients: bool, para
         line(f"needs_gradients = {str(gradients).lower()}", "true: needs model.module (a white-box model)"),
         line("needs_segments = false", "true: needs batch.segments (an object segmentation)"),
         line("deterministic = true", "the same seed gives the same output (`xaibench check` checks it)"),
+        line("needs_assets = []", "read-only assets it reads, e.g. [\"lexicon\"]: boards without them refuse it"),
+        line("data_prior = false", "true: a control built from the data alone (a board's data-prior floor)"),
         "",
         line("[parameters]", "the constructor's keyword arguments and their defaults; --param key=value overrides"),
         *([params] if params else []),

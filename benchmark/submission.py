@@ -21,6 +21,10 @@
     needs_gradients = true               # needs model.module (white box)
     needs_segments = false               # needs batch.segments (object-level methods)
     deterministic = true                 # same seed -> same output
+    needs_assets = []                    # read-only assets the track must offer (e.g. ["lexicon"]); a board
+                                         # whose resource has none is refused before anything runs
+    data_prior = false                   # true: a control built from the data alone (a foreground mask, a
+                                         # corpus lexicon), the floor of data priors on a board (issue #50)
 
     [parameters]                         # defaults, passed to the class constructor;
     n_steps = 50                         # overridable with `--param key=value`
@@ -47,7 +51,7 @@ import threading
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Collection
 
 from benchmark.errors import ParameterError, RegistryError, SubmissionError
 from benchmark.registry import iter_entry_points
@@ -59,7 +63,9 @@ KINDS = ("explainer", "oracle")
 # to read what methods may not (e.g. training rationales), shown as a marked row and never ranked.
 ROLES = ("method", "control", "reference")
 MODALITIES = ("image", "text")
-CAPABILITY_FIELDS = {"modalities": list, "needs_gradients": bool, "needs_segments": bool, "deterministic": bool}
+CAPABILITY_FIELDS = {"modalities": list, "needs_gradients": bool, "needs_segments": bool, "deterministic": bool,
+                     "needs_assets": list, "data_prior": bool}
+ASSET_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")  # `benchmark.isolation.sandbox`'s asset names
 
 
 ENTRY_RE = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*$")
@@ -95,6 +101,8 @@ class Submission:
     code: str = ""  # where the code lives (a link); optional
     files: dict[str, str] = field(default_factory=dict)  # [files]: name → path relative to the folder
     requires: list[str] = field(default_factory=list)  # PEP 508 requirements beyond the harness's packages
+    needs_assets: list[str] = field(default_factory=list)  # read-only assets the track must offer (`supports`)
+    data_prior: bool = False  # a control built from the data alone: a board's data-prior floor (issue #50)
 
     def modules(self) -> list[Path]:
         """The modules of the submission package, sorted: every `.py` file of the folder whose name and
@@ -173,14 +181,20 @@ class Submission:
             raise SubmissionError(f"{self.path}: cannot copy its files to run them ({exc}); check the folder") from None
         return folder
 
-    def supports(self, modality: str, white_box: bool, has_segments: bool) -> str | None:
-        """None if the submission can run on such a model, else the reason it cannot."""
+    def supports(self, modality: str, white_box: bool, has_segments: bool,
+                 assets: Collection[str] = ()) -> str | None:
+        """None if the submission can run on such a model, else the reason it cannot. `assets`: the names of
+        the read-only assets the track offers for the resource (`Track.assets`); none by default."""
         if modality not in self.modalities:
             return f"{self.name} does not handle {modality} inputs"
         if self.needs_gradients and not white_box:
             return f"{self.name} needs gradients and the model is a black box"
         if self.needs_segments and not has_segments:
             return f"{self.name} needs an object segmentation the track does not provide"
+        missing = sorted(set(self.needs_assets) - set(assets))
+        if missing:
+            return (f"{self.name} needs the '{missing[0]}' asset, which this board does not offer (a resource "
+                    "built before the asset existed has none: regenerate it with `xaibench generate`)")
         return None
 
     def module_file(self) -> Path:
@@ -197,11 +211,13 @@ class Submission:
         )
 
     def precheck(self) -> None:
-        """What the harness checks without running any of the submission: the entry module exists, every module
-        compiles (a syntax error is named with its real path before anything else happens), and no module takes
-        the name of a harness module (`benchmark.requirements.harness_modules`) or of a module its requirements
-        install here."""
-        from benchmark.requirements import harness_modules, requirement_modules
+        """What the harness checks without running any of the submission (`check`, `evaluate`, and `results
+        validate` / `verify` before any re-run): the entry module exists, every module compiles (a syntax error
+        is named with its real path before anything else happens), no requirement would replace a harness
+        package (`benchmark.requirements.never_runs`), and no module takes the name of a harness module
+        (`benchmark.requirements.harness_modules`), of a requirement (`import_names`) or of a module its
+        requirements install here."""
+        from benchmark.requirements import harness_modules, import_names, never_runs, requirement_modules
 
         self.module_file()
         for file in self.modules():
@@ -217,7 +233,10 @@ class Submission:
         if clash:
             raise SubmissionError(f"{self.path}: module '{clash[0]}' has the name of a module the harness uses "
                                   f"(the standard library's, xaibench's or one of its packages'); rename it")
-        clash = sorted(self.sibling_names() & requirement_modules(self.requires))
+        why = never_runs(self.requires)
+        if why:
+            raise SubmissionError(f"{self.name} requires {why}")
+        clash = sorted(self.sibling_names() & (requirement_modules(self.requires) | import_names(self.requires)))
         if clash:
             raise SubmissionError(f"{self.path}: module '{clash[0]}' has the name of a module its requirements "
                                   "install; rename it")
@@ -548,6 +567,10 @@ def load_submission(path: str | Path) -> Submission:
     modalities = caps.get("modalities", ["image"])
     if not modalities or any(m not in MODALITIES for m in modalities):
         raise _fail(toml, f"[capabilities] modalities must be a non-empty subset of {list(MODALITIES)}")
+    needs_assets = caps.get("needs_assets", [])
+    if not all(isinstance(a, str) and ASSET_NAME_RE.match(a) for a in needs_assets):
+        raise _fail(toml, "[capabilities] needs_assets must be a list of asset names (1–64 letters, digits, '_', "
+                    "'.', '-'), e.g. [\"lexicon\"]")
     params = data.get("parameters", {})
     if not isinstance(params, dict):
         raise _fail(toml, "[parameters] must be a table")
@@ -560,7 +583,8 @@ def load_submission(path: str | Path) -> Submission:
         name=sub["name"], version=sub["version"], kind=sub["kind"], entry=sub["entry"], path=toml.parent,
         description=sub.get("description", ""), modalities=list(modalities),
         needs_gradients=caps.get("needs_gradients", False), needs_segments=caps.get("needs_segments", False),
-        deterministic=caps.get("deterministic", True), parameters=params, role=role,
+        deterministic=caps.get("deterministic", True), needs_assets=sorted(set(needs_assets)),
+        data_prior=caps.get("data_prior", False), parameters=params, role=role,
         reference=reference.strip(), authors=[a.strip() for a in authors], license=sub.get("license", "").strip(),
         code=sub.get("code", "").strip(), files=_declared_files(data.get("files", {}), toml),
         requires=parse_requires(sub.get("requires", []), str(toml)),
@@ -569,9 +593,24 @@ def load_submission(path: str | Path) -> Submission:
     return out
 
 
+# what a data file may never be (`code_like`): Python source, bytecode, a compiled extension, a path configuration
+CODE_SUFFIXES = (".py", ".pyc", ".pyo", ".so", ".pyd", ".pth")
+
+
+def code_like(rel: str) -> str:
+    """Why the path `rel` (relative, '/' between folders) names code rather than data — "" when it does not: a
+    file under a `__pycache__` folder, or one whose name ends in `CODE_SUFFIXES` (case folded: `.PYC` too)."""
+    parts = rel.split("/")
+    if "__pycache__" in (p.casefold() for p in parts[:-1]):
+        return "under __pycache__ (bytecode)"
+    suffix = next((s for s in CODE_SUFFIXES if parts[-1].casefold().endswith(s)), "")
+    return {".py": "a Python module", ".pth": "a path configuration file (.pth)"}.get(
+        suffix, f"compiled code ({suffix})" if suffix else "")
+
+
 def _declared_files(table: object, toml: Path) -> dict[str, str]:
     """`[files]` checked: `name = "relative/path"` per data file, each a regular file inside the folder
-    (no `..`, no absolute path, no symbolic link on the way), not a module, at most `MAX_FILE_BYTES`."""
+    (no `..`, no absolute path, no symbolic link on the way), never code (`code_like`), at most `MAX_FILE_BYTES`."""
     if not isinstance(table, dict):
         raise _fail(toml, "[files] must be a table of name = \"relative/path\"")
     folder = toml.parent
@@ -589,12 +628,15 @@ def _declared_files(table: object, toml: Path) -> dict[str, str]:
             if folder.joinpath(*parts[:i]).is_symlink():
                 raise _fail(toml, f"[files] {name}: {'/'.join(parts[:i])} is a symbolic link; copy the data into "
                             "the folder")
+        if rel == "submission.toml":
+            raise _fail(toml, f"[files] {name}: submission.toml is always included; declare data files only")
+        code = code_like(rel)
+        if code:
+            raise _fail(toml, f"[files] {name}: {rel} is {code}, not data (a data file is never .py, .pyc, .pyo, .so, "
+                        ".pyd or .pth, nor under __pycache__: modules are the package's .py files, and nothing "
+                        "compiled is ever loaded); declare data files only")
         if not path.is_file():
             raise _fail(toml, f"[files] {name}: {rel} is not a file in the folder")
-        module = path.suffix == ".py" and all(p.removesuffix(".py").isidentifier() for p in parts)
-        if module or rel == "submission.toml":
-            raise _fail(toml, f"[files] {name}: {rel} is a module or submission.toml, which are always included; "
-                        "declare data files only")
         if rel in out.values():
             raise _fail(toml, f"[files] {name}: {rel} is declared twice")
         out[name] = rel

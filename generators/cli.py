@@ -112,6 +112,9 @@ def generate_idc(
     limit: Optional[int] = typer.Option(None, min=1,
                                         help="Use only the first N documents of each split (quick runs)."),
     no_han: bool = typer.Option(False, "--no-han", help="Skip training the HAN attention model."),
+    lexicon_alpha: float = typer.Option(1.0, min=0, max=1000, callback=exclusive(0),
+                                        help="Add-α smoothing of the lexicon (the training split's class log-odds, "
+                                        "a read-only asset for the data-prior controls)."),
     root: Optional[Path] = typer.Option(None, help="Resource folder (default $XAIBENCH_HOME/resources/idc)."),
     overwrite: bool = typer.Option(False, help="Retrain the models even if trained on the same corpus."),
 ) -> None:
@@ -125,7 +128,7 @@ def generate_idc(
     cfg = IdcConfig(pgts=tuple(_plain(pgt)), pool=str(pool), vocab_size=vocab_size, hybrid_rank=str(hybrid_rank),
                     alpha=alpha, beta=beta, min_words=min_words, milp_time_limit=milp_time_limit,
                     milp_sample=milp_sample, epochs=epochs, seed=seed, source=mr_source(str(source)), path=path,
-                    limit=limit, han=not no_han)
+                    limit=limit, han=not no_han, lexicon_alpha=lexicon_alpha)
     metas = build_idc(cfg, root=root, overwrite=overwrite)
     for name, meta in metas.items():
         st = meta["stats"]

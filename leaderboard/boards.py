@@ -9,9 +9,10 @@ rules of its neighbours, in this order:
 2. roles (`submission.role` in the Result, from `submission.toml`): only *methods* are ranked.
    Controls (floors: random, constant, text-blind answers) and references (ceilings allowed to read
    more) are shown as marked rows at the place their primary value puts them, never ranked;
-   the randomisation test (`leaderboard.randomisation`, Adebayo et al. 2018) pairs every row with its
-   run on a randomised copy of the model: a *model-blind* method is shown with the controls (and sets a
-   floor like them), one whose own randomised run could not be compared is shown, not ranked;
+   the randomisation test (`leaderboard.randomisation`, Adebayo et al. 2018) reads every row's own run on a
+   randomised copy of the model (its companion run, `leaderboard.companions`: never another file's):
+   a *model-blind* method is shown with the controls (and sets a floor like them), one whose own
+   randomised run could not be compared is shown, not ranked;
 3. the ranks, their intervals and ties by the paired bootstrap (`leaderboard.ranks`), after the gate
    (`leaderboard.verdicts`); no control Result, no ranks;
 4. the verdict (`leaderboard.verdicts`) and the metrics' agreement (`leaderboard.agreement`).
@@ -30,12 +31,12 @@ import numpy as np
 
 from benchmark.bootstrap import N_BOOT
 from benchmark.errors import XaibenchError
-from benchmark.randomisation import randomisation_of
 from benchmark.results import MetricSummary, Result, describe_coverage
 from leaderboard import stats
 from leaderboard.agreement import AGREEMENT_FLOOR, all_metric_ranks, metric_agreement
 from leaderboard.ranks import NO_FLOOR, method_ranks, paired
-from leaderboard import selection
+from leaderboard import companions, selection
+from leaderboard import hidden as hidden_copies
 from leaderboard.randomisation import THRESHOLD, Sanity, judge, pair
 from leaderboard.verdicts import Verdict, below_gate, gate_of, gated_verdict, verdict
 
@@ -67,9 +68,14 @@ class Row:
     all_metric: float | None = None  # mean normalised rank across every metric (0 best, 1 worst)
     all_metric_rank: int | None = None  # the methods' order by `all_metric` (competition ranks)
     sanity: Sanity | None = None  # the randomisation test (leaderboard.randomisation); None: not asked
-    # its declared capabilities as the Result records them ({"modalities", "needs_gradients", "needs_segments"});
-    # None for a Result written before they were recorded
+    # its declared capabilities as the Result records them ({"modalities", "needs_gradients", "needs_segments"}, and
+    # "needs_assets", "data_prior" where declared: a data-prior control, issue #50); None for a Result written
+    # before they were recorded
     capabilities: dict | None = None
+    # its scores on the board's hidden copies (`leaderboard.hidden`); None where the board has none. On a board with
+    # hidden copies `rank` comes from them and `public_rank` is its rank on the published model
+    hidden: hidden_copies.HiddenRow | None = None
+    public_rank: int | None = None
 
     @property
     def ranked(self) -> bool:
@@ -89,6 +95,8 @@ class Row:
             return ""
         if self.blind:
             return "model-blind"
+        if self.role == "method" and self.hidden is not None and self.hidden.reason:
+            return "data prior" if self.hidden.reason.startswith(hidden_copies.BEAT_PRIOR) else "no hidden score"
         return self.role if self.role in ("control", "reference") else ""
 
 
@@ -119,6 +127,7 @@ class Board:
     n_boot: int = 0  # bootstrap draws behind the intervals (0: none)
     model_note: str = ""  # the model under test's own quality figures (RCNN: selection vs Lei's targets)
     unranked: str = ""  # why no method is ranked (no floor on the board); "" = ranked
+    prior: str = ""  # whether the best method beats the best data prior on the published model (`_against_prior`)
     threshold: float = THRESHOLD  # the randomisation test's similarity threshold the board was judged with
     score_rule: bool = True  # whether its score criterion applies on this track (Track.randomisation_score_rule)
     # what the board offers an explainer (which submissions could enter it: leaderboard.summaries): the track's
@@ -126,6 +135,11 @@ class Board:
     modality: str = ""
     white_box: bool = True
     segments: bool = False
+    # the board's hidden copies (`leaderboard.hidden`): ranks and the verdict come from them; the verdict on the
+    # published model is kept beside it. None: no row was run on a hidden copy (`no_hidden` says why, where known)
+    hidden: hidden_copies.HiddenBoard | None = None
+    public_verdict: Verdict | None = None
+    no_hidden: str = ""
 
     @property
     def disagreeing(self) -> list[str]:
@@ -152,20 +166,20 @@ def boards(results: Iterable[Result], verified_only: bool = False, threshold: fl
     """One ranked `Board` per (track, resource name, model name), sorted by that key.
 
     `verified_only`: rank only results whose `status` is "signed" (the rest are named in a warning).
-    Randomised-model Results (`benchmark.randomisation`) are not rows: each pairs with its row's Result for the
-    randomisation test, judged at the similarity `threshold` (`leaderboard.randomisation`)."""
+    Companion runs (`leaderboard.companions`: randomised-model Results) are not rows: each row reads only its
+    own (`companions.resolve`: those attached to it, else those of `results` in its own folder), for the
+    randomisation test judged at the similarity `threshold` (`leaderboard.randomisation`)."""
     if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not -1.0 <= threshold <= 1.0:
         raise ValueError(f"the randomisation test's threshold must be a number in [-1, 1], got {threshold!r}")
     groups: dict[tuple[str, str, str], list[Result]] = defaultdict(list)
-    randomised: dict[tuple[str, str, str], list[Result]] = defaultdict(list)
-    for r in results:
-        key = (r.track, str(r.resource["name"]), str(r.model["name"]))
-        (randomised if randomisation_of(r) is not None else groups)[key].append(r)
-    return [_board(key, groups[key], verified_only, randomised[key], float(threshold)) for key in sorted(groups)]
+    rows, runs = companions.resolve(results)
+    for r in rows:
+        groups[(r.track, str(r.resource["name"]), str(r.model["name"]))].append(r)
+    return [_board(key, groups[key], runs, verified_only, float(threshold)) for key in sorted(groups)]
 
 
-def _board(key: tuple[str, str, str], results: list[Result], verified_only: bool = False,
-           randomised: list[Result] | None = None, threshold: float = THRESHOLD) -> Board:
+def _board(key: tuple[str, str, str], results: list[Result], runs: dict[int, dict[str, list[Result]]],
+           verified_only: bool = False, threshold: float = THRESHOLD) -> Board:
     """The board of one (track, resource, model): the results it may rank chosen step by step (integrity,
     one resource revision, one set of instances, one result per submission), each step's warnings, the
     primary metric and the columns, then the ranks and the verdict (`_analyse`)."""
@@ -185,16 +199,18 @@ def _board(key: tuple[str, str, str], results: list[Result], verified_only: bool
     shown = chosen + sorted(unranked, key=lambda r: str(r.submission["name"]))
     names, labels, directions = selection.columns(primary, shown)
     direction = directions[primary]
-    sanity = _sanity(track, chosen, randomised or [], verified_only, primary, direction, threshold)
+    sanity = _sanity(track, chosen, runs, verified_only, primary, direction, threshold)
 
     a = _analyse(track, chosen, primary, names, directions, sanity)
     warnings += a.warnings
     rows = [_row(a.ranks[k], r, a, k) for k, r in enumerate(chosen)]
     for row, s in zip(rows, sanity):
         row.sanity = s
-    rows = _order(rows, direction, primary)
+    h = _hidden(track, chosen, sanity, [runs.get(id(r), {}).get("hidden", []) for r in chosen], verified_only,
+                primary, direction, rows)
+    rows = _order(rows, direction, primary, by_hidden=h is not None)
     rows += sorted((_row(None, r) for r in unranked), key=lambda row: (row.submission, row.version, row.path))
-    return Board(
+    board = Board(
         track=track,
         resource=resource,
         model=model,
@@ -217,12 +233,54 @@ def _board(key: tuple[str, str, str], results: list[Result], verified_only: bool
         n_boot=a.n_boot,
         model_note=selection.model_note(chosen),
         unranked=a.unranked,
+        prior=a.prior,
         threshold=threshold,
         score_rule=_score_rule(track),
         modality=_modality(track, chosen or ordered),
         white_box=_offers(chosen or ordered, "white_box", "needs_gradients"),
         segments=_offers(chosen or ordered, "segments", "needs_segments"),
     )
+    if h is not None:
+        board.hidden, board.public_verdict, board.verdict = h[0], a.verdict, h[1]
+    elif chosen:
+        board.no_hidden = _no_hidden(track)
+    return board
+
+
+def _no_hidden(track: str) -> str:
+    """Why a board has no hidden copies: the track's reason, or that none was run."""
+    trk = _installed(track)
+    if trk is None:
+        return ""
+    reason = getattr(trk, "no_hidden_copy", "")
+    if reason:
+        return f"no hidden copy: {reason}"
+    return ("no hidden copy was evaluated: ranks come from the published model, which a submission can recognise "
+            "(`xaibench evaluate ... --hidden-draws 3`)")
+
+
+def _hidden(track: str, chosen: list[Result], sanity: list[Sanity], hidden: list[list[Result]], verified_only: bool,
+            primary: str, direction: str, rows: list[Row]) -> tuple[hidden_copies.HiddenBoard, Verdict] | None:
+    """The board's hidden-copy analysis (`leaderboard.hidden`) applied to its rows (in `chosen`'s order): each row's
+    hidden scores from its own hidden-copy runs (`hidden`, its companions), its rank from them (the public rank
+    kept beside), and the verdict on the copies; None when no row was run on a copy."""
+    trusted = selection.TRUSTED if verified_only else (*selection.TRUSTED, "unsigned", "self-reported")
+    hidden = [[r for r in own if selection.status_of(r) in trusted] for own in hidden]
+    blind = [s.blind for s in sanity]
+    roles = []
+    for r, s in zip(chosen, sanity):
+        role = selection.role_of(r)
+        roles.append("control" if role == "method" and s.blind else "held" if role == "method" and s.unranked
+                     else role)
+    got = hidden_copies.analyse(_installed(track), chosen, roles, blind, hidden, primary, direction)
+    if got is None:
+        return None
+    board, per_row, _ = got
+    for row, hrow, role in zip(rows, per_row, roles):
+        row.hidden, row.public_rank = hrow, row.rank
+        if role == "method" or row.rank is not None:
+            row.rank, row.interval, row.tied = hrow.rank, hrow.interval, hrow.tied
+    return board, Verdict(*hidden_copies.summary(board, per_row, chosen, primary))
 
 
 def _modality(track: str, results: list[Result]) -> str:
@@ -268,14 +326,18 @@ def _score_rule(track: str) -> bool:
     return True if trk is None else bool(trk.randomisation_score_rule)
 
 
-def _sanity(track: str, chosen: list[Result], randomised: list[Result], verified_only: bool, primary: str,
-            direction: str, threshold: float) -> list[Sanity]:
-    """Each chosen row's randomisation test, against the board's randomised-model Results (with
-    `verified_only`, only those whose signature holds here, as for the rows)."""
+def _sanity(track: str, chosen: list[Result], runs: dict[int, dict[str, list[Result]]], verified_only: bool,
+            primary: str, direction: str, threshold: float) -> list[Sanity]:
+    """Each chosen row's randomisation test, against its own randomised-model runs (`runs`, from
+    `companions.resolve`; with `verified_only`, only those whose signature holds here, as for the rows)."""
     trk = _installed(track)
-    if verified_only:
-        randomised = [r for r in randomised if selection.status_of(r) in selection.TRUSTED]
-    return [judge(trk, r, *pair(r, randomised), primary, direction, threshold) for r in chosen]
+    out = []
+    for r in chosen:
+        own = runs.get(id(r), {}).get("randomised", [])
+        if verified_only:
+            own = [x for x in own if selection.status_of(x) in selection.TRUSTED]
+        out.append(judge(trk, r, *pair(r, own), primary, direction, threshold))
+    return out
 
 
 @dataclass
@@ -293,6 +355,7 @@ class _Analysis:
     n_boot: int
     warnings: list[str]
     unranked: str = ""
+    prior: str = ""  # the best method against the best data prior on the published model, in words ("" = none)
 
 
 def _analyse(track: str, chosen: list[Result], primary: str, names: list[str],
@@ -312,7 +375,7 @@ def _analyse(track: str, chosen: list[Result], primary: str, names: list[str],
 
     # the gate: methods below it rank after those that pass
     gate = gate_of(track, names)
-    below = below_gate(gate, chosen, methods, controls, p)
+    below = below_gate(gate, chosen, methods, controls, p, [selection.trusted(r) for r in chosen])
     # groups: 0 = passes the gate, 1 = below it, 2 = no primary value (every instance failed)
     groups = {i: (2 if p.points[primary][i] is None else 1 if below[i] else 0) for i in methods}
 
@@ -341,13 +404,38 @@ def _analyse(track: str, chosen: list[Result], primary: str, names: list[str],
     agreement = metric_agreement(p, methods, names, primary)
     all_metric, all_rank = all_metric_ranks(p, methods, names, k)
     return _Analysis(ranks, intervals, tied, below, all_metric, all_rank, v, agreement,
-                     p.why if p.draws is None else "", gate, 0 if p.draws is None else N_BOOT, [], unranked)
+                     p.why if p.draws is None else "", gate, 0 if p.draws is None else N_BOOT, [], unranked,
+                     _against_prior(chosen, methods, controls, blind, ranks, p, primary))
 
 
-def _order(rows: list[Row], direction: str, primary: str) -> list[Row]:
+def _against_prior(chosen: list[Result], methods: list[int], controls: list[int], blind: list[bool],
+                   ranks: list[int | None], p: Any, primary: str) -> str:
+    """The best ranked method against the best data prior (a control declaring `data_prior`, or a method found
+    model-blind) on the published model, in words; "" where the board has no data prior or no ranked method."""
+    priors = [i for i in controls if hidden_copies.is_prior(chosen[i]) or blind[i]]
+    values, direction = p.points[primary], p.directions[primary]
+    top = [i for i in methods if ranks[i] is not None and values[i] is not None]
+    good = [i for i in priors if values[i] is not None]
+    if not top or not good or p.draws is None:
+        return ""
+    best = min(top, key=lambda i: (ranks[i], -float(stats.oriented(np.array([values[i]]), direction)[0])))
+    prior = max(good, key=lambda i: float(stats.oriented(np.array([values[i]]), direction)[0]))
+    sep = p.better(prior, best, primary)
+    if sep.diff is None or sep.ci is None:
+        return ""
+    return (f"{'beats' if sep.better else 'does not beat'} the best data prior on the published model: "
+            f"{chosen[best].submission['name']} vs {chosen[prior].submission['name']}, Δ {primary} {sep.diff:+.4g}, "
+            f"95% CI [{sep.ci[0]:+.4g}, {sep.ci[1]:+.4g}]")
+
+
+def _order(rows: list[Row], direction: str, primary: str, by_hidden: bool = False) -> list[Row]:
     """Methods by (rank, value, name); each control / reference inserted before the first method its
-    primary value beats (so it stands where its score puts it); rows without a value last."""
+    primary value beats (so it stands where its score puts it); rows without a value last. `by_hidden`: the
+    values on the hidden copies (the board ranks by them)."""
     def value(row: Row) -> float:
+        if by_hidden:
+            v = None if row.hidden is None else row.hidden.mean
+            return -math.inf if v is None else float(stats.oriented(np.array([v]), direction)[0])
         m = row.metrics.get(primary)
         v = None if m is None else m.mean
         return -math.inf if v is None else float(stats.oriented(np.array([v]), direction)[0])

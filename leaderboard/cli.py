@@ -125,7 +125,9 @@ def _from_repository(source: str, public_key: list[Path] | None) -> tuple[list[R
     repo, ref = split_ref(source)
     store = open_store(repo)
     try:
-        found, problems = load_repository(store.snapshot(ref), keys)
+        tree = store.snapshot(ref)
+        found, problems = load_repository(tree, keys)
+        problems = [f"{path}: {why}" for path, why in store.skipped_in(tree).items()] + problems
     except (OSError, ValueError, RecursionError, MemoryError) as exc:  # one line, never a traceback
         store.close()
         raise RepositoryError(f"{source} could not be read ({type(exc).__name__}: {' '.join(str(exc).split())[:200]})"

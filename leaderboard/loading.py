@@ -14,13 +14,17 @@ __all__ = ["load_results_dir"]
 
 
 def load_results_dir(directory: Path) -> tuple[list[Result], list[str]]:
-    """The results under `directory` (recursive) and one problem line per unreadable file; a Result whose
-    latest `xaibench verify` verdict failed (for this very file) is marked "modified" (`benchmark.verify`).
-    A missing folder gives no results and no problem."""
+    """The trained Results under `directory` (recursive), each with its companion runs from its own folder
+    (`leaderboard.companions.attach`: e.g. `<model>/randomised-s<seed>/<name>.json` beside `<model>/<name>.json`;
+    never another folder's), and one problem line per unreadable file; a Result whose latest `xaibench verify`
+    verdict failed (for this very file) is marked "modified" (`benchmark.verify`). A missing folder gives no
+    results and no problem."""
     from benchmark.verify import apply_verdicts
+    from leaderboard.companions import attach
 
     found, problems = _load_files(directory)
-    return found, problems + apply_verdicts(found)
+    problems = problems + apply_verdicts(found)
+    return attach(found), problems
 
 
 def _load_files(directory: Path) -> tuple[list[Result], list[str]]:

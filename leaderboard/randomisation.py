@@ -5,11 +5,12 @@ Maps", NeurIPS 2018 (https://arxiv.org/abs/1810.03292). A map that does not chan
 are re-drawn explains the data, not the model; a board that ranked it among the methods would tell the user
 choosing an explainer for *their* model something false.
 
-Pure functions over `benchmark.results.Result` objects. Every row of a board is paired with its
-randomised-model Result (`benchmark.randomisation`: the same submission, parameters, instances and seeds run
-on a randomised copy of the board's model, paired with exactly this Result's maps — its
-`trained_outputs_sha256`). Both are resampled on the board's paired bootstrap draws (`benchmark.bootstrap`,
-1,000 draws of the track's units, seed 0):
+Pure functions over `benchmark.results.Result` objects. Every row of a board is judged with its own
+randomised-model run (`benchmark.randomisation`: the same submission, parameters, instances and seeds run on a
+randomised copy of the board's model, paired with exactly this Result's maps — its `trained_outputs_sha256`),
+one of the row's companion runs (`leaderboard.companions`: from its own folder, or its own signed verification
+record — never another file that bears its name). Both are resampled on the board's paired bootstrap draws
+(`benchmark.bootstrap`, 1,000 draws of the track's units, seed 0):
 
 * **similarity** — the mean over instances of the per-instance similarity of the two maps (`MEASURE`:
   Spearman's ρ of the signed maps; Adebayo's ρ of |map| and, for images, SSIM are shown beside it), with its
@@ -93,9 +94,10 @@ class Sanity:
 
 
 def pair(trained: Result, randomised: Sequence[Result]) -> tuple[Result | None, str]:
-    """The randomised-model Result made for `trained` (the same submission; paired with its maps; the newest,
-    full randomisation), or (None, why there is none)."""
+    """Of `trained`'s own randomised-model runs (its companions), the one made for it (the same submission and
+    code; paired with its maps; the newest, full randomisation), or (None, why there is none)."""
     same = [r for r in randomised if str(r.submission.get("name")) == str(trained.submission.get("name"))
+            and str(r.submission.get("hash")) == str(trained.submission.get("hash"))
             and (randomisation_of(r) or {}).get("variant", "full") == "full"]
     if not same:
         return None, ("no randomised-model run of this Result: `xaibench evaluate` runs it after the trained model "

@@ -139,7 +139,8 @@ def format_cell(m: MetricSummary | None) -> str:
 
 def _header(board: Board, name: str) -> str:
     text = f"{board.labels.get(name, name)} {ARROWS.get(board.directions.get(name, ''), '')}".strip()
-    return f"{text} {PRIMARY_MARK}" if name == board.primary_metric else text
+    ranked_by = name == board.primary_metric and board.hidden is None  # a board with hidden copies ranks by those
+    return f"{text} {PRIMARY_MARK}" if ranked_by else text
 
 
 def _failures(n_failed: int, n_instances: int) -> str:
@@ -189,6 +190,50 @@ def _rand_score_cell(row: Row) -> str:
     return format_number(None if row.sanity is None else row.sanity.score)
 
 
+def _hidden_header(board: Board) -> str:
+    """The hidden-copy column's header: the primary metric on the board's copies (the board ranks by it)."""
+    label = board.labels.get(board.primary_metric, board.primary_metric)
+    return f"{label} hidden {ARROWS.get(board.direction, '')} {PRIMARY_MARK}".replace("  ", " ")
+
+
+def hidden_cell(row: Row) -> str:
+    """A row's primary metric on the hidden copies, mean ± half-width of its 95 % interval (`—` without one)."""
+    h = row.hidden
+    if h is None or h.mean is None:
+        return MISSING
+    if h.ci is None:
+        return format_number(h.mean)
+    half = max(h.mean - h.ci[0], h.ci[1] - h.mean)
+    return f"{format_number(h.mean)} ± {format_number(half)}"
+
+
+def _public_rank_cell(row: Row) -> str:
+    return MISSING if row.public_rank is None else str(row.public_rank)
+
+
+def hidden_notes(board: Board) -> list[str]:
+    """The hidden copies' lines under a board (`leaderboard.hidden`): the round, the copies and what they rely on,
+    the floor, the verdict on the published model, and why each listed method is not ranked."""
+    h = board.hidden
+    if h is None:
+        return [x for x in (board.no_hidden, f"data priors: the best method {board.prior}" if board.prior else "") if x]
+    label = board.labels.get(board.primary_metric, board.primary_metric)
+    sizes = sorted(set(h.instances))
+    n = str(sizes[0]) if len(sizes) == 1 else f"{sizes[0]}–{sizes[-1]}"
+    lines = [f"hidden copies (round {h.round}): {len(h.draws)} cop{'y' if len(h.draws) == 1 else 'ies'} × {n} "
+             f"instances, drawn from a secret after the code was submitted ({h.construction}); ranks and the verdict "
+             f"come from the {label} there (paired bootstrap over instances and copies); a method is ranked only if "
+             f"it beats the best {h.floor_kind} ({h.floor or 'none run'}) there"]
+    if board.public_verdict is not None:
+        lines.append(f"on the published model: {board.public_verdict.text}")
+    if board.prior:
+        lines.append(f"data priors: the best method {board.prior}")
+    for r in board.rows:
+        if r.role == "method" and r.hidden is not None and r.hidden.reason and not r.blind:
+            lines.append(f"not ranked: {r.submission} — {r.hidden.reason}")
+    return lines + list(h.notes)
+
+
 def _rand_headers(board: Board) -> list[str]:
     label = board.labels.get(board.primary_metric, board.primary_metric)
     return ["ρ rand.", f"{label} rand. {ARROWS.get(board.direction, '')}".strip()]
@@ -225,7 +270,7 @@ def board_notes(board: Board) -> list[str]:
         lines.append(f"rank intervals: undefined — {board.intervals}")
     if board.model_note:
         lines.append(board.model_note)
-    return lines + randomisation_notes(board)
+    return lines + hidden_notes(board) + randomisation_notes(board)
 
 
 def randomisation_notes(board: Board) -> list[str]:
@@ -277,7 +322,9 @@ def _marked(row: Row) -> str:
 
 def _board_table(board: Board) -> tuple[list[str], list[list[str]]]:
     """Header and body cells of a board, shared by Markdown and HTML."""
-    header = ["rank", "rank 95%", "submission", "version", *(_header(board, n) for n in board.metric_names)]
+    hidden = board.hidden is not None
+    header = ["rank", "rank 95%", "submission", "version", *([_hidden_header(board), "public rank"] if hidden else []),
+              *(_header(board, n) for n in board.metric_names)]
     fits = any(r.fit_s is not None for r in board.rows)
     header += ["all-metric", *_rand_headers(board), "failed", "time (s)"] + (["fit (s)"] if fits else [])
     body = []
@@ -288,6 +335,7 @@ def _board_table(board: Board) -> tuple[list[str], list[list[str]]]:
                 _interval_cell(row),
                 _marked(row),
                 row.version,
+                *([hidden_cell(row), _public_rank_cell(row)] if hidden else []),
                 *(format_cell(row.metrics.get(n)) for n in board.metric_names),
                 _all_metric_cell(row),
                 _rho_cell(row),
@@ -433,9 +481,15 @@ def _board_columns(board: Board) -> tuple[list[_Col], list[int]]:
         _Col("submission", [_name_cell(r) for r in rows], justify="left", required=True),
         _Col("version", [Text(r.version) for r in rows], justify="left"),
     ]
+    hidden = board.hidden is not None
+    if hidden:
+        cols.append(_Col(_hidden_header(board), [Text(hidden_cell(r)) for r in rows], bold=True, required=True,
+                         name="hidden"))
+        cols.append(_Col("public rank", [Text(_public_rank_cell(r)) for r in rows], name="public rank"))
+    first = len(cols)
     for n in board.metric_names:
         header = _header(board, n)
-        primary = n == board.primary_metric
+        primary = n == board.primary_metric and not hidden
         narrow = _Col(header, [Text(format_mean(r.metrics.get(n))) for r in rows], bold=primary,
                       required=primary, name=board.labels.get(n, n))
         cols.append(_Col(header, [Text(format_cell(r.metrics.get(n))) for r in rows], bold=primary,
@@ -446,10 +500,11 @@ def _board_columns(board: Board) -> tuple[list[_Col], list[int]]:
     cols.append(_Col(score_h, [Text(_rand_score_cell(r)) for r in rows], name=score_h))
     cols.append(_Col("failed", [Text(_failures(r.n_failed, r.n_instances)) for r in rows]))
     cols.append(_Col("time (s)", [Text(_wall(r.wall_time_s)) for r in rows]))
-    metric_idx = list(range(4, 4 + len(board.metric_names)))
+    metric_idx = list(range(first, first + len(board.metric_names)))
     all_metric, failed, time_, version = len(cols) - 5, len(cols) - 2, len(cols) - 1, 3
     rho, rand_score = len(cols) - 4, len(cols) - 3
-    priority = [failed, *metric_idx[:3], all_metric, *metric_idx[3:], rho, rand_score, time_, version]
+    priority = [failed, *([5] if hidden else []), *metric_idx[:3], all_metric, *metric_idx[3:], rho, rand_score,
+                time_, version]
     if any(r.fit_s is not None for r in rows):  # oracles: the fit (TOKI's keyword identification) beside
         cols.append(_Col("fit (s)", [Text(MISSING if r.fit_s is None else _wall(r.fit_s)) for r in rows]))
         priority.insert(priority.index(time_) + 1, len(cols) - 1)
@@ -608,7 +663,25 @@ def csv_columns(boards: Iterable[Board]) -> list[str]:
         cols += [f"{n}_mean", f"{n}_ci_low", f"{n}_ci_high", f"{n}_excluded"]
     return cols + ["all_metric_rank", "below_gate", "n_instances", "n_failed", "wall_time_s", "complete",
                    "ids_sha256", "board_verdict", "verdict_diff", "verdict_ci_low", "verdict_ci_high",
-                   "board_unranked", *RANDOMISATION_COLUMNS]
+                   "board_unranked", *RANDOMISATION_COLUMNS, *HIDDEN_COLUMNS]
+
+
+# the hidden copies per row (leaderboard.hidden): the round and copies, the primary metric there with its paired 95 %
+# interval, the rank from it (`rank` is that rank on such a board) beside the rank on the published model, the
+# difference from the board's floor (oriented, + = better) and its interval, the floor, and why the row is not ranked
+HIDDEN_COLUMNS = ["hidden_round", "hidden_draws", "hidden_mean", "hidden_ci_low", "hidden_ci_high", "public_rank",
+                  "hidden_floor", "hidden_diff", "hidden_diff_ci_low", "hidden_diff_ci_high", "hidden_reason",
+                  "public_verdict"]
+
+
+def hidden_cells(board: Board, row: Row) -> list[str]:
+    h, r = board.hidden, row.hidden
+    if h is None or r is None:
+        return [""] * len(HIDDEN_COLUMNS)
+    ci, dci = r.ci or (None, None), r.diff_ci or (None, None)
+    return [h.round, str(r.draws), _num(r.mean), _num(ci[0]), _num(ci[1]),
+            "" if row.public_rank is None else str(row.public_rank), h.floor or "", _num(r.diff), _num(dci[0]),
+            _num(dci[1]), r.reason, board.public_verdict.status if board.public_verdict else ""]
 
 
 # the randomisation test per row (leaderboard.randomisation): its verdict and reason, whether it keeps the row
@@ -710,5 +783,5 @@ def to_csv(boards: Iterable[Board]) -> str:
             ci = b.verdict.ci or (None, None)
             cells += ["" if complete is None else str(bool(complete)).lower(), row.coverage.get("ids_sha256") or "",
                       b.verdict.status, _num(b.verdict.diff), _num(ci[0]), _num(ci[1]), b.unranked]
-            writer.writerow(cells + _randomisation_cells(b, row))
+            writer.writerow(cells + _randomisation_cells(b, row) + hidden_cells(b, row))
     return buf.getvalue()

@@ -16,13 +16,18 @@ appends its warnings; `leaderboard.boards` applies them in this order:
   `boards(results, verified_only=True)` — what the static HTML board uses — keeps only "signed" (and
   "verified") results before any choice is made and names every left-out one in a warning, so a file that
   cannot be verified never changes which revision or coverage is ranked there (`integrity`).
+* Trusted results choose: every choice below (the revision, the set of instances, a submission's result, the
+  primary metric) is made by the trusted results ("signed", "verified") where a board holds any, and the others
+  join only where they fit — so an unsigned or self-reported file (a forged "newer revision", a look-alike of a
+  verified submission) never changes what a trusted row is shown on, with or without `verified_only`.
 * One resource revision: when results of one board come from different resource revisions, versions or
-  splits, only those on the newest one (by `created`) are kept and the board carries a warning naming
-  every dropped submission and its revision (`one_revision`).
+  splits, only those on the newest one (by `created`; the newest trusted one where there is one) are kept
+  and the board carries a warning naming every dropped submission and its revision (`one_revision`).
 * One set of instances: a board ranks only results on the same instances (the same
   `coverage.ids_sha256`; results that did not record their coverage — schema 1 — count as one
   coverage per instance count `n`). When a board's results cover several sets of instances, it ranks
-  the set with the most submissions (ties: the larger `n`, then the set holding the newest result)
+  the set with the most trusted submissions, then the most submissions (ties: the larger `n`, then the set
+  holding the newest result)
   and carries a warning naming every other result and its coverage ("lime-text: first 300 of 1,598
   instances"). So a `--limit 10` run never displaces a full run from a board the other submissions
   ran in full (`pick_coverage`).
@@ -43,7 +48,7 @@ from benchmark.results import STATUSES, Result, describe_coverage
 
 __all__ = ["REPOSITORY_STATUSES", "TRUSTED", "columns", "coverage", "integrity", "model_note", "newest_first",
            "newest_per_submission", "one_revision", "pick_coverage", "primary_metric", "quality_warning",
-           "role_of", "status_of", "sub_label"]
+           "role_of", "status_of", "sub_label", "trusted"]
 
 
 def _created_key(r: Result) -> float:
@@ -144,8 +149,9 @@ def pick_coverage(ordered: list[Result]) -> tuple[list[Result], list[Result], st
 
     def strength(k: tuple[str, int]) -> tuple:
         rs = groups[k]
-        return (len({str(r.submission["name"]) for r in rs}), int(coverage(rs[0]).get("n") or 0),
-                max(_created_key(r) for r in rs), k)
+        names = {str(r.submission["name"]) for r in rs}
+        return (len({str(r.submission["name"]) for r in rs if trusted(r)}), len(names),
+                int(coverage(rs[0]).get("n") or 0), max(_created_key(r) for r in rs), k)
 
     best = max(groups, key=strength)
     kept = groups[best]
@@ -185,11 +191,22 @@ def integrity(ordered: list[Result], verified_only: bool, warnings: list[str]) -
     return [r for r in ordered if status_of(r) != "modified"], unranked
 
 
+def trusted(r: Result) -> bool:
+    """Whether the result's status is trusted as signed ("signed" here, "verified" in a results repository)."""
+    return status_of(r) in TRUSTED
+
+
+def _lead(ordered: list[Result]) -> Result:
+    """The result a board's choices start from: the newest trusted one, else the newest (module docstring:
+    an untrusted file never chooses what the trusted rows are shown on)."""
+    return next((r for r in ordered if trusted(r)), ordered[0])
+
+
 def one_revision(ordered: list[Result], candidates: list[Result],
                  warnings: list[str]) -> tuple[tuple[str, str, str], list[Result]]:
-    """Never mix resource revisions / versions / splits: (the newest result's (revision, version, split),
-    the candidates on it); a warning names the dropped ones."""
-    kept_on = _on(ordered[0])
+    """Never mix resource revisions / versions / splits: (the newest trusted result's — else the newest
+    result's — (revision, version, split), the candidates on it); a warning names the dropped ones."""
+    kept_on = _on(_lead(ordered))
     kept = [r for r in candidates if _on(r) == kept_on]
     dropped = [r for r in candidates if _on(r) != kept_on]
     if dropped:
@@ -204,10 +221,10 @@ def one_revision(ordered: list[Result], candidates: list[Result],
 
 
 def newest_per_submission(kept: list[Result], warnings: list[str]) -> list[Result]:
-    """One row per submission (by name): its newest result of `kept` (newest first); a warning names the
-    older ones dropped."""
+    """One row per submission (by name): its newest trusted result of `kept` (newest first), else its newest; a
+    warning names the others dropped."""
     by_name: dict[str, list[Result]] = defaultdict(list)
-    for r in kept:  # newest first
+    for r in sorted(kept, key=lambda r: not trusted(r)):  # trusted first, each newest first (a stable sort)
         by_name[str(r.submission["name"])].append(r)
     chosen: list[Result] = []
     for name in sorted(by_name):
@@ -216,7 +233,8 @@ def newest_per_submission(kept: list[Result], warnings: list[str]) -> list[Resul
         if rest:
             others = ", ".join(f"version {r.submission['version']} ({r.created or 'no date'})" for r in rest)
             warnings.append(
-                f"submission '{name}' has {len(rest) + 1} results on this board: kept the newest, "
+                f"submission '{name}' has {len(rest) + 1} results on this board: kept the newest"
+                f"{' trusted one' if trusted(first) and not all(trusted(r) for r in rest) else ''}, "
                 f"version {first.submission['version']} ({first.created or 'no date'}); dropped {others}."
             )
     return chosen
@@ -239,7 +257,9 @@ def quality_warning(chosen: list[Result]) -> str | None:
 
 
 def primary_metric(named_by: list[Result], warnings: list[str]) -> str:
-    """The metric most results name as primary (ties: the newest result's); a warning when they disagree."""
+    """The metric most results name as primary (ties: the newest result's) — of the trusted results when there
+    are any; a warning when they disagree."""
+    named_by = [r for r in named_by if trusted(r)] or named_by
     counts = Counter(r.primary_metric for r in named_by)
     newest_primary = newest_first(named_by)[0].primary_metric
     top = max(counts.values())

@@ -2,8 +2,8 @@
 
 * A ranking gate (`TrackMetadata.rank_gate = {"metric", "min", "beat_controls"}`, declared by a track
   such as robustness — never read from a Result, whose file a contributor writes): methods whose gate
-  metric is below `min`, or (with `beat_controls`) not significantly better than the best control's, are
-  ranked after every method that passes it (`gate_of`, `below_gate`).
+  metric is below `min`, or (with `beat_controls`) not significantly better than the best control's — the best
+  trusted control's for a trusted row —, are ranked after every method that passes it (`gate_of`, `below_gate`).
 * The verdict (`Board.verdict`): the board *discriminates* when its best method beats its best
   control on the primary metric by the paired bootstrap at 95 %; otherwise "does not discriminate"
   or "undefined", each with the reason (`verdict`). On a board whose gate asks methods to beat the
@@ -66,14 +66,17 @@ def gate_of(track: str, names: list[str]) -> dict | None:
 
 
 def below_gate(gate: dict | None, chosen: list[Result], methods: list[int], controls: list[int],
-               p: Paired) -> list[str]:
-    """Per row, why the method is below the gate ("" = it passes, or there is no gate)."""
+               p: Paired, trusted: list[bool] | None = None) -> list[str]:
+    """Per row, why the method is below the gate ("" = it passes, or there is no gate). With `trusted` (per row:
+    signed here or verified), a trusted method is held against the trusted controls only: a file nothing vouches
+    for never gates a row that is vouched for."""
     below = [""] * len(chosen)
     if not gate:
         return below
     gm, gdir = gate["metric"], p.directions[gate["metric"]]
-    best_control = _best(controls, p.points[gm], gdir)
+    vouched = [c for c in controls if trusted is None or trusted[c]]
     for i in methods:
+        best_control = _best(vouched if trusted is not None and trusted[i] else controls, p.points[gm], gdir)
         v = p.points[gm][i]
         if v is None:
             below[i] = f"no {gm} value"

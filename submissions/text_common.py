@@ -20,6 +20,12 @@ empty array for an empty document). Explainers dispatch on `model.modality == "t
   removing a word deletes it from the list; occlusion may instead put the padding token there);
 * `predict_in_chunks` — `model.predict` over many perturbed documents, `chunk` documents per call.
 
+* `Lexicon` / `read_lexicon()` — the resource's lexicon (issue #50), the read-only asset the tracks hand every
+  worker where the resource's generator wrote one (`$XAIBENCH_ASSET_LEXICON/log_odds.json`,
+  `generators.lexicon.write_lexicon`): each training word's smoothed class log-odds (> 0: class 1), what
+  the data-prior controls `corpus-lexicon` and `predicted-class-lexicon` read; `LexiconControl` their
+  shared refusal (not a text model, no lexicon) and loading.
+
 Explainers that only work on some text models (attention weights, Kim CNN feature maps, LRP rules)
 expose `unsupported(model) -> str | None`: the reason they cannot explain `model`, or None. `explain`
 raises a ValueError with the same reason; the conformance tests skip such (explainer, model) pairs.
@@ -27,6 +33,10 @@ raises a ValueError with the same reason; the conformance tests skip such (expla
 
 from __future__ import annotations
 
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence, cast
 
 import numpy as np
@@ -37,6 +47,8 @@ if TYPE_CHECKING:  # annotations only: nothing more is imported at run time
 
 PAD_TOKEN = "<pad>"  # the project's padding token: word-level models map it to the padding embedding
 REDUCTIONS = ("sum", "l2")
+LEXICON_ENV = "XAIBENCH_ASSET_LEXICON"  # `benchmark.isolation.sandbox.asset_env("lexicon")`
+LEXICON_FILE = "log_odds.json"  # `generators.lexicon.LEXICON_FILE`
 
 
 def is_text(model: Any) -> bool:
@@ -187,3 +199,69 @@ def predict_in_chunks(model: Any, docs: Sequence[Sequence[str]], chunk: int = 0)
     step = len(docs) if chunk <= 0 else int(chunk)
     outs = [np.asarray(model.predict(docs[s : s + step]), dtype=np.float64) for s in range(0, len(docs), step)]
     return np.concatenate([o.reshape(len(o), -1) for o in outs])
+
+
+# -- the resource's lexicon (data priors, issue #50) ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    """A resource's lexicon: `log_odds` {word: smoothed class log-odds over the training split; > 0 = more
+    typical of class 1}, and the rating `threshold` its training labels were cut at (class 1 = rating ≥
+    threshold), or None where the labels are classes."""
+
+    log_odds: dict[str, float]
+    threshold: float | None
+
+    def scores(self, doc: Sequence[str]) -> np.ndarray:
+        """Each word's signed log-odds, 0 for a word the lexicon does not hold (float32, one per word)."""
+        return np.array([self.log_odds.get(w, 0.0) for w in doc], dtype=np.float32)
+
+
+def read_lexicon() -> Lexicon:
+    """The lexicon asset of the board's resource (`$XAIBENCH_ASSET_LEXICON/log_odds.json`), or a ValueError
+    saying what is missing and what to do."""
+    folder = os.environ.get(LEXICON_ENV)
+    if not folder:
+        raise ValueError("this board offers no lexicon asset ($XAIBENCH_ASSET_LEXICON is not set): its resource was "
+                         "built before lexicons existed; regenerate it with `xaibench generate`")
+    path = Path(folder) / LEXICON_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        odds, recipe = data["log_odds"], data["recipe"]
+        threshold = recipe.get("threshold")
+        lexicon = Lexicon({str(w): float(v) for w, v in odds.items()}, None if threshold is None else float(threshold))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ValueError(f"the lexicon asset {path} cannot be read ({type(exc).__name__}); regenerate the resource "
+                         "with `xaibench generate`") from None
+    return lexicon
+
+
+class LexiconControl:
+    """What the lexicon controls share: the lexicon, read once per worker (`lexicon()`), and `unsupported`:
+    not a text model, or no readable lexicon on this board."""
+
+    _lexicon: Lexicon | None = None
+
+    def lexicon(self) -> Lexicon:
+        """The board's lexicon (read on first use)."""
+        if self._lexicon is None:
+            self._lexicon = read_lexicon()
+        return self._lexicon
+
+    def unsupported(self, model: Any) -> str | None:
+        """Why this control cannot score `model` (not a text model; no lexicon here), or None."""
+        if not is_text(model):
+            return "the lexicon controls score words (text models only)"
+        try:
+            self.lexicon()
+        except ValueError as exc:
+            return str(exc)
+        return None
+
+    def check(self, model: Any) -> Lexicon:
+        """The lexicon, or the ValueError `unsupported` gives."""
+        why = self.unsupported(model)
+        if why:
+            raise ValueError(why)
+        return self.lexicon()

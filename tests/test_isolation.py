@@ -20,10 +20,15 @@ import pytest
 
 from benchmark.resources import data_home
 from benchmark.runner import evaluate
+from benchmark.isolation import landlock
 from benchmark.isolation.sandbox import bwrap_problem
 from tests.conftest import write_submission
 
 needs_bwrap = pytest.mark.skipif(bwrap_problem() is not None, reason=f"bubblewrap unavailable: {bwrap_problem()}")
+needs_landlock = pytest.mark.skipif(landlock.problem() is not None,
+                                    reason=f"Landlock unavailable: {landlock.problem()}")
+# the file-system boundary of each worker: bubblewrap's view, the plain worker's Landlock rules
+CONFINED = [pytest.param("bwrap", marks=needs_bwrap), pytest.param("none", marks=needs_landlock)]
 RUN = dict(track="aixi", resource="aixi/shape-ssin", model="function", limit=4, batch_size=2)
 UNIFORM_SHAPED = "return [np.ones(x.shape, np.float32) for x in batch.inputs]"
 
@@ -69,36 +74,49 @@ def check_contained(reference, tmp_path) -> None:
     assert again.metrics["kl"].mean == r.metrics["kl"].mean
 
 
-@needs_bwrap
-def test_reading_ground_truth_files_finds_nothing(reference, tmp_path):
-    home = data_home()
+@pytest.mark.parametrize("sandbox", CONFINED)
+def test_reading_ground_truth_files_finds_nothing(reference, tmp_path, sandbox):
+    """Knowing the real paths of the data home, a resource card, another Result and the hidden copies'
+    secret (issue #50) gets a submission nothing, in either worker."""
+    from benchmark.models.hidden import local_round, secret_path
+
+    home, result = data_home(), reference[1]
+    local_round()  # the per-home secret, made as the harness makes it
     body = f"""
 import glob, os, io
 paths = glob.glob({str(home)!r} + '/**/*', recursive=True)
 seen = [p for p in paths if os.path.isfile(p)]
-try:
-    open({str(home / 'resources' / 'aixi' / 'README.md')!r}).read(); card = True
-except OSError:
-    card = False
+def readable(path):
+    try:
+        return len(open(path, 'rb').read()) > 0
+    except OSError:
+        return False
+card, secret, result = (readable(p) for p in ({str(home / 'resources' / 'aixi' / 'README.md')!r},
+                                               {str(secret_path())!r}, {str(result)!r}))
 with open(os.path.join(os.environ['XAIBENCH_SCRATCH'], 'report.txt'), 'w') as fh:
-    fh.write(f'files={{len(seen)}} card={{card}} env={{os.environ.get("XAIBENCH_HOME")}}')
+    fh.write(f'files={{len(seen)}} card={{card}} secret={{secret}} result={{result}} '
+             f'env={{os.environ.get("XAIBENCH_HOME")}}')
 {UNIFORM_SHAPED}
 """
     before = snapshot(home, skip=("scratch/", "cache/", "results/"))
-    r = evaluate(str(hostile(tmp_path, "gt-reader", body)), results_dir=tmp_path / "res", **RUN)
+    name = f"gt-reader-{sandbox}"
+    r = evaluate(str(hostile(tmp_path, name, body)), results_dir=tmp_path / "res", sandbox=sandbox, **RUN)
     assert r.n_failed == 0
-    assert report("gt-reader").startswith("files=0 card=False env=/tmp/")
+    assert report(name).startswith("files=0 card=False secret=False result=False env=/tmp/")
     assert snapshot(home, skip=("scratch/", "cache/", "results/")) == before
     check_contained(reference, tmp_path)
 
 
-@needs_bwrap
-def test_writing_into_the_data_home_and_results_fails(reference, tmp_path):
+@pytest.mark.parametrize("sandbox", CONFINED)
+def test_writing_into_the_data_home_and_results_fails(reference, tmp_path, sandbox):
+    from benchmark.models.hidden import local_round, secret_path
+
     _, path, _ = reference
+    secret = local_round().secret
     body = f"""
 import os, json
 hits = []
-for target in ({str(path)!r}, {str(data_home() / 'resources' / 'planted.txt')!r}):
+for target in ({str(path)!r}, {str(data_home() / 'resources' / 'planted.txt')!r}, {str(secret_path())!r}):
     try:
         os.makedirs(os.path.dirname(target), exist_ok=True)
         with open(target, 'w') as fh:
@@ -110,9 +128,11 @@ with open(os.path.join(os.environ['XAIBENCH_SCRATCH'], 'report.txt'), 'w') as fh
     fh.write(f'written={{len(hits)}}')
 {UNIFORM_SHAPED}
 """
-    evaluate(str(hostile(tmp_path, "forger", body)), results_dir=tmp_path / "res", **RUN)
-    # the writes landed (if anywhere) in the worker's private /tmp, never in the real folders
-    assert not (data_home() / "resources" / "planted.txt").exists()
+    name = f"forger-{sandbox}"
+    evaluate(str(hostile(tmp_path, name, body)), results_dir=tmp_path / "res", sandbox=sandbox, **RUN)
+    # the writes landed (if anywhere) in the bubblewrap worker's private /tmp, never in the real folders
+    assert report(name) == "written=0" if sandbox == "none" else report(name).startswith("written=")
+    assert not (data_home() / "resources" / "planted.txt").exists() and local_round().secret == secret
     check_contained(reference, tmp_path)
 
 
@@ -289,6 +309,7 @@ return [np.ones(x.shape, np.float32) for x in batch.inputs]
 
 
 def test_fallback_without_bubblewrap_warns_once(home, tmp_path, monkeypatch, capsys):
+    """The note says whether Landlock confines the plain worker's file system instead."""
     import benchmark.isolation.sandbox as sb
 
     monkeypatch.setattr(sb, "bwrap_problem", lambda: "bubblewrap (bwrap) is not installed")
@@ -297,7 +318,20 @@ def test_fallback_without_bubblewrap_warns_once(home, tmp_path, monkeypatch, cap
         r = evaluate("uniform", results_dir=tmp_path / f"r{k}", overwrite=True, **RUN)
         assert r.provenance["isolation"]["sandbox"] == "none" and r.n_failed == 0
     err = capsys.readouterr().err
-    assert err.count("without a file-system sandbox") == 1
+    assert err.count("submissions run in a separate") == 1
+    assert ("confined by Landlock" in err) is (landlock.problem() is None)
+
+
+def test_without_landlock_each_fallback_says_so_once(monkeypatch, capsys):
+    import benchmark.isolation.sandbox as sb
+
+    monkeypatch.setattr(sb, "bwrap_problem", lambda: "bubblewrap (bwrap) is not installed")
+    monkeypatch.setattr(sb, "_warned", set())
+    monkeypatch.setattr(landlock, "version", lambda: 0)
+    assert sb.resolve_mode("auto") == sb.resolve_mode("auto") == sb.resolve_mode("none") == sb.resolve_mode("none")
+    err = " ".join(capsys.readouterr().err.split())
+    assert err.count("without a file-system sandbox (Linux") == 1
+    assert err.count("--sandbox none: the plain worker's file system is not confined") == 1
 
 
 def test_sandbox_required_but_missing_is_a_clear_error(home, tmp_path, monkeypatch):

@@ -302,7 +302,7 @@ def test_csv_parses_back_with_documented_columns():
                       "rank_ci_low", "rank_ci_high", "role", "submission", "version", "status", *metric_cols,
                       "all_metric_rank", "below_gate", "n_instances", "n_failed", "wall_time_s", "complete",
                       "ids_sha256", "board_verdict", "verdict_diff", "verdict_ci_low", "verdict_ci_high",
-                      "board_unranked", *render.RANDOMISATION_COLUMNS]
+                      "board_unranked", *render.RANDOMISATION_COLUMNS, *render.HIDDEN_COLUMNS]
     assert [r["role"] for r in rows].count("control") == 2  # each board's floor
     assert {r["tied"] for r in rows if r["role"] == "control"} == {""}  # no rank, so no tie either way
     assert {(r["track"], r["primary_metric"], r["primary_direction"]) for r in rows} == {

@@ -18,6 +18,7 @@ import pytest
 from benchmark.cli import main
 from benchmark.errors import SubmissionError
 from benchmark.submission import MAX_FILE_BYTES, load_submission
+from tests.test_isolation import CONFINED
 
 TOML = """\
 [submission]
@@ -166,7 +167,7 @@ def test_imports_outside_the_folder_are_refused_with_the_fix(tmp_path):
     ("symlink module", r"extra.py: is a symbolic link; copy the module into the folder"),
     ("fifo module", r"extra.py: is not a regular file"),
     ("oversized", rf"weights.txt: is {MAX_FILE_BYTES + 1:,} bytes; a module or data file may have at most"),
-    ("module as data", r"is a module or submission.toml, which are always included"),
+    ("module as data", r"\[files\] weights: lexicon.py is a Python module, not data"),
     ("bad requirement", r"requirement 'shap>>0.46' is not PEP 508"),
     ("url requirement", r"requirement 'shap @ https://example.org/shap.whl' is a URL"),
     ("twice", r"requirement 'SHAP' is listed twice"),
@@ -229,20 +230,24 @@ def test_check_and_evaluate_name_a_missing_or_wrong_requirement_in_one_line(tmp_
 
 
 def test_a_package_explains_identically_in_process_and_in_the_sandbox(tmp_path, home):
+    """In either worker (the plain one confined by Landlock where the kernel has it), a white-box model
+    loaded from its folder."""
     from benchmark.check import image_models, draw_images
     from benchmark.contracts import Batch
     from benchmark.isolation import Worker, WorkerConfig
+    from benchmark.isolation.sandbox import file_system_problem
 
     sub = load_submission(packaged(tmp_path / "lexicon-maps"))
     images, objects, patterns = draw_images(n=4)
     ids = [f"i{k}" for k in range(4)]
     spec = image_models(tmp_path, images, objects, patterns, ids)[0]  # the white-box CNN
     here = sub.instantiate().explain(spec.load(), Batch(ids=ids, inputs=images))
-    with Worker(sub, {}, spec, WorkerConfig(sandbox="auto")) as worker:
-        assert worker.start() is None
-        there = worker.explain_all(ids, images, None, [(32, 32)] * 4, 4)
-    assert all(e.ok for e in there)
-    assert all(np.array_equal(a, e.array) for a, e in zip(here, there))
+    for sandbox in ("auto", "none"):
+        with Worker(sub, {}, spec, WorkerConfig(sandbox=sandbox)) as worker:
+            assert worker.start() is None and worker.confined is (file_system_problem(sandbox) is None)
+            there = worker.explain_all(ids, images, None, [(32, 32)] * 4, 4)
+        assert all(e.ok for e in there)
+        assert all(np.array_equal(a, e.array) for a, e in zip(here, there))
 
 
 def test_an_undeclared_data_file_fails_check_and_evaluate_with_one_line(tmp_path, home, capsys):
@@ -428,7 +433,10 @@ RUN = dict(track="aixi", resource="aixi/shape-ssin", model="function", sandbox="
 @pytest.fixture(scope="module")
 def world(aixi_home, tmp_path_factory):
     """A results folder and an empty bare git results repository."""
+    from tests.test_results_repository import contributor
+
     os.environ["XAIBENCH_HOME"] = str(aixi_home)
+    contributor()  # the key `submit` signs with
     root = tmp_path_factory.mktemp("package-world")
     remote = root / "results.git"
     subprocess.run(["git", "init", "--quiet", "--bare", str(remote)], check=True)
@@ -450,7 +458,9 @@ def propose(folder: Path, results: Path, remote: Path, name: str) -> str:
     from leaderboard.repository.layout import parse_result_path
     from leaderboard.repository.submit import package
 
-    files = package(load_submission(folder), results)
+    from tests.test_results_repository import sign
+
+    files = sign(package(load_submission(folder), results))
     with GitStore(str(remote)) as store:
         store.propose(files, name, name)
     return next(rel for rel in files if parse_result_path(rel))
@@ -468,7 +478,6 @@ def verification(remote: Path, rel: str) -> dict:
 # --------------------------------------------------------------------------------------------------
 # the sandbox's guarantees for packages and their environments (the hostile suite's classes)
 
-needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap unavailable")
 
 PROBE = """\
 import glob
@@ -516,8 +525,8 @@ def wheel_by_hand(house: Path, name: str, version: str, files: dict[str, str]) -
             z.writestr(p, t)
 
 
-@needs_bwrap
-def test_a_hostile_package_and_its_environment_reach_nothing(world, tmp_path):
+@pytest.mark.parametrize("sandbox", CONFINED)
+def test_a_hostile_package_and_its_environment_reach_nothing(world, tmp_path, sandbox):
     """A packaged submission whose sub-package, and a package of its environment, try to read ground truth,
     write beside their code, into the data home and into the author's folder, and (the environment's
     `.pth` file) run before the worker's limits: none of it happens, and the run's numbers stand."""
@@ -554,10 +563,11 @@ def test_a_hostile_package_and_its_environment_reach_nothing(world, tmp_path):
     })
     env = ensure(["sneaky"], Sources(find_links=(str(house),)))
     before = {p: p.read_bytes() for p in env.path.rglob("*") if p.is_file()}
-    r = evaluate(folder, results_dir=results, environment=env.packages, limit=2, batch_size=2,
-                 **{**RUN, "sandbox": "bwrap"})
-    assert r.n_failed == 0 and r.provenance["requirements"] == {"sneaky": "1.0.0"}
     scratch = data_home() / "scratch" / "hostile-package"
+    (scratch / "report.txt").unlink(missing_ok=True)
+    r = evaluate(folder, results_dir=results, environment=env.packages, limit=2, batch_size=2, overwrite=True,
+                 **{**RUN, "sandbox": sandbox})
+    assert r.n_failed == 0 and r.provenance["requirements"] == {"sneaky": "1.0.0"}
     assert (scratch / "report.txt").read_text() == "files=0 "  # nothing found, nothing written, nothing read
     assert not (scratch / "pth-ran").exists()
     assert {p: p.read_bytes() for p in env.path.rglob("*") if p.is_file()} == before

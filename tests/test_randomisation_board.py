@@ -35,8 +35,11 @@ def noisy(mean: float, seed: int, sd: float = 0.05) -> np.ndarray:
 
 
 def trained(name: str, values: np.ndarray, role: str = "method", **kw):
+    """A trained Result at the path a results folder would give it (nothing is written: `boards` pairs a row with
+    the companion runs of its own folder, `leaderboard.companions`)."""
     r = make_result(name, values=values, role=role, **kw)
     r.integrity["outputs_sha256"] = f"{abs(hash(name)) % 16**8:08x}" * 8
+    r.path = Path("/results") / r.track / str(r.resource["name"]).replace("/", "__") / r.model["name"] / f"{name}.json"
     return r
 
 
@@ -44,6 +47,7 @@ def randomised_of(r, values: np.ndarray, sims: np.ndarray, ok: np.ndarray | None
     """The randomised-model Result of `r`: the primary metric `values` on the randomised model, per-instance
     similarity `sims` (the same for each measure; NaN = not compared), `ok` the instances that did not fail."""
     out = copy.deepcopy(r)
+    out.path = r.path.parent / f"randomised-s{RANDOM_SEED}" / r.path.name  # beside it, as the runner writes it
     out.model = {**r.model, "hash": "rand", "randomisation": {"seed": RANDOM_SEED, "variant": "full", "top": None,
                                                               "of": r.model["hash"]}}
     ok = np.ones(len(values), dtype=bool) if ok is None else ok

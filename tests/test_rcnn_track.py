@@ -380,3 +380,29 @@ def test_a_fixed_function_of_the_input_is_model_blind_on_the_rcnn_board(home, bu
     (b,) = boards(load_results(tmp_path / "r")[0])
     row = next(x for x in b.rows if x.submission == "input-function")
     assert row.blind and row.rank is None and row.marker == "model-blind" and row.sanity.value() == 1.0, row.sanity
+
+
+@pytest.mark.slow(reason="predicted-class-lexicon through a worker on the RCNN board")
+def test_the_lexicon_cuts_the_training_ratings_and_turns_toward_the_predicted_rating(home, built, tmp_path):
+    """The build's lexicon (issue #50): the training reviews' class log-odds with "high" = appearance rating
+    ≥ 0.6; predicted-class-lexicon, run in the worker on the regression RCNN, signs each word's log-odds by
+    whether the model predicts a rating ≥ 0.6 for the review."""
+    from benchmark.randomisation import result_outputs
+
+    res = load_resource("rcnn/beer-appearance")
+    folder = get_track("rcnn").assets(res)["lexicon"]
+    assert folder == res.root / "lexicon" / "beer-appearance"
+    lexicon = json.loads((folder / "log_odds.json").read_text())
+    recipe, odds = lexicon["recipe"], lexicon["log_odds"]
+    assert recipe["classes"] == ["low", "high"] and recipe["threshold"] == 0.6
+    assert recipe["documents"] == res.stats["train_reviews"] and set(odds) <= set(WORDS)
+    r = evaluate("predicted-class-lexicon", track="rcnn", resource="rcnn/beer-appearance", model="rcnn", limit=8,
+                 results_dir=tmp_path / "r", sandbox="none", timeout_s=0)
+    assert r.n_failed == 0 and r.submission["capabilities"]["data_prior"] is True
+    t = res.table("test").to_pydict()
+    ids, docs = t["id"][:8], t["tokens"][:8]
+    high = load_rcnn(res.root / "model" / "beer-appearance").predict(docs)[:, 0] >= 0.6
+    (maps,) = result_outputs(r, ids, home)
+    for i, doc, h in zip(ids, docs, high):
+        s = np.array([odds.get(w, 0.0) for w in doc], dtype=np.float32)
+        np.testing.assert_allclose(maps[i].array, s if h else -s, rtol=1e-6)

@@ -18,7 +18,7 @@ import pytest
 
 from benchmark.runner import evaluate
 from leaderboard.repository.layout import RepositoryError, parse_result_path
-from tests.test_results_repository import RUN, branches, cli, third_party
+from tests.test_results_repository import RUN, branches, cli, contributor, resign, sign, third_party
 
 # --------------------------------------------------------------------------------------------------
 # a world: one honest submission evaluated once, its files, and its maintainer's re-run
@@ -27,6 +27,11 @@ from tests.test_results_repository import RUN, branches, cli, third_party
 @pytest.fixture(scope="module")
 def world(aixi_home, tmp_path_factory):
     """(root, submission folder, results folder, the files `submit` would send, the Result's path)."""
+    return make_world(aixi_home, tmp_path_factory)
+
+
+def make_world(aixi_home, tmp_path_factory):
+    """`world` (a module fixture of every module that uses it)."""
     from benchmark.submission import load_submission
     from leaderboard.repository.submit import package
 
@@ -35,7 +40,7 @@ def world(aixi_home, tmp_path_factory):
     sub = third_party(root / "squares")
     results = root / "res"
     evaluate(sub, results_dir=results, **RUN)
-    files = package(load_submission(sub), results)
+    files = sign(package(load_submission(sub), results))  # as `submit` sends them: signed by this machine's key
     rel = next(p for p in files if parse_result_path(p))
     return root, sub, results, files, rel
 
@@ -43,6 +48,11 @@ def world(aixi_home, tmp_path_factory):
 @pytest.fixture(scope="module")
 def rerun(world, tmp_path_factory):
     """The maintainer's re-run of the honest Result (one deterministic evaluation)."""
+    return make_rerun(world, tmp_path_factory)
+
+
+def make_rerun(world, tmp_path_factory):
+    """`rerun` (a module fixture of every module that uses it)."""
     from leaderboard.repository.rerun import rerun_result
 
     tree = lay(tmp_path_factory.mktemp("rerun") / "tree", world[3])
@@ -82,8 +92,11 @@ def code_only(folder: Path) -> dict[str, bytes]:
 
 
 def findings(tip: Path, merged: Path) -> list[str]:
+    """The validator's findings on `merged` as a pull request on `tip`, signed by its (hostile) contributor, who
+    signs whatever they send."""
     from leaderboard.repository.validate import diff_trees, validate
 
+    resign(tip, merged)
     return validate(merged, tip, diff_trees(tip, merged))
 
 
@@ -308,8 +321,9 @@ def test_every_field_path_fails_validation_or_the_re_run_or_changes_no_board(wor
         (tree / rp.verification).parent.mkdir(parents=True, exist_ok=True)
         (tree / rp.verification).write_text(json.dumps(record))
         results, problems = load_repository(tree, keys)
-        # the record also carries the randomised-model run (issue #45), a Result beside the row, verified too
-        assert problems == [] and [r.status for r in results] == ["verified", "verified"]
+        # the record also carries the randomised-model run (issue #45): the row's companion, verified too
+        assert problems == [] and [r.status for r in results] == ["verified"]
+        assert [x.status for x in results[0].companions["randomised"]] == ["verified"]
         bs = boards(results)
         return "\n".join([render.to_text(bs, width=200), render.to_markdown(bs), render.to_csv(bs), one_page(bs)])
 
@@ -391,6 +405,11 @@ def test_a_duplicate_key_is_never_read_two_ways(world):
 
 @pytest.fixture()
 def remote(tmp_path, capsys):
+    return new_remote(tmp_path, capsys)
+
+
+def new_remote(tmp_path: Path, capsys) -> Path:
+    """An empty results repository (bare git, made by `xaibench results init`)."""
     remote = tmp_path / "results.git"
     code, _, err = cli(["results", "init", str(remote)], capsys)
     assert code == 0, err
@@ -428,6 +447,12 @@ def propose(remote: Path, files: dict[str, bytes], key: str) -> str:
 
     with GitStore(str(remote)) as store:
         return store.propose(files, "test", key)[1]
+
+
+def key_id_of(private) -> str:
+    from leaderboard.repository.signing import key_id
+
+    return key_id(private.public_key())
 
 
 def no_traceback(*texts: str) -> bool:
@@ -543,20 +568,28 @@ def test_verify_lands_once_and_later_changes_turn_the_row_self_reported(world, r
 
 
 def test_a_name_held_on_the_tip_is_refused_to_a_branch_cut_before(world, remote, tmp_path, capsys):
+    """Bound to the key that first landed it: another key (authors copied, a branch cut before the name was held)
+    and an unsigned pull request are refused; nothing `submission.json` says claims the name."""
+    from leaderboard.repository.signing import keygen, load_private_key
+
     _, _, _, files, _ = world
     early = push_tree(remote, "early", [])  # a branch cut before anyone held the name
     ref = propose(remote, files, "first")
     code, _, err = cli(["results", "merge", f"{remote}@{ref}"], capsys)
     assert code == 0 and "self-reported" in err
-    other = third_party(tmp_path / "squares2", name="squares")
+    other = third_party(tmp_path / "squares2", name="squares")  # the same authors, copied
     toml = other / "submission.toml"
-    toml.write_text(toml.read_text().replace("Ada Lovelace <ada@example.org>", "Mallory <m@example.org>")
-                    .replace('version = "0.0.1"', 'version = "0.0.2"'))
-    theirs = code_only(other)
-    push_tree(remote, "late", [("100644", p, b) for p, b in theirs.items()], base=early)
-    code, out, err = cli(["results", "validate", f"{remote}@late"], capsys)
-    assert code == 1 and "results/squares/: the name belongs to Ada Lovelace <ada@example.org>" in out
-    assert "a bare git repository cannot tell who opened a pull request" in err
+    toml.write_text(toml.read_text().replace('version = "0.0.1"', 'version = "0.0.2"'))
+    mallory = load_private_key(keygen(tmp_path / "mallory", role="contributor")[0])
+    for branch, theirs in (("late", sign(code_only(other), mallory)), ("unsigned", code_only(other))):
+        push_tree(remote, branch, [("100644", p, b) for p, b in theirs.items()], base=early)
+        code, out, err = cli(["results", "validate", f"{remote}@{branch}"], capsys)
+        assert code == 1 and no_traceback(out, err), out + err
+        if branch == "late":
+            assert f"results/squares/: the name is bound to the contributor key {key_id_of(contributor())} (trust " \
+                   "on first use); this pull request is signed by" in out
+        else:
+            assert "the pull request carries no contributor signature" in out
 
 
 # --------------------------------------------------------------------------------------------------
@@ -710,7 +743,8 @@ def test_the_hub_flow_end_to_end_and_its_identities(world, tmp_path):
         assert commit is not None and hub.prs[1]["status"] == "closed"
         found, problems = load_repository(store.snapshot(store.tip()), load_public_keys([public]))
     assert [r.status for r in found if "randomisation" not in r.model] == ["verified"] and problems == []
-    assert json.loads(hub.trees[commit]["verifications/squares/owner.json"]) == {"hub_user": "ada"}
+    owner = json.loads(hub.trees[commit]["verifications/squares/owner.json"])
+    assert owner["hub_user"] == "ada" and owner["key_id"] == key_id_of(contributor())
     # another account claims the name with copied authors: the Hub says who opened the pull request
     mallory = third_party(tmp_path / "m" / "squares")
     toml = mallory / "submission.toml"
@@ -718,7 +752,7 @@ def test_the_hub_flow_end_to_end_and_its_identities(world, tmp_path):
     (mallory / "explainer.py").write_text((mallory / "explainer.py").read_text() + "# mine\n")
     hub.user = "mallory"
     evaluate(mallory, results_dir=tmp_path / "mres", **RUN)
-    files = package(load_submission(mallory), tmp_path / "mres")
+    files = sign(package(load_submission(mallory), tmp_path / "mres"))  # even signed by the key that holds it
     hub.create_commit("org/board", [CommitOperationAdd(path_in_repo=p, path_or_fileobj=b) for p, b in files.items()],
                       commit_message="x", create_pr=True)
     with HubStore("org/board", hub) as store:
@@ -809,7 +843,7 @@ def test_a_stochastic_submission_verifies_on_the_re_runs_tolerance(world, remote
     toml.write_text(toml.read_text().replace('entry = "explainer:Explainer"\n', 'entry = "explainer:Explainer"\n'
                                              'authors = ["Ada Lovelace <ada@example.org>"]\nlicense = "MIT"\n'))
     evaluate(sub, results_dir=tmp_path / "res", **RUN)
-    ref = propose(remote, package(load_submission(sub), tmp_path / "res"), "noisy")
+    ref = propose(remote, sign(package(load_submission(sub), tmp_path / "res")), "noisy")
     code, out, err = _verify(remote, ref, _keys(tmp_path, capsys), capsys)
     assert code == 0 and "(within the re-runs' tolerance)" in out, out + err
 
@@ -829,8 +863,9 @@ def test_site_pictures_come_only_from_the_harness_cache(world, tmp_path, cache):
 
 
 def test_oversize_blobs_and_pull_requests_are_refused_before_they_are_read(world, remote, monkeypatch, capsys):
-    """A blob over the cap refuses the snapshot (checked with `git ls-tree -l` before `git archive`); a pull
-    request over its byte budget is read no further. The caps are lowered here so the files stay tiny."""
+    """A blob over the cap is skipped by the snapshot, unread (its size read with `git ls-tree -l` first), and is a
+    finding of the pull request that adds it; a pull request over its byte budget is read no further. The caps are
+    lowered here so the files stay tiny."""
     import leaderboard.repository.git as git_store
     import leaderboard.repository.pull as pull
 
@@ -838,7 +873,8 @@ def test_oversize_blobs_and_pull_requests_are_refused_before_they_are_read(world
     push_tree(remote, "big", [("100644", p, b) for p, b in files.items()])
     monkeypatch.setattr(git_store, "MAX_BLOB", 1000)
     code, out, err = cli(["results", "validate", f"{remote}@big"], capsys)
-    assert code == 2 and "bytes, more than the 1,000 any file may have; nothing was read from it" in err
+    assert code == 1 and f"{rel}: " in out and "bytes, more than the 1,000 any file may have; skipped, nothing read " \
+        "from it (a pull request adds plain files only)" in out and no_traceback(out, err)
     monkeypatch.setattr(git_store, "MAX_BLOB", 64 << 20)
     monkeypatch.setattr(pull, "MAX_TOTAL_BYTES", 2_000)
     code, out, err = cli(["results", "validate", f"{remote}@big"], capsys)

@@ -30,6 +30,40 @@ def third_party(folder: Path, name: str = "squares") -> Path:
     return sub
 
 
+def contributor():
+    """This machine's contributor key (`$XAIBENCH_HOME/keys/contributor.key`, made once): what `submit` signs with."""
+    from leaderboard.repository.signing import ROLES, default_key_dir, keygen, load_private_key
+
+    path = default_key_dir() / ROLES["contributor"][0]
+    if not path.exists():
+        keygen(role="contributor")
+    return load_private_key(path, role="contributor")
+
+
+def sign(files: dict[str, bytes], private=None) -> dict[str, bytes]:
+    """`files` (one submission folder) with the contribution signature `submit` adds (this machine's key, or
+    `private`); any signature they held is dropped first."""
+    from leaderboard.repository.contributors import is_signature, signed
+
+    return signed({p: b for p, b in files.items() if not is_signature(p)}, private or contributor())
+
+
+def resign(base: Path, head: Path, private=None) -> None:
+    """Sign what `head` adds to `base` as its contributor would (a hostile one signs whatever they send)."""
+    from leaderboard.repository.contributors import is_signature
+
+    added = {c.path: (head / c.path).read_bytes() for c in diff_trees(base, head) if c.status == "added"}
+    for p in [p for p in added if is_signature(p)]:
+        (head / p).unlink()
+    added = {p: b for p, b in added.items() if not is_signature(p)}
+    folders = {tuple(p.split("/")[1:3]) for p in added if p.startswith("results/")}
+    for name, code_hash in folders:
+        mine = {p: b for p, b in added.items() if p.startswith(f"results/{name}/{code_hash}/")}
+        for p, b in sign(mine, private).items():
+            (head / p).parent.mkdir(parents=True, exist_ok=True)
+            (head / p).write_bytes(b)
+
+
 def git(*args: str) -> str:
     return subprocess.run(["git", *args], capture_output=True, text=True, check=True).stdout.strip()
 
@@ -51,6 +85,7 @@ def world(aixi_home, tmp_path_factory):
     import os
 
     os.environ["XAIBENCH_HOME"] = str(aixi_home)
+    contributor()
     root = tmp_path_factory.mktemp("repo-world")
     sub = third_party(root / "squares")
     results = root / "res"
@@ -144,6 +179,7 @@ def pr(world, tmp_path):
 
 
 def findings(base: Path, head: Path) -> list[str]:
+    resign(base, head)
     return validate(head, base, diff_trees(base, head))
 
 
@@ -206,12 +242,12 @@ def test_a_pull_request_may_only_add_its_own_submission(pr):
     assert "verifications/x.json: verifications/ is written only by maintainers (`xaibench results verify`)" in got
     assert "README.md: a pull request may only add files under results/<submission>/<code-hash>/" in got
     assert any(f.startswith("the pull request touches more than one submission folder") for f in got)
-    # a name another author holds
+    # a name held on the default branch that no key holds (it landed before contributor signatures)
     held = f"results/squares/{'f' * 16}/submission.json"
     (base / held).parent.mkdir(parents=True)
-    (base / held).write_text('{"authors": ["Someone Else"]}\n')
-    assert "results/squares/: the name belongs to Someone Else; a submission by other authors needs its own name" \
-        in findings(base, head)
+    (base / held).write_text('{"authors": ["Ada Lovelace <ada@example.org>"]}\n')
+    assert any(f.startswith("results/squares/: the name is held but bound to no contributor key") and
+               "`xaibench results bind`" in f for f in findings(base, head))
 
 
 def test_a_built_in_name_with_other_code_is_refused(pr, tmp_path):
@@ -272,6 +308,7 @@ def test_a_re_run_that_disagrees_signs_nothing(world, remote, tmp_path):
     d.update(metrics={k: {**v, "ci95": v["ci95"]} for k, v in forged.to_dict()["metrics"].items()},
              instance_scores=forged.instance_scores, integrity={**d["integrity"], **forged.integrity})
     files[rel] = json.dumps(d).encode()
+    files = sign(files)
     with GitStore(str(remote)) as store:
         store.propose(files, "forged", "forged")
         assert validate(store.snapshot("xaibench/forged"), store.snapshot()) == []

@@ -89,6 +89,22 @@ def test_models_expose_their_training_texts(rhome):
         (root / "texts.bak").rename(root / "model" / "mr-cnn" / "texts.parquet")
 
 
+def test_the_build_writes_the_lexicon_of_its_training_split(rhome):
+    """The lexicon asset (issue #50): the class log-odds of the 120 MR training sentences the models were
+    trained on, offered to every worker of the robustness boards."""
+    from benchmark.resources import load_resource
+    from benchmark.tracks import get_track
+    from generators.corpora import load_mr
+    from generators.lexicon import split_digest
+
+    res = load_resource("robustness/mr-cnn")
+    folder = get_track("robustness").assets(res)["lexicon"]
+    recipe = json.loads((folder / "log_odds.json").read_text())["recipe"]
+    train = load_mr()["train"][:120]
+    assert recipe["split_sha256"] == split_digest([d.tokens for d in train], [d.label for d in train])
+    assert recipe["documents"] == 120 and recipe["classes"] == ["neg", "pos"] and recipe["alpha"] == 1.0
+
+
 def test_track_scores_an_explainer_in_the_worker(rhome, tmp_path):
     from benchmark.runner import evaluate
     from benchmark.tracks import get_track

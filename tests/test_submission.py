@@ -38,6 +38,10 @@ def test_builtin_submissions_are_discovered():
          "needs_gradients"),
         ('[submission]\nname="x"\nversion="1"\nkind="explainer"\nentry="e:E"\nreference=2017\n',
          "'reference' must be a string"),
+        ('[submission]\nname="x"\nversion="1"\nkind="explainer"\nentry="e:E"\n[capabilities]\nneeds_assets=["../x"]\n',
+         "needs_assets must be a list of asset names"),
+        ('[submission]\nname="x"\nversion="1"\nkind="explainer"\nentry="e:E"\n[capabilities]\ndata_prior="yes"\n',
+         "'data_prior' must be a bool"),
         ("[submission\n", "not valid TOML"),
     ],
 )
@@ -45,6 +49,25 @@ def test_bad_submission_toml(tmp_path, toml, message):
     (tmp_path / "submission.toml").write_text(toml)
     with pytest.raises(SubmissionError, match=message):
         load_submission(tmp_path)
+
+
+def test_needed_assets_decide_the_boards_and_data_priors_are_recorded(tmp_path):
+    """`needs_assets`: a board that does not offer the asset refuses the submission (one line, before anything
+    runs); `data_prior` reaches the Result's capabilities, and neither key appears where it is not declared."""
+    from benchmark.runner import capabilities_of
+
+    sub = load_submission(write_submission(tmp_path / "p", "p", "return []\n", modalities='["text"]',
+                                           caps='needs_assets = ["lexicon"]\ndata_prior = true'))
+    assert sub.needs_assets == ["lexicon"] and sub.data_prior
+    assert sub.supports("text", False, False) == ("p needs the 'lexicon' asset, which this board does not offer (a "
+                                                  "resource built before the asset existed has none: regenerate it "
+                                                  "with `xaibench generate`)")
+    assert sub.supports("text", False, False, {"lexicon": tmp_path}) is None
+    assert sub.supports("image", False, False, ["lexicon"]) == "p does not handle image inputs"
+    assert capabilities_of(sub) == {"modalities": ["text"], "needs_gradients": False, "needs_segments": False,
+                                    "needs_assets": ["lexicon"], "data_prior": True}
+    plain = load_submission(write_submission(tmp_path / "q", "q", "return []\n"))
+    assert capabilities_of(plain) == {"modalities": ["image"], "needs_gradients": False, "needs_segments": False}
 
 
 def test_missing_toml_and_bad_entry(tmp_path):

@@ -45,6 +45,8 @@ DOCS = {
 }
 IDS = list(DOCS)
 MAX_LEN = 12
+LABELS = [1, 0, 0, 1, 0]  # TRAIN's classes (1 = positive): the lexicon of the data-prior controls
+ASSETS = ("lexicon",)  # what the board offers: the lexicon below, as a track hands it to the worker
 
 
 def make_batch(ids=IDS, seed: int = 7) -> Batch:
@@ -159,6 +161,19 @@ def one_thread():
     torch.set_num_threads(n)
 
 
+@pytest.fixture(autouse=True, scope="module")
+def lexicon_asset(tmp_path_factory):
+    """The lexicon asset of the data-prior controls (issue #50), written from TRAIN by the generators' own
+    `write_lexicon` and offered the way the worker finds it (`$XAIBENCH_ASSET_LEXICON`)."""
+    from generators.lexicon import write_lexicon
+
+    root = tmp_path_factory.mktemp("lexicon")
+    write_lexicon(root, "train", TRAIN, LABELS, classes=("negative", "positive"), target="label")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("XAIBENCH_ASSET_LEXICON", str(root / "lexicon" / "train"))
+        yield root / "lexicon" / "train"
+
+
 @pytest.fixture(scope="module")
 def models():
     kim = kim_cnn()
@@ -178,7 +193,7 @@ def test_builtin_text_explainers_are_found():
 def test_text_conformance(name, model_kind, models):
     sub, model = EXPLAINERS[name], models[model_kind]
     batch = make_batch()
-    reason = sub.supports(model.modality, model.white_box, batch.segments is not None)
+    reason = sub.supports(model.modality, model.white_box, batch.segments is not None, ASSETS)
     if reason:
         pytest.skip(reason)
     explainer = sub.instantiate()
@@ -230,7 +245,7 @@ def test_empty_and_one_word_documents(models):
     for name, sub in sorted(EXPLAINERS.items()):
         explainer = sub.instantiate()
         for model in (models["kim-cnn"], models["han-word"]):
-            if sub.supports("text", True, False) or unsupported(explainer, model):
+            if sub.supports("text", True, False, ASSETS) or unsupported(explainer, model):
                 continue
             scores, _ = run(explainer, model, batch)
             assert [np.shape(s) for s in scores] == [(0,), (1,), (0,)], name

@@ -284,7 +284,7 @@ def _rescore(rec: dict, attribute, draws: int | None) -> dict:
 def attack_submission(submission: str | Path | Submission, resource: str, **options: Any) -> Result:
     """Run the live attacks of `options` (`LiveOptions`) on `submission`; write and return the Result."""
     from benchmark.attacks.filters import PosTagger
-    from benchmark.runner import display_name, hidden_paths, result_path
+    from benchmark.runner import asset_key, display_name, hidden_paths, result_path
 
     opts = LiveOptions(**options)
     opts.check()
@@ -304,7 +304,8 @@ def attack_submission(submission: str | Path | Submission, resource: str, **opti
     from benchmark.requirements import check_installed
 
     check_installed(sub.name, sub.requires)
-    why_not = sub.supports("text", spec.white_box, False)
+    assets = trk.assets(res)
+    why_not = sub.supports("text", spec.white_box, False, assets)
     if why_not:
         raise SubmissionError(f"cannot evaluate: {why_not} (model '{opts.model}'); choose another model or submission")
     sub.check_parameters(opts.params)
@@ -318,13 +319,13 @@ def attack_submission(submission: str | Path | Submission, resource: str, **opti
             "rho_grid": list(RHO_GRID), "budget_check": "pre", "pos_check": opts.pos_check,
             "unrepresentable": rule, "draws": draws}
     key = {"resource": res.name, "revision": res.revision, "model": model_info["hash"], "submission": sub.hash,
-           "parameters": params, "attack": acfg, "space": space.name}
+           "parameters": params, "attack": acfg, "space": space.name, **asset_key(sub, assets)}
     digest = hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:12]
     log = _Log(data_home() / "cache" / "robustness-live" / res.name.replace("/", "__") / opts.model /
                f"{sub.name}-{sub.hash[:8]}-{digest}.jsonl", key, opts.overwrite)
     config = WorkerConfig(sandbox=opts.sandbox, hidden=hidden_paths(results_dir, res.root),
                           limits=Limits(memory_bytes=int((opts.memory_gb or default_memory_gb(1)) * (1 << 30)),
-                                        cpu_seconds=None))
+                                        cpu_seconds=None), assets=assets)
     worker = Worker(sub, opts.params, spec, config)
     todo = [(a, s) for a in opts.attacks for s in samples if (a, s[0]) not in log.done]
     crashes = _Crashes()

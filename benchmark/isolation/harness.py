@@ -27,6 +27,7 @@ worker never holds the model or anything it was built from.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -44,9 +45,10 @@ import numpy as np
 
 from benchmark.cache import Entry
 from benchmark.errors import ParameterError, ResourceError, SubmissionError, SubmissionImportError
+from benchmark.isolation import landlock
 from benchmark.isolation.sandbox import (INSIDE_ENVIRONMENT, INSIDE_MODEL, INSIDE_SCRATCH, INSIDE_SUBMISSION, UID_BASE,
-                                         WORKER_GID, Limits, SandboxError, asset_paths, bwrap_argv, own_uid,
-                                         resolve_mode, warn_process_limit, worker_env)
+                                         WORKER_GID, Limits, SandboxError, asset_paths, bwrap_argv, landlock_rules,
+                                         own_uid, resolve_mode, warn_process_limit, worker_env)
 from benchmark.isolation.scratch import Guard, clean, descendants, measure
 from benchmark.isolation.wire import MAX_BYTES, Channel, Deadline, PeerClosed, WireError
 from benchmark.models.spec import ModelSpec
@@ -199,6 +201,10 @@ class Worker:
         self.starts = 0
         self._token = ""
         self.unsupported: str | None = None
+        self.landlock = self.mode == "none" and landlock.problem() is None  # the plain worker confines itself
+        # set by start(): whether the started worker can read no file outside its allow-list (bubblewrap, or
+        # Landlock launched and reported by the worker); what hidden-copy runs (#50) require
+        self.confined = False
 
     # -- life cycle -----------------------------------------------------------------------------
     def _scratch(self) -> Path:
@@ -251,6 +257,11 @@ class Worker:
             _subreaper()
             self._home = tempfile.TemporaryDirectory(prefix="xaibench-worker-")
             argv, cwd = worker_argv, self._home.name
+            if self.landlock:  # confined before any import (benchmark.isolation.landlock says why)
+                rules = landlock_rules(model_dir=self.spec.directory, submission_dir=staged, scratch_dir=scratch,
+                                       home=Path(self._home.name), hidden=self.config.hidden,
+                                       assets=self.config.assets, environment=environment)
+                argv = [sys.executable, "-m", "benchmark.isolation.landlock", json.dumps(rules), *worker_argv[2:]]
             env = {**worker_env(str(scratch), self._home.name), **asset_paths(self.config.assets, False)}
             self._token = env["XAIBENCH_WORKER"] = os.urandom(8).hex()
             sub_path, model_path = str(staged), None
@@ -304,6 +315,7 @@ class Worker:
                 raise SubmissionImportError(msg or f"{self.sub.name} failed to import")
             raise SubmissionError(msg or f"{self.sub.name} failed to start")
         self.unsupported = None if reply.get("unsupported") is None else _clean(reply["unsupported"])
+        self.confined = self.mode == "bwrap" or (self.landlock and reply.get("landlock") == landlock.version())
         if self.unsupported is None and self.fit is not None:
             self._fit()
         return self.unsupported

@@ -40,11 +40,28 @@ worker past it is SIGKILLed, hanging in Python or native code) and the scratch f
 (`benchmark.isolation.scratch`).
 
 Where bubblewrap is missing or cannot start (no user namespaces), `mode="auto"` says so once and
-runs the worker without the file-system sandbox: still a separate process that never holds ground
-truth, with the same resource limits except the task limit, a private working directory and a
-sanitised environment (`XAIBENCH_HOME`, the mirror and tokens removed), the scratch bound (and the
-same bound on its private working directory) — but it could read files it knows the path of.
-`mode="bwrap"` refuses to run instead; `mode="none"` asks for the plain worker.
+runs the plain worker; `mode="bwrap"` refuses to run instead; `mode="none"` asks for the plain worker.
+It is a separate process that never holds ground truth, with the same resource limits except the task
+limit, a private working directory and a sanitised environment (`XAIBENCH_HOME`, the mirror and tokens
+removed), the scratch bound (and the same bound on its private working directory). Its file system is
+held by **Landlock** (`benchmark.isolation.landlock`, Linux ≥ 5.13), which it sets on itself before any
+import: the same allow-list at the real paths (`landlock_rules`: the system, the Python installation,
+the harness's packages, the model folder, the submission, its environment and assets read-only; its
+working folder, its scratch folder, `/dev/shm` and the harmless devices writable; a hidden folder inside
+an allowed one carved out), so the data home, the keys, the mirror, the Hugging Face cache and results
+cannot be read or written even by a submission that knows their paths. With Landlock ABI ≥ 4 it makes
+no TCP connection, ≥ 6 it reaches no abstract unix socket and signals no process outside itself; it
+cannot attach to a process outside itself (`/proc/<pid>/mem`) or open the files one holds
+(`/proc/<pid>/fd`). What Landlock does not hold: UDP and unix sockets with a path (a listening service
+of the same user, e.g. a Ray node's sockets under `/tmp/ray`), SysV IPC, named POSIX shared memory of
+the same user in `/dev/shm`, the `environ`, `maps` and `cmdline` of the user's other processes in
+`/proc`, and the task limit. The harness keeps no ground truth in any of these, but under the Ray
+backend Ray's object store, which holds each job (a served model with its ground truth among it), is a
+local service with such sockets: the plain worker there is no boundary against a client of Ray's
+protocol. Where the kernel has no Landlock the plain worker could read any file its user can, and the
+harness says so once; `file_system_problem(mode)` says, before a run, whether a mode's worker is
+confined (the hidden-copy runs of issue #50 must refuse one that is not), and `Worker.confined` says
+it of a started worker.
 """
 
 from __future__ import annotations
@@ -66,6 +83,7 @@ INSIDE_SUBMISSION = "/xaibench/submission"
 INSIDE_SCRATCH = "/xaibench/scratch"
 INSIDE_ENVIRONMENT = "/xaibench/environment"  # the submission's own packages (benchmark.environments), read-only
 INSIDE_ASSETS = "/xaibench/assets"  # read-only folders a track hands every worker (e.g. word embeddings)
+ETC_SECRETS = ("/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-")  # hidden from every worker
 
 
 def asset_env(name: str) -> str:
@@ -213,16 +231,23 @@ def resolve_mode(mode: str) -> str:
     """'bwrap' or 'none' for a requested mode; warns once when 'auto' falls back."""
     if mode not in MODES:
         raise XaibenchError(f"sandbox mode must be one of {', '.join(MODES)}, got {mode!r}")
-    if mode == "none":
-        return "none"
-    problem = bwrap_problem()
-    if problem is None:
+    from benchmark.isolation import landlock
+
+    problem = None if mode == "none" else bwrap_problem()
+    if mode != "none" and problem is None:
         return "bwrap"
     if mode == "bwrap":
         raise SandboxError(f"{problem}; install it (apt-get install bubblewrap) or choose --sandbox none")
-    _warn_once("fallback", f"{problem}: submissions run in a separate ground-truth-free process with "
-               "limits on memory, CPU time, file size, open files and the scratch folder's size, but without "
-               "a file-system sandbox and without a limit on processes (install bubblewrap for them)")
+    unconfined = landlock.problem()
+    if mode == "auto":
+        files = ("its file system confined by Landlock, but without bubblewrap's network and PID namespaces and"
+                 if unconfined is None else f"but without a file-system sandbox ({unconfined}) and")
+        _warn_once("fallback", f"{problem}: submissions run in a separate ground-truth-free process with limits "
+                   f"on memory, CPU time, file size, open files and the scratch folder's size, {files} without a "
+                   "limit on processes (install bubblewrap for them)")
+    elif unconfined is not None:
+        _warn_once("landlock", f"--sandbox none: the plain worker's file system is not confined ({unconfined}): "
+                   "a submission can read any file this user can; use --sandbox bwrap to keep it out")
     return "none"
 
 
@@ -325,9 +350,11 @@ def _python_roots() -> list[Path]:
     return sorted(roots)
 
 
+@lru_cache(maxsize=1)
 def _package_dirs() -> list[Path]:
     """The harness package's folders and the built-in submissions' (located through their entry point,
-    never imported here: `benchmark.submission.builtin_folders`)."""
+    never imported here: `benchmark.submission.builtin_folders`; looked up once per process, 80 ms on a
+    busy machine)."""
     from benchmark.submission import builtin_folders
 
     harness = Path(__file__).resolve().parents[1]  # benchmark/ (this file is benchmark/isolation/sandbox.py)
@@ -383,7 +410,7 @@ def bwrap_argv(worker_argv: list[str], *, model_dir: Path | None, submission_dir
             ro(Path(top))
     ro(Path("/usr"))
     ro(Path("/etc"))
-    for secret in ("/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-"):
+    for secret in ETC_SECRETS:
         if os.path.exists(secret):
             argv.extend(["--ro-bind", "/dev/null", secret])
     argv.extend(["--proc", "/proc", "--dev", "/dev"])
@@ -406,6 +433,71 @@ def bwrap_argv(worker_argv: list[str], *, model_dir: Path | None, submission_dir
     parents(INSIDE_SCRATCH)
     argv.extend(["--bind", str(scratch_dir), INSIDE_SCRATCH, "--chdir", "/tmp", "--"])
     return argv + worker_argv
+
+
+DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty")  # bubblewrap's --dev
+# POSIX shared memory and semaphores (multiprocessing's locks): bubblewrap's /dev/shm is the worker's own, the
+# plain worker shares the machine's (the harness and Ray keep nothing there under a name)
+SHARED_MEMORY = tuple(p for p in ("/dev/shm",) if os.path.isdir(p) and not os.path.islink(p))
+
+
+def landlock_rules(*, model_dir: Path | None, submission_dir: Path, scratch_dir: Path, home: Path, hidden: list[Path],
+                   assets: dict[str, Path] | None = None, environment: Path | None = None) -> list[tuple[str, str]]:
+    """The plain worker's Landlock allow-list (`benchmark.isolation.landlock`), [path, kind] pairs: what
+    `bwrap_argv` binds, at the real paths. Read: the system (`/usr`, `/bin`, `/lib*` where they are
+    folders, `/etc` but its shadow files, `/proc`, `/sys`), the Python installation and site-packages,
+    the harness's package folders, the model folder, the staged submission, its environment and the
+    track's assets; read and write: the devices bubblewrap's `--dev` makes, `/dev/shm`, the worker's
+    private working folder (`home`) and its scratch folder. Nothing else: not `/tmp`, the data home, the
+    mirror, the Hugging Face cache, results or the checkout outside the package folders. A `hidden`
+    folder inside an allowed one is carved out (`_carve`)."""
+    system = [(top, "read") for top in ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc",
+                                        "/proc", "/sys") if os.path.isdir(top) and not os.path.islink(top)]
+    folders: list[Path] = [*_python_roots(), *_package_dirs(), *([model_dir] if model_dir is not None else []),
+                           submission_dir, *([environment] if environment is not None else []),
+                           *map(Path, (assets or {}).values())]
+    rules = [*system, *((str(f.resolve()), "read") for f in folders),
+             *((str(f.resolve()), "write") for f in (home, scratch_dir, *map(Path, SHARED_MEMORY)))]
+    out = [(d, "device") for d in DEVICES]
+    covered = [Path(h).resolve() for h in [*hidden, *map(Path, ETC_SECRETS)] if os.path.lexists(h)]
+    for path, kind in rules:
+        out += _carve(Path(path), kind, covered)
+    return out
+
+
+def _carve(folder: Path, kind: str, hidden: list[Path]) -> list[tuple[str, str]]:
+    """[(folder, kind)], or, where a `hidden` path lies inside it, the right to list it and the rules of
+    its entries but the hidden one (recursively; symlinks get none: Landlock checks where they lead).
+    `folder` and `hidden` are real paths (resolved, no symlink on the way).
+    Landlock grants a folder with everything below it, so this is how it leaves a hole (bubblewrap
+    covers one with an empty tmpfs instead)."""
+    inside = [h for h in hidden if h.is_relative_to(folder)]  # both resolved: real paths compare as text
+    if not inside:
+        return [(str(folder), kind)]
+    if folder in inside or not folder.is_dir():
+        return []
+    out = [(str(folder), "list")]
+    for entry in sorted(folder.iterdir()):
+        if not entry.is_symlink():
+            out += _carve(entry, kind, inside)
+    return out
+
+
+def file_system_problem(mode: str) -> str | None:
+    """None when a worker started in sandbox `mode` ('auto', 'bwrap' or 'none') can read no file outside
+    its allow-list (bubblewrap's view, or the plain worker's Landlock rules), else why not, one line.
+    Hidden-copy runs (issue #50) must refuse a mode for which this is not None: its worker could read
+    `<data home>/keys/hidden.secret`. `Worker.confined` says the same of a started worker."""
+    from benchmark.isolation import landlock
+
+    if mode not in MODES:
+        raise XaibenchError(f"sandbox mode must be one of {', '.join(MODES)}, got {mode!r}")
+    if mode != "none" and bwrap_problem() is None:
+        return None
+    if mode == "bwrap":
+        return bwrap_problem()
+    why = landlock.problem()
+    return None if why is None else f"the plain worker's file system is not confined: {why}"
 
 
 def _asset_name(name: str) -> str:

@@ -12,8 +12,9 @@ inside the sandbox (`benchmark.isolation.sandbox`), and talks to it over one soc
    switches to that uid for good (`benchmark.isolation.sandbox.drop_privileges`: the task limit binds from
    here on), puts the environment first on `sys.path` (a plain entry: no `.pth` file of it runs),
    imports and constructs the submission (`benchmark.importing`), and answers `ready` (with the
-   submission's `unsupported(model)` reason, if any) or `error` (stage "model", "import", "parameters"
-   or "submission").
+   submission's `unsupported(model)` reason, if any, and the Landlock ABI it confined itself under, 0
+   for none: `benchmark.isolation.landlock`, which a plain worker runs before this module is imported)
+   or `error` (stage "model", "import", "parameters" or "submission").
 2. harness → `batch` (ids, inputs, segmentation, seed): the worker answers `outputs` — one item per
    instance, a float32 array or `{"error": reason}` — after calling `explain` on the whole batch (on
    an exception, again instance by instance to isolate the bad ones). For a `per_instance` model
@@ -331,7 +332,10 @@ def serve(channel: Channel) -> int:
         channel.send({"type": "error", "stage": stage, "message": str(exc)[:MAX_REASON],
                       "trace": traceback.format_exc()[-2000:]})
         return 1
-    channel.send({"type": "ready", "unsupported": None if why_not is None else str(why_not)[:MAX_REASON]})
+    from benchmark.isolation import landlock
+
+    channel.send({"type": "ready", "unsupported": None if why_not is None else str(why_not)[:MAX_REASON],
+                  "landlock": landlock.enforced})
     from benchmark.contracts import Batch
 
     oracle = s["kind"] == "oracle"

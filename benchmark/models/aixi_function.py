@@ -30,19 +30,23 @@ class AixiFunction:
     weights: tuple[float, float, float]
     task: str  # "regression" | "binary"
     class_rule: str = "count"  # [I] SPECS §3.3: "count" = [ι1 > ι2]; "weighted" = [w1 ι1 − w2 ι2 > 0]
+    # Class compares pattern order[0] with pattern order[1] (order[2] is irrelevant); the published function's
+    # order is (0, 1, 2), a hidden copy's is drawn (`hidden_function`)
+    order: tuple[int, int, int] = (0, 1, 2)
 
     def __call__(self, counts: np.ndarray, iota_max: int) -> np.ndarray:
         """counts (N, 3) integer → outputs (N,) float32."""
         counts = np.asarray(counts, dtype=np.float64)
         w = np.asarray(self.weights)
+        a, b = self.order[0], self.order[1]
         if self.name == "ssin":
             out = (w * np.sin(np.pi / 2 * counts / iota_max)).sum(axis=1)
         elif self.name == "suum":
             out = (w * counts / iota_max).sum(axis=1)
         elif self.class_rule == "count":
-            out = (counts[:, 0] > counts[:, 1]).astype(np.float64)
+            out = (counts[:, a] > counts[:, b]).astype(np.float64)
         elif self.class_rule == "weighted":
-            out = (w[0] * counts[:, 0] - w[1] * counts[:, 1] > 0).astype(np.float64)
+            out = (w[a] * counts[:, a] - w[b] * counts[:, b] > 0).astype(np.float64)
         else:
             raise ValueError(f"class_rule must be 'count' or 'weighted', got {self.class_rule!r}")
         return out.astype(np.float32)
@@ -63,6 +67,36 @@ def get_function(name: str, class_rule: str = "count") -> AixiFunction:
     except KeyError:
         raise ValueError(f"unknown AIXI function '{name}'; one of {', '.join(FUNCTIONS)}") from None
     return f if class_rule == f.class_rule else AixiFunction(f.name, f.weights, f.task, class_rule)
+
+
+# a hidden copy's relevant pattern weights are drawn from U(HIDDEN_LOW, HIDDEN_HIGH) [I]: spread (a factor of up to
+# 10 between two patterns, as the published 1/2 : 1/6 is 3) and bounded away from 0, so every relevant pattern
+# carries visible mass in the ground truth; one pattern, drawn uniformly, is irrelevant (weight 0)
+HIDDEN_LOW, HIDDEN_HIGH = 0.1, 1.0
+
+
+def hidden_function(published: AixiFunction, rng: np.random.Generator) -> AixiFunction:
+    """A hidden copy of `published` (issue #50, `benchmark.models.hidden`), its reasoning drawn from `rng`:
+
+    * SSIN / SUUM: one pattern (uniform over the three) gets weight 0 — an object of it is drawn in the image but
+      contributes nothing — and the other two weights are drawn independently from U(HIDDEN_LOW, HIDDEN_HIGH);
+    * Class: the order of the patterns is drawn (a uniform permutation): the label compares the first two
+      (`count`: [ι_a > ι_b]; `weighted`: [w_a ι_a − w_b ι_b > 0]) and the third is irrelevant; the ground-truth
+      weights are the published ones (1, 0.5, 0) carried over to the drawn patterns.
+
+    The ground truth of a copy is `ground_truth_map` with its `weights` (SPECS §3.4), exact by construction: the
+    output is a function of the objects of the relevant patterns only."""
+    if published.name == "class":
+        order = tuple(int(k) for k in rng.permutation(3))
+        weights = [0.0, 0.0, 0.0]
+        for rank, k in enumerate(order):
+            weights[k] = float(published.weights[rank])
+        return AixiFunction(published.name, (weights[0], weights[1], weights[2]), published.task,
+                            published.class_rule, (order[0], order[1], order[2]))
+    zero = int(rng.integers(3))
+    drawn = rng.uniform(HIDDEN_LOW, HIDDEN_HIGH, size=3)
+    w = [0.0 if k == zero else float(drawn[k]) for k in range(3)]
+    return AixiFunction(published.name, (w[0], w[1], w[2]), published.task, published.class_rule)
 
 
 def ground_truth_map(instances: np.ndarray, patterns: Sequence[int], weights: Sequence[float]) -> np.ndarray:

@@ -54,10 +54,9 @@ import numpy as np
 from benchmark.errors import XaibenchError
 from benchmark.registry import Registry
 
-__all__ = ["CONSTRUCTIONS", "Construction", "DEFAULT_DRAWS", "Draw", "NoHiddenCopy", "Round", "build_cached",
+__all__ = ["CONSTRUCTIONS", "Construction", "Draw", "NoHiddenCopy", "Round", "build_cached",
            "hidden_root", "local_round", "secret_path"]
 
-DEFAULT_DRAWS = 3  # hidden copies per board (the demo uses fewer, on a prefix of the instances, and says so)
 _ROUND_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _DRAW_TAG = b"xaibench-hidden-draw-v1"
 _COMMIT_TAG = "xaibench-hidden-commit-v1"

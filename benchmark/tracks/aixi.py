@@ -15,7 +15,7 @@ import numpy as np
 import benchmark.metrics.saliency  # noqa: F401  (registers the metrics)
 from benchmark.metrics.saliency import ATTRIBUTIONS
 from benchmark.errors import ResourceError
-from benchmark.models.aixi_function import FunctionModel, Reference, get_function
+from benchmark.models.aixi_function import FunctionModel, Reference, get_function, ground_truth_map, hidden_function
 from benchmark.models.base import read_model_config
 from benchmark.models.spec import ModelSpec
 from benchmark.resources.aixi_schema import decode_split
@@ -107,6 +107,41 @@ class AixiTrack(Track):
                     "quality": model_quality(validation)}
             return ModelSpec(name="cnn", modality="image", white_box=True, loader="image", directory=directory), info
         raise ResourceError(f"the aixi track has no model '{name}'; choose one of: {', '.join(self.models)}")
+
+    hidden_construction = ("v1: the counting rule with its pattern weights drawn from the secret — one pattern "
+                           "irrelevant (weight 0), the others U(0.1, 1); Class: the patterns' order drawn")
+    no_hidden_copy = ("the AIXI CNN is trained on images: no construction keeps a copy's ground truth exact (the "
+                      "function model's boards have hidden copies)")
+
+    def hidden_copy(self, resource, model: str, draw: Any, split: str, limit: int | None = None):
+        """A hidden copy of the function model (`benchmark.models.aixi_function.hidden_function`, drawn from
+        `draw.rng("aixi-function")`): the same counting rule with drawn pattern weights (one pattern irrelevant), the
+        ground-truth maps recomputed with them (`ground_truth_map`, SPECS §3.4). Served, like the published function
+        model: a submission reaches it through `predict` only. The CNN has none (`no_hidden_copy`)."""
+        from benchmark.models.hidden import NoHiddenCopy
+
+        if model != "function":
+            raise NoHiddenCopy(f"no hidden copy of the AIXI model '{model}': {self.no_hidden_copy}")
+        dataset, fname = self._parse(resource)
+        instances = self.instances(resource, split, limit)
+        spec, info = self.build_model(resource, "function", instances)
+        fn = hidden_function(get_function(fname, resource.params.get("class_rule", "count")), draw.rng("aixi-function"))
+        t = instances.truths
+        gt = np.stack([ground_truth_map(t["instances"][n], t["patterns"][n], fn.weights)
+                       for n in range(len(instances))]) if len(instances) else np.asarray(t["gt"])
+        instances.truths = {**t, "gt": gt.astype(np.asarray(t["gt"]).dtype, copy=False)}
+        served = spec.served
+        assert isinstance(served, FunctionModel)
+        spec.served = FunctionModel(fn, dataset, served._references, visible_fraction=served.visible_fraction)
+        # the copy's hash names the draw (its public commitment), never its weights (6 permutations of Class
+        # would be found by hashing each)
+        info = {**info, "hash": hashlib.sha256(f"{info['hash']}:hidden:{draw.commitment}".encode()).hexdigest()[:16]}
+        irrelevant = [k for k in range(3) if fn.weights[k] == 0.0]
+        objects = [int(np.isin(t["patterns"][n], irrelevant).sum()) for n in range(len(instances))]
+        stats = {"irrelevant_patterns": len(irrelevant),
+                 "images_with_an_irrelevant_object": int(sum(1 for c in objects if c > 0)),
+                 "images": len(instances)}
+        return spec, info, instances, stats
 
     def split_size(self, resource, split: str, instances: Instances, limit: int | None) -> int:
         """The split's row count (no instance is excluded on this track)."""

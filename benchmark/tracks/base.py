@@ -29,6 +29,20 @@ from benchmark.submission import KINDS, MODALITIES
 _SLUG = re.compile(r"[a-z][a-z0-9-]*")
 
 
+LEXICON_ASSET = "lexicon"  # the asset name: a worker finds it through $XAIBENCH_ASSET_LEXICON
+
+
+def lexicon_asset(resource) -> dict[str, Path]:
+    """{"lexicon": folder} when `resource`'s generator wrote a lexicon — the class log-odds of the resource's
+    training split (`generators.lexicon.write_lexicon`; issue #50: what the data-prior controls read) in
+    `<root>/lexicon/<params["lexicon"]>/` —, else {} (a resource built before lexicons existed, or none)."""
+    name = (getattr(resource, "params", None) or {}).get("lexicon")
+    if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
+        return {}
+    folder = Path(resource.root) / "lexicon" / name
+    return {LEXICON_ASSET: folder} if folder.is_dir() else {}
+
+
 @dataclass(frozen=True, kw_only=True)
 class TrackMetadata:
     """What a track is, declared once and validated where it is declared (a `MetadataError` naming
@@ -242,8 +256,9 @@ class Track:
 
     def assets(self, resource) -> dict[str, Path]:
         """Read-only folders (no ground truth) every worker of this track gets, by name; the worker
-        finds each through `XAIBENCH_ASSET_<NAME>` (`benchmark.isolation.sandbox.asset_env`). Default: none."""
-        return {}
+        finds each through `XAIBENCH_ASSET_<NAME>` (`benchmark.isolation.sandbox.asset_env`). Default: the
+        resource's lexicon (`lexicon_asset`) where its generator wrote one, else none."""
+        return lexicon_asset(resource)
 
     def board_role(self, resource, submission: str, role: str) -> str:
         """The role (`benchmark.submission.ROLES`) a Result of `submission` takes on this resource's

@@ -66,17 +66,32 @@ class IdcTrack(Track):
     def instances(self, resource, split: str, limit: int | None = None) -> Instances:
         """The split's documents the CNN classifies correctly (the others are excluded and counted), cut to
         the CNN's `max_len` tokens; the truths are each document's tokens, word flags and label."""
+        return self._instances(resource, split, limit)
+
+    def _instances(self, resource, split: str, limit: int | None = None, drop: str | None = None) -> Instances:
+        """`instances`, also leaving out (and counting as `excluded["planted_inert"]`) the documents whose boolean
+        column `drop` is true: a hidden copy's `inert_<model>` (`hidden_copy`)."""
         self._check(resource)
-        table = resource.table(split, columns=["id", "tokens", "label", "cnn_correct", "gt"]).to_pydict()
+        columns = ["id", "tokens", "label", "cnn_correct", "gt"]
+        whole = resource.table(split)
+        if drop is not None and drop not in whole.column_names:
+            raise ResourceError(f"{resource.name} (a hidden copy at {resource.root}) has no column {drop!r}; "
+                                "delete the copy's folder so that it is built again")
+        table = whole.select(columns + ([drop] if drop else [])).to_pydict()
+        dropped = table[drop] if drop else [False] * len(table["id"])
         max_len = self._max_len(resource)
         ids, tokens, gts, labels = [], [], [], []
-        skipped = {"cnn_incorrect": 0, "empty": 0, "truncated": 0}
-        for i, t, y, ok, g in zip(table["id"], table["tokens"], table["label"], table["cnn_correct"], table["gt"]):
+        skipped = {"cnn_incorrect": 0, "empty": 0, "truncated": 0, "planted_inert": 0}
+        for i, t, y, ok, g, inert in zip(table["id"], table["tokens"], table["label"], table["cnn_correct"],
+                                         table["gt"], dropped):
             if not ok:
                 skipped["cnn_incorrect"] += 1
                 continue
             if not t:
                 skipped["empty"] += 1
+                continue
+            if inert:
+                skipped["planted_inert"] += 1
                 continue
             if len(t) != len(g):
                 raise ResourceError(f"{resource.name}: document {i} has {len(t)} tokens but {len(g)} gt flags; "
@@ -123,13 +138,16 @@ class IdcTrack(Track):
 
     def hidden_copy(self, resource, model: str, draw: Any, split: str, limit: int | None = None):
         """The copy of draw `draw` (`Track.hidden_copy`): the derived resource the generator's construction builds
-        (`Track.derived_copy`), read by this track's own `instances` and `build_model`."""
+        (`Track.derived_copy`, `generators.idc.hidden`), read by this track's own `instances` and `build_model`.
+        Documents where deleting the planted words of their class does not move this model's output (the derived
+        split's `inert_<model>` column) are left out and counted as `excluded["planted_inert"]`: there the planted
+        words do not carry the model's output."""
         from benchmark.models.hidden import read_stats
 
         self._check(resource)
         derived = self.derived_copy(resource, draw)
-        instances = self.instances(derived, split, limit)
-        spec, info = self.build_model(derived, model, instances)
+        spec, info = self.build_model(derived, model, None)
+        instances = self._instances(derived, split, limit, drop=f"inert_{model}")
         return spec, info, instances, read_stats(derived.root)
 
     def check_metric_params(self, metric_params: dict[str, Any]) -> None:

@@ -88,6 +88,8 @@ class RobustnessTrack(Track):
     # well (measured on the demo's board, 2026-11-27: every built-in's Δ rACC trained − randomised had an interval
     # holding 0, while its maps changed completely: signed ρ −0.03 to +0.03); the maps' similarity decides
     randomisation_score_rule = False
+    no_hidden_copy = ("its ground truth is the adversary's attack on the published model and its score the maps' "
+                      "stability, not agreement with a model's reasoning: no construction is given (issue #50)")
     randomisation_score_note = ("its primary metric is the maps' stability under an attack that keeps the "
                                 "prediction, a property a randomised model's maps have as well, so only the "
                                 "maps' similarity decides")

@@ -95,6 +95,7 @@ class TrustTrack(Track):
     # already measure: text-length-oracle reads only the text, explanation-size-oracle only how long the
     # explanation is, random-oracle nothing, and the AUC gate ranks no method below them (docs/trust.md).
     randomisation_test = False
+    no_hidden_copy = "its labels come from people's rationales, not from a model a secret could redraw"
     randomisation_note = ("an oracle's inputs are explained predictions made on the trained model, and its ground "
                           "truth is a property of those explanations, so a randomised model would change the task, "
                           "not only the model; the blind controls (text-length-oracle, explanation-size-oracle) "

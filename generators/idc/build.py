@@ -8,7 +8,10 @@ Pipeline (every step cached or resumable):
    reading). WGA: RS over the pool's correctly classified documents, then the α/β post-processing.
    MILP: |V| TF-IDF words of the pool, documents with < 5 words of V dropped, solved exactly with SCIP.
    Hybrid: the same MILP over the top-|V| words by max_c RS.
-3. Per config: the test split (every test document; `gt` = one flag per token, True when the token is a
+3. The lexicon (`lexicon/mr/log_odds.json`, `generators.lexicon.write_lexicon`): every word type's smoothed
+   class log-odds over the training split the models were trained on (α = `lexicon_alpha`) — a read-only asset
+   for the data-prior controls (issue #50), no ground truth.
+4. Per config: the test split (every test document; `gt` = one flag per token, True when the token is a
    feature of the document's class; `cnn_correct` marks the evaluated documents) and a
    `<config>-features` config (class, word, score) with the feature sets. Card statistics: |IF_c|,
    pool documents covered, solve time, optimality gap, RelativeConf (Eq. 8) on the test set.
@@ -17,7 +20,7 @@ Pipeline (every step cached or resumable):
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
@@ -29,6 +32,7 @@ from benchmark.metrics.interpretation import average_relative_drop, relative_con
 from benchmark.models.text import load_word_model
 from benchmark.progress import console
 from benchmark.resources import resource_root, write_config
+from generators.lexicon import LEXICON_ALPHA, write_lexicon
 from generators.text_trainer import TextTrainConfig, train_text_classifier
 
 if TYPE_CHECKING:
@@ -37,6 +41,7 @@ if TYPE_CHECKING:
 FAMILY = "idc"
 VERSION = "v1"
 PGTS = ("wga", "milp", "hybrid")
+LEXICON = "mr"  # the lexicon's folder under lexicon/ (one for the three configs: one training split)
 
 CITATION = """@article{khaleel2022idc,
   title   = {{IDC}: quantitative evaluation benchmark of interpretation methods for deep text
@@ -55,7 +60,8 @@ DESCRIPTION = (
     "(id, text, tokens, label, cnn_correct, gt = per-token flag: the token is an interpretation feature "
     "of the document's class); `<config>-features`: the per-class feature sets IF_c with scores (WGA: "
     "RS[w,c]; MILP/Hybrid: the word's cost df_{not c}(w)). Models under test in model/mr-cnn (Kim CNN) "
-    "and model/mr-han (HAN word attention). Explainers may see id and tokens only."
+    "and model/mr-han (HAN word attention); lexicon/mr/log_odds.json: each training word's smoothed class "
+    "log-odds (a read-only asset for the data-prior controls). Explainers may see id and tokens only."
 )
 
 
@@ -85,6 +91,7 @@ class IdcConfig:
     han: bool = True  # also train the HAN word-attention model (for the attention explainer)
     source: MrSource = "mirror"  # MR route: mirror | local | hub
     path: str | None = None
+    lexicon_alpha: float = LEXICON_ALPHA  # [I] the smoothing of the training split's class log-odds (step 3)
     extra: dict = field(default_factory=dict)
 
 
@@ -95,13 +102,14 @@ def _features_table(features: dict[int, list[tuple[str, float]]]) -> pa.Table:
                      "score": pa.array([r[2] for r in rows], pa.float32())})
 
 
-def _schemas(classes: Sequence[str]):
+def _schemas(classes: Sequence[str], columns: Sequence[str] = ()):
     import datasets
 
     test = datasets.Features({
         "id": datasets.Value("string"), "text": datasets.Value("string"),
         "tokens": datasets.Sequence(datasets.Value("string")), "label": datasets.ClassLabel(names=list(classes)),
         "cnn_correct": datasets.Value("bool"), "gt": datasets.Sequence(datasets.Value("bool")),
+        **{name: datasets.Value("bool") for name in columns},
     })
     feats = datasets.Features({"class": datasets.ClassLabel(names=list(classes)), "word": datasets.Value("string"),
                                "score": datasets.Value("float32")})
@@ -124,12 +132,79 @@ def relative_confidence(model, docs: Sequence[Sequence[str]], classes: Sequence[
             "emptied_documents": int(sum(len(r) == 0 for r in reduced))}
 
 
-def build_idc(config: IdcConfig | None = None, *, root: Path | None = None, overwrite: bool = False) -> dict[str, Any]:
-    """Build the MR IDC resources; returns {config name: provenance entry}."""
+def idc_config(params: dict[str, Any]) -> IdcConfig:
+    """The `IdcConfig` a resource was built with, from its recorded params (fields it lacks keep their defaults).
+    The MR route is `mr_source` (`source` holds the method's reference); resources built before it was recorded
+    were read from the mirror unless `path` says otherwise."""
+    from generators.corpora.mr import mr_source
+
+    names = {f.name for f in fields(IdcConfig)} - {"pgts", "extra", "source"}
+    route = params.get("mr_source") or ("local" if params.get("path") else "mirror")
+    return IdcConfig(**{k: v for k, v in params.items() if k in names}, source=mr_source(route))
+
+
+def load_splits(cfg: IdcConfig) -> tuple[dict[str, list], list[str]]:
+    """MR's seeded train / validation / test documents (`generators.corpora.load_mr`, cut to `cfg.limit`) and the
+    class names: what `build_idc` trains and evaluates on, and what a hidden copy rebuilds from a resource's params."""
     from generators.corpora import load_mr
+
+    corpus = load_mr(source=cfg.source, path=cfg.path, seed=cfg.seed)
+    splits = {s: corpus[s][: cfg.limit] if cfg.limit else corpus[s] for s in ("train", "validation", "test")}
+    return splits, list(corpus.classes)
+
+
+def pool_splits(cfg: IdcConfig) -> tuple[str, ...]:
+    """The splits of the PGT pool (SPECS §5.7 [I]): train + validation, or train."""
+    return ("train", "validation") if cfg.pool == "train+validation" else ("train",)
+
+
+def pgt_features(pgt: str, cfg: IdcConfig, cnn, pool_docs: Sequence[Sequence[str]], pool_labels: Sequence[int],
+                 n_classes: int, wga=None) -> tuple[dict[int, list[tuple[str, float]]], dict[str, Any], Any]:
+    """One PGT's feature sets IF_c as {class: [(word, score)]} (WGA: RS[w,c]; MILP / Hybrid: df_{¬c}(w)), its card
+    statistics and the WGA relevance scores (computed here when `wga` is None and the method needs them, so a
+    caller building several PGTs computes them once). `cnn` is the Kim CNN (`WordModel`) for WGA and Hybrid."""
     from generators.idc.milp import solve_milp, tfidf_vocabulary
     from generators.idc.wga import hybrid_vocabulary, relevance_scores, wga_features
 
+    stats: dict[str, Any] = {}
+    if pgt in ("wga", "hybrid") and wga is None:
+        # documents longer than the model's fixed length are truncated for WGA
+        wga = relevance_scores(cnn, [d[: cnn.max_len] for d in pool_docs], pool_labels)
+    if pgt == "wga":
+        per_class = wga_features(wga, alpha=cfg.alpha, beta=cfg.beta)
+        features = {c: [(w, s) for w, s in per_class[c]] for c in range(n_classes)}
+        stats.update({"pool_documents": wga.n_documents, "pool_correct": wga.n_correct,
+                      "wga_seconds": round(wga.seconds, 2), "vocabulary": len(wga.vocab)})
+    else:
+        vocab = (tfidf_vocabulary(pool_docs, cfg.vocab_size) if pgt == "milp"
+                 else hybrid_vocabulary(wga, size=cfg.vocab_size, rank=cfg.hybrid_rank))
+        milp_docs, milp_labels = pool_docs, pool_labels
+        if pgt == "milp" and cfg.milp_sample:
+            milp_docs, milp_labels = milp_subsample(pool_docs, pool_labels, vocab, cfg.milp_sample,
+                                                    min_words=cfg.min_words, seed=cfg.seed)
+        limit = cfg.milp_time_limit or None  # 0 = until proven optimal
+        res = solve_milp(milp_docs, milp_labels, vocab, min_words=cfg.min_words,
+                         time_limit=limit, threads=cfg.milp_threads)
+        console.print(f"{pgt} MILP: {res.status()}")
+        df = _other_class_df(pool_docs, pool_labels, n_classes)
+        features = {c: [(w, float(df[c].get(w, 0))) for w in res.features.get(c, [])] for c in range(n_classes)}
+        stats.update({"pool_documents": len(pool_docs), "milp_documents": res.n_documents,
+                      "milp_discarded": res.n_discarded, "objective": res.objective, "optimal": res.optimal,
+                      "gap": res.gap, "solve_seconds": round(res.solve_seconds, 2), "method": res.method,
+                      "milp_status": res.status(), "milp_upper_bound": res.upper_bound,
+                      "milp_lower_bound": res.lower_bound, "milp_time_limit": limit,
+                      "milp_timed_out": res.timed_out, "milp_sample": cfg.milp_sample if pgt == "milp" else None,
+                      "violated_documents": res.violated, "vocabulary": len(vocab),
+                      "reductions": res.reductions})
+    if not any(features.values()):
+        raise ResourceError(f"the {pgt} PGT selected no interpretation features (e.g. no document keeps "
+                            f"{cfg.min_words} words of V); raise --vocab-size, lower --min-words or use "
+                            "more documents")
+    return features, stats, wga
+
+
+def build_idc(config: IdcConfig | None = None, *, root: Path | None = None, overwrite: bool = False) -> dict[str, Any]:
+    """Build the MR IDC resources; returns {config name: provenance entry}."""
     cfg = config or IdcConfig()
     unknown = set(cfg.pgts) - set(PGTS)
     if unknown:
@@ -137,10 +212,8 @@ def build_idc(config: IdcConfig | None = None, *, root: Path | None = None, over
     if cfg.pool not in ("train+validation", "train"):
         raise ResourceError("pool must be 'train+validation' or 'train'")
     root = Path(root) if root else resource_root(FAMILY)
-    corpus = load_mr(source=cfg.source, path=cfg.path, seed=cfg.seed)
-    splits = {s: corpus[s][: cfg.limit] if cfg.limit else corpus[s] for s in ("train", "validation", "test")}
+    splits, classes = load_splits(cfg)
     xy = {s: ([d.tokens for d in docs], [d.label for d in docs]) for s, docs in splits.items()}
-    classes = list(corpus.classes)
     t0 = time.perf_counter()
     train_cfg = TextTrainConfig(epochs=cfg.epochs, seed=cfg.train_seed)
     cnn_cfg = train_text_classifier(xy["train"], xy["validation"], root / "model" / "mr-cnn", train_cfg,
@@ -153,77 +226,60 @@ def build_idc(config: IdcConfig | None = None, *, root: Path | None = None, over
             n_classes=len(classes), test=xy["test"], overwrite=overwrite, name="mr-han")
     cnn = load_word_model(root / "model" / "mr-cnn", "cnn")
     train_s = time.perf_counter() - t0
+    write_lexicon(root, LEXICON, *xy["train"], classes=classes, target="label", alpha=cfg.lexicon_alpha)
 
-    pool_splits = ("train", "validation") if cfg.pool == "train+validation" else ("train",)
-    pool_docs = [t for s in pool_splits for t in xy[s][0]]
-    pool_labels = [y for s in pool_splits for y in xy[s][1]]
-    # documents longer than the model's fixed length are truncated for WGA (counted)
-    pool_trunc = [d[: cnn.max_len] for d in pool_docs]
-
+    pool_docs = [t for s in pool_splits(cfg) for t in xy[s][0]]
+    pool_labels = [y for s in pool_splits(cfg) for y in xy[s][1]]
     test_docs, test_labels = xy["test"]
-    test_in = [d[: cnn.max_len] for d in test_docs]
-    pred = cnn.predict(test_in).argmax(1)
-    correct = pred == np.asarray(test_labels)
+    correct = predicted_correct(cnn, test_docs, test_labels)
+    models = {"cnn": "mr-cnn", "han": "mr-han" if cfg.han else None}
+    scores = {"cnn": cnn_cfg["scores"], "han": han_cfg["scores"] if han_cfg else None}
+    params_base = {**{k: v for k, v in asdict(cfg).items() if k not in ("pgts", "extra")},
+                   "classes": list(classes), "models": models, "cnn_sha256": cnn_cfg["sha256"], "lexicon": LEXICON,
+                   # `source` names the method (it overwrites the MR route, recorded as `mr_source`)
+                   "mr_source": cfg.source, "source": "Khaleel et al. 2022, SPECS §5"}
 
     results: dict[str, dict[str, Any]] = {}
     wga = None
-    if "wga" in cfg.pgts or "hybrid" in cfg.pgts:
-        wga = relevance_scores(cnn, pool_trunc, pool_labels)
     for pgt in cfg.pgts:
         t = time.perf_counter()
-        stats: dict[str, Any] = {}
-        if pgt == "wga":
-            assert wga is not None  # computed above for "wga" and "hybrid"
-            per_class = wga_features(wga, alpha=cfg.alpha, beta=cfg.beta)
-            features = {c: [(w, s) for w, s in per_class[c]] for c in range(len(classes))}
-            stats.update({"pool_documents": wga.n_documents, "pool_correct": wga.n_correct,
-                          "wga_seconds": round(wga.seconds, 2), "vocabulary": len(wga.vocab)})
-        else:
-            vocab = (tfidf_vocabulary(pool_docs, cfg.vocab_size) if pgt == "milp"
-                     else hybrid_vocabulary(wga, size=cfg.vocab_size, rank=cfg.hybrid_rank))
-            milp_docs, milp_labels = pool_docs, pool_labels
-            if pgt == "milp" and cfg.milp_sample:
-                milp_docs, milp_labels = milp_subsample(pool_docs, pool_labels, vocab, cfg.milp_sample,
-                                                        min_words=cfg.min_words, seed=cfg.seed)
-            limit = cfg.milp_time_limit or None  # 0 = until proven optimal
-            res = solve_milp(milp_docs, milp_labels, vocab, min_words=cfg.min_words,
-                             time_limit=limit, threads=cfg.milp_threads)
-            console.print(f"{pgt} MILP: {res.status()}")
-            df = _other_class_df(pool_docs, pool_labels, len(classes))
-            features = {c: [(w, float(df[c].get(w, 0))) for w in res.features.get(c, [])]
-                        for c in range(len(classes))}
-            stats.update({"pool_documents": len(pool_docs), "milp_documents": res.n_documents,
-                          "milp_discarded": res.n_discarded, "objective": res.objective, "optimal": res.optimal,
-                          "gap": res.gap, "solve_seconds": round(res.solve_seconds, 2), "method": res.method,
-                          "milp_status": res.status(), "milp_upper_bound": res.upper_bound,
-                          "milp_lower_bound": res.lower_bound, "milp_time_limit": limit,
-                          "milp_timed_out": res.timed_out, "milp_sample": cfg.milp_sample if pgt == "milp" else None,
-                          "violated_documents": res.violated, "vocabulary": len(vocab),
-                          "reductions": res.reductions})
-        if not any(features.values()):
-            raise ResourceError(f"the {pgt} PGT selected no interpretation features (e.g. no document keeps "
-                                f"{cfg.min_words} words of V); raise --vocab-size, lower --min-words or use "
-                                "more documents")
+        features, stats, wga = pgt_features(pgt, cfg, cnn, pool_docs, pool_labels, len(classes), wga)
         sets = {c: {w for w, _ in features[c]} for c in features}
-        covered = [any(w in sets[y] for w in d) for d, y in zip(pool_docs, pool_labels)]
-        gt = [[w in sets[y] for w in d] for d, y in zip(test_docs, test_labels)]
-        ok_docs = [d for d, k in zip(test_in, correct) if k]
-        ok_cls = [y for y, k in zip(test_labels, correct) if k]
-        stats.update({
-            "features_per_class": {classes[c]: len(features[c]) for c in features},
-            "pool_covered": int(sum(covered)), "pool_covered_fraction": float(np.mean(covered)),
-            "test_documents": len(test_docs), "test_evaluated": int(correct.sum()),
-            "test_feature_tokens_fraction": float(np.mean([x for g in gt for x in g])) if gt else 0.0,
-            "relative_conf": relative_confidence(cnn, ok_docs, ok_cls, sets),
-            "cnn": cnn_cfg["scores"], "han": han_cfg["scores"] if han_cfg else None,
-            "build_seconds": round(time.perf_counter() - t, 2),
-        })
-        results[pgt] = _write(root, pgt, cfg, classes, splits["test"], correct, gt, features, stats,
-                              cnn_cfg, train_s)
+        stats.update(pgt_statistics(cnn, sets, classes, pool_docs, pool_labels, test_docs, test_labels, correct))
+        stats.update({"cnn": scores["cnn"], "han": scores["han"], "build_seconds": round(time.perf_counter() - t, 2),
+                      "train_seconds": round(train_s, 1)})
+        gt = ground_truth(sets, test_docs, test_labels)
+        results[pgt] = write_pgt(root, pgt, classes, splits["test"], correct, gt, features, stats,
+                                 {"dataset": "mr", "pgt": pgt, **params_base})
         console.print(f"[green]idc/mr-{pgt}[/]: |IF| = "
                       + ", ".join(f"{k} {v}" for k, v in stats["features_per_class"].items())
                       + f"; RelativeConf {stats['relative_conf']['relative_conf']:.3f}")
     return results
+
+
+def predicted_correct(model, docs: Sequence[Sequence[str]], labels: Sequence[int]) -> np.ndarray:
+    """Which documents (cut to the model's `max_len`) `model` classifies as their label (the evaluated ones)."""
+    return model.predict([d[: model.max_len] for d in docs]).argmax(1) == np.asarray(labels)
+
+
+def ground_truth(sets: dict[int, set[str]], docs: Sequence[Sequence[str]], labels: Sequence[int]) -> list[list[bool]]:
+    """Per document one flag per token: the token is a feature of the document's class (G_d, SPECS §5.6)."""
+    return [[w in sets[y] for w in d] for d, y in zip(docs, labels)]
+
+
+def pgt_statistics(cnn, sets: dict[int, set[str]], classes: Sequence[str], pool_docs, pool_labels, test_docs,
+                   test_labels, correct: np.ndarray) -> dict[str, Any]:
+    """A PGT's card statistics: |IF_c|, pool documents covered, evaluated test documents, the share of test tokens
+    that are features, RelativeConf (Eq. 8) of `cnn` on its correctly classified test documents."""
+    covered = [any(w in sets[y] for w in d) for d, y in zip(pool_docs, pool_labels)]
+    gt = ground_truth(sets, test_docs, test_labels)
+    ok_docs = [d[: cnn.max_len] for d, k in zip(test_docs, correct) if k]
+    ok_cls = [y for y, k in zip(test_labels, correct) if k]
+    return {"features_per_class": {classes[c]: len(sets[c]) for c in sets},
+            "pool_covered": int(sum(covered)), "pool_covered_fraction": float(np.mean(covered)),
+            "test_documents": len(test_docs), "test_evaluated": int(np.sum(correct)),
+            "test_feature_tokens_fraction": float(np.mean([x for g in gt for x in g])) if gt else 0.0,
+            "relative_conf": relative_confidence(cnn, ok_docs, ok_cls, sets)}
 
 
 def milp_subsample(docs, labels, vocab, n: int, *, min_words: int, seed: int):
@@ -250,9 +306,11 @@ def _other_class_df(docs, labels, n_classes: int) -> list[dict[str, int]]:
     return [{w: total[w] - per[c][w] for w in total} for c in range(n_classes)]
 
 
-def _write(root: Path, pgt: str, cfg: IdcConfig, classes, test_docs, correct, gt, features, stats,
-           cnn_cfg, train_s) -> dict[str, Any]:
-    test_schema, feat_schema = _schemas(classes)
+def write_pgt(root: Path, pgt: str, classes, test_docs, correct, gt, features, stats, params: dict[str, Any],
+              columns: dict[str, Sequence[bool]] | None = None) -> dict[str, Any]:
+    """Write config `mr-<pgt>` (the test split: id, text, tokens, label, cnn_correct, gt, and the extra boolean
+    `columns`) and `mr-<pgt>-features` (class, word, score) under `root`; returns the test config's provenance."""
+    test_schema, feat_schema = _schemas(classes, tuple(columns or ()))
     table = pa.table({
         "id": pa.array([d.id for d in test_docs], pa.string()),
         "text": pa.array([d.text for d in test_docs], pa.string()),
@@ -260,13 +318,11 @@ def _write(root: Path, pgt: str, cfg: IdcConfig, classes, test_docs, correct, gt
         "label": pa.array([d.label for d in test_docs], pa.int64()),
         "cnn_correct": pa.array([bool(c) for c in correct], pa.bool_()),
         "gt": pa.array(gt, pa.list_(pa.bool_())),
+        **{name: pa.array([bool(v) for v in values], pa.bool_()) for name, values in (columns or {}).items()},
     })
-    params = {"dataset": "mr", "pgt": pgt, **{k: v for k, v in asdict(cfg).items() if k not in ("pgts", "extra")},
-              "classes": list(classes), "models": {"cnn": "mr-cnn", "han": "mr-han" if cfg.han else None},
-              "cnn_sha256": cnn_cfg["sha256"], "source": "Khaleel et al. 2022, SPECS §5"}
     card = {"pretty_name": "xaibench IDC", "description": DESCRIPTION, "license": "other", "citation": CITATION}
     meta = write_config(root, FAMILY, f"mr-{pgt}", {"test": table}, test_schema, version=VERSION,
-                        params=params, stats={**stats, "train_seconds": round(train_s, 1)}, card_info=card)
+                        params=params, stats=stats, card_info=card)
     write_config(root, FAMILY, f"mr-{pgt}-features", {"features": _features_table(features)}, feat_schema,
                  version=VERSION, params={"dataset": "mr", "pgt": pgt, "data_only": True},
                  stats={"features_per_class": stats["features_per_class"]}, card_info=card)

@@ -26,7 +26,10 @@ Pipeline (every step cached or resumable):
    `model_dir` instead reuses an RCNN trained elsewhere (its aspect must match; whether its training data
    overlap the pool is then the caller's business and is recorded as unknown).
 4. **Verification** (`generators.rcnn.verify`): deterministic selection, handshake filter, Δ_s ≥ τ.
-5. **Resource** `rcnn/beer-<aspect>`, split `test` = the verified reviews: `id`, `tokens`, `score` (the
+5. **Lexicon** (`lexicon/beer-<aspect>/log_odds.json`, `generators.lexicon.write_lexicon`): every word type's
+   smoothed class log-odds over the training reviews, the aspect's rating binarised at `lexicon_threshold`
+   ("high" ≥ 0.6, else "low") — a read-only asset for the data-prior controls (issue #50), no ground truth.
+6. **Resource** `rcnn/beer-<aspect>`, split `test` = the verified reviews: `id`, `tokens`, `score` (the
    aspect's gold rating), `prediction` (RCNN(x)), `partition` (one label per token: 0 = N, 1 = SDK, 2 = SR)
    and `delta` (Δ_s per token, NaN on N). Card statistics: the paper's Table 2 (N, |x|, |S_x|, |SR_x|,
    |N_x|, % eliminated by the handshake test, % of the rest eliminated for want of an SR token), the
@@ -51,6 +54,7 @@ from benchmark.models.rcnn import ARCHITECTURE, config_of, load_rcnn, write_text
 from benchmark.models.rcnn_targets import TARGETS, Targets, check, describe
 from benchmark.progress import console
 from benchmark.resources import resource_root, write_config
+from generators.lexicon import LEXICON_ALPHA, write_lexicon
 from generators.rcnn.data import (
     RATING_NAMES,
     BeerData,
@@ -222,6 +226,10 @@ class RCNNBuildConfig:
     # (`decorrelate=1.0` keeps every review)
     decorrelate: float | None = None
     decorrelate_max_corr: float | None = None
+    lexicon_alpha: float = LEXICON_ALPHA  # [I] the smoothing of the training reviews' class log-odds (step 5)
+    # [I] the lexicon's classes: a training review is "high" when its rating of the aspect is ≥ this, else "low"
+    # (Chang et al. 2019, class-wise rationalisation on these reviews, call ≥ 0.6 positive and ≤ 0.4 negative)
+    lexicon_threshold: float = 0.6
     extra: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -240,6 +248,8 @@ class RCNNBuildConfig:
             raise ValueError(f"decorrelate_max_corr must be in (0, 1], got {self.decorrelate_max_corr}")
         if self.decorrelate is not None and self.decorrelate_max_corr is not None:
             raise ValueError("give decorrelate (a share) or decorrelate_max_corr (a correlation), not both")
+        if not 0.0 < self.lexicon_threshold < 1.0:
+            raise ValueError(f"lexicon_threshold must be in (0, 1), got {self.lexicon_threshold}")
         if not 0.0 < self.tau:
             raise ValueError(f"tau must be > 0, got {self.tau}")
         for name in ("limit", "pool_limit"):
@@ -636,7 +646,7 @@ def publish_texts(model_out: Path, cfg: RCNNBuildConfig, train: Reviews) -> None
 
 
 def verified_table(v: Verification, pool: Reviews, name: str) -> pa.Table:
-    """The `test` split: one row per verified review (module docstring, step 5)."""
+    """The `test` split: one row per verified review (module docstring, step 6)."""
     gold = dict(zip(pool.ids, pool.target(name).tolist()))
     return pa.table({
         "id": pa.array(v.ids, pa.string()),
@@ -715,6 +725,10 @@ def build_rcnn(aspect: str = "appearance", data: str | Path | None = None, root:
     t1 = time.perf_counter()
     checked = _check_targets(choice.source, name, config_name, beer, targets, accept_below_target)
     _publish_model(choice.source, model_out, cfg, beer)
+    high = beer.train.target(name) >= cfg.lexicon_threshold
+    write_lexicon(root, config_name, beer.train.tokens, high.astype(int).tolist(), classes=("low", "high"),
+                  target=f"{name} rating >= {cfg.lexicon_threshold:g}", alpha=cfg.lexicon_alpha,
+                  threshold=cfg.lexicon_threshold)
     model = load_rcnn(model_out, name="rcnn")
     mcfg = config_of(model_out)
     validation = mcfg.get("validation", {})
@@ -732,7 +746,7 @@ def build_rcnn(aspect: str = "appearance", data: str | Path | None = None, root:
         **{k: v for k, v in asdict(cfg).items() if k != "extra"}, "data": info["source"], "split": info["split"],
         "models": {"rcnn": config_name}, "model_sha256": mcfg["sha256"], "model_origin": choice.origin,
         "vectors": mcfg.get("vectors"), "labels": dict(LABELS), "source": "Camburu et al. 2019, SPECS §4",
-        "tokenizer": cfg.tokenization,
+        "tokenizer": cfg.tokenization, "lexicon": config_name,
     }
     card = {"pretty_name": "xaibench RCNN zero-contribution", "description": DESCRIPTION, "license": "other",
             "citation": CITATION}

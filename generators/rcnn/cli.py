@@ -110,6 +110,12 @@ def generate_rcnn(
                                                          "predictable reviews at which the aspect correlates with "
                                                          "no other rating by more than this (Lei's appearance "
                                                          "file: 0.27); the pool is the file's other reviews."),
+    lexicon_alpha: float = typer.Option(1.0, min=0, max=1000, callback=exclusive(0),
+                                        help="Add-α smoothing of the lexicon (the training reviews' class log-odds, "
+                                        "a read-only asset for the data-prior controls)."),
+    lexicon_threshold: float = typer.Option(0.6, min=0, max=1, callback=exclusive(0, 1),
+                                            help="The lexicon's classes: a training review is 'high' when its "
+                                            "rating of the aspect is at least this (0 < t < 1), else 'low'."),
     limit: Optional[int] = typer.Option(None, min=1, help="Read only the first N lines of each review file."),
     pool_limit: Optional[int] = typer.Option(None, min=1, help="Verify only the first N pool reviews."),
     model_dir: Optional[Path] = typer.Option(None, help="Reuse an RCNN trained elsewhere (its folder with "
@@ -166,7 +172,8 @@ def generate_rcnn(
     build = {"pool": str(pool), "pool_fraction": pool_fraction, "dev_fraction": dev_fraction,
              "split_seed": split_seed, "tau": tau, "tokenization": str(tokenization), "long": str(long),
              "limit": limit, "pool_limit": pool_limit, "decorrelate": decorrelate,
-             "decorrelate_max_corr": decorrelate_max_corr}
+             "decorrelate_max_corr": decorrelate_max_corr, "lexicon_alpha": lexicon_alpha,
+             "lexicon_threshold": lexicon_threshold}
     train = {"seed": seed, "max_seconds": max_seconds, "threads": threads, "device": device,
              "sparsity_warmup": sparsity_warmup, "encoder_warmup": encoder_warmup,
              "init_from": str(init_from) if init_from else None}

@@ -28,6 +28,9 @@ Pipeline:
    samples on the same ρ_max grid (`policies.policy_rows`) — so SU, TEF and RA are scored on the same
    samples and grid.
 7. The summary (curves binned by realised ρ, ACC per explainer / attack) goes to the config's stats.
+8. The lexicon (`lexicon/mr/log_odds.json`, `generators.lexicon.write_lexicon`): every word type's smoothed class
+   log-odds over the MR training split the models were trained on (α = `lexicon_alpha`) — a read-only asset for
+   the data-prior controls (issue #50), no ground truth.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ from benchmark.errors import ResourceError
 from benchmark.metrics import robustness as rm
 from benchmark.progress import console
 from benchmark.resources import resource_root, write_config
+from generators.lexicon import LEXICON_ALPHA, write_lexicon
 from generators.robustness import policies
 
 if TYPE_CHECKING:
@@ -58,6 +62,7 @@ SPACE_FILE = "space/cf-glove50-wordnet.npz"
 DEFAULT_EXPLAINERS = ("saliency", "attention", "integrated-gradients")
 FAST_EXPLAINERS = ("saliency", "attention")  # the others attack only the first `slow_samples` samples
 VOCAB_RULES = ("extend", "drop", "off")  # [I] module docstring, step 3
+LEXICON = "mr"  # the lexicon's folder under lexicon/ (one for every model: one training split)
 ATTACKS = METHODS + ("su",)  # "su": the semi-universal policy (step 6)
 CITATION = """@inproceedings{ivankay2022tef,
   title     = {Fooling Explanations in Text Classifiers},
@@ -96,6 +101,7 @@ class RobustnessConfig:
     limit: int | None = None  # first N documents of each split for training (tests)
     source: MrSource = "mirror"
     path: str | None = None
+    lexicon_alpha: float = LEXICON_ALPHA  # [I] the smoothing of the training split's class log-odds (step 8)
     extra: dict = field(default_factory=dict)
 
 
@@ -301,6 +307,7 @@ def build_robustness(config: RobustnessConfig | None = None, *, root: Path | Non
                            embeddings=cfg.embeddings, freeze_embeddings=cfg.freeze_embeddings,
                            extra_vocab=space.words if cfg.vocab_rule == "extend" else None)
     train_s = time.perf_counter() - t0
+    write_lexicon(root, LEXICON, *xy["train"], classes=corpus.classes, target="label", alpha=cfg.lexicon_alpha)
     tagger = PosTagger()
     policy_half, eval_half = policies.split_halves(len(splits["test"]), cfg.seed)
     policy_docs, eval_docs = [splits["test"][i] for i in policy_half], [splits["test"][i] for i in eval_half]
@@ -414,6 +421,7 @@ def _write_model(root, name, cfg, rows, runs, skipped, mcfg, space, tagger, docs
     for k, v in summary.items():
         console.print(f"  mr-{name} {k}: ACC {v['acc']:.4f} ({v['n_points']} points)")
     params = {"dataset": "mr", "model": name, "architecture": MODELS[name], "models": {name: f"mr-{name}"},
+              "lexicon": LEXICON,
               "model_sha256": mcfg["sha256"], "space": space.name, "space_info": space.info,
               "pos_tagger": tagger.name, "stop_words": "spaCy English STOP_WORDS",
               "similarity": sim_name, "perplexity": rm.PERPLEXITY_UNAVAILABLE,

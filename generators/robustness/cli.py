@@ -8,7 +8,7 @@ from typing import List, Optional
 import typer
 from enum import StrEnum
 
-from benchmark.options import SEED_MAX
+from benchmark.options import SEED_MAX, exclusive
 from benchmark.progress import console
 
 
@@ -58,6 +58,9 @@ def generate_robustness(
                                                         "integrated-gradients:n_steps=10)."),
     append: bool = typer.Option(False, help="Keep the rows of other explainers already in the config."),
     no_similarity: bool = typer.Option(False, "--no-similarity", help="Skip the MiniLM sentence similarity."),
+    lexicon_alpha: float = typer.Option(1.0, min=0, max=1000, callback=exclusive(0),
+                                        help="Add-α smoothing of the lexicon (the training split's class log-odds, "
+                                        "a read-only asset for the data-prior controls)."),
     root: Optional[Path] = typer.Option(None, help="Resource folder (default $XAIBENCH_HOME/resources/robustness)."),
     overwrite: bool = typer.Option(False, help="Retrain the models even if trained on the same corpus."),
 ) -> None:
@@ -76,7 +79,7 @@ def generate_robustness(
                            epochs=epochs, embeddings=str(embeddings), freeze_embeddings=freeze_embeddings,
                            vectors=str(vectors) if vectors else None, seed=seed,
                            similarity=not no_similarity, explainer_params=_params(explainer_param or []),
-                           append=append)
+                           append=append, lexicon_alpha=lexicon_alpha)
     metas = build_robustness(cfg, root=root, overwrite=overwrite)
     for name, meta in metas.items():
         accs = ", ".join(f"{k} {v['acc']:.3f}" for k, v in meta["stats"]["curves"].items())

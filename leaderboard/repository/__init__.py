@@ -10,7 +10,8 @@ Where things are: `layout` (the paths, `submission.json`, what `source/` holds),
 bounded reader of JSON and trees), `store` (one interface: snapshot, tip, propose, land), `git` and `hub` (its
 two backends), `targets` (a target string to its store), `pull` (a pull request laid over the tip of the default
 branch), `validate` (the validator), `contents` (what every field of a Result must say), `names` (names that
-could pass for one another), `signing` (Ed25519 keys and records), `submit` (`xaibench submit`), `rerun` (the
+could pass for one another), `contributors` (a name belongs to a key: contribution signatures and name
+bindings), `signing` (Ed25519 keys and records), `submit` (`xaibench submit`), `rerun` (the
 maintainers' re-run, signing and landing), `boards` (Results of a checkout marked verified or self-reported) and
 `cli` (the commands). `benchmark` knows none of it.
 """

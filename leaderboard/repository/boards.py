@@ -11,9 +11,13 @@ What the file cannot prove is not shown from it: a verified row shows the re-run
 the signed record); a row keeps `extra.cache` only where it is the harness's own cache name for that run
 (`runner.cache_rel`), so the site never opens a path a contributor wrote.
 
-The randomisation test (issue #45) reads only what a maintainer signed: a verified Result's record carries the
-re-run's randomised-model Result (`rerun.RANDOMISED`), loaded beside it, "verified" too and paired with it
-(`_randomised`); a self-reported Result has none, and the board does not rank it where the track applies the test.
+Every per-row verdict reads only what a maintainer signed (`leaderboard.companions`): a verified Result's
+record carries the re-run's companion runs (`rerun`: the randomised-model Result under `randomised`, one key per
+`companions.KINDS` entry), attached to that row alone (`Result.companions`), "verified" too (`_companions`); a
+self-reported Result has none, and the board does not rank it where the track applies the test. A companion
+Result *file* in the tree (a randomised-model run at a Result path) is never read: it is listed and left out, so
+no file on the default branch — in another folder, under the verified one's name — can change what a verified
+row shows.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmark.errors import XaibenchError
+from leaderboard.companions import KINDS, kind_of
 from leaderboard.repository.layout import MAX_RESULT_BYTES, RepositoryError, parse_result_path, result_path_of, sha256
 from leaderboard.repository.reading import folder_digests
 
@@ -107,6 +112,11 @@ def load_repository(tree: Path, keys: dict[str, Any]) -> tuple[list[Any], list[s
         if parse_result_path(rel) != result_path_of(r):
             problems.append(f"{rel}: its path does not match its content; left out")
             continue
+        kind = kind_of(r)
+        if kind is not None:
+            problems.append(f"{rel}: a {kind} run; a results repository carries it inside its row's verification "
+                            "record, never as a file; left out")
+            continue
         _own_cache(r)
         record = verified(tree, rel, keys)
         r.status = "verified" if record is not None else "self-reported"
@@ -117,35 +127,38 @@ def load_repository(tree: Path, keys: dict[str, Any]) -> tuple[list[Any], list[s
             r.extra.pop("fit_s", None)
             if isinstance(fit, (int, float)) and not isinstance(fit, bool):
                 r.extra["fit_s"] = float(fit)
+        r.companions = {} if record is None else _companions(record, rel, r, problems)
         found.append(r)
-        if record is not None:
-            found += _randomised(record, rel, r, problems)
     return found, problems
 
 
-def _randomised(record: dict[str, Any], rel: str, r: Any, problems: list[str]) -> list[Any]:
-    """The randomised-model Result a verification record carries (signed with it), paired with the verified `r`:
-    the maintainer's re-run held for `r`, so its randomised run stands for `r`'s; [] when the record has none."""
+def _companions(record: dict[str, Any], rel: str, r: Any, problems: list[str]) -> dict[str, list[Any]]:
+    """The companion runs a verification record carries (signed with it; under each kind's `record_key`: one
+    Result or a list of them), for the verified `r` alone: the maintainer's re-run held for `r`, so its companion
+    runs stand for `r`'s. A run that is not a Result of `r`'s path and of its kind is listed and left out."""
     from benchmark.results import Result
 
-    data = record.get("randomised")
-    if data is None:
-        return []
-    try:
-        rand = Result.from_dict(data)
-        ok = rand.model.get("randomisation") is not None and result_path_of(rand) == parse_result_path(rel) \
-            and isinstance(rand.extra, dict)
-    except (XaibenchError, ValueError, TypeError, AttributeError, KeyError) as exc:
-        why = " ".join(str(exc).split())[:120]
-        problems.append(f"{rel}: its record's randomised-model run is not a Result ({why})")
-        return []
-    if not ok:
-        problems.append(f"{rel}: its record's randomised-model run is not one of this Result; left out")
-        return []
-    _own_cache(rand)
-    record_of = rand.extra.get("randomisation")
-    rand.extra["randomisation"] = {**(record_of if isinstance(record_of, dict) else {}),
-                                   "trained_outputs_sha256": r.integrity.get("outputs_sha256"),
-                                   "trained_ids_sha256": (r.coverage or {}).get("ids_sha256")}
-    rand.status = "verified"
-    return [rand]
+    out: dict[str, list[Any]] = {}
+    for kind in KINDS.values():
+        data = record.get(kind.record_key)
+        for item in data if isinstance(data, list) else [] if data is None else [data]:
+            try:
+                run = Result.from_dict(item)
+                ok = kind_of(run) == kind.name and result_path_of(run) == parse_result_path(rel) \
+                    and isinstance(run.extra, dict)
+            except (XaibenchError, ValueError, TypeError, AttributeError, KeyError) as exc:
+                why = " ".join(str(exc).split())[:120]
+                problems.append(f"{rel}: its record's {kind.name} run is not a Result ({why}); left out")
+                continue
+            if not ok:
+                problems.append(f"{rel}: its record's {kind.name} run is not one of this Result; left out")
+                continue
+            _own_cache(run)
+            if kind.name == "randomised":  # paired with exactly the verified Result's maps (the re-run held)
+                record_of = run.extra.get("randomisation")
+                run.extra["randomisation"] = {**(record_of if isinstance(record_of, dict) else {}),
+                                              "trained_outputs_sha256": r.integrity.get("outputs_sha256"),
+                                              "trained_ids_sha256": (r.coverage or {}).get("ids_sha256")}
+            run.status = "verified"
+            out.setdefault(kind.name, []).append(run)
+    return out

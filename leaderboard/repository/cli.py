@@ -1,11 +1,12 @@
 """The results repository's commands (registered by `leaderboard.cli.register`):
 
-    xaibench submit SUBMISSION --to PATH|URL|hf://datasets/ORG/NAME [--dry-run]
+    xaibench submit SUBMISSION --to PATH|URL|hf://datasets/ORG/NAME [--dry-run] [--key FILE]
     xaibench results init PATH                     a new (bare) git results repository
     xaibench results validate REPO[@REF]           CI: one line per finding, exit 1 on any
     xaibench results verify REPO@REF [--key FILE] [--find-links DIR]  maintainers: re-run, compare, sign, land
     xaibench results merge REPO@REF                maintainers: land a pull request that validates (self-reported)
-    xaibench results keygen [--out DIR]            an Ed25519 key pair for `verify`
+    xaibench results keygen [--out DIR] [--contributor]   an Ed25519 key pair for `verify` (or for `submit`)
+    xaibench results bind REPO NAME --public-key FILE --reason TEXT   maintainers: re-bind a name to a key
 
 docs/submitting.md tells the third party's path and the maintainer's.
 """
@@ -59,17 +60,22 @@ def submit_cmd(
                                                     help="Where its Results are (default $XAIBENCH_HOME/results).")]
     = None,
     sandbox: Annotated[str, typer.Option(help="Where `check` runs it: auto, bwrap or none.")] = "auto",
+    key: Annotated[Optional[Path], typer.Option("--key", metavar="FILE", dir_okay=False,
+                                                help="Your contributor key, which signs the pull request (default "
+                                                "$XAIBENCH_HOME/keys/contributor.key; make it with `xaibench "
+                                                "results keygen --contributor`).")] = None,
 ) -> None:
     """Send a submission's Results to a results repository.
 
-    Runs `xaibench check`, gathers the submission's complete Results for its current code hash, validates
-    them as CI will and opens a pull request of one commit (a branch on git, refs/pr/N on the Hub).
-    Resubmitting the same Results opens nothing new."""
+    Runs `xaibench check`, gathers the submission's complete Results for its current code hash, signs them with
+    your contributor key (the name is bound to that key when it first lands), validates them as CI will and
+    opens a pull request of one commit (a branch on git, refs/pr/N on the Hub). Resubmitting the same Results
+    opens nothing new."""
     from leaderboard.repository.submit import submit
 
     if sandbox not in ("auto", "bwrap", "none"):
         raise typer.BadParameter("must be auto, bwrap or none", param_hint="--sandbox")
-    out = submit(submission, to, results_dir=results, dry_run=dry_run, sandbox=sandbox)
+    out = submit(submission, to, results_dir=results, dry_run=dry_run, sandbox=sandbox, key=key)
     for rel in out.sent:
         print(rel)
     _say(out.message)
@@ -107,17 +113,14 @@ def validate_cmd(
     from leaderboard.repository.validate import validate
 
     from leaderboard.repository.pull import judge, open_pull_request
-    from leaderboard.repository.validate import BARE_GIT_NOTE
 
     repo, ref = split_ref(target)
     with open_store(repo) as store:
         if ref is None:
-            findings = validate(store.snapshot(store.tip()))
+            tree = store.snapshot(store.tip())
+            findings = [f"{path}: {why}" for path, why in store.skipped_in(tree).items()] + validate(tree)
         else:
-            pr = open_pull_request(store, ref)
-            findings = judge(pr)
-            if pr.author is None:
-                _say(BARE_GIT_NOTE)
+            findings = judge(open_pull_request(store, ref))
         for line in findings:
             print(line)
         _say(f"{target}: {len(findings)} finding(s)" if findings else f"{target}: valid")
@@ -164,6 +167,11 @@ def verify_cmd(
         for run in runs:
             print(f"{'ok' if not run.problems else 'FAILED'} {run.rel}" + (f" ({run.rule})" if not run.problems
                                                                             else ""))
+            if run.environment is not None:
+                wheels = run.environment["wheels"]
+                print(f"    environment {run.environment['key']}: " + ("; ".join(
+                    f"{w['name']} {w['version']} ({w['file']}, sha256 {w['sha256']})" for w in wheels)
+                    or "no wheel (the harness's packages satisfy every requirement)"))
             for problem in run.problems:
                 print(f"    {problem}")
         if commit is None:
@@ -205,18 +213,48 @@ def merge_cmd(
 
 def keygen_cmd(
     out: Annotated[Optional[Path], typer.Option("--out", metavar="DIR", file_okay=False,
-                                                help="Folder for verifier.key and verifier.pub (default "
-                                                "$XAIBENCH_HOME/keys; never inside a git work tree).")] = None,
-    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing key pair.")] = False,
+                                                help="Folder for the key pair (default $XAIBENCH_HOME/keys; never "
+                                                "inside a git work tree).")] = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing key pair (a contributor key: "
+                                            "the old key signs over the new one first).")] = False,
+    contributor: Annotated[bool, typer.Option("--contributor", help="A contributor's key (contributor.key / .pub), "
+                                              "which signs your pull requests, instead of a maintainer's "
+                                              "(verifier.key / .pub).")] = False,
 ) -> None:
-    """Make an Ed25519 key pair for signing verification records.
+    """Make an Ed25519 key pair (a maintainer's, or --contributor).
 
-    Give the public key to whoever builds boards (--public-key, $XAIBENCH_VERIFIER_KEYS); the private key
-    stays on this machine."""
+    A maintainer gives the public key to whoever builds boards (--public-key, $XAIBENCH_VERIFIER_KEYS). A
+    contributor's key signs every pull request `xaibench submit` opens; a name is bound to the key that first
+    landed it. The private key stays on this machine."""
     from leaderboard.repository.signing import keygen
 
-    private, public, kid = keygen(out, overwrite=overwrite)
+    private, public, kid = keygen(out, overwrite=overwrite, role="contributor" if contributor else "verifier")
     _say(f"wrote {private} (private: keep it here) and {public} (public, key id {kid})")
+
+
+def bind_cmd(
+    repo: Annotated[str, typer.Argument(metavar="REPO", help="The results repository (a folder, a git URL or "
+                                        "hf://datasets/ORG/NAME).")],
+    name: Annotated[str, typer.Argument(help="The submission name to bind.")],
+    public_key: Annotated[Path, typer.Option("--public-key", metavar="FILE", dir_okay=False,
+                                             help="The holder's new contributor.pub.")],
+    reason: Annotated[str, typer.Option("--reason", help="Why (kept in the record), e.g. \"the holder lost "
+                                        "their key; identity checked by e-mail\".")],
+    key: Annotated[Optional[Path], typer.Option("--key", metavar="FILE", dir_okay=False,
+                                                help="The maintainer's private key, which signs the binding "
+                                                "(default $XAIBENCH_HOME/keys/verifier.key).")] = None,
+) -> None:
+    """Re-bind a name to a contributor's key (maintainers).
+
+    For a holder who lost their key (or a name that landed before contributor signatures): one commit on the
+    default branch writes verifications/NAME/owner.json with the new key, the keys before it and the reason,
+    signed with the maintainer's key."""
+    from leaderboard.repository.contributors import bind
+    from leaderboard.repository.signing import load_private_key
+
+    commit, kid = bind(repo, name, public_key, reason, load_private_key(key))
+    _say(f"bound {name} to the key {kid} on {repo} (commit {commit[:12]}); later pull requests under {name} must be "
+         "signed by it")
 
 
 # the group's commands, once at import: `register` may be called for more than one app (tests do), and a
@@ -226,6 +264,7 @@ results_app.command("validate")(one_line(validate_cmd))
 results_app.command("verify")(one_line(verify_cmd))
 results_app.command("merge")(one_line(merge_cmd))
 results_app.command("keygen")(one_line(keygen_cmd))
+results_app.command("bind")(one_line(bind_cmd))
 
 
 def register(app: typer.Typer) -> None:

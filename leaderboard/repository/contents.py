@@ -23,7 +23,10 @@ record (docs/submitting.md, "What is checked"). A field this module does not kno
 * `extra`: the track's `summary_extra` of the first seed's scores, recomputed and equal (so a gate or floor
   can only be the track's); `excluded_instances` the track's; `cache` / `caches` the harness's own cache names
   (`runner.cache_rel`); `fit_s`, `seconds_per_instance` timings ≥ 0; nothing else;
-* `provenance`: known keys only; seed(s) ints, batch size 1–4096 (the re-run uses them);
+* `provenance`: known keys only (in `isolation` and `backend` too); seed(s) ints, batch size 1–4096 (the re-run
+  uses them and compares them); `requirements` exactly when the submission declares `requires` (the re-run
+  compares it with what it resolved: no `requires`, no requirements); the machine's description typed and
+  bounded (no board or record shows it);
 * `created`: an ISO 8601 time with a zone, not in the future;
 * `wall_time_s`: finite, ≥ 0 — a timing: a verified row shows the re-run's (from the signed record);
 * `integrity`: `outputs_sha256` (compared by the re-run); the machine-local `key_id` / `signature` are read by
@@ -55,6 +58,8 @@ FIELDS: dict[str, set[str]] = {
     "instance_scores": {"encoding", "seeds", "ok", "arrays"},
     "provenance": {"xaibench", "git", "libraries", "seed", "seeds", "batch_size", "device", "isolation", "backend",
                    "this_run_s", "requirements"},
+    "provenance.isolation": {"sandbox", "worker_starts", "memory_gb", "processes", "scratch_gb"},
+    "provenance.backend": {"name", "address", "workers"},
     "metric": {"mean", "std", "ci95", "n", "excluded", "direction", "label"},
     "failure": {"instance", "reason"},
     "packed": {"shape", "data"},
@@ -80,6 +85,10 @@ def _unknown(data: dict[str, Any]) -> list[str]:
     over(data, "", "")
     for kind in ("submission", "resource", "coverage", "integrity", "instance_scores", "provenance"):
         over(data.get(kind), kind, f"{kind}.")
+    provenance = data.get("provenance")
+    if isinstance(provenance, dict):
+        for kind in ("isolation", "backend"):
+            over(provenance.get(kind), f"provenance.{kind}", f"provenance.{kind}.")
     for name, m in (data.get("metrics") or {}).items() if isinstance(data.get("metrics"), dict) else []:
         over(m, "metric", f"metrics.{name}.")
     for k, f in enumerate(data.get("failures") or []) if isinstance(data.get("failures"), list) else []:
@@ -137,7 +146,11 @@ def _created_ok(text: Any) -> bool:
     return t.tzinfo is not None and t <= datetime.now(timezone.utc) + timedelta(minutes=5)
 
 
-def _provenance(p: dict[str, Any]) -> list[str]:
+def _provenance(p: dict[str, Any], sub: Any) -> list[str]:
+    """The provenance's rules: seeds and batch size the re-run can use; `requirements` exactly when the rebuilt
+    submission declares `requires` (the versions they resolved to, which the re-run pins and compares), the
+    machine's description (`xaibench`, `git`, `libraries`, `device`, `isolation`, `backend`, `this_run_s`) of
+    the right shapes — no board or record shows it (a record shows the re-run's own)."""
     out = []
     seeds = p.get("seeds", [p.get("seed")])
     if not (isinstance(seeds, list) and seeds and all(isinstance(s, int) and not isinstance(s, bool)
@@ -147,13 +160,32 @@ def _provenance(p: dict[str, Any]) -> list[str]:
     b = p.get("batch_size")
     if not (isinstance(b, int) and not isinstance(b, bool) and 1 <= b <= 4096):
         out.append("provenance.batch_size must be an int from 1 to 4096")
-    if "requirements" in p:  # the versions a submission's requirements resolved to (what the re-run pins)
+    requires = getattr(sub, "requires", None) if sub is not None else None
+    if "requirements" in p and sub is not None and not requires:
+        out.append("provenance.requirements is recorded, and the submission declares no requires: a Result records "
+                   "the versions of its declared requirements only; remove it")
+    elif "requirements" in p:  # the versions a submission's requirements resolved to (what the re-run pins)
         from benchmark.requirements import parse_pins
 
         try:
             parse_pins(p["requirements"])
         except ValueError as exc:
             out.append(f"provenance.requirements {exc}")
+    elif requires:
+        out.append("provenance.requirements is missing: the submission declares requires, and the re-run pins the "
+                   "versions its Result recorded; evaluate it again with this xaibench")
+    for key in ("xaibench", "git", "device"):
+        if key in p and not (isinstance(p[key], str) and len(p[key]) <= 200):
+            out.append(f"provenance.{key} must be a string of at most 200 characters")
+    libs = p.get("libraries", {})
+    if not (isinstance(libs, dict) and len(libs) <= 64
+            and all(isinstance(k, str) and isinstance(v, str) and len(k) + len(v) <= 200 for k, v in libs.items())):
+        out.append("provenance.libraries must map at most 64 library names to version strings")
+    for key in ("isolation", "backend"):
+        if key in p and not isinstance(p[key], dict):
+            out.append(f"provenance.{key} must be an object")
+    if "this_run_s" in p and not _is_num(p["this_run_s"]):
+        out.append("provenance.this_run_s must be a finite number ≥ 0")
     return out
 
 
@@ -233,7 +265,11 @@ def _against_track(r: Any, data: dict[str, Any], sub: Any, context: Any) -> list
         out.append(f"model '{r.model['name']}' is not one the {r.track} track builds for {res.name}")
     elif canonical_json(r.model) != canonical_json(model):
         out.append(f"model says {canonical_json(r.model)[:120]}; the harness builds {canonical_json(model)[:120]}")
-    out += _provenance(r.provenance)
+    elif sub is not None:  # what the runner refuses before running: the re-run could never make this Result
+        why = _cannot_enter(sub, trk.modality, bool(model.get("white_box")), bool(model.get("segments")))
+        if why:
+            out.append(f"the submission cannot run on this board ({why}); the re-run would refuse it")
+    out += _provenance(r.provenance, sub)
     if not _created_ok(r.created):
         out.append(f"created is {r.created!r}: not an ISO 8601 time with a zone, or in the future")
     if not _is_num(r.wall_time_s):
@@ -260,6 +296,13 @@ def _against_track(r: Any, data: dict[str, Any], sub: Any, context: Any) -> list
         out.append(f"every failure needs a reason (a string of 1 to {MAX_REASON} characters)")
     out += _extra(r, trk, res, instances, summary_extra)
     return out
+
+
+def _cannot_enter(sub: Any, modality: str, white_box: bool, segments: bool) -> str | None:
+    """Why the rebuilt submission cannot run on a board of `modality` (`Submission.supports`), or None."""
+    from benchmark.submission import Submission
+
+    return Submission.supports(sub, modality, white_box, segments)
 
 
 def _extra(r: Any, trk: Any, res: Any, instances: Any, summary_extra: dict[str, Any]) -> list[str]:

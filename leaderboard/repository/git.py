@@ -1,8 +1,10 @@
 """The git backend of the results store: any repository `git` reaches (a local folder, bare or not, or a
-URL). Git's plumbing only — `fetch`, `archive`, `hash-object`, `update-index`, `commit-tree`, `push` — in a
-private scratch repository, so no working tree of the caller's is ever touched and a failed step leaves the
-remote as it was. A pull request is a branch `xaibench/<submission>/<code-hash>/<key>`
-with one commit on the base branch (a forge shows it as a pull request; `refs/pr/N` refs work as `@REF`).
+URL). Git's plumbing only — `fetch`, `ls-tree`, `cat-file`, `hash-object`, `mktree`, `commit-tree`, `push` — in
+a private scratch repository, so no working tree of the caller's is ever touched and a failed step leaves the
+remote as it was. Reading a commit lists and skips every entry no checkout may hold (`snapshot`); writing one
+never reads a tree into an index, so no entry already on the default branch can refuse a commit. A pull request
+is a branch `xaibench/<submission>/<code-hash>/<key>` with one commit on the base branch (a forge shows it as a
+pull request; `refs/pr/N` refs work as `@REF`).
 """
 
 from __future__ import annotations
@@ -10,7 +12,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import tarfile
 from pathlib import Path
 
 from leaderboard.repository.layout import MARKER, RepositoryError
@@ -45,12 +46,17 @@ class GitStore(Store):
 
     def _git(self, *args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
              data: bytes | None = None) -> str:
+        return self._git_bytes(*args, cwd=cwd, env=env, data=data).decode(errors="replace").strip()
+
+    def _git_bytes(self, *args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
+                   data: bytes | None = None) -> bytes:
+        """git's standard output as bytes (paths as the tree holds them); `RepositoryError` with git's reason."""
         run = subprocess.run(["git", *args], cwd=cwd or self.work, input=data, capture_output=True,
                              env={**os.environ, "GIT_TERMINAL_PROMPT": "0", **(env or {})}, timeout=300)
         if run.returncode != 0:
             why = (run.stderr.decode(errors="replace").strip().splitlines() or ["failed"])[-1]
             raise RepositoryError(f"git {args[0]} on {self.where or self.url}: {why}")
-        return run.stdout.decode(errors="replace").strip()
+        return run.stdout
 
     def _fetch(self, ref: str) -> str:
         """The commit `ref` names on the remote, fetched into the scratch repository."""
@@ -74,39 +80,69 @@ class GitStore(Store):
         return bool(self._git("ls-tree", commit, "--", MARKER))
 
     def snapshot(self, ref: str | None = None) -> Path:
-        """`git archive` of the commit, streamed and unpacked into the scratch space. Refused in one line, with
-        nothing read: a blob larger than `MAX_BLOB` (checked with `git ls-tree -l` first); an absolute or `..`
-        entry, a link leading outside, a device or FIFO (tarfile's "data" filter). Links inside stay links,
-        which the validator refuses."""
+        """The commit's files, written one by one into the scratch space from `git cat-file --batch` (nothing is
+        checked out, nothing followed). Every entry that is not a plain file a checkout may hold is listed in
+        `skipped` and left out, and the rest is read: a symbolic link, a submodule, an entry of another mode, a
+        path that is absolute, holds `.` / `..` or is not UTF-8, a blob larger than `MAX_BLOB` (sizes read with
+        `git ls-tree -l` first), one that collides with another entry — so one bad object is one skipped entry,
+        never a refused tip."""
         commit = self._fetch(ref or self.base)
         dest = self.tmp / f"tree-{commit[:12]}"
         if dest.exists():
             return dest
-        for line in self._git("ls-tree", "-r", "-l", "--full-tree", commit).splitlines():
-            meta, _, path = line.partition("\t")
-            size = meta.split()[3] if len(meta.split()) > 3 else "-"
-            if size.isdigit() and int(size) > MAX_BLOB:
-                raise RepositoryError(f"{ref or self.base} on {self.where} holds {path} of {int(size):,} bytes, more "
-                                      f"than the {MAX_BLOB:,} any file may have; nothing was read from it")
-        proc = subprocess.Popen(["git", "archive", "--format=tar", commit], cwd=self.work, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE)
+        skipped: dict[str, str] = {}
+        wanted: list[tuple[str, str]] = []
+        for raw in self._git_bytes("ls-tree", "-r", "-l", "-z", "--full-tree", commit).split(b"\0"):
+            if not raw:
+                continue
+            meta, _, name = raw.partition(b"\t")
+            mode, kind, oid, size = (meta.split() + [b"-"] * 4)[:4]
+            path = name.decode("utf-8", errors="replace")
+            why = _bad_entry(name, mode.decode(), kind.decode(), size.decode())
+            if why:
+                skipped[path] = why
+            else:
+                wanted.append((path, oid.decode()))
+        work = self.tmp / f".writing-{commit[:12]}"
+        shutil.rmtree(work, ignore_errors=True)
+        work.mkdir()
         try:
-            assert proc.stdout is not None
-            with tarfile.open(fileobj=proc.stdout, mode="r|") as tar:
-                tar.extractall(dest, filter="data")
-        except (tarfile.TarError, OSError) as exc:
-            shutil.rmtree(dest, ignore_errors=True)
-            why = " ".join(str(exc).split())[:160]
-            raise RepositoryError(f"{ref or self.base} on {self.where} holds an entry no checkout may have ({why}); "
-                                  "nothing was read from it") from None
-        finally:
-            _, err = proc.communicate(timeout=300)
-        if proc.returncode != 0:
-            shutil.rmtree(dest, ignore_errors=True)
-            why = (err.decode(errors="replace").strip().splitlines() or ["failed"])[-1]
-            raise RepositoryError(f"git archive of {ref or self.base} on {self.where}: {why}")
-        dest.mkdir(exist_ok=True)
+            self._write_blobs(work, wanted, skipped)
+        except BaseException:
+            shutil.rmtree(work, ignore_errors=True)
+            raise
+        work.rename(dest)
+        self.skipped[dest] = dict(sorted(skipped.items()))
         return dest
+
+    def _write_blobs(self, root: Path, wanted: list[tuple[str, str]], skipped: dict[str, str]) -> None:
+        """Write each (path, blob id) under `root` as a plain file (mode 0644), read through one `git cat-file
+        --batch`; a path that collides with another entry is skipped."""
+        proc = subprocess.Popen(["git", "cat-file", "--batch"], cwd=self.work, stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        assert proc.stdin is not None and proc.stdout is not None
+        try:
+            for path, oid in wanted:
+                proc.stdin.write(oid.encode() + b"\n")
+                proc.stdin.flush()
+                header = proc.stdout.readline().split()
+                if len(header) != 3 or header[1] != b"blob" or not header[2].isdigit():
+                    raise RepositoryError(f"git cat-file on {self.where}: no blob {oid} for {path}")
+                data = proc.stdout.read(int(header[2]))
+                proc.stdout.read(1)  # the newline after each object
+                target = root / path
+                try:
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+                except OSError:
+                    skipped[path] = "collides with another entry of the tree; skipped"
+                    continue
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(data)
+        finally:
+            proc.stdin.close()
+            proc.stdout.close()
+            proc.wait(timeout=300)
 
     def tip(self) -> str:
         """The base branch's commit, fetched now."""
@@ -154,14 +190,33 @@ class GitStore(Store):
             return False
 
     def _tree_with(self, parent: str, files: dict[str, bytes]) -> str:
-        """The tree of `parent` with `files` added (a private index; nothing checked out)."""
-        env = {"GIT_INDEX_FILE": str(self.tmp / "index")}
-        Path(env["GIT_INDEX_FILE"]).unlink(missing_ok=True)
-        self._git("read-tree", parent, env=env)
-        for path, data in sorted(files.items()):
-            blob = self._git("hash-object", "-w", "--stdin", data=data)
-            self._git("update-index", "--add", "--cacheinfo", f"100644,{blob},{path}", env=env)
-        return self._git("write-tree", env=env)
+        """The tree of `parent` with `files` added (or replaced), built with `git mktree` from the trees it
+        changes (no index: an entry of `parent` that git's index refuses — `..`, a name no checkout can hold —
+        is kept as it is, never a reason to refuse the commit)."""
+        blobs = {path: self._git("hash-object", "-w", "--stdin", data=data) for path, data in sorted(files.items())}
+        return self._graft(self._git("rev-parse", f"{parent}^{{tree}}"), blobs)
+
+    def _graft(self, tree: str | None, blobs: dict[str, str]) -> str:
+        """`tree` (None: an empty one) with `blobs` (path relative to it → blob id) added as plain files."""
+        entries: dict[bytes, bytes] = {}  # name → "<mode> <type> <id>"
+        if tree is not None:
+            for raw in self._git_bytes("ls-tree", "-z", tree).split(b"\0"):
+                if raw:
+                    meta, _, name = raw.partition(b"\t")
+                    entries[name] = meta
+        below: dict[str, dict[str, str]] = {}
+        for path, blob in blobs.items():
+            head, _, rest = path.partition("/")
+            if rest:
+                below.setdefault(head, {})[rest] = blob
+            else:
+                entries[head.encode()] = f"100644 blob {blob}".encode()
+        for head, inner in below.items():
+            fields = entries.get(head.encode(), b"").split()
+            subtree = fields[2].decode() if len(fields) == 3 and fields[1] == b"tree" else None
+            entries[head.encode()] = f"040000 tree {self._graft(subtree, inner)}".encode()
+        listing = b"".join(meta + b"\t" + name + b"\0" for name, meta in sorted(entries.items()))
+        return self._git("mktree", "-z", data=listing)
 
     def propose(self, files: dict[str, bytes], title: str, key: str) -> tuple[str, str]:
         """One commit on the base branch, pushed as a new branch."""
@@ -191,6 +246,23 @@ class GitStore(Store):
                                   "refused); nothing was written — run the command again") from None
         self._fetched.pop(self.base, None)
         return commit
+
+
+def _bad_entry(name: bytes, mode: str, kind: str, size: str) -> str:
+    """Why a tree entry (`git ls-tree -r -l`) is no plain file a checkout may hold — "" when it is one."""
+    try:
+        path = name.decode("utf-8")
+    except UnicodeDecodeError:
+        return "a path that is not UTF-8; skipped"
+    if path.startswith("/") or any(p in ("", ".", "..") for p in path.split("/")) or not path.isprintable():
+        return "not a plain relative path (absolute, '.', '..', or an unprintable character); skipped"
+    if mode == "120000":
+        return "a symbolic link; a results repository holds plain files only; skipped"
+    if kind != "blob" or mode not in ("100644", "100755"):
+        return f"a {kind} entry of mode {mode} (a submodule or another non-file); skipped"
+    if size.isdigit() and int(size) > MAX_BLOB:
+        return f"{int(size):,} bytes, more than the {MAX_BLOB:,} any file may have; skipped, nothing read from it"
+    return ""
 
 
 def init_bare(path: Path, files: dict[str, bytes]) -> str:

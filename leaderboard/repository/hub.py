@@ -20,6 +20,31 @@ TITLE_KEY = "[xaibench {key}]"  # how a pull request's title carries its proposa
 REPO_TYPE = "dataset"
 
 
+def sweep(root: Path) -> dict[str, str]:
+    """Remove from a downloaded tree every entry that is not a plain file of at most `git.MAX_BLOB` bytes (a link,
+    a FIFO, an oversize file) and say why, path by path (`Store.snapshot`)."""
+    import os
+    import shutil
+
+    from leaderboard.repository.git import MAX_BLOB
+    from leaderboard.repository.reading import tree_files
+
+    files, bad = tree_files(root)
+    out = {line.partition(": ")[0]: line.partition(": ")[2] + "; skipped" for line in bad}
+    for rel in out:
+        p = root / rel
+        if p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p)
+        else:
+            p.unlink(missing_ok=True)
+    for rel, p in files.items():
+        size = os.lstat(p).st_size
+        if size > MAX_BLOB:
+            out[rel] = f"{size:,} bytes, more than the {MAX_BLOB:,} any file may have; skipped"
+            p.unlink()
+    return dict(sorted(out.items()))
+
+
 class HubStore(Store):
     """A results repository on the Hub (`repo_id` = ORG/NAME, a dataset repository)."""
 
@@ -45,7 +70,8 @@ class HubStore(Store):
         return bool(self._call("file_exists", self.repo_id, MARKER, repo_type=REPO_TYPE, revision=self.base))
 
     def snapshot(self, ref: str | None = None) -> Path:
-        """`snapshot_download` of the revision into the scratch space."""
+        """`snapshot_download` of the revision into the scratch space; then every entry that is not a plain file
+        within the size cap is removed and listed (`sweep`)."""
         dest = self.tmp / f"tree-{(ref or self.base).replace('/', '_')}"
         if not dest.exists():
             self._call("snapshot_download", repo_id=self.repo_id, repo_type=REPO_TYPE, revision=ref or self.base,
@@ -55,6 +81,7 @@ class HubStore(Store):
                 import shutil
 
                 shutil.rmtree(cache, ignore_errors=True)
+            self.skipped[dest] = sweep(dest)
         return dest
 
     def tip(self) -> str:

@@ -5,8 +5,10 @@
                                                        license, code link, folder, package, files
     results/<submission>/<code-hash>/source/...        the submission's files exactly as hashed
     results/<submission>/<code-hash>/<track>/<family>__<config>@<revision>/<model>.json   a Result
+    results/<submission>/<code-hash>/signatures/<digest16>.json   a contributor's signature (`contributors`)
     verifications/<submission>/<code-hash>/<track>/<family>__<config>@<revision>/<model>.json
                                                        a maintainer's signed record (`signing`)
+    verifications/<submission>/owner.json              the key holding the name (`contributors`)
 
 `<code-hash>` is `Submission.hash`; the files under `source/` sit at the paths the hash covers them under
 (relative to the submission folder's parent), so the hash can be recomputed from them alone.

@@ -3,7 +3,10 @@ once (`tip_commit`) and held to until it lands, never against the commit the pul
 
 `open_pull_request(store, ref)`:
 1. what the pull request changes is `diff(merge-base, head)`: it may only add files (a modified or deleted
-   file is a finding), and every entry it adds must be a plain file (`reading.tree_files`);
+   file is a finding), and every entry it adds must be a plain file (`reading.tree_files`, and what the store's
+   snapshot skipped: a link, an oversize blob, a bad tree entry). It is judged on its own changes only: an entry
+   already on the default branch — however bad — is never its finding (the snapshot skips it, and the boards
+   list it);
 2. the tree it would give is the tip plus those added files (`merged`); a path the tip already holds with
    the same bytes adds nothing, with other bytes it is a finding (files are never replaced), so an old
    branch cannot re-add a merged Result or reach past a name the tip holds;
@@ -50,11 +53,14 @@ def open_pull_request(store: Any, ref: str) -> PullRequest:
     pr = PullRequest(ref, tip_commit, tip, store.tmp / f"merged-{len(list(store.tmp.glob('merged-*')))}",
                      author=store.author(ref))
     head_files, odd = tree_files(head)
-    pr.findings += odd
+    start_files, start_odd = tree_files(start)
+    pr.findings += [line for line in odd if line not in start_odd]  # its own entries only
+    before = store.skipped_in(start)
+    pr.findings += [f"{path}: {why} (a pull request adds plain files only)"
+                    for path, why in store.skipped_in(head).items() if before.get(path) != why]
     for c in diff_trees(start, head):
         if c.status != "added":
             pr.findings.append(f"{c.path}: a pull request may only add files; this one is {c.status}")
-    start_files, _ = tree_files(start)
     tip_files, _ = tree_files(tip)
     shutil.copytree(tip, pr.merged, symlinks=True)
     budget = MAX_TOTAL_BYTES  # what one pull request may add: read no more than that

@@ -23,12 +23,19 @@ in one commit on the tip it was judged against (`Store.land`); otherwise nothing
 The randomisation test (issue #45) is one more evaluation: where the track applies it, the re-run is repeated on
 the model's randomised copy (`RANDOMISED`, `benchmark.randomisation`), and the record keeps its whole Result
 (`randomised`: signed with the rest; or `randomised_not_run`, why the model cannot be randomised), which the
-repository's boards read beside the verified Result (`boards.load_repository`). A submitted Result comes
-without one, so a self-reported row is not ranked on such a board until it is verified.
+repository's boards attach to the verified row alone (`boards.load_repository`). It is a *companion run*: an
+evaluation whose label `COMPANIONS` maps to a kind of `leaderboard.companions.KINDS` is never compared with the
+submitted Result, and the record carries it under that kind's `record_key` (one Result, or a list) — another
+kind of companion run is one more entry of each. A submitted Result comes without one, so a self-reported row is
+not ranked on such a board until it is verified.
 
 A submission with requirements is re-run in an environment of its own (`benchmark.environments.for_result`):
 the versions its Result recorded (`provenance.requirements`), installed from `sources` (`--find-links`,
 `--index-url`) over the harness's packages; each re-run must resolve those versions, and its figures name them.
+Every evaluation's seeds, batch size and resolved requirements must be the Result's (`provenance_differences`;
+no `requires`, no requirements on either side). The environment is keyed by the wheels it was built from
+(`benchmark.environments`: an environment the current sources could not rebuild is never reused); the record
+names them (`environment`: its key and each wheel's name, version, file and sha256).
 """
 
 from __future__ import annotations
@@ -46,11 +53,15 @@ from leaderboard.repository.layout import (LAYOUT_VERSION, MAX_RESULT_BYTES, RES
                                            parse_result_path, sha256)
 from leaderboard.repository.reading import folder_digests
 
-__all__ = ["Evaluation", "Rerun", "compare", "record_for", "rerun_result", "verify_pull_request"]
+__all__ = ["COMPARED_PROVENANCE", "Evaluation", "Rerun", "compare", "provenance_differences", "record_for",
+           "rerun_result", "verify_pull_request"]
 
 REL_TOL = 1e-9
 STOCHASTIC_FACTOR = 3.0
 RANDOMISED = "randomised model"  # the label of the randomisation test's evaluation (not compared: it is new)
+# an evaluation's label → the companion run it is (`leaderboard.companions.KINDS`): the record carries its Result
+# under that kind's `record_key`, and the boards read it for the verified row alone
+COMPANIONS = {RANDOMISED: "randomised"}
 
 
 @dataclass
@@ -70,11 +81,21 @@ class Rerun:
     rule: str = ""  # "equal outputs" | "within the re-runs' tolerance"
     evaluations: list[Evaluation] = field(default_factory=list)
     randomised_not_run: str = ""  # why the randomisation test could not run (a model that cannot be randomised)
+    environment: dict[str, Any] | None = None  # the submission's own environment: its key and the wheels it holds
 
     @property
     def reruns(self) -> list[Any]:
-        """The re-runs of the Result as submitted (compared with it), without the randomised-model run."""
-        return [e.result for e in self.evaluations if e.label != RANDOMISED]
+        """The re-runs of the Result as submitted (compared with it), without the companion runs."""
+        return [e.result for e in self.evaluations if e.label not in COMPANIONS]
+
+    @property
+    def companions(self) -> dict[str, list[Any]]:
+        """The companion runs made for the Result, kind → Results (`COMPANIONS`)."""
+        out: dict[str, list[Any]] = {}
+        for e in self.evaluations:
+            if e.label in COMPANIONS:
+                out.setdefault(COMPANIONS[e.label], []).append(e.result)
+        return out
 
     @property
     def randomised(self) -> Any:
@@ -206,6 +227,8 @@ def rerun_result(tree: Path, rel: str, sandbox: str = "auto", timeout_s: float =
             write_tree(files, root)
             sub = load_submission(root / meta["folder"])
             env = for_result(sub.requires, submitted.provenance, sources or Sources()) if sub.requires else None
+            if env is not None:
+                out.environment = {"key": env.key, "wheels": [w.to_dict() for w in env.wheels]}
             labels = ["as submitted"] if sub.deterministic else ["as submitted", "again"]
             for k, label in enumerate(labels):
                 again = evaluate(sub, submitted.track, f"{rp.resource}@{rp.revision}", model=rp.model,
@@ -222,10 +245,27 @@ def rerun_result(tree: Path, rel: str, sandbox: str = "auto", timeout_s: float =
             out.problems.append(f"the re-run failed: {' '.join(str(exc).split())[:300]}")
             return out
     out.rule, out.problems = compare(submitted, out.reruns, sub.deterministic)
-    for e in out.evaluations if sub.requires else []:  # the versions the re-run ran with: those recorded
-        if e.result.provenance.get("requirements") != submitted.provenance.get("requirements"):
-            out.problems.append(f"the re-run resolved the requirements to {e.result.provenance.get('requirements')}, "
-                                f"the Result says {submitted.provenance.get('requirements')}")
+    out.problems += provenance_differences(submitted, [e.result for e in out.evaluations])
+    return out
+
+
+# the provenance fields a re-run reproduces, compared for every evaluation (`provenance_differences`): what it
+# ran under, and what the requirements resolved to (absent on both sides when the submission has no requires)
+COMPARED_PROVENANCE = ("seed", "seeds", "batch_size", "requirements")
+
+
+def provenance_differences(submitted: Any, evaluations: list[Any]) -> list[str]:
+    """Where a submitted Result's provenance (`COMPARED_PROVENANCE`) differs from what the maintainer's
+    evaluations ran under and resolved; the rest of it describes the contributor's machine, which no board or
+    record shows (the record shows the re-run's own)."""
+    out = []
+    for key in COMPARED_PROVENANCE:
+        said = submitted.provenance.get(key)
+        got = [e.provenance.get(key) for e in evaluations]
+        if any(g != said for g in got):
+            word = "resolved the requirements to" if key == "requirements" else f"ran with {key}"
+            out.append(f"provenance.{key}: the re-run {word} {next(g for g in got if g != said)}, the Result says "
+                       f"{said}")
     return out
 
 
@@ -252,10 +292,12 @@ def _randomised_run(out: Rerun, sub: Any, submitted: Any, resource: str, model: 
     out.evaluations.append(Evaluation(RANDOMISED, rand))
 
 
-def record_for(tree: Path, run: Rerun) -> dict[str, Any]:
+def record_for(tree: Path, run: Rerun, contributor: str | None = None) -> dict[str, Any]:
     """The (unsigned) verification record of a Result that held: it binds the Result's bytes, the digest of its
-    `source/` and of its `submission.json` (`layout.folder_digests`), and keeps the re-runs' figures."""
+    `source/` and of its `submission.json` (`layout.folder_digests`), and keeps the re-runs' figures, the
+    companion runs (`randomised`) and the key id of the contributor who signed the pull request."""
     from benchmark import __version__
+    from leaderboard.companions import KINDS
 
     rp = parse_result_path(run.rel)
     assert rp is not None
@@ -266,8 +308,11 @@ def record_for(tree: Path, run: Rerun) -> dict[str, Any]:
             "submission_json_sha256": meta, "submission": rp.submission, "code_hash": rp.code_hash, "track": rp.track,
             "resource": rp.resource, "revision": rp.revision, "model": rp.model, "rule": run.rule,
             "rerun": run.figures, "wall_time_s": first["wall_time_s"], "fit_s": first["fit_s"],
-            **({"randomised": run.randomised.to_dict()} if run.randomised is not None else {}),
+            **{KINDS[kind].record_key: runs[0].to_dict() if len(runs) == 1 else [r.to_dict() for r in runs]
+               for kind, runs in run.companions.items()},
             **({"randomised_not_run": run.randomised_not_run} if run.randomised_not_run else {}),
+            **({"environment": run.environment} if run.environment is not None else {}),
+            **({"contributor": contributor} if contributor else {}),
             "xaibench": __version__, "verified": datetime.now(timezone.utc).isoformat(timespec="seconds")}
 
 
@@ -278,14 +323,25 @@ def _refuse(ref: str, findings: list[str]) -> RepositoryError:
 
 
 def landing_files(pr: Any, name: str | None) -> dict[str, bytes]:
-    """The owner record a name gets when it first lands on a store that knows who opened the pull request."""
-    import json
+    """The owner record a name gets when the pull request lands (`contributors`): the signer's key binds a name
+    that lands for the first time (trust on first use; on the Hub with the account that opened the pull request),
+    and passes to a key the bound one signed over (a rotation); {} when the binding stands as it is."""
+    from leaderboard.repository.contributors import (SIGNATURES, holds, owner_path, owner_record, read_owner,
+                                                     read_signature)
 
-    from leaderboard.repository.validate import owner_path
-
-    if name is None or pr.author is None or (pr.tip / owner_path(name)).exists():
+    sig_path = next((p for p in sorted(pr.added) if f"/{SIGNATURES}/" in p), None)
+    if name is None or sig_path is None:
         return {}
-    return {owner_path(name): (json.dumps({"hub_user": pr.author}, indent=1) + "\n").encode("utf-8")}
+    sig = read_signature(pr.added[sig_path], sig_path)
+    owner = read_owner(pr.tip, name)
+    if not owner:
+        return {owner_path(name): owner_record(name, sig.key, "first landing (trust on first use)",
+                                               hub_user=pr.author)}
+    if owner.get("key") != sig.key and holds(owner, sig):
+        account = owner.get("hub_user")
+        return {owner_path(name): owner_record(name, sig.key, f"a rotation signed by the key {owner.get('key_id')}",
+                                               previous=owner, hub_user=account if isinstance(account, str) else None)}
+    return {}
 
 
 def verify_pull_request(store: Any, ref: str, private: Any, sandbox: str = "auto",
@@ -308,6 +364,9 @@ def verify_pull_request(store: Any, ref: str, private: Any, sandbox: str = "auto
     runs = [rerun_result(pr.merged, rel, sandbox, timeout_s, sources) for rel in rels]
     if any(r.problems for r in runs):
         return runs, None
+    from leaderboard.repository.contributors import SIGNATURES, read_signature
+
+    signer = next((read_signature(pr.added[p], p).key_id for p in sorted(pr.added) if f"/{SIGNATURES}/" in p), None)
     records: dict[str, bytes] = {}
     for run in runs:
         rp = parse_result_path(run.rel)
@@ -315,7 +374,7 @@ def verify_pull_request(store: Any, ref: str, private: Any, sandbox: str = "auto
         if (pr.tip / rp.verification).exists():
             raise RepositoryError(f"{rp.verification} exists on {store.base}; a record is never replaced "
                                   "(nothing was signed)")
-        records[rp.verification] = (json.dumps(sign_record(record_for(pr.merged, run), private), indent=1,
+        records[rp.verification] = (json.dumps(sign_record(record_for(pr.merged, run, signer), private), indent=1,
                                                sort_keys=True) + "\n").encode("utf-8")
     first = parse_result_path(runs[0].rel)
     assert first is not None

@@ -3,7 +3,11 @@ key, unlike the machine-local HMAC of `benchmark.integrity`, which says only "un
 
 Keys (`xaibench results keygen`): `verifier.key` (PKCS#8 PEM, mode 0600; the private key, kept on the
 maintainer's machine and refused inside a git work tree) and `verifier.pub` (SubjectPublicKeyInfo PEM), by
-default under `$XAIBENCH_HOME/keys/`. Boards trust the public keys given with `--public-key`, else those
+default under `$XAIBENCH_HOME/keys/`. A contributor's pair (`keygen --contributor`: `contributor.key`,
+`contributor.pub`) is made the same way; it signs the contributor's pull requests (`contributors`). Making a new
+contributor pair over an old one (`--overwrite`) has the old key sign over the new one first (`rotate`: one
+more entry of `contributor.rotations.json`, the chain from the first key to the newest), so a name bound to
+the old key passes to the new one. Boards trust the public keys given with `--public-key`, else those
 listed in `$XAIBENCH_VERIFIER_KEYS` (paths separated by `os.pathsep`), else `$XAIBENCH_HOME/keys/verifier.pub`.
 
 A record is a JSON object; its `signature` is base64 Ed25519 over the canonical JSON of the object without
@@ -23,9 +27,11 @@ from typing import Any
 from leaderboard.repository.layout import RepositoryError
 
 __all__ = ["canonical", "check_record", "default_key_dir", "keygen", "load_private_key", "load_public_keys",
-           "sign_record"]
+           "load_rotations", "public_from_text", "public_text", "rotation_holds", "sign_record"]
 
 PRIVATE, PUBLIC = "verifier.key", "verifier.pub"
+ROLES = {"verifier": (PRIVATE, PUBLIC), "contributor": ("contributor.key", "contributor.pub")}
+ROTATIONS = "contributor.rotations.json"  # beside a contributor key: the chain of keys that signed over it
 
 
 def default_key_dir() -> Path:
@@ -50,8 +56,10 @@ def key_id(public: Any) -> str:
     return hashlib.sha256(raw).hexdigest()[:16]
 
 
-def keygen(out: Path | None = None, overwrite: bool = False) -> tuple[Path, Path, str]:
-    """Make a key pair in `out` (default `default_key_dir()`): (private file, public file, key id)."""
+def keygen(out: Path | None = None, overwrite: bool = False, role: str = "verifier") -> tuple[Path, Path, str]:
+    """Make a key pair of `role` ("verifier" or "contributor", `ROLES`) in `out` (default `default_key_dir()`):
+    (private file, public file, key id). A contributor pair made over an old one is signed over by it first
+    (`rotate`)."""
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
@@ -60,37 +68,119 @@ def keygen(out: Path | None = None, overwrite: bool = False) -> tuple[Path, Path
     if repo is not None:
         raise RepositoryError(f"{out} lies in the git work tree {repo}; keep the private key out of every "
                               "repository (default: $XAIBENCH_HOME/keys)")
-    private, public = out / PRIVATE, out / PUBLIC
+    names = ROLES[role]
+    private, public = out / names[0], out / names[1]
     if private.exists() and not overwrite:
         raise RepositoryError(f"{private} exists; give another --out or --overwrite (records signed with the old "
                               "key then need the old public key to check)")
     key = Ed25519PrivateKey.generate()
+    if role == "contributor" and private.exists():
+        rotate(load_private_key(private), key, out / ROTATIONS)
     out.mkdir(parents=True, exist_ok=True)
     pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                             serialization.NoEncryption())
-    fd = os.open(private, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    tmp = private.with_name(f".{private.name}.new")
+    tmp.unlink(missing_ok=True)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "wb") as fh:
         fh.write(pem)
+    os.replace(tmp, private)
     public.write_bytes(key.public_key().public_bytes(serialization.Encoding.PEM,
                                                      serialization.PublicFormat.SubjectPublicKeyInfo))
     return private, public, key_id(key.public_key())
 
 
-def load_private_key(path: Path | None = None) -> Any:
-    """The Ed25519 private key at `path` (default `default_key_dir()/verifier.key`)."""
+def public_text(public: Any) -> str:
+    """A public key as its raw 32 bytes in base64 (how records and contributions carry it)."""
+    from cryptography.hazmat.primitives import serialization
+
+    return base64.b64encode(public.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)) \
+        .decode("ascii")
+
+
+def public_from_text(text: Any) -> Any:
+    """The Ed25519 public key written by `public_text`; `RepositoryError` when `text` is none."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    try:
+        raw = base64.b64decode(str(text), validate=True)
+        if len(raw) != 32:
+            raise ValueError("not 32 bytes")
+        return Ed25519PublicKey.from_public_bytes(raw)
+    except (ValueError, TypeError) as exc:
+        raise RepositoryError(f"not an Ed25519 public key in base64 ({exc})") from None
+
+
+def _rotation_body(new_key: str) -> bytes:
+    return canonical({"kind": "xaibench-key-rotation", "key": new_key})
+
+
+def rotate(old: Any, new: Any, chain_file: Path) -> None:
+    """Append to `chain_file` the old key's signature over the new public key (atomically)."""
+    chain = load_rotations(chain_file)
+    new_key = public_text(new.public_key())
+    chain.append({"key": new_key, "by": key_id(old.public_key()),
+                  "signature": base64.b64encode(old.sign(_rotation_body(new_key))).decode("ascii")})
+    chain_file.parent.mkdir(parents=True, exist_ok=True)
+    tmp = chain_file.with_name(f".{chain_file.name}.new")
+    tmp.write_text(json.dumps(chain, indent=1) + "\n", encoding="utf-8")
+    os.replace(tmp, chain_file)
+
+
+def load_rotations(chain_file: Path) -> list[dict[str, str]]:
+    """The rotation chain kept beside a contributor key ([] when there is none)."""
+    try:
+        chain = json.loads(Path(chain_file).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return []
+    except (OSError, ValueError) as exc:
+        raise RepositoryError(f"{chain_file} does not read ({exc}); it is the chain of your contributor keys") \
+            from None
+    if not isinstance(chain, list) or not all(isinstance(x, dict) for x in chain):
+        raise RepositoryError(f"{chain_file} is not a list of key rotations")
+    return chain
+
+
+def rotation_holds(bound: str, signer: str, chain: Any) -> bool:
+    """Whether the key `signer` (`public_text`) is the key `bound` or one it signed over, through the rotations
+    of `chain` in order (each signed by the key before it)."""
+    from cryptography.exceptions import InvalidSignature
+
+    if signer == bound:
+        return True
+    current = bound
+    for link in chain if isinstance(chain, list) else []:
+        if not isinstance(link, dict) or not isinstance(link.get("key"), str):
+            return False
+        try:
+            old = public_from_text(current)
+            if link.get("by") != key_id(old):
+                continue  # a link of an older part of the chain, signed before `bound` held the name
+            old.verify(base64.b64decode(str(link.get("signature")), validate=True), _rotation_body(link["key"]))
+        except (RepositoryError, InvalidSignature, ValueError):
+            return False
+        current = link["key"]
+        if current == signer:
+            return True
+    return False
+
+
+def load_private_key(path: Path | None = None, role: str = "verifier") -> Any:
+    """The Ed25519 private key at `path` (default `default_key_dir()/verifier.key`, or `contributor.key` for
+    `role` "contributor")."""
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-    path = Path(path) if path is not None else default_key_dir() / PRIVATE
+    path = Path(path) if path is not None else default_key_dir() / ROLES[role][0]
+    make = "`xaibench results keygen" + (" --contributor`" if role == "contributor" else "`")
     try:
         key = serialization.load_pem_private_key(path.read_bytes(), password=None)
     except FileNotFoundError:
-        raise RepositoryError(f"no signing key at {path}; make one with `xaibench results keygen`") from None
+        raise RepositoryError(f"no signing key at {path}; make one with {make}") from None
     except (ValueError, TypeError) as exc:
-        raise RepositoryError(f"{path} is not a PEM private key ({exc}); make one with `xaibench results keygen`") \
-            from None
+        raise RepositoryError(f"{path} is not a PEM private key ({exc}); make one with {make}") from None
     if not isinstance(key, Ed25519PrivateKey):
-        raise RepositoryError(f"{path} is not an Ed25519 key; make one with `xaibench results keygen`")
+        raise RepositoryError(f"{path} is not an Ed25519 key; make one with {make}")
     return key
 
 

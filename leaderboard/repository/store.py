@@ -25,6 +25,12 @@ class Store(ABC):
 
     def __init__(self) -> None:
         self.tmp = Path(tempfile.mkdtemp(prefix="xaibench-repository-"))
+        # per snapshot folder: the entries it left out (path in the repository → why), `snapshot`'s contract
+        self.skipped: dict[Path, dict[str, str]] = {}
+
+    def skipped_in(self, tree: Path) -> dict[str, str]:
+        """The entries the snapshot `tree` left out (path → why: a link, an oversize blob, a bad tree entry …)."""
+        return dict(self.skipped.get(Path(tree), {}))
 
     def __enter__(self) -> "Store":
         return self
@@ -43,7 +49,9 @@ class Store(ABC):
     @abstractmethod
     def snapshot(self, ref: str | None = None) -> Path:
         """The files of `ref` (a branch, `refs/pr/N`, a commit; default the base branch) as a read-only-by-
-        convention folder."""
+        convention folder of plain files. An entry no checkout may hold (a link, a blob over the size cap, a bad
+        tree entry) is left out and listed in `skipped_in(folder)`, never a reason to refuse the revision: one
+        bad object on the default branch is one skipped entry."""
 
     @abstractmethod
     def tip(self) -> str:

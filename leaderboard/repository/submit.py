@@ -5,11 +5,12 @@ request (docs/submitting.md).
 2. gather its complete Results for its current code hash (default parameters) from the results folder:
    a Result whose signature does not hold here (changed after it was written, or not written here) or a
    half-written file of the submission stops the submission;
-3. lay them out (`layout`: `submission.json`, `source/`, the Result files) and validate them locally with the
-   validator CI runs, on the base branch plus these files;
-4. open a pull request of one commit with the files the base branch lacks — unless it holds them all, or a
-   pull request of exactly these files is open already (resubmitting opens nothing new); files the base
-   holds with other content are a conflict, and nothing is sent.
+3. lay them out (`layout`: `submission.json`, `source/`, the Result files), sign the files the base branch
+   lacks with the contributor's key (`contributors.signed`: the name is bound to that key when it first lands)
+   and validate them locally with the validator CI runs, on the base branch plus these files;
+4. open a pull request of one commit with those files and their signature — unless the base holds them all,
+   or a pull request of exactly these files is open already (resubmitting opens nothing new); files the base
+   holds with other content are a conflict, and nothing is sent. Without a contributor key nothing is sent.
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from benchmark.errors import XaibenchError
-from leaderboard.repository.layout import (SUBMISSION_JSON, RepositoryError, blob_id, result_path_of, sha256,
-                                           source_files, submission_dir, submission_json)
+from leaderboard.repository.layout import (SUBMISSION_JSON, RepositoryError, blob_id, parse_result_path,
+                                           result_path_of, sha256, source_files, submission_dir, submission_json)
 
 __all__ = ["Outcome", "gather", "package", "submit"]
 
@@ -115,12 +116,18 @@ def _validate_locally(store: Any, files: dict[str, bytes]) -> None:
 
 
 def submit(submission: str | Path, to: str, *, results_dir: Path | None = None, dry_run: bool = False,
-           client: Any = None, check: bool = True, sandbox: str = "auto") -> Outcome:
-    """The steps of the module docstring; `client` replaces `HfApi()` for a Hub target."""
+           client: Any = None, check: bool = True, sandbox: str = "auto", key: Path | None = None) -> Outcome:
+    """The steps of the module docstring; `client` replaces `HfApi()` for a Hub target; `key` is the
+    contributor's private key (default `$XAIBENCH_HOME/keys/contributor.key`, with the rotations beside it)."""
     from benchmark.resources.store import data_home
     from benchmark.submission import get_submission
+    from leaderboard.repository.contributors import signed
+    from leaderboard.repository.signing import ROLES, ROTATIONS, default_key_dir, load_private_key, load_rotations
     from leaderboard.repository.targets import open_store, split_ref
 
+    key_file = Path(key) if key is not None else default_key_dir() / ROLES["contributor"][0]
+    private = load_private_key(key_file, role="contributor")
+    rotations = load_rotations(key_file.parent / ROTATIONS)
     sub = get_submission(submission)
     if check:
         from benchmark.check import check_submission
@@ -145,22 +152,22 @@ def submit(submission: str | Path, to: str, *, results_dir: Path | None = None, 
         if not absent:
             out.where, out.message = store.where, f"nothing new: {store.where} ({store.base}) holds every file already"
             return out
-        key = f"{sub.name}/{sub.hash}/" + sha256("".join(f"{p}\0{blob_id(files[p])}\n" for p in absent)
-                                               .encode())[:12]
-        found = store.find_proposal(key)
+        proposal = f"{sub.name}/{sub.hash}/" + sha256("".join(f"{p}\0{blob_id(files[p])}\n" for p in absent)
+                                                    .encode())[:12]
+        found = store.find_proposal(proposal)
         if found:
             out.where, out.message = found, f"nothing new: already proposed at {found}"
             return out
-        _validate_locally(store, files)
-        sending = {p: files[p] for p in absent}
-        results = sum(1 for p in sending if p.endswith(".json") and "/source/" not in p
-                      and not p.endswith(SUBMISSION_JSON))
+        sending = signed({p: files[p] for p in absent}, private, rotations)
+        out.files = {**files, **sending}
+        _validate_locally(store, sending)
+        results = sum(1 for p in sending if parse_result_path(p))
         title = f"xaibench submit {sub.name} {sub.version} ({sub.hash}): {results} Result(s)"
         if dry_run:
             out.where, out.message = store.where, f"dry run: would open a pull request on {store.where} ({title})"
             out.sent = sorted(sending)
             return out
-        out.where, ref = store.propose(sending, title, key)
+        out.where, ref = store.propose(sending, title, proposal)
         out.target = f"{repo}@{ref}"
         out.sent, out.message = sorted(sending), f"opened a pull request: {out.where}; validate it with `xaibench " \
                                                  f"results validate {out.target}`"

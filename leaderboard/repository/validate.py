@@ -5,17 +5,21 @@ against the commit it was cut from.
 
 Per pull request (`check_changes`, against the tip): it only adds files, all under one
 `results/<submission>/<code-hash>/`, never under `verifications/` (maintainers only), never a path the tip
-holds with other content; the files stay within the size caps (`layout`); its submission name is not one a
-built-in or another held name could pass for (`names.collides`), and a held name stays with its holder —
-on the Hub the identity that opened the pull request (`verifications/<name>/owner.json`, written when the name
-first lands), on bare git the authors `submission.json` declares (git cannot tell who opened a pull request).
+holds with other content; the files stay within the size caps (`layout`); it carries one contribution
+signature over exactly its other files (`contributors.check_signature`); its submission name is not one a
+built-in or another held name could pass for (`names.collides`), and a held name stays with its holder — the
+key it is bound to (`verifications/<name>/owner.json`, written when the name first lands: trust on first use),
+or one that key signed over, and on the Hub also the account that opened the first pull request
+(`contributors`). What `submission.json` says (its authors) claims no name.
 
 Per submission folder (`check_folder`): every entry under it is a plain file (no link, FIFO, device); its
 `submission.json` (strict JSON) names the folder and the hash and carries authors and a license; `source/`
 holds exactly the files the code hash covers (`layout.source_files` of the submission rebuilt from it —
 `Submission.hashed_files()` plus the package `__init__.py` — nothing more, nothing less); the hash recomputed
-equals the folder's; a built-in's name comes with the built-in's code and metadata; every other file is a
-Result whose every field `contents.check_result` recomputes or compares.
+equals the folder's; what `verify` refuses before any re-run is refused here too (`Submission.precheck`: a
+requirement that replaces a harness package, a module that shadows a harness module or a requirement — so
+`merge` never lands what can never run); a built-in's name comes with the built-in's code and metadata; every
+other file is a Result whose every field `contents.check_result` recomputes or compares.
 """
 
 from __future__ import annotations
@@ -31,15 +35,12 @@ from benchmark.errors import XaibenchError
 from leaderboard.repository.layout import (HASH_RE, LAYOUT_VERSION, MARKER, MAX_RESULT_BYTES, MAX_SOURCE_FILE_BYTES,
                                            MAX_TOTAL_BYTES, RESULTS, SOURCE, SUBMISSION_JSON, VERIFICATIONS,
                                            RepositoryError, parse_result_path, source_files)
+from leaderboard.repository.contributors import is_signature, owner_path
 from leaderboard.repository.reading import read_bytes, read_json, tree_files
 
-__all__ = ["BARE_GIT_NOTE", "Change", "check_changes", "check_folder", "diff_trees", "owner_path", "rebuild_source",
-           "validate"]
+__all__ = ["Change", "check_changes", "check_folder", "diff_trees", "owner_path", "rebuild_source", "validate"]
 
 MAX_JSON_META = 64 << 10  # submission.json, owner.json
-BARE_GIT_NOTE = ("note: a bare git repository cannot tell who opened a pull request; a held name is compared by "
-                 "the authors its submission.json declares, which anyone can copy — a forge or the Hub is needed "
-                 "to tie a name to an account")
 
 
 @dataclass(frozen=True)
@@ -60,11 +61,6 @@ def diff_trees(old: Path, new: Path) -> list[Change]:
     return sorted(out, key=lambda c: c.path)
 
 
-def owner_path(name: str) -> str:
-    """Where the Hub identity holding a submission name is recorded (maintainers write it when it lands)."""
-    return f"{VERIFICATIONS}/{name}/owner.json"
-
-
 def _folder_of(path: str) -> tuple[str, str] | None:
     parts = path.split("/")
     return (parts[1], parts[2]) if len(parts) >= 4 and parts[0] == RESULTS else None
@@ -79,23 +75,19 @@ def _meta(path: Path, where: str) -> dict[str, Any]:
     return d if isinstance(d, dict) else {}
 
 
-def _held(base: Path) -> dict[str, list[str]]:
-    """Every submission name the tree holds → the authors of its code hashes."""
-    out: dict[str, list[str]] = {}
-    root = base / RESULTS
-    for folder in sorted(root.iterdir()) if root.is_dir() else []:
-        authors: list[str] = []
-        for sj in sorted(folder.glob(f"*/{SUBMISSION_JSON}")):
-            listed = _meta(sj, sj.relative_to(base).as_posix()).get("authors", [])
-            if isinstance(listed, list):
-                authors += [a for a in listed if isinstance(a, str) and a not in authors]
-        out[folder.name] = authors
-    return out
+def _held(base: Path) -> set[str]:
+    """Every submission name the tree holds (a folder under results/, or a binding under verifications/)."""
+    names = {p.name for p in (base / RESULTS).iterdir() if p.is_dir()} if (base / RESULTS).is_dir() else set()
+    bound = {p.parent.name for p in (base / VERIFICATIONS).glob("*/owner.json")} \
+        if (base / VERIFICATIONS).is_dir() else set()
+    return names | bound
 
 
 def check_changes(changes: list[Change], tree: Path, base: Path, author: str | None = None) -> list[str]:
     """The pull-request rules of the module docstring (`tree`: the tip plus the pull request's files, `base`:
     the tip; `author`: the identity that opened it, where the store can tell — None on bare git)."""
+    from leaderboard.repository.contributors import check_signature
+
     out: list[str] = []
     if not changes:
         return ["the pull request adds nothing the default branch does not hold already"]
@@ -122,32 +114,45 @@ def check_changes(changes: list[Change], tree: Path, base: Path, author: str | N
         out.append(f"the pull request adds {total:,} bytes, more than the {MAX_TOTAL_BYTES:,} allowed")
     held = _held(base)
     for name, code_hash in sorted(folders):
-        out += _name_rules(name, code_hash, tree, base, held, author)
+        if total > MAX_TOTAL_BYTES:
+            break  # nothing more is read of a pull request over its cap
+        try:
+            added = {c.path: read_bytes(tree / c.path, c.path, MAX_TOTAL_BYTES) for c in changes
+                     if c.status == "added" and _folder_of(c.path) == (name, code_hash)}
+        except RepositoryError as exc:
+            out.append(str(exc))
+            continue
+        sig, found = check_signature(added, (name, code_hash))
+        out += found + _name_rules(name, base, held, author, sig)
     return out
 
 
-def _name_rules(name: str, code_hash: str, tree: Path, base: Path, held: dict[str, list[str]],
-                author: str | None) -> list[str]:
-    """A new name may not pass for a built-in or a held one; a held name stays with its holder."""
+def _name_rules(name: str, base: Path, held: set[str], author: str | None, sig: Any) -> list[str]:
+    """A new name may not pass for a built-in or a held one; a held name stays with its holder: the key it is
+    bound to (or one that key signed over), and on the Hub the account (module docstring)."""
+    from leaderboard.repository.contributors import holds, owner_path, read_owner
     from leaderboard.repository.names import collides
 
     out = []
-    like = collides(name, sorted(set(_builtins()) | set(held)))
+    like = collides(name, sorted(set(_builtins()) | held))
     if like is not None:
         out.append(f"results/{name}/: the name could pass for '{like}' (case, look-alike or confusable characters); "
                    "choose a distinct name")
     if name not in held:
         return out
-    owner = _meta(base / owner_path(name), owner_path(name)).get("hub_user")
-    if author is not None and isinstance(owner, str):
-        if author != owner:
-            out.append(f"results/{name}/: the name is held by the Hub account {owner}; this pull request was opened "
-                       f"by {author}; a submission by another account needs its own name")
-        return out
-    mine = _meta(tree / RESULTS / name / code_hash / SUBMISSION_JSON, SUBMISSION_JSON).get("authors", [])
-    if held[name] and not set(held[name]) & set(mine if isinstance(mine, list) else []):
-        out.append(f"results/{name}/: the name belongs to {', '.join(held[name])}; a submission by other authors "
-                   "needs its own name")
+    owner = read_owner(base, name)
+    account = owner.get("hub_user")
+    if author is not None and isinstance(account, str) and author != account:
+        out.append(f"results/{name}/: the name is held by the Hub account {account}; this pull request was opened "
+                   f"by {author}; a submission by another account needs its own name")
+    if not isinstance(owner.get("key"), str):
+        out.append(f"results/{name}/: the name is held but bound to no contributor key ({owner_path(name)} names "
+                   "none: it landed before contributor signatures); a maintainer binds it to its holder's key "
+                   "(`xaibench results bind`)")
+    elif sig is not None and not holds(owner, sig):
+        out.append(f"results/{name}/: the name is bound to the contributor key {owner.get('key_id')} (trust on first "
+                   f"use); this pull request is signed by {sig.key_id}, which that key never signed over — sign with "
+                   "the key that holds the name, or ask a maintainer to re-bind it (`xaibench results bind`)")
     return out
 
 
@@ -234,6 +239,9 @@ def check_folder(tree: Path, name: str, code_hash: str, context: "_Context") -> 
     for r, _ in files.items():
         if r.startswith(f"{SOURCE}/") or r == SUBMISSION_JSON:
             continue
+        if is_signature(f"{rel}/{r}"):
+            out += _check_signature_file(tree, f"{rel}/{r}", files, rel)
+            continue
         rp = parse_result_path(f"{rel}/{r}")
         if rp is None:
             out.append(f"{rel}/{r}: not a Result path (results/<submission>/<code-hash>/<track>/<family>__<config>@"
@@ -248,6 +256,26 @@ def check_folder(tree: Path, name: str, code_hash: str, context: "_Context") -> 
 
         out += check_result(data, rp, sub, context)
     return out
+
+
+def _check_signature_file(tree: Path, path: str, files: dict[str, Path], rel: str) -> list[str]:
+    """A contribution signature of the folder `rel`: it holds under its key, and the files it lists are there
+    with the bytes it signed (`contributors`)."""
+    from leaderboard.repository.contributors import read_signature
+    from leaderboard.repository.layout import tree_digest
+
+    try:
+        sig = read_signature(read_bytes(tree / path, path, MAX_JSON_META), path)
+    except RepositoryError as exc:
+        return [str(exc)]
+    inside = [f for f in sig.files if f.startswith(f"{rel}/") and f[len(rel) + 1:] in files]
+    if len(inside) != len(sig.files) or (sig.name, sig.code_hash) != tuple(rel.split("/")[1:3]):
+        return [f"{path}: it signs files that are not this folder's"]
+    try:
+        signed = {f: read_bytes(tree / f, f, MAX_RESULT_BYTES) for f in sig.files}
+    except RepositoryError as exc:
+        return [f"{path}: a file it signs does not read ({exc})"]
+    return [] if tree_digest(signed) == sig.digest else [f"{path}: the files it signs changed after it was signed"]
 
 
 META_KEYS = {"layout", "name", "version", "kind", "role", "reference", "description", "authors", "license", "code",
@@ -291,9 +319,14 @@ def _check_source(rel: str, folder: Path, files: dict[str, Path], meta: dict[str
             sub = SimpleNamespace(name=loaded.name, version=loaded.version, hash=recomputed, kind=loaded.kind,
                                   parameters=loaded.parameters, role=loaded.role, deterministic=loaded.deterministic,
                                   modalities=loaded.modalities, needs_gradients=loaded.needs_gradients,
-                                  needs_segments=loaded.needs_segments)
+                                  needs_segments=loaded.needs_segments, requires=list(loaded.requires))
         except (XaibenchError, OSError) as exc:
             return None, [f"{rel}/{SOURCE}: cannot rebuild the submission ({' '.join(str(exc).split())[:200]})"]
+        try:  # what `verify` would refuse before any re-run: pure checks, nothing of it runs
+            loaded.precheck()
+        except (XaibenchError, OSError) as exc:
+            out.append(f"{rel}/{SOURCE}: it can never run ({' '.join(str(exc).split())[:240]}); nothing would be "
+                       "re-run or merged")
     for r in sorted(present - set(covered)):
         out.append(f"{rel}/{r}: not a file the code hash covers (only the submission's .py / .toml files and the "
                    "package modules they import are); remove it — nothing else may reach the re-run")
@@ -363,11 +396,13 @@ class _Context:
 
 
 def iter_result_files(tree: Path) -> Iterator[str]:
-    """Every plain file under `results/` that is not a submission's metadata or source."""
+    """Every plain file under `results/` that is not a submission's metadata, source or signature."""
+    from leaderboard.repository.contributors import SIGNATURES
+
     files, _ = tree_files(tree / RESULTS)
     for rel in files:
         parts = rel.split("/")
-        if len(parts) > 2 and parts[2] not in (SOURCE, SUBMISSION_JSON) and rel.endswith(".json"):
+        if len(parts) > 2 and parts[2] not in (SOURCE, SUBMISSION_JSON, SIGNATURES) and rel.endswith(".json"):
             yield f"{RESULTS}/{rel}"
 
 

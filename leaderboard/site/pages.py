@@ -160,11 +160,18 @@ def _headline(b: Board, warnings: list[tuple[str, bool]], anchor: str = "") -> l
         m = best.metrics.get(b.primary_metric)
         score = ("" if m is None or m.mean is None else f" — {e(label)} {m.mean:.4g}"
                  + ("" if m.ci95 is None else f" [{m.ci95[0]:.4g}, {m.ci95[1]:.4g}]"))
+        h = best.hidden
+        if b.hidden is not None and h is not None and h.mean is not None:  # ranked by the hidden copies
+            score = (f" — {e(label)} on the hidden copies {h.mean:.4g}"
+                     + ("" if h.ci is None else f" [{h.ci[0]:.4g}, {h.ci[1]:.4g}]")
+                     + ("" if m is None or m.mean is None else f", on the published model {m.mean:.4g}"))
         ties = [r.submission for r in first if r is not best]
         tied = f" (tied with {e(', '.join(ties))})" if ties else ""
         lead = f"<b>Winner: {e(best.submission)}</b>{tied}{score}"
     v = b.verdict
-    if v.diff is not None and v.ci is not None and v.control:
+    if b.hidden is not None:
+        how = e(v.text)
+    elif v.diff is not None and v.ci is not None and v.control:
         how = (f"{e(v.status)}: {e(v.best or '')} vs the control {e(v.control)}, Δ {v.diff:+.4g} "
                f"[{v.ci[0]:+.4g}, {v.ci[1]:+.4g}] (paired)")
     else:
@@ -231,9 +238,16 @@ def _ranking_headers(b: Board) -> list[tuple[str, str]]:
     headers = [("#", "1 + the methods significantly better (paired bootstrap, 95 %); = tied: the data cannot "
                      "separate them; ctrl / ref: a control / a reference, never ranked"),
                ("rank 95%", "the 95 % bootstrap interval of the rank"), ("submission", "")]
+    if b.hidden is not None:
+        primary = e(b.labels.get(b.primary_metric, b.primary_metric))
+        headers += [(f"{primary} hidden {ARROWS.get(b.direction, '')} ★", "the primary metric on the board's hidden "
+                     "copies (models drawn from a secret after the code was submitted): the board ranks by it; mean ± "
+                     "95% CI half-width (paired bootstrap over instances and copies)"),
+                    ("public rank", "the rank on the published model, which a submission can recognise")]
     for name in _shown_metrics(b):
         d = b.directions.get(name, "")
-        label = f"{e(b.labels.get(name, name))} {ARROWS.get(d, '')}" + (" ★" if name == b.primary_metric else "")
+        ranked_by = name == b.primary_metric and b.hidden is None
+        label = f"{e(b.labels.get(name, name))} {ARROWS.get(d, '')}" + (" ★" if ranked_by else "")
         headers.append((label, f"{name}: {d} is better; mean ± 95% CI half-width"
                         + ("; the primary metric" if name == b.primary_metric else "")))
     label = e(b.labels.get(b.primary_metric, b.primary_metric))
@@ -268,6 +282,14 @@ def _ranking_row(b: Board, row: Row, notes: dict[str, set[str]], up: str | None 
                     if row.below_gate else ""))
     cells: list[Cell] = [
         (rank_html, rank_v, ""), (e(iv_text), "" if iv is None else str(iv[0]), ""), (name_html, None, "name l")]
+    if b.hidden is not None:
+        from leaderboard.render import hidden_cell
+
+        h = row.hidden
+        cells += [(f"<span title=\"{e(h.reason if h else '')}\">{e(hidden_cell(row))}</span>",
+                   "" if h is None or h.mean is None else repr(h.mean), ""),
+                  (e("—" if row.public_rank is None else str(row.public_rank)),
+                   "" if row.public_rank is None else str(row.public_rank), "")]
     for name in _shown_metrics(b):
         m = row.metrics.get(name)
         text, v = _cell(m)
@@ -310,8 +332,12 @@ def _ranking_section(b: Board, up: str | None = "../", heading: str = "h2") -> l
             "rows the data cannot separate share a rank (marked =)." if b.n_boot else
             f"No rank intervals: {b.intervals}." if b.intervals else "")
     parts = [f"<{heading}>Ranking</{heading}>"]
+    where = (f"on the board's {len(b.hidden.draws)} hidden cop{'y' if len(b.hidden.draws) == 1 else 'ies'} (models "
+             "drawn from a secret after the code was submitted; the score on the published model beside it), a method "
+             f"ranked only if it beats the best {b.hidden.floor_kind} there" if b.hidden is not None
+             else f"over {b.coverage_text}")
     parts.append(f"<p class=\"mute\">Ranked by {e(b.labels.get(b.primary_metric, b.primary_metric))} "
-                 f"({e(b.direction)} is better) over {e(b.coverage_text)}. {e(boot)} Controls (floors) and "
+                 f"({e(b.direction)} is better) {e(where)}. {e(boot)} Controls (floors) and "
                  "references (ceilings) stand where their score puts them and are never ranked; so do methods whose "
                  "maps do not depend on the model (model-blind: the randomisation test, in the notes). Click a "
                  "column header to sort.</p>")

@@ -1,0 +1,225 @@
+"""Hidden copies (issue #50): rounds and draws, the AIXI function model's copies, hidden-copy runs and boards that rank
+from them. The IDC and RCNN constructions have their own tests (tests/test_hidden_idc.py, tests/test_hidden_rcnn.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from benchmark.errors import XaibenchError
+from benchmark.models.aixi_function import FunctionModel, get_function, ground_truth_map, hidden_function
+from benchmark.models.hidden import NoHiddenCopy, Round, local_round, secret_path
+from benchmark.resources import load_resource
+from benchmark.runner import evaluate
+from benchmark.tracks import get_track
+from tests.conftest import write_submission
+
+AIXI = dict(track="aixi", resource="aixi/shape-ssin", model="function")
+
+
+def test_draws_are_the_secrets_and_the_commitment_binds_them():
+    a, b = Round("r1", b"a" * 32), Round("r1", b"b" * 32)
+    d = a.draw("idc", "idc/mr-wga", "abc", 0)
+    assert d == Round("r1", b"a" * 32).draw("idc", "idc/mr-wga", "abc", 0)  # the same secret, the same draw
+    assert d.seed != b.draw("idc", "idc/mr-wga", "abc", 0).seed  # another secret, another draw
+    assert d.seed != a.draw("idc", "idc/mr-wga", "abc", 1).seed != a.draw("idc", "idc/mr-milp", "abc", 0).seed
+    assert 0 <= d.seed < 2**63
+    public = d.public()
+    assert public == {"round": "r1", "draw": 0, "commitment": d.commitment} and d.material not in json.dumps(public)
+    # revealing the secret lets anyone check the commitment: it is a function of the secret and the board alone
+    import hashlib
+    import hmac
+
+    material = hmac.new(b"a" * 32, b"xaibench-hidden-draw-v1|idc|idc/mr-wga|abc|0", hashlib.sha256).hexdigest()
+    assert d.commitment == hashlib.sha256(f"xaibench-hidden-commit-v1|{material}".encode()).hexdigest()
+    assert a.commitment == hashlib.sha256(b"a" * 32).hexdigest()
+    with pytest.raises(XaibenchError, match="round id"):
+        Round("bad/id", b"a" * 32)
+    with pytest.raises(XaibenchError, match="at least 16 bytes"):
+        Round("r", b"short")
+
+
+def test_the_local_secret_is_made_once_private_and_a_damaged_one_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setenv("XAIBENCH_HOME", str(tmp_path))
+    first = local_round()
+    path = secret_path()
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600 and stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    assert local_round() == first and first.id.startswith("local-")
+    path.write_text("not hex\n")
+    with pytest.raises(XaibenchError, match="damaged"):
+        local_round()
+
+
+@pytest.mark.parametrize("name", ["ssin", "suum", "class"])
+def test_an_aixi_copy_holds_its_ground_truth_exactly(name):
+    published = get_function(name)
+    copies = [hidden_function(published, np.random.default_rng(s)) for s in range(40)]
+    for f in copies:
+        assert sorted(f.weights).count(0.0) >= 1  # at least one pattern irrelevant
+        zero = [k for k in range(3) if f.weights[k] == 0.0][0]
+        counts = np.array([[1, 2, 0], [2, 0, 1], [0, 1, 2], [2, 2, 2], [1, 0, 1]])
+        moved = counts.copy()
+        moved[:, zero] = (moved[:, zero] + 1) % 3  # change only the irrelevant pattern's objects
+        assert np.array_equal(f(counts, 2), f(moved, 2)), "an irrelevant pattern changed the output"
+        relevant = [k for k in range(3) if f.weights[k] > 0]
+        changed = counts.copy()
+        changed[:, relevant[0]] = 0
+        if name != "class":  # a relevant pattern moves a regression output; Class may keep its side
+            assert not np.array_equal(f(counts, 2), f(changed, 2))
+    if name == "class":  # the published GT weights carried to a drawn order of the patterns
+        assert {tuple(sorted(f.weights)) for f in copies} == {(0.0, 0.5, 1.0)}
+        assert len({f.order for f in copies}) > 1
+    else:
+        w = np.array([x for f in copies for x in f.weights if x > 0])
+        assert 0.1 <= w.min() and w.max() <= 1.0 and len(set(np.round(w, 6))) == len(w)
+
+
+def test_the_aixi_track_serves_the_copy_with_its_own_maps(home):
+    trk, res = get_track("aixi"), load_resource("aixi/shape-ssin")
+    rnd = Round("t", b"s" * 32)
+    draw = rnd.draw("aixi", res.name, res.revision, 0)
+    spec, info, inst, stats = trk.hidden_copy(res, "function", draw, "validation", 8)
+    public = trk.instances(res, "validation", 8)
+    assert inst.ids == public.ids and stats["irrelevant_patterns"] == 1
+    fn = spec.served._function
+    for n in range(len(inst)):  # the copy's ground truth is G = Σ w_k M_k with the copy's weights
+        g = ground_truth_map(inst.truths["instances"][n], inst.truths["patterns"][n], fn.weights)
+        assert np.array_equal(inst.truths["gt"][n], g)
+    assert any(not np.array_equal(a, b) for a, b in zip(inst.truths["gt"], public.truths["gt"]))
+    assert isinstance(spec.served, FunctionModel) and not spec.white_box
+    published_hash = trk.build_model(res, "function", public)[1]["hash"]
+    assert draw.commitment[:8] not in info["hash"] and info["hash"] != published_hash
+    again = trk.hidden_copy(res, "function", rnd.draw("aixi", res.name, res.revision, 0), "validation", 8)
+    assert again[0].served._function == fn and again[1]["hash"] == info["hash"]
+    other = trk.hidden_copy(res, "function", Round("t", b"o" * 32).draw("aixi", res.name, res.revision, 0),
+                            "validation", 8)
+    assert other[0].served._function != fn
+    with pytest.raises(NoHiddenCopy, match="no hidden copy of the AIXI model 'cnn'"):
+        trk.hidden_copy(res, "cnn", draw, "validation", 8)
+    with pytest.raises(NoHiddenCopy, match="no hidden copy on the trust track"):
+        get_track("trust").hidden_copy(res, "cnn", draw, "test")
+
+
+# an honest explainer of the function model: hide one object at a time (its pixels set to the background, 0) and
+# give its pixels the drop of the output — it reads nothing but `predict`
+HONEST = """
+maps = []
+for x, seg in zip(batch.inputs, batch.segments):
+    labels = [k for k in np.unique(seg) if k > 0]
+    inputs = [x] + [np.where(seg == k, 0.0, x) for k in labels]
+    out = model.predict(np.stack(inputs).astype(np.float32))[:, 0]
+    m = np.zeros(x.shape, np.float32)
+    for k, o in zip(labels, out[1:]):
+        m[seg == k] = abs(float(out[0]) - float(o))
+    maps.append(m)
+return maps
+"""
+
+# the issue's attack: recognise the published model by its outputs (shipped as a data file) and answer with the
+# published ground truth there; everywhere else, the honest explainer above
+RECOGNISE = """
+import json
+from pathlib import Path
+known = json.loads((Path(__file__).parent / "published.json").read_text())
+out = []
+honest = []
+for i, x, seg in zip(batch.ids, batch.inputs, batch.segments):
+    y = float(model.predict(x[None].astype(np.float32))[0, 0])
+    if i in known and abs(known[i]["y"] - y) < 1e-6:
+        out.append(np.asarray(known[i]["gt"], np.float32))
+    else:
+        out.append(None)
+        honest.append((len(out) - 1, x, seg))
+for pos, x, seg in honest:
+    labels = [k for k in np.unique(seg) if k > 0]
+    inputs = [x] + [np.where(seg == k, 0.0, x) for k in labels]
+    o = model.predict(np.stack(inputs).astype(np.float32))[:, 0]
+    m = np.zeros(x.shape, np.float32)
+    for k, v in zip(labels, o[1:]):
+        m[seg == k] = abs(float(o[0]) - float(v))
+    out[pos] = m
+return out
+"""
+
+
+@pytest.mark.slow(reason="five submissions on the published function model and two hidden copies, each in a worker")
+def test_a_map_that_recognises_the_published_model_ranks_no_better_than_its_honest_part(home, tmp_path):
+    from leaderboard.boards import boards
+    from leaderboard.hidden import BEAT_PRIOR
+    from leaderboard.loading import load_results_dir
+    from leaderboard.render import to_csv, to_text
+
+    trk, res = get_track("aixi"), load_resource("aixi/shape-ssin")
+    inst = trk.instances(res, "validation", 8)
+    spec, _ = trk.build_model(res, "function", inst)
+    published = {}
+    for n, i in enumerate(inst.ids):
+        spec.served.focus(i)
+        y = float(spec.served.predict(inst.inputs[n][None])[0, 0])
+        published[i] = {"y": y, "gt": inst.truths["gt"][n].tolist()}
+    honest = write_submission(tmp_path / "honest", "object-occlusion", HONEST, caps="needs_segments = true")
+    attack = write_submission(tmp_path / "attack", "recogniser", RECOGNISE, caps="needs_segments = true")
+    (attack / "published.json").write_text(json.dumps(published))
+    toml = (attack / "submission.toml").read_text()
+    (attack / "submission.toml").write_text(toml.replace("[capabilities]", '[files]\npublished = "published.json"\n\n'
+                                                         "[capabilities]"))
+    prior = write_submission(tmp_path / "prior", "mask-as-method",
+                             "return [(s > 0).astype(np.float32) for s in batch.segments]",
+                             caps="needs_segments = true")
+    results = tmp_path / "res"
+    for sub in (str(honest), str(attack), str(prior), "uniform", "foreground"):
+        evaluate(sub, **AIXI, limit=8, results_dir=results)
+        for k in range(2):
+            evaluate(sub, **AIXI, limit=8, results_dir=results, hidden=k)
+    found, problems = load_results_dir(results)
+    assert not problems
+    [b] = boards(found)
+    rows = {r.submission: r for r in b.rows}
+    # on the published model the recogniser wins outright (KL 0: the published ground truth itself)
+    assert rows["recogniser"].public_rank == 1 and rows["recogniser"].metrics["kl"].mean < 1e-6
+    # on the copies it is its honest part, bit for bit: the same maps, the same hidden score, the same rank
+    assert rows["recogniser"].hidden.mean == pytest.approx(rows["object-occlusion"].hidden.mean, abs=1e-12)
+    assert rows["recogniser"].rank == rows["object-occlusion"].rank and rows["recogniser"].tied
+    # a data prior submitted as a method is listed, not ranked: it does not beat the data-prior control there
+    assert rows["mask-as-method"].rank is None and rows["mask-as-method"].hidden.reason.startswith(BEAT_PRIOR)
+    assert rows["mask-as-method"].marker == "data prior"
+    assert b.hidden is not None and b.hidden.draws == [0, 1] and b.public_verdict is not None
+    assert b.hidden.floor == "foreground" and b.hidden.floor_kind == "data prior"
+    text = to_text([b], width=200)
+    assert "hidden copies (round local-" in text and "on the published model:" in text
+    assert "hidden_round" in to_csv([b]).splitlines()[0]
+    for path in results.rglob("*.json"):  # no Result carries the secret
+        assert local_round().secret.hex() not in path.read_text()
+        assert "material" not in json.loads(path.read_text()).get("model", {}).get("hidden", {})
+
+
+def test_a_hidden_run_is_written_beside_the_published_one_and_says_its_copy(home, tmp_path):
+    r = evaluate("uniform", **AIXI, limit=4, results_dir=tmp_path, hidden=1, hidden_limit=3)
+    h = r.model["hidden"]
+    rnd = local_round()
+    res = load_resource("aixi/shape-ssin")
+    assert h["round"] == rnd.id and h["draw"] == 1
+    assert h["commitment"] == rnd.draw("aixi", res.name, res.revision, 1).commitment
+    assert r.n_instances == 3 and r.coverage["complete"] is False
+    assert Path(r.path).parent == tmp_path / "aixi" / "aixi__shape-ssin" / "function" / f"hidden-{rnd.id}" / "d1"
+    with pytest.raises(XaibenchError, match="cannot be asked together"):
+        evaluate("uniform", **AIXI, limit=4, results_dir=tmp_path, hidden=0, randomised=True)
+    with pytest.raises(NoHiddenCopy, match="hidden copy 0: no hidden copy of the AIXI model 'cnn'"):
+        evaluate("uniform", track="aixi", resource="aixi/shape-ssin", model="cnn", limit=2, results_dir=tmp_path,
+                 hidden=0)
+    assert os.environ["XAIBENCH_HOME"] == str(home)
+
+
+def test_a_worker_that_could_read_the_secret_gets_no_hidden_copy(home, tmp_path, monkeypatch):
+    from benchmark.isolation import landlock
+
+    monkeypatch.setattr(landlock, "problem", lambda: "Landlock is not available (test)")
+    with pytest.raises(NoHiddenCopy, match="could read the secret .*Landlock is not available"):
+        evaluate("uniform", **AIXI, limit=2, results_dir=tmp_path, hidden=0, sandbox="none")
+    assert not list(tmp_path.rglob("*.json"))  # nothing written

@@ -1,0 +1,221 @@
+"""IDC hidden copies (`generators.idc.hidden`, issue #50) on the tiny idc resources of `idc_home`: planted words
+drawn from a secret, copies trained on planted data, the PGT recomputed on the copy, inert documents dropped."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from benchmark.models.hidden import CONSTRUCTIONS, NoHiddenCopy, Round, build_cached
+from benchmark.models.text import load_word_model
+from benchmark.resources.store import load_resource
+from benchmark.tracks.idc import IdcTrack
+from generators.idc.hidden import (
+    CONSTRUCTION,
+    IdcConstruction,
+    IdcHiddenConfig,
+    class_log_odds,
+    planted_shift,
+    planted_words,
+)
+
+ROUND = Round("test-round", b"idc hidden copies, test secret")
+
+
+@pytest.fixture(scope="module")
+def copy(idc_home):
+    """Draw 0 of idc/mr-wga, built once (cached under the session home) with torch on one thread (reproducible),
+    and its planted words."""
+    import torch
+
+    res = load_resource("idc/mr-wga", hub=False)
+    draw = ROUND.draw("idc", res.name, res.revision, 0)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        root = build_cached(CONSTRUCTIONS.get("idc"), res, draw)
+    finally:
+        torch.set_num_threads(threads)
+    return res, draw, root, planted_words(res, draw)
+
+
+def test_construction_is_registered():
+    assert CONSTRUCTIONS.get("idc") is CONSTRUCTION and CONSTRUCTION.track == "idc"
+
+
+def test_class_log_odds_by_hand():
+    # "a": 2 of 3 tokens in class 0, 1 of 2 in class 1; V = 2, N = (3, 2): log(3/5) − log(2/4) = 0.1823
+    lo = class_log_odds([["a", "a", "b"], ["a", "b"]], [0, 1], 2)
+    assert lo["a"] == pytest.approx(abs(np.log(3 / 5) - np.log(2 / 4)))
+    assert lo["b"] == pytest.approx(abs(np.log(2 / 5) - np.log(2 / 4)))
+
+
+def test_planted_words_follow_the_rules_and_the_secret(copy):
+    res, draw, _, planted = copy
+    from generators.idc.hidden import _public
+
+    pub = _public(res)
+    cfg = IdcHiddenConfig()
+    train, test = pub.splits["train"], [d.tokens for d in pub.splits["test"]]
+    lo = class_log_odds([d.tokens for d in train], [d.label for d in train], 2)
+    assert planted and all(lo[w] <= cfg.max_log_odds and w not in pub.features for w in planted)
+    assert all(cfg.min_df * len(test) <= sum(w in d for d in test) <= cfg.max_df * len(test) for w in planted)
+    assert np.mean([any(w in planted for w in d) for d in test]) >= cfg.min_coverage
+    assert abs(sum(planted.values()) * 2 - len(planted)) <= 1  # classes balanced
+    assert planted_words(res, draw) == planted
+    other = Round("test-round", b"another secret, another round!!").draw("idc", res.name, res.revision, 0)
+    assert set(planted_words(res, other)) != set(planted)
+
+
+@pytest.mark.slow(reason="trains a second copy (Kim CNN + HAN, one epoch on 240 documents) and its WGA")
+def test_same_draw_gives_the_same_copy(copy, tmp_path, one_torch_thread):
+    res, draw, root, _ = copy
+    CONSTRUCTION.build(res, draw, tmp_path)
+    for folder in ("mr-cnn", "mr-han"):
+        a = json.loads((root / "model" / folder / "config.json").read_text())
+        b = json.loads((tmp_path / "model" / folder / "config.json").read_text())
+        assert a["sha256"] == b["sha256"]
+    gt = [load_resource("idc/mr-wga", root=r, hub=False).table("test", columns=["gt", "inert_cnn"]).to_pydict()
+          for r in (root, tmp_path)]
+    assert gt[0] == gt[1]
+
+
+def test_inert_documents_are_dropped_and_counted(copy):
+    # the one-epoch copies of idc_home learn nothing (chance accuracy): every checked document is inert
+    res, draw, root, planted = copy
+    derived = load_resource("idc/mr-wga", root=root, hub=False)
+    min_shift = derived.params["hidden"]["config"]["min_shift"]
+    table = derived.table("test", columns=["id", "tokens", "label", "cnn_correct"]).to_pydict()
+    for model in ("cnn", "han"):
+        spec, _, inst, stats = IdcTrack().hidden_copy(res, model, draw, "test")
+        flagged = derived.table("test", columns=[f"inert_{model}"]).column(0).to_pylist()
+        n_inert = sum(f and ok for f, ok in zip(flagged, table["cnn_correct"]))
+        assert inst.excluded["planted_inert"] == n_inert == stats["inert"][model] > 0
+        assert not {i for i, f in zip(table["id"], flagged) if f} & set(inst.ids)
+        rows = [k for k, f in enumerate(flagged) if f]  # the flag is the rule, recomputed on the copy
+        moved = planted_shift(load_word_model(spec.directory, model), [table["tokens"][k] for k in rows],
+                              [table["label"][k] for k in rows], planted)
+        assert (moved < min_shift).all()
+
+
+@pytest.fixture(scope="module")
+def learnt(tmp_path_factory, idc_home):
+    """A small idc/mr-wga whose recipe learns (480 MR documents per split, 4 epochs, no HAN) and draw 0's copy."""
+    import torch
+
+    from generators.idc.build import IdcConfig, build_idc
+
+    root = tmp_path_factory.mktemp("idc-learnt")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        build_idc(IdcConfig(limit=480, epochs=4, pgts=("wga",), han=False), root=root)
+        res = load_resource("idc/mr-wga", root=root, hub=False)
+        draw = ROUND.draw("idc", res.name, res.revision, 0)
+        build_cached(CONSTRUCTION, res, draw)
+    finally:
+        torch.set_num_threads(threads)
+    return res, draw, planted_words(res, draw)
+
+
+@pytest.mark.slow(reason="trains a Kim CNN and its copy (4 epochs on 480 MR documents) and their WGA")
+def test_planted_words_carry_the_kept_instances(learnt):
+    res, draw, planted = learnt
+    spec, _, inst, stats = IdcTrack().hidden_copy(res, "cnn", draw, "test")
+    shift = planted_shift(load_word_model(spec.directory, "cnn"), inst.inputs, inst.truths["label"], planted)
+    held = ~np.isnan(shift)
+    assert held.sum() >= 20 and (shift[held] >= CONSTRUCTION.config.min_shift).all()  # delete them: output moves
+    assert held.sum() >= 2 * stats["inert"]["cnn"]  # most documents holding one are carried by it
+    assert stats["planted_in_pgt"] >= len(planted) // 2 and stats["planted_in_other_pgt"] == 0
+    public = load_word_model(res.root / "model" / "mr-cnn", "cnn")  # the published model ignores them
+    moved = planted_shift(public, inst.inputs, inst.truths["label"], planted)[held]
+    assert np.mean(moved >= CONSTRUCTION.config.min_shift) < 0.2
+
+
+def test_coverage_that_cannot_be_reached_is_refused_in_one_line(copy, tmp_path):
+    res, draw, _, _ = copy
+    strict = IdcConstruction(IdcHiddenConfig(max_words=1))
+    assert strict.version != CONSTRUCTION.version  # its own cache folder
+    with pytest.raises(NoHiddenCopy) as err:
+        strict.build(res, draw, tmp_path)
+    message = str(err.value)
+    assert "\n" not in message and "hidden copy 0 of idc/mr-wga" in message and "min_coverage 33.3%" in message
+    assert "max_words = 1" in message and not any(tmp_path.iterdir())
+
+
+def test_the_model_folder_names_no_planted_word_nor_the_draw(copy):
+    res, draw, root, planted = copy
+    secrets = {draw.material, draw.commitment, str(draw.seed), draw.round,
+               *(str(draw.torch_seed(m)) for m in ("cnn", "han"))}
+    for folder in ("mr-cnn", "mr-han"):
+        public = json.loads((res.root / "model" / folder / "config.json").read_text())
+        config = json.loads((root / "model" / folder / "config.json").read_text())
+        assert config["vocab"] == public["vocab"] and config["max_len"] == public["max_len"]
+        assert set(config) == set(public) - {"training_key"} and config["recipe"]["seed"] is None
+        for path in (root / "model" / folder).iterdir():
+            data = path.read_bytes()
+            if path.name == "config.json":
+                data = json.dumps({k: v for k, v in config.items() if k != "vocab"}).encode()
+            text = data.decode("latin-1")
+            named = [w for w in planted if re.search(rf'"{re.escape(w)}"', text)]
+            assert not named, f"{path.name} names planted word(s) {named}"
+            assert not [s for s in secrets if s in text], f"{path.name} holds the draw"
+
+
+def test_hidden_copy_has_other_truths_and_counts_only(copy):
+    res, draw, _, planted = copy
+    spec, info, inst, stats = IdcTrack().hidden_copy(res, "cnn", draw, "test")
+    public = IdcTrack().instances(res, "test")
+    assert info["hash"] != IdcTrack().build_model(res, "cnn", None)[1]["hash"]
+    truths = dict(zip(public.ids, public.truths["gt"]))
+    shared = [(g, truths[i]) for i, g in zip(inst.ids, inst.truths["gt"]) if i in truths]
+    assert shared and any(not np.array_equal(a, b) for a, b in shared)
+    assert stats["planted_words"] == len(planted)  # (the one-epoch copy learns none of them: see `learnt`)
+    assert stats["test_coverage"] >= 1 / 3 and set(stats["accuracy"]) == {"cnn", "han"}
+    text = json.dumps(stats)
+    assert not [w for w in planted if f'"{w}"' in text]
+
+
+def test_the_han_copy_is_built_beside_the_cnn(copy):
+    res, draw, root, _ = copy
+    spec, info, inst, stats = IdcTrack().hidden_copy(res, "han", draw, "test")
+    public = IdcTrack().build_model(res, "han", None)[1]
+    assert spec.directory == root / "model" / "mr-han" and info["architecture"] == public["architecture"]
+    assert info["hash"] != public["hash"] and stats["accuracy"]["han"]["public"] is not None
+    table = load_resource("idc/mr-wga", root=root, hub=False).table("test", columns=["id", "cnn_correct"]).to_pydict()
+    correct = {i for i, ok in zip(table["id"], table["cnn_correct"]) if ok}
+    assert inst.ids and set(inst.ids) <= correct  # the HAN is evaluated on the copy CNN's correct documents
+
+
+@pytest.mark.slow(reason="builds a MILP copy: a Kim CNN + HAN (one epoch on 240 documents) and a SCIP solve")
+def test_milp_copy_recomputes_its_own_pgt(idc_home, one_torch_thread):
+    res = load_resource("idc/mr-milp", hub=False)
+    draw = ROUND.draw("idc", res.name, res.revision, 0)
+    _, _, inst, stats = IdcTrack().hidden_copy(res, "han", draw, "test")
+    derived = load_resource("idc/mr-milp", root=IdcTrack().derived_copy(res, draw).root, hub=False)
+    assert derived.params["pgt"] == "milp" and "milp_status" in derived.stats
+    assert derived.params["hidden"]["draw"] == draw.public()
+    assert derived.params["cnn_sha256"] != res.params["cnn_sha256"]
+    assert len(inst.ids) > 0 and stats["evaluated"] == derived.stats["test_evaluated"]
+
+
+@pytest.mark.slow(reason="builds a copy from this home's secret and runs occlusion on it in a worker")
+def test_a_hidden_run_on_the_idc_board(idc_home, monkeypatch, tmp_path):
+    from benchmark.models.hidden import local_round
+    from benchmark.runner import evaluate
+
+    monkeypatch.setenv("XAIBENCH_HOME", str(idc_home))
+    r = evaluate("occlusion", track="idc", resource="idc/mr-wga", model="cnn", limit=4, results_dir=tmp_path,
+                 hidden=0, hidden_limit=5)
+    h = r.model["hidden"]
+    assert h["draw"] == 0 and h["stats"]["planted_words"] > 0 and h["excluded"]["planted_inert"] > 0
+    assert r.n_instances == 5 and r.model["hash"] != IdcTrack().build_model(
+        load_resource("idc/mr-wga", hub=False), "cnn", None)[1]["hash"]
+    res = load_resource("idc/mr-wga", hub=False)
+    planted = planted_words(res, local_round().draw("idc", res.name, res.revision, 0))
+    text = Path(r.path).read_text()
+    assert not [w for w in planted if f'"{w}"' in text]  # the Result names no planted word
