@@ -384,8 +384,8 @@ class RcnnConstruction:
 
     config: HiddenRcnnConfig = field(default_factory=HiddenRcnnConfig)
     track: str = "rcnn"
-    description: str = ("an RCNN trained from the draw's seed whose generator never selects a secret set of words "
-                        "the published one often selects; N / SDK / SR recomputed on it")
+    description: str = ("an RCNN whose generator, trained from the draw's seed beside the published encoder, never "
+                        "selects a secret set of words the published one often selects; N / SDK / SR recomputed on it")
     version: str = ""
 
     def __post_init__(self) -> None:
