@@ -26,6 +26,8 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 import benchmark.metrics.zero_contribution as zc
 from benchmark.errors import ResourceError, XaibenchError
@@ -37,6 +39,7 @@ from benchmark.references import CAMBURU, LEI
 
 ASPECTS = ("appearance", "aroma", "palate")
 SCORE_OPTIONS = {"attribution": "absolute"}  # [I] SPECS §4.5 ranking rule
+VETO_COLUMN = "veto_selected"  # a hidden copy's flag: the copy selects one of its vetoed words in this review
 
 
 def model_selection(stats: dict[str, Any]) -> dict[str, Any]:
@@ -79,14 +82,23 @@ class RcnnTrack(Track):
                                 + ", ".join(f"rcnn/{c}" for c in self.configs()))
 
     def instances(self, resource, split: str, limit: int | None = None) -> Instances:
-        """The split's reviews with their token partition (N / SR / other) as ground truth."""
+        """The split's reviews with their token partition (N / SR / other) as ground truth. A hidden copy's split
+        (`generators.rcnn.hidden`) flags the reviews where the copy selects one of its vetoed words
+        (`veto_selected`): they are dropped before `limit` applies and counted in `excluded["veto_selected"]`."""
         self._check(resource)
-        table = resource.table(split, columns=["id", "tokens", "partition"])
+        columns = ["id", "tokens", "partition"]
+        if split in resource.splits and VETO_COLUMN in pq.read_schema(resource.path(split)).names:
+            columns.append(VETO_COLUMN)
+        table = resource.table(split, columns=columns)
+        skipped = {"empty": 0, VETO_COLUMN: 0}
+        if VETO_COLUMN in table.column_names:
+            flags = table.column(VETO_COLUMN).to_numpy(zero_copy_only=False).astype(bool)
+            skipped[VETO_COLUMN] = int(flags.sum())
+            table = table.filter(pa.array(~flags))
         if limit is not None:
             table = table.slice(0, limit)
         cols = table.to_pydict()
         ids, tokens, truths = [], [], []
-        skipped = {"empty": 0}
         for i, t, p in zip(cols["id"], cols["tokens"], cols["partition"]):
             if len(t) != len(p):
                 raise ResourceError(f"{resource.name}: review {i} has {len(t)} tokens but {len(p)} partition "
@@ -124,7 +136,8 @@ class RcnnTrack(Track):
 
     def hidden_copy(self, resource, model: str, draw: Any, split: str, limit: int | None = None):
         """The copy of draw `draw` (`Track.hidden_copy`): the derived resource the generator's construction builds
-        (`Track.derived_copy`), read by this track's own `instances` and `build_model`."""
+        (`Track.derived_copy`, `generators.rcnn.hidden`), read by this track's own `instances` (which drops and
+        counts the reviews where the copy selects a vetoed word, `excluded["veto_selected"]`) and `build_model`."""
         from benchmark.models.hidden import read_stats
 
         self._check(resource)

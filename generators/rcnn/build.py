@@ -476,7 +476,7 @@ def _copy_model(src: Path, dst: Path) -> None:
             tmp.replace(dst / name)
 
 
-def _schema():
+def schema(**extra: Any):
     import datasets
 
     return datasets.Features({
@@ -486,10 +486,11 @@ def _schema():
         "prediction": datasets.Value("float32"),
         "partition": datasets.Sequence(datasets.ClassLabel(names=list(LABELS))),
         "delta": datasets.Sequence(datasets.Value("float32")),
+        **extra,
     })
 
 
-def _flat_table2(st: dict[str, Any]) -> dict[str, Any]:
+def flat_table2(st: dict[str, Any]) -> dict[str, Any]:
     out = {"N": st["N"]}
     for key in ("len_x", "S_x", "SR_x", "N_x", "pool_S_x"):
         out[f"{key}_mean"], out[f"{key}_std"] = st[key]["mean"], st[key]["std"]
@@ -601,14 +602,23 @@ class _TargetCheck:
     quality: dict[str, Any]
 
 
-def _check_targets(source: Path, name: str, config_name: str, beer: BeerData, targets: Targets,
-                   accept_below_target: bool) -> _TargetCheck:
-    """Measure the model against `targets`; raises `BelowTarget` unless `accept_below_target`."""
+def measure_targets(source: Path, beer: BeerData, targets: Targets = TARGETS) -> _TargetCheck:
+    """The RCNN in `source` against `targets`: its dev selection rate and its precision against the human
+    rationales (`beer.annotations`, when present)."""
     model = load_rcnn(source, name="rcnn")
-    rationales = (rationale_precision(model.module, model.vocab, beer.annotations, name)
+    rationales = (rationale_precision(model.module, model.vocab, beer.annotations, beer.aspect)
                   if beer.annotations is not None else None)
     dev_rate = selection_rate(model.module, model.vocab, beer.dev.tokens) if len(beer.dev) else None
     selection, quality = check(dev_rate, rationales, targets)
+    return _TargetCheck(rationales, dev_rate, selection, quality)
+
+
+def _check_targets(source: Path, name: str, config_name: str, beer: BeerData, targets: Targets,
+                   accept_below_target: bool) -> _TargetCheck:
+    """Measure the model against `targets` (`measure_targets`); raises `BelowTarget` unless
+    `accept_below_target`."""
+    checked = measure_targets(source, beer, targets)
+    selection, quality = checked.selection, checked.quality
     console.print(f"rcnn/{config_name}: {describe(selection)}")
     if not selection["meets_targets"]:
         if not accept_below_target:
@@ -617,19 +627,25 @@ def _check_targets(source: Path, name: str, config_name: str, beer: BeerData, ta
                               "--accept-below-target (its card and Results then say it is below target)", selection)
         console.print(f"[yellow]rcnn/{config_name}: published below target (--accept-below-target): "
                       f"{quality['message']}[/]")
-    return _TargetCheck(rationales, dev_rate, selection, quality)
+    return checked
 
 
 def _publish_model(source: Path, model_out: Path, cfg: RCNNBuildConfig, beer: BeerData) -> None:
     """Copy the weights to `model/beer-<aspect>/` with the training texts (`cfg.texts`)."""
     _copy_model(source, model_out)
+    publish_texts(model_out, cfg, beer.train)
+
+
+def publish_texts(model_out: Path, cfg: RCNNBuildConfig, train: Reviews) -> None:
+    """The model's unlabeled training texts beside its weights (`texts.parquet`, tokens only) when `cfg.texts`
+    is "train"; none otherwise."""
     if cfg.texts == "train":
-        write_texts(model_out, beer.train.ids, beer.train.tokens)
+        write_texts(model_out, train.ids, train.tokens)
     elif (model_out / "texts.parquet").exists():
         (model_out / "texts.parquet").unlink()
 
 
-def _verified_table(v: Verification, pool: Reviews, name: str) -> pa.Table:
+def verified_table(v: Verification, pool: Reviews, name: str) -> pa.Table:
     """The `test` split: one row per verified review (module docstring, step 6)."""
     gold = dict(zip(pool.ids, pool.target(name).tolist()))
     return pa.table({
@@ -650,7 +666,7 @@ def _card_stats(st: dict[str, Any], validation: dict[str, Any], checked: _Target
     verify_s, train_s = seconds
     rationales, excl = checked.rationales, info["exclusions"]
     return {
-        **_flat_table2(st),
+        **flat_table2(st),
         "dev_mse": validation.get("dev_mse"), "dev_selection_rate": checked.dev_rate,
         "dev_leakage": validation.get("dev_leakage"),
         "best_epoch": validation.get("best_epoch"), "epochs": validation.get("epochs"),
@@ -724,7 +740,7 @@ def build_rcnn(aspect: str = "appearance", data: str | Path | None = None, root:
                             f"{st['empty_selection']} with an empty selection, {st['eliminated_handshake']} "
                             f"handshakes, {st['eliminated_no_sr'] - st['empty_selection']} without an SR token); "
                             "train the RCNN longer or use a larger pool")
-    table = _verified_table(v, pool, name)
+    table = verified_table(v, pool, name)
     stats = _card_stats(st, validation, checked, info, beer, choice, mcfg, (verify_s, train_s))
     params = {
         **{k: v for k, v in asdict(cfg).items() if k != "extra"}, "data": info["source"], "split": info["split"],
@@ -734,7 +750,7 @@ def build_rcnn(aspect: str = "appearance", data: str | Path | None = None, root:
     }
     card = {"pretty_name": "xaibench RCNN zero-contribution", "description": DESCRIPTION, "license": "other",
             "citation": CITATION}
-    meta = write_config(root, FAMILY, config_name, {"test": table}, _schema(), version=VERSION, params=params,
+    meta = write_config(root, FAMILY, config_name, {"test": table}, schema(), version=VERSION, params=params,
                         stats=stats, card_info=card)
     console.print(f"[green]rcnn/{config_name}[/] revision {meta['revision']}: {len(v)} verified reviews\n"
                   + format_table2(st, name))

@@ -43,6 +43,7 @@ from typing import Any, Sequence
 
 import numpy as np
 import torch
+from torch.nn import functional as F
 
 from benchmark.models.rcnn import RCNNRationale, generator_log_prob, save_rcnn
 from benchmark.progress import console, progress_bar
@@ -189,29 +190,68 @@ def selection_costs(z: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, 
     return zf.sum(1), ((zf[:, 1:] - zf[:, :-1]).abs() * pair).sum(1)
 
 
+@dataclass(frozen=True)
+class Veto:
+    """Words the generator must learn never to select (a hidden copy's vetoed words, `generators.rcnn.hidden`).
+
+    While training, on the vetoed positions V of a review z_t is forced to 0 (the encoder never reads them), they
+    leave the REINFORCE term Σ_t log p(z_t | x), and the generator's cost gains, with l_t the selection logit,
+
+        weight · mean_batch Σ_{t ∈ V} softplus(l_t − l̄),    l̄ = the mean of l over the review's other tokens
+
+    — the cross-entropy −log(1 − σ(l_t − l̄)) of a vetoed token against "not selected", measured from the review's
+    mean logit. Its gradients sum to zero over a review, so it moves no offset shared by all tokens (the output
+    bias): it changes *which* words are selected, not how many (the plain −log(1 − p_t) also pulls the shared
+    bias down, towards selecting nothing, the way this recipe already drifts in its first epochs).
+    With the sparsity cost holding l̄ at an unselected word's logit, l_t is driven far below it and p_t → 0, so
+    that the trained generator itself does not select V: the model written is an ordinary RCNN (no veto list in
+    it). Passed to `train_rcnn` beside the recipe, never saved."""
+
+    words: frozenset[str]
+    weight: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not self.words:
+            raise ValueError("a veto needs at least one word")
+        if not self.weight >= 0.0:
+            raise ValueError(f"veto weight must be ≥ 0, got {self.weight}")
+
+
 def batch_costs(module: RCNNRationale, ids: torch.Tensor, mask: torch.Tensor, y: torch.Tensor,
                 cfg: RCNNTrainConfig, generator: torch.Generator | None = None,
-                z: torch.Tensor | None = None, cost_factor: float = 1.0) -> dict[str, torch.Tensor]:
+                z: torch.Tensor | None = None, cost_factor: float = 1.0, veto: torch.Tensor | None = None,
+                veto_weight: float = 0.0) -> dict[str, torch.Tensor]:
     """Everything of one mini-batch: sampled z (unless given), predictions, ℓ, Ω and both costs
-    (λ_s and λ_c scaled by `cost_factor`, the sparsity warm-up)."""
+    (λ_s and λ_c scaled by `cost_factor`, the sparsity warm-up); `veto` (B, L) bool marks vetoed positions
+    (`Veto`: z = 0 there, out of Σ log p, and `veto_weight` · Σ softplus(l_t − l̄) over them in the generator's
+    cost)."""
     emb = module.embedding(ids)
     logits = module.logits(emb, mask)
+    free = mask if veto is None else mask & ~veto
     if z is None:
         with torch.no_grad():
-            z = torch.bernoulli(torch.sigmoid(logits), generator=generator).bool() & mask
+            z = torch.bernoulli(torch.sigmoid(logits), generator=generator).bool() & free
+    elif veto is not None:
+        z = z & ~veto
     pred = module.encode(emb, z)[:, 0]
     loss_vec = (pred - y) ** 2
     zsum, zdiff = selection_costs(z, mask)
     sparse = cfg.sparsity_cost(zsum, mask.sum(1))
     omega = loss_vec.detach() + cost_factor * (cfg.lambda_s * sparse + cfg.lambda_c * zdiff)
-    logpz = generator_log_prob(logits, z, mask)
+    logpz = generator_log_prob(logits, z, free)
     l2_gen = sum((p ** 2).sum() for p in module.generator_parameters())
     l2_enc = sum((p ** 2).sum() for p in module.encoder_parameters())
     weight = omega - omega.mean() if cfg.baseline == "batch" else omega
     cost_g = cfg.cost_scale * (weight * logpz).mean() + cfg.l2 * l2_gen
+    out = {"z": z, "pred": pred, "loss_vec": loss_vec, "omega": omega, "logpz": logpz}
+    if veto is not None:  # Σ_{t ∈ V} softplus(l_t − l̄) per review (`Veto`)
+        vetoed, others = veto & mask, free.to(logits.dtype)
+        mean = (logits.masked_fill(~free, 0.0) * others).sum(1) / others.sum(1).clamp(min=1.0)
+        gap = (logits - mean[:, None]).masked_fill(~vetoed, 0.0)
+        out["veto"] = (F.softplus(gap) * vetoed.to(logits.dtype)).sum(1)
+        cost_g = cost_g + veto_weight * out["veto"].mean()
     cost_e = cfg.cost_scale * loss_vec.mean() + cfg.l2 * l2_enc
-    return {"z": z, "pred": pred, "loss_vec": loss_vec, "omega": omega, "logpz": logpz,
-            "cost_g": cost_g, "cost_e": cost_e, "zsum": zsum, "zdiff": zdiff}
+    return {**out, "cost_g": cost_g, "cost_e": cost_e, "zsum": zsum, "zdiff": zdiff}
 
 
 # -- evaluation ------------------------------------------------------------------------------------
@@ -364,10 +404,10 @@ def _vectors_for(train: Reviews, out_dir: Path, vectors: WordVectors | None, vec
     return vocab, matrix, info
 
 
-def warm_start(module: RCNNRationale, source: str | Path) -> dict[str, int]:
+def warm_start(module: RCNNRationale, source: str | Path, parts: tuple[str, ...] = ("gen_", "enc_")) -> dict[str, int]:
     """Copy every generator and encoder parameter of the RCNN in model folder `source` into `module`
-    (the embedding stays `module`'s: vocabularies may differ, and it is frozen). Shapes must match
-    (same hidden size, order and depth); returns {"copied": tensors copied}."""
+    (the embedding stays `module`'s: vocabularies may differ, and it is frozen); `parts` = ("enc_",) copies the
+    encoder only. Shapes must match (same hidden size, order and depth); returns {"copied": tensors copied}."""
     from safetensors.torch import load_file
 
     source = Path(source)
@@ -380,7 +420,7 @@ def warm_start(module: RCNNRationale, source: str | Path) -> dict[str, int]:
     copied = 0
     with torch.no_grad():
         for name, tensor in own.items():
-            if name.startswith("embedding."):
+            if not name.startswith(parts):
                 continue
             if name not in saved or saved[name].shape != tensor.shape:
                 got = None if name not in saved else tuple(saved[name].shape)
@@ -417,6 +457,8 @@ class _Run:
     best_weights: dict[str, torch.Tensor]
     t0: float = 0.0  # perf_counter at the start of this call's training (the max_seconds budget)
     tokens_done: int = 0  # training tokens seen by this call
+    veto_ids: torch.Tensor | None = None  # vocabulary ids of the vetoed words (`Veto`), on the device
+    veto_weight: float = 0.0
 
     @property
     def ckpt(self) -> Path:
@@ -485,8 +527,10 @@ def _train_epoch(run: _Run, epoch: int, lengths: np.ndarray) -> tuple[dict[str, 
         for rows in batches:
             bid, mask = (t.to(device) for t in pad(run.tr_ids, rows))
             warm = epoch < cfg.encoder_warmup
+            veto = None if run.veto_ids is None else torch.isin(bid, run.veto_ids) & mask
             c = batch_costs(module, bid, mask, torch.from_numpy(run.ytr[rows]).to(device), cfg, run.sampler,
-                            z=mask if warm else None, cost_factor=cfg.cost_factor(epoch))
+                            z=mask if warm else None, cost_factor=cfg.cost_factor(epoch), veto=veto,
+                            veto_weight=run.veto_weight)
             run.opt.zero_grad()
             (c["cost_e"] if warm else c["cost_g"] + c["cost_e"]).backward()
             run.opt.step()
@@ -562,10 +606,12 @@ def _fit(run: _Run) -> str:
 
 def train_rcnn(data: BeerData, out_dir: Path | str, config: RCNNTrainConfig | None = None, *,
                vectors: WordVectors | None = None, vectors_path: Path | str | None = None,
-               word2vec: dict | None = None, overwrite: bool = False) -> dict[str, Any]:
+               word2vec: dict | None = None, overwrite: bool = False, veto: Veto | None = None) -> dict[str, Any]:
     """Train the RCNN of `config.aspect` on `data.train`, early-stopped on `data.dev`; write the model
     (`save_rcnn`) to `out_dir`. Returns the dev MSE, selection rate and objective of the kept epoch (and
-    the rationale precision on `data.annotations` when present)."""
+    the rationale precision on `data.annotations` when present). `veto`: words the generator learns not to
+    select (`Veto`; part of the run key in `out_dir`, not of the recipe; the dev figures are those of the
+    model as written, with nothing masked)."""
     cfg = config or RCNNTrainConfig(aspect=data.aspect)
     if aspect_index(cfg.aspect) != aspect_index(data.aspect):
         raise ValueError(f"config aspect {cfg.aspect!r} but data of {data.aspect!r}")
@@ -576,9 +622,17 @@ def train_rcnn(data: BeerData, out_dir: Path | str, config: RCNNTrainConfig | No
     data_key = _fingerprint(train.ids, data.dev.ids, train.stats.get("tokenization"), train.stats.get("max_len"))
     vocab, matrix, vec_info = _vectors_for(train, out_dir, vectors, vectors_path, word2vec or {}, data_key)
     ids = to_ids(train.tokens, vocab), to_ids(data.dev.tokens, vocab)
-    run_key = _fingerprint(asdict(cfg) | {"max_seconds": None, "threads": None, "device": None}, data_key, vec_info)
+    vetoed = () if veto is None else (sorted(veto.words), veto.weight)
+    run_key = _fingerprint(asdict(cfg) | {"max_seconds": None, "threads": None, "device": None}, data_key, vec_info,
+                           *vetoed)
     device = resolve_device(cfg.device)
     run = _new_run(cfg, data, train, vocab, matrix, out_dir, run_key, device, ids)
+    if veto is not None:
+        index = {w: i for i, w in enumerate(vocab)}
+        known = sorted(index[w] for w in veto.words if w in index and index[w] > 1)  # never <pad> / <unk>
+        if len(known) != len(veto.words):
+            raise ValueError(f"{len(veto.words) - len(known)} vetoed word(s) are not in the model's vocabulary")
+        run.veto_ids, run.veto_weight = torch.tensor(known, device=device), veto.weight
     existing = _resume(run, overwrite)
     if existing is not None:
         return existing
