@@ -110,42 +110,29 @@ def test_the_aixi_track_serves_the_copy_with_its_own_maps(home):
 
 # an honest explainer of the function model: hide one object at a time (its pixels set to the background, 0) and
 # give its pixels the drop of the output — it reads nothing but `predict`
-HONEST = """
-maps = []
-for x, seg in zip(batch.inputs, batch.segments):
+OCCLUDE = """
+def occlude(model, x, seg):
     labels = [k for k in np.unique(seg) if k > 0]
     inputs = [x] + [np.where(seg == k, 0.0, x) for k in labels]
     out = model.predict(np.stack(inputs).astype(np.float32))[:, 0]
     m = np.zeros(x.shape, np.float32)
     for k, o in zip(labels, out[1:]):
         m[seg == k] = abs(float(out[0]) - float(o))
-    maps.append(m)
-return maps
+    return m
 """
+HONEST = OCCLUDE + "return [occlude(model, x, seg) for x, seg in zip(batch.inputs, batch.segments)]\n"
 
 # the issue's attack: recognise the published model by its outputs (shipped as a data file) and answer with the
 # published ground truth there; everywhere else, the honest explainer above
-RECOGNISE = """
+RECOGNISE = OCCLUDE + """
 import json
 from pathlib import Path
 known = json.loads((Path(__file__).parent / "published.json").read_text())
 out = []
-honest = []
 for i, x, seg in zip(batch.ids, batch.inputs, batch.segments):
     y = float(model.predict(x[None].astype(np.float32))[0, 0])
-    if i in known and abs(known[i]["y"] - y) < 1e-6:
-        out.append(np.asarray(known[i]["gt"], np.float32))
-    else:
-        out.append(None)
-        honest.append((len(out) - 1, x, seg))
-for pos, x, seg in honest:
-    labels = [k for k in np.unique(seg) if k > 0]
-    inputs = [x] + [np.where(seg == k, 0.0, x) for k in labels]
-    o = model.predict(np.stack(inputs).astype(np.float32))[:, 0]
-    m = np.zeros(x.shape, np.float32)
-    for k, v in zip(labels, o[1:]):
-        m[seg == k] = abs(float(o[0]) - float(v))
-    out[pos] = m
+    recognised = i in known and abs(known[i]["y"] - y) < 1e-6
+    out.append(np.asarray(known[i]["gt"], np.float32) if recognised else occlude(model, x, seg))
 return out
 """
 
