@@ -17,7 +17,8 @@ record carries the re-run's companion runs (`rerun`: the randomised-model Result
 self-reported Result has none, and the board does not rank it where the track applies the test. A companion
 Result *file* in the tree (a randomised-model run at a Result path) is never read: it is listed and left out, so
 no file on the default branch — in another folder, under the verified one's name — can change what a verified
-row shows.
+row shows. A verified row's hidden-copy runs come from its round records (`_round_runs`: signed, bound to the row
+like its record, of a round the repository holds signed with the commitment the record names).
 """
 
 from __future__ import annotations

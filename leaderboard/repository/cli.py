@@ -30,7 +30,7 @@ from benchmark.errors import XaibenchError
 
 __all__ = ["register"]
 
-results_app = typer.Typer(help="A results repository: init, validate, verify, merge, keys, rounds.",
+results_app = typer.Typer(help="A results repository: validate, verify, merge, rounds.",
                           no_args_is_help=True)
 
 

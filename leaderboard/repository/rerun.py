@@ -29,6 +29,13 @@ submitted Result, and the record carries it under that kind's `record_key` (one 
 kind of companion run is one more entry of each. A submitted Result comes without one, so a self-reported row is
 not ranked on such a board until it is verified.
 
+Hidden copies (issue #50): where the repository has started rounds (`rounds`) and a Result's board has hidden
+copies, the re-run is also evaluated on the open round's draws (`hidden_runs`, after `open_round` checked the
+round's signature and that its secret hashes to its commitment), each run's draw commitment checked against
+`Round.draw`; the runs are signed in the row's round record (`hidden_record_for`, at
+`ResultPath.round_record(round)`), never in its verification record. `rehide` gives the verified rows already on the
+default branch their round record of a new round. Records are never replaced.
+
 A submission with requirements is re-run in an environment of its own (`benchmark.environments.for_result`):
 the versions its Result recorded (`provenance.requirements`), installed from `sources` (`--find-links`,
 `--index-url`) over the harness's packages; each re-run must resolve those versions, and its figures name them.
@@ -572,8 +579,11 @@ def rehide(store: Any, private: Any, sandbox: str = "auto", timeout_s: float = 6
             except (XaibenchError, OSError, KeyError, TypeError, ValueError) as exc:
                 out.problems.append(f"the run failed: {' '.join(str(exc).split())[:300]}")
         runs.append(out)
-    records = {parse_result_path(r.rel).round_record(current.name): _dump(hidden_record_for(tip, r), private)  # type: ignore[union-attr]
-               for r in runs if not r.problems}
+    records = {}
+    for r in runs:
+        rp = parse_result_path(r.rel)
+        if rp is not None and not r.problems:
+            records[rp.round_record(current.name)] = _dump(hidden_record_for(tip, r), private)
     if not records:
         return runs, None
     return runs, store.commit(records, f"xaibench rehide: {len(records)} row(s) run on the hidden copies of round "
