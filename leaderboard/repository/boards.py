@@ -28,7 +28,8 @@ from typing import Any
 
 from benchmark.errors import XaibenchError
 from leaderboard.companions import KINDS, kind_of
-from leaderboard.repository.layout import MAX_RESULT_BYTES, RepositoryError, parse_result_path, result_path_of, sha256
+from leaderboard.repository.layout import (HIDDEN_RECORD, MAX_RESULT_BYTES, RepositoryError, parse_result_path,
+                                           result_path_of, sha256)
 from leaderboard.repository.reading import folder_digests
 
 __all__ = ["load_repository", "verified"]
@@ -154,7 +155,6 @@ def _round_runs(tree: Path, rel: str, r: Any, keys: dict[str, Any], rounds: dict
     it carries must be of that round. Anything else is listed and left out."""
     from benchmark.hidden import hidden_of
     from leaderboard.repository.reading import read_json, tree_files
-    from leaderboard.repository.rerun import HIDDEN_RECORD
     from leaderboard.repository.signing import check_record
 
     rp = parse_result_path(rel)

@@ -31,6 +31,7 @@ LAYOUT_VERSION = 1
 MARKER = "xaibench-results.json"
 RESULTS = "results"
 VERIFICATIONS = "verifications"
+HIDDEN_RECORD = "xaibench-hidden-runs"  # the kind of a row's round record (`ResultPath.round_record`)
 SUBMISSION_JSON = "submission.json"
 SOURCE = "source"
 HASH_RE = re.compile(r"^[0-9a-f]{16}$")

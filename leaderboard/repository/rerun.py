@@ -56,7 +56,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from benchmark.errors import XaibenchError
-from leaderboard.repository.layout import (LAYOUT_VERSION, MAX_RESULT_BYTES, RESULTS, RepositoryError,
+from leaderboard.repository.layout import (HIDDEN_RECORD, LAYOUT_VERSION, MAX_RESULT_BYTES, RESULTS, RepositoryError,
                                            parse_result_path, sha256)
 from leaderboard.repository.reading import folder_digests
 
@@ -389,9 +389,6 @@ def _made() -> dict[str, str]:
     from benchmark import __version__
 
     return {"xaibench": __version__, "verified": datetime.now(timezone.utc).isoformat(timespec="seconds")}
-
-
-HIDDEN_RECORD = "xaibench-hidden-runs"  # the kind of a round record (`hidden_record_for`)
 
 
 def hidden_record_for(tree: Path, run: Rerun) -> dict[str, Any]:
