@@ -32,7 +32,7 @@ from leaderboard.repository.layout import (HIDDEN_RECORD, MAX_RESULT_BYTES, Repo
                                            result_path_of, sha256)
 from leaderboard.repository.reading import folder_digests
 
-__all__ = ["load_repository", "verified"]
+__all__ = ["binds", "load_repository", "verified"]
 
 MAX_RECORD_BYTES = 1 << 20
 

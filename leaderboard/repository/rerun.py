@@ -60,8 +60,9 @@ from leaderboard.repository.layout import (HIDDEN_RECORD, LAYOUT_VERSION, MAX_RE
                                            parse_result_path, sha256)
 from leaderboard.repository.reading import folder_digests
 
-__all__ = ["COMPARED_PROVENANCE", "Evaluation", "Rerun", "compare", "provenance_differences", "record_for",
-           "rerun_result", "verify_pull_request"]
+__all__ = ["COMPARED_PROVENANCE", "Evaluation", "Rerun", "compare", "figures_of", "hidden_record_for", "hidden_runs",
+           "no_copy", "open_round", "provenance_differences", "rebuild", "record_for", "rehide", "rerun_result",
+           "verify_pull_request"]
 
 REL_TOL = 1e-9
 STOCHASTIC_FACTOR = 3.0
