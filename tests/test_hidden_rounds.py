@@ -8,6 +8,7 @@ is copied for each test that changes it."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -199,6 +200,16 @@ def test_a_lost_or_changed_secret_or_no_open_round_signs_nothing(repo, tmp_path,
     code, err = verify()
     assert code == 2 and f"the secret of round r1 is not at {secret} (lost?)" in err
     secret.write_bytes(kept)
+    signed = (tree(remote) / "rounds" / "r1" / "round.json").read_bytes()
+    forged = json.loads(signed)
+    forged["commitment"] = hashlib.sha256(b"a secret the attacker knows").hexdigest()  # the signature breaks
+    with GitStore(str(remote)) as store:
+        store.commit({"rounds/r1/round.json": json.dumps(forged).encode()}, "a forged round")
+        before = store.tip()
+    code, err = verify()
+    assert code == 2 and "no round signed by this key (rounds/r1/round.json: not signed" in err
+    with GitStore(str(remote)) as store:
+        store.commit({"rounds/r1/round.json": signed}, "the round as signed")
     reveal(str(remote), "r1", load_private_key(keys / "verifier.key"), keys)  # the round revealed: no open round
     with GitStore(str(remote)) as store:
         before = store.tip()

@@ -448,8 +448,9 @@ def open_round(tree: Path, where: str, private: Any, key_dir: Path | None, sandb
                say: Callable[[str], None]) -> tuple[Any, Any] | None:
     """(the open round of the checkout `tree` signed by `private`, its `Round` with the secret checked) — None when
     the repository has started no round (`rounds`: hidden copies unused). Refused in one line, before anything
-    runs: the newest round is revealed (no open round), its secret is lost or changed, or a worker here could read
-    the secret (`benchmark.hidden.refuse_unconfined`). A round file that does not count is said (`say`) and
+    runs: `rounds/` holds files but no round signed by this key (forged or foreign), the newest round is revealed
+    (no open round), its secret is lost or changed, or a worker here could read the secret
+    (`benchmark.hidden.refuse_unconfined`). Beside a round that counts, a file that does not is said (`say`) and
     left out."""
     from benchmark.hidden import refuse_unconfined
     from benchmark.models.hidden import NoHiddenCopy
@@ -457,9 +458,12 @@ def open_round(tree: Path, where: str, private: Any, key_dir: Path | None, sandb
     from leaderboard.repository.signing import default_key_dir, key_id
 
     rounds, problems = read_rounds(tree, {key_id(private.public_key()): private.public_key()})
+    current = newest(rounds)
+    if current is None and problems:
+        raise RepositoryError(f"{where} holds round files but no round signed by this key ({problems[0]}); nothing "
+                              "was signed")
     for line in problems:
         say(line)
-    current = newest(rounds)
     if current is None:
         return None
     if current.revealed:
