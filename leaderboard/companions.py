@@ -5,7 +5,7 @@ seeds: its run on a randomised copy of the model (`"randomised"`, `benchmark.ran
 test, `leaderboard.randomisation`) and its runs on the board's hidden copies (`"hidden"`, `benchmark.hidden`;
 `leaderboard.hidden`). Each kind is one entry of `KINDS` (a `Kind`: how to recognise
 such a Result, where its row's file lies relative to its own, which key of a verification record carries it);
-a new kind (hidden copies of the model) is one more entry.
+a new kind is one more entry.
 
 **The rule.** A row's companions are `Result.companions` (`of(row)`: kind → its runs), read from exactly one
 place and never paired by name:
@@ -14,7 +14,8 @@ place and never paired by name:
   its own folder — those whose `Kind.owner` path (e.g. two folders up from `<model>/randomised-s<seed>/<name>.json`)
   is the row's own file (`attach`); a companion file whose row is elsewhere, or absent, belongs to nothing;
 * a row read from a results repository (`leaderboard.repository.boards`) gets what its own verification record
-  carries, signed with it, when the row is verified — and nothing when it is self-reported: a companion Result
+  carries, signed with it — its hidden-copy runs from its own round records, one per round, signed and bound to it
+  the same way — when the row is verified, and nothing when it is self-reported: a companion Result
   *file* in a repository is never read (it is listed and left out), so no unsigned file can change what a
   verified row shows;
 * a row built in memory gets what the caller attaches (`add`), or the companion runs of the same list whose

@@ -7,8 +7,9 @@ Pure functions over `benchmark.results.Result` objects.
 
 * **Which runs.** A row's hidden-copy Results are its own companion runs (`leaderboard.companions`: its own folder,
   or its own signed verification record in a results repository) of the same submission code (name, hash,
-  parameters); the board takes the round most of its rows were run in (ties: the newest), never two rounds at once,
-  and per draw the newest Result. A row whose runs miss a draw of the board, or cover other instances of a copy
+  parameters); each row counts for the newest round it was run in, the board takes the round most rows count for
+  (ties: the newest), never two rounds at once, and per draw the newest Result; a row not run in that round is
+  listed. A row whose runs miss a draw of the board, or cover other instances of a copy
   than the other rows, has no hidden score ("incomplete").
 * **Scores.** Per copy d the track's estimate under the board's paired bootstrap draws of that copy's instances
   (`benchmark.bootstrap.draw_weights`, seed `SEED + 101 + d`: the same draws for every row); the copies themselves
@@ -88,15 +89,19 @@ def _same_code(row: Result, run: Result) -> bool:
 
 
 def _round_of(per_row: list[list[Result]]) -> str | None:
-    """The board's round: the one most rows were run in, ties broken by the newest run."""
+    """The board's round: each row counts for the newest round it was run in (the round of its newest run), and
+    the board takes the round most rows count for, ties broken by the newest run — so a row kept on an old round
+    (its records are never replaced) does not hold the board there once most rows were run in a new one."""
     counts: Counter[str] = Counter()
     newest: dict[str, str] = {}
     for runs in per_row:
-        rounds = {str(hidden_of(h)["round"]) for h in runs}  # type: ignore[index]
-        counts.update(rounds)
+        if not runs:
+            continue
         for h in runs:
             rnd = str(hidden_of(h)["round"])  # type: ignore[index]
             newest[rnd] = max(newest.get(rnd, ""), h.created or "")
+        latest = max(runs, key=lambda h: h.created or "")
+        counts[str(hidden_of(latest)["round"])] += 1  # type: ignore[index]
     if not counts:
         return None
     return max(counts, key=lambda r: (counts[r], newest.get(r, "")))

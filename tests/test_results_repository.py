@@ -128,6 +128,11 @@ def test_end_to_end_submit_validate_verify_site(world, remote, tmp_path, capsys)
     assert code == 0, out + err
     assert out.startswith("ok results/squares/") and "(equal outputs)" in out and "signed 1 record" in err
 
+    # a repository that started no round of hidden copies: the record says so, and carries no hidden run
+    rel = next(p for p in sent if parse_result_path(p))
+    record = json.loads(git("--git-dir", str(remote), "show", f"main:{parse_result_path(rel).verification}"))
+    assert "hidden" not in record and "started no round of hidden copies" in record["hidden_not_run"]
+
     code, _, err = cli(["results", "merge", f"{remote}@{ref}"], capsys)
     assert code == 0, err
     code, _, err = cli(["submit", str(sub), "--to", str(remote), "--results", str(results)], capsys)

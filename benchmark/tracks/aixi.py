@@ -114,6 +114,10 @@ class AixiTrack(Track):
     no_hidden_copy = ("the AIXI CNN is trained on images: no construction keeps a copy's ground truth exact (the "
                       "function model's boards have hidden copies)")
 
+    def no_hidden_copy_of(self, model: str) -> str:
+        """Only the function model has hidden copies (`Track.no_hidden_copy_of`)."""
+        return "" if model == "function" else f"no hidden copy of the AIXI model '{model}': {self.no_hidden_copy}"
+
     def hidden_copy(self, resource, model: str, draw: Any, split: str, limit: int | None = None):
         """A hidden copy of the function model (`benchmark.models.aixi_function.hidden_function`, drawn from
         `draw.rng("aixi-function")`): the same counting rule with drawn pattern weights (one pattern irrelevant), the
@@ -121,8 +125,8 @@ class AixiTrack(Track):
         model: a submission reaches it through `predict` only. The CNN has none (`no_hidden_copy`)."""
         from benchmark.models.hidden import NoHiddenCopy
 
-        if model != "function":
-            raise NoHiddenCopy(f"no hidden copy of the AIXI model '{model}': {self.no_hidden_copy}")
+        if self.no_hidden_copy_of(model):
+            raise NoHiddenCopy(self.no_hidden_copy_of(model))
         dataset, fname = self._parse(resource)
         instances = self.instances(resource, split, limit)
         spec, info = self.build_model(resource, "function", instances)

@@ -228,6 +228,11 @@ class Track:
         test (robustness: ERASER's faithfulness probes) — the randomised copy, in a randomised-model run
         (`benchmark.randomisation`). Default: the track's scoring reads no model."""
 
+    def no_hidden_copy_of(self, model: str) -> str:
+        """Why the board of `model` has no hidden copies, in one line; "" where `hidden_copy` builds them (a draw may
+        still fail to build: `NoHiddenCopy` then says why). Cheap: nothing is built."""
+        return f"no hidden copy on the {self.name} track: {self.no_hidden_copy}" if self.no_hidden_copy else ""
+
     def hidden_copy(self, resource, model: str, draw: Any, split: str,
                     limit: int | None = None) -> tuple[Any, dict[str, Any], Instances, dict[str, Any]]:
         """A hidden copy of the board's model drawn from `draw` (`benchmark.models.hidden.Draw`): (the copy's

@@ -12,6 +12,7 @@ two backends), `targets` (a target string to its store), `pull` (a pull request 
 branch), `validate` (the validator), `contents` (what every field of a Result must say), `names` (names that
 could pass for one another), `contributors` (a name belongs to a key: contribution signatures and name
 bindings), `signing` (Ed25519 keys and records), `submit` (`xaibench submit`), `rerun` (the
-maintainers' re-run, signing and landing), `boards` (Results of a checkout marked verified or self-reported) and
-`cli` (the commands). `benchmark` knows none of it.
+maintainers' re-run, signing and landing, and `rehide`), `rounds` (rounds of hidden copies: a secret committed to,
+then revealed), `audit` (anyone's check of a revealed round), `boards` (Results of a checkout marked verified or
+self-reported) and `cli` (the commands). `benchmark` knows none of it.
 """

@@ -17,7 +17,8 @@ record carries the re-run's companion runs (`rerun`: the randomised-model Result
 self-reported Result has none, and the board does not rank it where the track applies the test. A companion
 Result *file* in the tree (a randomised-model run at a Result path) is never read: it is listed and left out, so
 no file on the default branch — in another folder, under the verified one's name — can change what a verified
-row shows.
+row shows. A verified row's hidden-copy runs come from its round records (`_round_runs`: signed, bound to the row
+like its record, of a round the repository holds signed with the commitment the record names).
 """
 
 from __future__ import annotations
@@ -27,10 +28,11 @@ from typing import Any
 
 from benchmark.errors import XaibenchError
 from leaderboard.companions import KINDS, kind_of
-from leaderboard.repository.layout import MAX_RESULT_BYTES, RepositoryError, parse_result_path, result_path_of, sha256
+from leaderboard.repository.layout import (HIDDEN_RECORD, MAX_RESULT_BYTES, RepositoryError, parse_result_path,
+                                           result_path_of, sha256)
 from leaderboard.repository.reading import folder_digests
 
-__all__ = ["load_repository", "verified"]
+__all__ = ["binds", "load_repository", "verified"]
 
 MAX_RECORD_BYTES = 1 << 20
 
@@ -38,7 +40,7 @@ MAX_RECORD_BYTES = 1 << 20
 def verified(tree: Path, rel: str, keys: dict[str, Any]) -> dict[str, Any] | None:
     """The verification record of the Result at `rel` when it holds under one of `keys` (module docstring),
     else None."""
-    from leaderboard.repository.reading import read_bytes, read_json
+    from leaderboard.repository.reading import read_json
     from leaderboard.repository.signing import check_record
 
     rp = parse_result_path(rel)
@@ -46,16 +48,25 @@ def verified(tree: Path, rel: str, keys: dict[str, Any]) -> dict[str, Any] | Non
         return None
     try:
         record = read_json(tree / rp.verification, rp.verification, MAX_RECORD_BYTES)
-        data = read_bytes(tree / rel, rel, MAX_RESULT_BYTES)
     except RepositoryError:
         return None
-    if not check_record(record, keys):
-        return None
-    source, meta = folder_digests(tree, rp.submission, rp.code_hash)
-    holds = (record.get("result") == rel and record.get("result_sha256") == sha256(data)
-             and source is not None and record.get("source_sha256") == source
-             and meta is not None and record.get("submission_json_sha256") == meta)
-    return record if holds else None
+    return record if check_record(record, keys) and binds(record, tree, rel) else None
+
+
+def binds(record: Any, tree: Path, rel: str) -> bool:
+    """Whether a (signed) record names exactly the Result at `rel`: its path and sha256, the digest of its
+    folder's `source/` and the sha256 of its `submission.json`, all recomputed from `tree`."""
+    from leaderboard.repository.reading import read_bytes
+
+    rp = parse_result_path(rel)
+    try:
+        data = read_bytes(tree / rel, rel, MAX_RESULT_BYTES)
+    except RepositoryError:
+        return False
+    source, meta = folder_digests(tree, rp.submission, rp.code_hash) if rp is not None else (None, None)
+    return (isinstance(record, dict) and record.get("result") == rel and record.get("result_sha256") == sha256(data)
+            and source is not None and record.get("source_sha256") == source
+            and meta is not None and record.get("submission_json_sha256") == meta)
 
 
 def _own_cache(r: Any) -> None:
@@ -93,9 +104,11 @@ def load_repository(tree: Path, keys: dict[str, Any]) -> tuple[list[Any], list[s
     """(Results, problem lines) of a checked-out results repository."""
     from benchmark.results import Result
     from leaderboard.repository.reading import read_json
+    from leaderboard.repository.rounds import read_rounds
     from leaderboard.repository.validate import iter_result_files
 
-    found, problems = [], []
+    rounds, problems = read_rounds(tree, keys) if keys else ({}, [])
+    found = []
     for rel in iter_result_files(tree):
         try:
             r = Result.from_dict(read_json(tree / rel, rel, MAX_RESULT_BYTES))
@@ -109,13 +122,13 @@ def load_repository(tree: Path, keys: dict[str, Any]) -> tuple[list[Any], list[s
             problems.append(f"{rel}: not a Result (extra, provenance, model, resource and submission are objects); "
                             "left out")
             continue
-        if parse_result_path(rel) != result_path_of(r):
-            problems.append(f"{rel}: its path does not match its content; left out")
-            continue
         kind = kind_of(r)
         if kind is not None:
             problems.append(f"{rel}: a {kind} run; a results repository carries it inside its row's verification "
                             "record, never as a file; left out")
+            continue
+        if parse_result_path(rel) != result_path_of(r):
+            problems.append(f"{rel}: its path does not match its content; left out")
             continue
         _own_cache(r)
         record = verified(tree, rel, keys)
@@ -128,8 +141,47 @@ def load_repository(tree: Path, keys: dict[str, Any]) -> tuple[list[Any], list[s
             if isinstance(fit, (int, float)) and not isinstance(fit, bool):
                 r.extra["fit_s"] = float(fit)
         r.companions = {} if record is None else _companions(record, rel, r, problems)
+        if record is not None:
+            r.companions.setdefault("hidden", []).extend(_round_runs(tree, rel, r, keys, rounds, problems))
         found.append(r)
     return found, problems
+
+
+def _round_runs(tree: Path, rel: str, r: Any, keys: dict[str, Any], rounds: dict[str, Any],
+                problems: list[str]) -> list[Any]:
+    """The hidden-copy runs of the verified `r` from its round records (`<model>.rounds/<round>.json`): each record
+    counts when it is signed under `keys`, binds `r` exactly (`binds`), names the round of its file name, and that
+    round is one the repository holds signed with the commitment the record names (`rounds.read_rounds`); each run
+    it carries must be of that round. Anything else is listed and left out."""
+    from benchmark.hidden import hidden_of
+    from leaderboard.repository.reading import read_json, tree_files
+    from leaderboard.repository.signing import check_record
+
+    rp = parse_result_path(rel)
+    assert rp is not None
+    folder = rp.round_record("x").rpartition("/")[0]
+    files, _ = tree_files(tree / folder)
+    out = []
+    for name in sorted(files):
+        where = f"{folder}/{name}"
+        try:
+            record = read_json(tree / where, where, MAX_RECORD_BYTES)
+        except RepositoryError as exc:
+            problems.append(f"{exc}; left out")
+            continue
+        rnd = rounds.get(name.removesuffix(".json"))
+        if not check_record(record, keys) or not binds(record, tree, rel) or record.get("kind") != HIDDEN_RECORD:
+            problems.append(f"{where}: not a round record signed under the given keys for {rel}; left out")
+        elif rnd is None or record.get("round") != rnd.name or record.get("round_commitment") != rnd.commitment:
+            problems.append(f"{where}: its round is not one this repository holds signed, with the commitment it "
+                            "names (rounds/<round>/round.json); left out")
+        else:
+            runs = _companions({"hidden": record.get("hidden")}, rel, r, problems).get("hidden", [])
+            kept = [h for h in runs if (hidden_of(h) or {}).get("round") == rnd.name]
+            if len(kept) < len(runs):
+                problems.append(f"{where}: a run of another round than {rnd.name}; left out")
+            out += kept
+    return out
 
 
 def _companions(record: dict[str, Any], rel: str, r: Any, problems: list[str]) -> dict[str, list[Any]]:

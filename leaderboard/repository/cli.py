@@ -7,6 +7,11 @@
     xaibench results merge REPO@REF                maintainers: land a pull request that validates (self-reported)
     xaibench results keygen [--out DIR] [--contributor]   an Ed25519 key pair for `verify` (or for `submit`)
     xaibench results bind REPO NAME --public-key FILE --reason TEXT   maintainers: re-bind a name to a key
+    xaibench results round start REPO NAME [--draws 3]   maintainers: a new round of hidden copies (`rounds`)
+    xaibench results round list REPO[@REF]         the rounds and their state
+    xaibench results rehide REPO [--submission NAME]   maintainers: run the verified rows on the open round's copies
+    xaibench results reveal REPO NAME              maintainers: publish a round's secret
+    xaibench results audit REPO[@REF] NAME [--rebuild] [--rerun]   anyone: check a revealed round (`audit`)
 
 docs/submitting.md tells the third party's path and the maintainer's.
 """
@@ -25,7 +30,7 @@ from benchmark.errors import XaibenchError
 
 __all__ = ["register"]
 
-results_app = typer.Typer(help="A results repository: init, validate, verify, merge, keys.",
+results_app = typer.Typer(help="A results repository: validate, verify, merge, rounds.",
                           no_args_is_help=True)
 
 
@@ -128,22 +133,54 @@ def validate_cmd(
         raise typer.Exit(1)
 
 
+KeyOption = Annotated[Optional[Path], typer.Option(
+    "--key", metavar="FILE", dir_okay=False, help="The maintainer's Ed25519 private key (default "
+    "$XAIBENCH_HOME/keys/verifier.key); round secrets are kept beside it, in rounds/.")]
+SandboxOption = Annotated[str, typer.Option(help="Where the submission runs: auto, bwrap or none.")]
+TimeoutOption = Annotated[float, typer.Option(min=0.0, max=86400.0, help="Per-instance time limit of each run, "
+                                              "seconds (0 = none).")]
+FindLinksOption = Annotated[Optional[list[str]], typer.Option(
+    "--find-links", metavar="DIR|URL", help="Where a submission's requirements are installed from: a folder of "
+    "wheels or a page of links (repeatable; without --index-url: nothing else, offline).")]
+IndexUrlOption = Annotated[Optional[str], typer.Option(
+    "--index-url", metavar="URL", help="A package index for a submission's requirements (default: pip's, unless "
+    "--find-links is given).")]
+PublicKeyOption = Annotated[Optional[list[Path]], typer.Option(
+    "--public-key", metavar="FILE", dir_okay=False, help="A maintainer's public key (repeatable); default "
+    "$XAIBENCH_VERIFIER_KEYS, else $XAIBENCH_HOME/keys/verifier.pub.")]
+
+
+def _check_sandbox(sandbox: str) -> None:
+    if sandbox not in ("auto", "bwrap", "none"):
+        raise typer.BadParameter("must be auto, bwrap or none", param_hint="--sandbox")
+
+
+def _print_runs(runs: list[Any]) -> None:
+    """One line per row a maintainer ran (ok / FAILED), its environment, its hidden-copy runs and its problems."""
+    for run in runs:
+        print(f"{'ok' if not run.problems else 'FAILED'} {run.rel}" + (f" ({run.rule})" if run.rule and not
+                                                                        run.problems else ""))
+        if run.environment is not None:
+            wheels = run.environment["wheels"]
+            print(f"    environment {run.environment['key']}: " + ("; ".join(
+                f"{w['name']} {w['version']} ({w['file']}, sha256 {w['sha256']})" for w in wheels)
+                or "no wheel (the harness's packages satisfy every requirement)"))
+        if run.round is not None:
+            print(f"    round {run.round.name}: {len(run.hidden)} hidden cop{'y' if len(run.hidden) == 1 else 'ies'}"
+                  + (f" ({run.hidden_not_run})" if run.hidden_not_run else ""))
+        elif run.hidden_not_run:
+            print(f"    no hidden copies: {run.hidden_not_run}")
+        for problem in run.problems:
+            print(f"    {problem}")
+
+
 def verify_cmd(
     target: Annotated[str, typer.Argument(metavar="REPO@REF", help="The repository and the pull request's ref.")],
-    key: Annotated[Optional[Path], typer.Option("--key", metavar="FILE", dir_okay=False,
-                                                help="The Ed25519 private key (default "
-                                                "$XAIBENCH_HOME/keys/verifier.key).")] = None,
-    sandbox: Annotated[str, typer.Option(help="Where the re-run runs: auto, bwrap or none.")] = "auto",
-    timeout: Annotated[float, typer.Option(min=0.0, max=86400.0, help="Per-instance time limit of the re-run, "
-                                           "seconds (0 = none).")] = 60.0,
-    find_links: Annotated[Optional[list[str]], typer.Option("--find-links", metavar="DIR|URL",
-                                                            help="Where a submission's requirements are installed "
-                                                            "from: a folder of wheels or a page of links "
-                                                            "(repeatable; without --index-url: nothing else, "
-                                                            "offline).")] = None,
-    index_url: Annotated[Optional[str], typer.Option("--index-url", metavar="URL",
-                                                     help="A package index for a submission's requirements "
-                                                     "(default: pip's, unless --find-links is given).")] = None,
+    key: KeyOption = None,
+    sandbox: SandboxOption = "auto",
+    timeout: TimeoutOption = 60.0,
+    find_links: FindLinksOption = None,
+    index_url: IndexUrlOption = None,
 ) -> None:
     """Re-run a pull request, sign and land it (maintainers).
 
@@ -151,7 +188,10 @@ def verify_cmd(
     hashed code, on the same resource revision and instances, compares (equal outputs when deterministic; a
     stochastic submission twice, the tolerance from those re-runs) and, when all hold, lands the pull request
     with one signed record per Result in one commit. Exit status 1 when any fails; nothing is written then.
-    A submission with requirements runs in its own environment, built from the versions its Result records."""
+    A submission with requirements runs in its own environment, built from the versions its Result records.
+    Where the repository has started rounds and a Result's board has hidden copies, it is also run on the open
+    round's draws (its secret checked against the round's commitment first) and those runs are signed in a
+    round record."""
     from benchmark.environments import Sources
     from leaderboard.repository.rerun import verify_pull_request
     from leaderboard.repository.signing import load_private_key
@@ -160,20 +200,13 @@ def verify_cmd(
     repo, ref = split_ref(target)
     if ref is None:
         raise XaibenchError(f"{target}: name the pull request to verify, REPO@REF (a branch or refs/pr/N)")
+    _check_sandbox(sandbox)
     private = load_private_key(key)
     with open_store(repo) as store:
         runs, commit = verify_pull_request(store, ref, private, sandbox=sandbox, timeout_s=timeout,
-                                           sources=Sources(tuple(find_links or ()), index_url))
-        for run in runs:
-            print(f"{'ok' if not run.problems else 'FAILED'} {run.rel}" + (f" ({run.rule})" if not run.problems
-                                                                            else ""))
-            if run.environment is not None:
-                wheels = run.environment["wheels"]
-                print(f"    environment {run.environment['key']}: " + ("; ".join(
-                    f"{w['name']} {w['version']} ({w['file']}, sha256 {w['sha256']})" for w in wheels)
-                    or "no wheel (the harness's packages satisfy every requirement)"))
-            for problem in run.problems:
-                print(f"    {problem}")
+                                           sources=Sources(tuple(find_links or ()), index_url),
+                                           key_dir=None if key is None else key.parent, say=_say)
+        _print_runs(runs)
         if commit is None:
             _say(f"{sum(bool(r.problems) for r in runs)} of {len(runs)} Result(s) do not hold; nothing was signed")
             raise typer.Exit(1)
@@ -257,6 +290,158 @@ def bind_cmd(
          "signed by it")
 
 
+round_app = typer.Typer(help="Rounds of hidden copies: start one, list them.", no_args_is_help=True)
+
+
+def round_start_cmd(
+    repo: Annotated[str, typer.Argument(metavar="REPO", help="The results repository (a folder, a git URL or "
+                                        "hf://datasets/ORG/NAME).")],
+    name: Annotated[str, typer.Argument(help="The new round's name (letters, digits, '.', '_', '-'), used once.")],
+    draws: Annotated[int, typer.Option(min=1, max=100, help="Hidden copies per board in this round.")] = 3,
+    key: KeyOption = None,
+) -> None:
+    """Start a round of hidden copies (maintainers).
+
+    Makes a 32-byte secret kept beside the private key (rounds/NAME.secret, mode 0600; never inside a git work
+    tree, never overwritten) and lands rounds/NAME/round.json, signed, with the secret's sha256 (the commitment)
+    and the number of draws. From then on `results verify` draws hidden copies from it; `results rehide` runs the
+    verified rows on them. An older round left open stays unrevealed until `results reveal`."""
+    from leaderboard.repository.rounds import start
+    from leaderboard.repository.signing import default_key_dir, load_private_key
+
+    private = load_private_key(key)
+    commit, commitment, still_open = start(repo, name, draws, private, default_key_dir() if key is None
+                                           else key.parent)
+    _say(f"started round {name} on {repo} (commit {commit[:12]}): {draws} draws, commitment {commitment}; "
+         f"`xaibench results verify` draws from it now, and `xaibench results rehide {repo}` runs the verified rows "
+         "on its copies")
+    if still_open:
+        _say(f"round(s) {', '.join(still_open)} stay unrevealed; reveal each with `xaibench results reveal {repo} "
+             "NAME` when its scores may be checked")
+
+
+def round_list_cmd(
+    repo: Annotated[str, typer.Argument(metavar="REPO[@REF]", help="The results repository, and a ref.")],
+    public_key: PublicKeyOption = None,
+) -> None:
+    """List a repository's rounds and their state.
+
+    One line per round signed under the maintainers' public keys: its name, state (open, closed, revealed),
+    start, draws and commitment; a round file that is not signed so is listed on stderr and left out."""
+    from leaderboard.repository.rounds import newest, read_rounds, states
+    from leaderboard.repository.signing import load_public_keys
+    from leaderboard.repository.targets import open_store, split_ref
+
+    keys = load_public_keys(public_key)
+    where, ref = split_ref(repo)
+    with open_store(where) as store:
+        rounds, problems = read_rounds(store.snapshot(ref), keys)
+    state = states(rounds)
+    for r in sorted(rounds.values(), key=lambda r: (r.started, r.name)):
+        print(f"{r.name}\t{state[r.name]}\tstarted {r.started}\t{r.draws} draws\tcommitment {r.commitment}")
+    for line in problems:
+        _say(line)
+    current = newest(rounds)
+    _say(f"{len(rounds)} round(s); " + ("no open round" if current is None or current.revealed
+                                        else f"the open round is {current.name}"))
+
+
+def rehide_cmd(
+    repo: Annotated[str, typer.Argument(metavar="REPO", help="The results repository.")],
+    submission: Annotated[Optional[list[str]], typer.Option("--submission", metavar="NAME", help="Only this "
+                                                            "submission's rows (repeatable).")] = None,
+    key: KeyOption = None,
+    sandbox: SandboxOption = "auto",
+    timeout: TimeoutOption = 60.0,
+    find_links: FindLinksOption = None,
+    index_url: IndexUrlOption = None,
+) -> None:
+    """Run verified rows on the open round's copies (maintainers).
+
+    Every Result on the default branch whose verification record holds under this key, whose board has hidden
+    copies and which has no record of the open round yet is run on the round's draws in the sandbox, from
+    exactly its hashed code; each row whose runs hold gets a signed round record, all landed in one commit.
+    Exit status 1 when a row's runs do not hold (it gets no record; the others land)."""
+    from benchmark.environments import Sources
+    from leaderboard.repository.rerun import rehide
+    from leaderboard.repository.signing import load_private_key
+    from leaderboard.repository.targets import open_store
+
+    _check_sandbox(sandbox)
+    private = load_private_key(key)
+    with open_store(repo) as store:
+        runs, commit = rehide(store, private, sandbox=sandbox, timeout_s=timeout,
+                              sources=Sources(tuple(find_links or ()), index_url),
+                              key_dir=None if key is None else key.parent,
+                              only=set(submission) if submission else None, say=_say)
+        _print_runs(runs)
+        failed = sum(bool(r.problems) for r in runs)
+        if commit is not None:
+            _say(f"signed {len(runs) - failed} round record(s) on {store.where} {store.base} (commit {commit[:12]})")
+        elif not runs:
+            _say("nothing to run: every verified row with hidden copies has a record of the open round")
+    if failed:
+        _say(f"{failed} row(s) did not hold and got no record")
+        raise typer.Exit(1)
+
+
+def reveal_cmd(
+    repo: Annotated[str, typer.Argument(metavar="REPO", help="The results repository.")],
+    name: Annotated[str, typer.Argument(help="The round to reveal.")],
+    key: KeyOption = None,
+) -> None:
+    """Reveal a round's secret (maintainers).
+
+    Checks the kept secret against the commitment the round signed and lands rounds/NAME/secret.json, so anyone
+    can rebuild the round's copies and check its signed hidden scores (`results audit`). A revealed round is
+    closed: `results verify` draws from a newer one only."""
+    from leaderboard.repository.rounds import reveal
+    from leaderboard.repository.signing import default_key_dir, load_private_key
+
+    commit = reveal(repo, name, load_private_key(key), default_key_dir() if key is None else key.parent)
+    _say(f"revealed round {name} on {repo} (commit {commit[:12]}); anyone can check it with `xaibench results "
+         f"audit {repo} {name}`")
+
+
+def audit_cmd(
+    repo: Annotated[str, typer.Argument(metavar="REPO[@REF]", help="The results repository, and a ref.")],
+    name: Annotated[str, typer.Argument(help="The revealed round to check.")],
+    public_key: PublicKeyOption = None,
+    rebuild: Annotated[bool, typer.Option("--rebuild", help="Also rebuild each copy from the secret and compare "
+                                          "its model with the run's.")] = False,
+    rerun: Annotated[bool, typer.Option("--rerun", help="Also evaluate each run again on its rebuilt copy and "
+                                        "compare by the re-run rules (implies --rebuild).")] = False,
+    sandbox: SandboxOption = "auto",
+    timeout: TimeoutOption = 60.0,
+    find_links: FindLinksOption = None,
+    index_url: IndexUrlOption = None,
+) -> None:
+    """Check a revealed round's signed hidden scores.
+
+    Anyone, with the maintainers' public keys: the revealed secret must hash to the round's commitment, and
+    every round record of the round must be signed, name that commitment and carry runs whose draw commitments
+    the secret reproduces; --rebuild and --rerun rebuild the copies and re-run the submissions on them. One line
+    per mismatch on stdout, exit status 1 on any."""
+    from benchmark.environments import Sources
+    from leaderboard.repository.audit import audit
+    from leaderboard.repository.signing import load_public_keys
+    from leaderboard.repository.targets import open_store, split_ref
+
+    _check_sandbox(sandbox)
+    keys = load_public_keys(public_key)
+    where, ref = split_ref(repo)
+    with open_store(where) as store:
+        findings, checked = audit(store.snapshot(ref), name, keys, rebuild=rebuild or rerun, rerun=rerun,
+                                  sandbox=sandbox, timeout_s=timeout,
+                                  sources=Sources(tuple(find_links or ()), index_url))
+    for line in findings:
+        print(line)
+    _say(f"round {name}: {checked} hidden run(s) checked, {len(findings)} mismatch(es)" if findings
+         else f"round {name}: {checked} hidden run(s) checked; every one matches the revealed secret")
+    if findings:
+        raise typer.Exit(1)
+
+
 # the group's commands, once at import: `register` may be called for more than one app (tests do), and a
 # second registration would add unreflowed copies of the commands to the one group
 results_app.command("init")(one_line(init_cmd))
@@ -265,6 +450,12 @@ results_app.command("verify")(one_line(verify_cmd))
 results_app.command("merge")(one_line(merge_cmd))
 results_app.command("keygen")(one_line(keygen_cmd))
 results_app.command("bind")(one_line(bind_cmd))
+results_app.command("rehide")(one_line(rehide_cmd))
+results_app.command("reveal")(one_line(reveal_cmd))
+results_app.command("audit")(one_line(audit_cmd))
+round_app.command("start")(one_line(round_start_cmd))
+round_app.command("list")(one_line(round_list_cmd))
+results_app.add_typer(round_app, name="round")
 
 
 def register(app: typer.Typer) -> None:

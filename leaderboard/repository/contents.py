@@ -218,6 +218,12 @@ def check_result(data: Any, rp: Any, sub: Any, context: Any) -> list[str]:
             str(r.resource["revision"]), str(r.model["name"]))
     if said != (rp.submission, rp.code_hash, rp.track, rp.resource, rp.revision, rp.model):
         return [f"{rel}: its path does not match its content"]
+    from leaderboard.companions import kind_of
+
+    kind = kind_of(r)
+    if kind is not None:
+        return [f"{rel}: a {kind} run, not a Result on the published model; a results repository carries such runs "
+                "only inside a maintainer's signed records (`xaibench results verify`): send the published model's"]
     if s["name"] != rp.submission or s.get("base") != rp.submission:
         return [f"{rel}: it was run with non-default parameters or metric options ({s['name']}); send "
                 "default-parameter Results"]

@@ -8,6 +8,8 @@
     results/<submission>/<code-hash>/signatures/<digest16>.json   a contributor's signature (`contributors`)
     verifications/<submission>/<code-hash>/<track>/<family>__<config>@<revision>/<model>.json
                                                        a maintainer's signed record (`signing`)
+    verifications/.../<model>.rounds/<round>.json      its signed hidden-copy runs of one round (`rerun`)
+    rounds/<round>/round.json, rounds/<round>/secret.json   a round of hidden copies, started and revealed (`rounds`)
     verifications/<submission>/owner.json              the key holding the name (`contributors`)
 
 `<code-hash>` is `Submission.hash`; the files under `source/` sit at the paths the hash covers them under
@@ -29,6 +31,7 @@ LAYOUT_VERSION = 1
 MARKER = "xaibench-results.json"
 RESULTS = "results"
 VERIFICATIONS = "verifications"
+HIDDEN_RECORD = "xaibench-hidden-runs"  # the kind of a row's round record (`ResultPath.round_record`)
 SUBMISSION_JSON = "submission.json"
 SOURCE = "source"
 HASH_RE = re.compile(r"^[0-9a-f]{16}$")
@@ -65,6 +68,11 @@ class ResultPath:
     def verification(self) -> str:
         """The path of its verification record."""
         return VERIFICATIONS + self.rel[len(RESULTS):]
+
+    def round_record(self, name: str) -> str:
+        """The path of its signed hidden-copy runs of round `name` (`rerun.hidden_record_for`):
+        `verifications/.../<model>.rounds/<name>.json`."""
+        return f"{self.verification[:-len('.json')]}.rounds/{name}.json"
 
 
 def result_path_of(r: Any) -> ResultPath:

@@ -29,6 +29,13 @@ submitted Result, and the record carries it under that kind's `record_key` (one 
 kind of companion run is one more entry of each. A submitted Result comes without one, so a self-reported row is
 not ranked on such a board until it is verified.
 
+Hidden copies (issue #50): where the repository has started rounds (`rounds`) and a Result's board has hidden
+copies, the re-run is also evaluated on the open round's draws (`hidden_runs`, after `open_round` checked the
+round's signature and that its secret hashes to its commitment), each run's draw commitment checked against
+`Round.draw`; the runs are signed in the row's round record (`hidden_record_for`, at
+`ResultPath.round_record(round)`), never in its verification record. `rehide` gives the verified rows already on the
+default branch their round record of a new round. Records are never replaced.
+
 A submission with requirements is re-run in an environment of its own (`benchmark.environments.for_result`):
 the versions its Result recorded (`provenance.requirements`), installed from `sources` (`--find-links`,
 `--index-url`) over the harness's packages; each re-run must resolve those versions, and its figures name them.
@@ -44,17 +51,18 @@ import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
 from benchmark.errors import XaibenchError
-from leaderboard.repository.layout import (LAYOUT_VERSION, MAX_RESULT_BYTES, RESULTS, RepositoryError,
+from leaderboard.repository.layout import (HIDDEN_RECORD, LAYOUT_VERSION, MAX_RESULT_BYTES, RESULTS, RepositoryError,
                                            parse_result_path, sha256)
 from leaderboard.repository.reading import folder_digests
 
-__all__ = ["COMPARED_PROVENANCE", "Evaluation", "Rerun", "compare", "provenance_differences", "record_for",
-           "rerun_result", "verify_pull_request"]
+__all__ = ["COMPARED_PROVENANCE", "Evaluation", "Rerun", "compare", "figures_of", "hidden_record_for", "hidden_runs",
+           "no_copy", "open_round", "provenance_differences", "rebuild", "record_for", "rehide", "rerun_result",
+           "verify_pull_request"]
 
 REL_TOL = 1e-9
 STOCHASTIC_FACTOR = 3.0
@@ -82,6 +90,9 @@ class Rerun:
     evaluations: list[Evaluation] = field(default_factory=list)
     randomised_not_run: str = ""  # why the randomisation test could not run (a model that cannot be randomised)
     environment: dict[str, Any] | None = None  # the submission's own environment: its key and the wheels it holds
+    round: Any = None  # the round its hidden-copy runs were drawn in (`rounds.RoundFile`), or None
+    hidden: list[Any] = field(default_factory=list)  # its runs on the round's hidden copies (`hidden_runs`)
+    hidden_not_run: str = ""  # why there are no hidden-copy runs, or why some draw was not run
 
     @property
     def reruns(self) -> list[Any]:
@@ -105,16 +116,20 @@ class Rerun:
     @property
     def figures(self) -> list[dict[str, Any]]:
         """What the record keeps of each evaluation (the boards show its time on a verified row)."""
-        out = []
-        for e in self.evaluations:
-            r = e.result
-            out.append({"label": e.label, "metrics": {k: m.mean for k, m in r.metrics.items()},
-                        "outputs_sha256": r.integrity.get("outputs_sha256"), "wall_time_s": float(r.wall_time_s),
-                        "fit_s": (r.extra or {}).get("fit_s"),
-                        "sandbox": r.provenance.get("isolation", {}).get("sandbox"),
-                        **({"requirements": r.provenance["requirements"]} if "requirements" in r.provenance
-                           else {})})
-        return out
+        return figures_of(self.evaluations)
+
+
+def figures_of(evaluations: list[Evaluation]) -> list[dict[str, Any]]:
+    """What a record keeps of each evaluation: its label, metric means, outputs digest, times, sandbox and
+    resolved requirements."""
+    out = []
+    for e in evaluations:
+        r = e.result
+        out.append({"label": e.label, "metrics": {k: m.mean for k, m in r.metrics.items()},
+                    "outputs_sha256": r.integrity.get("outputs_sha256"), "wall_time_s": float(r.wall_time_s),
+                    "fit_s": (r.extra or {}).get("fit_s"), "sandbox": r.provenance.get("isolation", {}).get("sandbox"),
+                    **({"requirements": r.provenance["requirements"]} if "requirements" in r.provenance else {})})
+    return out
 
 
 def _arrays_equal(a: np.ndarray, b: np.ndarray) -> bool:
@@ -198,35 +213,46 @@ def compare(submitted: Any, runs: list[Any], deterministic: bool) -> tuple[str, 
     return "within the re-runs' tolerance", _stochastic(submitted, runs)
 
 
-def rerun_result(tree: Path, rel: str, sandbox: str = "auto", timeout_s: float = 60.0,
-                 sources: Any = None) -> Rerun:
-    """Re-run one Result of a checked-out (validated) tree in a scratch folder built from exactly the files
-    its code hash covers (in the submission's own environment when it has requirements, its packages from
-    `sources`: `benchmark.environments.Sources`)."""
+def rebuild(tree: Path, rp: Any, submitted: Any, sources: Any, scratch: Path) -> tuple[Any, Any]:
+    """(the submission of `rp`'s folder rebuilt under `scratch` from exactly the files its code hash covers, its
+    own environment or None): the environment holds the versions `submitted` recorded, installed from `sources`
+    (`benchmark.environments.Sources`) when the submission has requirements."""
     from benchmark.environments import Sources, for_result
-    from benchmark.results import Result
-    from benchmark.runner import evaluate
     from benchmark.submission import load_submission
-    from leaderboard.repository.contents import seeds_of
     from leaderboard.repository.reading import read_json
     from leaderboard.repository.validate import hashed_source, write_tree
+
+    folder = tree / RESULTS / rp.submission / rp.code_hash
+    meta = read_json(folder / "submission.json", "submission.json", 1 << 20)
+    files = {k.removeprefix("source/"): v for k, v in hashed_source(folder).items()}
+    root = scratch / "src" / (meta.get("package") or "source")
+    write_tree(files, root)
+    sub = load_submission(root / meta["folder"])
+    env = for_result(sub.requires, submitted.provenance, sources or Sources()) if sub.requires else None
+    return sub, env
+
+
+def rerun_result(tree: Path, rel: str, sandbox: str = "auto", timeout_s: float = 60.0,
+                 sources: Any = None, hidden: tuple[Any, Any] | None = None) -> Rerun:
+    """Re-run one Result of a checked-out (validated) tree in a scratch folder built from exactly the files
+    its code hash covers (in the submission's own environment when it has requirements, its packages from
+    `sources`: `benchmark.environments.Sources`); with `hidden` = (`rounds.RoundFile`, its
+    `benchmark.models.hidden.Round`), also on that round's hidden copies (`hidden_runs`)."""
+    from benchmark.results import Result
+    from benchmark.runner import evaluate
+    from leaderboard.repository.contents import seeds_of
+    from leaderboard.repository.reading import read_json
 
     out = Rerun(rel)
     rp = parse_result_path(rel)
     if rp is None:
         raise RepositoryError(f"{rel}: not a Result path")
     submitted = Result.from_dict(read_json(tree / rel, rel, MAX_RESULT_BYTES))
-    folder = tree / RESULTS / rp.submission / rp.code_hash
     with tempfile.TemporaryDirectory(prefix="xaibench-rerun-") as scratch:
         try:
             import json
 
-            meta = read_json(folder / "submission.json", "submission.json", 1 << 20)
-            files = {k.removeprefix("source/"): v for k, v in hashed_source(folder).items()}
-            root = Path(scratch) / "src" / (meta.get("package") or "source")
-            write_tree(files, root)
-            sub = load_submission(root / meta["folder"])
-            env = for_result(sub.requires, submitted.provenance, sources or Sources()) if sub.requires else None
+            sub, env = rebuild(tree, rp, submitted, sources, Path(scratch))
             if env is not None:
                 out.environment = {"key": env.key, "wheels": [w.to_dict() for w in env.wheels]}
             labels = ["as submitted"] if sub.deterministic else ["as submitted", "again"]
@@ -241,12 +267,51 @@ def rerun_result(tree: Path, rel: str, sandbox: str = "auto", timeout_s: float =
             _randomised_run(out, sub, submitted, f"{rp.resource}@{rp.revision}", rp.model,
                             Path(scratch) / f"results-{len(labels) - 1}", sandbox, timeout_s,
                             None if env is None else env.packages)
+            found: list[str] = []
+            if hidden is not None:
+                out.round = hidden[0]
+                out.hidden, not_run, found = hidden_runs(sub, submitted, rp, hidden[1], range(hidden[0].draws),
+                                                         Path(scratch) / "hidden", sandbox, timeout_s,
+                                                         None if env is None else env.packages)
+                out.hidden_not_run = "; ".join(not_run)
         except (XaibenchError, OSError, KeyError, TypeError, json.JSONDecodeError) as exc:
             out.problems.append(f"the re-run failed: {' '.join(str(exc).split())[:300]}")
             return out
     out.rule, out.problems = compare(submitted, out.reruns, sub.deterministic)
-    out.problems += provenance_differences(submitted, [e.result for e in out.evaluations])
+    out.problems += found + provenance_differences(submitted, [e.result for e in out.evaluations] + out.hidden)
     return out
+
+
+def hidden_runs(sub: Any, submitted: Any, rp: Any, round_: Any, draws: Iterable[int], results: Path, sandbox: str,
+                timeout_s: float, environment: Any) -> tuple[list[Any], list[str], list[str]]:
+    """(runs, why a draw was not run, problems): `sub` evaluated on each of `draws` of the hidden copies of
+    `rp`'s board drawn from `round_` (`benchmark.runner.evaluate(..., hidden=k, hidden_round=round_)`, in the
+    sandbox, nothing from a cache), with `submitted`'s split, seeds and batch size. A draw the construction cannot
+    build (`NoHiddenCopy`) is not run, said why; a run whose round, draw or commitment is not
+    `round_.draw(track, resource, revision, k)`'s is a problem (nothing is signed)."""
+    from benchmark.hidden import hidden_of
+    from benchmark.models.hidden import NoHiddenCopy
+    from benchmark.runner import evaluate
+    from leaderboard.repository.contents import seeds_of
+
+    runs, not_run, problems = [], [], []
+    for k in draws:
+        try:
+            r = evaluate(sub, submitted.track, f"{rp.resource}@{rp.revision}", model=rp.model,
+                         split=str(submitted.resource["split"]), seeds=seeds_of(submitted.provenance),
+                         batch_size=int(submitted.provenance.get("batch_size", 16)), overwrite=True,
+                         results_dir=results, sandbox=sandbox, timeout_s=timeout_s, environment=environment,
+                         hidden=k, hidden_round=round_)
+        except NoHiddenCopy as exc:
+            not_run.append(" ".join(str(exc).split()))
+            continue
+        want = round_.draw(rp.track, rp.resource, rp.revision, k).public()
+        got = hidden_of(r) or {}
+        if {key: got.get(key) for key in want} != want:
+            problems.append(f"hidden copy {k}: the run names round {got.get('round')}, draw {got.get('draw')}, "
+                            f"commitment {got.get('commitment')}; round {round_.id} draws {want['commitment']}")
+        runs.append(r)
+    return runs, not_run, problems
 
 
 # the provenance fields a re-run reproduces, compared for every evaluation (`provenance_differences`): what it
@@ -296,24 +361,50 @@ def record_for(tree: Path, run: Rerun, contributor: str | None = None) -> dict[s
     """The (unsigned) verification record of a Result that held: it binds the Result's bytes, the digest of its
     `source/` and of its `submission.json` (`layout.folder_digests`), and keeps the re-runs' figures, the
     companion runs (`randomised`) and the key id of the contributor who signed the pull request."""
-    from benchmark import __version__
     from leaderboard.companions import KINDS
 
-    rp = parse_result_path(run.rel)
-    assert rp is not None
-    source, meta = folder_digests(tree, rp.submission, rp.code_hash)
     first = run.figures[0]
-    return {"layout": LAYOUT_VERSION, "kind": "xaibench-verification", "result": run.rel,
-            "result_sha256": sha256((tree / run.rel).read_bytes()), "source_sha256": source,
-            "submission_json_sha256": meta, "submission": rp.submission, "code_hash": rp.code_hash, "track": rp.track,
-            "resource": rp.resource, "revision": rp.revision, "model": rp.model, "rule": run.rule,
+    return {**_binding(tree, run.rel), "kind": "xaibench-verification", "rule": run.rule,
             "rerun": run.figures, "wall_time_s": first["wall_time_s"], "fit_s": first["fit_s"],
             **{KINDS[kind].record_key: runs[0].to_dict() if len(runs) == 1 else [r.to_dict() for r in runs]
                for kind, runs in run.companions.items()},
             **({"randomised_not_run": run.randomised_not_run} if run.randomised_not_run else {}),
+            **({"hidden_not_run": run.hidden_not_run} if run.hidden_not_run and run.round is None else {}),
             **({"environment": run.environment} if run.environment is not None else {}),
-            **({"contributor": contributor} if contributor else {}),
-            "xaibench": __version__, "verified": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+            **({"contributor": contributor} if contributor else {}), **_made()}
+
+
+def _binding(tree: Path, rel: str) -> dict[str, Any]:
+    """What binds a record to its row: the Result's path and the sha256 of its bytes, the digest of its `source/`
+    and of its `submission.json` (`layout.folder_digests`), and the path's parts."""
+    rp = parse_result_path(rel)
+    assert rp is not None
+    source, meta = folder_digests(tree, rp.submission, rp.code_hash)
+    return {"layout": LAYOUT_VERSION, "result": rel, "result_sha256": sha256((tree / rel).read_bytes()),
+            "source_sha256": source, "submission_json_sha256": meta, "submission": rp.submission,
+            "code_hash": rp.code_hash, "track": rp.track, "resource": rp.resource, "revision": rp.revision,
+            "model": rp.model}
+
+
+def _made() -> dict[str, str]:
+    from benchmark import __version__
+
+    return {"xaibench": __version__, "verified": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+
+
+def hidden_record_for(tree: Path, run: Rerun) -> dict[str, Any]:
+    """The (unsigned) record of a row's hidden-copy runs of one round, at `ResultPath.round_record(round)`: bound
+    to the row like its verification record (`_binding`), it names the round and the round's commitment and carries
+    the runs whole (`hidden`, the companion kind's `record_key`: each run names its draw and the draw's
+    commitment), their figures, and why a draw was not run (`hidden_not_run`)."""
+    from leaderboard.companions import KINDS
+
+    return {**_binding(tree, run.rel), "kind": HIDDEN_RECORD, "round": run.round.name,
+            "round_commitment": run.round.commitment, KINDS["hidden"].record_key: [r.to_dict() for r in run.hidden],
+            "rerun": figures_of([Evaluation(f"hidden copy {(r.model.get('hidden') or {}).get('draw')}", r)
+                                 for r in run.hidden]),
+            **({"hidden_not_run": run.hidden_not_run} if run.hidden_not_run else {}),
+            **({"environment": run.environment} if run.environment is not None else {}), **_made()}
 
 
 def _refuse(ref: str, findings: list[str]) -> RepositoryError:
@@ -344,15 +435,65 @@ def landing_files(pr: Any, name: str | None) -> dict[str, bytes]:
     return {}
 
 
-def verify_pull_request(store: Any, ref: str, private: Any, sandbox: str = "auto",
-                        timeout_s: float = 60.0, sources: Any = None) -> tuple[list[Rerun], str | None]:
-    """Judge `ref` against the tip, re-run every Result it adds, and when all hold land it with their signed
-    records in one commit: (the re-runs, the commit or None when nothing was written). `sources`: where a
-    submission's requirements are installed from (`benchmark.environments.Sources`)."""
+def no_copy(rel: str) -> str:
+    """Why the board of the Result at `rel` has no hidden copies ("" where its track builds them)."""
+    from benchmark.tracks import get_track
+
+    rp = parse_result_path(rel)
+    assert rp is not None
+    return get_track(rp.track).no_hidden_copy_of(rp.model)
+
+
+def open_round(tree: Path, where: str, private: Any, key_dir: Path | None, sandbox: str,
+               say: Callable[[str], None]) -> tuple[Any, Any] | None:
+    """(the open round of the checkout `tree` signed by `private`, its `Round` with the secret checked) — None when
+    the repository has started no round (`rounds`: hidden copies unused). Refused in one line, before anything
+    runs: `rounds/` holds files but no round signed by this key (forged or foreign), the newest round is revealed
+    (no open round), its secret is lost or changed, or a worker here could read the secret
+    (`benchmark.hidden.refuse_unconfined`). Beside a round that counts, a file that does not is said (`say`) and
+    left out."""
+    from benchmark.hidden import refuse_unconfined
+    from benchmark.models.hidden import NoHiddenCopy
+    from leaderboard.repository.rounds import load_secret, newest, read_rounds
+    from leaderboard.repository.signing import default_key_dir, key_id
+
+    rounds, problems = read_rounds(tree, {key_id(private.public_key()): private.public_key()})
+    current = newest(rounds)
+    if current is None and problems:
+        raise RepositoryError(f"{where} holds round files but no round signed by this key ({problems[0]}); nothing "
+                              "was signed")
+    for line in problems:
+        say(line)
+    if current is None:
+        return None
+    if current.revealed:
+        raise RepositoryError(f"no open round on {where}: the newest, {current.name}, is revealed; start one with "
+                              f"`xaibench results round start {where} NAME` (nothing was signed)")
+    round_ = load_secret(key_dir or default_key_dir(), current, "nothing was signed")
+    try:
+        refuse_unconfined(sandbox)
+    except NoHiddenCopy as exc:
+        raise RepositoryError(f"{exc} (nothing was signed)") from None
+    return current, round_
+
+
+def _dump(record: dict[str, Any], private: Any) -> bytes:
     import json
 
-    from leaderboard.repository.pull import judge, open_pull_request
     from leaderboard.repository.signing import sign_record
+
+    return (json.dumps(sign_record(record, private), indent=1, sort_keys=True) + "\n").encode("utf-8")
+
+
+def verify_pull_request(store: Any, ref: str, private: Any, sandbox: str = "auto", timeout_s: float = 60.0,
+                        sources: Any = None, key_dir: Path | None = None,
+                        say: Callable[[str], None] = lambda line: None) -> tuple[list[Rerun], str | None]:
+    """Judge `ref` against the tip, re-run every Result it adds, and when all hold land it with their signed
+    records in one commit: (the re-runs, the commit or None when nothing was written). `sources`: where a
+    submission's requirements are installed from (`benchmark.environments.Sources`). A Result whose board has
+    hidden copies is also run on the open round's draws (`open_round`; the round's secret kept in `key_dir`,
+    default the key folder), and those runs are signed in its round record (`hidden_record_for`)."""
+    from leaderboard.repository.pull import judge, open_pull_request
 
     pr = open_pull_request(store, ref)
     findings = judge(pr)
@@ -361,7 +502,16 @@ def verify_pull_request(store: Any, ref: str, private: Any, sandbox: str = "auto
     rels = [rel for rel in sorted(pr.added) if parse_result_path(rel)]
     if not rels:
         raise RepositoryError(f"{ref} adds no Result to re-run (nothing was signed)")
-    runs = [rerun_result(pr.merged, rel, sandbox, timeout_s, sources) for rel in rels]
+    why = {rel: no_copy(rel) for rel in rels}
+    hidden = open_round(pr.tip, store.where, private, key_dir, sandbox, say) \
+        if not all(why.values()) else None
+    runs = []
+    for rel in rels:
+        run = rerun_result(pr.merged, rel, sandbox, timeout_s, sources, None if why[rel] else hidden)
+        run.hidden_not_run = why[rel] or run.hidden_not_run or ("" if hidden else "this repository has started no "
+                                                                "round of hidden copies (`xaibench results round "
+                                                                "start`)")
+        runs.append(run)
     if any(r.problems for r in runs):
         return runs, None
     from leaderboard.repository.contributors import SIGNATURES, read_signature
@@ -371,14 +521,72 @@ def verify_pull_request(store: Any, ref: str, private: Any, sandbox: str = "auto
     for run in runs:
         rp = parse_result_path(run.rel)
         assert rp is not None
-        if (pr.tip / rp.verification).exists():
-            raise RepositoryError(f"{rp.verification} exists on {store.base}; a record is never replaced "
-                                  "(nothing was signed)")
-        records[rp.verification] = (json.dumps(sign_record(record_for(pr.merged, run, signer), private), indent=1,
-                                               sort_keys=True) + "\n").encode("utf-8")
+        paths = [rp.verification] + ([rp.round_record(run.round.name)] if run.round is not None else [])
+        for path in paths:
+            if (pr.tip / path).exists():
+                raise RepositoryError(f"{path} exists on {store.base}; a record is never replaced (nothing was "
+                                      "signed)")
+        records[rp.verification] = _dump(record_for(pr.merged, run, signer), private)
+        if run.round is not None:
+            records[paths[1]] = _dump(hidden_record_for(pr.merged, run), private)
     first = parse_result_path(runs[0].rel)
     assert first is not None
     files = {**pr.added, **landing_files(pr, first.submission), **records}
     commit = store.land(ref, files, f"xaibench verify {first.submission} {first.code_hash}: {len(runs)} Result(s) "
                                     f"re-run and signed ({ref})", pr.tip_commit)
     return runs, commit
+
+
+def rehide(store: Any, private: Any, sandbox: str = "auto", timeout_s: float = 60.0, sources: Any = None,
+           key_dir: Path | None = None, only: set[str] | None = None,
+           say: Callable[[str], None] = lambda line: None) -> tuple[list[Rerun], str | None]:
+    """Run the verified rows of the repository on the open round's hidden copies (`xaibench results rehide`): every
+    Result on the default branch whose verification record holds under `private`'s key (`boards.verified`), whose
+    board has hidden copies and which has no round record of that round yet (of the submissions named in `only`,
+    when given) is run on the round's draws in the sandbox, its submission rebuilt from exactly the hashed files
+    (`rebuild`), and each row whose runs hold gets its signed round record (`hidden_record_for`). The records land in
+    one commit on the tip they were judged against; a row whose runs do not hold is reported and gets none.
+    (the rows run, the commit or None when none landed.)"""
+    from benchmark.results import Result
+    from leaderboard.repository.boards import verified
+    from leaderboard.repository.reading import read_json
+    from leaderboard.repository.signing import key_id
+    from leaderboard.repository.validate import iter_result_files
+
+    tip = store.snapshot(store.tip())
+    hidden = open_round(tip, store.where, private, key_dir, sandbox, say)
+    if hidden is None:
+        raise RepositoryError(f"{store.where} has started no round of hidden copies; start one with `xaibench results "
+                              f"round start {store.where} NAME` (nothing was signed)")
+    current, round_ = hidden
+    own = {key_id(private.public_key()): private.public_key()}
+    runs = []
+    for rel in iter_result_files(tip):
+        rp = parse_result_path(rel)
+        if rp is None or (only is not None and rp.submission not in only) or no_copy(rel) \
+                or (tip / rp.round_record(current.name)).exists() or verified(tip, rel, own) is None:
+            continue
+        out = Rerun(rel, round=current)
+        with tempfile.TemporaryDirectory(prefix="xaibench-rehide-") as scratch:
+            try:
+                submitted = Result.from_dict(read_json(tip / rel, rel, MAX_RESULT_BYTES))
+                sub, env = rebuild(tip, rp, submitted, sources, Path(scratch))
+                if env is not None:
+                    out.environment = {"key": env.key, "wheels": [w.to_dict() for w in env.wheels]}
+                out.hidden, not_run, out.problems = hidden_runs(sub, submitted, rp, round_, range(current.draws),
+                                                                Path(scratch) / "hidden", sandbox, timeout_s,
+                                                                None if env is None else env.packages)
+                out.hidden_not_run = "; ".join(not_run)
+                out.problems += provenance_differences(submitted, out.hidden)
+            except (XaibenchError, OSError, KeyError, TypeError, ValueError) as exc:
+                out.problems.append(f"the run failed: {' '.join(str(exc).split())[:300]}")
+        runs.append(out)
+    records = {}
+    for r in runs:
+        rp = parse_result_path(r.rel)
+        if rp is not None and not r.problems:
+            records[rp.round_record(current.name)] = _dump(hidden_record_for(tip, r), private)
+    if not records:
+        return runs, None
+    return runs, store.commit(records, f"xaibench rehide: {len(records)} row(s) run on the hidden copies of round "
+                                       f"{current.name}")

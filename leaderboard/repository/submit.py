@@ -41,8 +41,10 @@ class Outcome:
 
 def gather(sub: Any, results_dir: Path) -> dict[str, bytes]:
     """Repository path → bytes of every complete, default-parameter Result of `sub` at its current hash under
-    `results_dir` (the newest per board); `RepositoryError` for a dirty or half-written one, or none."""
+    `results_dir` (the newest per board; a companion run — on a randomised or hidden copy of the model — is never
+    sent); `RepositoryError` for a dirty or half-written one, or none."""
     from benchmark.results import Result
+    from leaderboard.companions import kind_of
 
     code_hash = sub.hash
     chosen: dict[str, tuple[str, bytes]] = {}
@@ -64,8 +66,8 @@ def gather(sub: Any, results_dir: Path) -> dict[str, bytes]:
             raise RepositoryError(f"{path} is {why}; re-run `xaibench evaluate` for it (nothing was sent)")
         if r.submission["name"] != sub.name or r.coverage.get("complete") is not True:
             continue  # non-default parameters, or a --limit run: not sent
-        if r.model.get("randomisation"):
-            continue  # a randomised-model run: the maintainer's re-run makes and signs its own (`rerun`)
+        if kind_of(r) is not None:
+            continue  # a companion run (randomised model, hidden copy): the maintainer's re-run makes and signs its own
         rel = result_path_of(r).rel
         if rel not in chosen or r.created > chosen[rel][0]:
             chosen[rel] = (r.created, path.read_bytes())

@@ -319,7 +319,8 @@ def _check_source(rel: str, folder: Path, files: dict[str, Path], meta: dict[str
             sub = SimpleNamespace(name=loaded.name, version=loaded.version, hash=recomputed, kind=loaded.kind,
                                   parameters=loaded.parameters, role=loaded.role, deterministic=loaded.deterministic,
                                   modalities=loaded.modalities, needs_gradients=loaded.needs_gradients,
-                                  needs_segments=loaded.needs_segments, requires=list(loaded.requires))
+                                  needs_segments=loaded.needs_segments, needs_assets=list(loaded.needs_assets),
+                                  data_prior=loaded.data_prior, requires=list(loaded.requires))
         except (XaibenchError, OSError) as exc:
             return None, [f"{rel}/{SOURCE}: cannot rebuild the submission ({' '.join(str(exc).split())[:200]})"]
         try:  # what `verify` would refuse before any re-run: pure checks, nothing of it runs
