@@ -21,7 +21,7 @@ def test_cli_evaluate_then_leaderboard_csv(home, tmp_path, capsys):
     res = str(tmp_path / "results")
     for sub in ("uniform", "lime-exhaustive"):
         code, _, err = run(capsys, "evaluate", sub, "--track", "aixi", "--resource", "aixi/shape-ssin",
-                           "--model", "function", "--limit", "6", "--results", res)
+                           "--model", "function", "--limit", "6", "--hidden-draws", "0", "--results", res)
         assert code == 0, err
     code, out, _ = run(capsys, "leaderboard", "--track", "aixi", "--format", "csv", "--results", res)
     assert code == 0

@@ -552,7 +552,8 @@ def test_two_concurrent_runs_share_one_cache_without_false_damage(own_home, tmp_
     log = data_home() / "scratch" / "slow" / "calls.log"
     sub = write_submission(tmp_path / "slow", "slow", "time.sleep(0.2)\n" + NOISE)
     argv = [sys.executable, "-m", "benchmark.cli", "evaluate", str(sub), "--track", "aixi", "--resource",
-            "aixi/shape-ssin", "--model", "function", "--batch-size", "2", "--no-randomisation"]  # one cache
+            "aixi/shape-ssin", "--model", "function", "--batch-size", "2", "--no-randomisation",
+            "--hidden-draws", "0"]  # one cache
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
     procs = [subprocess.Popen(argv + ["--results", str(tmp_path / f"r{k}")], env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for k in range(2)]
