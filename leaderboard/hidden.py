@@ -98,10 +98,10 @@ def _round_of(per_row: list[list[Result]]) -> str | None:
         if not runs:
             continue
         for h in runs:
-            rnd = str(hidden_of(h)["round"])  # type: ignore[index]
+            rnd = str((hidden_of(h) or {}).get("round"))
             newest[rnd] = max(newest.get(rnd, ""), h.created or "")
         latest = max(runs, key=lambda h: h.created or "")
-        counts[str(hidden_of(latest)["round"])] += 1  # type: ignore[index]
+        counts[str((hidden_of(latest) or {}).get("round"))] += 1
     if not counts:
         return None
     return max(counts, key=lambda r: (counts[r], newest.get(r, "")))

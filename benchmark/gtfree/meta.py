@@ -90,18 +90,25 @@ class _TorchvisionPlaceholder(types.ModuleType):
 def import_metaquantus() -> types.ModuleType:
     """`import metaquantus`, also where torchvision is not importable (not installed, or PyPI's wheel
     beside our CPU torch: "operator torchvision::nms does not exist"): then, and only then, a placeholder
-    module whose attributes raise ImportError is registered as `torchvision` first."""
+    module whose attributes raise ImportError is registered as `torchvision` while metaquantus imports, and
+    removed afterwards: other libraries of the process (transformers asks `find_spec("torchvision")`) see
+    torchvision as it is."""
     if "metaquantus" in sys.modules:
         return sys.modules["metaquantus"]
+    placeholder = None
     try:
         importlib.import_module("torchvision")
     except Exception:  # noqa: BLE001 — any failure to import it means: use the placeholder
         for name in [m for m in sys.modules if m == "torchvision" or m.startswith("torchvision.")]:
             del sys.modules[name]
-        sys.modules["torchvision"] = _TorchvisionPlaceholder("torchvision", TORCHVISION_MESSAGE)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return importlib.import_module("metaquantus")
+        placeholder = sys.modules["torchvision"] = _TorchvisionPlaceholder("torchvision", TORCHVISION_MESSAGE)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return importlib.import_module("metaquantus")
+    finally:
+        if placeholder is not None and sys.modules.get("torchvision") is placeholder:
+            del sys.modules["torchvision"]
 
 
 class _Estimator:
