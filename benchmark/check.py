@@ -19,7 +19,7 @@ training split, then `judge` on them as explained predictions (word-deletion sco
 
 A `[parameters]` key the entry class's constructor does not accept (`**kwargs` followed through the
 bases, `benchmark.submission.accepted_parameters`), an unknown `role`, a module that does not compile or
-takes a harness module's name, a requirement that is not installed here (`benchmark.requirements`) and
+takes a harness module's name, a requirement that is not installed here (`benchmark.submission.requirements`) and
 a package that fails to import or construct (a file `[files]` does not declare is named with the fix) fail
 the check with one line (the last two at the first worker start: the code is imported only there).
 
@@ -39,7 +39,7 @@ import numpy as np
 from benchmark.errors import ParameterError, SubmissionError, SubmissionImportError, XaibenchError
 from benchmark.isolation import Worker, WorkerConfig, WorkerCrash
 from benchmark.models.spec import ModelSpec
-from benchmark.requirements import check_installed
+from benchmark.submission.requirements import check_installed
 from benchmark.submission import Submission, load_submission
 
 SIZE, N = 32, 16
@@ -142,7 +142,7 @@ def _same(a: list, b: list) -> str:
 def check_submission(path: str | Path, sandbox: str = "auto", timeout: float = 60.0,
                      environment: Path | None = None) -> tuple[Submission, list[Row]]:
     """Run the checks of the module docstring; returns the submission and one row per check. `environment`:
-    a folder of the submission's own packages (`benchmark.environments`), else its requirements must be
+    a folder of the submission's own packages (`benchmark.submission.environments`), else its requirements must be
     installed here."""
     sub = load_submission(path)
     if sub.kind not in ("explainer", "oracle"):

@@ -420,7 +420,7 @@ def new_cmd(
     Writes submission.toml (every field explained), a typed module whose explain (or fit and judge) keeps
     the contract — `xaibench check NAME/` passes as generated — and a README with the five commands from
     check to submit. An existing folder is never touched."""
-    from benchmark.scaffold import new_submission
+    from benchmark.submission.scaffold import new_submission
 
     folder = new_submission(kind.value, name, modality.value, source)
     console.print(f"wrote {folder}/ (submission.toml, {'oracle' if kind == Kind.oracle else 'explainer'}.py, "

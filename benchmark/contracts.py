@@ -71,7 +71,7 @@ def data_file(module: str, name: str) -> Path:
     harness made of the declared one (read-only; in the sandbox on a read-only mount); it is the same
     file as `Path(__file__).parent / "<its path>"` from the folder's top level. `KeyError` naming the
     declared names when `name` is not one; `LookupError` when `module` is not a submission's module."""
-    from benchmark.importing import FILES_ATTRIBUTE
+    from benchmark.submission.importing import FILES_ATTRIBUTE
 
     files = getattr(sys.modules.get(module.partition(".")[0]), FILES_ATTRIBUTE, None)
     if files is None:

@@ -22,7 +22,7 @@ import numpy as np
 
 from benchmark.backends import BACKENDS, Crashes, Job, explain_batch, run_batches
 from benchmark.cache import Entry, OutputCache
-from benchmark.environments import folder_digest
+from benchmark.submission.environments import folder_digest
 from benchmark.errors import SubmissionError, XaibenchError
 from benchmark import randomisation
 from benchmark.hidden import copy_for_run, refuse_unconfined
@@ -31,7 +31,7 @@ from benchmark.isolation import (MODES, SCRATCH_GB, FitError, Limits, Worker, Wo
 from benchmark.models.randomise import RANDOM_SEED, NotRandomisable, randomised_spec
 from benchmark.progress import progress_bar
 from benchmark.provenance import software
-from benchmark.requirements import check_installed, resolved_versions
+from benchmark.submission.requirements import check_installed, resolved_versions
 from benchmark.resources import data_home, load_resource
 from benchmark.results import Failure, MetricSummary, Result, coverage_of, outputs_digest, pack_scores
 from benchmark.storage import storage_error
@@ -74,7 +74,7 @@ class RunOptions:
     # the randomised run over the first N of the trained run's instances only (None: all of them): the
     # randomisation test's verdicts can hold on fewer instances than a board ranks (docs/leaderboard.md)
     randomisation_limit: int | None = None
-    environment: Path | None = None  # a folder of the submission's own packages (benchmark.environments)
+    environment: Path | None = None  # a folder of the submission's own packages (benchmark.submission.environments)
     # a hidden-copy run (`benchmark.hidden`, issue #50): draw `hidden` (0-based) of the board's hidden copies, drawn
     # from `hidden_round` (a `benchmark.models.hidden.Round`; None: this home's secret), over the copy's first
     # `hidden_limit` instances (None: all of them)

@@ -645,7 +645,7 @@ def test_an_environment_is_keyed_by_its_wheels_and_never_reused_without_them(tmp
     import hashlib
     import shutil
 
-    from benchmark.environments import EnvironmentBuildError, Sources, ensure
+    from benchmark.submission.environments import EnvironmentBuildError, Sources, ensure
     from tests.test_packages import wheel
 
     house_a, house_b = tmp_path / "a", tmp_path / "b"

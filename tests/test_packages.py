@@ -341,7 +341,7 @@ def wheelhouse(tmp_path_factory) -> Path:
 
 
 def test_environments_are_built_offline_cached_and_refuse_what_would_replace_the_harness(wheelhouse, tmp_path):
-    from benchmark.environments import EnvironmentBuildError, Sources, ensure
+    from benchmark.submission.environments import EnvironmentBuildError, Sources, ensure
 
     sources = Sources(find_links=(str(wheelhouse),))
     env = ensure(["tinypkg>=1,<2"], sources, home=tmp_path)
@@ -386,7 +386,7 @@ def test_a_package_and_a_requirement_are_submitted_and_re_run_by_results_verify(
     from `source/` alone (the author's folder is gone); the submission that requires tinypkg is evaluated in an
     environment from the wheelhouse, its Result records tinypkg 1.0.0, and `verify --find-links` re-runs it in
     its own environment built from those versions. Without the package in the wheelhouse nothing is signed."""
-    from benchmark.environments import Sources, ensure
+    from benchmark.submission.environments import Sources, ensure
     from benchmark.runner import evaluate
 
     results, remote = world
@@ -530,7 +530,7 @@ def test_a_hostile_package_and_its_environment_reach_nothing(world, tmp_path, sa
     """A packaged submission whose sub-package, and a package of its environment, try to read ground truth,
     write beside their code, into the data home and into the author's folder, and (the environment's
     `.pth` file) run before the worker's limits: none of it happens, and the run's numbers stand."""
-    from benchmark.environments import Sources, ensure
+    from benchmark.submission.environments import Sources, ensure
     from benchmark.resources import data_home
     from benchmark.runner import evaluate
 

@@ -137,7 +137,8 @@ def test_builtin_folders_are_found_without_importing_the_package(tmp_path):
 def test_hash_covers_the_library_modules_a_builtin_imports():
     """A TOKI oracle's hash covers benchmark/toki (DESIGN §8: its algorithm lives there), transitively;
     an explainer that imports none of it does not."""
-    from benchmark.submission import _LIBRARY_ROOT, _library_imports, discover
+    from benchmark.submission import discover
+    from benchmark.submission.folder import _LIBRARY_ROOT, _library_imports
 
     subs = discover()
     toki = [p for p in subs["toki-lime"].path.glob("*.py")]

@@ -301,7 +301,7 @@ def attack_submission(submission: str | Path | Submission, resource: str, **opti
     spec, model_info = trk.build_model(res, opts.model, None)
     model = spec.load()  # the harness's copy: predictions for the search, never shown to the submission
     sub.precheck()
-    from benchmark.requirements import check_installed
+    from benchmark.submission.requirements import check_installed
 
     check_installed(sub.name, sub.requires)
     assets = trk.assets(res)

@@ -108,7 +108,7 @@ class WorkerConfig:
     torch_threads: int | None = None
     assets: dict[str, Path] = field(default_factory=dict)  # read-only folders the track hands the worker
     fit_timeout_s: float = 0.0  # an oracle's fit (0 = no limit)
-    environment: Path | None = None  # the submission's own packages, layered first (benchmark.environments)
+    environment: Path | None = None  # the submission's own packages, layered first (benchmark.submission.environments)
 
 
 class FitError(SubmissionError):
@@ -183,8 +183,8 @@ class Worker:
         if self.as_uid:  # the submission runs from a copy made readable (`Submission.stage`)
             for folder in [*config.assets.values(), *([config.environment] if config.environment else [])]:
                 _check_readable(Path(folder), sub.name)
-        from benchmark.importing import package_name
-        from benchmark.requirements import allowed_modules
+        from benchmark.submission.importing import package_name
+        from benchmark.submission.requirements import allowed_modules
 
         self.package = package_name(sub.name, sub.hash)
         self.allowed = sorted(allowed_modules(sub.requires, config.environment))

@@ -8,7 +8,7 @@ On Linux the worker is started under bubblewrap (`bwrap`, Debian package `bubble
   and the built-in `submissions` package, the model folder (at `/xaibench/model`), the submission
   (at `/xaibench/submission`: the harness's copy of exactly its hashed files, `Submission.stage`)
   and, for a re-run with requirements, its environment's packages (at `/xaibench/environment`,
-  `benchmark.environments`; the worker puts them first on `sys.path` once its limits are set);
+  `benchmark.submission.environments`; the worker puts them first on `sys.path` once its limits are set);
 * writable: a private, size-limited `/tmp` (the worker's `HOME` and working directory) and the
   submission's own scratch folder (`/xaibench/scratch`, `$XAIBENCH_SCRATCH`; e.g. L2X keeps its
   trained selector there) — never beside resources, caches or results;
@@ -81,7 +81,8 @@ MODES = ("auto", "bwrap", "none")
 INSIDE_MODEL = "/xaibench/model"
 INSIDE_SUBMISSION = "/xaibench/submission"
 INSIDE_SCRATCH = "/xaibench/scratch"
-INSIDE_ENVIRONMENT = "/xaibench/environment"  # the submission's own packages (benchmark.environments), read-only
+# the submission's own packages (benchmark.submission.environments), read-only
+INSIDE_ENVIRONMENT = "/xaibench/environment"
 INSIDE_ASSETS = "/xaibench/assets"  # read-only folders a track hands every worker (e.g. word embeddings)
 ETC_SECRETS = ("/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-")  # hidden from every worker
 

@@ -11,7 +11,7 @@ inside the sandbox (`benchmark.isolation.sandbox`), and talks to it over one soc
    the worker lowers its limits, loads the model (harness code, before any submission code runs),
    switches to that uid for good (`benchmark.isolation.sandbox.drop_privileges`: the task limit binds from
    here on), puts the environment first on `sys.path` (a plain entry: no `.pth` file of it runs),
-   imports and constructs the submission (`benchmark.importing`), and answers `ready` (with the
+   imports and constructs the submission (`benchmark.submission.importing`), and answers `ready` (with the
    submission's `unsupported(model)` reason, if any, and the Landlock ABI it confined itself under, 0
    for none: `benchmark.isolation.landlock`, which a plain worker runs before this module is imported)
    or `error` (stage "model", "import", "parameters" or "submission").

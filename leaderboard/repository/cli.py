@@ -192,7 +192,7 @@ def verify_cmd(
     Where the repository has started rounds and a Result's board has hidden copies, it is also run on the open
     round's draws (its secret checked against the round's commitment first) and those runs are signed in a
     round record."""
-    from benchmark.environments import Sources
+    from benchmark.submission.environments import Sources
     from leaderboard.repository.rerun import verify_pull_request
     from leaderboard.repository.signing import load_private_key
     from leaderboard.repository.targets import open_store, split_ref
@@ -362,7 +362,7 @@ def rehide_cmd(
     copies and which has no record of the open round yet is run on the round's draws in the sandbox, from
     exactly its hashed code; each row whose runs hold gets a signed round record, all landed in one commit.
     Exit status 1 when a row's runs do not hold (it gets no record; the others land)."""
-    from benchmark.environments import Sources
+    from benchmark.submission.environments import Sources
     from leaderboard.repository.rerun import rehide
     from leaderboard.repository.signing import load_private_key
     from leaderboard.repository.targets import open_store
@@ -422,7 +422,7 @@ def audit_cmd(
     every round record of the round must be signed, name that commitment and carry runs whose draw commitments
     the secret reproduces; --rebuild and --rerun rebuild the copies and re-run the submissions on them. One line
     per mismatch on stdout, exit status 1 on any."""
-    from benchmark.environments import Sources
+    from benchmark.submission.environments import Sources
     from leaderboard.repository.audit import audit
     from leaderboard.repository.signing import load_public_keys
     from leaderboard.repository.targets import open_store, split_ref

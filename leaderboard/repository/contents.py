@@ -165,7 +165,7 @@ def _provenance(p: dict[str, Any], sub: Any) -> list[str]:
         out.append("provenance.requirements is recorded, and the submission declares no requires: a Result records "
                    "the versions of its declared requirements only; remove it")
     elif "requirements" in p:  # the versions a submission's requirements resolved to (what the re-run pins)
-        from benchmark.requirements import parse_pins
+        from benchmark.submission.requirements import parse_pins
 
         try:
             parse_pins(p["requirements"])

@@ -36,12 +36,12 @@ round's signature and that its secret hashes to its commitment), each run's draw
 `ResultPath.round_record(round)`), never in its verification record. `rehide` gives the verified rows already on the
 default branch their round record of a new round. Records are never replaced.
 
-A submission with requirements is re-run in an environment of its own (`benchmark.environments.for_result`):
+A submission with requirements is re-run in an environment of its own (`benchmark.submission.environments.for_result`):
 the versions its Result recorded (`provenance.requirements`), installed from `sources` (`--find-links`,
 `--index-url`) over the harness's packages; each re-run must resolve those versions, and its figures name them.
 Every evaluation's seeds, batch size and resolved requirements must be the Result's (`provenance_differences`;
 no `requires`, no requirements on either side). The environment is keyed by the wheels it was built from
-(`benchmark.environments`: an environment the current sources could not rebuild is never reused); the record
+(`benchmark.submission.environments`: an environment the current sources could not rebuild is never reused); the record
 names them (`environment`: its key and each wheel's name, version, file and sha256).
 """
 
@@ -216,8 +216,8 @@ def compare(submitted: Any, runs: list[Any], deterministic: bool) -> tuple[str, 
 def rebuild(tree: Path, rp: Any, submitted: Any, sources: Any, scratch: Path) -> tuple[Any, Any]:
     """(the submission of `rp`'s folder rebuilt under `scratch` from exactly the files its code hash covers, its
     own environment or None): the environment holds the versions `submitted` recorded, installed from `sources`
-    (`benchmark.environments.Sources`) when the submission has requirements."""
-    from benchmark.environments import Sources, for_result
+    (`benchmark.submission.environments.Sources`) when the submission has requirements."""
+    from benchmark.submission.environments import Sources, for_result
     from benchmark.submission import load_submission
     from leaderboard.repository.reading import read_json
     from leaderboard.repository.validate import hashed_source, write_tree
@@ -236,7 +236,7 @@ def rerun_result(tree: Path, rel: str, sandbox: str = "auto", timeout_s: float =
                  sources: Any = None, hidden: tuple[Any, Any] | None = None) -> Rerun:
     """Re-run one Result of a checked-out (validated) tree in a scratch folder built from exactly the files
     its code hash covers (in the submission's own environment when it has requirements, its packages from
-    `sources`: `benchmark.environments.Sources`); with `hidden` = (`rounds.RoundFile`, its
+    `sources`: `benchmark.submission.environments.Sources`); with `hidden` = (`rounds.RoundFile`, its
     `benchmark.models.hidden.Round`), also on that round's hidden copies (`hidden_runs`)."""
     from benchmark.results import Result
     from benchmark.runner import evaluate
@@ -490,7 +490,7 @@ def verify_pull_request(store: Any, ref: str, private: Any, sandbox: str = "auto
                         say: Callable[[str], None] = lambda line: None) -> tuple[list[Rerun], str | None]:
     """Judge `ref` against the tip, re-run every Result it adds, and when all hold land it with their signed
     records in one commit: (the re-runs, the commit or None when nothing was written). `sources`: where a
-    submission's requirements are installed from (`benchmark.environments.Sources`). A Result whose board has
+    submission's requirements are installed from (`benchmark.submission.environments.Sources`). A Result whose board has
     hidden copies is also run on the open round's draws (`open_round`; the round's secret kept in `key_dir`,
     default the key folder), and those runs are signed in its round record (`hidden_record_for`)."""
     from leaderboard.repository.pull import judge, open_pull_request

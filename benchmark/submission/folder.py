@@ -32,10 +32,10 @@
     [files]                              # data the code reads: name = "path relative to the folder"
     weights = "weights.npz"
 
-The folder is imported as a package (`benchmark.importing`); its code hash covers `submission.toml`, every
+The folder is imported as a package (`benchmark.submission.importing`); its code hash covers `submission.toml`, every
 module of the package (sub-packages included) and the declared `[files]` — nothing else, and nothing else is
 present when it runs (`Submission.stage`). Requirements are checked against what is installed
-(`benchmark.requirements`).
+(`benchmark.submission.requirements`).
 
 Submissions are found in the entry-point group `xaibench.submissions` (an entry that is a package is
 scanned for sub-folders holding a `submission.toml`; the built-ins come this way) or by path.
@@ -214,10 +214,10 @@ class Submission:
         """What the harness checks without running any of the submission (`check`, `evaluate`, and `results
         validate` / `verify` before any re-run): the entry module exists, every module compiles (a syntax error
         is named with its real path before anything else happens), no requirement would replace a harness
-        package (`benchmark.requirements.never_runs`), and no module takes the name of a harness module
-        (`benchmark.requirements.harness_modules`), of a requirement (`import_names`) or of a module its
+        package (`benchmark.submission.requirements.never_runs`), and no module takes the name of a harness module
+        (`benchmark.submission.requirements.harness_modules`), of a requirement (`import_names`) or of a module its
         requirements install here."""
-        from benchmark.requirements import harness_modules, import_names, never_runs, requirement_modules
+        from benchmark.submission.requirements import harness_modules, import_names, never_runs, requirement_modules
 
         self.module_file()
         for file in self.modules():
@@ -256,10 +256,10 @@ class Submission:
 
         The package is imported from a copy of exactly its hashed files (`stage`, in a folder of this
         process), or — `staged` — from this folder, which is such a copy already (the worker's). `package`:
-        the name it is imported under (default `benchmark.importing.package_name`); `allowed`: the top-level
-        names its modules may import besides their own (default: `benchmark.requirements.allowed_modules` of
+        the name it is imported under (default `benchmark.submission.importing.package_name`); `allowed`: the top-level
+        names its modules may import besides their own (default: `benchmark.submission.requirements.allowed_modules` of
         its requirements)."""
-        from benchmark import importing
+        from benchmark.submission import importing
 
         module_name, _, class_name = self.entry.partition(":")
         package = package or importing.package_name(self.name, self.hash)
@@ -267,7 +267,7 @@ class Submission:
         sub = self if staged else replace(self, path=folder)
         file = sub.module_file()
         if allowed is None:
-            from benchmark.requirements import allowed_modules
+            from benchmark.submission.requirements import allowed_modules
 
             allowed = allowed_modules(self.requires)
         shown = self.path / file.relative_to(folder)  # the author's file, not the staged copy
@@ -500,7 +500,7 @@ def _package_imports(package: Path, sources: list[Path]) -> list[Path]:
 # submissions); a submission's hash covers the modules of these it imports, so changed library code is a
 # new cache key for exactly the submissions that run it
 LIBRARY_PACKAGES = ("benchmark.toki",)
-_LIBRARY_ROOT = Path(__file__).resolve().parent.parent
+_LIBRARY_ROOT = Path(__file__).resolve().parents[2]  # the folder holding `benchmark/`
 
 
 def _library_imports(sources: list[Path]) -> list[Path]:
@@ -577,7 +577,7 @@ def load_submission(path: str | Path) -> Submission:
     if not ENTRY_RE.match(sub["entry"]):
         raise _fail(toml, f"entry '{sub['entry'][:80]}' must be '<module>:<Class>' (a dotted module of the folder, "
                     "e.g. \"explainer:MyExplainer\" or \"method.core:MyExplainer\")")
-    from benchmark.requirements import parse_requires
+    from benchmark.submission.requirements import parse_requires
 
     out = Submission(
         name=sub["name"], version=sub["version"], kind=sub["kind"], entry=sub["entry"], path=toml.parent,

@@ -5,7 +5,7 @@ Built with pip, wheels only (`--only-binary :all:`: no package's build code runs
 
 1. **resolve** — `pip install --dry-run --report` by the harness's own interpreter, so that the harness's
    installed packages satisfy what they can; the report lists what is missing and the wheel each comes from
-   (its file and sha256: `Wheel`). A harness package in that list (`benchmark.requirements.harness_packages`)
+   (its file and sha256: `Wheel`). A harness package in that list (`benchmark.submission.requirements.harness_packages`)
    would be replaced: refused with the reason. This step runs every time, cached or not;
 2. **install** exactly those wheels (`name==version --hash=sha256:…`, `--require-hashes`, `--no-deps`) into
    `<folder>/packages` (`pip install --target`), from the sources given: `--find-links` (a wheelhouse or a
@@ -125,7 +125,7 @@ def root() -> Path:
 def environment_key(requirements: Sequence[str], wheels: Sequence[Wheel] = ()) -> str:
     """16 hex digits naming the environment of `requirements` built from `wheels` on this Python and these
     harness packages."""
-    from benchmark.requirements import harness_packages
+    from benchmark.submission.requirements import harness_packages
 
     payload = {"python": f"{sys.implementation.cache_tag}-{platform.machine()}-{sys.platform}",
                "harness": sorted(harness_packages().items()), "requirements": sorted(requirements),
@@ -136,7 +136,7 @@ def environment_key(requirements: Sequence[str], wheels: Sequence[Wheel] = ()) -
 def ensure(requirements: Sequence[str], sources: Sources = Sources(), home: Path | None = None) -> Environment:
     """The environment of `requirements` (PEP 508 strings): the cached one, or one built now (module
     docstring); `EnvironmentBuildError` with one line when it cannot be, and nothing is left behind."""
-    from benchmark.requirements import replaces_harness
+    from benchmark.submission.requirements import replaces_harness
 
     reqs = []
     for text in requirements:
@@ -188,7 +188,7 @@ def for_result(requires: Sequence[str], provenance: dict[str, Any], sources: Sou
                home: Path | None = None) -> Environment:
     """The environment a re-run uses: the submission's `requires` and the exact versions its Result recorded
     (`provenance["requirements"]`), which must be a strict name → version table."""
-    from benchmark.requirements import parse_pins
+    from benchmark.submission.requirements import parse_pins
 
     if "requirements" not in provenance:
         raise EnvironmentBuildError("the Result does not record the versions its requirements resolved to "
@@ -273,7 +273,7 @@ def _pip(args: list[str], what: str) -> None:
 
 def _pip_reason(text: str) -> str:
     """pip's first error as one line, naming a harness package that a requirement would replace."""
-    from benchmark.requirements import harness_packages
+    from benchmark.submission.requirements import harness_packages
 
     errors = [line[len("ERROR:"):].strip() for line in text.splitlines() if line.startswith("ERROR:")]
     first = " ".join((errors[0] if errors else text.strip().splitlines()[-1] if text.strip() else "failed").split())
@@ -299,7 +299,7 @@ def _resolve(requirements: list[str], sources: Sources) -> dict[str, Wheel]:
     run: nothing is installed); `EnvironmentBuildError` when one would replace a harness package."""
     import tempfile
 
-    from benchmark.requirements import harness_packages
+    from benchmark.submission.requirements import harness_packages
 
     if not requirements:
         return {}
@@ -321,7 +321,7 @@ def _resolve(requirements: list[str], sources: Sources) -> dict[str, Wheel]:
 def _build(folder: Path, plan: dict[str, Wheel], sources: Sources) -> dict[str, str]:
     """Install exactly the planned wheels (their hashes required) and check (module docstring) into `folder`;
     returns what was installed."""
-    from benchmark.requirements import harness_modules
+    from benchmark.submission.requirements import harness_modules
 
     packages = folder / PACKAGES
     packages.mkdir()

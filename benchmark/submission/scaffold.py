@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmark.errors import XaibenchError
-from benchmark.submission import NAME_RE
+from benchmark.submission.folder import NAME_RE
 
 
 @dataclass(frozen=True)

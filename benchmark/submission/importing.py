@@ -9,7 +9,7 @@
   under a bare name, so two submissions that each have a `lexicon.py` never meet, and no code outside the
   folder (the harness, a library) can import a submission's module by accident.
 * The same `__import__` refuses a top-level name outside the allowed set
-  (`benchmark.requirements.allowed_modules`: the standard library, the harness's public packages, the
+  (`benchmark.submission.requirements.allowed_modules`: the standard library, the harness's public packages, the
   harness's packages and the declared requirements): the line names the module and the fix. It governs
   the submission's `import` statements — a rule that keeps a submission reproducible; what keeps ground
   truth out of reach is the sandbox (`benchmark.isolation`).

@@ -4,7 +4,7 @@
   distribution's requirements (`importlib.metadata`, markers evaluated, no extras), or every installed
   distribution when xaibench runs from a tree that is not installed. A submission runs with them and may not
   replace any: a requirement on one of them must accept the installed version.
-* **What a submission may import** by an `import` statement in its own modules (`benchmark.importing`): the
+* **What a submission may import** by an `import` statement in its own modules (`benchmark.submission.importing`): the
   standard library, its own modules, the harness's public packages (`benchmark`, and `submissions` for the
   built-ins' shared helpers) and the top-level modules of the harness's packages and of its requirements
   (their closure). Anything else — a package that happens to be installed on the author's machine, the
@@ -12,7 +12,7 @@
   submission that runs here runs on the maintainer's machine too.
 * **Resolved versions**: the installed versions of the requirements' closure outside the harness's packages,
   recorded in a Result's provenance (`requirements`) and pinned by the re-run's environment
-  (`benchmark.environments`).
+  (`benchmark.submission.environments`).
 
 Requirements are parsed with `packaging` (the reference implementation of PEP 508 / PEP 440).
 """
