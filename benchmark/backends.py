@@ -30,7 +30,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Protocol, Sequence
 
-from benchmark.cache import Entry
+from benchmark.store.cache import Entry
 from benchmark.contracts import Batch
 from benchmark.errors import SubmissionError, XaibenchError
 from benchmark.isolation import MAX_CRASHES, FitError, Worker, WorkerConfig, WorkerCrash

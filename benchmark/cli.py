@@ -29,7 +29,7 @@ from benchmark.options import HIDDEN_DRAWS, SEED_MAX, TIMEOUT_MAX_S, lazy_choice
 from benchmark.progress import console
 from benchmark.registry import iter_entry_points
 from benchmark.isolation import SCRATCH_GB, default_memory_gb, default_processes, machine_memory_bytes
-from benchmark.storage import storage_error
+from benchmark.store.storage import storage_error
 
 app = typer.Typer(
     name="xaibench",

@@ -22,7 +22,7 @@ from typing import Any
 
 from benchmark.errors import XaibenchError
 from benchmark.models.hidden import NoHiddenCopy, Round, local_round
-from benchmark.results import Result, coverage_of
+from benchmark.store.results import Result, coverage_of
 
 __all__ = ["copy_for_run", "hidden_of", "refuse_unconfined"]
 

@@ -33,9 +33,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from benchmark.cache import Entry, read_only
+from benchmark.store.cache import Entry, read_only
 from benchmark.errors import XaibenchError
-from benchmark.results import Result, outputs_digest
+from benchmark.store.results import Result, outputs_digest
 from benchmark.similarity import Compared, compare
 
 # measure (benchmark.similarity) -> its instance_scores array

@@ -21,7 +21,7 @@ from typing import Any, Callable
 import numpy as np
 
 from benchmark.backends import BACKENDS, Crashes, Job, explain_batch, run_batches
-from benchmark.cache import Entry, OutputCache
+from benchmark.store.cache import Entry, OutputCache
 from benchmark.submission.environments import folder_digest
 from benchmark.errors import SubmissionError, XaibenchError
 from benchmark import randomisation
@@ -33,8 +33,8 @@ from benchmark.progress import progress_bar
 from benchmark.provenance import software
 from benchmark.submission.requirements import check_installed, resolved_versions
 from benchmark.resources import data_home, load_resource
-from benchmark.results import Failure, MetricSummary, Result, coverage_of, outputs_digest, pack_scores
-from benchmark.storage import storage_error
+from benchmark.store.results import Failure, MetricSummary, Result, coverage_of, outputs_digest, pack_scores
+from benchmark.store.storage import storage_error
 from benchmark.submission import Submission, get_submission
 from benchmark.tracks import get_track
 

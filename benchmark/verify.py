@@ -5,7 +5,7 @@ For each Result file:
 2. the instances: the resource (same revision) and split give the instance ids again; their digest
    must equal `coverage.ids_sha256`;
 3. the outputs: the cached outputs of those instances (read-only) must hash to
-   `integrity.outputs_sha256` (`benchmark.results.outputs_digest`);
+   `integrity.outputs_sha256` (`benchmark.store.results.outputs_digest`);
 4. the scores: the track scores the cached outputs again; every metric's mean must equal the
    Result's (relative tolerance 1e-9);
 5. a randomised-model Result (`benchmark.randomisation`) is re-scored with the randomised copy of the model,
@@ -55,11 +55,11 @@ def verify_result(path: Path) -> Verdict:
     """Re-check one Result file (see the module docstring)."""
     import numpy as np
 
-    from benchmark.cache import read_only
+    from benchmark.store.cache import read_only
     from benchmark.hidden import hidden_of
     from benchmark.randomisation import compare_runs, randomisation_of, result_outputs, similarity_arrays
     from benchmark.resources import data_home, load_resource
-    from benchmark.results import Result, ids_digest, outputs_digest
+    from benchmark.store.results import Result, ids_digest, outputs_digest
     from benchmark.runner import _score, summarise_runs
     from benchmark.tracks import get_track
 

@@ -1,6 +1,6 @@
 """Boards: results → one ranked board per (track, resource, model).
 
-Pure functions over `benchmark.results.Result` objects; nothing here reads files or prints.
+Pure functions over `benchmark.store.results.Result` objects; nothing here reads files or prints.
 `boards(results)` groups results by (track, resource name, model name) and builds each board by the
 rules of its neighbours, in this order:
 
@@ -31,7 +31,7 @@ import numpy as np
 
 from benchmark.bootstrap import N_BOOT
 from benchmark.errors import XaibenchError
-from benchmark.results import MetricSummary, Result, describe_coverage
+from benchmark.store.results import MetricSummary, Result, describe_coverage
 from leaderboard import stats
 from leaderboard.agreement import AGREEMENT_FLOOR, all_metric_ranks, metric_agreement
 from leaderboard.ranks import NO_FLOOR, method_ranks, paired

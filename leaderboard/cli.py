@@ -30,7 +30,7 @@ import typer
 from benchmark.errors import XaibenchError
 
 if TYPE_CHECKING:
-    from benchmark.results import Result
+    from benchmark.store.results import Result
     from leaderboard.boards import Board
     from leaderboard.repository.store import Store
 
@@ -348,7 +348,7 @@ def metrics_board(
     from benchmark.gtfree.compute import GT_TRACKS, compute_board
     from benchmark.resources.store import data_home
     from leaderboard import companions
-    from benchmark.results import load_results
+    from benchmark.store.results import load_results
     from leaderboard.metric_board import metric_board, print_rich, summaries, to_csv
 
     if track is not None and track not in GT_TRACKS:

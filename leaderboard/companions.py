@@ -34,7 +34,7 @@ from typing import Any, Callable, Iterable
 from benchmark.errors import XaibenchError
 from benchmark.hidden import hidden_of
 from benchmark.randomisation import randomisation_of
-from benchmark.results import Result
+from benchmark.store.results import Result
 
 __all__ = ["KINDS", "Kind", "add", "attach", "kind_of", "of", "resolve"]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from benchmark.errors import XaibenchError
-from benchmark.results import Result
+from benchmark.store.results import Result
 
 __all__ = ["load_results_dir"]
 
@@ -30,7 +30,7 @@ def load_results_dir(directory: Path) -> tuple[list[Result], list[str]]:
 def _load_files(directory: Path) -> tuple[list[Result], list[str]]:
     """`load_results`, robust to files that break its validation with a non-ResultError exception
     (e.g. a JSON list instead of an object): those become one problem message each as well."""
-    from benchmark.results import load_results
+    from benchmark.store.results import load_results
 
     if not directory.is_dir():
         return [], []

@@ -32,7 +32,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from benchmark.bootstrap import N_BOOT, SEED, draw_weights, percentile_interval
-from benchmark.results import Result
+from benchmark.store.results import Result
 
 MIN_EXPLAINERS = 3
 MIN_INSTANCES = 5

@@ -5,7 +5,7 @@ Maps", NeurIPS 2018 (https://arxiv.org/abs/1810.03292). A map that does not chan
 are re-drawn explains the data, not the model; a board that ranked it among the methods would tell the user
 choosing an explainer for *their* model something false.
 
-Pure functions over `benchmark.results.Result` objects. Every row of a board is judged with its own
+Pure functions over `benchmark.store.results.Result` objects. Every row of a board is judged with its own
 randomised-model run (`benchmark.randomisation`: the same submission, parameters, instances and seeds run on a
 randomised copy of the board's model, paired with exactly this Result's maps — its `trained_outputs_sha256`),
 one of the row's companion runs (`leaderboard.companions`: from its own folder, or its own signed verification
@@ -50,7 +50,7 @@ import numpy as np
 from benchmark.bootstrap import draw_seed_weights, draw_weights, metric_draws, percentile_interval
 from benchmark.errors import XaibenchError
 from benchmark.randomisation import SIMILARITY_KEYS, randomisation_of
-from benchmark.results import Result
+from benchmark.store.results import Result
 from leaderboard import stats
 from leaderboard.selection import newest_first, status_of
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from benchmark.errors import XaibenchError
-from benchmark.results import Result
+from benchmark.store.results import Result
 from leaderboard import stats
 from leaderboard.selection import sub_label
 

@@ -8,7 +8,7 @@ a failures column `n_failed/n_instances`, the revision and the coverage the boar
 instances (full split)"), and the board's warnings under it. Output is deterministic (no timestamps;
 boards, rows and columns in a fixed order).
 
-Integrity markers (`Row.status`, see `benchmark.integrity`): an "unsigned" result is marked
+Integrity markers (`Row.status`, see `benchmark.store.integrity`): an "unsigned" result is marked
 `unverified` and a "modified" one `MODIFIED` (unranked: rank `✗` in the terminal, `—` elsewhere, and a
 warning naming its file) on the terminal, Markdown and CSV (`status` column) boards.
 
@@ -34,7 +34,7 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from benchmark.results import MetricSummary
+from benchmark.store.results import MetricSummary
 from leaderboard.agreement import AGREEMENT_FLOOR
 from leaderboard.boards import Board, Row
 from leaderboard.randomisation import MEASURE

@@ -1,9 +1,9 @@
 """Which results a board ranks: the rules that keep a board from mixing what its numbers were computed on.
 
-Pure functions over `benchmark.results.Result` objects; nothing here reads files or prints. Each step
+Pure functions over `benchmark.store.results.Result` objects; nothing here reads files or prints. Each step
 appends its warnings; `leaderboard.boards` applies them in this order:
 
-* Integrity (`Result.status`, see `benchmark.integrity`): a "modified" result (its file changed after
+* Integrity (`Result.status`, see `benchmark.store.integrity`): a "modified" result (its file changed after
   xaibench wrote it) takes part in none of the choices below; it is shown as an unranked row
   (`Row.rank` None, after the ranked rows) with a warning naming its file. An "unsigned" result
   (no signature valid on this machine: schema 1, another machine's, hand-made) is ranked like a
@@ -44,7 +44,7 @@ from collections import Counter, defaultdict
 from datetime import datetime, timezone
 from typing import Iterable
 
-from benchmark.results import STATUSES, Result, describe_coverage
+from benchmark.store.results import STATUSES, Result, describe_coverage
 
 __all__ = ["REPOSITORY_STATUSES", "TRUSTED", "columns", "coverage", "integrity", "model_note", "newest_first",
            "newest_per_submission", "one_revision", "pick_coverage", "primary_metric", "quality_warning",

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from benchmark.results import Result
+from benchmark.store.results import Result
 from leaderboard import stats
 from leaderboard.ranks import Paired
 

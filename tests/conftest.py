@@ -136,7 +136,7 @@ def site_results(aixi_home, tmp_path_factory):
     import copy
     import json
 
-    from benchmark.results import MetricSummary
+    from benchmark.store.results import MetricSummary
     from benchmark.runner import evaluate
 
     results = tmp_path_factory.mktemp("site-results")

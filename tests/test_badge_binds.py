@@ -48,7 +48,7 @@ def rerun(world, tmp_path_factory):
 
 def _moved(d: dict, code_hash: str = HASH2, name: str | None = None, revision: str | None = None) -> tuple[str, bytes]:
     """The Result dict `d` at its repository path once its code hash / name / revision are changed."""
-    from benchmark.results import Result
+    from benchmark.store.results import Result
     from leaderboard.repository.layout import result_path_of
 
     d = copy.deepcopy(d)
@@ -63,7 +63,7 @@ def _moved(d: dict, code_hash: str = HASH2, name: str | None = None, revision: s
 def _sensitive(rand: dict) -> dict:
     """A forged randomised-model run that would make the row model-sensitive: its maps unlike the trained ones
     (ρ 0) and its KL ten times worse."""
-    from benchmark.results import MetricSummary, Result, pack_scores
+    from benchmark.store.results import MetricSummary, Result, pack_scores
 
     r = Result.from_dict(copy.deepcopy(rand))
     s = r.scores()
@@ -193,7 +193,7 @@ def test_an_unsigned_look_alike_elsewhere_on_main_changes_nothing_a_verified_row
     if "randomised run" in kind:  # never read as a file: listed and left out
         assert any(p.startswith(next(iter(added))) and "never as a file; left out" in p for p in problems), problems
         # and potent: paired with the row by its name (as boards did before), it would make it model-sensitive
-        from benchmark.results import Result
+        from benchmark.store.results import Result
 
         (row,) = load_repository(tree, keys)[0]
         run = Result.from_dict(json.loads(next(iter(added.values()))))
@@ -446,7 +446,7 @@ def test_a_phantom_or_malformed_provenance_field_is_refused(world, tmp_path, fie
 
 
 def test_the_re_run_compares_the_provenance_it_reproduces(world, rerun):
-    from benchmark.results import Result
+    from benchmark.store.results import Result
     from leaderboard.repository.rerun import provenance_differences
 
     _, _, _, files, rel = world

@@ -8,7 +8,7 @@ from pathlib import Path
 
 
 def _open(path: str, barrier, queue) -> None:
-    from benchmark.cache import OutputCache
+    from benchmark.store.cache import OutputCache
 
     barrier.wait()
     try:

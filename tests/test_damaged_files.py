@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from benchmark import cli
-from benchmark.cache import Entry, OutputCache
+from benchmark.store.cache import Entry, OutputCache
 from benchmark.errors import CacheError, ResourceError, SubmissionError
 from benchmark.runner import evaluate
 from tests.conftest import write_submission
@@ -630,7 +630,7 @@ def test_a_read_only_data_home_says_where_to_write(own_home, tmp_path):
 def test_storage_advice_names_the_owner_and_the_fix(tmp_path, monkeypatch):
     import errno
 
-    from benchmark.storage import storage_problem
+    from benchmark.store.storage import storage_problem
 
     monkeypatch.setenv("XAIBENCH_HOME", str(tmp_path))
     target = tmp_path / "cache" / "aixi" / "x.sqlite"  # missing folders: the nearest existing one is named

@@ -17,7 +17,7 @@ import leaderboard.cli
 from benchmark.errors import XaibenchError
 import numpy as np
 
-from benchmark.results import Failure, MetricSummary, Result, coverage_of, pack_scores
+from benchmark.store.results import Failure, MetricSummary, Result, coverage_of, pack_scores
 from leaderboard import render
 from leaderboard.boards import boards
 from leaderboard.ranks import competition_ranks

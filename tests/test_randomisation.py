@@ -15,7 +15,7 @@ from benchmark.errors import NotRandomisable, ResourceError, XaibenchError
 from benchmark.models.randomise import RANDOM_SEED, owning_modules, randomised, randomised_spec, weights_digest
 from benchmark.randomisation import SIMILARITY_KEYS, randomisation_of, unrandomisable
 from benchmark.resources import load_resource
-from benchmark.results import Result
+from benchmark.store.results import Result
 from benchmark.runner import evaluate
 from benchmark.similarity import compare, spearman, spearman_abs, ssim_abs
 from benchmark.tracks import get_track
@@ -142,7 +142,7 @@ def test_the_randomised_run_is_an_evaluation_paired_with_the_trained_one(home, t
     stored = Result.from_dict(data)
     arrays = stored.scores().arrays
     arrays["sim-spearman-signed"][0, 0] = 0.99
-    from benchmark.results import pack_scores
+    from benchmark.store.results import pack_scores
 
     ok = stored.scores().ok[0]
     stored.instance_scores = pack_scores([(0, {k: v[0] for k, v in arrays.items()}, ok)])

@@ -18,7 +18,7 @@ import pytest
 import torch
 
 from benchmark.models.randomise import RANDOM_SEED
-from benchmark.results import pack_scores
+from benchmark.store.results import pack_scores
 from benchmark.runner import evaluate
 from benchmark.similarity import compare
 from leaderboard import render
@@ -54,11 +54,11 @@ def randomised_of(r, values: np.ndarray, sims: np.ndarray, ok: np.ndarray | None
     scores = {r.primary_metric: np.where(ok, values, np.nan),
               **{k: np.asarray(sims, dtype=np.float64) for k in ("sim-spearman", "sim-spearman-signed", "sim-ssim")}}
     out.instance_scores = pack_scores([(0, scores, ok)])
-    from benchmark.results import MetricSummary
+    from benchmark.store.results import MetricSummary
 
     out.metrics = {**r.metrics, r.primary_metric: MetricSummary.from_scores(scores[r.primary_metric], "lower", "KL")}
     out.n_failed = int((~ok).sum())
-    from benchmark.results import Failure
+    from benchmark.store.results import Failure
 
     out.failures = [Failure(f"i{k}", "ValueError: refuses this model") for k in np.flatnonzero(~ok)]
     out.extra = {"randomisation": {"seed": RANDOM_SEED, "trained_outputs_sha256": r.integrity["outputs_sha256"],
@@ -229,7 +229,7 @@ def _evaluate(subs, results, **where):
 
 
 def _load(results):
-    from benchmark.results import load_results
+    from benchmark.store.results import load_results
 
     found, problems = load_results(results)
     assert not problems

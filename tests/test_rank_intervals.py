@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from benchmark import bootstrap
-from benchmark.results import MetricSummary, pack_scores
+from benchmark.store.results import MetricSummary, pack_scores
 from benchmark.tracks import get_track
 from leaderboard import render, stats
 from leaderboard.boards import boards

@@ -367,7 +367,7 @@ def test_a_fixed_function_of_the_input_is_model_blind_on_the_rcnn_board(home, bu
     entered as a method ranks with the controls, and the randomisation test re-draws the RCNN itself."""
     from pathlib import Path
 
-    from benchmark.results import load_results
+    from benchmark.store.results import load_results
     from leaderboard.boards import boards
 
     sub = Path(__file__).parent / "submissions" / "input_function"

@@ -227,7 +227,7 @@ def test_permuted_per_instance_scores_validate_but_are_refused_by_the_re_run(pr,
     the re-run compares every per-instance score in instance order."""
     import numpy as np
 
-    from benchmark.results import Result, _pack_array
+    from benchmark.store.results import Result, _pack_array
     from leaderboard.repository.rerun import compare
 
     tip, merged, rel = pr
@@ -290,7 +290,7 @@ def test_every_field_path_fails_validation_or_the_re_run_or_changes_no_board(wor
     """For every field path of a real Result file: the edited file fails `validate` (`check_result`), or the
     re-run refuses it (`compare` against the maintainer's re-run), or — signed as verify would sign it — every
     board built from the repository reads exactly as before (text, Markdown, CSV and the site's page)."""
-    from benchmark.results import Result
+    from benchmark.store.results import Result
     from leaderboard import render
     from leaderboard.boards import boards
     from leaderboard.repository.boards import load_repository
@@ -774,7 +774,7 @@ def test_the_hub_flow_end_to_end_and_its_identities(world, tmp_path):
 def _variant(r, **means):
     from dataclasses import replace
 
-    from benchmark.results import Result
+    from benchmark.store.results import Result
 
     out = Result.from_dict(copy.deepcopy(r.to_dict()))
     for k, v in means.items():

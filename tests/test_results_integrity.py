@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchmark import integrity
-from benchmark.cache import Entry
+from benchmark.store import integrity
+from benchmark.store.cache import Entry
 from benchmark.errors import ResultError
-from benchmark.results import (
+from benchmark.store.results import (
     SCHEMA_VERSION,
     Failure,
     MetricSummary,

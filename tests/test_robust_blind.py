@@ -17,7 +17,7 @@ import pytest
 
 from benchmark.bootstrap import draw_weights
 from benchmark.metrics import robustness as rm
-from benchmark.results import pack_scores
+from benchmark.store.results import pack_scores
 from benchmark.tracks import get_track
 from leaderboard.boards import boards
 from tests.test_leaderboard import make_result

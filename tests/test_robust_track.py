@@ -471,7 +471,7 @@ def test_a_fixed_function_of_the_input_is_model_blind_on_the_robustness_board(rh
     faithfulness with the randomised model."""
     from pathlib import Path
 
-    from benchmark.results import load_results
+    from benchmark.store.results import load_results
     from benchmark.runner import evaluate
     from leaderboard.boards import boards
     from leaderboard.render import randomisation_notes

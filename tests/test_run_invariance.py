@@ -106,7 +106,7 @@ def test_every_pair_is_batch_invariant(name, model_name, one_torch_thread):
 def test_a_partial_run_never_replaces_a_full_one(home, tmp_path):
     """--limit after a full run: the full Result file is untouched, the partial one is kept beside it
     under its own coverage, and the board ranks the full split."""
-    from benchmark.results import load_results
+    from benchmark.store.results import load_results
     from leaderboard.boards import boards
 
     full = evaluate("uniform", track="aixi", resource="aixi/shape-ssin", model="function", results_dir=tmp_path)

@@ -7,9 +7,9 @@ import json
 import numpy as np
 import pytest
 
-from benchmark.cache import OutputCache
+from benchmark.store.cache import OutputCache
 from benchmark.errors import CacheError, RegistryError, ResourceError, SubmissionError
-from benchmark.results import Result
+from benchmark.store.results import Result
 from benchmark.runner import evaluate, validate_output
 from tests.conftest import write_submission
 

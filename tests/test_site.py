@@ -91,7 +91,7 @@ def test_board_numbers_and_warnings(site, site_results):
 
 
 def test_control_warning_rule():
-    from benchmark.results import MetricSummary
+    from benchmark.store.results import MetricSummary
     from leaderboard.boards import Board, Row
     from leaderboard.site import control_warning
 
@@ -274,7 +274,7 @@ def test_board_page_first_screen_says_who_wins_and_how_sure():
     """Issue #36: one headline (winner, its score and interval, the verdict) before anything else, the
     table next, the notes folded below it; a metric undefined on every row is not drawn, and an n/a
     footnote is written once however many metrics and rows carry it."""
-    from benchmark.results import MetricSummary
+    from benchmark.store.results import MetricSummary
     from leaderboard.boards import Board, Row
     from leaderboard.verdicts import Verdict
     from leaderboard.site.pages import board_page

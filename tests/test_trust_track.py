@@ -415,7 +415,7 @@ def test_only_a_reference_is_handed_the_training_rationales(trust_home, tmp_path
 
 
 def test_score_chunk_none_scores_in_one_call():
-    from benchmark.cache import Entry
+    from benchmark.store.cache import Entry
     from benchmark.runner import _score
     from benchmark.tracks.base import Instances
     from benchmark.tracks.trust import TrustTrack

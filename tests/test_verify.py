@@ -8,10 +8,10 @@ import sqlite3
 import numpy as np
 import pytest
 
-from benchmark.cache import _encode
+from benchmark.store.cache import _encode
 from benchmark.cli import main
 from benchmark.resources import data_home
-from benchmark.results import Result
+from benchmark.store.results import Result
 from benchmark.runner import evaluate
 from benchmark.verify import apply_verdicts, verify_result
 
@@ -51,7 +51,7 @@ def test_a_changed_cache_output_is_found(result):
 
 
 def test_an_edited_result_is_found_even_when_re_signed(result):
-    from benchmark.integrity import sign
+    from benchmark.store.integrity import sign
 
     r, path = result
     d = json.loads(path.read_text())

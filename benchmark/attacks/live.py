@@ -54,13 +54,13 @@ from typing import Any, Callable
 import numpy as np
 
 from benchmark.attacks.tef import RHO_GRID, AttackConfig, Attacker, model_vocabulary, sweep
-from benchmark.cache import Entry
+from benchmark.store.cache import Entry
 from benchmark.errors import CacheError, ResourceError, SubmissionError, XaibenchError
 from benchmark.isolation import MAX_CRASHES, Limits, Worker, WorkerConfig, WorkerCrash, default_memory_gb
 from benchmark.progress import progress_bar
 from benchmark.provenance import software
 from benchmark.resources import data_home, load_resource
-from benchmark.results import Failure, Result, coverage_of, outputs_digest
+from benchmark.store.results import Failure, Result, coverage_of, outputs_digest
 from benchmark.submission import Submission, get_submission
 from benchmark.tracks import get_track
 
@@ -431,7 +431,7 @@ def read_log(path: Path) -> dict[tuple[str, str], dict]:
 def rescore(result: Result) -> dict:
     """`xaibench verify` for a live Result: the same samples, the logged attributions hashing to the
     Result's outputs digest, and the metrics again from them."""
-    from benchmark.results import ids_digest
+    from benchmark.store.results import ids_digest
 
     live, cov = result.extra.get("live") or {}, result.coverage or {}
     res = load_resource(result.resource["name"])

@@ -30,7 +30,7 @@ from benchmark.gtfree.base import GtFreeMetric, Scored
 from benchmark.models.randomise import RANDOM_SEED, randomised
 from benchmark.progress import console, progress_bar
 from benchmark.randomisation import result_outputs
-from benchmark.results import Result, ids_digest
+from benchmark.store.results import Result, ids_digest
 
 GT_TRACKS = ("aixi", "rcnn", "idc")  # the boards with ground truth a metric can be judged against
 FORMAT = "xaibench-metric-board-v1"

@@ -63,7 +63,7 @@ from benchmark.gtfree.image import (
     _pixel_flipping,
     _region_perturbation,
 )
-from benchmark.results import ids_digest
+from benchmark.store.results import ids_digest
 
 FORMAT = "xaibench-metaquantus-v1"
 FILENAME = "metaquantus.json"

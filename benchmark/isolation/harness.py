@@ -43,7 +43,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from benchmark.cache import Entry
+from benchmark.store.cache import Entry
 from benchmark.errors import ParameterError, ResourceError, SubmissionError, SubmissionImportError
 from benchmark.isolation import landlock
 from benchmark.isolation.sandbox import (INSIDE_ENVIRONMENT, INSIDE_MODEL, INSIDE_SCRATCH, INSIDE_SUBMISSION, UID_BASE,
@@ -52,7 +52,7 @@ from benchmark.isolation.sandbox import (INSIDE_ENVIRONMENT, INSIDE_MODEL, INSID
 from benchmark.isolation.scratch import Guard, clean, descendants, measure
 from benchmark.isolation.wire import MAX_BYTES, Channel, Deadline, PeerClosed, WireError
 from benchmark.models.spec import ModelSpec
-from benchmark.storage import fmt_bytes
+from benchmark.store.storage import fmt_bytes
 from benchmark.submission import Submission
 
 START_TIMEOUT_S = 300.0  # import + model load + constructor

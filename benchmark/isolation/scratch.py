@@ -40,7 +40,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Iterable, Protocol
 
-from benchmark.storage import fmt_bytes
+from benchmark.store.storage import fmt_bytes
 
 BLOCK = 4096  # the least an entry costs (an inode and a block, or a directory entry)
 MAX_DEPTH = 64  # deeper nesting counts as over the bound (no real cache nests this deep)

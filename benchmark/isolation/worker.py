@@ -53,7 +53,7 @@ def limit_hint(exc: BaseException) -> str:
     """Which of the worker's limits an exception most likely hit, as " (…: option)", or ""."""
     import errno
 
-    from benchmark.storage import fmt_bytes
+    from benchmark.store.storage import fmt_bytes
 
     mem, procs, size = _LIMITS.get("memory_bytes"), _LIMITS.get("processes"), _LIMITS.get("file_bytes")
     if isinstance(exc, MemoryError) and mem:

@@ -330,7 +330,7 @@ def pooled_summary(counts, which: str, n_boot: int = 1000, seed: int = 0, label:
     """A `MetricSummary` for a pooled metric: mean = the pooled value, ci95 = the percentile-bootstrap
     95% interval, std = the bootstrap standard error of the pooled value (not a per-document spread),
     n = the number of documents, excluded = 0 (every document's counts enter the pool)."""
-    from benchmark.results import MetricSummary
+    from benchmark.store.results import MetricSummary
 
     c, value, boot = _pooled(counts, which, n_boot, seed)
     if len(c) == 0:

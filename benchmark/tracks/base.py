@@ -23,7 +23,7 @@ from benchmark.errors import XaibenchError
 from benchmark.metrics import METRICS, Metric
 from benchmark.metrics.base import require_reference
 from benchmark.registry import MetadataError, Registry
-from benchmark.results import MetricSummary
+from benchmark.store.results import MetricSummary
 from benchmark.submission import KINDS, MODALITIES
 
 _SLUG = re.compile(r"[a-z][a-z0-9-]*")

@@ -24,7 +24,7 @@ import benchmark.metrics.interpretation as interp
 from benchmark.errors import ResourceError, XaibenchError
 from benchmark.models.base import read_model_config
 from benchmark.models.spec import ModelSpec
-from benchmark.results import MetricSummary
+from benchmark.store.results import MetricSummary
 from benchmark.tracks.base import Instances, Track, TrackMetadata, register_track, weighted_mean
 from benchmark.references import IDC
 

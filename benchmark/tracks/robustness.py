@@ -67,7 +67,7 @@ from benchmark.bootstrap import N_BOOT, draw_weights
 from benchmark.errors import ResourceError
 from benchmark.models.base import read_model_config
 from benchmark.models.spec import ModelSpec
-from benchmark.results import MetricSummary
+from benchmark.store.results import MetricSummary
 from benchmark.tracks.base import Instances, Track, TrackMetadata, register_track
 from benchmark.references import TEF
 

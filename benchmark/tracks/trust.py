@@ -51,7 +51,7 @@ from benchmark.contracts import SCORE_NONE, SCORE_REASONS
 from benchmark.errors import ResourceError
 from benchmark.models.base import TextModel, read_model_config
 from benchmark.models.spec import ModelSpec
-from benchmark.results import MetricSummary
+from benchmark.store.results import MetricSummary
 from benchmark.tracks.base import Instances, Track, TrackMetadata, register_track
 from benchmark.references import TOKI
 

@@ -265,7 +265,7 @@ def paired_difference(dataset: str, a: tuple[str, dict[str, Any]], b: tuple[str,
 
     import numpy as np
 
-    from benchmark.cache import OutputCache
+    from benchmark.store.cache import OutputCache
     from benchmark.resources import data_home, load_resource
     from benchmark.runner import evaluate
     from benchmark.tracks import get_track

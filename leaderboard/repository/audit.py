@@ -75,7 +75,7 @@ def _round_records(tree: Path, name: str) -> list[str]:
 def _record(tree: Path, where: str, rnd: Any, secret: Any, keys: dict[str, Any]) -> tuple[list[str], list[Any]]:
     """(mismatch lines, its runs) of one round record against the revealed secret (module docstring, 2)."""
     from benchmark.hidden import hidden_of
-    from benchmark.results import Result
+    from benchmark.store.results import Result
     from leaderboard.repository.boards import MAX_RECORD_BYTES
     from leaderboard.repository.reading import read_json
     from leaderboard.repository.signing import check_record

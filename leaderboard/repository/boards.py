@@ -102,7 +102,7 @@ def _own_cache(r: Any) -> None:
 
 def load_repository(tree: Path, keys: dict[str, Any]) -> tuple[list[Any], list[str]]:
     """(Results, problem lines) of a checked-out results repository."""
-    from benchmark.results import Result
+    from benchmark.store.results import Result
     from leaderboard.repository.reading import read_json
     from leaderboard.repository.rounds import read_rounds
     from leaderboard.repository.validate import iter_result_files
@@ -188,7 +188,7 @@ def _companions(record: dict[str, Any], rel: str, r: Any, problems: list[str]) -
     """The companion runs a verification record carries (signed with it; under each kind's `record_key`: one
     Result or a list of them), for the verified `r` alone: the maintainer's re-run held for `r`, so its companion
     runs stand for `r`'s. A run that is not a Result of `r`'s path and of its kind is listed and left out."""
-    from benchmark.results import Result
+    from benchmark.store.results import Result
 
     out: dict[str, list[Any]] = {}
     for kind in KINDS.values():

@@ -199,7 +199,7 @@ def check_result(data: Any, rp: Any, sub: Any, context: Any) -> list[str]:
     """The rules of the module docstring for the parsed Result file `data` at `rp` (a `layout.ResultPath`),
     `sub` the submission rebuilt from `source/` (None when it could not be: then only the file's own rules).
     One line per finding, each starting with the path."""
-    from benchmark.results import SCHEMA_VERSION, Result
+    from benchmark.store.results import SCHEMA_VERSION, Result
 
     rel = rp.rel
     if not isinstance(data, dict):
@@ -232,7 +232,7 @@ def check_result(data: Any, rp: Any, sub: Any, context: Any) -> list[str]:
 
 def _against_track(r: Any, data: dict[str, Any], sub: Any, context: Any) -> list[str]:
     """The rules that need the track, the resource and the rebuilt submission."""
-    from benchmark.results import coverage_of
+    from benchmark.store.results import coverage_of
     from benchmark.runner import summarise_runs
     from benchmark.tracks import get_track
 

@@ -238,7 +238,7 @@ def rerun_result(tree: Path, rel: str, sandbox: str = "auto", timeout_s: float =
     its code hash covers (in the submission's own environment when it has requirements, its packages from
     `sources`: `benchmark.submission.environments.Sources`); with `hidden` = (`rounds.RoundFile`, its
     `benchmark.models.hidden.Round`), also on that round's hidden copies (`hidden_runs`)."""
-    from benchmark.results import Result
+    from benchmark.store.results import Result
     from benchmark.runner import evaluate
     from leaderboard.repository.contents import seeds_of
     from leaderboard.repository.reading import read_json
@@ -547,7 +547,7 @@ def rehide(store: Any, private: Any, sandbox: str = "auto", timeout_s: float = 6
     (`rebuild`), and each row whose runs hold gets its signed round record (`hidden_record_for`). The records land in
     one commit on the tip they were judged against; a row whose runs do not hold is reported and gets none.
     (the rows run, the commit or None when none landed.)"""
-    from benchmark.results import Result
+    from benchmark.store.results import Result
     from leaderboard.repository.boards import verified
     from leaderboard.repository.reading import read_json
     from leaderboard.repository.signing import key_id

@@ -1,5 +1,5 @@
 """Verification records signed with Ed25519 (`cryptography`): a signature anyone can check with the public
-key, unlike the machine-local HMAC of `benchmark.integrity`, which says only "unchanged here".
+key, unlike the machine-local HMAC of `benchmark.store.integrity`, which says only "unchanged here".
 
 Keys (`xaibench results keygen`): `verifier.key` (PKCS#8 PEM, mode 0600; the private key, kept on the
 maintainer's machine and refused inside a git work tree) and `verifier.pub` (SubjectPublicKeyInfo PEM), by

@@ -43,7 +43,7 @@ def gather(sub: Any, results_dir: Path) -> dict[str, bytes]:
     """Repository path → bytes of every complete, default-parameter Result of `sub` at its current hash under
     `results_dir` (the newest per board; a companion run — on a randomised or hidden copy of the model — is never
     sent); `RepositoryError` for a dirty or half-written one, or none."""
-    from benchmark.results import Result
+    from benchmark.store.results import Result
     from leaderboard.companions import kind_of
 
     code_hash = sub.hash

@@ -22,7 +22,7 @@ from leaderboard.site.pages import (BoardEntry, Cards, board_file, board_page, i
                                     submission_file, submission_page)
 
 if TYPE_CHECKING:
-    from benchmark.results import Result
+    from benchmark.store.results import Result
     from leaderboard.boards import Board
 
 __all__ = ["HUB_CARD", "SiteReport", "build_site", "one_page"]

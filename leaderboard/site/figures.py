@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 if TYPE_CHECKING:
-    from benchmark.results import Result
+    from benchmark.store.results import Result
     from leaderboard.boards import Board
 
 __all__ = ["Figure", "FigureContext", "FIGURES", "register_figures", "figures_for"]
@@ -107,7 +107,7 @@ def _instances(ctx: FigureContext, result) -> tuple[Any, Any]:
         return got
     from benchmark.errors import XaibenchError
     from benchmark.resources import load_resource
-    from benchmark.results import ids_digest
+    from benchmark.store.results import ids_digest
     from benchmark.tracks import get_track
 
     try:
@@ -135,7 +135,7 @@ def _outputs(result, ids: list[str]) -> dict[str, Any]:
     """The run's cached outputs of `ids` (read-only); `_Unavailable` when the cache is not here."""
     from benchmark.errors import XaibenchError
     from benchmark.resources import data_home
-    from benchmark.cache import read_only
+    from benchmark.store.cache import read_only
 
     rel = (result.extra or {}).get("cache")
     if not rel:

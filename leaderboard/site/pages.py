@@ -20,7 +20,7 @@ from leaderboard.site.facts import (SubmissionInfo, control_warning, metric_doc,
 from leaderboard.site.figures import FIGURES, Figure
 
 if TYPE_CHECKING:
-    from benchmark.results import MetricSummary, Result
+    from benchmark.store.results import MetricSummary, Result
     from leaderboard.boards import Board, Row
     from leaderboard.summaries import SummaryRow, TrackSummary
 

@@ -18,10 +18,10 @@ Schema 2 adds two objects:
   `split_size` None.
 * `integrity` — `outputs_sha256` (set by the runner: `outputs_digest` of the cached outputs the
   scores were computed from, so `xaibench verify` can re-score and compare), `key_id` and `signature`
-  (set by `Result.save`: HMAC-SHA256 under this machine's result key, see `benchmark.integrity`).
+  (set by `Result.save`: HMAC-SHA256 under this machine's result key, see `benchmark.store.integrity`).
 
 `Result.load` sets the attribute `status` (not written to the file) to "signed", "modified" or
-"unsigned" (`benchmark.integrity.check`) and `path` to the file it read; `Result.save` sets them to
+"unsigned" (`benchmark.store.integrity.check`) and `path` to the file it read; `Result.save` sets them to
 "signed" and the written path. A Result built in memory starts "unsigned" with `path` None.
 """
 
@@ -106,7 +106,7 @@ def outputs_digest(entries: Any) -> str:
     """sha256 hex over the per-instance outputs a Result was scored from, in instance order.
 
     `entries` is an iterable of objects with `instance` (id), `ok`, `array` and `reason` attributes
-    (`benchmark.cache.Entry`), in evaluation order. The hashed bytes are, with `u32`/`u64` unsigned
+    (`benchmark.store.cache.Entry`), in evaluation order. The hashed bytes are, with `u32`/`u64` unsigned
     little-endian integers and strings UTF-8 encoded:
 
         b"xaibench-outputs-v1\n"
@@ -370,10 +370,10 @@ class Result:
         return r
 
     def save(self, path: Path) -> Path:
-        """Sign (see `benchmark.integrity`) and write atomically (temp file + rename): an interrupted
+        """Sign (see `benchmark.store.integrity`) and write atomically (temp file + rename): an interrupted
         write never leaves a broken file. Sets `integrity.key_id` / `integrity.signature`, `status`
         ("signed") and `path`."""
-        from benchmark import integrity
+        from benchmark.store import integrity
 
         d = self.to_dict()
         d["integrity"]["signature"] = None
@@ -397,8 +397,8 @@ class Result:
     @classmethod
     def load(cls, path: Path) -> "Result":
         """Read and validate `path`; `status` says whether its signature holds on this machine
-        ("signed" / "modified" / "unsigned", see `benchmark.integrity.check`)."""
-        from benchmark import integrity
+        ("signed" / "modified" / "unsigned", see `benchmark.store.integrity.check`)."""
+        from benchmark.store import integrity
 
         try:
             d = json.loads(Path(path).read_text(encoding="utf-8"))

@@ -44,7 +44,7 @@ import numpy as np
 
 from benchmark.errors import CacheError, StorageError
 from benchmark.progress import console
-from benchmark.storage import storage_problem
+from benchmark.store.storage import storage_problem
 
 BUSY_TIMEOUT_S = 120.0  # how long a write waits for another process's transaction to end
 COLUMNS = {"meta": ["k", "v"], "outputs": ["instance", "ok", "array", "reason", "seconds"]}
