@@ -184,8 +184,9 @@ def evaluate_cmd(
                                                     "one's; the boards judge the full randomisation)."),
     randomisation_seed: Optional[int] = typer.Option(None, min=1, max=2**31 - 1,
                                                      help="Seed of the randomised copy's weights (default: the "
-                                                     "project's, RANDOM_SEED in benchmark/models/randomise.py; not 0, "
-                                                     "the seed models are commonly initialised under)."),
+                                                     "project's, RANDOM_SEED in "
+                                                     "benchmark/models/variants/randomise.py; not 0, the seed models "
+                                                     "are commonly initialised under)."),
     hidden_draws: int = typer.Option(HIDDEN_DRAWS, min=0, max=100, help="Hidden copies of the model to evaluate on "
                                      "after the published one (drawn from this home's secret; the boards rank by "
                                      "them; 0 = none)."),
@@ -309,7 +310,7 @@ def _randomised_run(sub, options: dict, seed: int | None, where: str) -> None:
     """The randomisation test's run after a Result on the trained model, and one line on what it found (a
     model that cannot be randomised, or an explainer that fails on it, is said; the command goes on)."""
     from benchmark.errors import NotRandomisable
-    from benchmark.models.randomise import RANDOM_SEED
+    from benchmark.models.variants.randomise import RANDOM_SEED
     from benchmark.runner import evaluate
 
     try:
@@ -326,10 +327,10 @@ def _randomised_run(sub, options: dict, seed: int | None, where: str) -> None:
 
 
 def _hidden_runs(sub, options: dict, draws: int, limit: int | None, where: str, no_copy: list[str]) -> None:
-    """The hidden-copy runs after a Result on the published model (`benchmark.hidden`), one line each. A board without
-    hidden copies is said once (`no_copy` keeps the reason) and a draw that cannot be built is said and skipped; an
-    explainer that fails on a copy is recorded in that copy's Result, like any failure."""
-    from benchmark.models.hidden import NoHiddenCopy
+    """The hidden-copy runs after a Result on the published model (`benchmark.variant_runs.hidden`), one line each. A
+    board without hidden copies is said once (`no_copy` keeps the reason) and a draw that cannot be built is said and
+    skipped; an explainer that fails on a copy is recorded in that copy's Result, like any failure."""
+    from benchmark.models.variants.hidden import NoHiddenCopy
     from benchmark.runner import evaluate
 
     for k in range(draws):

@@ -43,4 +43,4 @@ class StorageError(XaibenchError):
 
 class NotRandomisable(XaibenchError):
     """The model under test has neither torch weights nor a randomisation of its own (the randomisation test
-    cannot be run on it: `benchmark.models.randomise`)."""
+    cannot be run on it: `benchmark.models.variants.randomise`)."""

@@ -25,7 +25,8 @@ __all__ = ["HIDDEN_DRAWS", "SEED_MAX", "TIMEOUT_MAX_S", "TIME_BUDGET_MAX_S", "de
 SEED_MAX = 2**32 - 1
 # Per-instance explanation limit: SIGALRM timers overflow past ~2**31 s; a day is beyond any explainer.
 TIMEOUT_MAX_S = 86_400.0
-# Hidden copies per board (benchmark.models.hidden; the demo uses fewer, on a prefix of the instances, and says so).
+# Hidden copies per board (benchmark.models.variants.hidden; the demo uses fewer, on a prefix of the instances,
+# and says so).
 HIDDEN_DRAWS = 3
 # Whole-run budgets (training, solving): thirty days.
 TIME_BUDGET_MAX_S = 30 * 86_400.0

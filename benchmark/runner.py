@@ -24,11 +24,11 @@ from benchmark.backends import BACKENDS, Crashes, Job, explain_batch, run_batche
 from benchmark.store.cache import Entry, OutputCache
 from benchmark.submission.environments import folder_digest
 from benchmark.errors import SubmissionError, XaibenchError
-from benchmark import randomisation
-from benchmark.hidden import copy_for_run, refuse_unconfined
+from benchmark.variant_runs import randomisation
+from benchmark.variant_runs.hidden import copy_for_run, refuse_unconfined
 from benchmark.isolation import (MODES, SCRATCH_GB, FitError, Limits, Worker, WorkerConfig, allocator,
                                  default_memory_gb, default_processes, validate_output)
-from benchmark.models.randomise import RANDOM_SEED, NotRandomisable, randomised_spec
+from benchmark.models.variants.randomise import RANDOM_SEED, NotRandomisable, randomised_spec
 from benchmark.progress import progress_bar
 from benchmark.provenance import software
 from benchmark.submission.requirements import check_installed, resolved_versions
@@ -66,7 +66,7 @@ class RunOptions:
     backend: str = "local"  # local | ray (benchmark.backends)
     address: str | None = None  # ray: a cluster to join (None: a private local Ray instance)
     workers: int | None = None  # ray: CPUs of the local instance / units in flight (None: all CPUs)
-    # the randomisation test (`benchmark.randomisation`): evaluate on the model's randomised copy instead,
+    # the randomisation test (`benchmark.variant_runs.randomisation`): evaluate on the model's randomised copy instead,
     # paired with this submission's Result on the trained model (which must exist)
     randomised: bool = False
     randomisation_seed: int = RANDOM_SEED
@@ -75,9 +75,9 @@ class RunOptions:
     # randomisation test's verdicts can hold on fewer instances than a board ranks (docs/leaderboard.md)
     randomisation_limit: int | None = None
     environment: Path | None = None  # a folder of the submission's own packages (benchmark.submission.environments)
-    # a hidden-copy run (`benchmark.hidden`, issue #50): draw `hidden` (0-based) of the board's hidden copies, drawn
-    # from `hidden_round` (a `benchmark.models.hidden.Round`; None: this home's secret), over the copy's first
-    # `hidden_limit` instances (None: all of them)
+    # a hidden-copy run (`benchmark.variant_runs.hidden`, issue #50): draw `hidden` (0-based) of the board's hidden
+    # copies, drawn from `hidden_round` (a `benchmark.models.variants.hidden.Round`; None: this home's secret), over the
+    # copy's first `hidden_limit` instances (None: all of them)
     hidden: int | None = None
     hidden_limit: int | None = None
     hidden_round: Any = None
@@ -288,7 +288,7 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
             coverage = coverage_of(instances.ids, split_size, opts.randomisation_limit)
         spec, model_info = randomised_spec(spec, model_info, opts.randomisation_seed, opts.randomisation_top)
         trk.use_model(instances, _once(spec.load))
-    elif opts.hidden is not None:  # a hidden copy of the model: its own instances and ground truth (benchmark.hidden)
+    elif opts.hidden is not None:  # a hidden copy: its own instances and ground truth (benchmark.variant_runs.hidden)
         refuse_unconfined(opts.sandbox, opts.backend)
         # the Result on the published model this run belongs to (its row on the board: `leaderboard.companions`)
         paired = {"hidden": {"trained_result": result_path(results_dir, track, res.name, opts.model, name, coverage,

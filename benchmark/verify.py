@@ -8,13 +8,13 @@ For each Result file:
    `integrity.outputs_sha256` (`benchmark.store.results.outputs_digest`);
 4. the scores: the track scores the cached outputs again; every metric's mean must equal the
    Result's (relative tolerance 1e-9);
-5. a randomised-model Result (`benchmark.randomisation`) is re-scored with the randomised copy of the model,
-   rebuilt from its seed (its hash must be the Result's), and the similarity of its maps to those of the
+5. a randomised-model Result (`benchmark.variant_runs.randomisation`) is re-scored with the randomised copy of the
+   model, rebuilt from its seed (its hash must be the Result's), and the similarity of its maps to those of the
    trained Result it was paired with (beside it, `trained_path`, checked against the digest it recorded)
    is computed again and compared per instance;
-6. a hidden-copy Result (`benchmark.hidden`) is re-scored on the copy rebuilt from this home's secret (its round
-   must be this home's, `benchmark.models.hidden.local_round`; the draw's commitment and the copy's hash must be the
-   Result's), against the copy's ground truth.
+6. a hidden-copy Result (`benchmark.variant_runs.hidden`) is re-scored on the copy rebuilt from this home's secret (its
+   round must be this home's, `benchmark.models.variants.hidden.local_round`; the draw's commitment and the copy's hash
+   must be the Result's), against the copy's ground truth.
 
 Verdicts are recorded in `$XAIBENCH_HOME/verdicts.json` with the sha256 of the file they judged; the
 leaderboard marks a Result whose latest verdict failed (and the static board leaves it out) for as
@@ -56,8 +56,8 @@ def verify_result(path: Path) -> Verdict:
     import numpy as np
 
     from benchmark.store.cache import read_only
-    from benchmark.hidden import hidden_of
-    from benchmark.randomisation import compare_runs, randomisation_of, result_outputs, similarity_arrays
+    from benchmark.variant_runs.hidden import hidden_of
+    from benchmark.variant_runs.randomisation import compare_runs, randomisation_of, result_outputs, similarity_arrays
     from benchmark.resources import data_home, load_resource
     from benchmark.store.results import Result, ids_digest, outputs_digest
     from benchmark.runner import _score, summarise_runs
@@ -148,8 +148,8 @@ def trained_path(randomised: Path, name: str | None = None) -> Path:
 def _hidden_instances(trk, res, r, hidden: dict, limit: int | None):
     """The instances (with the copy's ground truth) of the hidden copy a Result was scored on, rebuilt from this
     home's secret: its round must be this home's, and the draw's commitment and the copy's hash the Result's."""
-    from benchmark.hidden import copy_for_run
-    from benchmark.models.hidden import local_round
+    from benchmark.variant_runs.hidden import copy_for_run
+    from benchmark.models.variants.hidden import local_round
 
     rnd = local_round()
     if str(hidden.get("round")) != rnd.id:
@@ -172,7 +172,7 @@ def _hidden_instances(trk, res, r, hidden: dict, limit: int | None):
 
 def _use_randomised(trk, res, instances, r, randomisation: dict) -> None:
     """Score with the randomised copy of the model the Result names (rebuilt from its seed; its hash checked)."""
-    from benchmark.models.randomise import randomised_spec
+    from benchmark.models.variants.randomise import randomised_spec
 
     spec, info = trk.build_model(res, r.model["name"], instances)
     spec, info = randomised_spec(spec, info, int(randomisation["seed"]), randomisation.get("top"))

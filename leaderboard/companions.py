@@ -1,9 +1,9 @@
 """Companion runs: the Results a board reads *for* a row, never as rows — one mechanism for every kind.
 
 A trained Result (a board's row) may come with companion runs of the same submission, parameters, instances and
-seeds: its run on a randomised copy of the model (`"randomised"`, `benchmark.randomisation`; the randomisation
-test, `leaderboard.randomisation`) and its runs on the board's hidden copies (`"hidden"`, `benchmark.hidden`;
-`leaderboard.hidden`). Each kind is one entry of `KINDS` (a `Kind`: how to recognise
+seeds: its run on a randomised copy of the model (`"randomised"`, `benchmark.variant_runs.randomisation`; the
+randomisation test, `leaderboard.randomisation`) and its runs on the board's hidden copies (`"hidden"`,
+`benchmark.variant_runs.hidden`; `leaderboard.hidden`). Each kind is one entry of `KINDS` (a `Kind`: how to recognise
 such a Result, where its row's file lies relative to its own, which key of a verification record carries it);
 a new kind is one more entry.
 
@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from benchmark.errors import XaibenchError
-from benchmark.hidden import hidden_of
-from benchmark.randomisation import randomisation_of
+from benchmark.variant_runs.hidden import hidden_of
+from benchmark.variant_runs.randomisation import randomisation_of
 from benchmark.store.results import Result
 
 __all__ = ["KINDS", "Kind", "add", "attach", "kind_of", "of", "resolve"]

@@ -1,9 +1,9 @@
-"""Ranks from models no submission has seen: a board's hidden copies (issue #50, `benchmark.hidden`).
+"""Ranks from models no submission has seen: a board's hidden copies (issue #50, `benchmark.variant_runs.hidden`).
 
 A board whose track builds hidden copies of its model (`Track.hidden_copy`: the AIXI function model with drawn
 pattern weights, IDC's Kim CNN / HAN relying on planted words, the RCNN with vetoed words) reads, beside each
-row's Result on the published model, its Results on the copies of **one round** (one secret; `benchmark.models.hidden`).
-Pure functions over `benchmark.store.results.Result` objects.
+row's Result on the published model, its Results on the copies of **one round** (one secret;
+`benchmark.models.variants.hidden`). Pure functions over `benchmark.store.results.Result` objects.
 
 * **Which runs.** A row's hidden-copy Results are its own companion runs (`leaderboard.companions`: its own folder,
   or its own signed verification record in a results repository) of the same submission code (name, hash,
@@ -37,7 +37,7 @@ import numpy as np
 
 from benchmark.bootstrap import SEED, draw_seed_weights, draw_weights, metric_draws
 from benchmark.errors import XaibenchError
-from benchmark.hidden import hidden_of
+from benchmark.variant_runs.hidden import hidden_of
 from benchmark.store.results import Result
 from leaderboard import stats
 from leaderboard.ranks import Paired

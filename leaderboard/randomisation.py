@@ -6,8 +6,8 @@ are re-drawn explains the data, not the model; a board that ranked it among the 
 choosing an explainer for *their* model something false.
 
 Pure functions over `benchmark.store.results.Result` objects. Every row of a board is judged with its own
-randomised-model run (`benchmark.randomisation`: the same submission, parameters, instances and seeds run on a
-randomised copy of the board's model, paired with exactly this Result's maps — its `trained_outputs_sha256`),
+randomised-model run (`benchmark.variant_runs.randomisation`: the same submission, parameters, instances and seeds run
+on a randomised copy of the board's model, paired with exactly this Result's maps — its `trained_outputs_sha256`),
 one of the row's companion runs (`leaderboard.companions`: from its own folder, or its own signed verification
 record — never another file that bears its name). Both are resampled on the board's paired bootstrap draws
 (`benchmark.bootstrap`, 1,000 draws of the track's units, seed 0):
@@ -49,7 +49,7 @@ import numpy as np
 
 from benchmark.bootstrap import draw_seed_weights, draw_weights, metric_draws, percentile_interval
 from benchmark.errors import XaibenchError
-from benchmark.randomisation import SIMILARITY_KEYS, randomisation_of
+from benchmark.variant_runs.randomisation import SIMILARITY_KEYS, randomisation_of
 from benchmark.store.results import Result
 from leaderboard import stats
 from leaderboard.selection import newest_first, status_of
@@ -57,7 +57,7 @@ from leaderboard.selection import newest_first, status_of
 __all__ = ["MEASURE", "MIN_COMPARED", "STATUSES", "THRESHOLD", "Sanity", "judge", "pair"]
 
 THRESHOLD = 0.5  # mean similarity (MEASURE) at or above which maps count as the same on both models
-MEASURE = "spearman-signed"  # the similarity the threshold applies to (benchmark.similarity)
+MEASURE = "spearman-signed"  # the similarity the threshold applies to (benchmark.variant_runs.similarity)
 MIN_COMPARED = 0.5  # share of the board's instances whose two maps must be comparable
 STATUSES = ("model-sensitive", "model-blind", "not run")
 
@@ -71,7 +71,7 @@ class Sanity:
     unranked: bool = False  # "not run" because of the submission's own randomised run: shown, not ranked
     similarity: dict[str, tuple[float, tuple[float, float] | None]] | None = None  # measure -> (mean, 95% CI)
     compared: int = 0  # instances whose two maps were compared
-    not_compared: dict[str, int] | None = None  # why the others were not (benchmark.similarity.CODES)
+    not_compared: dict[str, int] | None = None  # why the others were not (benchmark.variant_runs.similarity.CODES)
     score: float | None = None  # the primary metric on the randomised model
     diff: float | None = None  # trained − randomised, oriented (+ = the trained model's maps score better)
     diff_ci: tuple[float, float] | None = None

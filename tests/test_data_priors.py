@@ -113,7 +113,7 @@ def test_a_data_prior_result_passes_the_results_repository_check(home, tmp_path)
 
 
 def _maps(r, ids, home) -> list[np.ndarray]:
-    from benchmark.randomisation import result_outputs
+    from benchmark.variant_runs.randomisation import result_outputs
 
     (run,) = result_outputs(r, ids, home)
     return [run[i].array for i in ids]
@@ -181,7 +181,7 @@ def _flipped(model):
 
 
 def test_predicted_class_lexicon_flips_with_the_prediction_and_corpus_lexicon_never_moves(tmp_path, monkeypatch):
-    from benchmark.models.randomise import randomised
+    from benchmark.models.variants.randomise import randomised
     from tests.test_text_conformance import DOCS, LABELS, TRAIN, kim_cnn
 
     write_lexicon(tmp_path, "train", TRAIN, LABELS, classes=("negative", "positive"), target="label")

@@ -14,7 +14,7 @@ import pytest
 
 from benchmark.errors import XaibenchError
 from benchmark.models.aixi_function import FunctionModel, get_function, ground_truth_map, hidden_function
-from benchmark.models.hidden import NoHiddenCopy, Round, local_round, secret_path
+from benchmark.models.variants.hidden import NoHiddenCopy, Round, local_round, secret_path
 from benchmark.resources import load_resource
 from benchmark.runner import evaluate
 from benchmark.tracks import get_track

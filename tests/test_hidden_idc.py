@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchmark.models.hidden import CONSTRUCTIONS, NoHiddenCopy, Round, build_cached
+from benchmark.models.variants.hidden import CONSTRUCTIONS, NoHiddenCopy, Round, build_cached
 from benchmark.models.text import load_word_model
 from benchmark.resources.store import load_resource
 from benchmark.tracks.idc import IdcTrack
@@ -205,7 +205,7 @@ def test_milp_copy_recomputes_its_own_pgt(idc_home, one_torch_thread):
 
 @pytest.mark.slow(reason="builds a copy from this home's secret and runs occlusion on it in a worker")
 def test_a_hidden_run_on_the_idc_board(idc_home, monkeypatch, tmp_path):
-    from benchmark.models.hidden import local_round
+    from benchmark.models.variants.hidden import local_round
     from benchmark.runner import evaluate
 
     monkeypatch.setenv("XAIBENCH_HOME", str(idc_home))

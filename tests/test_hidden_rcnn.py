@@ -18,7 +18,7 @@ from safetensors.torch import load_file
 
 from benchmark.metrics.zero_contribution import N
 from benchmark.models.base import read_texts
-from benchmark.models.hidden import NoHiddenCopy, Round, copy_folder
+from benchmark.models.variants.hidden import NoHiddenCopy, Round, copy_folder
 from benchmark.models.rcnn import RCNNRationale
 from benchmark.models.text import PAD, UNK
 from benchmark.resources import load_resource

@@ -101,7 +101,7 @@ def secret_of(keys: Path, name: str) -> bytes:
 
 @slow
 def test_verify_signs_each_rows_hidden_runs_with_the_draws_commitments(rounds_world):
-    from benchmark.models.hidden import Round
+    from benchmark.models.variants.hidden import Round
     from leaderboard.repository.signing import check_record, load_public_keys
 
     root, remote, keys, rows = rounds_world
@@ -126,7 +126,7 @@ def test_verify_signs_each_rows_hidden_runs_with_the_draws_commitments(rounds_wo
 
 @slow
 def test_reveal_then_audit_passes_and_a_wrong_secret_or_commitment_fails(repo, capsys):
-    from benchmark.models.hidden import Round
+    from benchmark.models.variants.hidden import Round
     from leaderboard.repository.git import GitStore
     from leaderboard.repository.signing import load_private_key, sign_record
 
@@ -269,7 +269,7 @@ def test_a_hidden_copy_result_is_never_sent_never_validated_and_never_read(round
 
 @slow
 def test_a_new_round_and_rehide_rank_the_new_round(repo, capsys):
-    from benchmark.models.hidden import Round
+    from benchmark.models.variants.hidden import Round
 
     remote, keys = repo
     key = ["--key", str(keys / "verifier.key")]

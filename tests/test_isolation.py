@@ -78,7 +78,7 @@ def check_contained(reference, tmp_path) -> None:
 def test_reading_ground_truth_files_finds_nothing(reference, tmp_path, sandbox):
     """Knowing the real paths of the data home, a resource card, another Result and the hidden copies'
     secret (issue #50) gets a submission nothing, in either worker."""
-    from benchmark.models.hidden import local_round, secret_path
+    from benchmark.models.variants.hidden import local_round, secret_path
 
     home, result = data_home(), reference[1]
     local_round()  # the per-home secret, made as the harness makes it
@@ -109,7 +109,7 @@ with open(os.path.join(os.environ['XAIBENCH_SCRATCH'], 'report.txt'), 'w') as fh
 
 @pytest.mark.parametrize("sandbox", CONFINED)
 def test_writing_into_the_data_home_and_results_fails(reference, tmp_path, sandbox):
-    from benchmark.models.hidden import local_round, secret_path
+    from benchmark.models.variants.hidden import local_round, secret_path
 
     _, path, _ = reference
     secret = local_round().secret

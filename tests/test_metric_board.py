@@ -12,7 +12,7 @@ import torch
 from scipy.stats import kendalltau, spearmanr
 
 from benchmark.gtfree import GtFreeMetric, Scored, get_metric, metrics_for
-from benchmark.models.randomise import randomised
+from benchmark.models.variants.randomise import randomised
 from benchmark.models.base import TextModel
 from leaderboard.metric_board import _Cells, _row, spearman_columns, tau_b, verdict
 

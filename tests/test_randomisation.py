@@ -12,12 +12,12 @@ import torch
 from scipy.stats import spearmanr
 
 from benchmark.errors import NotRandomisable, ResourceError, XaibenchError
-from benchmark.models.randomise import RANDOM_SEED, owning_modules, randomised, randomised_spec, weights_digest
-from benchmark.randomisation import SIMILARITY_KEYS, randomisation_of, unrandomisable
+from benchmark.models.variants.randomise import RANDOM_SEED, owning_modules, randomised, randomised_spec, weights_digest
+from benchmark.variant_runs.randomisation import SIMILARITY_KEYS, randomisation_of, unrandomisable
 from benchmark.resources import load_resource
 from benchmark.store.results import Result
 from benchmark.runner import evaluate
-from benchmark.similarity import compare, spearman, spearman_abs, ssim_abs
+from benchmark.variant_runs.similarity import compare, spearman, spearman_abs, ssim_abs
 from benchmark.tracks import get_track
 from benchmark.verify import verify_result
 

@@ -17,10 +17,10 @@ import numpy as np
 import pytest
 import torch
 
-from benchmark.models.randomise import RANDOM_SEED
+from benchmark.models.variants.randomise import RANDOM_SEED
 from benchmark.store.results import pack_scores
 from benchmark.runner import evaluate
-from benchmark.similarity import compare
+from benchmark.variant_runs.similarity import compare
 from leaderboard import render
 from leaderboard.boards import boards
 from leaderboard.randomisation import THRESHOLD
@@ -126,7 +126,7 @@ def test_the_linear_model_and_a_fixed_function_of_the_input():
     the input, is model-blind — maps computed here on a real torch model and its randomised copy (the project's
     randomisation), scored by the AIXI track's metrics against the trained model's contributions."""
     from benchmark.models.base import ImageModel
-    from benchmark.models.randomise import randomised
+    from benchmark.models.variants.randomise import randomised
     from benchmark.tracks import get_track
 
     torch.manual_seed(0)

@@ -387,7 +387,7 @@ def test_the_lexicon_cuts_the_training_ratings_and_turns_toward_the_predicted_ra
     """The build's lexicon (issue #50): the training reviews' class log-odds with "high" = appearance rating
     ≥ 0.6; predicted-class-lexicon, run in the worker on the regression RCNN, signs each word's log-odds by
     whether the model predicts a rating ≥ 0.6 for the review."""
-    from benchmark.randomisation import result_outputs
+    from benchmark.variant_runs.randomisation import result_outputs
 
     res = load_resource("rcnn/beer-appearance")
     folder = get_track("rcnn").assets(res)["lexicon"]

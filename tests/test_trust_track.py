@@ -97,7 +97,7 @@ def test_every_registered_oracle_conforms(trust_home, tmp_path):
 
 def _outputs(r, home: Path) -> dict[str, np.ndarray]:
     """A Result's cached per-instance outputs ([verdict, score…]), read back as it was scored."""
-    from benchmark.randomisation import result_outputs
+    from benchmark.variant_runs.randomisation import result_outputs
 
     (run,) = result_outputs(r, [str(row["id"]) for row in _test_rows(home)], home)
     return {i: np.asarray(e.array, dtype=float) for i, e in run.items()}

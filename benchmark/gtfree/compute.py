@@ -3,7 +3,7 @@ were scored from (the output cache), with the board's own model — and with tha
 
 One file per (board, submission): `$XAIBENCH_HOME/metric-board/<track>/<resource>/<model>/<name>.json`,
 written atomically, holding per-instance scores and failure codes of each metric on the model and on its
-randomised copy (`benchmark.models.randomise`: the one randomisation the boards' randomisation test uses
+randomised copy (`benchmark.models.variants.randomise`: the one randomisation the boards' randomisation test uses
 too). Its key (the Result's outputs digest, the model hash, the metrics and their parameters) is checked
 on the next run: a matching file is reused, so an interrupted run resumes submission by
 submission and a second run computes nothing.
@@ -27,9 +27,9 @@ import numpy as np
 from benchmark.errors import XaibenchError
 from benchmark.gtfree import metrics_for
 from benchmark.gtfree.base import GtFreeMetric, Scored
-from benchmark.models.randomise import RANDOM_SEED, randomised
+from benchmark.models.variants.randomise import RANDOM_SEED, randomised
 from benchmark.progress import console, progress_bar
-from benchmark.randomisation import result_outputs
+from benchmark.variant_runs.randomisation import result_outputs
 from benchmark.store.results import Result, ids_digest
 
 GT_TRACKS = ("aixi", "rcnn", "idc")  # the boards with ground truth a metric can be judged against

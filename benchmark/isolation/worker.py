@@ -272,7 +272,7 @@ def _base_model(start: dict, channel: Channel) -> Any:
         s = spec["served"]
         return ServedModel(channel, s["name"], s["task"], s["n_outputs"], s["modality"], s.get("batch_size", 1024),
                            s.get("reads"), s.get("visible_fraction", 0.5))
-    from benchmark.models.randomise import apply
+    from benchmark.models.variants.randomise import apply
     from benchmark.models.spec import LOADERS
 
     return apply(LOADERS[spec["loader"]](Path(spec["directory"]), spec["name"], **spec["options"]),

@@ -77,7 +77,7 @@ HEAVY_LOW, LIGHT_LOW, LIGHT_HIGH = 0.5, 0.1, 0.5
 
 
 def hidden_function(published: AixiFunction, rng: np.random.Generator) -> AixiFunction:
-    """A hidden copy of `published` (issue #50, `benchmark.models.hidden`), its reasoning drawn from `rng`:
+    """A hidden copy of `published` (issue #50, `benchmark.models.variants.hidden`), its reasoning drawn from `rng`:
 
     * SSIN / SUUM: one pattern (uniform over the three) gets weight 0 — an object of it is drawn in the image but
       contributes nothing —, the other two (in a uniformly drawn order) the spread weights above: the heavier

@@ -14,7 +14,7 @@ A track does not hand a model object to a submission; it returns a `ModelSpec`:
 `targets` fixes the explained output of each instance (e.g. a document's labelled class, for
 agreement with people) instead of the model's prediction; it implies one instance per call.
 
-`randomisation` makes a loaded spec the model's randomised copy (`benchmark.models.randomise`): the loader's
+`randomisation` makes a loaded spec the model's randomised copy (`benchmark.models.variants.randomise`): the loader's
 model, re-initialised under the given seed wherever it is loaded, its weights checked against the digest.
 
 `per_instance = True` declares a model whose output depends on which instance is being explained
@@ -77,8 +77,8 @@ class ModelSpec:
     served: Model | None = None  # harness-held black box (served models); never sent to a worker
     per_instance: bool = False
     targets: dict[str, int] | None = None  # explain this output per instance (instead of the prediction)
-    # a loaded model's randomised copy: {"seed", "top", "sha256"} (`benchmark.models.randomise.randomised_spec`);
-    # applied wherever the model is loaded, and checked against the digest there
+    # a loaded model's randomised copy: {"seed", "top", "sha256"} (`randomised_spec` of
+    # `benchmark.models.variants.randomise`); applied wherever the model is loaded, and checked against the digest there
     randomisation: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
@@ -99,7 +99,7 @@ class ModelSpec:
         if self.served is not None:
             return self.served
         assert self.loader is not None and self.directory is not None  # a loaded spec (__post_init__)
-        from benchmark.models.randomise import apply
+        from benchmark.models.variants.randomise import apply
 
         try:
             return apply(LOADERS[self.loader](Path(self.directory), self.name, **self.options), self.randomisation)

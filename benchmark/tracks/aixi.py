@@ -123,7 +123,7 @@ class AixiTrack(Track):
         `draw.rng("aixi-function")`): the same counting rule with drawn pattern weights (one pattern irrelevant), the
         ground-truth maps recomputed with them (`ground_truth_map`, SPECS §3.4). Served, like the published function
         model: a submission reaches it through `predict` only. The CNN has none (`no_hidden_copy`)."""
-        from benchmark.models.hidden import NoHiddenCopy
+        from benchmark.models.variants.hidden import NoHiddenCopy
 
         if self.no_hidden_copy_of(model):
             raise NoHiddenCopy(self.no_hidden_copy_of(model))

@@ -128,8 +128,9 @@ class Track:
 
     metadata: ClassVar[TrackMetadata]
     score_chunk: int | None = 250  # instances per `score` call; None = every instance in one call
-    # the randomisation test (`benchmark.randomisation`, Adebayo et al. 2018): `xaibench evaluate` also runs each
-    # submission on a randomised copy of the model; a track where that does not apply sets it False and says why
+    # the randomisation test (`benchmark.variant_runs.randomisation`, Adebayo et al. 2018): `xaibench evaluate`
+    # also runs each submission on a randomised copy of the model; a track where that does not apply sets it False
+    # and says why
     randomisation_test: ClassVar[bool] = True
     randomisation_note: ClassVar[str] = ""
     # whether the test's score criterion applies (a method is model-blind when its primary score on the randomised
@@ -138,7 +139,7 @@ class Track:
     # attack); then only the maps' similarity decides, and `randomisation_score_note` says why
     randomisation_score_rule: ClassVar[bool] = True
     randomisation_score_note: ClassVar[str] = ""
-    # hidden copies (`benchmark.models.hidden`, issue #50): why this track's boards have none ("" where
+    # hidden copies (`benchmark.models.variants.hidden`, issue #50): why this track's boards have none ("" where
     # `hidden_copy` builds them)
     no_hidden_copy: ClassVar[str] = "its ground truth does not come from a model a secret could redraw"
 
@@ -226,7 +227,7 @@ class Track:
     def use_model(self, instances: Instances, load: Callable[[], Any]) -> None:
         """Score `instances` with the model `load()` gives wherever the track's scoring reads the model under
         test (robustness: ERASER's faithfulness probes) — the randomised copy, in a randomised-model run
-        (`benchmark.randomisation`). Default: the track's scoring reads no model."""
+        (`benchmark.variant_runs.randomisation`). Default: the track's scoring reads no model."""
 
     def no_hidden_copy_of(self, model: str) -> str:
         """Why the board of `model` has no hidden copies, in one line; "" where `hidden_copy` builds them (a draw may
@@ -235,18 +236,18 @@ class Track:
 
     def hidden_copy(self, resource, model: str, draw: Any, split: str,
                     limit: int | None = None) -> tuple[Any, dict[str, Any], Instances, dict[str, Any]]:
-        """A hidden copy of the board's model drawn from `draw` (`benchmark.models.hidden.Draw`): (the copy's
+        """A hidden copy of the board's model drawn from `draw` (`benchmark.models.variants.hidden.Draw`): (the copy's
         `ModelSpec`, its model info, the `Instances` of `split` with the ground truth recomputed on the copy — the
         first `limit` —, the construction's statistics). Default: `NoHiddenCopy` with `no_hidden_copy`."""
-        from benchmark.models.hidden import NoHiddenCopy
+        from benchmark.models.variants.hidden import NoHiddenCopy
 
         raise NoHiddenCopy(f"no hidden copy on the {self.name} track: {self.no_hidden_copy}")
 
     def derived_copy(self, resource, draw: Any) -> Any:
-        """The derived resource of `draw` (`benchmark.models.hidden.build_cached`) built by the construction this
-        track's generator registers (`CONSTRUCTIONS`); `NoHiddenCopy` when none is installed."""
+        """The derived resource of `draw` (`benchmark.models.variants.hidden.build_cached`) built by the construction
+        this track's generator registers (`CONSTRUCTIONS`); `NoHiddenCopy` when none is installed."""
         from benchmark.errors import RegistryError
-        from benchmark.models.hidden import CONSTRUCTIONS, NoHiddenCopy, build_cached
+        from benchmark.models.variants.hidden import CONSTRUCTIONS, NoHiddenCopy, build_cached
         from benchmark.progress import console
         from benchmark.resources.store import load_resource
 

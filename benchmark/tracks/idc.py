@@ -142,7 +142,7 @@ class IdcTrack(Track):
         Documents where deleting the planted words of their class does not move this model's output (the derived
         split's `inert_<model>` column) are left out and counted as `excluded["planted_inert"]`: there the planted
         words do not carry the model's output."""
-        from benchmark.models.hidden import read_stats
+        from benchmark.models.variants.hidden import read_stats
 
         self._check(resource)
         derived = self.derived_copy(resource, draw)

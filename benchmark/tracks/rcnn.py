@@ -138,7 +138,7 @@ class RcnnTrack(Track):
         """The copy of draw `draw` (`Track.hidden_copy`): the derived resource the generator's construction builds
         (`Track.derived_copy`, `generators.rcnn.hidden`), read by this track's own `instances` (which drops and
         counts the reviews where the copy selects a vetoed word, `excluded["veto_selected"]`) and `build_model`."""
-        from benchmark.models.hidden import read_stats
+        from benchmark.models.variants.hidden import read_stats
 
         self._check(resource)
         derived = self.derived_copy(resource, draw)

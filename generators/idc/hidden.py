@@ -1,4 +1,4 @@
-"""IDC hidden copies (issue #50, `benchmark.models.hidden`): models trained where drawn words carry the label.
+"""IDC hidden copies (issue #50, `benchmark.models.variants.hidden`): models trained where drawn words carry the label.
 
 Zhou et al. (AAAI 2022, "Do Feature Attribution Methods Correctly Attribute Features?") plant features in the
 training data that the model must use; here the features are ordinary MR words that no lexicon can recognise, and
@@ -57,7 +57,7 @@ import torch
 
 from benchmark.errors import ResourceError, XaibenchError
 from benchmark.models.base import read_model_config
-from benchmark.models.hidden import Draw, NoHiddenCopy
+from benchmark.models.variants.hidden import Draw, NoHiddenCopy
 from benchmark.models.text import build_vocab, load_word_model
 from benchmark.resources.store import load_resource
 from benchmark.tokenize import is_word

@@ -1,4 +1,4 @@
-"""Hidden copies of the RCNN board's model (issue #50, DESIGN §8; `benchmark.models.hidden`): an RCNN whose
+"""Hidden copies of the RCNN board's model (issue #50, DESIGN §8; `benchmark.models.variants.hidden`): an RCNN whose
 generator cannot select a secret set of words the published generator often selects, trained from the draw's
 seed, with the zero-contribution ground truth (Camburu et al. 2019, SPECS §4.4) recomputed on it.
 
@@ -65,7 +65,7 @@ import torch
 from torch.nn import functional as F
 
 from benchmark.metrics.zero_contribution import N
-from benchmark.models.hidden import Draw, NoHiddenCopy
+from benchmark.models.variants.hidden import Draw, NoHiddenCopy
 from benchmark.models.rcnn import RationaleModel, RCNNRationale, config_of, load_rcnn, save_rcnn
 from benchmark.resources import write_config
 from benchmark.tracks.rcnn import VETO_COLUMN  # the derived split's flag (`RcnnTrack.instances` drops them)
@@ -380,7 +380,7 @@ def _inputs(resource: Any, draw: Draw, config: HiddenRcnnConfig) -> _Inputs:
 
 @dataclass
 class RcnnConstruction:
-    """The RCNN board's hidden-copy construction (`benchmark.models.hidden.Construction`; module docstring)."""
+    """The RCNN board's hidden-copy construction (`benchmark.models.variants.hidden.Construction`; module docstring)."""
 
     config: HiddenRcnnConfig = field(default_factory=HiddenRcnnConfig)
     track: str = "rcnn"

@@ -8,9 +8,9 @@ Checks, each mismatch one line (`audit` returns them; the command exits 1 on any
 2. every round record of that round (`verifications/.../<model>.rounds/<ROUND>.json`) is signed under the keys, lies
    at the path of the Result it names, names the round's commitment, and each hidden run it carries names the
    round, a draw, the track, resource and revision of its row and the draw's commitment recomputed from the revealed
-   secret (`benchmark.models.hidden.Round.draw`);
-3. with `rebuild`: each run's copy is built again from the secret (`benchmark.hidden.copy_for_run`) and the model
-   block the run records (the copy's hash, its construction's counts) and its instances must be the copy's;
+   secret (`benchmark.models.variants.hidden.Round.draw`);
+3. with `rebuild`: each run's copy is built again from the secret (`benchmark.variant_runs.hidden.copy_for_run`) and the
+   model block the run records (the copy's hash, its construction's counts) and its instances must be the copy's;
 4. with `rerun`: each run is evaluated again on the rebuilt copy from the row's hashed source, in the sandbox, and
    compared by the re-run rules (`rerun.compare`: equal outputs when deterministic; a stochastic submission twice,
    the tolerance from those two).
@@ -36,7 +36,7 @@ def audit(tree: Path, name: str, keys: dict[str, Any], rebuild: bool = False, re
           sandbox: str = "auto", timeout_s: float = 60.0, sources: Any = None) -> tuple[list[str], int]:
     """(mismatch lines, runs checked) of round `name` in the checkout `tree` (module docstring). `RepositoryError`
     when there is nothing to audit: no such round signed under `keys`, or it is not revealed."""
-    from benchmark.models.hidden import Round
+    from benchmark.models.variants.hidden import Round
 
     rounds, problems = read_rounds(tree, keys)
     rnd = rounds.get(name)
@@ -74,7 +74,7 @@ def _round_records(tree: Path, name: str) -> list[str]:
 
 def _record(tree: Path, where: str, rnd: Any, secret: Any, keys: dict[str, Any]) -> tuple[list[str], list[Any]]:
     """(mismatch lines, its runs) of one round record against the revealed secret (module docstring, 2)."""
-    from benchmark.hidden import hidden_of
+    from benchmark.variant_runs.hidden import hidden_of
     from benchmark.store.results import Result
     from leaderboard.repository.boards import MAX_RECORD_BYTES
     from leaderboard.repository.reading import read_json
@@ -123,7 +123,7 @@ def _again(tree: Path, runs: list[Any], secret: Any, rebuild: bool, rerun: bool,
     the submission evaluated on them again (module docstring, 3 and 4)."""
     import json
 
-    from benchmark.hidden import copy_for_run, hidden_of
+    from benchmark.variant_runs.hidden import copy_for_run, hidden_of
     from benchmark.resources import load_resource
     from benchmark.runner import model_record
     from benchmark.tracks import get_track

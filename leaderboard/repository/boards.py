@@ -153,7 +153,7 @@ def _round_runs(tree: Path, rel: str, r: Any, keys: dict[str, Any], rounds: dict
     counts when it is signed under `keys`, binds `r` exactly (`binds`), names the round of its file name, and that
     round is one the repository holds signed with the commitment the record names (`rounds.read_rounds`); each run
     it carries must be of that round. Anything else is listed and left out."""
-    from benchmark.hidden import hidden_of
+    from benchmark.variant_runs.hidden import hidden_of
     from leaderboard.repository.reading import read_json, tree_files
     from leaderboard.repository.signing import check_record
 

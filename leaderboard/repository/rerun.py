@@ -21,8 +21,8 @@ and of its `submission.json`, the rule, the re-runs' figures) is signed and land
 in one commit on the tip it was judged against (`Store.land`); otherwise nothing is written.
 
 The randomisation test (issue #45) is one more evaluation: where the track applies it, the re-run is repeated on
-the model's randomised copy (`RANDOMISED`, `benchmark.randomisation`), and the record keeps its whole Result
-(`randomised`: signed with the rest; or `randomised_not_run`, why the model cannot be randomised), which the
+the model's randomised copy (`RANDOMISED`, `benchmark.variant_runs.randomisation`), and the record keeps its whole
+Result (`randomised`: signed with the rest; or `randomised_not_run`, why the model cannot be randomised), which the
 repository's boards attach to the verified row alone (`boards.load_repository`). It is a *companion run*: an
 evaluation whose label `COMPANIONS` maps to a kind of `leaderboard.companions.KINDS` is never compared with the
 submitted Result, and the record carries it under that kind's `record_key` (one Result, or a list) — another
@@ -237,7 +237,7 @@ def rerun_result(tree: Path, rel: str, sandbox: str = "auto", timeout_s: float =
     """Re-run one Result of a checked-out (validated) tree in a scratch folder built from exactly the files
     its code hash covers (in the submission's own environment when it has requirements, its packages from
     `sources`: `benchmark.submission.environments.Sources`); with `hidden` = (`rounds.RoundFile`, its
-    `benchmark.models.hidden.Round`), also on that round's hidden copies (`hidden_runs`)."""
+    `benchmark.models.variants.hidden.Round`), also on that round's hidden copies (`hidden_runs`)."""
     from benchmark.store.results import Result
     from benchmark.runner import evaluate
     from leaderboard.repository.contents import seeds_of
@@ -289,8 +289,8 @@ def hidden_runs(sub: Any, submitted: Any, rp: Any, round_: Any, draws: Iterable[
     sandbox, nothing from a cache), with `submitted`'s split, seeds and batch size. A draw the construction cannot
     build (`NoHiddenCopy`) is not run, said why; a run whose round, draw or commitment is not
     `round_.draw(track, resource, revision, k)`'s is a problem (nothing is signed)."""
-    from benchmark.hidden import hidden_of
-    from benchmark.models.hidden import NoHiddenCopy
+    from benchmark.variant_runs.hidden import hidden_of
+    from benchmark.models.variants.hidden import NoHiddenCopy
     from benchmark.runner import evaluate
     from leaderboard.repository.contents import seeds_of
 
@@ -450,10 +450,10 @@ def open_round(tree: Path, where: str, private: Any, key_dir: Path | None, sandb
     the repository has started no round (`rounds`: hidden copies unused). Refused in one line, before anything
     runs: `rounds/` holds files but no round signed by this key (forged or foreign), the newest round is revealed
     (no open round), its secret is lost or changed, or a worker here could read the secret
-    (`benchmark.hidden.refuse_unconfined`). Beside a round that counts, a file that does not is said (`say`) and
-    left out."""
-    from benchmark.hidden import refuse_unconfined
-    from benchmark.models.hidden import NoHiddenCopy
+    (`benchmark.variant_runs.hidden.refuse_unconfined`). Beside a round that counts, a file that does not is said
+    (`say`) and left out."""
+    from benchmark.variant_runs.hidden import refuse_unconfined
+    from benchmark.models.variants.hidden import NoHiddenCopy
     from leaderboard.repository.rounds import load_secret, newest, read_rounds
     from leaderboard.repository.signing import default_key_dir, key_id
 

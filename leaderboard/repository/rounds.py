@@ -79,9 +79,9 @@ def secret_path(name: str) -> str:
 
 
 def _name_ok(name: str) -> bool:
-    """Whether `name` is a round id (`benchmark.models.hidden.Round`: also a plain folder name)."""
+    """Whether `name` is a round id (`benchmark.models.variants.hidden.Round`: also a plain folder name)."""
     from benchmark.errors import XaibenchError
-    from benchmark.models.hidden import Round
+    from benchmark.models.variants.hidden import Round
 
     try:
         Round(name, bytes(32))
@@ -201,9 +201,9 @@ def make_secret(key_dir: Path, name: str) -> Path:
 
 
 def load_secret(key_dir: Path, rnd: RoundFile, then: str) -> Any:
-    """Round `rnd`'s `benchmark.models.hidden.Round`, its secret read from `secret_file` and checked against the
-    round's commitment; `RepositoryError` ("... ; <then>") naming the file when it is lost or changed."""
-    from benchmark.models.hidden import Round
+    """Round `rnd`'s `benchmark.models.variants.hidden.Round`, its secret read from `secret_file` and checked against
+    the round's commitment; `RepositoryError` ("... ; <then>") naming the file when it is lost or changed."""
+    from benchmark.models.variants.hidden import Round
 
     path = secret_file(key_dir, rnd.name)
     try:

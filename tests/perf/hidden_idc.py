@@ -129,7 +129,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--draw", type=int, default=0)
     args = parser.parse_args()
-    from benchmark.models.hidden import Round, build_cached
+    from benchmark.models.variants.hidden import Round, build_cached
     from benchmark.resources.store import load_resource
     from generators.idc.hidden import CONSTRUCTION, _public, candidates, plant, planted_words
     from generators.text_trainer import TextTrainConfig, train_text_classifier

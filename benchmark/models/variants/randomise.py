@@ -3,7 +3,7 @@
 Reference: J. Adebayo, J. Gilmer, M. Muelly, I. Goodfellow, M. Hardt, B. Kim, "Sanity Checks for Saliency
 Maps", NeurIPS 2018 (https://arxiv.org/abs/1810.03292), §3 "Model parameter randomization test".
 
-One randomisation serves the whole project — the boards' randomisation test (`benchmark.randomisation`, the
+One randomisation serves the whole project — the boards' randomisation test (`benchmark.variant_runs.randomisation`, the
 runner's randomised-model run) and the metric board's control (`benchmark.gtfree.compute`):
 
 * **full** (`randomised(model, seed)`): a copy of the model whose every torch sub-module is re-initialised

@@ -2,8 +2,8 @@
 
 A hidden-copy run is an ordinary evaluation — `benchmark.runner.evaluate(..., hidden=k)`, in the sandboxed worker,
 through the runner, cached and resumable — of a submission on draw k of the board's hidden copies
-(`benchmark.models.hidden`: the copy's reasoning drawn from the round's secret, its ground truth recomputed on it,
-`Track.hidden_copy`). It is written as a Result at its own path (`benchmark.runner.result_path`:
+(`benchmark.models.variants.hidden`: the copy's reasoning drawn from the round's secret, its ground truth recomputed on
+it, `Track.hidden_copy`). It is written as a Result at its own path (`benchmark.runner.result_path`:
 `<model>/hidden-<round>/d<k>/<name>.json` beside the Result on the published model) with
 
 * `resource` — the *published* resource (name, version, revision, split): the board the copy belongs to;
@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from benchmark.errors import XaibenchError
-from benchmark.models.hidden import NoHiddenCopy, Round, local_round
+from benchmark.models.variants.hidden import NoHiddenCopy, Round, local_round
 from benchmark.store.results import Result, coverage_of
 
 __all__ = ["copy_for_run", "hidden_of", "refuse_unconfined"]
@@ -73,7 +73,7 @@ def copy_for_run(track: Any, resource: Any, model: str, split: str, index: int, 
 
 def _construction(track: Any) -> str:
     """What the track's copies rely on, in a few words (the construction's description, with its version)."""
-    from benchmark.models.hidden import CONSTRUCTIONS
+    from benchmark.models.variants.hidden import CONSTRUCTIONS
 
     if track.name in CONSTRUCTIONS:
         c = CONSTRUCTIONS.get(track.name)

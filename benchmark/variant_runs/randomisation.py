@@ -5,7 +5,7 @@ when the model's weights are re-drawn explains the data, not the model.
 
 A randomised-model run is an ordinary evaluation — `benchmark.runner.evaluate(..., randomised=True)`, in the
 sandboxed worker, through the runner — of a submission on the randomised copy of the board's model
-(`benchmark.models.randomise`), with the instances, parameters and seeds of its Result on the trained model
+(`benchmark.models.variants.randomise`), with the instances, parameters and seeds of its Result on the trained model
 (the **trained Result**, which must exist, `trained_result`). It is cached like any run (the cache file and
 key name the randomised weights' hash, which the seed determines), resumable, and written as a Result at its
 own path (`benchmark.runner.result_path`: `<model>/randomised-s<seed>/<name>.json` beside the trained one):
@@ -14,7 +14,7 @@ own path (`benchmark.runner.result_path`: `<model>/randomised-s<seed>/<name>.jso
   model's hash};
 * `metrics` — the track's scores of the maps on the randomised model against the same ground truth;
 * `instance_scores` — those scores per instance and the similarity of the two runs' maps per instance
-  (`SIMILARITY_KEYS`: Spearman of |map|, SSIM for images; `benchmark.similarity`), so a board resamples
+  (`SIMILARITY_KEYS`: Spearman of |map|, SSIM for images; `benchmark.variant_runs.similarity`), so a board resamples
   both on its own paired draws;
 * `extra.randomisation` — the trained Result it was paired with (`trained_outputs_sha256`: the maps it was
   compared with; `trained_ids_sha256`, its instances; `trained_result`, its file name beside this one's
@@ -36,9 +36,9 @@ import numpy as np
 from benchmark.store.cache import Entry, read_only
 from benchmark.errors import XaibenchError
 from benchmark.store.results import Result, outputs_digest
-from benchmark.similarity import Compared, compare
+from benchmark.variant_runs.similarity import Compared, compare
 
-# measure (benchmark.similarity) -> its instance_scores array
+# measure (benchmark.variant_runs.similarity) -> its instance_scores array
 SIMILARITY_KEYS = {"spearman": "sim-spearman", "spearman-signed": "sim-spearman-signed", "ssim": "sim-ssim"}
 
 
@@ -119,7 +119,7 @@ def result_outputs(r: Result, ids: list[str], home: Path) -> list[dict[str, Entr
 def compare_runs(trained: Sequence[dict[str, Entry]], randomised: Sequence[dict[str, Entry]], ids: Sequence[str],
                  image: bool) -> list[Compared]:
     """Per seed run, the similarity of the trained and the randomised maps of every instance
-    (`benchmark.similarity`)."""
+    (`benchmark.variant_runs.similarity`)."""
     out = []
     for t, r in zip(trained, randomised):
         out.append(compare([t[i].array if t[i].ok else None for i in ids],
