@@ -1,4 +1,4 @@
-"""xaibench harness: contracts, resources, models under test, tracks, metrics, runner, CLI.
+"""xaibench harness: contracts, submissions, resources, models under test, tracks, metrics, runner, store, CLI.
 
 `benchmark` never imports `generators`, `submissions` or `leaderboard`; it finds them through
 entry points (see `benchmark.registry`).
