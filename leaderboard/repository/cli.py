@@ -296,7 +296,8 @@ round_app = typer.Typer(help="Rounds of hidden copies: start one, list them.", n
 def round_start_cmd(
     repo: Annotated[str, typer.Argument(metavar="REPO", help="The results repository (a folder, a git URL or "
                                         "hf://datasets/ORG/NAME).")],
-    name: Annotated[str, typer.Argument(help="The new round's name (letters, digits, dots, underscores and hyphens), used once.")],
+    name: Annotated[str, typer.Argument(help="The new round's name (letters, digits, dots, underscores and "
+                                             "hyphens), used once.")],
     draws: Annotated[int, typer.Option(min=1, max=100, help="Hidden copies per board in this round.")] = 3,
     key: KeyOption = None,
 ) -> None:
