@@ -75,12 +75,17 @@ def test_a_long_path_folds_onto_the_next_line_instead_of_being_cut():
 
 def test_evaluate_lines_fit_80_columns(home, capsys, narrow, tmp_path):
     code, text = _run(capsys, "evaluate", "all", "--track", "aixi", "--resource", "aixi/shape-ssin",
-                      "--model", "function", "--limit", "2", "--hidden-draws", "1", "--results", str(tmp_path / "r"))
+                      "--model", "function", "--limit", "2", "--hidden-draws", "0", "--results", str(tmp_path / "r"))
     assert code == 0, text
     _fits(text)
     assert re.search(r"^uniform on aixi/shape-ssin/function: kl = \d\.\d{4} \(n=2, failed 0/2\)$", text, re.M)
     assert "lime-exhaustive on aixi/shape-ssin/function: kl = " in text
-    assert re.search(r"^uniform \(hidden copy 0\) on aixi/shape-ssin/function:", text, re.M)
+    # a hidden copy's line (one submission: the lines are the same for every one)
+    code, hidden = _run(capsys, "evaluate", "uniform", "--track", "aixi", "--resource", "aixi/shape-ssin",
+                        "--model", "function", "--limit", "2", "--hidden-draws", "1", "--results", str(tmp_path / "r"))
+    assert code == 0, hidden
+    _fits(hidden)
+    assert re.search(r"^uniform \(hidden copy 0\) on aixi/shape-ssin/function:", hidden, re.M)
     # gradient explainers cannot explain the function model: named whole in the wrapped skip note
     skipped = text[text.index("not applicable"):]
     for name in ("deeplift", "grad-cam", "integrated-gradients", "saliency"):
