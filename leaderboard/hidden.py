@@ -37,7 +37,7 @@ import numpy as np
 
 from benchmark.bootstrap import SEED, draw_seed_weights, draw_weights, metric_draws
 from benchmark.errors import XaibenchError
-from benchmark.variant_runs.hidden import hidden_of
+from benchmark.variant_runs.hidden import hidden_of, hidden_round
 from benchmark.store.results import Result
 from leaderboard import stats
 from leaderboard.ranks import Paired
@@ -98,10 +98,10 @@ def _round_of(per_row: list[list[Result]]) -> str | None:
         if not runs:
             continue
         for h in runs:
-            rnd = str((hidden_of(h) or {}).get("round"))
+            rnd = str(hidden_round(h))
             newest[rnd] = max(newest.get(rnd, ""), h.created or "")
         latest = max(runs, key=lambda h: h.created or "")
-        counts[str((hidden_of(latest) or {}).get("round"))] += 1
+        counts[str(hidden_round(latest))] += 1
     if not counts:
         return None
     return max(counts, key=lambda r: (counts[r], newest.get(r, "")))
@@ -120,9 +120,8 @@ def analyse(track: Any, chosen: list[Result], roles: list[str], blind: list[bool
     for runs in per_row:
         mine: dict[int, Result] = {}
         for h in newest_first(runs):
-            info = hidden_of(h) or {}
-            if str(info.get("round")) == rnd:
-                mine.setdefault(int(info.get("draw", -1)), h)
+            if str(hidden_round(h)) == rnd:
+                mine.setdefault(int((hidden_of(h) or {}).get("draw", -1)), h)
         by_row.append(mine)
     draws = sorted({d for mine in by_row for d in mine})
     ids = {d: Counter((by_row[i][d].coverage or {}).get("ids_sha256") for i in range(len(chosen)) if d in by_row[i])

@@ -24,13 +24,19 @@ from benchmark.errors import XaibenchError
 from benchmark.models.variants.hidden import NoHiddenCopy, Round, local_round
 from benchmark.store.results import Result, coverage_of
 
-__all__ = ["copy_for_run", "hidden_of", "refuse_unconfined"]
+__all__ = ["copy_for_run", "hidden_of", "hidden_round", "refuse_unconfined"]
 
 
 def hidden_of(r: Result) -> dict[str, Any] | None:
     """The hidden copy a Result was computed on ({round, draw, commitment, …}), or None for the published model."""
     got = (r.model or {}).get("hidden")
     return got if isinstance(got, dict) else None
+
+
+def hidden_round(r: Result) -> Any:
+    """The round its hidden copy names (as written: a signed record compares it exactly), or None for the published
+    model."""
+    return (hidden_of(r) or {}).get("round")
 
 
 def refuse_unconfined(sandbox: str, backend: str = "local") -> None:

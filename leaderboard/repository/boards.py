@@ -153,7 +153,7 @@ def _round_runs(tree: Path, rel: str, r: Any, keys: dict[str, Any], rounds: dict
     counts when it is signed under `keys`, binds `r` exactly (`binds`), names the round of its file name, and that
     round is one the repository holds signed with the commitment the record names (`rounds.read_rounds`); each run
     it carries must be of that round. Anything else is listed and left out."""
-    from benchmark.variant_runs.hidden import hidden_of
+    from benchmark.variant_runs.hidden import hidden_round
     from leaderboard.repository.reading import read_json, tree_files
     from leaderboard.repository.signing import check_record
 
@@ -177,7 +177,7 @@ def _round_runs(tree: Path, rel: str, r: Any, keys: dict[str, Any], rounds: dict
                             "names (rounds/<round>/round.json); left out")
         else:
             runs = _companions({"hidden": record.get("hidden")}, rel, r, problems).get("hidden", [])
-            kept = [h for h in runs if (hidden_of(h) or {}).get("round") == rnd.name]
+            kept = [h for h in runs if hidden_round(h) == rnd.name]
             if len(kept) < len(runs):
                 problems.append(f"{where}: a run of another round than {rnd.name}; left out")
             out += kept
