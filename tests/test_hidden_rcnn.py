@@ -180,8 +180,11 @@ def test_kept_instances_hold_vetoed_tokens_only_as_n(built):
     # the vetoed words became zero-contribution tokens in many kept reviews; the counts say so
     assert with_veto == stats["veto_instances"] > 10
     assert stats["veto_tokens_n"] == sum(w in veto for toks in inst.inputs for w in toks)
-    assert stats["veto_tokens_selected"] == stats["veto_instances_dropped"] == 0
-    assert "veto_selected" not in inst.excluded
+    # the veto is learnt (a penalty), so a trained copy may still select a vetoed token in a review on some CPU: the
+    # construction drops that review (counted), which is what keeps the ground truth exact — never a kept one
+    assert stats["veto_instances_dropped"] <= stats["veto_tokens_selected"] <= 3
+    assert (stats["veto_tokens_selected"] == 0) == (stats["veto_instances_dropped"] == 0)
+    assert inst.excluded.get("veto_selected", 0) == stats["veto_instances_dropped"]
     model = built["spec"].load()
     assert not any(z[i] for toks, z in zip(inst.inputs, model.selections(inst.inputs))
                    for i, w in enumerate(toks) if w in veto)

@@ -255,12 +255,20 @@ def test_forked_children_cannot_multiply_the_memory_limit(reference, tmp_path):
     """The address-space limit binds each process; four children that each fill 300 MiB (1.2 GiB
     together, at most, even if nothing stopped them) are over a 1 GiB limit for the worker: the
     guard stops it on their summed memory, and nothing outlives the run."""
+    # No race with a loaded machine: the worker waits until all four children hold their memory, then for up to
+    # 40 s, under the 60 s per-instance time limit (the guard, looking every 0.25 s, ends it long before; only a guard
+    # that never acts lets it return)
     body = HEARTBEAT + """
+ready_r, ready_w = os.pipe()
 for _ in range(4):
     if os.fork() == 0:
         held = np.ones((300 << 20) // 8)  # touched: really resident
-        beat(10)
-time.sleep(5)  # the guard looks every 0.25 s
+        os.write(ready_w, b"x")
+        beat(50)
+got = b""
+while len(got) < 4:
+    got += os.read(ready_r, 4 - len(got))
+time.sleep(40)
 return [np.ones(x.shape, np.float32) for x in batch.inputs]
 """
     r = evaluate(str(hostile(tmp_path, "multiplier", body)), results_dir=tmp_path / "res", memory_gb=1,
