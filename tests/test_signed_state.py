@@ -87,8 +87,8 @@ def hostile_commit(remote: Path, put: dict[str, bytes] | None = None, remove: tu
     for path, data in (put or {}).items():
         blob = g("hash-object", "-w", "--stdin", data=data).decode()
         g("update-index", "--add", "--cacheinfo", f"100644,{blob},{path}")
-    for path in remove:
-        g("update-index", "--force-remove", path)
+    if remove:  # mode 0 removes an entry (no work tree needed)
+        g("update-index", "--index-info", data="".join(f"0 {'0' * 40}\t{p}\n" for p in remove).encode())
     commit = g("commit-tree", g("write-tree").decode(), "-p", "main", "-m", "a commit on main").decode()
     g("update-ref", "refs/heads/main", commit)
     (remote / "hostile-index").unlink(missing_ok=True)

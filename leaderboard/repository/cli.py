@@ -57,12 +57,12 @@ def _say(message: str) -> None:
     console.print(printable(message), markup=False, highlight=False, soft_wrap=True)
 
 
-def _print(line: str) -> None:
-    """One line on stdout, every unprintable character escaped (`layout.printable`: a name from a repository never
-    reaches the terminal as a control sequence)."""
+def _print(*fields: str) -> None:
+    """One line on stdout — its fields separated by tabs — every unprintable character of each escaped
+    (`layout.printable`: a name from a repository never reaches the terminal as a control sequence)."""
     from leaderboard.repository.layout import printable
 
-    print(printable(line))
+    print("\t".join(printable(f) for f in fields))
 
 
 def submit_cmd(
@@ -375,7 +375,7 @@ def round_list_cmd(
         rounds, problems = signed.rounds, [*signed.problems, *signed.missing_lines()]
     state = states(rounds)
     for r in sorted(rounds.values(), key=lambda r: (r.started, r.name)):
-        _print(f"{r.name}\t{state[r.name]}\tstarted {r.started}\t{r.draws} draws\tcommitment {r.commitment}")
+        _print(r.name, state[r.name], f"started {r.started}", f"{r.draws} draws", f"commitment {r.commitment}")
     for line in problems:
         _say(line)
     current = newest(rounds)
