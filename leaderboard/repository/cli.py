@@ -486,7 +486,7 @@ def migrate_cmd(
     key: KeyOption = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Say what would be signed; write nothing.")] = False,
 ) -> None:
-    """Sign the name bindings of a repository made before bindings were signed (maintainers, once).
+    """Sign an older repository's name bindings (maintainers).
 
     Each unsigned verifications/NAME/owner.json becomes the first binding of its name's chain
     (verifications/NAME/bindings/1.json), signed with the maintainer's key — only where it can be checked: a

@@ -161,10 +161,10 @@ def _name_rules(name: str, base: Path, held: set[str], author: str | None, sig: 
         out.append(f"results/{name}/: the name is held by the Hub account {binding.hub_user}; this pull request was "
                    f"opened by {author}; a submission by another account needs its own name")
     if sig is not None and not holds(binding, sig):
-        out.append(f"results/{name}/: the name is bound to the contributor key {binding.holder} (trust on first use, "
-                   f"{binding.path}); this pull request is signed by {sig.key_id}, which that key never signed over — "
-                   "sign with the key that holds the name, or ask a maintainer to re-bind it (`xaibench results "
-                   "bind`)")
+        out.append(f"results/{name}/: the name is bound to the contributor key {binding.holder} (trust on first "
+                   f"use); this pull request is signed by {sig.key_id}, which that key never signed over — sign with "
+                   f"the key that holds the name ({binding.path}), or ask a maintainer to re-bind it (`xaibench "
+                   "results bind`)")
     return out
 
 
