@@ -172,6 +172,7 @@ def legacy_owner(name: str, key: str, bound: str, when: str, previous: list[str]
 # 1. a name rebound by one commit
 
 
+@pytest.mark.slow(reason="the module's verification, and pull requests validated on a git repository")
 def test_a_name_rebound_by_one_commit_stays_with_its_holder(world, repo, tmp_path, capsys):
     """A commit points squares' binding at another key (its key and holder edited), adds a newer binding signed by a
     key no maintainer holds and an unsigned owner.json: the attacker's next version is refused by `validate` and
@@ -210,6 +211,7 @@ def test_a_name_rebound_by_one_commit_stays_with_its_holder(world, repo, tmp_pat
 # 2. a rebinding rolled back
 
 
+@pytest.mark.slow(reason="a re-binding and pull requests validated on a git repository")
 @pytest.mark.parametrize("how", ["the old binding restored over the newer", "the newer binding deleted",
                                  "the old unsigned owner.json restored"])
 def test_a_rebinding_rolled_back_is_refused(world, repo, tmp_path, capsys, how):
@@ -288,6 +290,7 @@ def test_a_forged_reveal_ends_nothing(world, repo, capsys):
 # 4. a round deleted
 
 
+@pytest.mark.slow(reason="refusals of verify, rehide and round start, and the boards, on a git repository")
 @pytest.mark.parametrize("what", ["round.json", "round.json and every round record"])
 def test_a_deleted_round_cannot_vanish(world, repo, tmp_path, capsys, what):
     """One commit removes rounds/r1/round.json (and, the second time, every round record naming r1): `verify` and
@@ -321,6 +324,7 @@ LONG = "/".join(["p" * 200] * 8) + "/x.json"
 ESCAPE = "evil\x1b[31mred\x1b[0m.json"
 
 
+@pytest.mark.slow(reason="the boards, validate and a merge on a git repository")
 def test_a_deep_long_or_escaping_tree_on_main_takes_nothing_down(world, repo, tmp_path, capsys):
     """A folder 1,200 levels deep, a path of 1,600 bytes, a name of 300 bytes and a name holding a terminal escape,
     all on main: each is one skipped line (the escape shown escaped), the boards are built, `validate` of main lists
@@ -341,6 +345,7 @@ def test_a_deep_long_or_escaping_tree_on_main_takes_nothing_down(world, repo, tm
     assert code == 0 and "merged" in err and no_traceback(err)
 
 
+@pytest.mark.slow(reason="the boards built from a git repository")
 def test_a_tree_wider_than_the_bound_is_read_up_to_it(world, repo, capsys, monkeypatch):
     """Entries past `MAX_TREE_ENTRIES` (lowered here so the tree stays small) are one line, never read: the files
     before them still make the boards."""
@@ -448,6 +453,7 @@ def main_tree(world, tmp_path_factory):
     return checkout(world.remote, tmp_path_factory.mktemp("main") / "tree")
 
 
+@pytest.mark.slow(reason="the module's verification (its boards read per case)")
 @pytest.mark.parametrize("defect", DEFECTS)
 @pytest.mark.parametrize("kind", sorted(KINDS))
 def test_bad_binding_round_or_reveal_is_one_line_and_ignored(world, main_tree, tmp_path, kind, defect):
@@ -466,6 +472,7 @@ def test_bad_binding_round_or_reveal_is_one_line_and_ignored(world, main_tree, t
     assert state.missing_lines() == []
 
 
+@pytest.mark.slow(reason="validate, the boards and a merge on a git repository")
 def test_bad_state_on_main_leaves_the_repository_and_honest_pull_requests_working(world, repo, tmp_path, capsys):
     """One of each kind committed to main at once: `validate` of main names each file once, the boards and `round
     list` go on, an honest pull request validates and lands — and nothing was signed that the maintainer did not
@@ -524,6 +531,7 @@ def _tamper(path: Path, rogue) -> None:
     path.write_text(json.dumps(d))
 
 
+@pytest.mark.slow(reason="a reveal and the boards built once per file kind")
 def test_every_file_kind_is_signed_bound_by_signed_files_or_changes_no_verdict(world, tmp_path):
     """Walk `layout.FILE_KINDS` over a repository holding one of each (a verified row with its round record, a
     binding, a revealed round, the marker, a README, a contribution signature and an old unsigned owner.json):
@@ -578,6 +586,7 @@ def test_every_file_kind_is_signed_bound_by_signed_files_or_changes_no_verdict(w
 # the migration of a repository made before bindings were signed
 
 
+@pytest.mark.slow(reason="boards built four times and pull requests validated on a git repository")
 def test_a_repository_made_before_signed_bindings_migrates_and_its_boards_are_unchanged(world, tmp_path, capsys):
     """A repository as the code before this change left it — a row verified in round r1, its name bound by an
     unsigned owner.json, another name re-bound by a maintainer (the signature nested in owner.json) and one whose
@@ -630,3 +639,48 @@ def test_a_repository_made_before_signed_bindings_migrates_and_its_boards_are_un
     assert code == 1 and f"bound to the contributor key {key_id_of(ada)}" in out
     code, out, err = cli(["results", "migrate", str(old), "--key", str(world.key)], capsys)
     assert out == "" and "nothing to sign: 0 binding(s)" in err  # squares and relabel are signed; cubes is left
+
+
+# --------------------------------------------------------------------------------------------------
+# the chain rule itself, on plain trees (no repository, no evaluation)
+
+
+def test_the_newest_signed_binding_of_one_chain_holds(tmp_path):
+    """Bindings 1 → 2 → 3 signed by the maintainer: 3 holds. Restored over by 1 or deleted, with main's history at
+    hand 3 still holds (read from it); without, a place held by what is not a binding leaves the name disputed. Two
+    signed bindings after one another's predecessor: the one at the tip is believed, and the fork is listed."""
+    from leaderboard.repository.contributors import now
+    from leaderboard.repository.layout import binding_path
+    from leaderboard.repository.signed_state import binding_digest, binding_record, read
+    from leaderboard.repository.signing import key_id, keygen, load_private_key, load_public_keys
+
+    key = load_private_key(keygen(tmp_path / "m")[0])
+    keys = load_public_keys([tmp_path / "m" / "verifier.pub"])
+    holders = [new_contributor(tmp_path / f"c{k}") for k in range(4)]
+    tree = tmp_path / "tree"
+    (tree / "results" / "sq").mkdir(parents=True)
+    chain, after = {}, None
+    for seq in (1, 2, 3):
+        data = binding_record("sq", seq, after, pub_text(holders[seq]), "bound", now(), [], key)
+        chain[binding_path("sq", seq)] = data
+        after = binding_digest(json.loads(data))
+        (tree / binding_path("sq", seq)).parent.mkdir(parents=True, exist_ok=True)
+        (tree / binding_path("sq", seq)).write_bytes(data)
+    assert read(tree, keys, {}).binding("sq").holder == key_id_of(holders[3])
+    history = {binding_path("sq", 3): [chain[binding_path("sq", 3)]]}
+    (tree / binding_path("sq", 3)).write_bytes(chain[binding_path("sq", 1)])  # the oldest restored over the newest
+    state = read(tree, keys, history)
+    assert state.binding("sq").holder == key_id_of(holders[3]) and not state.binding("sq").at_tip
+    assert any(p.startswith("verifications/sq/bindings/3.json: says it is binding 1") for p in state.problems)
+    blind = read(tree, keys, None)
+    assert blind.binding("sq") is None and "sq" in blind.disputed
+    assert blind.next_binding("sq")[:2] == (3, binding_digest(json.loads(chain[binding_path("sq", 2)])))
+    (tree / binding_path("sq", 3)).unlink()  # the newest deleted
+    assert read(tree, keys, history).binding("sq").holder == key_id_of(holders[3])
+    fork = binding_record("sq", 3, binding_digest(json.loads(chain[binding_path("sq", 2)])), pub_text(holders[0]),
+                          "bound", now(), [], key)
+    (tree / binding_path("sq", 3)).write_bytes(fork)
+    state = read(tree, keys, history)
+    assert state.binding("sq").holder == key_id_of(holders[0]) and state.binding("sq").at_tip
+    assert any("2 signed bindings follow binding 2 of sq" in p for p in state.problems)
+    assert key_id(key.public_key()) == state.binding("sq").signer

@@ -175,6 +175,16 @@ def binding_path(name: str, seq: int) -> str:
     return f"{VERIFICATIONS}/{name}/{BINDINGS}/{seq}.json"
 
 
+def round_path(name: str) -> str:
+    """`rounds/<name>/round.json`."""
+    return f"{ROUNDS}/{name}/round.json"
+
+
+def secret_path(name: str) -> str:
+    """`rounds/<name>/secret.json` (the revealed secret)."""
+    return f"{ROUNDS}/{name}/secret.json"
+
+
 def legacy_owner_path(name: str) -> str:
     """`verifications/<name>/owner.json`: the unsigned binding written before bindings were signed (`migrate`)."""
     return f"{VERIFICATIONS}/{name}/owner.json"

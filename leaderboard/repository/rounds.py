@@ -38,56 +38,17 @@ import os
 import re
 import secrets as _secrets
 import tempfile
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from leaderboard.repository.layout import LAYOUT_VERSION, ROUNDS, RepositoryError
+from leaderboard.repository.layout import LAYOUT_VERSION, ROUNDS, RepositoryError, round_path, secret_path
+from leaderboard.repository.signed_state import MAX_DRAWS, ROUND_KIND, SECRET_KIND, RoundFile, round_name_ok
 
 __all__ = ["ROUNDS", "RoundFile", "load_secret", "make_secret", "newest", "reveal", "round_name_ok", "round_path",
-           "secret_file", "secret_path", "start", "states"]
+           "secret_file", "secret_path", "start", "states"]  # RoundFile, round_path, …: `signed_state`, `layout`
 
-ROUND_KIND, SECRET_KIND = "xaibench-round", "xaibench-round-secret"
-MAX_DRAWS = 100
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
-
-
-@dataclass(frozen=True)
-class RoundFile:
-    """One round a repository holds signed (module docstring); `revealed` (with its `secret`) only when the revealed
-    secret hashes to `commitment`; `unrevealed` says why a `secret.json` beside it is no reveal ("" when none is)."""
-
-    name: str
-    commitment: str
-    draws: int
-    started: str
-    revealed: bool = False
-    secret: bytes | None = None
-    unrevealed: str = ""
-    signer: str = ""  # the key id of the maintainer who signed it
-
-
-def round_path(name: str) -> str:
-    """`rounds/<name>/round.json`."""
-    return f"{ROUNDS}/{name}/round.json"
-
-
-def secret_path(name: str) -> str:
-    """`rounds/<name>/secret.json` (the revealed secret)."""
-    return f"{ROUNDS}/{name}/secret.json"
-
-
-def round_name_ok(name: str) -> bool:
-    """Whether `name` is a round id (`benchmark.models.variants.hidden.Round`: also a plain folder name)."""
-    from benchmark.errors import XaibenchError
-    from benchmark.models.variants.hidden import Round
-
-    try:
-        Round(name, bytes(32))
-    except XaibenchError:
-        return False
-    return True
 
 
 def _own(private: Any) -> dict[str, Any]:

@@ -49,12 +49,10 @@ from typing import Any
 
 from leaderboard.repository.layout import (BINDINGS, HIDDEN_RECORD, LAYOUT_VERSION, MAX_RESULT_BYTES, RESULTS,
                                            ROUNDS, VERIFICATIONS, RepositoryError, binding_path, legacy_owner_path,
-                                           parse_result_path, printable, sha256)
-from leaderboard.repository.rounds import (MAX_DRAWS, ROUND_KIND, SECRET_KIND, RoundFile, round_name_ok, round_path,
-                                           secret_path)
+                                           parse_result_path, printable, round_path, secret_path, sha256)
 
-__all__ = ["BINDING_KIND", "Binding", "SignedState", "binding_digest", "binding_record", "binds", "of_snapshot",
-           "read", "verified"]
+__all__ = ["BINDING_KIND", "Binding", "RoundFile", "SignedState", "binding_digest", "binding_record", "binds",
+           "of_snapshot", "read", "round_name_ok", "verified"]
 
 BINDING_KIND = "xaibench-binding"
 BINDING_REQUIRED = {"layout", "kind", "name", "seq", "after", "key", "holder", "bound", "when", "previous", "key_id",
@@ -64,10 +62,39 @@ MAX_BINDING_BYTES = 64 << 10
 MAX_ROUND_BYTES = 64 << 10
 MAX_RECORD_BYTES = 1 << 20
 ROUND_KEYS = {"layout", "kind", "round", "commitment", "draws", "started", "key_id", "signature"}
+ROUND_KIND, SECRET_KIND = "xaibench-round", "xaibench-round-secret"
+MAX_DRAWS = 100
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 _SEQ = re.compile(r"^[1-9][0-9]{0,8}\.json$")
 _BINDING_PATH = re.compile(rf"^{VERIFICATIONS}/([^/]+)/{BINDINGS}/([^/]+)$")
 _ROUND_PATH = re.compile(rf"^{ROUNDS}/([^/]+)/round\.json$")
+
+
+@dataclass(frozen=True)
+class RoundFile:
+    """One round a repository holds signed (module docstring); `revealed` (with its `secret`) only when the revealed
+    secret hashes to `commitment`; `unrevealed` says why a `secret.json` beside it is no reveal ("" when none is)."""
+
+    name: str
+    commitment: str
+    draws: int
+    started: str
+    revealed: bool = False
+    secret: bytes | None = None
+    unrevealed: str = ""
+    signer: str = ""  # the key id of the maintainer who signed it
+
+
+def round_name_ok(name: str) -> bool:
+    """Whether `name` is a round id (`benchmark.models.variants.hidden.Round`: also a plain folder name)."""
+    from benchmark.errors import XaibenchError
+    from benchmark.models.variants.hidden import Round
+
+    try:
+        Round(name, bytes(32))
+    except XaibenchError:
+        return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -414,8 +441,8 @@ def _round(d: Any, where: str, name: str, keys: dict[str, Any]) -> RoundFile:
             or isinstance(draws, bool) or not isinstance(draws, int) or not 1 <= draws <= MAX_DRAWS:
         raise RepositoryError(f"{where}: not a round record of {name} ({', '.join(sorted(ROUND_KEYS))})")
     if not check_record(d, keys):
-        raise RepositoryError(f"{where}: not signed under the given maintainer key(s) (unsigned, signed by another key, "
-                              "or changed after it was signed); a forged or foreign round")
+        raise RepositoryError(f"{where}: not signed under the given maintainer key(s) (unsigned, signed by another "
+                              "key, or changed after it was signed); a forged or foreign round")
     return RoundFile(name, d["commitment"], draws, d["started"], signer=str(d["key_id"]))
 
 
