@@ -126,7 +126,7 @@ def _from_repository(source: str, public_key: list[Path] | None) -> tuple[list[R
     store = open_store(repo)
     try:
         tree = store.snapshot(ref)
-        found, problems = load_repository(tree, keys)
+        found, problems = load_repository(tree, keys, store.earlier_in(tree))
         problems = [f"{path}: {why}" for path, why in store.skipped_in(tree).items()] + problems
     except (OSError, ValueError, RecursionError, MemoryError) as exc:  # one line, never a traceback
         store.close()

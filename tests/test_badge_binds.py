@@ -24,7 +24,7 @@ from benchmark.errors import SubmissionError
 from leaderboard.repository.layout import parse_result_path
 from tests.test_repository_tampering import (code_only, findings, key_id_of, lay, make_rerun, make_world,
                                              new_remote, no_traceback, propose)
-from tests.test_results_repository import branches, cli, contributor, sign, third_party
+from tests.test_results_repository import branches, cli, contributor, maintainer, sign, third_party
 
 HASH2 = "0123456789abcdef"
 LATER = "2099-01-01T00:00:00+00:00"
@@ -406,7 +406,7 @@ def test_one_bad_entry_on_main_is_skipped_and_an_honest_pull_request_goes_throug
     code, out, err = cli(["results", "validate", f"{remote}@{ref}"], capsys)
     assert code == 0 and out == "", out + err
     before = branches(remote)
-    code, _, err = cli(["results", "merge", f"{remote}@{ref}"], capsys)
+    code, _, err = cli(["results", "merge", f"{remote}@{ref}", "--key", str(_maintainer(remote))], capsys)
     assert code == 0 and "merged" in err, err
     with GitStore(str(remote)) as store:
         tip = store.snapshot(store.tip())
@@ -470,16 +470,32 @@ def _third(tmp_path: Path, version: str, name: str = "squares") -> dict[str, byt
     return code_only(folder)
 
 
+def _maintainer(remote: Path) -> Path:
+    """The private key of the maintainer of `remote` (made once beside it): `merge --key`."""
+    return maintainer(remote.parent / "maintainer")
+
+
+def _merge(remote: Path, ref: str, capsys) -> int:
+    return cli(["results", "merge", f"{remote}@{ref}", "--key", str(_maintainer(remote))], capsys)[0]
+
+
 def _owner(remote: Path, name: str = "squares") -> dict:
+    """The binding that holds `name` (`signed_state`, under the maintainer's key), as its signed file says it."""
     from leaderboard.repository.git import GitStore
+    from leaderboard.repository.signed_state import of_snapshot
+    from leaderboard.repository.signing import load_public_keys
 
     with GitStore(str(remote)) as store:
-        return json.loads((store.snapshot(store.tip()) / f"verifications/{name}/owner.json").read_text())
+        tip = store.snapshot(store.tip())
+        binding = of_snapshot(store, tip, load_public_keys([_maintainer(remote).with_name("verifier.pub")])).binding(
+            name)
+        return json.loads((tip / binding.path).read_text())
 
 
 def _validate(remote: Path, files: dict[str, bytes], key: str, capsys) -> tuple[int, str]:
     ref = propose(remote, files, key)
-    code, out, err = cli(["results", "validate", f"{remote}@{ref}"], capsys)
+    code, out, err = cli(["results", "validate", f"{remote}@{ref}", "--public-key",
+                          str(_maintainer(remote).with_name("verifier.pub"))], capsys)
     assert no_traceback(out, err)
     return code, out, ref
 
@@ -490,15 +506,16 @@ def test_a_name_is_bound_to_the_key_that_first_landed_it(world, remote, tmp_path
 
     _, _, _, files, _ = world
     ref = propose(remote, files, "first")
-    assert cli(["results", "merge", f"{remote}@{ref}"], capsys)[0] == 0
+    assert _merge(remote, ref, capsys) == 0
     owner = _owner(remote)
-    assert owner["key_id"] == key_id_of(contributor()) and owner["bound"].startswith("first landing")
+    assert owner["holder"] == key_id_of(contributor()) and owner["bound"].startswith("first landing")
+    assert owner["key_id"] == key_id_of(load_private_key(_maintainer(remote))) and owner["seq"] == 1
     # copied authors and no key; copied authors and another key: refused, each in one line
     mallory = load_private_key(keygen(tmp_path / "mallory", role="contributor")[0])
     code, out, _ = _validate(remote, _third(tmp_path, "0.0.2"), "nokey", capsys)
     assert code == 1 and "carries no contributor signature" in out
     code, out, _ = _validate(remote, sign(_third(tmp_path, "0.0.3"), mallory), "other", capsys)
-    assert code == 1 and f"bound to the contributor key {owner['key_id']}" in out and \
+    assert code == 1 and f"bound to the contributor key {owner['holder']}" in out and \
         f"signed by {key_id_of(mallory)}" in out
     code, out, _ = _validate(remote, sign(_third(tmp_path, "0.0.4")), "mine", capsys)
     assert code == 0, out
@@ -528,7 +545,7 @@ def test_the_key_holder_keeps_the_name_after_a_rotation_and_a_lost_key_is_re_bou
     from leaderboard.repository.contributors import signed
 
     ref = propose(remote, signed({p: b for p, b in files.items() if "/signatures/" not in p}, first), "v1")
-    assert cli(["results", "merge", f"{remote}@{ref}"], capsys)[0] == 0
+    assert _merge(remote, ref, capsys) == 0
     # the holder rotates: the old key signs over the new one, and the new key's pull request holds the name
     code, _, err = cli(["results", "keygen", "--contributor", "--out", str(keys), "--overwrite"], capsys)
     assert code == 0, err
@@ -536,9 +553,9 @@ def test_the_key_holder_keeps_the_name_after_a_rotation_and_a_lost_key_is_re_bou
     assert key_id_of(second) != key_id_of(first) and [c["by"] for c in chain] == [key_id_of(first)]
     code, out, ref = _validate(remote, signed(_third(tmp_path, "0.0.2"), second, chain), "rotated", capsys)
     assert code == 0, out
-    assert cli(["results", "merge", f"{remote}@{ref}"], capsys)[0] == 0
+    assert _merge(remote, ref, capsys) == 0
     owner = _owner(remote)
-    assert owner["key_id"] == key_id_of(second) and owner["previous"] == [key_id_of(first)]
+    assert owner["holder"] == key_id_of(second) and owner["previous"] == [key_id_of(first)] and owner["seq"] == 2
     # a chain link someone else signed claims nothing
     from leaderboard.repository.signing import keygen
 
@@ -550,25 +567,24 @@ def test_the_key_holder_keeps_the_name_after_a_rotation_and_a_lost_key_is_re_bou
     # the holder loses the key: a maintainer re-binds the name, and the record says so
     lost = tmp_path / "ada-new"
     assert cli(["results", "keygen", "--contributor", "--out", str(lost)], capsys)[0] == 0
-    maintainer = tmp_path / "maintainer"
-    assert cli(["results", "keygen", "--out", str(maintainer)], capsys)[0] == 0
+    mkey = _maintainer(remote)
     code, _, err = cli(["results", "bind", str(remote), "squares", "--public-key", str(lost / "contributor.pub"),
-                        "--reason", "lost her laptop; identity checked by e-mail", "--key",
-                        str(maintainer / "verifier.key")], capsys)
+                        "--reason", "lost her laptop; identity checked by e-mail", "--key", str(mkey)], capsys)
     assert code == 0 and "bound squares to the key" in err, err
     owner = _owner(remote)
     new = load_private_key(lost / "contributor.key", role="contributor")
-    assert owner["key_id"] == key_id_of(new) and owner["bound"] == "re-bound by a maintainer"
+    assert owner["holder"] == key_id_of(new) and owner["bound"] == "re-bound by a maintainer"
     assert owner["reason"] == "lost her laptop; identity checked by e-mail"
-    assert owner["previous"] == [key_id_of(first), key_id_of(second)] and "signature" in owner["maintainer"]
+    assert owner["previous"] == [key_id_of(first), key_id_of(second)] and owner["seq"] == 3
+    assert owner["key_id"] == key_id_of(load_private_key(mkey)) and "signature" in owner
     assert _validate(remote, signed(_third(tmp_path, "0.0.5"), new), "new", capsys)[0] == 0
     assert _validate(remote, signed(_third(tmp_path, "0.0.6"), second, chain), "old", capsys)[0] == 1
     # bad input to bind: one line, nothing written
     before = branches(remote)
     for argv in (["results", "bind", str(remote), "nobody", "--public-key", str(lost / "contributor.pub"),
-                  "--reason", "x", "--key", str(maintainer / "verifier.key")],
+                  "--reason", "x", "--key", str(mkey)],
                  ["results", "bind", str(remote), "squares", "--public-key", str(lost / "contributor.pub"),
-                  "--reason", " ", "--key", str(maintainer / "verifier.key")]):
+                  "--reason", " ", "--key", str(mkey)]):
         code, out, err = cli(argv, capsys)
         assert code == 2 and err.startswith("error: ") and err.count("\n") == 1 and no_traceback(out, err), err
     assert branches(remote) == before
@@ -620,7 +636,7 @@ def test_validate_refuses_a_submission_that_can_never_run_and_merge_never_lands_
     code, out, ref = _validate(remote, files, "never", capsys)
     assert code == 1 and "it can never run (" in out, out
     before = branches(remote)
-    code, _, err = cli(["results", "merge", f"{remote}@{ref}"], capsys)
+    code, _, err = cli(["results", "merge", f"{remote}@{ref}", "--key", str(_maintainer(remote))], capsys)
     assert code == 2 and "nothing was merged" in err and err.count("\n") == 1 and branches(remote) == before
 
 

@@ -18,7 +18,7 @@ import pytest
 
 from benchmark.runner import evaluate
 from leaderboard.repository.layout import RepositoryError, parse_result_path
-from tests.test_results_repository import RUN, branches, cli, contributor, resign, sign, third_party
+from tests.test_results_repository import RUN, branches, cli, contributor, maintainer, resign, sign, third_party
 
 # --------------------------------------------------------------------------------------------------
 # a world: one honest submission evaluated once, its files, and its maintainer's re-run
@@ -480,11 +480,11 @@ def test_hostile_tree_entries_are_one_line_on_every_command(world, remote, tmp_p
     cli(["results", "keygen", "--out", str(keys)], capsys)
     for argv in (["results", "validate", f"{remote}@evil"],
                  ["results", "verify", f"{remote}@evil", "--key", str(keys / "verifier.key"), "--sandbox", "none"],
-                 ["results", "merge", f"{remote}@evil"]):
+                 ["results", "merge", f"{remote}@evil", "--key", str(keys / "verifier.key")]):
         code, out, err = cli(argv, capsys)
         assert code != 0 and no_traceback(out, err), (argv, out, err)
         if argv[1] != "validate":
-            assert err.startswith("error: ") and err.count("\n") == 1, err
+            assert err.startswith("error: ") and err.count("\n") == 1 and "does not validate" in err, err
     assert branches(remote) == before
     code, out, err = cli(["leaderboard", "--from", f"{remote}@evil", "--format", "csv"], capsys)
     assert no_traceback(out, err)
@@ -575,7 +575,8 @@ def test_a_name_held_on_the_tip_is_refused_to_a_branch_cut_before(world, remote,
     _, _, _, files, _ = world
     early = push_tree(remote, "early", [])  # a branch cut before anyone held the name
     ref = propose(remote, files, "first")
-    code, _, err = cli(["results", "merge", f"{remote}@{ref}"], capsys)
+    key = maintainer(tmp_path / "maintainer")
+    code, _, err = cli(["results", "merge", f"{remote}@{ref}", "--key", str(key)], capsys)
     assert code == 0 and "self-reported" in err
     other = third_party(tmp_path / "squares2", name="squares")  # the same authors, copied
     toml = other / "submission.toml"
@@ -583,7 +584,8 @@ def test_a_name_held_on_the_tip_is_refused_to_a_branch_cut_before(world, remote,
     mallory = load_private_key(keygen(tmp_path / "mallory", role="contributor")[0])
     for branch, theirs in (("late", sign(code_only(other), mallory)), ("unsigned", code_only(other))):
         push_tree(remote, branch, [("100644", p, b) for p, b in theirs.items()], base=early)
-        code, out, err = cli(["results", "validate", f"{remote}@{branch}"], capsys)
+        code, out, err = cli(["results", "validate", f"{remote}@{branch}", "--public-key",
+                              str(key.with_name("verifier.pub"))], capsys)
         assert code == 1 and no_traceback(out, err), out + err
         if branch == "late":
             assert f"results/squares/: the name is bound to the contributor key {key_id_of(contributor())} (trust " \
@@ -673,9 +675,17 @@ class LocalHub:
         hist = self.history["main"] if revision == "main" else self.prs[int(revision[8:])]["history"]
         return [SimpleNamespace(commit_id=c) for c in reversed(hist)]
 
-    def snapshot_download(self, repo_id, repo_type=None, revision="main", local_dir=None):
+    def list_repo_files(self, repo_id, repo_type=None, revision="main"):
+        self.calls.append("list_repo_files")
+        return sorted(self.trees[self._rev(revision)])
+
+    def snapshot_download(self, repo_id, repo_type=None, revision="main", local_dir=None, ignore_patterns=None):
+        import fnmatch
+
         self.calls.append("snapshot_download")
-        lay(Path(local_dir), self.trees[self._rev(revision)], marker=False)
+        tree = self.trees[self._rev(revision)]
+        lay(Path(local_dir), {p: b for p, b in tree.items()
+                              if not any(fnmatch.fnmatch(p, pat) for pat in ignore_patterns or [])}, marker=False)
         return local_dir
 
     def get_paths_info(self, repo_id, paths, repo_type=None, revision="main"):
@@ -743,8 +753,8 @@ def test_the_hub_flow_end_to_end_and_its_identities(world, tmp_path):
         assert commit is not None and hub.prs[1]["status"] == "closed"
         found, problems = load_repository(store.snapshot(store.tip()), load_public_keys([public]))
     assert [r.status for r in found if "randomisation" not in r.model] == ["verified"] and problems == []
-    owner = json.loads(hub.trees[commit]["verifications/squares/owner.json"])
-    assert owner["hub_user"] == "ada" and owner["key_id"] == key_id_of(contributor())
+    owner = json.loads(hub.trees[commit]["verifications/squares/bindings/1.json"])
+    assert owner["hub_user"] == "ada" and owner["holder"] == key_id_of(contributor())
     # another account claims the name with copied authors: the Hub says who opened the pull request
     mallory = third_party(tmp_path / "m" / "squares")
     toml = mallory / "submission.toml"
@@ -756,7 +766,7 @@ def test_the_hub_flow_end_to_end_and_its_identities(world, tmp_path):
     hub.create_commit("org/board", [CommitOperationAdd(path_in_repo=p, path_or_fileobj=b) for p, b in files.items()],
                       commit_message="x", create_pr=True)
     with HubStore("org/board", hub) as store:
-        got = judge(open_pull_request(store, "refs/pr/2"))
+        got = judge(open_pull_request(store, "refs/pr/2", load_public_keys([public])))
         assert any("held by the Hub account ada; this pull request was opened by mallory" in f for f in got)
         # main moved while a pull request was judged: landing is refused, nothing is written
         pr = open_pull_request(store, "refs/pr/2")

@@ -27,29 +27,32 @@ from typing import Any
 
 from benchmark.errors import XaibenchError
 from leaderboard.repository.layout import RepositoryError, VERIFICATIONS, parse_result_path
-from leaderboard.repository.rounds import read_rounds, round_path, secret_path
+from leaderboard.repository.rounds import round_path, secret_path
 
 __all__ = ["audit"]
 
 
 def audit(tree: Path, name: str, keys: dict[str, Any], rebuild: bool = False, rerun: bool = False,
-          sandbox: str = "auto", timeout_s: float = 60.0, sources: Any = None) -> tuple[list[str], int]:
-    """(mismatch lines, runs checked) of round `name` in the checkout `tree` (module docstring). `RepositoryError`
-    when there is nothing to audit: no such round signed under `keys`, or it is not revealed."""
+          sandbox: str = "auto", timeout_s: float = 60.0, sources: Any = None,
+          earlier: dict[str, list[bytes]] | None = None) -> tuple[list[str], int]:
+    """(mismatch lines, runs checked) of round `name` in the checkout `tree` (module docstring; its signed state read
+    under `keys` with the history `earlier`, `signed_state`). `RepositoryError` when there is nothing to audit: no
+    such round signed under `keys`, or it is not revealed (a `secret.json` that does not hash to the commitment
+    reveals nothing: that is the one mismatch then)."""
     from benchmark.models.variants.hidden import Round
+    from leaderboard.repository.signed_state import read
 
-    rounds, problems = read_rounds(tree, keys)
-    rnd = rounds.get(name)
+    state = read(tree, keys, earlier)
+    rnd = state.rounds.get(name)
     if rnd is None:
-        why = next((p for p in problems if p.startswith(f"{round_path(name)}:")), "")
+        why = next((p for p in state.problems if p.startswith(f"{round_path(name)}:")), "")
         raise RepositoryError(f"{round_path(name)}: no round {name} signed under the given keys" +
                               (f" ({why})" if why else "") + "; give the maintainers' public keys (--public-key)")
-    if not rnd.revealed:
+    if rnd.unrevealed:
+        return [rnd.unrevealed], 0
+    if not rnd.revealed or rnd.secret is None or hashlib.sha256(rnd.secret).hexdigest() != rnd.commitment:
         raise RepositoryError(f"round {name} is not revealed yet ({secret_path(name)}); it can be audited once the "
                               "maintainer runs `xaibench results reveal`")
-    if rnd.secret is None or hashlib.sha256(rnd.secret).hexdigest() != rnd.commitment:
-        got = "no secret" if rnd.secret is None else f"a secret hashing to {hashlib.sha256(rnd.secret).hexdigest()}"
-        return [f"{secret_path(name)}: reveals {got}; the round committed to {rnd.commitment}"], 0
     secret = Round(name, rnd.secret)
     out: list[str] = []
     checked = 0
@@ -76,8 +79,8 @@ def _record(tree: Path, where: str, rnd: Any, secret: Any, keys: dict[str, Any])
     """(mismatch lines, its runs) of one round record against the revealed secret (module docstring, 2)."""
     from benchmark.variant_runs.hidden import hidden_of
     from benchmark.store.results import Result
-    from leaderboard.repository.boards import MAX_RECORD_BYTES
     from leaderboard.repository.reading import read_json
+    from leaderboard.repository.signed_state import MAX_RECORD_BYTES
     from leaderboard.repository.signing import check_record
 
     try:

@@ -18,7 +18,8 @@ self-reported Result has none, and the board does not rank it where the track ap
 Result *file* in the tree (a randomised-model run at a Result path) is never read: it is listed and left out, so
 no file on the default branch — in another folder, under the verified one's name — can change what a verified
 row shows. A verified row's hidden-copy runs come from its round records (`_round_runs`: signed, bound to the row
-like its record, of a round the repository holds signed with the commitment the record names).
+like its record, of a round the repository holds signed with the commitment the record names). Which records,
+rounds and bindings are believed is `signed_state`'s to say: this module asks it.
 """
 
 from __future__ import annotations
@@ -28,45 +29,11 @@ from typing import Any
 
 from benchmark.errors import XaibenchError
 from leaderboard.companions import KINDS, kind_of
-from leaderboard.repository.layout import (HIDDEN_RECORD, MAX_RESULT_BYTES, RepositoryError, parse_result_path,
-                                           result_path_of, sha256)
-from leaderboard.repository.reading import folder_digests
+from leaderboard.repository.layout import (MAX_RESULT_BYTES, RepositoryError, parse_result_path, printable,
+                                           result_path_of)
+from leaderboard.repository.signed_state import MAX_RECORD_BYTES, binds, verified
 
-__all__ = ["binds", "load_repository", "verified"]
-
-MAX_RECORD_BYTES = 1 << 20
-
-
-def verified(tree: Path, rel: str, keys: dict[str, Any]) -> dict[str, Any] | None:
-    """The verification record of the Result at `rel` when it holds under one of `keys` (module docstring),
-    else None."""
-    from leaderboard.repository.reading import read_json
-    from leaderboard.repository.signing import check_record
-
-    rp = parse_result_path(rel)
-    if rp is None or not keys:
-        return None
-    try:
-        record = read_json(tree / rp.verification, rp.verification, MAX_RECORD_BYTES)
-    except RepositoryError:
-        return None
-    return record if check_record(record, keys) and binds(record, tree, rel) else None
-
-
-def binds(record: Any, tree: Path, rel: str) -> bool:
-    """Whether a (signed) record names exactly the Result at `rel`: its path and sha256, the digest of its
-    folder's `source/` and the sha256 of its `submission.json`, all recomputed from `tree`."""
-    from leaderboard.repository.reading import read_bytes
-
-    rp = parse_result_path(rel)
-    try:
-        data = read_bytes(tree / rel, rel, MAX_RESULT_BYTES)
-    except RepositoryError:
-        return False
-    source, meta = folder_digests(tree, rp.submission, rp.code_hash) if rp is not None else (None, None)
-    return (isinstance(record, dict) and record.get("result") == rel and record.get("result_sha256") == sha256(data)
-            and source is not None and record.get("source_sha256") == source
-            and meta is not None and record.get("submission_json_sha256") == meta)
+__all__ = ["MAX_RECORD_BYTES", "binds", "load_repository", "verified"]
 
 
 def _own_cache(r: Any) -> None:
@@ -100,14 +67,18 @@ def _own_cache(r: Any) -> None:
         extra["caches"] = named
 
 
-def load_repository(tree: Path, keys: dict[str, Any]) -> tuple[list[Any], list[str]]:
-    """(Results, problem lines) of a checked-out results repository."""
+def load_repository(tree: Path, keys: dict[str, Any],
+                    earlier: dict[str, list[bytes]] | None = None) -> tuple[list[Any], list[str]]:
+    """(Results, problem lines) of a checked-out results repository, its signed state read under `keys` with the
+    history `earlier` (`signed_state.read`): every line it lists, and one per round that is missing (its hidden
+    scores are named, not dropped silently). Every line is printable (`layout.printable`)."""
     from benchmark.store.results import Result
     from leaderboard.repository.reading import read_json
-    from leaderboard.repository.rounds import read_rounds
+    from leaderboard.repository.signed_state import read
     from leaderboard.repository.validate import iter_result_files
 
-    rounds, problems = read_rounds(tree, keys) if keys else ({}, [])
+    state = read(tree, keys, earlier)
+    problems = [*state.problems, *state.missing_lines()]
     found = []
     for rel in iter_result_files(tree):
         try:
@@ -131,7 +102,7 @@ def load_repository(tree: Path, keys: dict[str, Any]) -> tuple[list[Any], list[s
             problems.append(f"{rel}: its path does not match its content; left out")
             continue
         _own_cache(r)
-        record = verified(tree, rel, keys)
+        record = state.verified(rel, problems)
         r.status = "verified" if record is not None else "self-reported"
         r.path = tree / rel
         if record is not None:
@@ -142,45 +113,24 @@ def load_repository(tree: Path, keys: dict[str, Any]) -> tuple[list[Any], list[s
                 r.extra["fit_s"] = float(fit)
         r.companions = {} if record is None else _companions(record, rel, r, problems)
         if record is not None:
-            r.companions.setdefault("hidden", []).extend(_round_runs(tree, rel, r, keys, rounds, problems))
+            r.companions.setdefault("hidden", []).extend(_round_runs(state, rel, r, problems))
         found.append(r)
-    return found, problems
+    return found, [printable(line) for line in problems]
 
 
-def _round_runs(tree: Path, rel: str, r: Any, keys: dict[str, Any], rounds: dict[str, Any],
-                problems: list[str]) -> list[Any]:
-    """The hidden-copy runs of the verified `r` from its round records (`<model>.rounds/<round>.json`): each record
-    counts when it is signed under `keys`, binds `r` exactly (`binds`), names the round of its file name, and that
-    round is one the repository holds signed with the commitment the record names (`rounds.read_rounds`); each run
-    it carries must be of that round. Anything else is listed and left out."""
+def _round_runs(state: Any, rel: str, r: Any, problems: list[str]) -> list[Any]:
+    """The hidden-copy runs of the verified `r` from its round records that the signed state believes
+    (`SignedState.round_records`: signed, bound to the row, of a round held signed with the commitment they name);
+    each run must be of that round. Anything else is listed and left out."""
     from benchmark.variant_runs.hidden import hidden_round
-    from leaderboard.repository.reading import read_json, tree_files
-    from leaderboard.repository.signing import check_record
 
-    rp = parse_result_path(rel)
-    assert rp is not None
-    folder = rp.round_record("x").rpartition("/")[0]
-    files, _ = tree_files(tree / folder)
     out = []
-    for name in sorted(files):
-        where = f"{folder}/{name}"
-        try:
-            record = read_json(tree / where, where, MAX_RECORD_BYTES)
-        except RepositoryError as exc:
-            problems.append(f"{exc}; left out")
-            continue
-        rnd = rounds.get(name.removesuffix(".json"))
-        if not check_record(record, keys) or not binds(record, tree, rel) or record.get("kind") != HIDDEN_RECORD:
-            problems.append(f"{where}: not a round record signed under the given keys for {rel}; left out")
-        elif rnd is None or record.get("round") != rnd.name or record.get("round_commitment") != rnd.commitment:
-            problems.append(f"{where}: its round is not one this repository holds signed, with the commitment it "
-                            "names (rounds/<round>/round.json); left out")
-        else:
-            runs = _companions({"hidden": record.get("hidden")}, rel, r, problems).get("hidden", [])
-            kept = [h for h in runs if hidden_round(h) == rnd.name]
-            if len(kept) < len(runs):
-                problems.append(f"{where}: a run of another round than {rnd.name}; left out")
-            out += kept
+    for where, record, rnd in state.round_records(rel, problems):
+        runs = _companions({"hidden": record.get("hidden")}, rel, r, problems).get("hidden", [])
+        kept = [h for h in runs if hidden_round(h) == rnd.name]
+        if len(kept) < len(runs):
+            problems.append(f"{where}: a run of another round than {rnd.name}; left out")
+        out += kept
     return out
 
 

@@ -4,9 +4,10 @@
     xaibench results init PATH                     a new (bare) git results repository
     xaibench results validate REPO[@REF]           CI: one line per finding, exit 1 on any
     xaibench results verify REPO@REF [--key FILE] [--find-links DIR]  maintainers: re-run, compare, sign, land
-    xaibench results merge REPO@REF                maintainers: land a pull request that validates (self-reported)
+    xaibench results merge REPO@REF [--key FILE]   maintainers: land a pull request that validates (self-reported)
     xaibench results keygen [--out DIR] [--contributor]   an Ed25519 key pair for `verify` (or for `submit`)
     xaibench results bind REPO NAME --public-key FILE --reason TEXT   maintainers: re-bind a name to a key
+    xaibench results migrate REPO [--dry-run]      maintainers: sign the unsigned bindings of an older repository
     xaibench results round start REPO NAME [--draws 3]   maintainers: a new round of hidden copies (`rounds`)
     xaibench results round list REPO[@REF]         the rounds and their state
     xaibench results rehide REPO [--submission NAME]   maintainers: run the verified rows on the open round's copies
@@ -51,8 +52,17 @@ def one_line(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 def _say(message: str) -> None:
     from benchmark.progress import console  # stderr
+    from leaderboard.repository.layout import printable
 
-    console.print(message, markup=False, highlight=False, soft_wrap=True)
+    console.print(printable(message), markup=False, highlight=False, soft_wrap=True)
+
+
+def _print(*fields: str) -> None:
+    """One line on stdout — its fields separated by tabs — every unprintable character of each escaped
+    (`layout.printable`: a name from a repository never reaches the terminal as a control sequence)."""
+    from leaderboard.repository.layout import printable
+
+    print("\t".join(printable(f) for f in fields))
 
 
 def submit_cmd(
@@ -82,10 +92,10 @@ def submit_cmd(
         raise typer.BadParameter("must be auto, bwrap or none", param_hint="--sandbox")
     out = submit(submission, to, results_dir=results, dry_run=dry_run, sandbox=sandbox, key=key)
     for rel in out.sent:
-        print(rel)
+        _print(rel)
     _say(out.message)
     if out.target:
-        print(out.target)  # REPO@REF, ready to paste into `xaibench results validate|verify|merge`
+        _print(out.target)  # REPO@REF, ready to paste into `xaibench results validate|verify|merge`
 
 
 def init_cmd(
@@ -107,27 +117,41 @@ def init_cmd(
     _say(f"created the results repository {path} (main at {commit[:12]})")
 
 
+PublicKeyOption = Annotated[Optional[list[Path]], typer.Option(
+    "--public-key", metavar="FILE", dir_okay=False, help="A maintainer's public key (repeatable); default "
+    "$XAIBENCH_VERIFIER_KEYS, else $XAIBENCH_HOME/keys/verifier.pub.")]
+
+
 def validate_cmd(
     target: Annotated[str, typer.Argument(metavar="REPO[@REF]", help="The repository, and the pull request's ref "
                                           "(a branch, refs/pr/N); without @REF its whole default branch.")],
+    public_key: PublicKeyOption = None,
 ) -> None:
     """Validate a pull request (what CI runs).
 
-    One line per finding on stdout; exit status 1 on any."""
+    Who holds a name is read from the bindings the maintainers signed (--public-key). One line per finding on
+    stdout; exit status 1 on any."""
+    from leaderboard.repository.pull import judge, open_pull_request
+    from leaderboard.repository.signed_state import of_snapshot
+    from leaderboard.repository.signing import load_public_keys
     from leaderboard.repository.targets import open_store, split_ref
     from leaderboard.repository.validate import validate
 
-    from leaderboard.repository.pull import judge, open_pull_request
-
+    keys = load_public_keys(public_key)
     repo, ref = split_ref(target)
     with open_store(repo) as store:
         if ref is None:
             tree = store.snapshot(store.tip())
-            findings = [f"{path}: {why}" for path, why in store.skipped_in(tree).items()] + validate(tree)
+            state = of_snapshot(store, tree, keys)
+            findings = [f"{path}: {why}" for path, why in store.skipped_in(tree).items()] + state.problems + \
+                state.missing_lines() + validate(tree)
+            if not keys:
+                _say("no maintainer public key configured (--public-key, $XAIBENCH_VERIFIER_KEYS): bindings, rounds "
+                     "and records were not checked")
         else:
-            findings = judge(open_pull_request(store, ref))
+            findings = judge(open_pull_request(store, ref, keys))
         for line in findings:
-            print(line)
+            _print(line)
         _say(f"{target}: {len(findings)} finding(s)" if findings else f"{target}: valid")
     if findings:
         raise typer.Exit(1)
@@ -145,9 +169,12 @@ FindLinksOption = Annotated[Optional[list[str]], typer.Option(
 IndexUrlOption = Annotated[Optional[str], typer.Option(
     "--index-url", metavar="URL", help="A package index for a submission's requirements (default: pip's, unless "
     "--find-links is given).")]
-PublicKeyOption = Annotated[Optional[list[Path]], typer.Option(
-    "--public-key", metavar="FILE", dir_okay=False, help="A maintainer's public key (repeatable); default "
-    "$XAIBENCH_VERIFIER_KEYS, else $XAIBENCH_HOME/keys/verifier.pub.")]
+def _configured() -> dict[str, Any]:
+    """The maintainers' public keys configured here ($XAIBENCH_VERIFIER_KEYS, else $XAIBENCH_HOME/keys/verifier.pub):
+    a maintainer's command believes signed state under them and its own key."""
+    from leaderboard.repository.signing import load_public_keys
+
+    return load_public_keys(None)
 
 
 def _check_sandbox(sandbox: str) -> None:
@@ -158,20 +185,20 @@ def _check_sandbox(sandbox: str) -> None:
 def _print_runs(runs: list[Any]) -> None:
     """One line per row a maintainer ran (ok / FAILED), its environment, its hidden-copy runs and its problems."""
     for run in runs:
-        print(f"{'ok' if not run.problems else 'FAILED'} {run.rel}" + (f" ({run.rule})" if run.rule and not
-                                                                        run.problems else ""))
+        _print(f"{'ok' if not run.problems else 'FAILED'} {run.rel}" + (f" ({run.rule})" if run.rule and not
+                                                                         run.problems else ""))
         if run.environment is not None:
             wheels = run.environment["wheels"]
-            print(f"    environment {run.environment['key']}: " + ("; ".join(
+            _print(f"    environment {run.environment['key']}: " + ("; ".join(
                 f"{w['name']} {w['version']} ({w['file']}, sha256 {w['sha256']})" for w in wheels)
                 or "no wheel (the harness's packages satisfy every requirement)"))
         if run.round is not None:
-            print(f"    round {run.round.name}: {len(run.hidden)} hidden cop{'y' if len(run.hidden) == 1 else 'ies'}"
-                  + (f" ({run.hidden_not_run})" if run.hidden_not_run else ""))
+            _print(f"    round {run.round.name}: {len(run.hidden)} hidden cop{'y' if len(run.hidden) == 1 else 'ies'}"
+                   + (f" ({run.hidden_not_run})" if run.hidden_not_run else ""))
         elif run.hidden_not_run:
-            print(f"    no hidden copies: {run.hidden_not_run}")
+            _print(f"    no hidden copies: {run.hidden_not_run}")
         for problem in run.problems:
-            print(f"    {problem}")
+            _print(f"    {problem}")
 
 
 def verify_cmd(
@@ -205,7 +232,8 @@ def verify_cmd(
     with open_store(repo) as store:
         runs, commit = verify_pull_request(store, ref, private, sandbox=sandbox, timeout_s=timeout,
                                            sources=Sources(tuple(find_links or ()), index_url),
-                                           key_dir=None if key is None else key.parent, say=_say)
+                                           key_dir=None if key is None else key.parent, say=_say,
+                                           public_keys=_configured())
         _print_runs(runs)
         if commit is None:
             _say(f"{sum(bool(r.problems) for r in runs)} of {len(runs)} Result(s) do not hold; nothing was signed")
@@ -215,21 +243,25 @@ def verify_cmd(
 
 def merge_cmd(
     target: Annotated[str, typer.Argument(metavar="REPO@REF", help="The repository and the pull request's ref.")],
+    key: KeyOption = None,
 ) -> None:
     """Land a pull request that validates, not re-run (maintainers).
 
     Judged against the default branch's tip; its files land in one commit on that tip, and its rows stay
-    self-reported until `xaibench results verify`."""
+    self-reported until `xaibench results verify`. A name that lands for the first time (or passes to a rotated
+    key) gets its binding, signed with the maintainer's key."""
     from leaderboard.repository.pull import judge, open_pull_request
-    from leaderboard.repository.rerun import landing_files
+    from leaderboard.repository.rerun import landing_files, trusted
+    from leaderboard.repository.signing import load_private_key
     from leaderboard.repository.targets import open_store, split_ref
     from leaderboard.repository.validate import _folder_of
 
     repo, ref = split_ref(target)
     if ref is None:
         raise XaibenchError(f"{target}: name the pull request to merge, REPO@REF")
+    private = load_private_key(key)
     with open_store(repo) as store:
-        pr = open_pull_request(store, ref)
+        pr = open_pull_request(store, ref, trusted(private, _configured()))
         if not pr.added and not pr.findings:
             _say(f"nothing to merge: {store.where} {store.base} holds every file of {ref} already")
             return
@@ -238,7 +270,7 @@ def merge_cmd(
             more = f", and {len(findings) - 1} more" if len(findings) > 1 else ""
             raise XaibenchError(f"{ref} does not validate ({findings[0]}{more}); nothing was merged")
         name = next((f[0] for rel in pr.added if (f := _folder_of(rel))), None)
-        commit = store.land(ref, {**pr.added, **landing_files(pr, name)}, f"merge {ref} (self-reported)",
+        commit = store.land(ref, {**pr.added, **landing_files(pr, name, private)}, f"merge {ref} (self-reported)",
                             pr.tip_commit)
         _say(f"merged {ref} into {store.where} {store.base} ({commit[:12]}); its rows stay self-reported until "
              "`xaibench results verify`")
@@ -280,12 +312,12 @@ def bind_cmd(
     """Re-bind a name to a contributor's key (maintainers).
 
     For a holder who lost their key (or a name that landed before contributor signatures): one commit on the
-    default branch writes verifications/NAME/owner.json with the new key, the keys before it and the reason,
-    signed with the maintainer's key."""
+    default branch writes the name's next binding (verifications/NAME/bindings/N.json) with the new key, the keys
+    before it and the reason, signed with the maintainer's key."""
     from leaderboard.repository.contributors import bind
     from leaderboard.repository.signing import load_private_key
 
-    commit, kid = bind(repo, name, public_key, reason, load_private_key(key))
+    commit, kid = bind(repo, name, public_key, reason, load_private_key(key), _configured())
     _say(f"bound {name} to the key {kid} on {repo} (commit {commit[:12]}); later pull requests under {name} must be "
          "signed by it")
 
@@ -327,19 +359,23 @@ def round_list_cmd(
 ) -> None:
     """List a repository's rounds and their state.
 
-    One line per round signed under the maintainers' public keys: its name, state (open, closed, revealed),
-    start, draws and commitment; a round file that is not signed so is listed on stderr and left out."""
-    from leaderboard.repository.rounds import newest, read_rounds, states
+    One line per round signed under the maintainers' public keys: its name, state (open, closed, revealed — only
+    when its revealed secret hashes to its commitment), start, draws and commitment; a round file that is not
+    signed so, a secret that reveals nothing and a round that signed records name but that is missing are listed
+    on stderr."""
+    from leaderboard.repository.rounds import newest, states
+    from leaderboard.repository.signed_state import of_snapshot
     from leaderboard.repository.signing import load_public_keys
     from leaderboard.repository.targets import open_store, split_ref
 
     keys = load_public_keys(public_key)
     where, ref = split_ref(repo)
     with open_store(where) as store:
-        rounds, problems = read_rounds(store.snapshot(ref), keys)
+        signed = of_snapshot(store, store.snapshot(ref), keys)
+        rounds, problems = signed.rounds, [*signed.problems, *signed.missing_lines()]
     state = states(rounds)
     for r in sorted(rounds.values(), key=lambda r: (r.started, r.name)):
-        print(f"{r.name}\t{state[r.name]}\tstarted {r.started}\t{r.draws} draws\tcommitment {r.commitment}")
+        _print(r.name, state[r.name], f"started {r.started}", f"{r.draws} draws", f"commitment {r.commitment}")
     for line in problems:
         _say(line)
     current = newest(rounds)
@@ -374,7 +410,7 @@ def rehide_cmd(
         runs, commit = rehide(store, private, sandbox=sandbox, timeout_s=timeout,
                               sources=Sources(tuple(find_links or ()), index_url),
                               key_dir=None if key is None else key.parent,
-                              only=set(submission) if submission else None, say=_say)
+                              only=set(submission) if submission else None, say=_say, public_keys=_configured())
         _print_runs(runs)
         failed = sum(bool(r.problems) for r in runs)
         if commit is not None:
@@ -432,14 +468,44 @@ def audit_cmd(
     keys = load_public_keys(public_key)
     where, ref = split_ref(repo)
     with open_store(where) as store:
-        findings, checked = audit(store.snapshot(ref), name, keys, rebuild=rebuild or rerun, rerun=rerun,
-                                  sandbox=sandbox, timeout_s=timeout,
-                                  sources=Sources(tuple(find_links or ()), index_url))
+        tree = store.snapshot(ref)
+        findings, checked = audit(tree, name, keys, rebuild=rebuild or rerun, rerun=rerun, sandbox=sandbox,
+                                  timeout_s=timeout, sources=Sources(tuple(find_links or ()), index_url),
+                                  earlier=store.earlier_in(tree))
     for line in findings:
-        print(line)
+        _print(line)
     _say(f"round {name}: {checked} hidden run(s) checked, {len(findings)} mismatch(es)" if findings
          else f"round {name}: {checked} hidden run(s) checked; every one matches the revealed secret")
     if findings:
+        raise typer.Exit(1)
+
+
+def migrate_cmd(
+    repo: Annotated[str, typer.Argument(metavar="REPO", help="The results repository (a folder, a git URL or "
+                                        "hf://datasets/ORG/NAME).")],
+    key: KeyOption = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Say what would be signed; write nothing.")] = False,
+) -> None:
+    """Sign an older repository's name bindings (maintainers).
+
+    Each unsigned verifications/NAME/owner.json becomes the first binding of its name's chain
+    (verifications/NAME/bindings/1.json), signed with the maintainer's key — only where it can be checked: a
+    maintainer's re-binding whose signature holds, or a key that signed a pull request under the name on main.
+    One line per binding signed (stdout) and per one left, and why (stderr: bind those with `results bind`).
+    Boards are unchanged. Exit status 1 when one is left."""
+    from leaderboard.repository.migrate import migrate
+    from leaderboard.repository.signing import load_private_key
+
+    commit, done, left = migrate(repo, load_private_key(key), _configured(), dry_run=dry_run)
+    for line in done:
+        _print(line)
+    for line in left:
+        _say(line)
+    if commit is not None:
+        _say(f"signed {len(done)} binding(s) on {repo} (commit {commit[:12]})")
+    else:
+        _say(f"{'dry run: would sign' if dry_run else 'nothing to sign:'} {len(done)} binding(s)")
+    if left:
         raise typer.Exit(1)
 
 
@@ -451,6 +517,7 @@ results_app.command("verify")(one_line(verify_cmd))
 results_app.command("merge")(one_line(merge_cmd))
 results_app.command("keygen")(one_line(keygen_cmd))
 results_app.command("bind")(one_line(bind_cmd))
+results_app.command("migrate")(one_line(migrate_cmd))
 results_app.command("rehide")(one_line(rehide_cmd))
 results_app.command("reveal")(one_line(reveal_cmd))
 results_app.command("audit")(one_line(audit_cmd))

@@ -13,15 +13,16 @@ signed like a verification record (`signing.sign_record`: Ed25519 over the canon
 `check_signature` holds a pull request to it: exactly one signature file, valid under the key it names, whose
 `files` and `digest` are exactly the pull request's other added files.
 
-**The binding.** `verifications/<name>/owner.json` (maintainers' tooling writes it; a pull request never touches
-`verifications/`) names the key that holds the name (`owner_record`): written when the name first lands (`merge` or
-`verify`) with the signer's key — on the Hub also the account that opened the pull request (`hub_user`) —, rewritten
-when the holder's key passes to a key it signed over (a rotation: `previous` lists the keys before), or by a
-maintainer's `xaibench results bind` (a contributor who lost their key: `reason` says why, and the maintainer's
-signature stands under it). A later pull request under a bound name must be signed by the bound key or one it
-signed over (`holds`); a name that is held (it has folders on the default branch) but bound to no key — it landed
-before contributor signatures — is refused until a maintainer binds it. Copying authors, or anything else a file
-says, claims nothing.
+**The binding.** `verifications/<name>/bindings/<seq>.json` (maintainers' tooling writes it; a pull request never
+touches `verifications/`) names the key that holds the name, signed by the maintainer whose tooling writes it — a
+chain, one file per change, each naming the one before (`signed_state`, which alone says which binding holds):
+the first when the name first lands (`merge` or `verify`: `landing_binding`) with the signer's key — on the Hub also
+the account that opened the pull request (`hub_user`) —, the next when the holder's key passes to a key it signed
+over (a rotation: `previous` lists the keys before), or by a maintainer's `xaibench results bind` (a contributor who
+lost their key: `reason` says why). A later pull request under a bound name must be signed by the bound key or one
+it signed over (`holds`); a name that is held (it has folders on the default branch) but bound to no key — it
+landed before contributor signatures, or its binding is not signed under the maintainers' keys — is refused until a
+maintainer binds it. Copying authors, or anything else a file says, claims nothing.
 """
 
 from __future__ import annotations
@@ -32,14 +33,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from leaderboard.repository.layout import LAYOUT_VERSION, RESULTS, VERIFICATIONS, RepositoryError, tree_digest
+from leaderboard.repository.layout import LAYOUT_VERSION, RESULTS, RepositoryError, tree_digest
 
-__all__ = ["SIGNATURES", "Signature", "bind", "check_signature", "holds", "is_signature", "owner_path",
-           "owner_record", "read_owner", "read_signature", "signed"]
+__all__ = ["SIGNATURES", "Signature", "bind", "check_signature", "holds", "is_signature", "landing_binding",
+           "next_binding", "read_signature", "signed"]
 
 SIGNATURES = "signatures"  # results/<name>/<code-hash>/signatures/<digest16>.json
 KIND = "xaibench-contribution"
-OWNER_KIND = "xaibench-name"
 SIGNATURE_KEYS = {"kind", "layout", "name", "code_hash", "files", "digest", "key", "rotations", "key_id", "signature"}
 MAX_META = 64 << 10
 
@@ -56,11 +56,6 @@ class Signature:
     key: str  # the signer's public key (`signing.public_text`)
     key_id: str
     rotations: tuple[dict[str, Any], ...]
-
-
-def owner_path(name: str) -> str:
-    """Where the key (and, on the Hub, the account) holding a submission name is recorded."""
-    return f"{VERIFICATIONS}/{name}/owner.json"
 
 
 def is_signature(rel: str) -> bool:
@@ -142,46 +137,12 @@ def check_signature(added: dict[str, bytes], folder: tuple[str, str]) -> tuple[S
     return (sig if not out else None), out
 
 
-def read_owner(tree: Path, name: str) -> dict[str, Any]:
-    """The owner record of `name` in the checkout `tree` ({} when there is none or it does not read)."""
-    from leaderboard.repository.reading import read_json
-
-    try:
-        d = read_json(tree / owner_path(name), owner_path(name), MAX_META)
-    except RepositoryError:
-        return {}
-    return d if isinstance(d, dict) else {}
-
-
-def holds(owner: dict[str, Any], sig: Signature) -> bool:
-    """Whether the signer of `sig` holds the name `owner` binds: the bound key, or one it signed over."""
+def holds(binding: Any, sig: Signature) -> bool:
+    """Whether the signer of `sig` holds the name `binding` (`signed_state.Binding`) binds: the bound key, or one
+    it signed over."""
     from leaderboard.repository.signing import rotation_holds
 
-    bound = owner.get("key")
-    return isinstance(bound, str) and rotation_holds(bound, sig.key, list(sig.rotations))
-
-
-def owner_record(name: str, key: str, bound: str, previous: dict[str, Any] | None = None,
-                 hub_user: str | None = None, reason: str | None = None, maintainer: Any = None) -> bytes:
-    """The bytes of `verifications/<name>/owner.json`: `name` bound to `key` (`signing.public_text`), `bound`
-    saying how (first landing, a rotation, a maintainer's re-binding) and when, the key ids before (`previous`'
-    chain), the Hub account where one is known, the reason of a re-binding; signed by the maintainer's key
-    (`maintainer`: its key id and signature over the rest) when one is given."""
-    import base64
-
-    from leaderboard.repository.signing import canonical, key_id, public_from_text
-
-    old = previous or {}
-    before = [str(k) for k in old.get("previous") or [] if isinstance(k, str)] + \
-        ([str(old["key_id"])] if isinstance(old.get("key_id"), str) else [])
-    record: dict[str, Any] = {"layout": LAYOUT_VERSION, "kind": OWNER_KIND, "name": name, "key": key,
-                              "key_id": key_id(public_from_text(key)), "bound": bound, "when": now(),
-                              "previous": before, **({"hub_user": hub_user} if hub_user else {}),
-                              **({"reason": reason} if reason else {})}
-    if maintainer is not None:
-        record["maintainer"] = {"key_id": key_id(maintainer.public_key()),
-                                "signature": base64.b64encode(maintainer.sign(canonical(record))).decode("ascii")}
-    return (json.dumps(record, indent=1, sort_keys=True) + "\n").encode("utf-8")
+    return binding is not None and rotation_holds(binding.key, sig.key, list(sig.rotations))
 
 
 def now() -> str:
@@ -189,12 +150,42 @@ def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def bind(repo: str, name: str, public_key: Path, reason: str, maintainer: Any) -> tuple[str, str]:
+def next_binding(state: Any, name: str, key: str, bound: str, maintainer: Any, hub_user: str | None = None,
+                 reason: str | None = None) -> dict[str, bytes]:
+    """{path: bytes} of the binding of `name` to the contributor key `key` that follows the one `state` believes
+    (`signed_state.SignedState.next_binding`), signed by the maintainer's private key; the Hub account carries over
+    from the binding before unless `hub_user` names one."""
+    from leaderboard.repository.layout import binding_path
+    from leaderboard.repository.signed_state import binding_record
+
+    seq, after, previous, account = state.next_binding(name)
+    return {binding_path(name, seq): binding_record(name, seq, after, key, bound, now(), previous, maintainer,
+                                                    hub_user=hub_user or account, reason=reason)}
+
+
+def landing_binding(state: Any, name: str, sig: Signature, author: str | None, maintainer: Any) -> dict[str, bytes]:
+    """The binding a pull request under `name`, signed as `sig`, writes when it lands (`merge`, `verify`): the
+    signer's key binds a name no binding holds (trust on first use; on the Hub with the account that opened the pull
+    request, `author`), and the name passes to a key the bound one signed over (a rotation); {} when the binding
+    stands as it is. Signed by the maintainer who lands it."""
+    head = state.binding(name)
+    if head is None:
+        return next_binding(state, name, sig.key, "first landing (trust on first use)", maintainer, hub_user=author)
+    if head.key != sig.key and holds(head, sig):
+        return next_binding(state, name, sig.key, f"a rotation signed by the key {head.holder}", maintainer)
+    return {}
+
+
+def bind(repo: str, name: str, public_key: Path, reason: str, maintainer: Any,
+         public_keys: dict[str, Any] | None = None) -> tuple[str, str]:
     """A maintainer's re-binding of `name` on the results repository `repo` to the contributor key in the PEM file
-    `public_key` (one commit on the default branch; `owner_record` signed by `maintainer`, `reason` in it): (the
-    commit, the new key id). Refused in one line for a name nothing holds or a reason left empty."""
+    `public_key`: the next binding of its chain (believed under `maintainer`'s key and `public_keys`), signed by
+    `maintainer`, `reason` in it, in one commit on the default branch: (the commit, the new key id). Refused in one
+    line for a name nothing holds or a reason left empty."""
     from benchmark.submission import NAME_RE
-    from leaderboard.repository.signing import load_public_keys, public_text
+    from leaderboard.repository.layout import legacy_owner_path
+    from leaderboard.repository.signed_state import of_snapshot
+    from leaderboard.repository.signing import key_id, load_public_keys, public_text
     from leaderboard.repository.targets import open_store
 
     if not NAME_RE.match(name):
@@ -202,15 +193,15 @@ def bind(repo: str, name: str, public_key: Path, reason: str, maintainer: Any) -
     if not reason.strip():
         raise RepositoryError("--reason is empty; say why the name is re-bound (it stays in the record)")
     (kid, key), = load_public_keys([Path(public_key)]).items()
+    trust = {**(public_keys or {}), key_id(maintainer.public_key()): maintainer.public_key()}
     with open_store(repo) as store:
         tip = store.snapshot(store.tip())
-        if not (tip / RESULTS / name).is_dir() and not (tip / owner_path(name)).is_file():
+        state = of_snapshot(store, tip, trust)
+        if not (tip / RESULTS / name).is_dir() and state.binding(name) is None and name not in state.disputed \
+                and not (tip / legacy_owner_path(name)).is_file():
             raise RepositoryError(f"{store.where} holds no submission named {name}; a new name is bound by its first "
                                   "pull request (nothing was written)")
-        old = read_owner(tip, name)
-        account = old.get("hub_user")
-        data = owner_record(name, public_text(key), "re-bound by a maintainer", previous=old,
-                            hub_user=account if isinstance(account, str) else None, reason=" ".join(reason.split()),
-                            maintainer=maintainer)
-        commit = store.commit({owner_path(name): data}, f"xaibench bind {name} to the key {kid}: {reason[:80]}")
+        files = next_binding(state, name, public_text(key), "re-bound by a maintainer", maintainer,
+                             reason=" ".join(reason.split()))
+        commit = store.commit(files, f"xaibench bind {name} to the key {kid}: {reason[:80]}")
     return commit, kid

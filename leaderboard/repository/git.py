@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import subprocess
 from pathlib import Path
+from typing import Any, Iterator
 
 from leaderboard.repository.layout import MARKER, RepositoryError
 from leaderboard.repository.store import Store
@@ -20,6 +22,10 @@ from leaderboard.repository.store import Store
 __all__ = ["GitStore"]
 
 MAX_BLOB = 64 << 20  # no file of a results repository may be larger (`layout`: a pull request's whole cap)
+# the signed files a commit could remove or overwrite, whose earlier versions `earlier_in` reads (`signed_state`)
+EARLIER_PATHS = (":(glob)verifications/*/bindings/*.json", ":(glob)rounds/*/round.json")
+MAX_EARLIER_VERSIONS = 4096
+MAX_EARLIER_BYTES = 16 << 10  # a binding or a round is under 2 KiB
 IDENTITY = {"GIT_AUTHOR_NAME": "xaibench", "GIT_AUTHOR_EMAIL": "xaibench@localhost",
             "GIT_COMMITTER_NAME": "xaibench", "GIT_COMMITTER_EMAIL": "xaibench@localhost"}
 
@@ -35,6 +41,8 @@ class GitStore(Store):
         self.work = self.tmp / "git"
         self._git("init", "--quiet", "--bare", str(self.work), cwd=self.tmp)
         self._fetched: dict[str, str] = {}
+        self._commits: dict[Path, str] = {}  # snapshot folder → its commit (`earlier_in`)
+        self._earlier: dict[str, dict[str, list[bytes]]] = {}
         try:
             head = self._git("ls-remote", "--symref", self.url, "HEAD")
         except RepositoryError:
@@ -83,26 +91,40 @@ class GitStore(Store):
         """The commit's files, written one by one into the scratch space from `git cat-file --batch` (nothing is
         checked out, nothing followed). Every entry that is not a plain file a checkout may hold is listed in
         `skipped` and left out, and the rest is read: a symbolic link, a submodule, an entry of another mode, a
-        path that is absolute, holds `.` / `..` or is not UTF-8, a blob larger than `MAX_BLOB` (sizes read with
-        `git ls-tree -l` first), one that collides with another entry — so one bad object is one skipped entry,
-        never a refused tip."""
+        path that is absolute, holds `.` / `..`, is not UTF-8 or printable, lies deeper or is longer than the tree
+        bounds (`layout.path_problem`), a blob larger than `MAX_BLOB` (sizes read with `git ls-tree -l` first),
+        one that collides with another entry, and every entry past the first `layout.MAX_TREE_ENTRIES` (the
+        listing is read as a stream and no further) — so one bad object is one skipped entry, never a refused
+        tip, and no tree's shape can take a reader down (folders are made one level at a time)."""
+        from leaderboard.repository.layout import MAX_TREE_ENTRIES, printable
+
         commit = self._fetch(ref or self.base)
         dest = self.tmp / f"tree-{commit[:12]}"
         if dest.exists():
             return dest
         skipped: dict[str, str] = {}
         wanted: list[tuple[str, str]] = []
-        for raw in self._git_bytes("ls-tree", "-r", "-l", "-z", "--full-tree", commit).split(b"\0"):
-            if not raw:
-                continue
-            meta, _, name = raw.partition(b"\t")
-            mode, kind, oid, size = (meta.split() + [b"-"] * 4)[:4]
-            path = name.decode("utf-8", errors="replace")
-            why = _bad_entry(name, mode.decode(), kind.decode(), size.decode())
-            if why:
-                skipped[path] = why
-            else:
-                wanted.append((path, oid.decode()))
+        proc = subprocess.Popen(["git", "ls-tree", "-r", "-l", "-z", "--full-tree", commit], cwd=self.work,
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        assert proc.stdout is not None
+        try:
+            for n, raw in enumerate(_entries(proc.stdout)):
+                meta, _, name = raw.partition(b"\t")
+                path = printable(name.decode("utf-8", errors="replace"))
+                if n >= MAX_TREE_ENTRIES:
+                    skipped[path] = (f"and every entry after it: the tree holds more than the {MAX_TREE_ENTRIES:,} "
+                                     "entries a results repository may hold; skipped, not read further")
+                    break
+                mode, kind, oid, size = (meta.split() + [b"-"] * 4)[:4]
+                why = _bad_entry(name, mode.decode(), kind.decode(), size.decode())
+                if why:
+                    skipped[path] = why
+                else:
+                    wanted.append((name.decode("utf-8"), oid.decode()))
+        finally:
+            proc.stdout.close()
+            proc.kill()
+            proc.wait(timeout=300)
         work = self.tmp / f".writing-{commit[:12]}"
         shutil.rmtree(work, ignore_errors=True)
         work.mkdir()
@@ -113,11 +135,61 @@ class GitStore(Store):
             raise
         work.rename(dest)
         self.skipped[dest] = dict(sorted(skipped.items()))
+        self._commits[dest] = commit
         return dest
+
+    def earlier_in(self, tree: Path) -> dict[str, list[bytes]] | None:
+        """The earlier versions of the signed files that a commit may remove or overwrite (bindings and rounds:
+        `signed_state`) on the history of the snapshot `tree`'s commit: path → the bytes of every other version of
+        it any commit reachable from there held (`git log -m --raw`: merges' changes too, against each parent).
+        Versions over `MAX_EARLIER_BYTES`, and those past the first `MAX_EARLIER_VERSIONS`, are not read."""
+        commit = self._commits.get(Path(tree))
+        if commit is None:
+            return None
+        if commit not in self._earlier:
+            self._earlier[commit] = self._versions(Path(tree), commit)
+        return self._earlier[commit]
+
+    def _versions(self, tree: Path, commit: str) -> dict[str, list[bytes]]:
+        raw = self._git_bytes("log", "-m", "--no-renames", "--format=", "--raw", "--no-abbrev", "-z", commit, "--",
+                              *EARLIER_PATHS)
+        blobs: dict[str, set[str]] = {}
+        tokens = raw.split(b"\0")
+        for meta, name in zip(tokens, tokens[1:]):
+            fields = meta.strip().split()
+            if not meta.strip().startswith(b":") or len(fields) < 5:
+                continue
+            path = name.decode("utf-8", errors="replace")
+            blobs.setdefault(path, set()).update(f.decode() for f in fields[2:4] if f.strip(b"0"))
+        wanted = sorted((path, oid) for path, oids in blobs.items() for oid in oids)[:MAX_EARLIER_VERSIONS]
+        if not wanted:
+            return {}
+        sizes = self._git_bytes("cat-file", "--batch-check", data="".join(f"{oid}\n" for _, oid in wanted).encode())
+        small = {line.split()[0].decode() for line in sizes.splitlines()
+                 if len(line.split()) == 3 and line.split()[2].isdigit() and int(line.split()[2]) <= MAX_EARLIER_BYTES}
+        wanted = [(path, oid) for path, oid in wanted if oid in small]
+        out: dict[str, list[bytes]] = {}
+        data = self._git_bytes("cat-file", "--batch", data="".join(f"{oid}\n" for _, oid in wanted).encode())
+        at = 0
+        for path, _ in wanted:
+            header_end = data.index(b"\n", at)
+            size = int(data[at:header_end].split()[2])
+            blob = data[header_end + 1:header_end + 1 + size]
+            at = header_end + 1 + size + 1
+            try:
+                now = (tree / path).read_bytes() if (tree / path).is_file() else None
+            except OSError:
+                now = None
+            if blob != now:
+                out.setdefault(path, []).append(blob)
+        return out
 
     def _write_blobs(self, root: Path, wanted: list[tuple[str, str]], skipped: dict[str, str]) -> None:
         """Write each (path, blob id) under `root` as a plain file (mode 0644), read through one `git cat-file
-        --batch`; a path that collides with another entry is skipped."""
+        --batch`, its folders made one level at a time (no recursion to exhaust); a path that collides with another
+        entry is skipped."""
+        from leaderboard.repository.layout import printable
+
         proc = subprocess.Popen(["git", "cat-file", "--batch"], cwd=self.work, stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         assert proc.stdin is not None and proc.stdout is not None
@@ -127,15 +199,16 @@ class GitStore(Store):
                 proc.stdin.flush()
                 header = proc.stdout.readline().split()
                 if len(header) != 3 or header[1] != b"blob" or not header[2].isdigit():
-                    raise RepositoryError(f"git cat-file on {self.where}: no blob {oid} for {path}")
+                    raise RepositoryError(f"git cat-file on {self.where}: no blob {oid} for {printable(path)}")
                 data = proc.stdout.read(int(header[2]))
                 proc.stdout.read(1)  # the newline after each object
-                target = root / path
+                target = _folders(root, path.split("/"))
                 try:
-                    target.parent.mkdir(parents=True, exist_ok=True)
+                    if target is None:
+                        raise FileExistsError(path)
                     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
                 except OSError:
-                    skipped[path] = "collides with another entry of the tree; skipped"
+                    skipped[printable(path)] = "collides with another entry of the tree; skipped"
                     continue
                 with os.fdopen(fd, "wb") as fh:
                     fh.write(data)
@@ -248,14 +321,46 @@ class GitStore(Store):
         return commit
 
 
+def _entries(stream: Any) -> Iterator[bytes]:
+    """The NUL-terminated records of `stream`, read a block at a time (a listing of any length, never held whole)."""
+    rest = b""
+    while True:
+        block = stream.read(1 << 16)
+        if not block:
+            if rest:
+                yield rest
+            return
+        *done, rest = (rest + block).split(b"\0")
+        yield from (d for d in done if d)
+
+
+def _folders(root: Path, parts: list[str]) -> Path | None:
+    """`root / parts`, its parent folders made one level at a time (`os.mkdir`, no recursion); None when a part is
+    not a folder (an entry of the tree collides with another) or cannot be made."""
+    here = root
+    for part in parts[:-1]:
+        here = here / part
+        try:
+            os.mkdir(here)
+        except FileExistsError:
+            if not stat.S_ISDIR(os.lstat(here).st_mode):
+                return None
+        except OSError:
+            return None
+    return here / parts[-1]
+
+
 def _bad_entry(name: bytes, mode: str, kind: str, size: str) -> str:
     """Why a tree entry (`git ls-tree -r -l`) is no plain file a checkout may hold — "" when it is one."""
+    from leaderboard.repository.layout import path_problem
+
     try:
         path = name.decode("utf-8")
     except UnicodeDecodeError:
         return "a path that is not UTF-8; skipped"
-    if path.startswith("/") or any(p in ("", ".", "..") for p in path.split("/")) or not path.isprintable():
-        return "not a plain relative path (absolute, '.', '..', or an unprintable character); skipped"
+    problem = path_problem(path)
+    if problem:
+        return problem
     if mode == "120000":
         return "a symbolic link; a results repository holds plain files only; skipped"
     if kind != "blob" or mode not in ("100644", "100755"):

@@ -45,6 +45,34 @@ def sweep(root: Path) -> dict[str, str]:
     return dict(sorted(out.items()))
 
 
+MAX_IGNORED = 1000  # patterns handed to `snapshot_download` (each is matched against every path)
+
+
+def bounded(paths: list[str]) -> tuple[dict[str, str], list[str]]:
+    """(path → why it is skipped, `ignore_patterns` that keep each out of a download) for the paths a revision
+    lists: out of the tree bounds (`layout.path_problem`: too deep or long, `..`, unprintable) or past the first
+    `layout.MAX_TREE_ENTRIES`. A path too deep is ignored from the folder at the bound down, in one pattern.
+    `RepositoryError` when more than `MAX_IGNORED` patterns would be needed (a revision built to be unreadable)."""
+    import glob
+
+    from leaderboard.repository.layout import MAX_TREE_DEPTH, MAX_TREE_ENTRIES, path_problem, printable
+
+    skipped: dict[str, str] = {}
+    ignore: set[str] = set()
+    for n, path in enumerate(paths):
+        why = path_problem(path) if n < MAX_TREE_ENTRIES else \
+            f"past the first {MAX_TREE_ENTRIES:,} entries a results repository may hold; skipped"
+        if not why:
+            continue
+        skipped[printable(path)] = why
+        parts = path.split("/")
+        ignore.add(glob.escape("/".join(parts[:MAX_TREE_DEPTH])) + ("/*" if len(parts) > MAX_TREE_DEPTH else ""))
+        if len(ignore) > MAX_IGNORED:
+            raise RepositoryError(f"the revision lists more than {MAX_IGNORED:,} paths out of the tree bounds "
+                                  f"({printable(path)}: {why}); it is not read")
+    return skipped, sorted(ignore)
+
+
 class HubStore(Store):
     """A results repository on the Hub (`repo_id` = ORG/NAME, a dataset repository)."""
 
@@ -70,18 +98,21 @@ class HubStore(Store):
         return bool(self._call("file_exists", self.repo_id, MARKER, repo_type=REPO_TYPE, revision=self.base))
 
     def snapshot(self, ref: str | None = None) -> Path:
-        """`snapshot_download` of the revision into the scratch space; then every entry that is not a plain file
-        within the size cap is removed and listed (`sweep`)."""
+        """`snapshot_download` of the revision into the scratch space, without the paths out of the tree bounds
+        (`list_repo_files` first, `bounded`: each is listed, never downloaded); then every entry that is not a plain
+        file within the size cap is removed and listed (`sweep`)."""
         dest = self.tmp / f"tree-{(ref or self.base).replace('/', '_')}"
         if not dest.exists():
+            listed = self._call("list_repo_files", self.repo_id, repo_type=REPO_TYPE, revision=ref or self.base)
+            skipped, ignore = bounded([str(p) for p in listed])
             self._call("snapshot_download", repo_id=self.repo_id, repo_type=REPO_TYPE, revision=ref or self.base,
-                       local_dir=str(dest))
+                       local_dir=str(dest), **({"ignore_patterns": ignore} if ignore else {}))
             dest.mkdir(exist_ok=True)
             for cache in dest.glob(".cache"):  # huggingface_hub's bookkeeping, not part of the repository
                 import shutil
 
                 shutil.rmtree(cache, ignore_errors=True)
-            self.skipped[dest] = sweep(dest)
+            self.skipped[dest] = dict(sorted({**skipped, **sweep(dest)}.items()))
         return dest
 
     def tip(self) -> str:

@@ -9,11 +9,25 @@
     verifications/<submission>/<code-hash>/<track>/<family>__<config>@<revision>/<model>.json
                                                        a maintainer's signed record (`signing`)
     verifications/.../<model>.rounds/<round>.json      its signed hidden-copy runs of one round (`rerun`)
+    verifications/<submission>/bindings/<seq>.json     the name's signed bindings to a contributor key, a chain
+                                                       (`contributors`, believed through `signed_state`)
     rounds/<round>/round.json, rounds/<round>/secret.json   a round of hidden copies, started and revealed (`rounds`)
-    verifications/<submission>/owner.json              the key holding the name (`contributors`)
+    verifications/<submission>/owner.json              the unsigned binding of repositories made before bindings
+                                                       were signed: never believed (`migrate` signs it)
 
 `<code-hash>` is `Submission.hash`; the files under `source/` sit at the paths the hash covers them under
 (relative to the submission folder's parent), so the hash can be recomputed from them alone.
+
+**What each file is believed under** (`FILE_KINDS`, DESIGN §8 "Every file that can change a verdict is signed"):
+every kind of file is either *signed* by a maintainer (believed only when its signature holds under the
+maintainers' keys, read through `signed_state` alone), *bound* by signed files (believed only where a signed file
+names its bytes: a Result, its code and metadata through a verification record; a revealed secret through its
+round's signed commitment), or *inert* (it changes no verdict, no name's owner and no round's state). Any other
+path is no file of the layout and is never read.
+
+**Tree bounds** (`path_problem`): a tree entry deeper than `MAX_TREE_DEPTH` folders, with a path longer than
+`MAX_PATH_BYTES` or a name longer than `MAX_PART_BYTES` (UTF-8 bytes), and the entries past the first
+`MAX_TREE_ENTRIES`, are no file a checkout holds: each is skipped with one line, never materialised or walked.
 """
 
 from __future__ import annotations
@@ -31,11 +45,21 @@ LAYOUT_VERSION = 1
 MARKER = "xaibench-results.json"
 RESULTS = "results"
 VERIFICATIONS = "verifications"
+ROUNDS = "rounds"
+BINDINGS = "bindings"  # verifications/<name>/bindings/<seq>.json
 HIDDEN_RECORD = "xaibench-hidden-runs"  # the kind of a row's round record (`ResultPath.round_record`)
 SUBMISSION_JSON = "submission.json"
 SOURCE = "source"
 HASH_RE = re.compile(r"^[0-9a-f]{16}$")
 PART_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+# tree bounds (`path_problem`): no file of the layout is deeper than 8 folders, a submission's source rarely more than a
+# few below `source/`; no name a file system refuses (NAME_MAX 255 bytes), no path near PATH_MAX (4,096) once under a
+# scratch folder
+MAX_TREE_DEPTH = 32
+MAX_PATH_BYTES = 1024
+MAX_PART_BYTES = 255
+MAX_TREE_ENTRIES = 250_000
 
 # size caps (bytes) a pull request is held to
 MAX_RESULT_BYTES = 16 << 20
@@ -144,3 +168,101 @@ def submission_json(sub: Any, builtin: bool) -> dict[str, Any]:
             "reference": sub.reference, "description": sub.description, "authors": authors, "license": license_,
             "code": sub.code, "code_hash": sub.hash, "folder": Path(sub.path).name,
             "package": base.name if (base / "__init__.py").is_file() else None}
+
+
+def binding_path(name: str, seq: int) -> str:
+    """`verifications/<name>/bindings/<seq>.json`: the name's `seq`-th signed binding (1, 2, …; no leading zero)."""
+    return f"{VERIFICATIONS}/{name}/{BINDINGS}/{seq}.json"
+
+
+def round_path(name: str) -> str:
+    """`rounds/<name>/round.json`."""
+    return f"{ROUNDS}/{name}/round.json"
+
+
+def secret_path(name: str) -> str:
+    """`rounds/<name>/secret.json` (the revealed secret)."""
+    return f"{ROUNDS}/{name}/secret.json"
+
+
+def legacy_owner_path(name: str) -> str:
+    """`verifications/<name>/owner.json`: the unsigned binding written before bindings were signed (`migrate`)."""
+    return f"{VERIFICATIONS}/{name}/owner.json"
+
+
+def path_problem(rel: str) -> str:
+    """Why the tree entry `rel` is no path a checkout may hold — "" when it is one: absolute, `.`/`..`/empty parts,
+    an unprintable character (a terminal escape, a newline), deeper than `MAX_TREE_DEPTH`, longer than
+    `MAX_PATH_BYTES`, or a part longer than `MAX_PART_BYTES`."""
+    parts = rel.split("/")
+    if rel.startswith("/") or any(p in ("", ".", "..") for p in parts) or not rel.isprintable():
+        return "not a plain relative path (absolute, '.', '..', or an unprintable character); skipped"
+    if len(parts) > MAX_TREE_DEPTH:
+        return f"{len(parts):,} levels deep, more than the {MAX_TREE_DEPTH} a results repository uses; skipped"
+    size = len(rel.encode("utf-8"))
+    if size > MAX_PATH_BYTES:
+        return f"a path of {size:,} bytes, more than the {MAX_PATH_BYTES:,} allowed; skipped"
+    if any(len(p.encode("utf-8")) > MAX_PART_BYTES for p in parts):
+        return f"a name longer than the {MAX_PART_BYTES} bytes a file system allows; skipped"
+    return ""
+
+
+def printable(text: str) -> str:
+    """`text` with every character that is not printable (a terminal escape, a newline, a bidirectional override)
+    written as its Python escape (`\\x1b`, `\\u202e`), so a name from a repository can be shown on a terminal or a
+    page as the characters it holds, never as what they would do."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
+# how a kind of file is believed (`FILE_KINDS`)
+SIGNED = "signed"  # believed only when a maintainer key's signature holds over it (`signed_state`)
+BOUND = "bound"  # believed only where a signed file names its bytes (a verification record, a round's commitment)
+INERT = "inert"  # changes no verdict, no name's owner and no round's state
+
+
+@dataclass(frozen=True)
+class FileKind:
+    """One kind of file a results repository holds: its name, the paths it lies at, how it is believed (`SIGNED`,
+    `BOUND` or `INERT`) and why."""
+
+    name: str
+    pattern: re.Pattern[str]
+    trust: str
+    why: str
+
+
+_P = r"[A-Za-z0-9][A-Za-z0-9._-]*"  # one plain path part
+_ROW = rf"{_P}/[0-9a-f]{{16}}/{_P}/{_P}@{_P}/{_P}"  # <name>/<code-hash>/<track>/<family>__<config>@<revision>/<model>
+FILE_KINDS: tuple[FileKind, ...] = (
+    FileKind("marker", re.compile(rf"^{re.escape(MARKER)}$"), INERT,
+             "marks a results repository; its layout number is read, nothing it says changes a verdict"),
+    FileKind("readme", re.compile(r"^README\.md$"), INERT, "prose for people; never read"),
+    FileKind("submission metadata", re.compile(rf"^{RESULTS}/{_P}/[0-9a-f]{{16}}/{SUBMISSION_JSON}$"), BOUND,
+             "a verified row's verification record names its sha256 (`signed_state.binds`)"),
+    FileKind("source file", re.compile(rf"^{RESULTS}/{_P}/[0-9a-f]{{16}}/{SOURCE}/.+$"), BOUND,
+             "a verified row's verification record names the digest of its folder's source/"),
+    FileKind("contribution signature", re.compile(rf"^{RESULTS}/{_P}/[0-9a-f]{{16}}/signatures/[^/]+\.json$"), INERT,
+             "judged with the pull request that adds it; a name passes to a key only through a signed binding"),
+    FileKind("result", re.compile(rf"^{RESULTS}/{_ROW}\.json$"), BOUND,
+             "verified only where a signed verification record names its path and sha256; else self-reported"),
+    FileKind("verification record", re.compile(rf"^{VERIFICATIONS}/{_ROW}\.json$"), SIGNED,
+             "a maintainer's re-run: believed when its signature holds and it binds its row's files"),
+    FileKind("round record", re.compile(rf"^{VERIFICATIONS}/{_ROW}\.rounds/{_P}\.json$"), SIGNED,
+             "a maintainer's hidden-copy runs of one round: signed, bound to its row and to a signed round"),
+    FileKind("binding", re.compile(rf"^{VERIFICATIONS}/{_P}/{BINDINGS}/[1-9][0-9]*\.json$"), SIGNED,
+             "who holds a name: the newest maintainer-signed binding of one chain from the first"),
+    FileKind("unsigned binding", re.compile(rf"^{VERIFICATIONS}/{_P}/owner\.json$"), INERT,
+             "the binding of the layout before bindings were signed: never believed (`xaibench results migrate`)"),
+    FileKind("round", re.compile(rf"^{ROUNDS}/{_P}/round\.json$"), SIGNED,
+             "a round of hidden copies, started: its commitment, believed when the maintainer's signature holds"),
+    FileKind("revealed secret", re.compile(rf"^{ROUNDS}/{_P}/secret\.json$"), BOUND,
+             "a round is revealed only when this secret hashes to the commitment its signed round names"),
+)
+
+
+def file_kind(rel: str) -> FileKind | None:
+    """The kind of the file at `rel` (the first in `FILE_KINDS` whose pattern matches: a file under `source/` is a
+    source file whatever its name), or None: no file of the layout."""
+    return next((k for k in FILE_KINDS if k.pattern.match(rel)), None)

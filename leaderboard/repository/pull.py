@@ -11,7 +11,8 @@ once (`tip_commit`) and held to until it lands, never against the commit the pul
    the same bytes adds nothing, with other bytes it is a finding (files are never replaced), so an old
    branch cannot re-add a merged Result or reach past a name the tip holds;
 3. `judge` runs the validator on (`merged`, `tip`) with the identity that opened it, where the store can
-   tell (the Hub's pull-request author) — None on bare git.
+   tell (the Hub's pull-request author) — None on bare git —, and who holds a name as the tip's signed state says
+   (`signed_state`, under the maintainers' keys).
 Landing (`Store.land`) writes the added files and any records in one commit whose parent is `tip_commit`,
 refused when the default branch moved meanwhile: a record is never written for a file main does not hold.
 """
@@ -42,16 +43,21 @@ class PullRequest:
     changes: list[Change] = field(default_factory=list)  # `merged` against `tip`
     findings: list[str] = field(default_factory=list)  # against its merge base: edits, deletions, odd entries
     author: str | None = None  # who opened it, where the store can tell
+    state: Any = None  # the tip's signed state (`signed_state`), None when no key was given to read it
 
 
-def open_pull_request(store: Any, ref: str) -> PullRequest:
-    """The pull request `ref` of `store`, laid over the current tip (module docstring)."""
+def open_pull_request(store: Any, ref: str, keys: dict[str, Any] | None = None) -> PullRequest:
+    """The pull request `ref` of `store`, laid over the current tip (module docstring); with `keys` (the
+    maintainers' public keys, `{}` when none is configured) the tip's signed state is read under them, and who holds
+    a name is judged by it — without, it is left unjudged (`validate.check_changes`)."""
+    from leaderboard.repository.signed_state import of_snapshot
+
     tip_commit = store.tip()
     tip = store.snapshot(tip_commit)
     head = store.snapshot(ref)
     start = store.snapshot(store.merge_base(ref))
     pr = PullRequest(ref, tip_commit, tip, store.tmp / f"merged-{len(list(store.tmp.glob('merged-*')))}",
-                     author=store.author(ref))
+                     author=store.author(ref), state=None if keys is None else of_snapshot(store, tip, keys))
     head_files, odd = tree_files(head)
     start_files, start_odd = tree_files(start)
     pr.findings += [line for line in odd if line not in start_odd]  # its own entries only
@@ -87,4 +93,4 @@ def open_pull_request(store: Any, ref: str) -> PullRequest:
 
 def judge(pr: PullRequest) -> list[str]:
     """Every finding on the pull request: its own (`open_pull_request`) and the validator's."""
-    return pr.findings + validate(pr.merged, pr.tip, pr.changes, pr.author)
+    return pr.findings + validate(pr.merged, pr.tip, pr.changes, pr.author, pr.state)

@@ -9,8 +9,9 @@ most 4,300 digits (Python's own limit). Every refusal is a `RepositoryError` of 
 
 Trees (`tree_files`): every entry of a checked-out tree is a directory or a plain regular file with one
 link; a symbolic link, a hard link, a FIFO, a socket or a device is listed as a finding, never followed or
-read. A file is opened with `O_NOFOLLOW | O_NONBLOCK` and checked to be regular before a byte is read, so a
-FIFO swapped in meanwhile cannot block a reader.
+read; the walk is iterative and held to the layout's tree bounds (`layout.path_problem`). A file is opened
+with `O_NOFOLLOW | O_NONBLOCK` and checked to be regular before a byte is read, so a FIFO swapped in meanwhile
+cannot block a reader.
 """
 
 from __future__ import annotations
@@ -111,29 +112,46 @@ def _kind(mode: int) -> str:
 
 def tree_files(root: Path) -> tuple[dict[str, Path], list[str]]:
     """({path relative to `root`: file} of every plain regular file, [one finding per other entry]).
-    Nothing is followed: a linked directory is a finding, and what it points at is never listed."""
+    Nothing is followed: a linked directory is a finding, and what it points at is never listed. The walk is
+    iterative (a stack of folders, no recursion) and bounded (`layout.path_problem`: an entry deeper or longer than
+    the tree bounds is one finding and is not entered; past `layout.MAX_TREE_ENTRIES` entries, one finding and no
+    more)."""
+    from leaderboard.repository.layout import MAX_TREE_ENTRIES, path_problem, printable
+
     files: dict[str, Path] = {}
     bad: list[str] = []
     if not root.is_dir():
         return files, bad
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        here = Path(dirpath)
-        for name in sorted(dirnames + filenames):
+    seen, todo = 0, [(root, "")]
+    while todo:
+        here, prefix = todo.pop()
+        try:
+            names = sorted(os.listdir(here))
+        except OSError as exc:
+            bad.append(printable(f"{prefix or '.'}: cannot be listed ({exc.strerror or exc})"))
+            continue
+        for name in names:
+            rel = prefix + name
+            seen += 1
+            if seen > MAX_TREE_ENTRIES:
+                bad.append(printable(f"{rel}: and every entry after it: more than the {MAX_TREE_ENTRIES:,} entries a "
+                                     "results repository may hold; not read"))
+                return dict(sorted(files.items())), bad
             p = here / name
-            rel = p.relative_to(root).as_posix()
             st = os.lstat(p)
-            if stat.S_ISDIR(st.st_mode):
-                continue
-            if not stat.S_ISREG(st.st_mode):
-                bad.append(f"{rel}: {_kind(st.st_mode)}; a results repository holds plain files only")
-                if name in dirnames:
-                    dirnames.remove(name)
+            why = path_problem(rel)
+            if why:
+                bad.append(printable(f"{rel}: {why.removesuffix('; skipped')}; left out"))
+            elif stat.S_ISDIR(st.st_mode):
+                todo.append((p, rel + "/"))
+            elif not stat.S_ISREG(st.st_mode):
+                bad.append(printable(f"{rel}: {_kind(st.st_mode)}; a results repository holds plain files only"))
             elif st.st_nlink > 1:
-                bad.append(f"{rel}: a hard link ({st.st_nlink} names for one file); a results repository holds "
-                           "plain files only")
+                bad.append(printable(f"{rel}: a hard link ({st.st_nlink} names for one file); a results repository "
+                                     "holds plain files only"))
             else:
                 files[rel] = p
-    return dict(sorted(files.items())), bad
+    return dict(sorted(files.items())), sorted(bad)
 
 
 def folder_digests(tree: Path, name: str, code_hash: str) -> tuple[str | None, str | None]:

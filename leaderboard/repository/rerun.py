@@ -62,7 +62,7 @@ from leaderboard.repository.reading import folder_digests
 
 __all__ = ["COMPARED_PROVENANCE", "Evaluation", "Rerun", "compare", "figures_of", "hidden_record_for", "hidden_runs",
            "no_copy", "open_round", "provenance_differences", "rebuild", "record_for", "rehide", "rerun_result",
-           "verify_pull_request"]
+           "trusted", "verify_pull_request"]
 
 REL_TOL = 1e-9
 STOCHASTIC_FACTOR = 3.0
@@ -413,26 +413,23 @@ def _refuse(ref: str, findings: list[str]) -> RepositoryError:
                            "(nothing was signed)")
 
 
-def landing_files(pr: Any, name: str | None) -> dict[str, bytes]:
-    """The owner record a name gets when the pull request lands (`contributors`): the signer's key binds a name
-    that lands for the first time (trust on first use; on the Hub with the account that opened the pull request),
-    and passes to a key the bound one signed over (a rotation); {} when the binding stands as it is."""
-    from leaderboard.repository.contributors import (SIGNATURES, holds, owner_path, owner_record, read_owner,
-                                                     read_signature)
+def landing_files(pr: Any, name: str | None, maintainer: Any) -> dict[str, bytes]:
+    """The binding a name gets when the pull request lands (`contributors.landing_binding`, judged by the tip's
+    signed state `pr.state`): the signer's key binds a name that lands for the first time, and the name passes to a
+    key the bound one signed over; signed by the maintainer who lands it ({} when the binding stands as it is)."""
+    from leaderboard.repository.contributors import SIGNATURES, landing_binding, read_signature
 
     sig_path = next((p for p in sorted(pr.added) if f"/{SIGNATURES}/" in p), None)
-    if name is None or sig_path is None:
+    if name is None or sig_path is None or pr.state is None:
         return {}
-    sig = read_signature(pr.added[sig_path], sig_path)
-    owner = read_owner(pr.tip, name)
-    if not owner:
-        return {owner_path(name): owner_record(name, sig.key, "first landing (trust on first use)",
-                                               hub_user=pr.author)}
-    if owner.get("key") != sig.key and holds(owner, sig):
-        account = owner.get("hub_user")
-        return {owner_path(name): owner_record(name, sig.key, f"a rotation signed by the key {owner.get('key_id')}",
-                                               previous=owner, hub_user=account if isinstance(account, str) else None)}
-    return {}
+    return landing_binding(pr.state, name, read_signature(pr.added[sig_path], sig_path), pr.author, maintainer)
+
+
+def trusted(private: Any, public_keys: dict[str, Any] | None) -> dict[str, Any]:
+    """The keys a maintainer's command believes signed state under: its own and the configured public ones."""
+    from leaderboard.repository.signing import key_id
+
+    return {**(public_keys or {}), key_id(private.public_key()): private.public_key()}
 
 
 def no_copy(rel: str) -> str:
@@ -445,19 +442,32 @@ def no_copy(rel: str) -> str:
 
 
 def open_round(tree: Path, where: str, private: Any, key_dir: Path | None, sandbox: str,
-               say: Callable[[str], None]) -> tuple[Any, Any] | None:
+               say: Callable[[str], None], state: Any = None) -> tuple[Any, Any] | None:
     """(the open round of the checkout `tree` signed by `private`, its `Round` with the secret checked) — None when
     the repository has started no round (`rounds`: hidden copies unused). Refused in one line, before anything
-    runs: `rounds/` holds files but no round signed by this key (forged or foreign), the newest round is revealed
-    (no open round), its secret is lost or changed, or a worker here could read the secret
-    (`benchmark.variant_runs.hidden.refuse_unconfined`). Beside a round that counts, a file that does not is said
-    (`say`) and left out."""
+    runs: a round that round records signed by a trusted key name (or main's history held) has no signed
+    `round.json` (`SignedState.missing_rounds`: it cannot vanish), `rounds/` holds files but no round signed by this
+    key (forged or foreign), the newest round is revealed (no open round), its secret is lost or changed, or a worker
+    here could read the secret (`benchmark.variant_runs.hidden.refuse_unconfined`). Beside a round that counts, a
+    file that does not is said (`say`) and left out. `state`: the tip's signed state under the trusted keys (records
+    and history; default: `tree` read under `private`'s key alone)."""
     from benchmark.variant_runs.hidden import refuse_unconfined
     from benchmark.models.variants.hidden import NoHiddenCopy
-    from leaderboard.repository.rounds import load_secret, newest, read_rounds
+    from leaderboard.repository.rounds import load_secret, newest, round_path
+    from leaderboard.repository.signed_state import read
     from leaderboard.repository.signing import default_key_dir, key_id
 
-    rounds, problems = read_rounds(tree, {key_id(private.public_key()): private.public_key()})
+    own = {key_id(private.public_key()): private.public_key()}
+    if state is None:
+        state = read(tree, own)
+    missing = state.missing_lines(f"restore it on {where} from main's history before anything is signed (nothing "
+                                  "was signed)")
+    if missing:
+        raise RepositoryError(missing[0] + (f" ({len(missing) - 1} more round(s) missing)" if len(missing) > 1 else ""))
+    rounds = {n: r for n, r in state.rounds.items() if r.signer in own}  # its secret is this key's to keep
+    problems = [line for line in state.problems if line.startswith("rounds/")] + \
+        [f"{round_path(n)}: signed by another maintainer's key ({r.signer}); not drawn from by this key" for n, r in
+         state.rounds.items() if n not in rounds]
     current = newest(rounds)
     if current is None and problems:
         raise RepositoryError(f"{where} holds round files but no round signed by this key ({problems[0]}); nothing "
@@ -487,15 +497,18 @@ def _dump(record: dict[str, Any], private: Any) -> bytes:
 
 def verify_pull_request(store: Any, ref: str, private: Any, sandbox: str = "auto", timeout_s: float = 60.0,
                         sources: Any = None, key_dir: Path | None = None,
-                        say: Callable[[str], None] = lambda line: None) -> tuple[list[Rerun], str | None]:
+                        say: Callable[[str], None] = lambda line: None,
+                        public_keys: dict[str, Any] | None = None) -> tuple[list[Rerun], str | None]:
     """Judge `ref` against the tip, re-run every Result it adds, and when all hold land it with their signed
     records in one commit: (the re-runs, the commit or None when nothing was written). `sources`: where a
     submission's requirements are installed from (`benchmark.submission.environments.Sources`). A Result whose board has
     hidden copies is also run on the open round's draws (`open_round`; the round's secret kept in `key_dir`,
-    default the key folder), and those runs are signed in its round record (`hidden_record_for`)."""
+    default the key folder), and those runs are signed in its round record (`hidden_record_for`). Signed state —
+    who holds a name, which rounds there are — is believed under `private`'s key and `public_keys` (`trusted`);
+    the binding the landing writes is signed by `private` (`landing_files`)."""
     from leaderboard.repository.pull import judge, open_pull_request
 
-    pr = open_pull_request(store, ref)
+    pr = open_pull_request(store, ref, trusted(private, public_keys))
     findings = judge(pr)
     if findings:
         raise _refuse(ref, findings)
@@ -503,7 +516,7 @@ def verify_pull_request(store: Any, ref: str, private: Any, sandbox: str = "auto
     if not rels:
         raise RepositoryError(f"{ref} adds no Result to re-run (nothing was signed)")
     why = {rel: no_copy(rel) for rel in rels}
-    hidden = open_round(pr.tip, store.where, private, key_dir, sandbox, say) \
+    hidden = open_round(pr.tip, store.where, private, key_dir, sandbox, say, pr.state) \
         if not all(why.values()) else None
     runs = []
     for rel in rels:
@@ -531,7 +544,7 @@ def verify_pull_request(store: Any, ref: str, private: Any, sandbox: str = "auto
             records[paths[1]] = _dump(hidden_record_for(pr.merged, run), private)
     first = parse_result_path(runs[0].rel)
     assert first is not None
-    files = {**pr.added, **landing_files(pr, first.submission), **records}
+    files = {**pr.added, **landing_files(pr, first.submission, private), **records}
     commit = store.land(ref, files, f"xaibench verify {first.submission} {first.code_hash}: {len(runs)} Result(s) "
                                     f"re-run and signed ({ref})", pr.tip_commit)
     return runs, commit
@@ -539,7 +552,8 @@ def verify_pull_request(store: Any, ref: str, private: Any, sandbox: str = "auto
 
 def rehide(store: Any, private: Any, sandbox: str = "auto", timeout_s: float = 60.0, sources: Any = None,
            key_dir: Path | None = None, only: set[str] | None = None,
-           say: Callable[[str], None] = lambda line: None) -> tuple[list[Rerun], str | None]:
+           say: Callable[[str], None] = lambda line: None,
+           public_keys: dict[str, Any] | None = None) -> tuple[list[Rerun], str | None]:
     """Run the verified rows of the repository on the open round's hidden copies (`xaibench results rehide`): every
     Result on the default branch whose verification record holds under `private`'s key (`boards.verified`), whose
     board has hidden copies and which has no round record of that round yet (of the submissions named in `only`,
@@ -548,13 +562,14 @@ def rehide(store: Any, private: Any, sandbox: str = "auto", timeout_s: float = 6
     one commit on the tip they were judged against; a row whose runs do not hold is reported and gets none.
     (the rows run, the commit or None when none landed.)"""
     from benchmark.store.results import Result
-    from leaderboard.repository.boards import verified
     from leaderboard.repository.reading import read_json
+    from leaderboard.repository.signed_state import of_snapshot, verified
     from leaderboard.repository.signing import key_id
     from leaderboard.repository.validate import iter_result_files
 
     tip = store.snapshot(store.tip())
-    hidden = open_round(tip, store.where, private, key_dir, sandbox, say)
+    hidden = open_round(tip, store.where, private, key_dir, sandbox, say,
+                        of_snapshot(store, tip, trusted(private, public_keys)))
     if hidden is None:
         raise RepositoryError(f"{store.where} has started no round of hidden copies; start one with `xaibench results "
                               f"round start {store.where} NAME` (nothing was signed)")

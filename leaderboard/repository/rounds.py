@@ -12,10 +12,11 @@ Files (docs/submitting.md, "Rounds"):
 
 Neither file is ever replaced, and a pull request cannot add either (`validate`: results/ only).
 
-**Which rounds count.** A `round.json` counts only when it reads strictly, its signature holds under the keys
-given (the maintainer's own key for `verify`, `rehide` and `reveal`; the configured public keys for the boards and
-`audit`), it names its own folder, and its commitment and draws are well formed; any other file under `rounds/`
-is listed and left out (`read_rounds`).
+**Which rounds count** is `signed_state`'s to say, as for every signed file: a `round.json` counts only when it
+reads strictly, its signature holds under the keys given (the maintainer's own key for `verify`, `rehide` and
+`reveal`; the configured public keys for the boards, `round list` and `audit`), it names its own folder, and its
+commitment and draws are well formed; a round is revealed only when `secret.json` holds a secret that hashes to
+that signed commitment (the reveal proves itself); any other file under `rounds/` is listed and left out.
 
 **The current round** is the newest started (`started`, then the name); it is *open* until it is revealed. A
 repository whose newest round is revealed has no open round: `verify` and `rehide` refuse (one line, nothing
@@ -37,114 +38,23 @@ import os
 import re
 import secrets as _secrets
 import tempfile
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from leaderboard.repository.layout import LAYOUT_VERSION, RepositoryError
+from leaderboard.repository.layout import LAYOUT_VERSION, ROUNDS, RepositoryError, round_path, secret_path
+from leaderboard.repository.signed_state import MAX_DRAWS, ROUND_KIND, SECRET_KIND, RoundFile, round_name_ok
 
-__all__ = ["ROUNDS", "RoundFile", "load_secret", "make_secret", "newest", "read_rounds", "reveal", "round_path",
-           "secret_file", "secret_path", "start", "states"]
+__all__ = ["ROUNDS", "RoundFile", "load_secret", "make_secret", "newest", "reveal", "round_name_ok", "round_path",
+           "secret_file", "secret_path", "start", "states"]  # RoundFile, round_path, …: `signed_state`, `layout`
 
-ROUNDS = "rounds"
-ROUND_KIND, SECRET_KIND = "xaibench-round", "xaibench-round-secret"
-ROUND_KEYS = {"layout", "kind", "round", "commitment", "draws", "started", "key_id", "signature"}
-MAX_ROUND_BYTES = 64 << 10
-MAX_DRAWS = 100
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 
 
-@dataclass(frozen=True)
-class RoundFile:
-    """One round a repository holds signed (module docstring); `secret` once revealed (None before), as read —
-    whether it matches `commitment` is `audit`'s finding."""
+def _own(private: Any) -> dict[str, Any]:
+    from leaderboard.repository.signing import key_id
 
-    name: str
-    commitment: str
-    draws: int
-    started: str
-    revealed: bool = False
-    secret: bytes | None = None
-
-
-def round_path(name: str) -> str:
-    """`rounds/<name>/round.json`."""
-    return f"{ROUNDS}/{name}/round.json"
-
-
-def secret_path(name: str) -> str:
-    """`rounds/<name>/secret.json` (the revealed secret)."""
-    return f"{ROUNDS}/{name}/secret.json"
-
-
-def _name_ok(name: str) -> bool:
-    """Whether `name` is a round id (`benchmark.models.variants.hidden.Round`: also a plain folder name)."""
-    from benchmark.errors import XaibenchError
-    from benchmark.models.variants.hidden import Round
-
-    try:
-        Round(name, bytes(32))
-    except XaibenchError:
-        return False
-    return True
-
-
-def read_rounds(tree: Path, keys: dict[str, Any]) -> tuple[dict[str, RoundFile], list[str]]:
-    """(name → round, problem lines) of the checkout `tree`: the rounds that count under `keys` (module
-    docstring); every other file under `rounds/` is one listed line."""
-    from leaderboard.repository.reading import read_json, tree_files
-    from leaderboard.repository.signing import check_record
-
-    files, bad = tree_files(tree / ROUNDS)
-    problems = [f"{ROUNDS}/{b}; left out" for b in bad]
-    out: dict[str, RoundFile] = {}
-    for rel in sorted(files):
-        name, _, leaf = rel.partition("/")
-        if leaf == "secret.json" and (name + "/round.json") in files:
-            continue  # read with its round
-        where = f"{ROUNDS}/{rel}"
-        if leaf != "round.json" or not _name_ok(name):
-            problems.append(f"{where}: not a round file (rounds/<NAME>/round.json or secret.json); left out")
-            continue
-        try:
-            d = read_json(tree / where, where, MAX_ROUND_BYTES)
-        except RepositoryError as exc:
-            problems.append(f"{exc}; left out")
-            continue
-        draws = d.get("draws") if isinstance(d, dict) else None
-        if not isinstance(d, dict) or set(d) != ROUND_KEYS or d.get("kind") != ROUND_KIND \
-                or d.get("layout") != LAYOUT_VERSION or d.get("round") != name \
-                or not _HEX64.match(str(d.get("commitment"))) or not isinstance(d.get("started"), str) \
-                or isinstance(draws, bool) or not isinstance(draws, int) or not 1 <= draws <= MAX_DRAWS:
-            problems.append(f"{where}: not a round record of {name} ({', '.join(sorted(ROUND_KEYS))}); left out")
-            continue
-        if not check_record(d, keys):
-            problems.append(f"{where}: not signed under the given maintainer key(s); a forged or foreign round, "
-                            "left out")
-            continue
-        revealed, secret = (tree / secret_path(name)).exists(), None
-        if revealed:
-            secret = _revealed_secret(tree, name, problems)
-        out[name] = RoundFile(name, d["commitment"], draws, d["started"], revealed, secret)
-    return out, problems
-
-
-def _revealed_secret(tree: Path, name: str, problems: list[str]) -> bytes | None:
-    """The secret `secret.json` reveals, or None (and a problem line) when it is not one."""
-    from leaderboard.repository.reading import read_json
-
-    where = secret_path(name)
-    try:
-        d = read_json(tree / where, where, MAX_ROUND_BYTES)
-    except RepositoryError as exc:
-        problems.append(str(exc))
-        return None
-    if not isinstance(d, dict) or d.get("kind") != SECRET_KIND or d.get("round") != name \
-            or not _HEX64.match(str(d.get("secret"))):
-        problems.append(f"{where}: not the revealed secret of round {name} (64 hex digits)")
-        return None
-    return bytes.fromhex(d["secret"])
+    return {key_id(private.public_key()): private.public_key()}
 
 
 def newest(rounds: dict[str, RoundFile]) -> RoundFile | None:
@@ -154,17 +64,11 @@ def newest(rounds: dict[str, RoundFile]) -> RoundFile | None:
 
 
 def states(rounds: dict[str, RoundFile]) -> dict[str, str]:
-    """name → "open" (the current round, not revealed), "closed" (an older one, not revealed yet) or "revealed"
-    (with "(the secret does not match its commitment)" where it does not)."""
+    """name → "open" (the current round, not revealed), "closed, not revealed" (an older one) or "revealed" (its
+    secret hashes to its commitment: nothing else reveals a round)."""
     current = newest(rounds)
-    out = {}
-    for r in rounds.values():
-        if r.revealed:
-            ok = r.secret is not None and hashlib.sha256(r.secret).hexdigest() == r.commitment
-            out[r.name] = "revealed" + ("" if ok else " (the secret does not match its commitment)")
-        else:
-            out[r.name] = "open" if r is current else "closed, not revealed"
-    return out
+    return {r.name: "revealed" if r.revealed else "open" if r is current else "closed, not revealed"
+            for r in rounds.values()}
 
 
 def secret_file(key_dir: Path, name: str) -> Path:
@@ -229,30 +133,26 @@ def _dump(record: dict[str, Any]) -> bytes:
     return (json.dumps(record, indent=1, sort_keys=True) + "\n").encode("utf-8")
 
 
-def _own(private: Any) -> dict[str, Any]:
-    from leaderboard.repository.signing import key_id
-
-    return {key_id(private.public_key()): private.public_key()}
-
-
 def start(repo: str, name: str, draws: int, private: Any, key_dir: Path) -> tuple[str, str, list[str]]:
     """Start round `name` on `repo` (module docstring): a new secret in `key_dir`, then `rounds/<name>/round.json`
     signed by `private` in one commit on the default branch. (the commit, the commitment, the older rounds still
     open). The secret is removed again when nothing landed."""
+    from leaderboard.repository.signed_state import of_snapshot
     from leaderboard.repository.signing import sign_record
     from leaderboard.repository.targets import open_store
 
-    if not _name_ok(name):
+    if not round_name_ok(name):
         raise RepositoryError(f"round name {name!r} must be 1–64 letters, digits, '.', '_' or '-' (starting with a "
                               "letter or digit)")
     if isinstance(draws, bool) or not 1 <= draws <= MAX_DRAWS:
         raise RepositoryError(f"--draws must be 1 to {MAX_DRAWS}, got {draws}")
     with open_store(repo) as store:
         tip = store.snapshot(store.tip())
-        if (tip / ROUNDS / name).exists():
-            raise RepositoryError(f"{store.where} holds a round {name} already; a round name is used once (nothing "
-                                  "was written)")
-        rounds, _ = read_rounds(tip, _own(private))
+        state = of_snapshot(store, tip, _own(private))
+        if (tip / ROUNDS / name).exists() or name in state.missing_rounds:
+            raise RepositoryError(f"{store.where} holds a round {name} already (or held it: its records name it); a "
+                                  "round name is used once (nothing was written)")
+        rounds = state.rounds
         path = make_secret(key_dir, name)
         try:
             secret = bytes.fromhex(path.read_text().strip())
@@ -270,12 +170,14 @@ def start(repo: str, name: str, draws: int, private: Any, key_dir: Path) -> tupl
 def reveal(repo: str, name: str, private: Any, key_dir: Path) -> str:
     """Reveal round `name` of `repo`: `rounds/<name>/secret.json` in one commit, after the kept secret is checked
     against the commitment the round signed (`load_secret`); refused when the round is not this key's or is
-    revealed already. Returns the commit."""
+    revealed already — a `secret.json` there that does not hash to the commitment reveals nothing, and is replaced.
+    Returns the commit."""
+    from leaderboard.repository.signed_state import of_snapshot
     from leaderboard.repository.targets import open_store
 
     with open_store(repo) as store:
         tip = store.snapshot(store.tip())
-        rnd = read_rounds(tip, _own(private))[0].get(name)
+        rnd = of_snapshot(store, tip, _own(private)).rounds.get(name)
         if rnd is None:
             raise RepositoryError(f"{store.where} holds no round {name} signed by this key ({round_path(name)}); "
                                   "nothing was revealed")

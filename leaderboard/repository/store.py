@@ -32,6 +32,12 @@ class Store(ABC):
         """The entries the snapshot `tree` left out (path → why: a link, an oversize blob, a bad tree entry …)."""
         return dict(self.skipped.get(Path(tree), {}))
 
+    def earlier_in(self, tree: Path) -> dict[str, list[bytes]] | None:
+        """The earlier versions main's history held of the signed files a commit could remove or overwrite
+        (`signed_state`: bindings, rounds) for the snapshot `tree`: path → their bytes. None: this store reads no
+        history (the Hub's is not read), and `signed_state` says what it cannot tell without it."""
+        return None
+
     def __enter__(self) -> "Store":
         return self
 

@@ -101,17 +101,22 @@ def package(sub: Any, results_dir: Path) -> dict[str, bytes]:
 
 
 def _validate_locally(store: Any, files: dict[str, bytes]) -> None:
-    """The validator CI runs, on the base branch with `files` added; `RepositoryError` on any finding."""
+    """The validator CI runs, on the base branch with `files` added; `RepositoryError` on any finding. Who holds a
+    name is judged where the maintainers' public keys are configured here (`signing.load_public_keys`); without
+    them it is left to CI and the maintainer, who judge it by the bindings the maintainers signed."""
+    from leaderboard.repository.signed_state import of_snapshot
+    from leaderboard.repository.signing import load_public_keys
     from leaderboard.repository.validate import diff_trees, validate
 
     base = store.snapshot()
+    keys = load_public_keys()
     staged = store.tmp / "staged"
     shutil.rmtree(staged, ignore_errors=True)
     shutil.copytree(base, staged)
     for rel, data in files.items():
         (staged / rel).parent.mkdir(parents=True, exist_ok=True)
         (staged / rel).write_bytes(data)
-    findings = validate(staged, base, diff_trees(base, staged))
+    findings = validate(staged, base, diff_trees(base, staged), state=of_snapshot(store, base, keys) if keys else None)
     if findings:
         more = f" (and {len(findings) - 1} more)" if len(findings) > 1 else ""
         raise RepositoryError(f"local validation fails: {findings[0]}{more}; nothing was sent")

@@ -8,9 +8,10 @@ Per pull request (`check_changes`, against the tip): it only adds files, all und
 holds with other content; the files stay within the size caps (`layout`); it carries one contribution
 signature over exactly its other files (`contributors.check_signature`); its submission name is not one a
 built-in or another held name could pass for (`names.collides`), and a held name stays with its holder — the
-key it is bound to (`verifications/<name>/owner.json`, written when the name first lands: trust on first use),
-or one that key signed over, and on the Hub also the account that opened the first pull request
-(`contributors`). What `submission.json` says (its authors) claims no name.
+key its maintainer-signed binding names (`verifications/<name>/bindings/`, the first written when the name first
+lands: trust on first use; believed through `signed_state` under the maintainers' keys), or one that key signed
+over, and on the Hub also the account that opened the first pull request (`contributors`). What
+`submission.json` says (its authors) claims no name.
 
 Per submission folder (`check_folder`): every entry under it is a plain file (no link, FIFO, device); its
 `submission.json` (strict JSON) names the folder and the hash and carries authors and a license; `source/`
@@ -35,12 +36,12 @@ from benchmark.errors import XaibenchError
 from leaderboard.repository.layout import (HASH_RE, LAYOUT_VERSION, MARKER, MAX_RESULT_BYTES, MAX_SOURCE_FILE_BYTES,
                                            MAX_TOTAL_BYTES, RESULTS, SOURCE, SUBMISSION_JSON, VERIFICATIONS,
                                            RepositoryError, parse_result_path, source_files)
-from leaderboard.repository.contributors import is_signature, owner_path
+from leaderboard.repository.contributors import is_signature
 from leaderboard.repository.reading import read_bytes, read_json, tree_files
 
-__all__ = ["Change", "check_changes", "check_folder", "diff_trees", "owner_path", "rebuild_source", "validate"]
+__all__ = ["Change", "check_changes", "check_folder", "diff_trees", "rebuild_source", "validate"]
 
-MAX_JSON_META = 64 << 10  # submission.json, owner.json
+MAX_JSON_META = 64 << 10  # submission.json
 
 
 @dataclass(frozen=True)
@@ -75,17 +76,19 @@ def _meta(path: Path, where: str) -> dict[str, Any]:
     return d if isinstance(d, dict) else {}
 
 
-def _held(base: Path) -> set[str]:
-    """Every submission name the tree holds (a folder under results/, or a binding under verifications/)."""
+def _held(base: Path, state: Any) -> set[str]:
+    """Every submission name the tree holds: a folder under results/, or a name a signed binding holds or that is
+    in dispute (`signed_state`) — a binding file nobody signed holds nothing."""
     names = {p.name for p in (base / RESULTS).iterdir() if p.is_dir()} if (base / RESULTS).is_dir() else set()
-    bound = {p.parent.name for p in (base / VERIFICATIONS).glob("*/owner.json")} \
-        if (base / VERIFICATIONS).is_dir() else set()
-    return names | bound
+    return names | (set(state.bindings) | set(state.disputed) if state is not None else set())
 
 
-def check_changes(changes: list[Change], tree: Path, base: Path, author: str | None = None) -> list[str]:
+def check_changes(changes: list[Change], tree: Path, base: Path, author: str | None = None,
+                  state: Any = None) -> list[str]:
     """The pull-request rules of the module docstring (`tree`: the tip plus the pull request's files, `base`:
-    the tip; `author`: the identity that opened it, where the store can tell — None on bare git)."""
+    the tip; `author`: the identity that opened it, where the store can tell — None on bare git; `state`: the tip's
+    signed state, `signed_state.read` under the maintainers' keys — None leaves who holds a name unchecked, for
+    `submit`'s local check where no maintainer key is configured)."""
     from leaderboard.repository.contributors import check_signature
 
     out: list[str] = []
@@ -112,7 +115,7 @@ def check_changes(changes: list[Change], tree: Path, base: Path, author: str | N
                    + ", ".join(f"results/{n}/{h}" for n, h in sorted(folders)) + "); send one per pull request")
     if total > MAX_TOTAL_BYTES:
         out.append(f"the pull request adds {total:,} bytes, more than the {MAX_TOTAL_BYTES:,} allowed")
-    held = _held(base)
+    held = _held(base, state)
     for name, code_hash in sorted(folders):
         if total > MAX_TOTAL_BYTES:
             break  # nothing more is read of a pull request over its cap
@@ -123,14 +126,15 @@ def check_changes(changes: list[Change], tree: Path, base: Path, author: str | N
             out.append(str(exc))
             continue
         sig, found = check_signature(added, (name, code_hash))
-        out += found + _name_rules(name, base, held, author, sig)
+        out += found + _name_rules(name, base, held, author, sig, state)
     return out
 
 
-def _name_rules(name: str, base: Path, held: set[str], author: str | None, sig: Any) -> list[str]:
-    """A new name may not pass for a built-in or a held one; a held name stays with its holder: the key it is
-    bound to (or one that key signed over), and on the Hub the account (module docstring)."""
-    from leaderboard.repository.contributors import holds, owner_path, read_owner
+def _name_rules(name: str, base: Path, held: set[str], author: str | None, sig: Any, state: Any) -> list[str]:
+    """A new name may not pass for a built-in or a held one; a held name stays with its holder: the key its signed
+    binding names (or one that key signed over), and on the Hub the account (module docstring)."""
+    from leaderboard.repository.contributors import holds
+    from leaderboard.repository.layout import legacy_owner_path
     from leaderboard.repository.names import collides
 
     out = []
@@ -138,21 +142,29 @@ def _name_rules(name: str, base: Path, held: set[str], author: str | None, sig: 
     if like is not None:
         out.append(f"results/{name}/: the name could pass for '{like}' (case, look-alike or confusable characters); "
                    "choose a distinct name")
-    if name not in held:
+    if name not in held or state is None:
         return out
-    owner = read_owner(base, name)
-    account = owner.get("hub_user")
-    if author is not None and isinstance(account, str) and author != account:
-        out.append(f"results/{name}/: the name is held by the Hub account {account}; this pull request was opened "
-                   f"by {author}; a submission by another account needs its own name")
-    if not isinstance(owner.get("key"), str):
-        out.append(f"results/{name}/: the name is held but bound to no contributor key ({owner_path(name)} names "
-                   "none: it landed before contributor signatures); a maintainer binds it to its holder's key "
-                   "(`xaibench results bind`)")
-    elif sig is not None and not holds(owner, sig):
-        out.append(f"results/{name}/: the name is bound to the contributor key {owner.get('key_id')} (trust on first "
+    if not state.keys:
+        return out + [f"results/{name}/: the name is held, and no maintainer public key is configured to say whose "
+                      "it is (--public-key, $XAIBENCH_VERIFIER_KEYS); a binding is believed only under the "
+                      "maintainers' keys"]
+    binding = state.binding(name)
+    if binding is None:
+        why = state.disputed.get(name) or (
+            f"{legacy_owner_path(name)} is unsigned: a maintainer signs it with `xaibench results migrate`"
+            if (base / legacy_owner_path(name)).is_file() else
+            "no binding signed by a maintainer names a key for it (it landed before contributor signatures, or its "
+            "binding is not signed under the maintainers' keys)")
+        return out + [f"results/{name}/: the name is held but bound to no contributor key ({why}); a maintainer binds "
+                      "it to its holder's key (`xaibench results bind`)"]
+    if author is not None and binding.hub_user is not None and author != binding.hub_user:
+        out.append(f"results/{name}/: the name is held by the Hub account {binding.hub_user}; this pull request was "
+                   f"opened by {author}; a submission by another account needs its own name")
+    if sig is not None and not holds(binding, sig):
+        out.append(f"results/{name}/: the name is bound to the contributor key {binding.holder} (trust on first "
                    f"use); this pull request is signed by {sig.key_id}, which that key never signed over — sign with "
-                   "the key that holds the name, or ask a maintainer to re-bind it (`xaibench results bind`)")
+                   f"the key that holds the name ({binding.path}), or ask a maintainer to re-bind it (`xaibench "
+                   "results bind`)")
     return out
 
 
@@ -408,15 +420,16 @@ def iter_result_files(tree: Path) -> Iterator[str]:
 
 
 def validate(tree: Path, base: Path | None = None, changes: list[Change] | None = None,
-             author: str | None = None) -> list[str]:
-    """Every finding on `tree`: with `changes` (a pull request, `tree` the tip plus its files, `base` the tip),
-    its rules and those of the folder it touches; without, those of every submission folder in the tree."""
+             author: str | None = None, state: Any = None) -> list[str]:
+    """Every finding on `tree`: with `changes` (a pull request, `tree` the tip plus its files, `base` the tip, `state`
+    the tip's signed state: `check_changes`), its rules and those of the folder it touches; without, those of every
+    submission folder in the tree."""
     if not (tree / MARKER).is_file():
         return [f"{MARKER}: missing; this is not a results repository"]
     context = _Context()
     out: list[str] = []
     if changes is not None and base is not None:
-        out += check_changes(changes, tree, base, author)
+        out += check_changes(changes, tree, base, author, state)
         folders = sorted({f for c in changes if (f := _folder_of(c.path)) and c.status != "deleted"})
     else:
         folders = folders_in(tree)
