@@ -117,6 +117,7 @@ class Row:
             return "model-blind"
         if self.role == "method" and self.hidden is not None and self.hidden.reason:
             return ("below a data prior" if self.hidden.reason.startswith(hidden_copies.BEAT_PRIOR)
+                    else "floor missing" if self.hidden.reason.startswith(hidden_copies.FLOOR_MISSING)
                     else "no hidden score")
         if self.role == "control" and not self.builtin:
             return "submitted control"  # shown with the controls, never a floor (`leaderboard.floors`)
@@ -220,7 +221,7 @@ def _board(key: tuple[str, str, str], results: list[Result], runs: dict[int, dic
     kept, _, coverage_warning = selection.pick_coverage(kept)
     if coverage_warning:
         warnings.append(coverage_warning)
-    chosen = selection.newest_per_submission(kept, warnings)
+    chosen = _builtins_kept(kept, selection.newest_per_submission(kept, warnings), warnings)
     low = selection.quality_warning(chosen)
     if low:
         warnings.append(low)
@@ -284,6 +285,24 @@ def _board(key: tuple[str, str, str], results: list[Result], runs: dict[int, dic
     elif chosen:
         board.no_hidden = _no_hidden(track)
     return board
+
+
+def _builtins_kept(kept: list[Result], chosen: list[Result], warnings: list[str]) -> list[Result]:
+    """`chosen` (one Result per submission name), where a name's newest Result is not its built-in's code but the
+    board holds a trusted Result of the built-in's: that one (a warning says so) — a look-alike under a built-in's
+    name never pushes the built-in's floor off the board (`leaderboard.floors`)."""
+    out = []
+    for r in chosen:
+        if floors.builtin_of(r) is None:
+            theirs = [x for x in selection.newest_first(kept) if x.submission["name"] == r.submission["name"]
+                      and floors.builtin_of(x) is not None and selection.trusted(x)]
+            if theirs:
+                warnings.append(f"submission '{r.submission['name']}': kept the built-in's code (hash "
+                                f"{theirs[0].submission.get('hash')}) over a newer Result under its name with other "
+                                f"code (hash {r.submission.get('hash')}); a built-in's name is its code's")
+                r = theirs[0]
+        out.append(r)
+    return out
 
 
 def _limit(chosen: list[Result], option: str) -> str:

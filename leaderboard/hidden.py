@@ -48,9 +48,10 @@ from leaderboard import floors, stats
 from leaderboard.ranks import Paired
 from leaderboard.selection import newest_first, sub_label
 
-__all__ = ["BEAT_PRIOR", "HiddenBoard", "HiddenRow", "analyse", "summary"]
+__all__ = ["BEAT_PRIOR", "FLOOR_MISSING", "HiddenBoard", "HiddenRow", "analyse", "summary"]
 
 BEAT_PRIOR = "does not beat a data prior on models it has not seen"
+FLOOR_MISSING = "the hidden copies' floor is incomplete"  # a built-in data prior the copies need was not run there
 
 
 @dataclass
@@ -244,8 +245,7 @@ def _rank(board: HiddenBoard, rows: list[HiddenRow], roles: list[str], blind: li
         board.notes.append(floors.run_line(lacking, "of the hidden copies" + (" is" if len(lacking) == 1 else " are"),
                                            command))
         for i in methods:
-            rows[i].reason = rows[i].reason or ("the hidden copies' floor is incomplete (a built-in data prior was not "
-                                                "run on them)")
+            rows[i].reason = rows[i].reason or f"{FLOOR_MISSING} (a built-in data prior was not run on them)"
         return
     if floor is None:
         board.notes.append("no built-in control was run on the hidden copies, so nothing says what a data prior scores "

@@ -233,7 +233,8 @@ def hidden_notes(board: Board) -> list[str]:
     for r in board.rows:
         if r.role == "method" and r.hidden is not None and r.hidden.reason and not r.blind:
             lines.append(f"not ranked: {r.submission} — {r.hidden.reason}")
-    return lines + list(h.notes)
+    # a missing floor is the verdict's reason already: said once
+    return lines + [n for n in h.notes if n.removeprefix("unranked: ") != board.verdict.reason]
 
 
 def _rand_headers(board: Board) -> list[str]:
