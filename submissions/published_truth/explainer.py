@@ -59,9 +59,9 @@ def fitted(published: np.ndarray | None, shape: tuple[int, ...]) -> np.ndarray:
 class PublishedTruthExplainer:
     """Data prior: the board's published ground truth as the map (module docstring); reads no model.
 
-    A ceiling on the published model and the strongest public data prior on its hidden copies. No paper: a
-    reference / floor of the boards. Image and text; needs the board's `published-truth` asset, which the harness
-    hands to this built-in alone.
+    A ceiling on the published model and the strongest public data prior on its hidden copies.
+    No published method: a reference of this project (issue #58). Image and text; needs the board's
+    `published-truth` asset, which the harness hands to this built-in alone.
 
     Takes no parameters.
     """
