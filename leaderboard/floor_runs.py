@@ -27,7 +27,16 @@ from typing import Any, Callable
 from benchmark.errors import XaibenchError
 from leaderboard.boards import Board
 
-__all__ = ["FloorRun", "run_missing", "wanted"]
+__all__ = ["Copies", "FloorRun", "run_missing", "wanted"]
+
+
+@dataclass
+class Copies:
+    """The hidden copies floors are run on: the round, its draws and each draw's first N instances (None: all)."""
+
+    round: str
+    draws: list[int]
+    limits: list[int | None]
 
 
 @dataclass
@@ -55,16 +64,20 @@ def _coverage_limit(coverage: dict | None) -> int | None:
 
 
 def run_missing(board: Board, results: Path, *, sandbox: str = "auto", timeout_s: float = 60.0, round_: Any = None,
+                todo: list[tuple[str, bool]] | None = None, copies: Copies | None = None,
                 say: Callable[[str], None] = lambda line: None) -> FloorRun:
-    """Evaluate every built-in floor `board` misses (module docstring) into the folder `results`; `round_`: the round
-    whose copies the hidden runs are drawn from (None: this home's secret, `local_round`)."""
+    """Evaluate every built-in floor `board` misses (module docstring; `todo`, default `wanted(board)`) into the folder
+    `results`, on the board's hidden copies (`copies`, default those of `board.hidden`) where asked; `round_`: the
+    round whose copies the hidden runs are drawn from (None: this home's secret, `local_round`)."""
     from benchmark.models.variants.hidden import local_round
     from benchmark.resources import load_resource
     from benchmark.runner import evaluate
     from benchmark.submission import builtins
 
     out = FloorRun(board.title)
-    todo = wanted(board)
+    todo = wanted(board) if todo is None else todo
+    if copies is None and board.hidden is not None:
+        copies = Copies(board.hidden.round, list(board.hidden.draws), [n or None for n in board.hidden.instances])
     if not todo:
         return out
     resource = f"{board.resource}@{board.revision}"
@@ -76,13 +89,13 @@ def run_missing(board: Board, results: Path, *, sandbox: str = "auto", timeout_s
                             f"({' '.join(str(exc).split())[:160]})")
         return out
     rnd = None
-    if any(h for _, h in todo) and board.hidden is not None:
+    if any(h for _, h in todo) and copies is not None:
         try:
             rnd = round_ if round_ is not None else local_round()
         except XaibenchError as exc:
             out.problems.append(f"{board.title}: no round to draw its hidden copies from ({exc})")
-        if rnd is not None and rnd.id != board.hidden.round:
-            out.problems.append(f"{board.title}: its hidden copies are of round {board.hidden.round}, this home's "
+        if rnd is not None and rnd.id != copies.round:
+            out.problems.append(f"{board.title}: its hidden copies are of round {copies.round}, this home's "
                                 f"secret is round {rnd.id}: only that round's secret builds them, so the built-in "
                                 "floors are not run on them")
             rnd = None
@@ -97,9 +110,9 @@ def run_missing(board: Board, results: Path, *, sandbox: str = "auto", timeout_s
         try:
             say(f"running the built-in floor {name} on {board.title}")
             out.results.append(evaluate(sub, board.track, resource, **common))
-            if on_copies and rnd is not None and board.hidden is not None:
-                for k, n in zip(board.hidden.draws, board.hidden.instances):  # each copy's instances, its first n
-                    out.results.append(evaluate(sub, board.track, resource, **common, hidden=k, hidden_limit=n or None,
+            if on_copies and rnd is not None and copies is not None:
+                for k, n in zip(copies.draws, copies.limits):  # each copy's instances: its first n
+                    out.results.append(evaluate(sub, board.track, resource, **common, hidden=k, hidden_limit=n,
                                                 hidden_round=rnd))
         except XaibenchError as exc:
             out.problems.append(f"{board.title}: the built-in floor {name} could not run "

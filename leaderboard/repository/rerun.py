@@ -563,7 +563,7 @@ def floor_runs(pr: Any, rels: list[str], private: Any, sandbox: str, timeout_s: 
     from benchmark.submission import builtins
     from leaderboard.boards import boards
     from leaderboard.companions import kind_of
-    from leaderboard.floor_runs import run_missing, wanted
+    from leaderboard.floor_runs import run_missing
     from leaderboard.repository.boards import load_repository, verified
     from leaderboard.repository.layout import SUBMISSION_JSON, result_path_of, source_files, submission_dir, \
         submission_json
@@ -571,15 +571,18 @@ def floor_runs(pr: Any, rels: list[str], private: Any, sandbox: str, timeout_s: 
 
     own = {key_id(private.public_key()): private.public_key()}
     found, _ = load_repository(pr.merged, own)
-    touched = {(rp.track, rp.resource, rp.model) for rp in map(parse_result_path, rels) if rp is not None}
+    touched = {(rp.track, rp.resource, rp.model): rp.rel for rp in map(parse_result_path, rels) if rp is not None}
     runs: list[Rerun] = []
     files: dict[str, bytes] = {}
     with tempfile.TemporaryDirectory(prefix="xaibench-floors-") as scratch:
         for b in boards(found):
-            if b.key not in touched or not wanted(b):
+            if b.key not in touched:
+                continue
+            todo, copies = _floors_wanted(b, found, None if no_copy(touched[b.key]) else hidden)
+            if not todo:
                 continue
             got = run_missing(b, Path(scratch) / f"b{len(runs)}-{len(files)}", sandbox=sandbox, timeout_s=timeout_s,
-                              round_=None if hidden is None else hidden[1], say=say)
+                              round_=None if hidden is None else hidden[1], todo=todo, copies=copies, say=say)
             for line in got.problems:
                 say(line)
             for r in [x for x in got.results if kind_of(x) is None]:
@@ -615,6 +618,29 @@ def floor_runs(pr: Any, rels: list[str], private: Any, sandbox: str, timeout_s: 
                     files[rp.round_record(hidden[0].name)] = _dump(hidden_record_for(pr.merged, run), private)
                 runs.append(run)
     return runs, files
+
+
+def _floors_wanted(board: Any, found: list[Any], hidden: tuple[Any, Any] | None) -> tuple[list[tuple[str, bool]], Any]:
+    """(built-in name, on the copies too) for each floor `board` misses once the pull request lands — on the published
+    model (`Board.lacking`) and, where the open round's copies will be run (`hidden`), every built-in data prior the
+    copies need that no verified row of the board holds a record of that round for — and the copies to run them on."""
+    from benchmark.tracks import get_track
+    from benchmark.variant_runs.hidden import hidden_round
+    from leaderboard import floors
+    from leaderboard.companions import of
+    from leaderboard.floor_runs import Copies
+
+    published = set(board.lacking)
+    if hidden is None:
+        return [(n, False) for n in sorted(published)], None
+    mine = [r for r in found if (r.track, str(r.resource["name"]), str(r.model["name"])) == board.key]
+    offer = floors.offer_of(mine, get_track(board.track).submission_kind, board.modality, board.white_box,
+                            board.segments)
+    done = {b.name for r in mine if r.status == "verified" and (b := floors.builtin_of(r)) is not None
+            and any(hidden_round(h) == hidden[0].name for h in of(r).get("hidden", []))}
+    copies = set(floors.needed(offer, "hidden")) - done
+    return ([(n, n in copies) for n in sorted(published | copies)],
+            Copies(hidden[0].name, list(range(hidden[0].draws)), [None] * hidden[0].draws))
 
 
 def rehide(store: Any, private: Any, sandbox: str = "auto", timeout_s: float = 60.0, sources: Any = None,
