@@ -357,3 +357,43 @@ def test_the_leaderboard_runs_the_floors_a_board_misses_and_says_why_where_it_ca
     assert "cannot run here: the resource is not built at revision 0123456789ab" in out.stderr
     rows = {r["submission"]: r for r in csv.DictReader(io.StringIO(out.stdout))}
     assert rows["ig"]["rank"] == "" and "foreground: not run" in rows["ig"]["board_unranked"]
+
+
+def test_the_published_ground_truth_of_idc_is_the_whole_gt_column_and_the_map_reads_it(idc_home, monkeypatch):
+    """IDC's published answers are the test split's `gt` column — every document's, the ones the published CNN
+    misclassifies included (a copy evaluates those it classifies correctly) —, written once as the asset, and the
+    built-in returns each document's flags, cut or padded to its length (no worker: its class, on the asset)."""
+    import importlib.util
+
+    from benchmark import published_truth
+    from benchmark.contracts import Batch
+    from benchmark.resources import load_resource
+    from benchmark.submission import builtins
+    from benchmark.tracks import get_track
+
+    monkeypatch.setenv("XAIBENCH_HOME", str(idc_home))
+    trk, res = get_track("idc"), load_resource("idc/mr-wga")
+    table = res.table("test", columns=["id", "gt"]).to_pydict()
+    ids, maps = trk.truth_maps(res, "test")
+    assert ids == [str(i) for i in table["id"]] and len(ids) > len(trk.instances(res, "test").ids)
+    folder = published_truth.asset(trk, res, "test")[published_truth.ASSET]
+    assert published_truth.asset(trk, res, "test")[published_truth.ASSET] == folder  # written once
+    path = builtins()[published_truth.ASSET].path / "explainer.py"
+    spec = importlib.util.spec_from_file_location("published_truth_explainer", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    monkeypatch.setenv(mod.ENV, str(folder))
+    docs = [["w"] * len(maps[0]), ["w"] * (len(maps[1]) + 3), ["w"] * 2]
+    out = mod.PublishedTruthExplainer().explain(type("M", (), {"modality": "text"})(),
+                                                Batch(ids=[ids[0], ids[1], "not-a-document"], inputs=docs))
+    assert np.array_equal(out[0], maps[0]) and np.array_equal(out[1][: len(maps[1])], maps[1])
+    assert not out[1][len(maps[1]):].any() and out[2].tolist() == [0.0, 0.0]
+
+
+def test_the_rcnn_published_labels_as_a_map_rank_every_sr_token_before_every_n_token():
+    from benchmark.metrics.zero_contribution import N, SDK, SR, zero_contribution_errors
+
+    labels = [np.array([N, SR, SDK, N, SR, N], dtype=np.int8), np.array([SR, N, N], dtype=np.int8)]
+    for ties in ("position", "pessimistic"):
+        errors = zero_contribution_errors([x.astype(np.float32) for x in labels], labels, ties, "signed")
+        assert all(float(np.nansum(v)) == 0.0 for v in errors.values()), (ties, errors)
