@@ -221,7 +221,7 @@ def _board(key: tuple[str, str, str], results: list[Result], runs: dict[int, dic
     kept, _, coverage_warning = selection.pick_coverage(kept)
     if coverage_warning:
         warnings.append(coverage_warning)
-    chosen = _builtins_kept(kept, selection.newest_per_submission(kept, warnings), warnings)
+    chosen = selection.newest_per_submission(_builtins_kept(kept, warnings), warnings)
     low = selection.quality_warning(chosen)
     if low:
         warnings.append(low)
@@ -287,21 +287,18 @@ def _board(key: tuple[str, str, str], results: list[Result], runs: dict[int, dic
     return board
 
 
-def _builtins_kept(kept: list[Result], chosen: list[Result], warnings: list[str]) -> list[Result]:
-    """`chosen` (one Result per submission name), where a name's newest Result is not its built-in's code but the
-    board holds a trusted Result of the built-in's: that one (a warning says so) — a look-alike under a built-in's
-    name never pushes the built-in's floor off the board (`leaderboard.floors`)."""
-    out = []
-    for r in chosen:
-        if floors.builtin_of(r) is None:
-            theirs = [x for x in selection.newest_first(kept) if x.submission["name"] == r.submission["name"]
-                      and floors.builtin_of(x) is not None and selection.trusted(x)]
-            if theirs:
-                warnings.append(f"submission '{r.submission['name']}': kept the built-in's code (hash "
-                                f"{theirs[0].submission.get('hash')}) over a newer Result under its name with other "
-                                f"code (hash {r.submission.get('hash')}); a built-in's name is its code's")
-                r = theirs[0]
-        out.append(r)
+def _builtins_kept(kept: list[Result], warnings: list[str]) -> list[Result]:
+    """`kept` without the Results under a built-in's name that are not its code, where the board holds a trusted
+    Result of the built-in's code under that name (a warning names them): a look-alike, however new, never pushes the
+    built-in's floor off the board (`leaderboard.floors`)."""
+    theirs = {str(r.submission["name"]) for r in kept if selection.trusted(r) and floors.builtin_of(r) is not None}
+    out, dropped = [], []
+    for r in kept:
+        (dropped if str(r.submission["name"]) in theirs and floors.builtin_of(r) is None else out).append(r)
+    for r in dropped:
+        warnings.append(f"submission '{r.submission['name']}': left out a Result under a built-in's name with other "
+                        f"code (hash {r.submission.get('hash')}, {r.created or 'no date'}); the board keeps the "
+                        "built-in's code — a built-in's name is its code's")
     return out
 
 

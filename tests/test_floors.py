@@ -179,7 +179,8 @@ def test_a_board_without_submitted_priors_has_the_floor_of_one_with_many():
     assert many.verdict.control == few.verdict.control and many.verdict.diff == few.verdict.diff
     assert many.public_verdict.control == few.public_verdict.control == "foreground"
     assert _row(many, "my-prior").marker == "submitted control" and not _row(many, "my-prior").builtin
-    assert "submission 'centre-prior': kept the built-in's code" in " ".join(many.warnings)  # the look-alike dropped
+    assert "submission 'centre-prior': left out a Result under a built-in's name with other code" in \
+        " ".join(many.warnings)  # the look-alike, newer, dropped
 
 
 def test_a_built_in_floor_that_is_missing_unranks_the_board_in_one_line_and_never_falls_back():
