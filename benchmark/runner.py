@@ -16,10 +16,11 @@ import time
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from benchmark import published_truth
 from benchmark.backends import BACKENDS, Crashes, Job, explain_batch, run_batches
 from benchmark.store.cache import Entry, OutputCache
 from benchmark.submission.environments import folder_digest
@@ -172,14 +173,32 @@ def result_path(results_dir: Path, track: str, resource: str, model: str, name: 
     return folder / f"{safe}.json"
 
 
-def model_record(spec: Any, info: dict[str, Any], instances: Any) -> dict[str, Any]:
+def model_record(spec: Any, info: dict[str, Any], instances: Any, assets: Sequence[str]) -> dict[str, Any]:
     """What a Result records of its model under test: the track's `info`, what the board offers an explainer
-    (`white_box`, `segments`: which boards a submission could have entered, `leaderboard.summaries`) and, for a
-    model that cannot be randomised, why (`unrandomisable`: the board names it as the reason the randomisation
-    test was not run)."""
-    out = {**info, "white_box": bool(spec.white_box), "segments": instances.segments is not None}
+    (`white_box`, `segments`: which boards a submission could have entered, `leaderboard.summaries`; `assets`: the
+    names of the read-only assets the board offers, `board_assets` — with them, which built-in floors the board
+    needs, `leaderboard.floors`) and, for a model that cannot be randomised, why (`unrandomisable`: the board names it
+    as the reason the randomisation test was not run)."""
+    out = {**info, "white_box": bool(spec.white_box), "segments": instances.segments is not None,
+           "assets": sorted(set(assets))}
     why = randomisation.unrandomisable(spec)
     return {**out, "unrandomisable": why} if why else out
+
+
+def board_assets(trk: Any, res: Any) -> list[str]:
+    """The names of the read-only assets a board of `res` offers (`Track.assets`, every worker; the published ground
+    truth where the track publishes one, `benchmark.published_truth`: to the built-in that reads it alone)."""
+    return sorted(set(trk.assets(res)) | ({published_truth.ASSET} if published_truth.offered(trk) else set()))
+
+
+def assets_for(sub: Submission, trk: Any, res: Any, split: str) -> dict[str, Path]:
+    """The read-only assets `sub`'s worker gets on this board: the track's (`Track.assets`), and the published ground
+    truth of `split` for the built-in `published-truth` alone, recognised by its code hash (`published_truth.receives`:
+    no other submission is ever handed the answers)."""
+    out = dict(trk.assets(res))
+    if published_truth.ASSET in sub.needs_assets and published_truth.offered(trk) and published_truth.receives(sub):
+        out.update(published_truth.asset(trk, res, split))
+    return out
 
 
 def capabilities_of(sub: Submission) -> dict[str, Any]:
@@ -258,10 +277,17 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
     spec, model_info = trk.build_model(res, opts.model, instances, **opts.model_options)
     if spec.served is None:
         spec.load()  # the model files, checked on every run: a damaged file is named with its real path
-    model_info = model_record(spec, model_info, instances)
+    offered = board_assets(trk, res)
+    model_info = model_record(spec, model_info, instances, offered)
     why_not_random = model_info.get("unrandomisable")
     sub.precheck()  # the modules compile, no name clashes (nothing of it runs in the harness)
-    why_not = sub.supports(trk.modality, spec.white_box, instances.segments is not None, trk.assets(res))
+    assets = assets_for(sub, trk, res, split)
+    if published_truth.ASSET in sub.needs_assets and published_truth.offered(trk) \
+            and published_truth.ASSET not in assets:
+        raise SubmissionError(f"cannot evaluate: the '{published_truth.ASSET}' asset (the published ground truth) is "
+                              f"handed to the built-in {published_truth.ASSET} alone, recognised by its code; "
+                              f"{sub.name} (hash {sub.hash}) is not it")
+    why_not = sub.supports(trk.modality, spec.white_box, instances.segments is not None, assets)
     if why_not:
         raise SubmissionError(f"cannot evaluate: {why_not} (model '{opts.model}'); choose another model or submission")
     sub.check_parameters(opts.params)
@@ -297,10 +323,10 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
                                                             opts.hidden_limit, model_info, opts.hidden_round)
         if spec.served is None:
             spec.load()
-        model_info = model_record(spec, copy_info, instances)
+        model_info = model_record(spec, copy_info, instances, offered)
         trk.use_model(instances, _once(spec.load))
     runs = [_run_seed(sub, trk, res, split, instances, spec, model_info, params, name, results_dir, opts, seed,
-                      resolved) for seed in seeds]
+                      resolved, assets) for seed in seeds]
     first = runs[0]
     failures = _failures(instances.ids, runs)
     ok = first.ok
@@ -383,12 +409,14 @@ class _SeedRun:
 
 
 def _run_seed(sub: Submission, trk, res, split: str, instances, spec, model_info: dict, params: dict, name: str,
-              results_dir: Path, opts: RunOptions, seed: int, resolved: dict[str, str] | None = None) -> _SeedRun:
+              results_dir: Path, opts: RunOptions, seed: int, resolved: dict[str, str] | None = None,
+              assets: dict[str, Path] | None = None) -> _SeedRun:
     """Explain (or judge) every instance under `seed` — from the cache where it holds them — and score.
     `resolved`: the versions of the submission's requirements, part of the cache's key (a cache made with
-    other versions is refused, naming them: `--overwrite` recomputes)."""
+    other versions is refused, naming them: `--overwrite` recomputes); `assets`: what its worker gets
+    (`assets_for`)."""
     versions = {"requirements": resolved} if resolved is not None else {}
-    assets = trk.assets(res)
+    assets = assets_for(sub, trk, res, split) if assets is None else assets
     needed = asset_key(sub, assets)
     inputs_name, inputs_rev = trk.inputs_key(res, split)
     key = {"resource": inputs_name, "revision": inputs_rev, "split": split, "model": model_info["hash"],

@@ -7,14 +7,16 @@ rules of its neighbours, in this order:
 1. which results it ranks (`leaderboard.selection`): integrity, one resource revision, one set of
    instances, one result per submission — each step's warnings kept on the board;
 2. roles (`submission.role` in the Result, from `submission.toml`): only *methods* are ranked.
-   Controls (floors: random, constant, text-blind answers) and references (ceilings allowed to read
-   more) are shown as marked rows at the place their primary value puts them, never ranked;
+   Controls (floors: random, constant, text-blind answers, data priors) and references (ceilings allowed to read
+   more) are shown as marked rows at the place their primary value puts them, never ranked; only a built-in's
+   control, recognised by its code, sets a floor (`leaderboard.floors`), and every built-in data prior the board can
+   enter must be on it;
    the randomisation test (`leaderboard.randomisation`, Adebayo et al. 2018) reads every row's own run on a
    randomised copy of the model (its companion run, `leaderboard.companions`: never another file's):
-   a *model-blind* method is shown with the controls (and sets a floor like them), one whose own
-   randomised run could not be compared is shown, not ranked;
+   a *model-blind* method is shown with the controls (its score printed beside the floor, never setting it), one
+   whose own randomised run could not be compared is shown, not ranked;
 3. the ranks, their intervals and ties by the paired bootstrap (`leaderboard.ranks`), after the gate
-   (`leaderboard.verdicts`); no control Result, no ranks;
+   (`leaderboard.verdicts`); no built-in control Result, or a built-in floor missing, no ranks;
 4. the verdict (`leaderboard.verdicts`) and the metrics' agreement (`leaderboard.agreement`).
 
 Per track and overall, `leaderboard.summaries` compares submissions across boards.
@@ -25,7 +27,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
@@ -35,7 +37,7 @@ from benchmark.store.results import MetricSummary, Result, describe_coverage
 from leaderboard import stats
 from leaderboard.agreement import AGREEMENT_FLOOR, all_metric_ranks, metric_agreement
 from leaderboard.ranks import NO_FLOOR, method_ranks, paired
-from leaderboard import companions, selection
+from leaderboard import companions, floors, selection
 from leaderboard import hidden as hidden_copies
 from leaderboard.randomisation import THRESHOLD, Sanity, judge, pair
 from leaderboard.verdicts import Verdict, below_gate, gate_of, gated_verdict, verdict
@@ -76,6 +78,7 @@ class Row:
     # hidden copies `rank` comes from them and `public_rank` is its rank on the published model
     hidden: hidden_copies.HiddenRow | None = None
     public_rank: int | None = None
+    builtin: bool = False  # a built-in's code (`leaderboard.floors.builtin_of`): only a built-in control sets a floor
 
     @property
     def ranked(self) -> bool:
@@ -88,6 +91,23 @@ class Row:
         return self.role == "method" and self.sanity is not None and self.sanity.blind
 
     @property
+    def lost(self) -> str:
+        """Why this method, entered on the board, lost there (issue #58; `leaderboard.summaries` counts it below every
+        ranked method and tied with the other losers): "model-blind", "its own randomised run could not be judged",
+        or "below the floor on the hidden copies". "" for a ranked row, a control or reference, and a method unranked
+        for a reason outside its own run: a modified file, a self-reported row (its test comes with the maintainer's
+        re-run), no complete run on the copies, a board without its floors."""
+        if self.role != "method" or self.rank is not None or self.status in ("modified", "self-reported"):
+            return ""
+        if self.blind:
+            return "model-blind"
+        if self.sanity is not None and self.sanity.unranked:
+            return "its own randomised run could not be judged"
+        if self.hidden is not None and self.hidden.reason.startswith(hidden_copies.BEAT_PRIOR):
+            return "below the floor on the hidden copies"
+        return ""
+
+    @property
     def marker(self) -> str:
         """What stands in the rank column of a row without a rank: its role ("model-blind" for a method shown
         with the controls), or the integrity mark."""
@@ -97,7 +117,10 @@ class Row:
             return "model-blind"
         if self.role == "method" and self.hidden is not None and self.hidden.reason:
             return ("below a data prior" if self.hidden.reason.startswith(hidden_copies.BEAT_PRIOR)
+                    else "floor missing" if self.hidden.reason.startswith(hidden_copies.FLOOR_MISSING)
                     else "no hidden score")
+        if self.role == "control" and not self.builtin:
+            return "submitted control"  # shown with the controls, never a floor (`leaderboard.floors`)
         return self.role if self.role in ("control", "reference") else ""
 
 
@@ -127,8 +150,14 @@ class Board:
     gate: dict | None = None  # the ranking gate in force ({"metric", "min", "beat_controls"}) or None
     n_boot: int = 0  # bootstrap draws behind the intervals (0: none)
     model_note: str = ""  # the model under test's own quality figures (RCNN: selection vs Lei's targets)
-    unranked: str = ""  # why no method is ranked (no floor on the board); "" = ranked
+    unranked: str = ""  # why no method is ranked (no floor on the board, or a built-in floor missing); "" = ranked
     prior: str = ""  # whether the best method beats the best data prior on the published model (`_against_prior`)
+    # the best score of a row shown with the controls that sets no floor (a method found model-blind, a control that is
+    # not a built-in) on the published model, beside the floor (`floors.beside`); "" = none
+    submitted_prior: str = ""
+    # the built-in data priors the board misses on the published model (`floors.missing`); those it misses on the
+    # copies are `hidden.lacking`
+    lacking: list[str] = field(default_factory=list)
     threshold: float = THRESHOLD  # the randomisation test's similarity threshold the board was judged with
     score_rule: bool = True  # whether its score criterion applies on this track (Track.randomisation_score_rule)
     # what the board offers an explainer (which submissions could enter it: leaderboard.summaries): the track's
@@ -192,7 +221,7 @@ def _board(key: tuple[str, str, str], results: list[Result], runs: dict[int, dic
     kept, _, coverage_warning = selection.pick_coverage(kept)
     if coverage_warning:
         warnings.append(coverage_warning)
-    chosen = selection.newest_per_submission(kept, warnings)
+    chosen = selection.newest_per_submission(_builtins_kept(kept, warnings), warnings)
     low = selection.quality_warning(chosen)
     if low:
         warnings.append(low)
@@ -201,14 +230,22 @@ def _board(key: tuple[str, str, str], results: list[Result], runs: dict[int, dic
     names, labels, directions = selection.columns(primary, shown)
     direction = directions[primary]
     sanity = _sanity(track, chosen, runs, verified_only, primary, direction, threshold)
+    modality = _modality(track, chosen or ordered)
+    white_box = _offers(chosen or ordered, "white_box", "needs_gradients")
+    segments = _offers(chosen or ordered, "segments", "needs_segments")
+    offer = floors.offer_of(chosen, _kind(track, chosen or ordered), modality, white_box, segments)
+    evaluate = (f"xaibench evaluate NAME --track {track} --resource {resource} --model {model}"
+                + _limit(chosen, "--limit"))
 
-    a = _analyse(track, chosen, primary, names, directions, sanity)
+    a = _analyse(track, chosen, primary, names, directions, sanity, floors.needed(offer, "published"),
+                 evaluate + " --no-randomisation")
     warnings += a.warnings
     rows = [_row(a.ranks[k], r, a, k) for k, r in enumerate(chosen)]
     for row, s in zip(rows, sanity):
         row.sanity = s
-    h = _hidden(track, chosen, sanity, [runs.get(id(r), {}).get("hidden", []) for r in chosen], verified_only,
-                primary, direction, rows)
+    hidden_runs = [runs.get(id(r), {}).get("hidden", []) for r in chosen]
+    h = _hidden(track, chosen, sanity, hidden_runs, verified_only, primary, direction, rows,
+                floors.needed(offer, "hidden"), evaluate + _hidden_options(hidden_runs))
     rows = _order(rows, direction, primary, by_hidden=h is not None)
     rows += sorted((_row(None, r) for r in unranked), key=lambda row: (row.submission, row.version, row.path))
     board = Board(
@@ -235,17 +272,64 @@ def _board(key: tuple[str, str, str], results: list[Result], runs: dict[int, dic
         model_note=selection.model_note(chosen),
         unranked=a.unranked,
         prior=a.prior,
+        submitted_prior=a.submitted,
+        lacking=a.lacking,
         threshold=threshold,
         score_rule=_score_rule(track),
-        modality=_modality(track, chosen or ordered),
-        white_box=_offers(chosen or ordered, "white_box", "needs_gradients"),
-        segments=_offers(chosen or ordered, "segments", "needs_segments"),
+        modality=modality,
+        white_box=white_box,
+        segments=segments,
     )
     if h is not None:
         board.hidden, board.public_verdict, board.verdict = h[0], a.verdict, h[1]
     elif chosen:
         board.no_hidden = _no_hidden(track)
     return board
+
+
+def _builtins_kept(kept: list[Result], warnings: list[str]) -> list[Result]:
+    """`kept` without the Results under a built-in's name that are not its code, where the board holds a trusted
+    Result of the built-in's code under that name (a warning names them): a look-alike, however new, never pushes the
+    built-in's floor off the board (`leaderboard.floors`)."""
+    theirs = {str(r.submission["name"]) for r in kept if selection.trusted(r) and floors.builtin_of(r) is not None}
+    out: list[Result] = []
+    dropped: list[Result] = []
+    for r in kept:
+        (dropped if str(r.submission["name"]) in theirs and floors.builtin_of(r) is None else out).append(r)
+    for r in dropped:
+        warnings.append(f"submission '{r.submission['name']}': left out a Result under a built-in's name with other "
+                        f"code (hash {r.submission.get('hash')}, {r.created or 'no date'}); the board keeps the "
+                        "built-in's code — a built-in's name is its code's")
+    return out
+
+
+def _limit(chosen: list[Result], option: str) -> str:
+    """` --limit N` where the board ranks the first N instances of its split, else ""."""
+    cov = selection.coverage(selection.newest_first(chosen)[0]) if chosen else {}
+    return f" {option} {cov.get('n')}" if cov.get("complete") is False and cov.get("n") else ""
+
+
+def _hidden_options(hidden: list[list[Result]]) -> str:
+    """The `evaluate` options that run a built-in floor on the board's hidden copies: their number, and their instances
+    where those are the first of each copy's."""
+    from benchmark.variant_runs.hidden import hidden_of
+
+    runs = [h for own in hidden for h in own]
+    draws = {int((hidden_of(h) or {}).get("draw", -1)) for h in runs}
+    if not runs:
+        return ""
+    out = f" --hidden-draws {max(draws) + 1}"
+    cov = selection.coverage(selection.newest_first(runs)[0])
+    return out + (f" --hidden-limit {cov.get('n')}" if cov.get("complete") is False and cov.get("n") else "")
+
+
+def _kind(track: str, results: list[Result]) -> str:
+    """The kind of submission the board ranks: its track's (`Track.submission_kind`), else its methods' kind."""
+    trk = _installed(track)
+    if trk is not None:
+        return str(trk.submission_kind)
+    kinds = {str(r.submission.get("kind") or "explainer") for r in results if selection.role_of(r) == "method"}
+    return next(iter(kinds)) if len(kinds) == 1 else "explainer"
 
 
 def _no_hidden(track: str) -> str:
@@ -261,10 +345,12 @@ def _no_hidden(track: str) -> str:
 
 
 def _hidden(track: str, chosen: list[Result], sanity: list[Sanity], hidden: list[list[Result]], verified_only: bool,
-            primary: str, direction: str, rows: list[Row]) -> tuple[hidden_copies.HiddenBoard, Verdict] | None:
+            primary: str, direction: str, rows: list[Row], need: Sequence[str] = (),
+            command: str = "") -> tuple[hidden_copies.HiddenBoard, Verdict] | None:
     """The board's hidden-copy analysis (`leaderboard.hidden`) applied to its rows (in `chosen`'s order): each row's
     hidden scores from its own hidden-copy runs (`hidden`, its companions), its rank from them (the public rank
-    kept beside), and the verdict on the copies; None when no row was run on a copy."""
+    kept beside), and the verdict on the copies; None when no row was run on a copy. `need`: the built-in data priors
+    the copies' floor needs (`floors.needed`), `command` how to run them."""
     trusted = selection.TRUSTED if verified_only else (*selection.TRUSTED, "unsigned", "self-reported")
     hidden = [[r for r in own if selection.status_of(r) in trusted] for own in hidden]
     blind = [s.blind for s in sanity]
@@ -273,7 +359,7 @@ def _hidden(track: str, chosen: list[Result], sanity: list[Sanity], hidden: list
         role = selection.role_of(r)
         roles.append("control" if role == "method" and s.blind else "held" if role == "method" and s.unranked
                      else role)
-    got = hidden_copies.analyse(_installed(track), chosen, roles, blind, hidden, primary, direction)
+    got = hidden_copies.analyse(_installed(track), chosen, roles, blind, hidden, primary, direction, need, command)
     if got is None:
         return None
     board, per_row, _ = got
@@ -357,13 +443,17 @@ class _Analysis:
     warnings: list[str]
     unranked: str = ""
     prior: str = ""  # the best method against the best data prior on the published model, in words ("" = none)
+    submitted: str = ""  # the best row shown with the controls that sets no floor, beside the floor (`floors.beside`)
+    lacking: list[str] = field(default_factory=list)  # the built-in data priors in `need` it misses
 
 
 def _analyse(track: str, chosen: list[Result], primary: str, names: list[str],
-             directions: dict[str, str], sanity: list[Sanity] | None = None) -> _Analysis:
-    """Ranks, intervals, ties, the gate, the verdict and the metric agreement of a board's rows. A model-blind
-    method (`sanity`) counts as a control (a floor), one whose randomisation test failed in its own run is
-    shown, not ranked."""
+             directions: dict[str, str], sanity: list[Sanity] | None = None, need: Sequence[str] = (),
+             command: str = "") -> _Analysis:
+    """Ranks, intervals, ties, the gate, the verdict and the metric agreement of a board's rows. Only a built-in's
+    control sets a floor (`leaderboard.floors`), and every built-in data prior in `need` must be on the board (else it
+    is unranked, `command` says how to run them); a model-blind method (`sanity`) is shown with the controls and sets
+    none; one whose randomisation test failed in its own run is shown, not ranked."""
     k = len(chosen)
     direction = directions[primary]
     blind = [bool(sanity and sanity[i].blind) for i in range(k)]
@@ -371,7 +461,8 @@ def _analyse(track: str, chosen: list[Result], primary: str, names: list[str],
     roles = [selection.role_of(r) for r in chosen]
     roles = ["control" if role == "method" and blind[i] else role for i, role in enumerate(roles)]
     methods = [i for i in range(k) if roles[i] == "method" and not held[i]]
-    controls = [i for i in range(k) if roles[i] == "control"]
+    # the floors: the built-in controls alone — never a method found model-blind, never a control that is not built-in
+    controls = [i for i in range(k) if roles[i] == "control" and floors.is_floor(chosen[i], "published")]
     p = paired(track, chosen, names, directions)
 
     # the gate: methods below it rank after those that pass
@@ -388,32 +479,66 @@ def _analyse(track: str, chosen: list[Result], primary: str, names: list[str],
         for pos, i in enumerate(methods):
             ranks[i], tied[i], intervals[i] = r[pos], t[pos], ivs[pos]
 
-    # no floor on the board: the methods are shown, not ranked (a method that ignores the input could
-    # otherwise come first, and nothing on the board would say so)
-    unranked = ""
-    if methods and not controls:
-        unranked = NO_FLOOR
+    # no floor on the board, or a built-in floor it needs missing: the methods are shown, not ranked (a method that
+    # ignores the input could otherwise come first, and nothing on the board would say so)
+    lacking = floors.missing(need, _floor_values(chosen, controls, p.points[primary], primary), chosen)
+    unranked = NO_FLOOR if methods and not controls else \
+        floors.run_line(lacking, "of this board " + ("is" if len(lacking) == 1 else "are"), command) \
+        if methods and lacking else ""
+    if unranked:
         for i in methods:
             ranks[i], tied[i], intervals[i] = None, False, None
 
-    # the verdict: the best method against the best control
+    # the verdict: the best method against the best built-in control
     v = verdict(chosen, methods, controls, ranks, p, primary)
-    if gate and gate["beat_controls"] and v.status == "does not discriminate":
+    if lacking and methods and controls:
+        v = Verdict("undefined", unranked.removeprefix("unranked: "))
+    elif gate and gate["beat_controls"] and v.status == "does not discriminate":
         v = gated_verdict(v, chosen, methods, controls, ranks, below, p, gate["metric"], primary)
 
     # agreement of the metrics, and the secondary (all-metric) ranking, over the methods
     agreement = metric_agreement(p, methods, names, primary)
     all_metric, all_rank = all_metric_ranks(p, methods, names, k)
+    shown = [i for i in range(k) if roles[i] == "control" and i not in controls]  # shown with them, never a floor
+    best_floor = _best_of(controls, p.points[primary], direction)
+    submitted = floors.beside([str(chosen[i].submission["name"]) for i in shown], [p.points[primary][i] for i in shown],
+                              [blind[i] for i in shown],
+                              None if best_floor is None else str(chosen[best_floor].submission["name"]),
+                              None if best_floor is None else p.points[primary][best_floor], primary, direction,
+                              "on the published model")
     return _Analysis(ranks, intervals, tied, below, all_metric, all_rank, v, agreement,
                      p.why if p.draws is None else "", gate, 0 if p.draws is None else N_BOOT, [], unranked,
-                     _against_prior(chosen, methods, controls, blind, ranks, p, primary))
+                     _against_prior(chosen, methods, controls, ranks, p, primary), submitted,
+                     [n for n, _ in lacking])
 
 
-def _against_prior(chosen: list[Result], methods: list[int], controls: list[int], blind: list[bool],
-                   ranks: list[int | None], p: Any, primary: str) -> str:
-    """The best ranked method against the best data prior (a control declaring `data_prior`, or a method found
-    model-blind) on the published model, in words; "" where the board has no data prior or no ranked method."""
-    priors = [i for i in controls if hidden_copies.is_prior(chosen[i]) or blind[i]]
+def _floor_values(chosen: list[Result], controls: list[int], values: list[float | None],
+                  primary: str) -> dict[str, Any]:
+    """Each built-in control on the board (`controls`): its primary value, or why it has none (`floors.missing`)."""
+    out: dict[str, Any] = {}
+    for i in controls:
+        b = floors.builtin_of(chosen[i])
+        if b is None:
+            continue
+        if values[i] is not None:
+            out[b.name] = values[i]
+        elif isinstance(out.get(b.name, ""), str):
+            first = chosen[i].failures[0].reason[:120] if chosen[i].failures else "no value"
+            out[b.name] = f"it has no {primary} here: it failed on every instance ({first!r})"
+    return out
+
+
+def _best_of(rows: list[int], values: list[float | None], direction: str) -> int | None:
+    """The row of `rows` with the best value, or None."""
+    good = [i for i in rows if values[i] is not None]
+    return max(good, key=lambda i: float(stats.oriented(np.array([values[i]]), direction)[0])) if good else None
+
+
+def _against_prior(chosen: list[Result], methods: list[int], controls: list[int], ranks: list[int | None], p: Any,
+                   primary: str) -> str:
+    """The best ranked method against the best built-in data prior on the published model, in words; "" where the
+    board has no data prior or no ranked method."""
+    priors = [i for i in controls if floors.is_floor(chosen[i], "hidden")]
     values, direction = p.points[primary], p.directions[primary]
     top = [i for i in methods if ranks[i] is not None and values[i] is not None]
     good = [i for i in priors if values[i] is not None]
@@ -472,6 +597,7 @@ def _row(rank: int | None, r: Result, a: "_Analysis | None" = None, k: int = 0) 
         role=selection.role_of(r),
         kind=str(r.submission.get("kind") or "explainer"),
         capabilities=_capabilities(r),
+        builtin=floors.builtin_of(r) is not None,
     )
     if a is not None:
         row.interval, row.tied, row.below_gate = a.intervals_by_row[k], a.tied[k], a.below_gate[k]

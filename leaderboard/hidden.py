@@ -16,9 +16,14 @@ row's Result on the published model, its Results on the copies of **one round** 
   are resampled too (multiplicities v_bd over the D copies, `draw_seed_weights`, seed `SEED + 7`), and a metric's
   value under draw b is Σ_d v_bd·est_d(b) / Σ_d v_bd — a paired bootstrap over instances and copies. The point value
   is the mean over the copies of each copy's own value.
-* **The floor** is the best *data prior* on the copies: a control that declares `data_prior` (foreground, the corpus
-  lexicons, the centre prior) or a method found model-blind (`leaderboard.randomisation`); where none was run on the
-  copies, the best control, said so.
+* **The floor** is the best *built-in data prior* on the copies (`leaderboard.floors`: recognised by its code): the
+  controls declaring `data_prior` (foreground, the centre prior, the corpus lexicons) and the built-in
+  `published-truth` (the published ground truth: a reference on the published model, the strongest public prior on a
+  copy). Every one the board can enter must have been run on every copy (`floors.needed`); one that is missing is named
+  in one line and nothing is ranked on the copies. A method found model-blind and a control that is not a built-in
+  never set the floor: their score is printed beside it ("a submitted data prior reaches …"). Where the Results do
+  not record what the board offers (written before issue #58), the floor is the best built-in data prior run on the
+  copies, else the best built-in control, said so.
 * **Ranks.** A method is ranked only if on the copies it beats the floor beyond the interval (the 95 % paired
   interval of the difference lies above 0); its rank is 1 + the ranked methods significantly better on the copies.
   Otherwise it is listed: "does not beat a data prior on models it has not seen (Δ …)". A method without a complete
@@ -39,13 +44,14 @@ from benchmark.bootstrap import SEED, draw_seed_weights, draw_weights, metric_dr
 from benchmark.errors import XaibenchError
 from benchmark.variant_runs.hidden import hidden_of, hidden_round
 from benchmark.store.results import Result
-from leaderboard import stats
+from leaderboard import floors, stats
 from leaderboard.ranks import Paired
 from leaderboard.selection import newest_first, sub_label
 
-__all__ = ["BEAT_PRIOR", "HiddenBoard", "HiddenRow", "analyse", "is_prior", "summary"]
+__all__ = ["BEAT_PRIOR", "FLOOR_MISSING", "HiddenBoard", "HiddenRow", "analyse", "summary"]
 
 BEAT_PRIOR = "does not beat a data prior on models it has not seen"
+FLOOR_MISSING = "the hidden copies' floor is incomplete"  # a built-in data prior the copies need was not run there
 
 
 @dataclass
@@ -72,15 +78,10 @@ class HiddenBoard:
     instances: list[int]  # instances per copy
     construction: str = ""  # what the copies rely on
     floor: str | None = None  # the best data prior on the copies (the submission's name)
+    lacking: list[str] = field(default_factory=list)  # the built-in data priors the copies' floor misses
     floor_kind: str = "data prior"  # "data prior" or "control" (no data prior was run on the copies)
     notes: list[str] = field(default_factory=list)
     stats: list[dict[str, Any]] = field(default_factory=list)  # each copy's construction statistics
-
-
-def is_prior(r: Result) -> bool:
-    """Whether `r`'s submission declares itself a data prior (`[capabilities] data_prior = true`)."""
-    caps = r.submission.get("capabilities")
-    return isinstance(caps, dict) and caps.get("data_prior") is True
 
 
 def _same_code(row: Result, run: Result) -> bool:
@@ -108,10 +109,12 @@ def _round_of(per_row: list[list[Result]]) -> str | None:
 
 
 def analyse(track: Any, chosen: list[Result], roles: list[str], blind: list[bool], hidden: Sequence[Sequence[Result]],
-            primary: str, direction: str) -> tuple[HiddenBoard, list[HiddenRow], Paired] | None:
+            primary: str, direction: str, need: Sequence[str] = (), command: str = ""
+            ) -> tuple[HiddenBoard, list[HiddenRow], Paired] | None:
     """The board's hidden-copy analysis (module docstring), or None when no row was run on a hidden copy. `hidden`:
     each row's own hidden-copy runs (its companions); `roles` are the rows' roles after the randomisation test (a
-    model-blind method is a "control"), `blind` marks those."""
+    model-blind method is a "control"), `blind` marks those; `need`: the built-in data priors the copies' floor needs
+    (`floors.needed`), `command` how to run them."""
     per_row = [[h for h in own if hidden_of(h) is not None and _same_code(r, h)] for r, own in zip(chosen, hidden)]
     rnd = _round_of(per_row)
     if rnd is None:
@@ -156,7 +159,7 @@ def analyse(track: Any, chosen: list[Result], roles: list[str], blind: list[bool
             from benchmark.bootstrap import percentile_interval
 
             rows[i].ci = percentile_interval(p.values(i, primary))
-    _rank(board, rows, roles, blind, chosen, complete, p, primary, direction)
+    _rank(board, rows, roles, blind, chosen, complete, p, primary, direction, need, command)
     return board, rows, p
 
 
@@ -212,11 +215,12 @@ def _paired(track: Any, chosen: list[Result], complete: list[int], by_row: list[
 
 
 def _rank(board: HiddenBoard, rows: list[HiddenRow], roles: list[str], blind: list[bool], chosen: list[Result],
-          complete: list[int], p: Paired, primary: str, direction: str) -> None:
+          complete: list[int], p: Paired, primary: str, direction: str, need: Sequence[str] = (),
+          command: str = "") -> None:
     """The floor, each method's comparison with it, and the ranks of the methods that beat it (module docstring)."""
-    priors = [i for i in complete if roles[i] == "control" and (is_prior(chosen[i]) or blind[i])]
-    controls = [i for i in complete if roles[i] == "control"]
-    pool = priors or controls
+    priors = [i for i in complete if floors.is_floor(chosen[i], "hidden")]
+    controls = [i for i in complete if roles[i] == "control" and floors.is_floor(chosen[i], "published")]
+    pool = priors or ([] if need else controls)
 
     def value(i: int) -> float:
         x = p.points[primary][i]
@@ -226,17 +230,40 @@ def _rank(board: HiddenBoard, rows: list[HiddenRow], roles: list[str], blind: li
     if floor is not None and p.points[primary][floor] is None:
         floor = None
     methods = [i for i in range(len(chosen)) if roles[i] == "method"]
+    have: dict[str, Any] = {}  # each built-in data prior on the board: its value on the copies, or why it has none
+    for i, r in enumerate(chosen):
+        b = floors.builtin_of(r)
+        if b is None or not b.data_prior:
+            continue
+        if i in complete and p.points[primary][i] is not None:
+            have[b.name] = p.points[primary][i]
+        elif isinstance(have.get(b.name, ""), str):
+            have[b.name] = rows[i].reason or f"it has no {primary} on the hidden copies (it failed on every instance)"
+    lacking = floors.missing(need, have, chosen)
+    board.lacking = [n for n, _ in lacking]
+    if lacking:
+        board.notes.append(floors.run_line(lacking, "of the hidden copies" + (" is" if len(lacking) == 1 else " are"),
+                                           command))
+        for i in methods:
+            rows[i].reason = rows[i].reason or f"{FLOOR_MISSING} (a built-in data prior was not run on them)"
+        return
     if floor is None:
-        board.notes.append("no control was run on the hidden copies, so nothing says what a data prior scores there: "
-                           "no method is ranked (evaluate the controls with --hidden-draws)")
+        board.notes.append("no built-in control was run on the hidden copies, so nothing says what a data prior scores "
+                           "there: no method is ranked (evaluate the built-in controls with --hidden-draws)")
         for i in methods:
             rows[i].reason = rows[i].reason or "no data prior on the hidden copies to beat"
         return
     board.floor = str(chosen[floor].submission["name"])
     board.floor_kind = "data prior" if priors else "control"
     if not priors:
-        board.notes.append("no data prior (a control declaring data_prior) was run on the hidden copies: the floor is "
-                           "the best control")
+        board.notes.append("no built-in data prior (a built-in control declaring data_prior) was run on the hidden "
+                           "copies: the floor is the best built-in control")
+    shown = [i for i in complete if roles[i] == "control" and i not in priors and i not in controls]
+    line = floors.beside([str(chosen[i].submission["name"]) for i in shown], [p.points[primary][i] for i in shown],
+                         [blind[i] for i in shown], board.floor, p.points[primary][floor], primary, direction,
+                         "on the hidden copies")
+    if line:
+        board.notes.append(line)
     eligible = []
     for i in methods:
         if i not in complete:
@@ -264,7 +291,9 @@ def _rank(board: HiddenBoard, rows: list[HiddenRow], roles: list[str], blind: li
 def summary(board: HiddenBoard, rows: list[HiddenRow], chosen: list[Result], primary: str) -> tuple[str, str]:
     """(status, reason) of the verdict on the copies: "discriminates" when the best ranked method beats the floor."""
     if board.floor is None:
-        return "undefined", "no data prior was run on the hidden copies"
+        why = next((n.removeprefix("unranked: ") for n in board.notes if n.startswith("unranked: ")),
+                   "no built-in data prior was run on the hidden copies")
+        return "undefined", why
     ranked = [i for i, r in enumerate(rows) if r.rank is not None]
     if not ranked:
         return "does not discriminate", (f"no method beats the best {board.floor_kind} ({board.floor}) on the hidden "

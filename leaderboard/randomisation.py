@@ -14,7 +14,12 @@ record — never another file that bears its name). Both are resampled on the bo
 
 * **similarity** — the mean over instances of the per-instance similarity of the two maps (`MEASURE`:
   Spearman's ρ of the signed maps; Adebayo's ρ of |map| and, for images, SSIM are shown beside it), with its
-  95 % interval; instances where either run failed or either map is constant are left out and counted;
+  95 % interval; instances where either run failed are left out and counted. A **constant map is judged, never
+  skipped** (issue #58; `benchmark.variant_runs.similarity`'s per-instance record): a map constant on both models
+  did not change with the model (similarity 1), a map constant on one model only did (similarity 0) — so an
+  explainer cannot leave its test "not run" by answering with constant maps on most instances, and one whose maps
+  are constant on most instances of both models is model-blind. A randomised run written before that record existed
+  leaves them out, as it did;
 * **score** — the primary metric on the randomised model against the same ground truth, and the paired
   difference Δ = trained − randomised, oriented so that + means the trained model's maps score better, with
   its 95 % interval.
@@ -33,9 +38,9 @@ The verdict (`Sanity.status`):
 * **not run** — with the reason (`Sanity.reason`). Where the reason lies outside the submission — the track
   does not apply the test, the model cannot be randomised, no randomised run was made (or it was paired with
   other maps: an older Result) — the row keeps its rank, marked. Where it lies in the submission's own run —
-  it failed on most instances of the randomised model, or its maps there are constant, or the randomised
-  Result was changed after it was written — the row is not ranked (`Sanity.unranked`): otherwise failing on
-  the randomised model would be a way around the rule.
+  it failed on most instances of the randomised model, or the randomised Result was changed after it was
+  written — the row is not ranked (`Sanity.unranked`), and summaries count it as a loss on that board
+  (`leaderboard.summaries`): otherwise failing on the randomised model would be a way around the rule.
 
 Why `MEASURE` is the signed ρ and `THRESHOLD` 0.5: docs/leaderboard.md gives the built-ins' measured values.
 """
@@ -49,7 +54,7 @@ import numpy as np
 
 from benchmark.bootstrap import draw_seed_weights, draw_weights, metric_draws, percentile_interval
 from benchmark.errors import XaibenchError
-from benchmark.variant_runs.randomisation import SIMILARITY_KEYS, randomisation_of
+from benchmark.variant_runs.randomisation import CONSTANT_KEY, SIMILARITY_KEYS, randomisation_of
 from benchmark.store.results import Result
 from leaderboard import stats
 from leaderboard.selection import newest_first, status_of
@@ -70,7 +75,8 @@ class Sanity:
     reason: str
     unranked: bool = False  # "not run" because of the submission's own randomised run: shown, not ranked
     similarity: dict[str, tuple[float, tuple[float, float] | None]] | None = None  # measure -> (mean, 95% CI)
-    compared: int = 0  # instances whose two maps were compared
+    compared: int = 0  # instances whose two maps were compared (constant ones judged: module docstring)
+    constant: int = 0  # of those, the instances whose map is constant on both models (similarity 1)
     not_compared: dict[str, int] | None = None  # why the others were not (benchmark.variant_runs.similarity.CODES)
     score: float | None = None  # the primary metric on the randomised model
     diff: float | None = None  # trained − randomised, oriented (+ = the trained model's maps score better)
@@ -157,9 +163,9 @@ def judge(track: Any, trained: Result, randomised: Result | None, why_none: str,
     p_t, p_r = _point_of(track, runs_t, primary), _point(randomised, primary)
     sep = stats.compare(d_r, d_t, p_r, p_t, direction) if d_t is not None and d_r is not None else \
         stats.Separation(None, None, False)
-    sims, compared = _similarity(s_r, weights)
+    sims, compared, constant = _similarity(s_r, weights)
     record = (randomised.extra.get("randomisation") or {}).get("not_compared") or {}
-    out = Sanity("not run", "", similarity=sims, compared=compared,
+    out = Sanity("not run", "", similarity=sims, compared=compared, constant=constant,
                  not_compared={str(k): int(v) for k, v in record.items() if isinstance(v, int)},
                  score=p_r, diff=sep.diff, diff_ci=sep.ci, seed=seed)
     value = out.value()
@@ -169,14 +175,16 @@ def judge(track: Any, trained: Result, randomised: Result | None, why_none: str,
     not_worse = score_rule and sep.ci is not None and not sep.better
     if similar or not_worse:
         why = ([f"its maps on the randomised model are as similar as the threshold allows (mean ρ {value:.3f} ≥ "
-                f"{threshold:g} over {compared} instances)"] if similar else []) + \
+                f"{threshold:g} over {compared} instances"
+                + (f", {constant} of them constant on both models" if constant else "") + ")"] if similar else []) + \
               ([f"its {primary} there is not worse beyond the noise (Δ trained − randomised {_g(sep.diff)}, 95% CI "
                 f"[{_g(sep.ci[0])}, {_g(sep.ci[1])}], + = the trained model's maps better)"]
                if not_worse and sep.ci is not None else [])
         out.status, out.reason = "model-blind", "; and ".join(why)
         return out
     if not enough:
-        out.reason = _why_not_compared(out.not_compared or {}, compared, n, randomised)
+        out.reason = _why_not_compared(out.not_compared or {}, compared, n, randomised,
+                                       CONSTANT_KEY not in s_r.arrays)
         out.unranked = True
         return out
     if not score_rule:
@@ -214,15 +222,23 @@ def _point(r: Result, metric: str) -> float | None:
     return None if m is None else m.mean
 
 
-def _similarity(s_r: Any, weights: np.ndarray) -> tuple[dict[str, tuple[float, tuple[float, float] | None]], int]:
-    """Each measure's mean over instances (over the seed runs, per instance) with its interval on the draws, and
-    the number of instances compared on the verdict's measure."""
+def _similarity(s_r: Any, weights: np.ndarray
+                ) -> tuple[dict[str, tuple[float, tuple[float, float] | None]], int, int]:
+    """Each measure's mean over instances (over the seed runs, per instance) with its interval on the draws, the
+    number of instances compared on the verdict's measure, and how many of those are constant on both models. A
+    constant map is judged (module docstring): 1 where it is constant on both models, 0 where on one only."""
     out: dict[str, tuple[float, tuple[float, float] | None]] = {}
     compared = 0
+    const = s_r.arrays.get(CONSTANT_KEY)
+    both = 0
+    if const is not None:
+        both = int(np.all(const == 3, axis=0).sum())
     for measure, key in SIMILARITY_KEYS.items():
         a = s_r.arrays.get(key)
         if a is None:
             continue
+        if const is not None and const.shape == a.shape:
+            a = np.where(const == 3, 1.0, np.where((const == 1) | (const == 2), 0.0, a))
         finite = np.isfinite(a)
         count = finite.sum(axis=0)
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -237,11 +253,12 @@ def _similarity(s_r: Any, weights: np.ndarray) -> tuple[dict[str, tuple[float, t
         with np.errstate(invalid="ignore", divide="ignore"):
             draws = np.where(den > 0, (w @ v[good]) / np.where(den > 0, den, 1.0), np.nan)
         out[measure] = (float(v[good].mean()), percentile_interval(draws[np.isfinite(draws)]))
-    return out, compared
+    return out, compared, both
 
 
-def _why_not_compared(counts: dict[str, int], compared: int, n: int, randomised: Result) -> str:
-    """Why too few instances could be compared: the randomised Result's own record and its first failure."""
+def _why_not_compared(counts: dict[str, int], compared: int, n: int, randomised: Result, older: bool = False) -> str:
+    """Why too few instances could be compared: the randomised Result's own record and its first failure (`older`:
+    a run written before constant maps were recorded, which leaves them out)."""
     parts = [f"{k} {v}" for k, v in sorted(counts.items())]
     failed = [f.reason for f in randomised.failures][:1]
     text = f"only {compared} of {n} instances have two comparable maps"
@@ -249,5 +266,8 @@ def _why_not_compared(counts: dict[str, int], compared: int, n: int, randomised:
         text += f" ({', '.join(parts)})"
     if failed:
         text += f"; on the randomised model it failed {randomised.n_failed} time(s), e.g. {failed[0][:120]!r}"
+    if older and any(k.startswith("constant") for k in counts):
+        text += ("; its randomised run was written before constant maps were judged: run `xaibench evaluate` again "
+                 "and they count")
     return text
 

@@ -10,7 +10,7 @@
   share a rank, competition style: 1, 1, 3; `competition_ranks`), no intervals, and a note saying
   why. A submission without a mean (every instance failed) ranks last.
 * Methods below a ranking gate (`leaderboard.verdicts`) rank after every method that passes it.
-* A board with methods but no control Result is not ranked at all (`NO_FLOOR`): nothing on it says
+* A board with methods but no built-in control Result is not ranked at all (`NO_FLOOR`): nothing on it says
   what an answer that ignores the input scores there.
 """
 
@@ -27,9 +27,9 @@ from leaderboard.selection import sub_label
 
 __all__ = ["NO_FLOOR", "Paired", "competition_ranks", "method_ranks", "paired"]
 
-NO_FLOOR = ("unranked: no control Result on this board, so nothing says what an answer that ignores the input "
-            "scores here (its floor) — evaluate a control on it (e.g. `xaibench evaluate random`, `uniform` or, "
-            "for text, `position`) and the board is ranked")
+NO_FLOOR = ("unranked: no control Result on this board from a built-in's code (`leaderboard.floors`), so nothing says "
+            "what an answer that ignores the input scores here (its floor) — evaluate a built-in control on it (e.g. "
+            "`xaibench evaluate random`, `uniform` or, for text, `position`) and the board is ranked")
 
 
 def competition_ranks(values: list[float | None], direction: str) -> list[int]:

@@ -64,7 +64,7 @@ UNRANKED = "✗"
 # "signed" rows carry no marker; "verified" / "self-reported": rows read from a results repository
 MARKERS = {"unsigned": "unverified", "modified": "MODIFIED", "verified": "verified", "self-reported": "self-reported"}
 # the rank column of a control / reference row, and of a method the randomisation test found model-blind
-ROLE_MARKS = {"control": "ctrl", "reference": "ref", "model-blind": "blind"}
+ROLE_MARKS = {"control": "ctrl", "submitted control": "ctrl", "reference": "ref", "model-blind": "blind"}
 TIED = "="  # after a rank the data cannot separate from another row's
 MEASURE_WORDS = "Spearman ρ of the signed maps" if MEASURE == "spearman-signed" else f"{MEASURE} similarity"
 _RANKS = (
@@ -233,7 +233,8 @@ def hidden_notes(board: Board) -> list[str]:
     for r in board.rows:
         if r.role == "method" and r.hidden is not None and r.hidden.reason and not r.blind:
             lines.append(f"not ranked: {r.submission} — {r.hidden.reason}")
-    return lines + list(h.notes)
+    # a missing floor is the verdict's reason already: said once
+    return lines + [n for n in h.notes if n.removeprefix("unranked: ") != board.verdict.reason]
 
 
 def _rand_headers(board: Board) -> list[str]:
@@ -247,6 +248,8 @@ def board_notes(board: Board) -> list[str]:
     lines = [f"verdict: {board.verdict.text}"]
     if board.unranked:
         lines.append(board.unranked)
+    if board.submitted_prior:
+        lines.append(board.submitted_prior)
     if board.agreement:
         parts = []
         for m, (tau, _why) in board.agreement.items():
@@ -299,8 +302,8 @@ def randomisation_notes(board: Board) -> list[str]:
              + (f"; model-blind controls: {', '.join(controls)}" if controls else "")]
     for r in blind:
         assert r.sanity is not None
-        lines.append(f"model-blind: {r.submission} — {r.sanity.reason}; shown with the controls, not ranked; its "
-                     "score is a floor")
+        lines.append(f"model-blind: {r.submission} — {r.sanity.reason}; shown with the controls, never ranked and "
+                     "never a floor (floors come from built-ins)")
     for reason, held in not_run.items():
         unranked = [r.submission for r in held if _held(r)]
         lines.append(f"randomisation test not run: {', '.join(r.submission for r in held)} — {reason}"

@@ -2,7 +2,12 @@
 
 `track_summary(boards)` / `overall(boards)`: on every board that discriminates
 (`leaderboard.verdicts`), each pair of ranked methods is one comparison (the better rank wins; a tie is
-half a win each way); a Bradley–Terry model fitted to them ranks the submissions
+half a win each way). A method that entered a board and lost there (`Row.lost`, issue #58: model-blind, its own
+randomised run could not be judged, or below the floor on the hidden copies) is counted, not left out: below every
+ranked method and tied with the other losers there — so a submission never gains from a board where it did not beat
+the floor. Controls and references never count; a modified file, a self-reported row (its randomisation test comes
+with the maintainer's re-run) and a method without a complete run on the hidden copies are not counted on that
+board (nothing of their own run says they lost). A Bradley–Terry model fitted to them ranks the submissions
 (`leaderboard.stats.bradley_terry`), with 95 % rank intervals from `N_BOARD_BOOT` resamples of the
 boards (within each track, for `overall`, where each track's boards weigh 1 / its number of counted
 boards so every track counts once). Boards that do not discriminate, and controls and references, do
@@ -70,10 +75,16 @@ class TrackSummary:
 N_BOARD_BOOT = 200  # resamples of the boards behind a summary's rank intervals
 
 
+def _standing(board: Board) -> list[tuple[str, float]]:
+    """(submission, place) of every method counted on the board: its rank, or below every rank (∞) where it entered
+    and lost there (`Row.lost`: tied with the other losers)."""
+    return [(r.submission, float(r.rank)) for r in board.rows if r.rank is not None and r.role == "method"] + \
+        [(r.submission, math.inf) for r in board.rows if r.lost]
+
+
 def _comparisons(board: Board, index: dict[str, int], weight: float) -> list[tuple[int, int, float]]:
-    """Each pair of ranked methods on the board: (winner, loser, weight); a tie is two half-weights."""
-    rows = [(index[r.submission], r.rank) for r in board.rows
-            if r.rank is not None and r.role == "method" and r.submission in index]
+    """Each pair of methods counted on the board (`_standing`): (winner, loser, weight); a tie is two half-weights."""
+    rows = [(index[name], place) for name, place in _standing(board) if name in index]
     out: list[tuple[int, int, float]] = []
     for a in range(len(rows)):
         for b in range(a + 1, len(rows)):
@@ -161,8 +172,8 @@ def _bt_rows(strata: list[list[Board]], weights: list[float], total: int | None 
     no interval (resampling one board gives the same board every time, a point, not an interval)."""
     boards = [b for st in strata for b in st]
     scope = boards if scope is None else scope
-    names = sorted({r.submission for b in boards for r in b.rows if r.rank is not None and r.role == "method"
-                    and (kind is None or r.kind == kind)}
+    names = sorted({r.submission for b in boards for r in b.rows if (r.rank is not None and r.role == "method"
+                                                                      or r.lost) and (kind is None or r.kind == kind)}
                    | {r.submission for b in scope for r in b.rows if r.blind and (kind is None or r.kind == kind)})
     if not names:
         return []
@@ -177,13 +188,14 @@ def _bt_rows(strata: list[list[Board]], weights: list[float], total: int | None 
     theta, met = fit(strata)
     parts: dict[str, dict[str, float]] = {n: {} for n in names}
     for b in boards:
-        for r in b.rows:
-            if r.rank is not None and r.role == "method" and r.submission in index:
-                parts[r.submission][b.title] = float(r.rank)
+        for name, place in _standing(b):
+            if name in index:
+                parts[name][b.title] = place
     entered = np.array([len(parts[n]) for n in names])
     covered = {n: coverage(scope, n) for n in names}
     complete = np.array([not covered[n][2] for n in names])
-    rankable = met & (entered >= MIN_SHARE * total) & complete
+    blind_only = np.array([_blind_everywhere(scope, n) for n in names])
+    rankable = met & (entered >= MIN_SHARE * total) & complete & ~blind_only
     rng = np.random.default_rng(0)
     fits = [fit([[st[j] for j in rng.integers(0, len(st), len(st))] if st else [] for st in strata])
             for _ in range(N_BOARD_BOOT)]
@@ -227,14 +239,20 @@ def _bt_rows(strata: list[list[Board]], weights: list[float], total: int | None 
     return rows
 
 
+def _blind_everywhere(scope: list[Board], name: str) -> bool:
+    """Whether `name` was found model-blind on every board of `scope` it entered as a method: no explainer."""
+    mine = [r for b in _entered(scope, name) for r in b.rows if r.submission == name and r.role == "method"]
+    return bool(mine) and all(r.blind for r in mine)
+
+
 def _why_listed(scope: list[Board], name: str, covered: tuple[int, int, list[str]], met: bool, entered: int,
                 total: int) -> str:
     """Why `name` is listed, not ranked (the first rule it fails)."""
     can, got, skipped = covered
     if skipped:
         return f"entered {got} of the {can} boards it can enter (not {', '.join(skipped)})"
-    mine = [r for b in _entered(scope, name) for r in b.rows if r.submission == name and r.role == "method"]
-    if mine and all(r.blind for r in mine):
+    if _blind_everywhere(scope, name):
+        mine = [b for b in _entered(scope, name)]
         return f"model-blind on every board it entered ({len(mine)}): its maps do not depend on the model"
     if not met:
         return "met no other method: its strength is the prior's"

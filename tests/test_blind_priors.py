@@ -68,18 +68,21 @@ def test_length_oracle_reads_only_the_word_count():
 
 def test_aixi_board_is_floored_by_the_best_blind_prior_and_lime_beats_it(home, tmp_path):
     """On the tiny AIXI-Shape fixture (24 validation images, the SSIN function model) the centre prior is
-    the board's strongest control on KL — better than the uniform map (objects fill a 5 × 5 grid, corners
-    less) — so the verdict compares against it, and exhaustive LIME still beats it beyond the noise."""
+    better than the uniform map on KL (objects fill a 5 × 5 grid, corners less); the board's floor is its best
+    built-in control — the foreground data prior, which the board needs beside it (issue #58) — and exhaustive
+    LIME still beats it beyond the noise."""
     from benchmark.runner import evaluate
     from leaderboard.boards import boards
 
     kw = dict(track="aixi", resource="aixi/shape-ssin", model="function", results_dir=tmp_path)
-    r = {n: evaluate(n, **kw) for n in ("uniform", "centre-prior", "lime-exhaustive")}
+    r = {n: evaluate(n, **kw) for n in ("uniform", "centre-prior", "foreground", "lime-exhaustive")}
     assert r["centre-prior"].n_failed == 0
     assert r["centre-prior"].metrics["kl"].mean < r["uniform"].metrics["kl"].mean
     (b,) = boards(r.values())
-    assert b.verdict.control == "centre-prior" and b.verdict.best == "lime-exhaustive"
+    assert b.verdict.control == "foreground" and b.verdict.best == "lime-exhaustive"
     assert b.verdict.discriminates, b.verdict.text
+    (without,) = boards([r[n] for n in ("uniform", "centre-prior", "lime-exhaustive")])
+    assert without.lacking == ["foreground"] and without.verdict.status == "undefined"
 
 
 def test_trust_board_is_floored_by_the_better_of_random_and_length(trust_home, tmp_path):  # noqa: F811

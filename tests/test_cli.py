@@ -27,8 +27,9 @@ def test_cli_evaluate_then_leaderboard_csv(home, tmp_path, capsys):
     assert code == 0
     rows = list(csv.DictReader(io.StringIO(out)))
     names = [r["submission"] for r in rows]
-    assert set(names) == {"uniform", "lime-exhaustive"}
-    assert names[0] == "lime-exhaustive"  # lower KL ranks first
+    # the board's built-in data priors, which it lacked, were run by the leaderboard (issue #58: its floor)
+    assert set(names) == {"uniform", "lime-exhaustive", "foreground", "centre-prior"}
+    assert names[0] == "lime-exhaustive" and rows[0]["rank"] == "1"  # lower KL ranks first
 
 
 def test_cli_errors_are_one_line(home, capsys):

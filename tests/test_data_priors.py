@@ -34,7 +34,11 @@ def test_the_data_priors_are_marked_controls_and_only_they_say_so():
     # every other submission's Results record what they recorded before (a results repository compares them)
     assert capabilities_of(subs["uniform"]) == {"modalities": ["image", "text"], "needs_gradients": False,
                                                 "needs_segments": False}
-    assert not any(s.data_prior for n, s in subs.items() if n not in PRIORS)
+    # the published ground truth (issue #58): a data prior that is a reference on the published model (a ceiling)
+    # and a floor on its hidden copies, handed its asset alone (tests/test_floors.py)
+    assert subs["published-truth"].role == "reference" and subs["published-truth"].data_prior
+    assert subs["published-truth"].needs_assets == ["published-truth"]
+    assert not any(s.data_prior for n, s in subs.items() if n not in (*PRIORS, "published-truth"))
     why = subs["corpus-lexicon"].supports("text", True, False)
     assert why is not None and "needs the 'lexicon' asset" in why
     assert subs["corpus-lexicon"].supports("text", True, False, ["lexicon"]) is None

@@ -22,13 +22,15 @@ from tests.test_results_repository import RUN, cli, contributor, git, third_part
 # every test on the repository pays for the module's two verifications (about 30 s on 2 cores) or runs the sandboxed
 # worker on hidden copies itself
 slow = pytest.mark.slow(reason="sandboxed runs on the published model, its randomised copy and hidden copies")
-DATA_PRIOR = "foreground"  # the board's floor on the hidden copies, beside the third party's method
+DATA_PRIOR = "foreground"  # a built-in floor of the board, beside the third party's method
+FLOORS = ("centre-prior", "foreground", "published-truth")  # every built-in floor of its copies (issue #58)
 
 
 @pytest.fixture(scope="module")
 def rounds_world(aixi_home, tmp_path_factory):
-    """(root, bare repository with two rows verified in round r1, the maintainer's key folder, {name: Result path});
-    the rows' local Results are under root/res."""
+    """(root, bare repository with rows verified in round r1 — the third party's and the board's built-in floors,
+    which its verification ran and signed (issue #58) —, the maintainer's key folder, {name: Result path}); the
+    third party's local Result is under root/res."""
     import os
 
     from leaderboard.repository.rerun import verify_pull_request
@@ -41,7 +43,7 @@ def rounds_world(aixi_home, tmp_path_factory):
     contributor()
     root = tmp_path_factory.mktemp("rounds-world")
     results = root / "res"
-    subs = [third_party(root / "squares"), DATA_PRIOR]
+    subs = [third_party(root / "squares")]
     for sub in subs:
         evaluate(sub, results_dir=results, **RUN)
     keys = root / "keys"
@@ -60,7 +62,8 @@ def rounds_world(aixi_home, tmp_path_factory):
         with open_store(str(remote)) as store:
             runs, commit = verify_pull_request(store, ref, private, sandbox="none", timeout_s=0, key_dir=keys)
         assert commit is not None, [r.problems for r in runs]
-        rows[runs[0].rel.split("/")[1]] = runs[0].rel
+        rows.update({r.rel.split("/")[1]: r.rel for r in runs})
+    assert set(rows) == {"squares", "foreground", "centre-prior", "published-truth"}  # the floors came with it
     return root, remote, keys, rows
 
 
@@ -121,7 +124,7 @@ def test_verify_signs_each_rows_hidden_runs_with_the_draws_commitments(rounds_wo
     b, by_name, problems = board(remote, keys)
     assert not problems and b.hidden is not None and b.hidden.round == "r1" and b.hidden.draws == [0, 1]
     assert all(by_name[n].status == "verified" and by_name[n].hidden.draws == 2 for n in rows)
-    assert b.hidden.floor == "foreground"
+    assert b.hidden.floor in FLOORS and not b.hidden.lacking
 
 
 @slow
@@ -137,7 +140,8 @@ def test_reveal_then_audit_passes_and_a_wrong_secret_or_commitment_fails(repo, c
     code, _, err = cli(["results", "reveal", str(remote), "r1", "--key", str(keys / "verifier.key")], capsys)
     assert code == 0 and "revealed round r1" in err, err
     code, out, err = cli(["results", "audit", str(remote), "r1", *pub, "--rerun", "--sandbox", "none"], capsys)
-    assert code == 0 and out == "" and "4 hidden run(s) checked; every one matches" in err, out + err
+    # two draws of each row: the third party's and the three built-in floors its verification landed (issue #58)
+    assert code == 0 and out == "" and "8 hidden run(s) checked; every one matches" in err, out + err
     code, _, err = cli(["results", "reveal", str(remote), "r1", "--key", str(keys / "verifier.key")], capsys)
     assert code == 2 and "revealed already" in err
 
@@ -282,17 +286,16 @@ def test_a_new_round_and_rehide_rank_the_new_round(repo, capsys):
     code, out, err = cli(["results", "round", "list", str(remote), "--public-key", str(keys / "verifier.pub")],
                          capsys)
     assert [line.split("\t")[:2] for line in out.splitlines()] == [["r1", "closed, not revealed"], ["r2", "open"]]
-    code, out, err = cli(["results", "rehide", str(remote), "--submission", DATA_PRIOR, "--sandbox", "none", *key],
-                         capsys)
-    assert code == 0 and "signed 1 round record(s)" in err and out.startswith(f"ok results/{DATA_PRIOR}/"), out + err
+    only = [x for n in FLOORS for x in ("--submission", n)]
+    code, out, err = cli(["results", "rehide", str(remote), *only, "--sandbox", "none", *key], capsys)
+    assert code == 0 and "signed 3 round record(s)" in err and f"ok results/{DATA_PRIOR}/" in out, out + err
     assert "round r2: 2 hidden copies" in out
-    code, out, err = cli(["results", "rehide", str(remote), "--submission", DATA_PRIOR, "--sandbox", "none", *key],
-                         capsys)
+    code, out, err = cli(["results", "rehide", str(remote), *only, "--sandbox", "none", *key], capsys)
     assert code == 0 and out == "" and "nothing to run" in err
-    # the data prior counts for r2, the method for r1 (its records are kept): the newer round is ranked, the method
+    # the floors count for r2, the method for r1 (its records are kept): the newer round is ranked, the method
     # listed until it is run there
     b, by_name, problems = board(remote, keys)
-    assert not problems and b.hidden.round == "r2" and b.hidden.floor == DATA_PRIOR
+    assert not problems and b.hidden.round == "r2" and b.hidden.floor in FLOORS and not b.hidden.lacking
     assert "1 row(s) were run on hidden copies of another round only" in " ".join(b.hidden.notes)
     assert by_name["squares"].hidden.reason == "no run on the hidden copies of round r2"
     assert by_name["squares"].rank is None and by_name[DATA_PRIOR].hidden.draws == 2
@@ -325,7 +328,7 @@ def test_a_forged_round_file_is_listed_and_left_out(repo, capsys):
     code, _, err = cli(["results", "audit", str(remote), "r1", "--public-key", str(keys / "verifier.pub")], capsys)
     assert code == 2 and "no round r1 signed under the given keys" in err
     b, by_name, problems = board(remote, keys)  # the rows' r1 records name a commitment no signed round holds
-    assert b.hidden is None and sum("its round is not one this repository holds signed" in p for p in problems) == 2
+    assert b.hidden is None and sum("its round is not one this repository holds signed" in p for p in problems) == 4
 
 
 def test_a_round_secret_is_kept_out_of_git_work_trees_and_never_overwritten(tmp_path):

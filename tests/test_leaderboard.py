@@ -20,6 +20,7 @@ import numpy as np
 from benchmark.store.results import Failure, MetricSummary, Result, coverage_of, pack_scores
 from leaderboard import render
 from leaderboard.boards import boards
+from leaderboard.floors import code_hash
 from leaderboard.ranks import competition_ranks
 from leaderboard.site import one_page
 from leaderboard.summaries import overall, track_summary
@@ -55,7 +56,9 @@ def make_result(
     """A Result as the runner makes it: covering the first `n_instances` ids of a split of `split_size`
     (default: the whole split). `status` stands for what `Result.load` would have found. `values`:
     per-instance values of the primary metric (or {metric: values}), recorded as `instance_scores` so
-    the board can resample them (their means become the metric means)."""
+    the board can resample them (their means become the metric means). A control or reference named after a
+    built-in carries the built-in's code hash, as the runner records it (only a built-in's code sets a floor,
+    `leaderboard.floors`)."""
     if metrics is None:
         metrics = {"kl": metric(0.5, "lower", "KL")}
     instance_scores = {}
@@ -71,7 +74,8 @@ def make_result(
         instance_scores = pack_scores([(0, per, np.ones(n_instances, dtype=bool))])
     ids = [f"{resource}:{k}" for k in range(n_instances)]
     r = Result(
-        submission={"name": name, "version": version, "hash": f"h-{name}-{version}", "parameters": {},
+        submission={"name": name, "version": version,
+                    "hash": (role != "method" and code_hash(name)) or f"h-{name}-{version}", "parameters": {},
                     "kind": "explainer", "role": role},
         track=track,
         resource={"name": resource, "version": resource_version, "revision": revision, "split": "test"},
@@ -97,8 +101,8 @@ def ranked(board) -> list[tuple[int, str]]:
 
 
 def floored(results: list[Result]) -> list[Result]:
-    """`results` plus, for every board among them without a control, a control ("floor") worse than every
-    result on every metric: a board is ranked only when its floor is on it (issue #36)."""
+    """`results` plus, for every board among them without a control, the built-in control `uniform` scoring worse
+    than every result on every metric: a board is ranked only when its floor is on it (issue #36)."""
     from collections import Counter, defaultdict
 
     groups: dict = defaultdict(list)
@@ -119,10 +123,10 @@ def floored(results: list[Result]) -> list[Result]:
                   n_instances=first.n_instances)
         if first.instance_scores:
             n = first.n_instances
-            out.append(make_result("floor", metrics=dict(first.metrics),
+            out.append(make_result("uniform", metrics=dict(first.metrics),
                                    values={k: np.full(n, v) for k, v in worst.items()}, **kw))
         else:
-            out.append(make_result("floor", metrics={k: metric(v, first.metrics[k].direction, first.metrics[k].label)
+            out.append(make_result("uniform", metrics={k: metric(v, first.metrics[k].direction, first.metrics[k].label)
                                                      for k, v in worst.items()}, **kw))
     return out
 
@@ -422,7 +426,7 @@ def test_cli_filters_and_output_file(app, results_dir, tmp_path):
     )
     assert res.exit_code == 0, res.output
     rows = list(csv.DictReader(io.StringIO(out_file.read_text())))
-    assert {r["submission"] for r in rows} == {"alpha", "beta", "floor"}
+    assert {r["submission"] for r in rows} == {"alpha", "beta", "uniform"}
     assert "alpha" not in res.stdout
     assert not [p for p in out_file.parent.iterdir() if p.name.startswith(".")]  # no temp file left
 

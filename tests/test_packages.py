@@ -400,7 +400,9 @@ def test_a_package_and_a_requirement_are_submitted_and_re_run_by_results_verify(
     assert one_line(["results", "keygen", "--out", str(keys)], capsys)[0] == 0
     code, out = one_line(["results", "verify", f"{remote}@{branch(remote, 'lexicon-maps')}", "--key",
                           str(keys / "verifier.key")], capsys)
-    assert code == 0 and "ok results/lexicon-maps/" in out and "signed 1 record" in out, out
+    # with the board's built-in floors, run and signed by the verification too (issue #58)
+    assert code == 0 and "ok results/lexicon-maps/" in out and "signed 3 record" in out, out
+    assert "(a built-in floor, run by the maintainer)" in out
 
     scaled = write(tmp_path / "scaled", {"explainer.py": SCALED, "submission.toml": TOML.format(
         name="scaled", entry="explainer:Scaled", requires='requires = ["tinypkg>=1,<2"]', files="")})

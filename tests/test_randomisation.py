@@ -174,6 +174,8 @@ def test_a_randomised_run_over_the_first_instances_is_paired_with_their_prefix(h
 
     out = tmp_path / "res"
     run = {**RUN, "limit": 6, "batch_size": 6}
+    for s in ("foreground", "centre-prior"):  # the board's built-in data priors: its floor (issue #58)
+        evaluate(s, model="function", results_dir=out, **run)
     for s in ("occlusion", "random"):
         evaluate(s, model="function", results_dir=out, **run)
         r = evaluate(s, model="function", results_dir=out, randomised=True, randomisation_limit=3, **run)

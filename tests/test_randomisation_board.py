@@ -81,15 +81,19 @@ def _row(board, name):
     return next(r for r in board.rows if r.submission == name)
 
 
-def test_a_model_blind_method_is_shown_with_the_controls_and_sets_the_floor():
+def test_a_model_blind_method_is_shown_with_the_controls_and_never_sets_the_floor():
     rows, rand = _board()
     (b,) = boards(rows + rand)
     good, blind, ctrl = _row(b, "good"), _row(b, "blind"), _row(b, "random")
     assert good.rank == 1 and good.sanity.status == "model-sensitive" and "Δ kl" in good.sanity.reason
     assert blind.rank is None and blind.blind and blind.marker == "model-blind" and blind.role == "method"
-    assert ctrl.sanity.blind and ctrl.marker == "control"
-    # the blind method scores better than the method (0.2 < 0.3): it is the floor the board's verdict compares
-    assert b.verdict.control == "blind" and b.verdict.status == "does not discriminate"
+    assert ctrl.sanity.blind and ctrl.marker == "control" and ctrl.builtin
+    # the blind method scores better than the method (0.2 < 0.3), but floors come from built-ins only (issue #58):
+    # the verdict compares the method with the built-in control, and the blind score is printed beside it
+    assert b.verdict.control == "random" and b.verdict.status == "discriminates"
+    assert b.submitted_prior.startswith("a submitted data prior reaches kl 0.2") and "(blind, model-blind)" in \
+        b.submitted_prior and "the floor is the built-in random" in b.submitted_prior
+    assert b.submitted_prior in render.to_markdown([b])
     assert [r.submission for r in b.rows] == ["blind", "good", "random"]  # it stands where its score puts it
     # without the randomisation test, the blind map would have been ranked first
     (plain,) = boards(rows)
@@ -222,10 +226,14 @@ def test_the_board_formats_show_the_verdict():
 RUN = dict(limit=6, batch_size=6, sandbox="none", timeout_s=0)
 
 
-def _evaluate(subs, results, **where):
+def _evaluate(subs, results, floors=(), **where):
+    """Each of `subs` on the trained and the randomised model; the built-in `floors` on the trained model only (a
+    control is never judged by the test)."""
     for s in subs:
         evaluate(s, results_dir=results, **where, **RUN)
         evaluate(s, results_dir=results, randomised=True, **where, **RUN)
+    for s in floors:
+        evaluate(s, results_dir=results, **where, **RUN)
 
 
 def _load(results):
@@ -243,7 +251,7 @@ def test_the_foreground_mask_no_longer_ranks_on_the_function_model_and_the_built
     res = tmp_path / "res"
     where = dict(track="aixi", resource="aixi/shape-ssin", model="function")
     _evaluate(["occlusion", "lime-image", "uniform", "centre-prior", SUBS / "foreground_mask",
-               SUBS / "input_function"], res, **where)
+               SUBS / "input_function"], res, floors=["foreground"], **where)
     found = _load(res)
     (b,) = boards(found)
     for name in ("foreground-mask", "input-function"):
@@ -252,13 +260,15 @@ def test_the_foreground_mask_no_longer_ranks_on_the_function_model_and_the_built
     for name in ("occlusion", "lime-image"):
         assert _row(b, name).sanity.status == "model-sensitive", _row(b, name).sanity
     assert _row(b, "uniform").sanity.blind and _row(b, "centre-prior").sanity.blind
-    before = {"occlusion", "lime-image", "uniform", "centre-prior"}
+    before = {"occlusion", "lime-image", "uniform", "centre-prior", "foreground"}
     (plain,) = boards([r for r in found if r.submission["name"] in before and "randomisation" not in r.model])
     assert {r.submission: r.rank for r in plain.rows if r.role == "method"} == \
         {r.submission: r.rank for r in b.rows if r.submission in before and r.role == "method"}
     attacked = boards([r for r in found if "randomisation" not in r.model])[0]  # the attack before the rule
     assert _row(attacked, "foreground-mask").rank is not None
-    assert b.verdict.best == "lime-image" and b.verdict.control in ("foreground-mask", "input-function")
+    # the floor is the built-in's (issue #58): the attack's score is printed beside it, never the floor
+    assert b.verdict.best == "lime-image" and b.verdict.control == "foreground"
+    assert "a submitted data prior reaches" in b.submitted_prior
 
 
 def test_the_sentiment_lexicon_no_longer_ranks_on_idc(idc_home, monkeypatch, tmp_path):
@@ -292,7 +302,8 @@ def test_an_explainer_that_fails_on_the_randomised_model_is_not_ranked(home, tmp
             "return out\n")
     picky = write_submission(tmp_path / "picky", "picky", body)
     res = tmp_path / "res"
-    _evaluate([picky, "occlusion", "uniform"], res, track="aixi", resource="aixi/shape-ssin", model="function")
+    _evaluate([picky, "occlusion", "uniform"], res, floors=["foreground", "centre-prior"], track="aixi",
+              resource="aixi/shape-ssin", model="function")
     (b,) = boards(_load(res))
     row = _row(b, "picky")
     assert row.rank is None and row.sanity.status == "not run" and row.sanity.unranked, row.sanity

@@ -136,7 +136,10 @@ def test_end_to_end_submit_validate_verify_site(world, remote, tmp_path, capsys)
     assert code == 0 and (keys / "verifier.key").stat().st_mode & 0o077 == 0
     code, out, err = cli(["results", "verify", f"{remote}@{ref}", "--key", str(keys / "verifier.key")], capsys)
     assert code == 0, out + err
-    assert out.startswith("ok results/squares/") and "(equal outputs)" in out and "signed 1 record" in err
+    assert out.startswith("ok results/squares/") and "(equal outputs)" in out and "signed 3 record" in err
+    # the board's built-in floors it lacked, run and signed by the maintainer in the same commit (issue #58)
+    assert "ok results/centre-prior/" in out and "ok results/foreground/" in out
+    assert "(a built-in floor, run by the maintainer)" in out
 
     # a repository that started no round of hidden copies: the record says so, and carries no hidden run
     rel = next(p for p in sent if parse_result_path(p))

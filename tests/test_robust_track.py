@@ -197,7 +197,8 @@ def test_no_control_and_no_text_blind_method_ranks_first(rhome, tmp_path):
     flat = write_submission(tmp_path / "flat", "flat", """\
         return [np.ones(len(x), dtype=np.float32) for x in batch.inputs]
         """, modalities='["text"]')
-    results = {name: run(name) for name in ("position", "uniform", "random", "occlusion", "input-x-gradient")}
+    results = {name: run(name) for name in ("position", "uniform", "random", "occlusion", "input-x-gradient",
+                                            "corpus-lexicon", "predicted-class-lexicon")}  # every built-in floor
     results["blind-position"], results["flat"] = run(str(blind)), run(str(flat))
     pos = results["position"]
     c = pos.extra["curves"]["tef"]
@@ -206,7 +207,7 @@ def test_no_control_and_no_text_blind_method_ranks_first(rhome, tmp_path):
     assert results["blind-position"].metrics["rob-acc-tef"].mean == pytest.approx(0.375)
     assert results["flat"].metrics["rob-acc-tef"].mean is None  # constant: PCC undefined, counted
     assert results["flat"].metrics["rob-acc-tef"].excluded > 0 and results["flat"].extra["pcc_undefined"]["tef"] > 0
-    roles = {results[n].submission["role"] for n in ("position", "uniform", "random")}
+    roles = {results[n].submission["role"] for n in ("position", "uniform", "random", "corpus-lexicon")}
     assert is_control("position") and roles == {"control"}
     comp = {n: r.metrics["rob-faith-comp"].mean for n, r in results.items()}
     assert comp["occlusion"] > max(comp["position"], comp["random"])  # deleting what it ranks first hurts most

@@ -20,10 +20,10 @@ the other modules by their names (`benchmark.submission.requirements`, …).
 from benchmark.submission.folder import (ASSET_NAME_RE, BUILTIN_ENTRY, CAPABILITY_FIELDS, CODE_SUFFIXES, ENTRY_RE,
                                          FILE_NAME_RE, KINDS, LIBRARY_PACKAGES, MAX_FILE_BYTES, MAX_FILES,
                                          MAX_SOURCE_BYTES, MODALITIES, NAME_RE, ROLES, SKIP_DIRS, Submission,
-                                         accepted_parameters, builtin_folders, code_like, discover,
+                                         accepted_parameters, builtin_folders, builtins, code_like, discover,
                                          get_submission, import_cycle, is_builtin, load_submission)
 
 __all__ = ["ASSET_NAME_RE", "BUILTIN_ENTRY", "CAPABILITY_FIELDS", "CODE_SUFFIXES", "ENTRY_RE", "FILE_NAME_RE",
            "KINDS", "LIBRARY_PACKAGES", "MAX_FILES", "MAX_FILE_BYTES", "MAX_SOURCE_BYTES", "MODALITIES", "NAME_RE",
-           "ROLES", "SKIP_DIRS", "Submission", "accepted_parameters", "builtin_folders", "code_like", "discover",
-           "get_submission", "import_cycle", "is_builtin", "load_submission"]
+           "ROLES", "SKIP_DIRS", "Submission", "accepted_parameters", "builtin_folders", "builtins", "code_like",
+           "discover", "get_submission", "import_cycle", "is_builtin", "load_submission"]

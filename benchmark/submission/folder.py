@@ -686,6 +686,17 @@ def is_builtin(sub: Submission) -> bool:
     return any(path.is_relative_to(folder) for folder in builtin_folders())
 
 
+def builtins() -> dict[str, Submission]:
+    """The built-in submissions by name, read from `builtin_folders()` without importing the package ({} when none
+    is installed). What the boards recognise as a built-in is its code (`Submission.hash`), never a name alone
+    (`leaderboard.floors`, issue #58)."""
+    out: dict[str, Submission] = {}
+    for folder in builtin_folders():
+        for s in _scan(folder):
+            out.setdefault(s.name, s)
+    return out
+
+
 def _scan(folder: Path) -> list[Submission]:
     return [load_submission(p.parent) for p in sorted(folder.glob("*/submission.toml"))]
 

@@ -111,6 +111,7 @@ class AixiTrack(Track):
     hidden_construction = ("v2: the counting rule with its pattern weights drawn from the secret — one pattern "
                            "irrelevant (weight 0), the others spread (the heavier U(0.5, 1), the lighter 2–10 times "
                            "lighter); Class: the patterns' order drawn")
+    published_truth = "gt"  # the published maps (issue #58: the built-in `published-truth` returns them)
     no_hidden_copy = ("the AIXI CNN is trained on images: no construction keeps a copy's ground truth exact (the "
                       "function model's boards have hidden copies)")
 

@@ -142,6 +142,11 @@ class Track:
     # hidden copies (`benchmark.models.variants.hidden`, issue #50): why this track's boards have none ("" where
     # `hidden_copy` builds them)
     no_hidden_copy: ClassVar[str] = "its ground truth does not come from a model a secret could redraw"
+    # the ground truth a board publishes with its data, as a map an explainer could return (issue #58): the key of
+    # `Instances.truths` holding, per instance, a map of the explanation's shape that scores perfectly on the published
+    # model — the strongest public data prior on a hidden copy (`benchmark.published_truth`, read by the built-in
+    # `published-truth` alone); None where the board publishes none
+    published_truth: ClassVar[str | None] = None
 
     @property
     def name(self) -> str:
@@ -259,6 +264,14 @@ class Track:
         root = build_cached(construction, resource, draw,
                             on_build=lambda m: console.print(m, markup=False, highlight=False))
         return load_resource(resource.name, root=root, hub=False)
+
+    def truth_maps(self, resource, split: str) -> tuple[list[str], list[np.ndarray]]:
+        """(ids, maps): every instance's published ground truth of `split` as a map (`published_truth`), what the
+        built-in `published-truth` returns. Default: the track's instances of the split."""
+        if self.published_truth is None:
+            raise XaibenchError(f"the {self.name} track publishes no ground truth map")
+        inst = self.instances(resource, split, None)
+        return list(inst.ids), [np.asarray(m, dtype=np.float32) for m in inst.truths[self.published_truth]]
 
     def assets(self, resource) -> dict[str, Path]:
         """Read-only folders (no ground truth) every worker of this track gets, by name; the worker

@@ -135,6 +135,14 @@ class IdcTrack(Track):
         return spec, info
 
     no_hidden_copy = ""
+    published_truth = "gt"  # the published word flags (issue #58: the built-in `published-truth` returns them)
+
+    def truth_maps(self, resource, split: str) -> tuple[list[str], list[np.ndarray]]:
+        """Every document's published `gt` flags (1.0 / 0.0 per token) — the split's whole column, the documents the
+        published CNN misclassifies included: a hidden copy evaluates the documents *it* classifies correctly."""
+        self._check(resource)
+        table = resource.table(split, columns=["id", "gt"]).to_pydict()
+        return [str(i) for i in table["id"]], [np.asarray(g or [], dtype=np.float32) for g in table["gt"]]
 
     def hidden_copy(self, resource, model: str, draw: Any, split: str, limit: int | None = None):
         """The copy of draw `draw` (`Track.hidden_copy`): the derived resource the generator's construction builds

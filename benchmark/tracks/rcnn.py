@@ -133,6 +133,9 @@ class RcnnTrack(Track):
         return spec, info
 
     no_hidden_copy = ""
+    # the published N / SDK / SR labels (0 / 1 / 2) as scores: ranked as they are, every SR token comes before every
+    # N token (issue #58: the built-in `published-truth` returns them)
+    published_truth = "partition"
 
     def hidden_copy(self, resource, model: str, draw: Any, split: str, limit: int | None = None):
         """The copy of draw `draw` (`Track.hidden_copy`): the derived resource the generator's construction builds

@@ -14,8 +14,9 @@ own path (`benchmark.runner.result_path`: `<model>/randomised-s<seed>/<name>.jso
   model's hash};
 * `metrics` — the track's scores of the maps on the randomised model against the same ground truth;
 * `instance_scores` — those scores per instance and the similarity of the two runs' maps per instance
-  (`SIMILARITY_KEYS`: Spearman of |map|, SSIM for images; `benchmark.variant_runs.similarity`), so a board resamples
-  both on its own paired draws;
+  (`SIMILARITY_KEYS`: Spearman of |map|, SSIM for images; `benchmark.variant_runs.similarity`) and which of the two
+  maps is constant (`CONSTANT_KEY`, issue #58), so a board resamples both on its own paired draws and judges a
+  constant map rather than skipping it;
 * `extra.randomisation` — the trained Result it was paired with (`trained_outputs_sha256`: the maps it was
   compared with; `trained_ids_sha256`, its instances; `trained_result`, its file name beside this one's
   folder) and a summary of the similarity (mean over instances, how many were comparable, why the others
@@ -40,6 +41,8 @@ from benchmark.variant_runs.similarity import Compared, compare
 
 # measure (benchmark.variant_runs.similarity) -> its instance_scores array
 SIMILARITY_KEYS = {"spearman": "sim-spearman", "spearman-signed": "sim-spearman-signed", "ssim": "sim-ssim"}
+# which of an instance's two maps is constant (`benchmark.variant_runs.similarity.Compared.constant`; issue #58)
+CONSTANT_KEY = "sim-constant"
 
 
 def randomisation_of(r: Result) -> dict[str, Any] | None:
@@ -128,8 +131,12 @@ def compare_runs(trained: Sequence[dict[str, Entry]], randomised: Sequence[dict[
 
 
 def similarity_arrays(c: Compared) -> dict[str, np.ndarray]:
-    """A seed run's per-instance similarity as `instance_scores` arrays (`SIMILARITY_KEYS`)."""
-    return {SIMILARITY_KEYS[m]: v for m, v in c.values.items()}
+    """A seed run's per-instance similarity as `instance_scores` arrays (`SIMILARITY_KEYS`), and which of the two maps
+    is constant (`CONSTANT_KEY`)."""
+    out = {SIMILARITY_KEYS[m]: v for m, v in c.values.items()}
+    if c.constant is not None:
+        out[CONSTANT_KEY] = c.constant
+    return out
 
 
 def summary(trained: Result, compared: Sequence[Compared], seed: int, top: int | None) -> dict[str, Any]:

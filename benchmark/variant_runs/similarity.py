@@ -13,7 +13,11 @@ gives on the trained model is compared with the one it gives on the randomised m
   the image is narrower than 3 pixels.
 
 `compare(trained, randomised)` scores a list of instances at once and says, per instance, why a value is
-undefined (`CODES`): the explainer failed there on either model, or the map is constant on either.
+undefined (`CODES`): the explainer failed there on either model, or the map is constant on either. A constant map is
+no missing data (issue #58): `Compared.constant` records, per instance, which of the two maps is constant (bit 1: the
+trained model's, bit 2: the randomised model's; 0: neither; NaN where either failed, the shapes differ or the map has
+fewer than 2 features), so the board judges it (`leaderboard.randomisation`: constant on both models, the map did not
+change; on one only, it did).
 """
 
 from __future__ import annotations
@@ -71,6 +75,7 @@ class Compared:
 
     values: dict[str, np.ndarray]
     codes: list[str] = field(default_factory=list)
+    constant: np.ndarray | None = None  # per instance: 1 = the trained map constant, 2 = the randomised, 3 = both
 
     def counts(self) -> dict[str, int]:
         """How many instances carry each code."""
@@ -87,6 +92,7 @@ def compare(trained: Sequence[np.ndarray | None], randomised: Sequence[np.ndarra
     n = len(trained)
     measures = MEASURES if image else MEASURES[:2]
     values = {m: np.full(n, np.nan) for m in measures}
+    constant = np.full(n, np.nan)
     codes = [""] * n
     for i, (a, b) in enumerate(zip(trained, randomised)):
         if a is None or b is None:
@@ -96,6 +102,8 @@ def compare(trained: Sequence[np.ndarray | None], randomised: Sequence[np.ndarra
         if a.shape != b.shape:
             codes[i] = "shape"
             continue
+        if a.size >= 2:
+            constant[i] = float((np.ptp(a) == 0) + 2 * (np.ptp(b) == 0))
         if np.ptp(a) == 0 or np.ptp(np.abs(a)) == 0:
             codes[i] = "constant-trained"
             continue
@@ -106,4 +114,4 @@ def compare(trained: Sequence[np.ndarray | None], randomised: Sequence[np.ndarra
         values["spearman-signed"][i] = spearman(a, b)
         if image:
             values["ssim"][i] = ssim_abs(a, b)
-    return Compared(values, codes)
+    return Compared(values, codes, constant)

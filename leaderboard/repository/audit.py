@@ -128,7 +128,7 @@ def _again(tree: Path, runs: list[Any], secret: Any, rebuild: bool, rerun: bool,
 
     from benchmark.variant_runs.hidden import copy_for_run, hidden_of
     from benchmark.resources import load_resource
-    from benchmark.runner import model_record
+    from benchmark.runner import board_assets, model_record
     from benchmark.tracks import get_track
 
     out = []
@@ -140,9 +140,12 @@ def _again(tree: Path, runs: list[Any], secret: Any, rebuild: bool, rerun: bool,
             split, model = str(run.resource["split"]), str(run.model["name"])
             published = trk.instances(res, split, None)
             spec, info = trk.build_model(res, model, published)
+            offered = board_assets(trk, res)
             copy, copy_info, instances, coverage = copy_for_run(trk, res, model, split, draw, None,
-                                                                model_record(spec, info, published), secret)
-            rebuilt = json.loads(json.dumps(model_record(copy, copy_info, instances), default=str))
+                                                                model_record(spec, info, published, offered), secret)
+            rebuilt = json.loads(json.dumps(model_record(copy, copy_info, instances, offered), default=str))
+            if "assets" not in run.model:  # a run written before Results recorded their board's assets (issue #58)
+                rebuilt.pop("assets", None)
         except XaibenchError as exc:
             out.append(f"hidden copy {draw}: its copy cannot be rebuilt ({' '.join(str(exc).split())[:200]})")
             continue

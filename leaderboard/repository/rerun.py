@@ -29,6 +29,14 @@ submitted Result, and the record carries it under that kind's `record_key` (one 
 kind of companion run is one more entry of each. A submitted Result comes without one, so a self-reported row is
 not ranked on such a board until it is verified.
 
+The board's floors (issue #58): a board's floor comes from the built-in data priors it runs itself, never from an
+uploaded Result (`leaderboard.floors`). When every Result holds, the built-in floors the boards the pull request
+touches still miss are run by the maintainer with the installed built-ins (`floor_runs`,
+`leaderboard.floor_runs.run_missing`: on the published model, and on the open round's copies where the board has
+them) and land in the same commit, each with its signed record (rule "a built-in floor, run by the maintainer") — a
+floor already on the default branch, verified, gets only its missing round record; one that cannot run is said in
+one line, and its board stays unranked with that reason.
+
 Hidden copies (issue #50): where the repository has started rounds (`rounds`) and a Result's board has hidden
 copies, the re-run is also evaluated on the open round's draws (`hidden_runs`, after `open_round` checked the
 round's signature and that its secret hashes to its commitment), each run's draw commitment checked against
@@ -60,9 +68,9 @@ from leaderboard.repository.layout import (HIDDEN_RECORD, LAYOUT_VERSION, MAX_RE
                                            parse_result_path, sha256)
 from leaderboard.repository.reading import folder_digests
 
-__all__ = ["COMPARED_PROVENANCE", "Evaluation", "Rerun", "compare", "figures_of", "hidden_record_for", "hidden_runs",
-           "no_copy", "open_round", "provenance_differences", "rebuild", "record_for", "rehide", "rerun_result",
-           "trusted", "verify_pull_request"]
+__all__ = ["COMPARED_PROVENANCE", "Evaluation", "FLOOR_RULE", "Rerun", "compare", "figures_of", "floor_runs",
+           "hidden_record_for", "hidden_runs", "no_copy", "open_round", "provenance_differences", "rebuild",
+           "record_for", "rehide", "rerun_result", "trusted", "verify_pull_request"]
 
 REL_TOL = 1e-9
 STOCHASTIC_FACTOR = 3.0
@@ -542,12 +550,110 @@ def verify_pull_request(store: Any, ref: str, private: Any, sandbox: str = "auto
         records[rp.verification] = _dump(record_for(pr.merged, run, signer), private)
         if run.round is not None:
             records[paths[1]] = _dump(hidden_record_for(pr.merged, run), private)
+    floors, floor_records = floor_runs(pr, rels, private, sandbox, timeout_s, hidden, say)
+    runs += floors
     first = parse_result_path(runs[0].rel)
     assert first is not None
-    files = {**pr.added, **landing_files(pr, first.submission, private), **records}
+    files = {**pr.added, **landing_files(pr, first.submission, private), **records, **floor_records}
     commit = store.land(ref, files, f"xaibench verify {first.submission} {first.code_hash}: {len(runs)} Result(s) "
                                     f"re-run and signed ({ref})", pr.tip_commit)
     return runs, commit
+
+
+FLOOR_RULE = "a built-in floor, run by the maintainer"  # the record's rule of a floor `floor_runs` landed
+
+
+def floor_runs(pr: Any, rels: list[str], private: Any, sandbox: str, timeout_s: float, hidden: tuple[Any, Any] | None,
+               say: Callable[[str], None]) -> tuple[list[Rerun], dict[str, bytes]]:
+    """(the floors run, the files they land): the built-in floors each board the pull request's Results `rels` are on
+    still misses in the tree it would give (module docstring), run with the installed built-ins in a scratch folder;
+    each lands as a submission folder (its `submission.json` and source, exactly as hashed), its Result and its signed
+    record (`FLOOR_RULE`), and its round record where it was run on the open round's copies. A floor whose Result the
+    tree holds unverified is not signed (its own pull request is verified like any), and one that cannot run is said
+    (`say`)."""
+    import json
+
+    from benchmark.submission import builtins
+    from leaderboard.boards import boards
+    from leaderboard.companions import kind_of
+    from leaderboard.floor_runs import run_missing
+    from leaderboard.repository.boards import load_repository, verified
+    from leaderboard.repository.layout import SUBMISSION_JSON, result_path_of, source_files, submission_dir, \
+        submission_json
+    from leaderboard.repository.signing import key_id
+
+    own = {key_id(private.public_key()): private.public_key()}
+    found, _ = load_repository(pr.merged, own)
+    touched = {(rp.track, rp.resource, rp.model): rp.rel for rp in map(parse_result_path, rels) if rp is not None}
+    runs: list[Rerun] = []
+    files: dict[str, bytes] = {}
+    with tempfile.TemporaryDirectory(prefix="xaibench-floors-") as scratch:
+        for b in boards(found):
+            if b.key not in touched:
+                continue
+            todo, copies = _floors_wanted(b, found, None if no_copy(touched[b.key]) else hidden)
+            if not todo:
+                continue
+            got = run_missing(b, Path(scratch) / f"b{len(runs)}-{len(files)}", sandbox=sandbox, timeout_s=timeout_s,
+                              round_=None if hidden is None else hidden[1], todo=todo, copies=copies, say=say)
+            for line in got.problems:
+                say(line)
+            for r in [x for x in got.results if kind_of(x) is None]:
+                sub = builtins()[str(r.submission["base"])]
+                rp = result_path_of(r)
+                folder = submission_dir(sub.name, sub.hash)
+                new = {f"{folder}/{SUBMISSION_JSON}": (json.dumps(submission_json(sub, builtin=True), indent=1,
+                                                                  sort_keys=True) + "\n").encode("utf-8"),
+                       **{f"{folder}/{k}": v for k, v in source_files(sub).items()}}
+                held = (pr.merged / rp.rel).exists()
+                if held and verified(pr.merged, rp.rel, own) is None:
+                    say(f"{rp.rel}: the built-in floor's Result is on the tree unverified; verify its own pull request "
+                        "(nothing of it was signed)")
+                    continue
+                if not held:
+                    new[rp.rel] = Path(str(r.path)).read_bytes()
+                clash = [p for p, d in new.items() if (pr.merged / p).exists() and (pr.merged / p).read_bytes() != d]
+                if clash:
+                    say(f"{clash[0]}: the tree holds it with other bytes; the built-in floor {sub.name} was not landed")
+                    continue
+                for p, d in new.items():
+                    if not (pr.merged / p).exists():
+                        (pr.merged / p).parent.mkdir(parents=True, exist_ok=True)
+                        (pr.merged / p).write_bytes(d)
+                        files[p] = d
+                run = Rerun(rp.rel, rule=FLOOR_RULE, evaluations=[Evaluation("built-in floor", r)])
+                if not held:
+                    files[rp.verification] = _dump(record_for(pr.merged, run), private)
+                mine = [h for h in got.results
+                        if kind_of(h) == "hidden" and h.submission["name"] == r.submission["name"]]
+                if mine and hidden is not None and not (pr.merged / rp.round_record(hidden[0].name)).exists():
+                    run.round, run.hidden = hidden[0], mine
+                    files[rp.round_record(hidden[0].name)] = _dump(hidden_record_for(pr.merged, run), private)
+                runs.append(run)
+    return runs, files
+
+
+def _floors_wanted(board: Any, found: list[Any], hidden: tuple[Any, Any] | None) -> tuple[list[tuple[str, bool]], Any]:
+    """(built-in name, on the copies too) for each floor `board` misses once the pull request lands — on the published
+    model (`Board.lacking`) and, where the open round's copies will be run (`hidden`), every built-in data prior the
+    copies need that no verified row of the board holds a record of that round for — and the copies to run them on."""
+    from benchmark.tracks import get_track
+    from benchmark.variant_runs.hidden import hidden_round
+    from leaderboard import floors
+    from leaderboard.companions import of
+    from leaderboard.floor_runs import Copies
+
+    published = set(board.lacking)
+    if hidden is None:
+        return [(n, False) for n in sorted(published)], None
+    mine = [r for r in found if (r.track, str(r.resource["name"]), str(r.model["name"])) == board.key]
+    offer = floors.offer_of(mine, get_track(board.track).submission_kind, board.modality, board.white_box,
+                            board.segments)
+    done = {b.name for r in mine if r.status == "verified" and (b := floors.builtin_of(r)) is not None
+            and any(hidden_round(h) == hidden[0].name for h in of(r).get("hidden", []))}
+    copies = set(floors.needed(offer, "hidden")) - done
+    return ([(n, n in copies) for n in sorted(published | copies)],
+            Copies(hidden[0].name, list(range(hidden[0].draws)), [None] * hidden[0].draws))
 
 
 def rehide(store: Any, private: Any, sandbox: str = "auto", timeout_s: float = 60.0, sources: Any = None,

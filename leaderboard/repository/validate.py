@@ -399,10 +399,11 @@ class _Context:
                 self._models[key] = None
             else:
                 try:
-                    from benchmark.runner import model_record
+                    from benchmark.runner import board_assets, model_record
 
                     spec, info = track.build_model(res, model, instances)
-                    self._models[key] = json.loads(json.dumps(model_record(spec, info, instances), default=str))
+                    self._models[key] = json.loads(json.dumps(model_record(spec, info, instances,
+                                                                           board_assets(track, res)), default=str))
                 except XaibenchError:
                     self._models[key] = None
         return self._models[key]

@@ -271,7 +271,9 @@ def _ranking_row(b: Board, row: Row, notes: dict[str, set[str]], up: str | None 
     if row.rank is not None:
         rank_html, rank_v = e(f"{row.rank}{'=' if row.tied else ''}"), str(row.rank)
     else:
-        rank_html, rank_v = e({"control": "ctrl", "reference": "ref", "model-blind": "blind"}.get(row.marker, "—")), ""
+        from leaderboard.render import ROLE_MARKS
+
+        rank_html, rank_v = e(ROLE_MARKS.get(row.marker, "—")), ""
     iv = row.interval if row.rank is not None else None
     iv_text = "—" if iv is None else (str(iv[0]) if iv[0] == iv[1] else f"{iv[0]}–{iv[1]}")
     name_html = (_submission_link(row.submission, up)
