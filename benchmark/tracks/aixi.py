@@ -116,9 +116,20 @@ class AixiTrack(Track):
             return ModelSpec(name="cnn", modality="image", white_box=True, loader="image", directory=directory), info
         raise ResourceError(f"the aixi track has no model '{name}'; choose one of: {', '.join(self.models)}")
 
-    hidden_construction = ("v2: the counting rule with its pattern weights drawn from the secret — one pattern "
-                           "irrelevant (weight 0), the others spread (the heavier U(0.5, 1), the lighter 2–10 times "
-                           "lighter); Class: the patterns' order drawn")
+    # what a copy draws (`benchmark.models.aixi_function.HIDDEN_FORMS`): "weights", the v2 construction; the drawn
+    # count curves were measured as candidates (docs/aixi.md, "What the copies give away") and not adopted — an
+    # experiment may set this on the track object to build them (their hash and description name the form)
+    hidden_form = "weights"
+    _FORM_TEXT = {"weights": "",
+                  "shared-curve": "; a count curve ι̂^γ shared by the patterns drawn (v3-candidate shared-curve)",
+                  "pattern-curves": "; a count curve ι̂^γ_k per pattern drawn (v3-candidate pattern-curves)"}
+
+    @property
+    def hidden_construction(self) -> str:
+        """What the copies rely on, with the construction's version (`Track.hidden_construction`)."""
+        return ("v2: the counting rule with its pattern weights drawn from the secret — one pattern irrelevant "
+                "(weight 0), the others spread (the heavier U(0.5, 1), the lighter 2–10 times lighter); Class: the "
+                "patterns' order drawn" + self._FORM_TEXT[self.hidden_form])
     no_hidden_copy = ("the AIXI CNN is trained on images: no construction keeps a copy's ground truth exact (the "
                       "function model's boards have hidden copies)")
 
@@ -138,7 +149,8 @@ class AixiTrack(Track):
         dataset, fname = self._parse(resource)
         instances = self.instances(resource, split, limit)
         spec, info = self.build_model(resource, "function", instances)
-        fn = hidden_function(get_function(fname, resource.params.get("class_rule", "count")), draw.rng("aixi-function"))
+        fn = hidden_function(get_function(fname, resource.params.get("class_rule", "count")), draw.rng("aixi-function"),
+                             self.hidden_form)
         t = instances.truths
         gt = np.stack([ground_truth_map(t["instances"][n], t["patterns"][n], fn.weights)
                        for n in range(len(instances))]) if len(instances) else np.asarray(t["gt"])
@@ -146,9 +158,11 @@ class AixiTrack(Track):
         served = spec.served
         assert isinstance(served, FunctionModel)
         spec.served = FunctionModel(fn, dataset, served._references, visible_fraction=served.visible_fraction)
-        # the copy's hash names the draw (its public commitment), never its weights (6 permutations of Class
-        # would be found by hashing each)
-        info = {**info, "hash": hashlib.sha256(f"{info['hash']}:hidden:{draw.commitment}".encode()).hexdigest()[:16]}
+        # the copy's hash names the draw (its public commitment) and a candidate form, never its weights (6
+        # permutations of Class would be found by hashing each); v2's hash is the one its Results carry
+        form = "" if self.hidden_form == "weights" else f":{self.hidden_form}"
+        key = f"{info['hash']}:hidden:{draw.commitment}{form}"
+        info = {**info, "hash": hashlib.sha256(key.encode()).hexdigest()[:16]}
         irrelevant = [k for k in range(3) if fn.weights[k] == 0.0]
         objects = [int(np.isin(t["patterns"][n], irrelevant).sum()) for n in range(len(instances))]
         stats = {"irrelevant_patterns": len(irrelevant),

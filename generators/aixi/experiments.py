@@ -139,31 +139,46 @@ class NormalisationCell:
 
 def normalisation_study(configs=CONFIGS, submissions=NORMALISATION_SUBMISSIONS, normalisations=None,
                         limit: int | None = 40, draws: int = 3, hidden_limit: int | None = 10,
-                        results_dir=None, batch_size: int = 16) -> list[NormalisationCell]:
+                        results_dir=None, batch_size: int = 16,
+                        hidden_form: str = "weights") -> list[NormalisationCell]:
     """Every submission on the function model of each config and on `draws` hidden copies of it (this home's
     secret; the first `hidden_limit` images of each), scored under every normalisation of
     `benchmark.metrics.saliency.NORMALISATIONS`. Everything runs through `evaluate`: each map is explained once per
     (submission, image, model copy) — the output cache does not depend on the metric options — and scored once per
-    normalisation, each normalisation's Results in their own folder (`results_dir/<normalisation>`)."""
+    normalisation, each normalisation's Results in their own folder (`results_dir/<normalisation>`).
+
+    A submission is a name or folder, or (name or folder, parameters). `hidden_form` builds the copies with a
+    candidate construction (`benchmark.models.aixi_function.HIDDEN_FORMS`; the track's own is "weights"), set on the
+    track for the study only: its copies have their own hashes, hence their own caches, and their Results go to
+    `results_dir/<form>/<normalisation>`."""
     normalisations = tuple(normalisations or NORMALISATIONS)
     base = Path(results_dir) if results_dir is not None else data_home() / "results-normalisation"
+    if hidden_form != "weights":
+        base = base / hidden_form
+    track = get_track("aixi")
+    kept, track.hidden_form = track.hidden_form, hidden_form  # type: ignore[attr-defined]
     cells: list[NormalisationCell] = []
-    for config in configs:
-        runs: dict[str, dict[str, tuple]] = {n: {} for n in normalisations}
-        for sub in submissions:
+    try:
+        for config in configs:
+            runs: dict[str, dict[str, tuple]] = {n: {} for n in normalisations}
+            for entry in submissions:
+                sub, params = entry if isinstance(entry, tuple) else (entry, {})
+                for norm in normalisations:
+                    kw = dict(track="aixi", resource=f"aixi/{config}", model="function", batch_size=batch_size,
+                              metric_params={"normalisation": norm}, results_dir=base / norm, params=dict(params))
+                    published = evaluate(sub, limit=limit, **kw)
+                    hidden = [evaluate(sub, hidden=k, hidden_limit=hidden_limit, **kw) for k in range(draws)]
+                    runs[norm][_label(sub, params)] = (published, hidden)
             for norm in normalisations:
-                kw = dict(track="aixi", resource=f"aixi/{config}", model="function", batch_size=batch_size,
-                          metric_params={"normalisation": norm}, results_dir=base / norm)
-                published = evaluate(sub, limit=limit, **kw)
-                hidden = [evaluate(sub, hidden=k, hidden_limit=hidden_limit, **kw) for k in range(draws)]
-                runs[norm][_label(sub)] = (published, hidden)
-        for norm in normalisations:
-            cells += _against_floor(config, norm, runs[norm])
+                cells += _against_floor(config, norm, runs[norm])
+    finally:
+        track.hidden_form = kept  # type: ignore[attr-defined]
     return cells
 
 
-def _label(sub) -> str:
-    return Path(str(sub)).name.replace("_", "-")
+def _label(sub, params: dict | None = None) -> str:
+    name = Path(str(sub)).name.replace("_", "-")
+    return name + "".join(f"[{k}={v}]" for k, v in sorted((params or {}).items()))
 
 
 def _hidden_draws(track, hidden: list, metric: str) -> tuple[float | None, np.ndarray]:
