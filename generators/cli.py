@@ -241,7 +241,7 @@ def reproduce_aixi_normalisation(
                                            "construction) or a candidate that also draws count curves "
                                            "('shared-curve', 'pattern-curves'; docs/aixi.md)."),
 ) -> None:
-    """Signed maps: every AIXI built-in and data prior under each normalisation (docs/aixi.md).
+    """AIXI: each built-in under each normalisation of signed maps.
 
     Each map is explained once per image and model copy and scored as min-max, positive part and |S|; on the
     hidden copies each submission is compared with the best data prior (paired bootstrap over images and copies)."""

@@ -5,6 +5,15 @@ Every metric is vectorised: ``fn(explanations (N,H,W), truths (N,H,W), **params)
 An instance whose ground truth has no positive mass (ΣG = 0) is undefined for every metric and scores
 NaN (the runner counts it as excluded); so does an explanation containing a non-finite value.
 
+Signed maps as distributions
+----------------------------
+KL and EMD compare P_G = G/ΣG with P_S, a distribution made of the map by `normalisation` (`normalise`):
+``"positive"`` (the board's default, S⁺/ΣS⁺), ``"minmax"`` (SPECS §3.7's [I] choice, the paper-parity setting) or
+``"absolute"`` (|S|/Σ|S|). Under min-max a negative value anywhere lifts every other pixel — the background
+included — by |min S|/(max S − min S); under the positive part it is no evidence. The choice was made by
+experiment (docs/aixi.md, "Signed maps"). A map with nothing to normalise (no positive value; all zero for |S|)
+scores the worst value the metric has on its instance, never the uniform map's.
+
 Exact and fast EMD
 ------------------
 With a *metric* ground cost d, the 1-Wasserstein distance depends only on P − Q: the mass the two
@@ -25,7 +34,7 @@ fails; an approximate value is never returned.
 Cost: the simplex needs ≈4.5 pivots per node, so the time is set by the number of cells where the maps
 differ. A dense explanation leaves ≈975 sink cells on a 32×32 grid (≈8-10 ms per map on one core of
 the development machine, ≈2-2.5× faster than plain `ot.emd2` on the full 1024×1024 problem); a sparse
-one (e.g. LIME with non-negative weights: zero background) takes well under a millisecond.
+one (e.g. LIME under the positive part: zero background) takes well under a millisecond.
 """
 
 from __future__ import annotations

@@ -205,18 +205,18 @@ def _hidden_draws(track, hidden: list, metric: str) -> tuple[float | None, np.nd
 
 def _against_floor(config: str, norm: str, runs: dict[str, tuple]) -> list[NormalisationCell]:
     """Cells of one board under one normalisation: each submission against the best data prior on the copies."""
-
     track = get_track("aixi")
     kl = {s: _hidden_draws(track, hidden, "kl") for s, (_pub, hidden) in runs.items()}
-    priors = [s for s in DATA_PRIORS if s in kl and kl[s][0] is not None]
-    floor = min(priors, key=lambda s: kl[s][0]) if priors else ""
+    points = {s: p for s, (p, _draws) in kl.items() if p is not None}
+    priors = [s for s in DATA_PRIORS if s in points]
+    floor = min(priors, key=points.__getitem__) if priors else ""
     cells = []
     for s, (pub, hidden) in runs.items():
         empty = sum(int((r.extra.get("empty_maps") or {}).get("count", 0)) for r in [pub, *hidden])
-        cell = NormalisationCell(config, norm, s, pub.metrics["kl"].mean, pub.metrics["emd"].mean, kl[s][0],
+        cell = NormalisationCell(config, norm, s, pub.metrics["kl"].mean, pub.metrics["emd"].mean, points.get(s),
                                  _mean([r.metrics["emd"].mean for r in hidden]), floor=floor, empty_maps=empty)
-        if floor and s != floor and kl[s][0] is not None:
-            cell.delta = kl[floor][0] - kl[s][0]  # KL: lower is better, so + = better than the floor
+        if floor and s != floor and s in points:
+            cell.delta = points[floor] - points[s]  # KL: lower is better, so + = better than the floor
             cell.delta_ci = percentile_interval(kl[floor][1] - kl[s][1])
         cells.append(cell)
     return cells
