@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -173,6 +174,37 @@ def normalisation_study(configs=CONFIGS, submissions=NORMALISATION_SUBMISSIONS, 
                 cells += _against_floor(config, norm, runs[norm])
     finally:
         track.hidden_form = kept  # type: ignore[attr-defined]
+    return cells
+
+
+def read_study(results_dir, draws: int | None = None) -> list[NormalisationCell]:
+    """The cells of a study already run, from its Results (`results_dir/<normalisation>/…`): per board and
+    normalisation, each submission's Result on the published model and its Results on the copies 0 … `draws` − 1
+    (default: every copy each submission has, the same for all)."""
+    from collections import defaultdict
+
+    from benchmark.store.results import load_results
+
+    cells: list[NormalisationCell] = []
+    for norm in NORMALISATIONS:
+        found, _problems = load_results(Path(results_dir) / norm)
+        published: dict[tuple[str, str], Any] = {}
+        hidden: dict[tuple[str, str], dict[int, Any]] = defaultdict(dict)
+        for r in found:
+            key = (str(r.resource["name"]).split("/", 1)[-1], r.submission["name"].split("{", 1)[0])
+            h = (r.model or {}).get("hidden")
+            if isinstance(h, dict):
+                hidden[key][int(h["draw"])] = r
+            else:
+                published[key] = r
+        for config in sorted({c for c, _s in published}):
+            runs = {}
+            for (c, sub), pub in sorted(published.items()):
+                copies = hidden.get((c, sub), {})
+                n = draws if draws is not None else len(copies)
+                if c == config and all(k in copies for k in range(n)) and n:
+                    runs[sub] = (pub, [copies[k] for k in range(n)])
+            cells += _against_floor(config, norm, runs)
     return cells
 
 
