@@ -211,3 +211,36 @@ def test_a_result_from_before_the_option_verifies_as_min_max(home, tmp_path):
     assert verify_result(path).ok, verify_result(path).problems
     board = evaluate("random", **kw)
     assert board.metrics["kl"].mean != pytest.approx(r.metrics["kl"].mean, rel=1e-6)
+
+
+@pytest.mark.slow(reason="two submissions on the published function and a hidden copy, scored three ways (12 runs)")
+def test_the_normalisation_study_scores_each_map_once_per_normalisation(home, tmp_path):
+    """`generators.aixi.experiments.normalisation_study` (docs/aixi.md, Signed maps): through `evaluate`, every
+    submission on the published function and its copies under each normalisation, the explanations computed once
+    (one output cache per submission and model copy), compared with the better data prior on the copies; and
+    `read_study` reads the same cells back from the Results."""
+    from generators.aixi.experiments import normalisation_study, read_study
+    from generators.cli import _with_params
+
+    cells = normalisation_study(("shape-ssin",), ("foreground", "lime-exhaustive"), limit=6, draws=1, hidden_limit=4,
+                                results_dir=tmp_path / "study")
+    assert {(c.submission, c.normalisation) for c in cells} == {(s, n) for s in ("foreground", "lime-exhaustive")
+                                                                  for n in ("minmax", "positive", "absolute")}
+    by = {(c.submission, c.normalisation): c for c in cells}
+    assert all(c.floor == "foreground" for c in cells) and by["foreground", "positive"].delta is None
+    lime = by["lime-exhaustive", "positive"]
+    assert lime.delta == pytest.approx(by["foreground", "positive"].hidden_kl - lime.hidden_kl)
+    assert lime.delta_ci is not None and lime.delta_ci[0] <= lime.delta <= lime.delta_ci[1]
+    # exhaustive LIME has no negative value on the published SSIN function: min-max and the positive part agree
+    assert by["lime-exhaustive", "minmax"].kl == pytest.approx(lime.kl, rel=1e-9)
+    from benchmark.store.results import load_results
+
+    found, _ = load_results(tmp_path / "study")
+    lime_runs = [r for r in found if r.submission["base"] == "lime-exhaustive"]
+    assert len(lime_runs) == 6  # 3 normalisations × (published, copy 0), each map explained once per model copy:
+    assert len({r.extra["cache"] for r in lime_runs}) == 2  # one output cache each, shared by the normalisations
+    assert {r.extra["normalisation"] for r in lime_runs} == {"minmax", "positive", "absolute"}
+    again = {(c.submission, c.normalisation): c for c in read_study(tmp_path / "study", draws=1)}
+    assert again.keys() == by.keys() and all(again[k].hidden_kl == by[k].hidden_kl for k in by)
+    assert _with_params("tests/x[form=shared,n=2]") == ("tests/x", {"form": "shared", "n": 2})
+    assert _with_params("lime-image") == "lime-image"
