@@ -149,8 +149,8 @@ def evaluate_cmd(
     param: Optional[List[str]] = typer.Option(None, "--param", "-p",
                                               help="Override a submission parameter: key=value (repeatable)."),
     metric_param: Optional[List[str]] = typer.Option(
-        None, "--metric-param", help="Override a metric default: key=value, e.g. attribution=absolute "
-        "(aixi: score |S| instead of the signed map)."),
+        None, "--metric-param", help="Override a metric default: key=value, e.g. normalisation=minmax "
+        "(aixi: how a signed map becomes a distribution: positive, minmax or absolute)."),
     timeout: float = typer.Option(60.0, min=0, max=TIMEOUT_MAX_S,
                                   help="Per-instance time limit in seconds (0 = none; at most a day)."),
     overwrite: bool = typer.Option(False, help="Recompute cached outputs and replace the result."),

@@ -58,7 +58,7 @@ class RunOptions:
     timeout_s: float = 60.0  # per-instance time limit, 0 = none (a batch gets timeout_s × its size)
     results_dir: Path | None = None
     model_options: dict[str, Any] = field(default_factory=dict)
-    metric_params: dict[str, Any] = field(default_factory=dict)  # e.g. {"attribution": "absolute"}
+    metric_params: dict[str, Any] = field(default_factory=dict)  # e.g. {"normalisation": "minmax"}
     sandbox: str = "auto"  # auto | bwrap | none (benchmark.isolation.sandbox)
     memory_gb: float | None = None  # the worker's address-space limit (None: `memory_default`)
     processes: int | None = None  # the worker's task limit, processes + threads (None: default_processes(); 0: none)

@@ -110,7 +110,7 @@ def verify_result(path: Path) -> Verdict:
             raise XaibenchError(f"{missing} of its outputs are missing from the cache")
         if outputs_digest([e[i] for e in runs for i in instances.ids]) != integrity["outputs_sha256"]:
             raise XaibenchError("the cached outputs are not the ones it was scored from")
-        metric_params = r.extra.get("metric_params", {})
+        metric_params = trk.metric_params_of(r.extra)
         per_seed = []
         for entries in runs:
             scores = _score(trk, instances, entries, r.submission["name"], metric_params)

@@ -31,7 +31,8 @@ Pgt = StrEnum("Pgt", ["wga", "milp", "hybrid"])  # generators.idc.build.PGTS
 IdcPool = StrEnum("IdcPool", ["train+validation", "train"])
 HybridRank = StrEnum("HybridRank", ["total", "max"])
 MrSource = StrEnum("MrSource", ["mirror", "local", "hub"])
-Attribution = StrEnum("Attribution", ["signed", "absolute"])
+Normalisation = StrEnum("Normalisation", ["minmax", "positive", "absolute"])
+HiddenForm = StrEnum("HiddenForm", ["weights", "shared-curve", "pattern-curves"])
 Experiment = StrEnum("Experiment", ["1", "2", "3"])  # generators.aixi.experiments: Experiments 1-3
 EraserSplit = StrEnum("EraserSplit", ["train", "val", "test"])  # ERASER's {split}.jsonl files
 
@@ -185,8 +186,9 @@ def reproduce_aixi(
     function: List[AixiFunction] = typer.Option(["ssin", "suum", "class"], "--function", "-f",
                                                 help="ssin, suum, class."),
     limit: Optional[int] = typer.Option(None, min=1, help="Only the first N validation images (paper: all 2,000)."),
-    attribution: Attribution = typer.Option("signed", help="Score the 'signed' LIME map (SPECS §3.7) or its "
-                                            "'absolute' value."),
+    normalisation: Normalisation = typer.Option("minmax", help="How the signed LIME map becomes a distribution: "
+                                                "'minmax' (SPECS §3.7, the paper's tables), 'positive' (S⁺/ΣS⁺, the "
+                                                "board's default) or 'absolute' (|S|/Σ|S|)."),
     results: Optional[Path] = typer.Option(None, help="Results folder (default $XAIBENCH_HOME/results)."),
 ) -> None:
     """AIXI Experiments 1-3 beside the paper's numbers.
@@ -196,8 +198,59 @@ def reproduce_aixi(
     from generators.aixi.experiments import run, table
 
     rows = run(tuple(int(e) for e in experiment), tuple(_plain(dataset)), tuple(_plain(function)), limit=limit,
-               results_dir=results, attribution=str(attribution))
+               results_dir=results, normalisation=str(normalisation))
     console.print(table(rows))
+
+
+def _with_params(text: str) -> str | tuple[str, dict[str, str | int | float]]:
+    """`NAME[key=value,...]` as (NAME, {key: value}) (numbers as numbers); a plain name as itself."""
+    if not text.endswith("]") or "[" not in text:
+        return text
+    name, _, inner = text[:-1].partition("[")
+    params: dict[str, str | int | float] = {}
+    for item in filter(None, inner.split(",")):
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise typer.BadParameter(f"{text}: parameters are key=value, got {item!r}")
+        params[key.strip()] = _number(value.strip())
+    return name, params
+
+
+def _number(value: str) -> str | int | float:
+    for kind in (int, float):
+        try:
+            return kind(value)
+        except ValueError:
+            pass
+    return value
+
+
+@reproduce_app.command("aixi-normalisation")
+def reproduce_aixi_normalisation(
+    config: Optional[List[str]] = typer.Option(None, "--config", "-c", help="Boards, e.g. shape-ssin (default: "
+                                               "Shape and Color × SSIN, SUUM, Class)."),
+    submission: Optional[List[str]] = typer.Option(None, "--submission", "-s", help="Submissions, each a name or "
+                                                   "folder, with parameters as NAME[key=value,...] (default: every "
+                                                   "built-in that runs on the function model and every control)."),
+    limit: Optional[int] = typer.Option(40, min=1, help="Images on the published function model (the demo: 40)."),
+    draws: int = typer.Option(3, min=1, max=100, help="Hidden copies of the function model."),
+    hidden_limit: Optional[int] = typer.Option(10, min=1, help="Images of each hidden copy (the demo: 10)."),
+    results: Optional[Path] = typer.Option(None, help="Results folder, one sub-folder per normalisation (default "
+                                           "$XAIBENCH_HOME/results-normalisation)."),
+    hidden_form: HiddenForm = typer.Option("weights", help="What the hidden copies draw: 'weights' (the board's "
+                                           "construction) or a candidate that also draws count curves "
+                                           "('shared-curve', 'pattern-curves'; docs/aixi.md)."),
+) -> None:
+    """AIXI: each built-in under each normalisation of signed maps.
+
+    Each map is explained once per image and model copy and scored as min-max, positive part and |S|; on the
+    hidden copies each submission is compared with the best data prior (paired bootstrap over images and copies)."""
+    from generators.aixi.experiments import CONFIGS, NORMALISATION_SUBMISSIONS, normalisation_study, normalisation_table
+
+    subs = tuple(_with_params(s) for s in submission) if submission else NORMALISATION_SUBMISSIONS
+    cells = normalisation_study(tuple(config or CONFIGS), subs, limit=limit, draws=draws, hidden_limit=hidden_limit,
+                                results_dir=results, hidden_form=str(hidden_form))
+    console.print(normalisation_table(cells))
 
 
 @reproduce_app.command("idc")

@@ -82,6 +82,35 @@ def test_an_aixi_copy_holds_its_ground_truth_exactly(name):
         assert len({f.weights.index(0.0) for f in copies}) == 3  # every pattern can be the irrelevant one
 
 
+@pytest.mark.parametrize("name", ["ssin", "suum", "class"])
+def test_a_candidate_form_draws_curves_after_the_v2_weights_and_keeps_the_truth_exact(name):
+    """`hidden_function(..., form)` (the candidates measured for issue #58, not the board's construction): the same
+    weights as v2 from the same draw — a v2 copy is unchanged —, count curves in [1/3, 3] (one shared, or one per
+    pattern; Class has none), and the irrelevant pattern still moves nothing."""
+    from benchmark.models.aixi_function import CURVE_SPREAD, HIDDEN_FORMS
+
+    published = get_function(name)
+    assert published.curve == (1.0, 1.0, 1.0)
+    for seed in range(20):
+        v2 = hidden_function(published, np.random.default_rng(seed))
+        assert v2.curve == (1.0, 1.0, 1.0) and v2 == hidden_function(published, np.random.default_rng(seed), "weights")
+        for form in HIDDEN_FORMS[1:]:
+            f = hidden_function(published, np.random.default_rng(seed), form)
+            assert (f.weights, f.order) == (v2.weights, v2.order)
+            if name == "class":
+                assert f.curve == (1.0, 1.0, 1.0)
+                continue
+            assert all(1 / CURVE_SPREAD <= g <= CURVE_SPREAD for g in f.curve)
+            assert (len(set(f.curve)) == 1) == (form == "shared-curve")
+            zero = f.weights.index(0.0)
+            counts = np.array([[1, 2, 0], [2, 0, 1], [0, 1, 2], [2, 2, 2]])
+            moved = counts.copy()
+            moved[:, zero] = (moved[:, zero] + 1) % 3
+            assert np.array_equal(f(counts, 2), f(moved, 2))
+    with pytest.raises(ValueError, match="form must be one of"):
+        hidden_function(published, np.random.default_rng(0), "anything")
+
+
 def test_the_aixi_track_serves_the_copy_with_its_own_maps(home):
     trk, res = get_track("aixi"), load_resource("aixi/shape-ssin")
     rnd = Round("t", b"s" * 32)
@@ -227,3 +256,25 @@ def test_verify_rescores_a_hidden_run_on_the_copy_rebuilt_from_the_secret(home, 
     other.write_text(json.dumps(data))
     problems = verify_result(other).problems
     assert any("only that round's secret rebuilds the copy" in p for p in problems), problems
+
+
+INVERTER = Path(__file__).parent / "submissions" / "form_inverter"
+
+
+@pytest.mark.slow(reason="the inverter on the published model and on six hidden copies, each run in a worker")
+def test_an_inverter_of_the_public_form_reads_the_v2_copies_exactly(home, tmp_path, monkeypatch):
+    """What the AIXI construction gives away (issue #58, docs/aixi.md): the copies draw the weights, not the form, so
+    a method that knows the counting rule reads each copy's ground truth exactly by deleting objects — through the
+    ordinary run, in the worker, from `predict` alone. A drawn count curve shared by the patterns (the candidate
+    "shared-curve") stops the inverter of the *published* form, and not one that assumes only a shared curve."""
+    kw = dict(track="aixi", resource="aixi/shape-ssin", model="function", limit=8, results_dir=tmp_path)
+    public = [evaluate(str(INVERTER), hidden=k, **kw) for k in range(2)]
+    assert all(r.n_failed == 0 and abs(r.metrics["kl"].mean) < 1e-9 for r in public)
+    assert abs(evaluate(str(INVERTER), **kw).metrics["kl"].mean) < 1e-9  # and the published model, as exactly
+    monkeypatch.setattr(get_track("aixi"), "hidden_form", "shared-curve")
+    curved = [evaluate(str(INVERTER), hidden=k, **kw) for k in range(2)]
+    assert all(c.model["hash"] != p.model["hash"] for c, p in zip(curved, public))  # its own copies, own caches
+    assert "shared-curve" in curved[0].model["hidden"]["construction"]
+    assert max(r.metrics["kl"].mean for r in curved) > 1e-3
+    shared = [evaluate(str(INVERTER), hidden=k, params={"form": "shared"}, **kw) for k in range(2)]
+    assert all(abs(r.metrics["kl"].mean) < 1e-9 for r in shared)

@@ -11,12 +11,16 @@ from scipy.spatial.distance import cdist
 
 from benchmark.metrics import METRICS
 from benchmark.metrics.saliency import (
+    DEFAULT_NORMALISATION,
     EPS,
+    NORMALISATIONS,
     downsample_mass,
     emd,
     emd_paper,
+    empty_maps,
     kl,
     mass_accuracy,
+    normalise,
     pcc,
     rank_accuracy,
     to_distribution,
@@ -44,16 +48,74 @@ def sparse_truth(rng, size: int = 64) -> np.ndarray:
 # --------------------------------------------------------------------------------- normalisation
 def test_to_distribution_min_max_then_sum():
     # S = [[2, 0], [1, 0]] -> S' = [[1, 0], [.5, 0]] -> P_S = [[2/3, 0], [1/3, 0]]
-    np.testing.assert_allclose(to_distribution(m([2, 0], [1, 0])), m([2 / 3, 0], [1 / 3, 0]), atol=1e-15)
+    np.testing.assert_allclose(to_distribution(m([2, 0], [1, 0]), "minmax"), m([2 / 3, 0], [1 / 3, 0]), atol=1e-15)
     # shift/scale invariant
-    np.testing.assert_allclose(to_distribution(m([7, -3], [2, -3])), to_distribution(m([2, 0], [1, 0])),
-                               atol=1e-15)
+    np.testing.assert_allclose(to_distribution(m([7, -3], [2, -3]), "minmax"),
+                               to_distribution(m([2, 0], [1, 0]), "minmax"), atol=1e-15)
 
 
-def test_constant_explanation_is_uniform():
-    np.testing.assert_array_equal(to_distribution(np.full((2, 2, 3), 5.0)), np.full((2, 2, 3), 1 / 6))
+def test_constant_explanation_is_uniform_under_min_max():
+    np.testing.assert_array_equal(to_distribution(np.full((2, 2, 3), 5.0), "minmax"), np.full((2, 2, 3), 1 / 6))
     # KL(P_G || uniform) with P_G a point mass on one of 4 pixels = log 4
-    assert kl(np.full((1, 2, 2), -1.0), m([1, 0], [0, 0]))[0] == pytest.approx(math.log(4), abs=1e-12)
+    assert kl(np.full((1, 2, 2), -1.0), m([1, 0], [0, 0]), normalisation="minmax")[0] == \
+        pytest.approx(math.log(4), abs=1e-12)
+
+
+def test_positive_part_and_absolute_value_hand_computed():
+    s = m([3, -1], [1, 0])
+    np.testing.assert_allclose(to_distribution(s, "positive"), m([3 / 4, 0], [1 / 4, 0]), atol=1e-15)
+    np.testing.assert_allclose(to_distribution(s, "absolute"), m([3 / 5, 1 / 5], [1 / 5, 0]), atol=1e-15)
+    # min-max lifts every cell above the minimum: the zero cell gets 1/4 of the span
+    np.testing.assert_allclose(to_distribution(s, "minmax"), m([4 / 7, 0], [2 / 7, 1 / 7]), atol=1e-15)
+    assert DEFAULT_NORMALISATION in NORMALISATIONS == ("minmax", "positive", "absolute")
+    with pytest.raises(ValueError, match="normalisation must be one of"):
+        to_distribution(s, "squared")
+
+
+def _truth_with_an_irrelevant_object(size: int = 32) -> tuple[np.ndarray, np.ndarray]:
+    """A hidden-copy-like truth (two weighted objects, a third of weight 0) and a map that marks the two exactly."""
+    g = np.zeros((1, size, size))
+    g[0, 2:8, 2:8], g[0, 20:26, 4:10] = 0.8, 0.2  # relevant objects
+    s = g.copy()  # the third object (rows 12:18, cols 20:26) has ground-truth weight 0
+    return g, s
+
+
+@pytest.mark.parametrize("grid", [None, 8])
+def test_negative_mass_on_a_zero_truth_pattern_does_not_change_the_positive_part_scores(grid):
+    """Issue #55: a regression explainer gives the copies' irrelevant pattern small negative weights. Under the
+    positive part they are no evidence: KL and EMD are exactly those of the map without them. Under min-max they
+    lift every background pixel, and the score worsens; |S| puts mass on the irrelevant object."""
+    g, s = _truth_with_an_irrelevant_object()
+    neg = s.copy()
+    neg[0, 12:18, 20:26] = -0.008  # the irrelevant object, pushed slightly down
+    neg[0, 30, 30] = -0.3  # and one background pixel, strongly
+    assert kl(neg, g, normalisation="positive")[0] == kl(s, g, normalisation="positive")[0]
+    assert kl(s, g, normalisation="positive")[0] == pytest.approx(0, abs=1e-12)
+    assert emd(neg, g, grid=grid, normalisation="positive")[0] == emd(s, g, grid=grid, normalisation="positive")[0]
+    assert emd_paper(neg, g, grid=4 if grid else None, normalisation="positive")[0] == pytest.approx(0, abs=1e-12)
+    # the same map under min-max: 1,000+ background pixels take |min|/(max − min) each
+    assert kl(neg, g, normalisation="minmax")[0] > 0.3
+    assert emd(neg, g, grid=grid, normalisation="minmax")[0] > 0.1
+    # |S|: the negative mass counts as importance, off the ground truth
+    assert kl(s, g, normalisation="absolute")[0] < 1e-12 < kl(neg, g, normalisation="absolute")[0]
+
+
+def test_min_max_is_unchanged_where_it_is_asked_for():
+    """`normalisation="minmax"` is SPECS §3.7 exactly: (S − min S)/(max S − min S), then /Σ — compared here with the
+    formula written out, on signed maps at full resolution and through the pooled EMD."""
+    rng = np.random.default_rng(21)
+    g = np.stack([sparse_truth(rng) for _ in range(6)])
+    s = g * (1 + rng.standard_normal(g.shape)) - 0.05 * rng.random(g.shape)  # signed, dense
+    f = s.reshape(6, -1)
+    sp = (f - f.min(1, keepdims=True)) / (f.max(1, keepdims=True) - f.min(1, keepdims=True))
+    ps = (sp / sp.sum(1, keepdims=True)).reshape(s.shape)
+    np.testing.assert_allclose(to_distribution(s, "minmax"), ps, atol=1e-15)
+    pg = g / g.sum((1, 2), keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        want = (pg * np.log(EPS + pg / (ps + EPS))).reshape(6, -1).sum(1)
+    np.testing.assert_allclose(kl(s, g, normalisation="minmax"), want, rtol=1e-12)
+    np.testing.assert_allclose(emd(s, g, grid=16, normalisation="minmax"),
+                               [_plain_emd2(a, b, 16, normalisation="minmax") for a, b in zip(s, g)], atol=1e-9)
 
 
 # -------------------------------------------------------------------------------------------- KL
@@ -88,8 +150,8 @@ def test_emd_mass_split():
     # P_G = point mass at (0, 0); P_S = 1/2 at (1, 0) and 1/2 at (1, 1): 1/2 · 1 + 1/2 · √2
     got = emd(m([0, 0], [1, 1]), m([1, 0], [0, 0]), grid=None, unit_px=1)[0]
     assert got == pytest.approx((1 + math.sqrt(2)) / 2, abs=1e-12)
-    # uniform explanation: 1/4 at distances 0, 1, 1, √2
-    got = emd(np.zeros((1, 2, 2)), m([1, 0], [0, 0]), grid=None, unit_px=1)[0]
+    # uniform explanation (a constant map under min-max): 1/4 at distances 0, 1, 1, √2
+    got = emd(np.zeros((1, 2, 2)), m([1, 0], [0, 0]), grid=None, unit_px=1, normalisation="minmax")[0]
     assert got == pytest.approx((2 + math.sqrt(2)) / 4, abs=1e-12)
 
 
@@ -136,12 +198,15 @@ def test_downsample_mass_area_averaging():
     assert downsample_mass(p, None) is p
 
 
-def _plain_emd2(s: np.ndarray, g: np.ndarray, grid: int, unit_px: float = 32.0) -> float:
-    """Reference: normalise, pool by block sums, then plain ot.emd2 on the full grid×grid problem."""
+def _plain_emd2(s: np.ndarray, g: np.ndarray, grid: int, unit_px: float = 32.0, normalisation: str = "minmax") -> float:
+    """Reference: normalise at full resolution, pool by block sums, then plain ot.emd2 on the full grid×grid problem."""
     h = g.shape[0]
     f = h // grid
     pg = (g / g.sum()).reshape(grid, f, grid, f).sum((1, 3)).ravel()
-    sp = (s - s.min()) / (s.max() - s.min())
+    if normalisation == "minmax":
+        sp = (s - s.min()) / (s.max() - s.min())
+    else:
+        sp = np.maximum(s, 0) if normalisation == "positive" else np.abs(s)
     ps = (sp / sp.sum()).reshape(grid, f, grid, f).sum((1, 3)).ravel()
     c = (np.arange(grid) + 0.5) * f
     xy = np.stack(np.meshgrid(c, c, indexing="ij"), -1).reshape(-1, 2)
@@ -150,14 +215,16 @@ def _plain_emd2(s: np.ndarray, g: np.ndarray, grid: int, unit_px: float = 32.0) 
     return cost
 
 
-def test_emd_equals_plain_ot_emd2_on_the_full_grid():
-    """Exactness: 30 random pairs (sparse/dense truths × sparse/dense explanations)."""
+@pytest.mark.parametrize("normalisation", NORMALISATIONS)
+def test_emd_equals_plain_ot_emd2_on_the_full_grid(normalisation):
+    """Exactness: 30 random pairs (sparse/dense truths × sparse/dense, signed explanations), under every normalisation
+    (the positive part and |S| are taken per pixel before pooling, min-max after: both exact)."""
     rng = np.random.default_rng(1234)
     s_all, g_all = [], []
     for k in range(30):
         g = sparse_truth(rng) if k % 3 else rng.random((64, 64)) ** 4  # 2/3 sparse, 1/3 dense truths
         if k % 2:  # dense explanation: smoothed noisy truth + background noise
-            s = g * (1 + 0.5 * rng.standard_normal(g.shape)) + 0.05 * rng.random(g.shape)
+            s = g * (1 + 0.5 * rng.standard_normal(g.shape)) + 0.05 * rng.random(g.shape) - 0.02  # signed background
         else:  # sparse explanation: a shifted, re-weighted copy of the truth
             s = np.roll(g, int(rng.integers(-6, 7)), axis=int(rng.integers(2))) * rng.random()
             s[rng.random(s.shape) < 0.01] = 1.0
@@ -165,8 +232,8 @@ def test_emd_equals_plain_ot_emd2_on_the_full_grid():
         g_all.append(g)
     s_all, g_all = np.stack(s_all), np.stack(g_all)
     for grid in (32, 16):
-        ours = emd(s_all, g_all, grid=grid)
-        ref = np.array([_plain_emd2(s, g, grid) for s, g in zip(s_all, g_all)])
+        ours = emd(s_all, g_all, grid=grid, normalisation=normalisation)
+        ref = np.array([_plain_emd2(s, g, grid, normalisation=normalisation) for s, g in zip(s_all, g_all)])
         assert np.all(ref > 0)
         np.testing.assert_allclose(ours, ref, rtol=0, atol=1e-9)
 
@@ -176,7 +243,9 @@ def test_emd_paper_is_emd_on_a_4x4_grid():
     g = np.stack([sparse_truth(rng, 128) for _ in range(4)])
     s = g + 0.1 * rng.random(g.shape)
     np.testing.assert_array_equal(emd_paper(s, g), emd(s, g, grid=4))
-    np.testing.assert_allclose(emd_paper(s, g), [_plain_emd2(a, b, 4) for a, b in zip(s, g)], atol=1e-12)
+    for norm in NORMALISATIONS:
+        np.testing.assert_allclose(emd_paper(s, g, normalisation=norm),
+                                   [_plain_emd2(a, b, 4, normalisation=norm) for a, b in zip(s, g)], atol=1e-12)
 
 
 def test_emd_does_not_depend_on_workers():
@@ -298,20 +367,78 @@ def test_single_map_is_a_batch_of_one():
     assert kl(np.array([[2.0, 0], [1, 0]]), np.array([[1.0, 0], [1, 0]])).shape == (1,)
 
 
-def test_absolute_attribution_option():
-    from benchmark.metrics import METRICS
-
+def test_absolute_normalisation_scores_a_pattern_that_pushes_down_as_important():
     g = np.zeros((1, 4, 4))
     g[0, 0, 0], g[0, 3, 3] = 1.0, 0.5
     s = np.zeros((1, 4, 4))
-    s[0, 0, 0], s[0, 3, 3] = 1.0, -0.5  # the second object pushes the output down
-    kl = METRICS.get("kl")
-    # signed: min-max maps the negative object to 0 -> its ground-truth mass is 'lost' (huge KL)
-    assert kl(s, g)[0] > 5
-    # absolute: |S| == G exactly -> 0
-    assert kl(s, g, attribution="absolute")[0] == pytest.approx(0, abs=1e-12)
-    assert METRICS.get("emd")(s, g, attribution="absolute", grid=4, unit_px=1.0)[0] == pytest.approx(0, abs=1e-12)
+    s[0, 0, 0], s[0, 3, 3] = 1.0, -0.5  # the second object pushes the output down (Class)
+    kl_ = METRICS.get("kl")
+    # min-max and the positive part give the negative object no mass: its ground-truth mass is 'lost' (huge KL)
+    assert kl_(s, g, normalisation="minmax")[0] > 5 and kl_(s, g, normalisation="positive")[0] > 5
+    # |S| == G exactly -> 0
+    assert kl_(s, g, normalisation="absolute")[0] == pytest.approx(0, abs=1e-12)
+    assert METRICS.get("emd")(s, g, normalisation="absolute", grid=4, unit_px=1.0)[0] == pytest.approx(0, abs=1e-12)
     # a parameter a metric does not take is ignored by it
-    assert np.isfinite(METRICS.get("pcc")(s, g, attribution="absolute")).all()
-    with pytest.raises(ValueError, match="attribution"):
-        kl(s, g, attribution="squared")
+    assert np.isfinite(METRICS.get("pcc")(s, g, normalisation="absolute")).all()
+    with pytest.raises(ValueError, match="normalisation"):
+        kl_(s, g, normalisation="squared")
+    for name in ("kl", "emd", "emd-paper"):  # the option replaced `attribution`
+        assert "normalisation" in METRICS.get(name).params and "attribution" not in METRICS.get(name).params
+
+
+# ------------------------------------------------------------------------------- bad maps (issue #55)
+G4 = m([0, 1], [0, 0.5])  # P_G = 2/3 at (0, 1), 1/3 at (1, 1)
+WORST_KL = 2 / 3 * math.log(EPS + (2 / 3) / EPS) + 1 / 3 * math.log(EPS + (1 / 3) / EPS)
+# the farthest point mass from P_G on the 2×2 grid (unit 1 px): (1, 0), at 2/3·√2 + 1/3·1 ((0, 0): 2/3 + √2/3)
+WORST_EMD = 2 * math.sqrt(2) / 3 + 1 / 3
+BAD_MAPS = {"all-negative": m([-1, -2], [-3, -0.5]), "all-zero": m([0, 0], [0, 0]),
+            "single positive pixel": m([-1, -1], [-1, 2]), "nan": m([np.nan, 1], [1, 1])}
+
+
+@pytest.mark.parametrize("normalisation", NORMALISATIONS)
+@pytest.mark.parametrize("case", list(BAD_MAPS))
+def test_bad_maps_get_a_defined_score_or_nan_under_every_normalisation(case, normalisation):
+    """Issue #55's bad input: a defined score (never a crash), the worst one where the map has nothing to
+    normalise under the positive part or |S| — never a uniform map that scores like a method — and NaN (an
+    undefined instance; the runner already records a non-finite map as a failure with its reason) for NaN."""
+    s = BAD_MAPS[case]
+    k, e = kl(s, G4, normalisation=normalisation)[0], emd(s, G4, grid=None, unit_px=1, normalisation=normalisation)[0]
+    flag = empty_maps(s, normalisation)[0]
+    if case == "nan":
+        assert np.isnan(k) and np.isnan(e) and np.isnan(flag)
+        return
+    assert np.isfinite(k) and np.isfinite(e) and k >= 0 and e >= 0
+    uniform_kl = kl(np.ones((1, 2, 2)), G4, normalisation="minmax")[0]
+    nothing = (normalisation == "positive" and case in ("all-negative", "all-zero")) or \
+        (normalisation == "absolute" and case == "all-zero")
+    if nothing:  # no mass to normalise: the worst score of the instance, flagged
+        assert flag == 1.0 and not to_distribution(s, normalisation).any()
+        assert k == pytest.approx(WORST_KL, rel=1e-12) and k > 30 > uniform_kl
+        assert e == pytest.approx(WORST_EMD, abs=1e-12)
+        assert e >= emd(np.ones((1, 2, 2)), G4, grid=None, unit_px=1, normalisation="minmax")[0]
+    elif normalisation == "minmax" and case == "all-zero":  # SPECS §3.7: a constant map is the uniform one, flagged
+        assert flag == 1.0 and k == pytest.approx(uniform_kl, abs=1e-12)
+    else:
+        assert flag == 0.0
+    if case == "single positive pixel" and normalisation == "positive":  # a point mass on (1, 1): P_S(0, 1) = 0
+        assert k == pytest.approx(2 / 3 * math.log(EPS + (2 / 3) / EPS) + 1 / 3 * math.log(EPS + (1 / 3) / (1 + EPS)))
+        assert e == pytest.approx(2 / 3, abs=1e-12)  # 2/3 of the mass moves one pixel
+
+
+def test_worst_scores_hold_on_the_pooled_grid_and_mixed_batches():
+    """An empty map among others: its row gets the worst score, the others are unaffected (pooled EMD path)."""
+    rng = np.random.default_rng(4)
+    g = np.stack([sparse_truth(rng, 64) for _ in range(3)])
+    s = g.copy()
+    s[1] = -g[1] - 0.1  # all negative
+    for norm in ("positive", "absolute"):
+        if norm == "absolute":
+            s[1] = 0.0
+        got = emd(s, g, grid=16, normalisation=norm)
+        pg = g[1].reshape(16, 4, 16, 4).sum((1, 3)).ravel() / g[1].sum()
+        c = (np.arange(16) + 0.5) * 4
+        xy = np.stack(np.meshgrid(c, c, indexing="ij"), -1).reshape(-1, 2)
+        assert got[1] == pytest.approx((pg @ cdist(xy, xy) / 32).max(), abs=1e-12)
+        assert got[0] == pytest.approx(0, abs=1e-12) and got[2] == pytest.approx(0, abs=1e-12)
+        assert kl(s, g, normalisation=norm)[1] > 30
+        np.testing.assert_array_equal(normalise(s, norm)[1], [False, True, False])

@@ -5,6 +5,15 @@ Every metric is vectorised: ``fn(explanations (N,H,W), truths (N,H,W), **params)
 An instance whose ground truth has no positive mass (ΣG = 0) is undefined for every metric and scores
 NaN (the runner counts it as excluded); so does an explanation containing a non-finite value.
 
+Signed maps as distributions
+----------------------------
+KL and EMD compare P_G = G/ΣG with P_S, a distribution made of the map by `normalisation` (`normalise`):
+``"positive"`` (the board's default, S⁺/ΣS⁺), ``"minmax"`` (SPECS §3.7's [I] choice, the paper-parity setting) or
+``"absolute"`` (|S|/Σ|S|). Under min-max a negative value anywhere lifts every other pixel — the background
+included — by |min S|/(max S − min S); under the positive part it is no evidence. The choice was made by
+experiment (docs/aixi.md, "Signed maps"). A map with nothing to normalise (no positive value; all zero for |S|)
+scores the worst value the metric has on its instance, never the uniform map's.
+
 Exact and fast EMD
 ------------------
 With a *metric* ground cost d, the 1-Wasserstein distance depends only on P − Q: the mass the two
@@ -25,7 +34,7 @@ fails; an approximate value is never returned.
 Cost: the simplex needs ≈4.5 pivots per node, so the time is set by the number of cells where the maps
 differ. A dense explanation leaves ≈975 sink cells on a 32×32 grid (≈8-10 ms per map on one core of
 the development machine, ≈2-2.5× faster than plain `ot.emd2` on the full 1024×1024 problem); a sparse
-one (e.g. LIME with non-negative weights: zero background) takes well under a millisecond.
+one (e.g. LIME under the positive part: zero background) takes well under a millisecond.
 """
 
 from __future__ import annotations
@@ -77,21 +86,34 @@ def _undefined(s: np.ndarray, g: np.ndarray) -> np.ndarray:
     return ~(np.isfinite(sf).all(1) & np.isfinite(gf).all(1) & (np.where(gf > 0, gf, 0).sum(1) > 0))
 
 
-ATTRIBUTIONS = ("signed", "absolute")
+NORMALISATIONS = ("minmax", "positive", "absolute")
+# the board's normalisation of a signed map (docs/aixi.md, "Signed maps": chosen by experiment, 2026-11-29);
+# "minmax" is SPECS §3.7's [I] choice and the one the paper-parity experiment (`xaibench reproduce aixi`) names
+DEFAULT_NORMALISATION = "positive"
 
 
-def signed_or_absolute(maps, attribution: str):
-    """[I] SPECS §3.7 normalises the signed map; `attribution="absolute"` uses |S| instead (importance
-    as magnitude: a pattern that pushes the output down still matters, as for the Class function)."""
-    if attribution not in ATTRIBUTIONS:
-        raise ValueError(f"attribution must be one of {ATTRIBUTIONS}, got {attribution!r}")
-    return np.abs(maps) if attribution == "absolute" else maps
+def check_normalisation(normalisation: str) -> str:
+    """`normalisation` itself, or ValueError naming the choices."""
+    if normalisation not in NORMALISATIONS:
+        raise ValueError(f"normalisation must be one of {', '.join(NORMALISATIONS)}, got {normalisation!r}")
+    return normalisation
 
 
-def to_distribution(maps) -> np.ndarray:
-    """Saliency maps (N,H,W) as probability distributions (SPECS §3.7):
-    S' = (S − min S)/(max S − min S), P_S = S'/ΣS'; a constant map becomes the uniform distribution.
-    A map with a non-finite value becomes all-NaN."""
+def normalise(maps, normalisation: str = DEFAULT_NORMALISATION) -> tuple[np.ndarray, np.ndarray]:
+    """Saliency maps (N,H,W) as distributions P_S, and which maps had nothing to normalise (N,) bool.
+
+    * ``"minmax"`` (SPECS §3.7, an [I] choice: the paper-parity setting): S' = (S − min S)/(max S − min S),
+      P_S = S'/ΣS'. A constant map (nothing to order) becomes the uniform distribution, SPECS' rule;
+    * ``"positive"``: P_S = S⁺/ΣS⁺ — only what the map says raises the output is mass; a negative value counts as
+      no evidence, as in the saliency benchmarks that compare non-negative maps (Bylinskii et al. 2019) and in
+      relevance mass accuracy (Arras et al. 2022);
+    * ``"absolute"``: P_S = |S|/Σ|S| — importance as magnitude, whichever way it pushes.
+
+    A map with no mass under its normalisation — S⁺ ≡ 0 (an all-negative or all-zero map) for ``"positive"``,
+    S ≡ 0 for ``"absolute"`` — has no distribution: its row of P_S is all zero (no mass anywhere), which the
+    metrics score as the worst value they give on the instance (`kl`, `emd`), never as a uniform map; `empty`
+    marks it (and, for ``"minmax"``, a constant map). A map with a non-finite value becomes all-NaN."""
+    check_normalisation(normalisation)
     s = np.asarray(maps, dtype=np.float64)
     single = s.ndim == 2
     if single:
@@ -99,15 +121,46 @@ def to_distribution(maps) -> np.ndarray:
     f = _flat(s)
     finite = np.isfinite(f).all(1)
     f = np.where(finite[:, None], f, 0.0)
-    lo, hi = f.min(1, keepdims=True), f.max(1, keepdims=True)
-    span = hi - lo
-    const = span[:, 0] <= 0
-    sp = (f - lo) / np.where(const[:, None], 1.0, span)
-    sp[const] = 1.0
-    p = sp / sp.sum(1, keepdims=True)  # ΣS' ≥ 1 (the maximum cell is 1)
+    if normalisation == "minmax":
+        lo, hi = f.min(1, keepdims=True), f.max(1, keepdims=True)
+        span = hi - lo
+        empty = span[:, 0] <= 0
+        sp = (f - lo) / np.where(empty[:, None], 1.0, span)
+        sp[empty] = 1.0
+        p = sp / sp.sum(1, keepdims=True)  # ΣS' ≥ 1 (the maximum cell is 1)
+    else:
+        mass = np.maximum(f, 0.0) if normalisation == "positive" else np.abs(f)
+        total = mass.sum(1, keepdims=True)
+        empty = total[:, 0] <= 0
+        p = mass / np.where(empty[:, None], 1.0, total)  # an empty map's row stays all zero
     p[~finite] = np.nan
+    empty &= finite
     p = p.reshape(s.shape)
-    return p[0] if single else p
+    return (p[0] if single else p), empty
+
+
+def to_distribution(maps, normalisation: str = DEFAULT_NORMALISATION) -> np.ndarray:
+    """P_S of saliency maps (N,H,W) under `normalisation` (`normalise`); an empty map's row is all zero, a map
+    with a non-finite value all-NaN."""
+    return normalise(maps, normalisation)[0]
+
+
+def empty_maps(maps, normalisation: str = DEFAULT_NORMALISATION) -> np.ndarray:
+    """(N,) float: 1 where a map has nothing to normalise (`normalise`'s `empty`: no positive value for
+    "positive", all zero for "absolute", constant for "minmax"), 0 otherwise, NaN for a non-finite map."""
+    s = np.asarray(maps)
+    if s.ndim == 2:
+        s = s[None]
+    check_normalisation(normalisation)
+    f = s.reshape(len(s), -1)
+    finite = np.isfinite(f).all(1)
+    if normalisation == "minmax":
+        empty = np.ptp(np.where(finite[:, None], f, 0), axis=1) <= 0
+    elif normalisation == "positive":
+        empty = ~(f > 0).any(1)
+    else:
+        empty = ~(f != 0).any(1)
+    return np.where(finite, empty.astype(np.float64), np.nan)
 
 
 def _gt_distribution(truths: np.ndarray) -> np.ndarray:
@@ -125,17 +178,19 @@ def _gt_distribution(truths: np.ndarray) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------- KL
 @metric(name="kl", label="KL", direction=Direction.LOWER, range=(0.0, float("inf")), family=Family.DISTRIBUTION,
         reference=AIXI, description="KL(P_G‖P_S) on normalised maps, saliency-benchmark style (ε = 2.2204e-16)")
-def kl(explanations, truths, attribution: str = "signed") -> np.ndarray:
+def kl(explanations, truths, normalisation: str = DEFAULT_NORMALISATION) -> np.ndarray:
     """Kullback–Leibler divergence of the explanation from the ground truth (SPECS §3.7):
 
         KL(P_G‖P_S) = Σ_p P_G(p) · log(ε + P_G(p) / (P_S(p) + ε)),   ε = 2.2204e-16,
 
-    P_G = G/ΣG, P_S = to_distribution(S). "Information lost when P_S approximates P_G"
+    P_G = G/ΣG, P_S = `normalise`(S, `normalisation`). "Information lost when P_S approximates P_G"
     (Miró-Nicolau et al. 2023, following Riche et al. 2013 / the MIT saliency benchmark). 0 is best.
+    A map with no mass under its normalisation (P_S ≡ 0) scores Σ_p P_G(p) · log(ε + P_G(p)/ε), the most
+    the formula gives for this ground truth (≈ 36 − H(P_G)): the same as a map whose mass lies wholly off G.
     """
-    s, g = _batch(signed_or_absolute(np.asarray(explanations), attribution), truths)
+    s, g = _batch(explanations, truths)
     bad = _undefined(s, g)
-    pg, ps = _flat(_gt_distribution(g)), _flat(to_distribution(s))
+    pg, ps = _flat(_gt_distribution(g)), _flat(normalise(s, normalisation)[0])
     with np.errstate(invalid="ignore"):
         out = (pg * np.log(EPS + pg / (ps + EPS))).sum(1)
     out[bad] = np.nan
@@ -203,13 +258,18 @@ def _solve(a: np.ndarray, b: np.ndarray, m: np.ndarray, num_iter_max: int) -> fl
 
 
 def _emd_rows(pg: np.ndarray, ps: np.ndarray, dist: np.ndarray, num_iter_max: int) -> np.ndarray:
-    """W1 between rows of pg and ps (N, cells) for the ground distance `dist`; NaN rows stay NaN."""
+    """W1 between rows of pg and ps (N, cells) for the ground distance `dist`; NaN rows stay NaN. A row of ps
+    without mass (an empty map, `normalise`) gets the largest W1 any distribution has from pg:
+    max_c Σ_i pg(i)·d(i, c) — W1 is convex in ps, so its maximum over the simplex is at a point mass."""
     out = np.empty(len(pg))
     flat, ncell = dist.ravel(), dist.shape[1]
     for n in range(len(pg)):
         d = pg[n] - ps[n]
         if not np.isfinite(d).all():
             out[n] = np.nan
+            continue
+        if not ps[n].any():
+            out[n] = float((pg[n] @ dist).max())
             continue
         src = np.flatnonzero(d > 0)
         snk = np.flatnonzero(d < 0)
@@ -263,12 +323,15 @@ def _pool_context():
     return mp.get_context("fork" if "fork" in methods else methods[0])
 
 
-def _pooled_distributions(explanations, truths, grid) -> tuple[np.ndarray, np.ndarray]:
-    """P_G and P_S pooled onto the grid, NaN rows where the metric is undefined.
+def _pooled_distributions(explanations, truths, grid, normalisation: str) -> tuple[np.ndarray, np.ndarray]:
+    """P_G and P_S pooled onto the grid, NaN rows where the metric is undefined, all-zero P_S rows for empty maps.
 
-    Min-max normalisation commutes with sum pooling (each cell holds `area` pixels):
-    pool(S') = (pool(S) − area·min S) / (max S − min S), so the maps are pooled first, straight from
-    their own dtype, and never copied to float64 at full resolution (3.5 s → 0.4 s on 2,000 maps)."""
+    Each normalisation is pooled where it is exact, from the maps' own dtype (never a float64 copy at full
+    resolution: 3.5 s → 0.4 s on 2,000 maps). Min-max commutes with sum pooling (each cell holds `area`
+    pixels): pool(S') = (pool(S) − area·min S) / (max S − min S), so the maps are pooled first. The positive
+    part and |S| do not (pool(S)⁺ ≠ pool(S⁺) where a cell mixes signs), so they are taken pixel by pixel first
+    and then pooled: pool(S⁺)/Σ pool(S⁺) = pool(S⁺/ΣS⁺)."""
+    check_normalisation(normalisation)
     s, g = np.asarray(explanations), np.asarray(truths)
     if s.ndim == 2:
         s, g = s[None], g[None]
@@ -281,19 +344,26 @@ def _pooled_distributions(explanations, truths, grid) -> tuple[np.ndarray, np.nd
         s64, g64 = _batch(s, g)
         bad = _undefined(s64, g64)
         pg = downsample_mass(np.where(bad[:, None, None], np.nan, _gt_distribution(g64)), grid)
-        return pg, downsample_mass(to_distribution(s64), grid)
+        return pg, downsample_mass(normalise(s64, normalisation)[0], grid)
     if np.any(g < 0):
         raise ValueError("ground-truth maps must be non-negative to be read as distributions (P_G = G/ΣG)")
     bh, bw = h // gh, w // gw
     finite = np.isfinite(s).all((1, 2)) & np.isfinite(g).all((1, 2))
-    pool_s = s.reshape(n, gh, bh, gw, bw).sum((2, 4), dtype=np.float64)
     pool_g = g.reshape(n, gh, bh, gw, bw).sum((2, 4), dtype=np.float64)
-    lo = s.min((1, 2)).astype(np.float64)[:, None, None]
-    span = s.max((1, 2)).astype(np.float64)[:, None, None] - lo
-    const = span[:, 0, 0] <= 0
-    sp = (pool_s - bh * bw * lo) / np.where(const[:, None, None], 1.0, span)
-    sp[const] = bh * bw
-    ps = sp / sp.sum((1, 2), keepdims=True)
+    if normalisation == "minmax":
+        pool_s = s.reshape(n, gh, bh, gw, bw).sum((2, 4), dtype=np.float64)
+        lo = s.min((1, 2)).astype(np.float64)[:, None, None]
+        span = s.max((1, 2)).astype(np.float64)[:, None, None] - lo
+        const = span[:, 0, 0] <= 0
+        sp = (pool_s - bh * bw * lo) / np.where(const[:, None, None], 1.0, span)
+        sp[const] = bh * bw
+        ps = sp / sp.sum((1, 2), keepdims=True)
+    else:
+        with np.errstate(invalid="ignore"):
+            mass = np.maximum(s, 0) if normalisation == "positive" else np.abs(s)
+        pool_s = mass.reshape(n, gh, bh, gw, bw).sum((2, 4), dtype=np.float64)
+        total = pool_s.sum((1, 2), keepdims=True)
+        ps = pool_s / np.where(total > 0, total, 1.0)  # an empty map's row stays all zero
     tot = pool_g.sum((1, 2), keepdims=True)
     bad = ~finite | (tot[:, 0, 0] <= 0)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -304,11 +374,11 @@ def _pooled_distributions(explanations, truths, grid) -> tuple[np.ndarray, np.nd
 
 def emd_distance(explanations, truths, grid: int | None = 32, unit_px: float = 32.0,
                  workers: int | None = None, num_iter_max: int = 1_000_000,
-                 attribution: str = "signed") -> np.ndarray:
+                 normalisation: str = DEFAULT_NORMALISATION) -> np.ndarray:
     """EMD(P_G, P_S) (see `emd`), exact; `grid=None` solves at full resolution."""
-    explanations = signed_or_absolute(np.asarray(explanations), attribution)
+    explanations = np.asarray(explanations)
     n, h, w = np.shape(explanations)[-3:] if np.ndim(explanations) == 3 else (1, *np.shape(explanations))
-    pg, ps = _pooled_distributions(explanations, truths, grid)
+    pg, ps = _pooled_distributions(explanations, truths, grid, normalisation)
     gh, gw = pg.shape[1:]
     geom = (gh, gw, h / gh, w / gw, float(unit_px))
     pg, ps = _flat(pg), _flat(ps)
@@ -330,7 +400,7 @@ def emd_distance(explanations, truths, grid: int | None = 32, unit_px: float = 3
 @metric(name="emd", label="EMD", direction=Direction.LOWER, range=(0.0, float("inf")), family=Family.DISTRIBUTION,
         reference=AIXI, description="Earth mover's distance between P_G and P_S on a 32×32 grid (unit: 32 px), exact")
 def emd(explanations, truths, grid=32, unit_px=32.0, workers=None, num_iter_max=1_000_000,
-        attribution="signed") -> np.ndarray:
+        normalisation=DEFAULT_NORMALISATION) -> np.ndarray:
     """Earth mover's distance (SPECS §3.7; Miró-Nicolau et al. 2023, following Riche et al. 2013):
 
         EMD(P_G, P_S) = min_{f ≥ 0} Σ_ij f_ij d_ij  s.t.  Σ_j f_ij = P_G(i),  Σ_i f_ij = P_S(j),
@@ -339,19 +409,20 @@ def emd(explanations, truths, grid=32, unit_px=32.0, workers=None, num_iter_max=
     Euclidean distance between cell centres in units of `unit_px` original pixels (default 32 px, the
     paper's unit: one cell of its 4×4 grid on 128×128 images), so values are comparable across grids.
     Solved exactly (equal to `ot.emd2` on the full grid) on the positive/negative parts of P_G − P_S;
-    `workers` processes (None = all CPUs; results do not depend on it). 0 is best.
+    `workers` processes (None = all CPUs; results do not depend on it). P_S = `normalise`(S, `normalisation`);
+    a map with no mass under it scores the largest EMD any map has on the instance (`_emd_rows`). 0 is best.
     """
-    return emd_distance(explanations, truths, grid, unit_px, workers, num_iter_max, attribution)
+    return emd_distance(explanations, truths, grid, unit_px, workers, num_iter_max, normalisation)
 
 
 @metric(name="emd-paper", label="EMD/4×4", direction=Direction.LOWER, range=(0.0, float("inf")),
         family=Family.DISTRIBUTION, reference=AIXI,
         description="Earth mover's distance on the paper's 4×4 grid (factor-32 down-sampling, unit: 32 px)")
 def emd_paper(explanations, truths, grid=4, unit_px=32.0, workers=None, num_iter_max=1_000_000,
-              attribution="signed") -> np.ndarray:
+              normalisation=DEFAULT_NORMALISATION) -> np.ndarray:
     """`emd` at the paper-parity setting (SPECS §3.7): both maps down-sampled by a factor of 32 with area
     averaging (a 4×4 grid for 128×128 images), ground distance in down-sampled cells."""
-    return emd_distance(explanations, truths, grid, unit_px, workers, num_iter_max, attribution)
+    return emd_distance(explanations, truths, grid, unit_px, workers, num_iter_max, normalisation)
 
 
 # ------------------------------------------------------------------------------------ localisation

@@ -33,16 +33,23 @@ class AixiFunction:
     # Class compares pattern order[0] with pattern order[1] (order[2] is irrelevant); the published function's
     # order is (0, 1, 2), a hidden copy's is drawn (`hidden_function`)
     order: tuple[int, int, int] = (0, 1, 2)
+    # SSIN / SUUM read pattern k's normalised count as ι̂_k^curve[k] (a monotone curve with 0 ↦ 0 and 1 ↦ 1); the
+    # published functions' curves are 1 (SPECS §3.3); only a candidate hidden construction draws them
+    # (`HIDDEN_FORMS`: measured and not adopted, docs/aixi.md)
+    curve: tuple[float, float, float] = (1.0, 1.0, 1.0)
 
     def __call__(self, counts: np.ndarray, iota_max: int) -> np.ndarray:
         """counts (N, 3) integer → outputs (N,) float32."""
         counts = np.asarray(counts, dtype=np.float64)
         w = np.asarray(self.weights)
         a, b = self.order[0], self.order[1]
+        t = counts / iota_max
+        if self.curve != (1.0, 1.0, 1.0):
+            t = t ** np.asarray(self.curve)
         if self.name == "ssin":
-            out = (w * np.sin(np.pi / 2 * counts / iota_max)).sum(axis=1)
+            out = (w * np.sin(np.pi / 2 * t)).sum(axis=1)
         elif self.name == "suum":
-            out = (w * counts / iota_max).sum(axis=1)
+            out = (w * t).sum(axis=1)
         elif self.class_rule == "count":
             out = (counts[:, a] > counts[:, b]).astype(np.float64)
         elif self.class_rule == "weighted":
@@ -75,8 +82,15 @@ def get_function(name: str, class_rule: str = "count") -> AixiFunction:
 # every relevant pattern keeps visible mass; the third pattern, drawn uniformly, is irrelevant (weight 0)
 HEAVY_LOW, LIGHT_LOW, LIGHT_HIGH = 0.5, 0.1, 0.5
 
+# What a hidden copy draws (`hidden_function`; issue #58: does a drawn form stop an inverter of the public form?):
+# "weights" — the v2 construction, the one the board uses; "shared-curve" — also one count curve ι̂ ↦ ι̂^γ for every
+# pattern, γ log-uniform on [1/CURVE_SPREAD, CURVE_SPREAD]; "pattern-curves" — a curve γ_k per pattern. Class keeps its
+# rule (a curve shared by both sides of [ι_a > ι_b] changes nothing). Measured, not adopted: docs/aixi.md.
+HIDDEN_FORMS = ("weights", "shared-curve", "pattern-curves")
+CURVE_SPREAD = 3.0
 
-def hidden_function(published: AixiFunction, rng: np.random.Generator) -> AixiFunction:
+
+def hidden_function(published: AixiFunction, rng: np.random.Generator, form: str = "weights") -> AixiFunction:
     """A hidden copy of `published` (issue #50, `benchmark.models.variants.hidden`), its reasoning drawn from `rng`:
 
     * SSIN / SUUM: one pattern (uniform over the three) gets weight 0 — an object of it is drawn in the image but
@@ -87,7 +101,10 @@ def hidden_function(published: AixiFunction, rng: np.random.Generator) -> AixiFu
       weights are the published ones (1, 0.5, 0) carried over to the drawn patterns.
 
     The ground truth of a copy is `ground_truth_map` with its `weights` (SPECS §3.4), exact by construction: the
-    output is a function of the objects of the relevant patterns only."""
+    output is a function of the objects of the relevant patterns only. `form` (`HIDDEN_FORMS`) also draws count
+    curves after the weights (the weights' draws, hence a "weights" copy, are the same whatever the form)."""
+    if form not in HIDDEN_FORMS:
+        raise ValueError(f"form must be one of {', '.join(HIDDEN_FORMS)}, got {form!r}")
     if published.name == "class":
         order = tuple(int(k) for k in rng.permutation(3))
         weights = [0.0, 0.0, 0.0]
@@ -100,7 +117,12 @@ def hidden_function(published: AixiFunction, rng: np.random.Generator) -> AixiFu
     w[heavy] = float(rng.uniform(HEAVY_LOW, 1.0))
     w[light] = w[heavy] * float(rng.uniform(LIGHT_LOW, LIGHT_HIGH))
     assert w[zero] == 0.0
-    return AixiFunction(published.name, (w[0], w[1], w[2]), published.task, published.class_rule)
+    curve = (1.0, 1.0, 1.0)
+    if form != "weights":
+        g = np.resize(np.exp(rng.uniform(-np.log(CURVE_SPREAD), np.log(CURVE_SPREAD),
+                                         size=1 if form == "shared-curve" else 3)), 3)
+        curve = (float(g[0]), float(g[1]), float(g[2]))
+    return AixiFunction(published.name, (w[0], w[1], w[2]), published.task, published.class_rule, curve=curve)
 
 
 def ground_truth_map(instances: np.ndarray, patterns: Sequence[int], weights: Sequence[float]) -> np.ndarray:

@@ -3,6 +3,14 @@
 Models under test: `function` (the attribution function itself, counting the objects still visible
 — Experiment 2) and `cnn` (the authors' CNN trained on the resource — Experiment 3). Explanations are
 scored against G = Σ_k w_k M_k by KL and EMD on normalised maps (§3.7), plus localisation metrics.
+
+How a signed map becomes a distribution is the metric option `normalisation` (`benchmark.metrics.saliency`:
+"positive", the board's default, chosen by experiment — docs/aixi.md, "Signed maps"; "minmax", SPECS §3.7's
+[I] choice and the paper-parity setting; "absolute"). Every Result records the one that scored it
+(`extra.normalisation`, from the per-instance `normalisation` codes) and how many maps had nothing to normalise
+(`extra.empty_maps`); a Result written before the option existed names none and was scored min–max
+(`metric_params_of`). The option `attribution` of those older Results ("signed" | "absolute": |S|, then min–max)
+is read for re-scoring them only; new runs name a normalisation.
 """
 
 from __future__ import annotations
@@ -13,7 +21,7 @@ from typing import Any, Sequence
 import numpy as np
 
 import benchmark.metrics.saliency  # noqa: F401  (registers the metrics)
-from benchmark.metrics.saliency import ATTRIBUTIONS
+from benchmark.metrics.saliency import DEFAULT_NORMALISATION, NORMALISATIONS, empty_maps
 from benchmark.errors import ResourceError
 from benchmark.models.aixi_function import FunctionModel, Reference, get_function, ground_truth_map, hidden_function
 from benchmark.models.base import read_model_config
@@ -108,9 +116,20 @@ class AixiTrack(Track):
             return ModelSpec(name="cnn", modality="image", white_box=True, loader="image", directory=directory), info
         raise ResourceError(f"the aixi track has no model '{name}'; choose one of: {', '.join(self.models)}")
 
-    hidden_construction = ("v2: the counting rule with its pattern weights drawn from the secret — one pattern "
-                           "irrelevant (weight 0), the others spread (the heavier U(0.5, 1), the lighter 2–10 times "
-                           "lighter); Class: the patterns' order drawn")
+    # what a copy draws (`benchmark.models.aixi_function.HIDDEN_FORMS`): "weights", the v2 construction; the drawn
+    # count curves were measured as candidates (docs/aixi.md, "What the copies give away") and not adopted — an
+    # experiment may set this on the track object to build them (their hash and description name the form)
+    hidden_form = "weights"
+    _FORM_TEXT = {"weights": "",
+                  "shared-curve": "; a count curve ι̂^γ shared by the patterns drawn (v3-candidate shared-curve)",
+                  "pattern-curves": "; a count curve ι̂^γ_k per pattern drawn (v3-candidate pattern-curves)"}
+
+    @property
+    def hidden_construction(self) -> str:
+        """What the copies rely on, with the construction's version (`Track.hidden_construction`)."""
+        return ("v2: the counting rule with its pattern weights drawn from the secret — one pattern irrelevant "
+                "(weight 0), the others spread (the heavier U(0.5, 1), the lighter 2–10 times lighter); Class: the "
+                "patterns' order drawn" + self._FORM_TEXT[self.hidden_form])
     published_truth = "gt"  # the published maps (issue #58: the built-in `published-truth` returns them)
     no_hidden_copy = ("the AIXI CNN is trained on images: no construction keeps a copy's ground truth exact (the "
                       "function model's boards have hidden copies)")
@@ -131,7 +150,8 @@ class AixiTrack(Track):
         dataset, fname = self._parse(resource)
         instances = self.instances(resource, split, limit)
         spec, info = self.build_model(resource, "function", instances)
-        fn = hidden_function(get_function(fname, resource.params.get("class_rule", "count")), draw.rng("aixi-function"))
+        fn = hidden_function(get_function(fname, resource.params.get("class_rule", "count")), draw.rng("aixi-function"),
+                             self.hidden_form)
         t = instances.truths
         gt = np.stack([ground_truth_map(t["instances"][n], t["patterns"][n], fn.weights)
                        for n in range(len(instances))]) if len(instances) else np.asarray(t["gt"])
@@ -139,9 +159,11 @@ class AixiTrack(Track):
         served = spec.served
         assert isinstance(served, FunctionModel)
         spec.served = FunctionModel(fn, dataset, served._references, visible_fraction=served.visible_fraction)
-        # the copy's hash names the draw (its public commitment), never its weights (6 permutations of Class
-        # would be found by hashing each)
-        info = {**info, "hash": hashlib.sha256(f"{info['hash']}:hidden:{draw.commitment}".encode()).hexdigest()[:16]}
+        # the copy's hash names the draw (its public commitment) and a candidate form, never its weights (6
+        # permutations of Class would be found by hashing each); v2's hash is the one its Results carry
+        form = "" if self.hidden_form == "weights" else f":{self.hidden_form}"
+        key = f"{info['hash']}:hidden:{draw.commitment}{form}"
+        info = {**info, "hash": hashlib.sha256(key.encode()).hexdigest()[:16]}
         irrelevant = [k for k in range(3) if fn.weights[k] == 0.0]
         objects = [int(np.isin(t["patterns"][n], irrelevant).sum()) for n in range(len(instances))]
         stats = {"irrelevant_patterns": len(irrelevant),
@@ -154,18 +176,62 @@ class AixiTrack(Track):
         return resource.table(split, columns=["id"]).num_rows
 
     def check_metric_params(self, metric_params: dict[str, Any]) -> None:
-        """The base check, and `attribution` must be one of `ATTRIBUTIONS`."""
+        """The base check; `normalisation` must be one of `NORMALISATIONS`; the retired `attribution` is refused
+        with the normalisation that replaces it."""
+        if "attribution" in metric_params:
+            raise ResourceError("the metric option attribution is retired: name a normalisation instead "
+                                f"(normalisation=absolute for |S|; one of {', '.join(NORMALISATIONS)})")
         super().check_metric_params(metric_params)
-        if metric_params.get("attribution", "signed") not in ATTRIBUTIONS:
-            raise ResourceError(f"attribution must be one of {', '.join(ATTRIBUTIONS)}, "
-                                f"got {metric_params['attribution']!r}")
+        if metric_params.get("normalisation", DEFAULT_NORMALISATION) not in NORMALISATIONS:
+            raise ResourceError(f"normalisation must be one of {', '.join(NORMALISATIONS)}, "
+                                f"got {metric_params['normalisation']!r}")
+
+    def metric_params_of(self, extra: dict[str, Any]) -> dict[str, Any]:
+        """The metric options a Result with this `extra` was scored with: its own `metric_params`, and — where it
+        names no normalisation, a Result written before the option existed (2026-11-29) — min–max, the default
+        it was scored under."""
+        params = dict(extra.get("metric_params") or {})
+        if "normalisation" not in params and "normalisation" not in extra:
+            params["normalisation"] = "minmax"
+        return params
 
     def score(self, explanations: list[np.ndarray], truths: Any, positions: Sequence[int],
               **metric_params: Any) -> dict[str, np.ndarray]:
-        """Every metric of the track on the stacked (N, H, W) maps against the ground-truth maps."""
+        """Every metric of the track on the stacked (N, H, W) maps against the ground-truth maps, and per instance
+        the normalisation's code (`normalisation`: its index in `NORMALISATIONS`) and whether the map had nothing to
+        normalise (`empty-map`, `benchmark.metrics.saliency.empty_maps`). `attribution` (older Results only):
+        "absolute" scores |S| under min–max, "signed" the map itself."""
+        params = dict(metric_params)
+        magnitude = params.pop("attribution", "signed") == "absolute"
+        if magnitude:
+            params.setdefault("normalisation", "minmax")
+        normalisation = params.get("normalisation", DEFAULT_NORMALISATION)
         s = np.stack([np.asarray(e, dtype=np.float32) for e in explanations])
+        if magnitude:
+            s = np.abs(s)
         g = truths["gt"][list(positions)]
-        return {m.name: m(s, g, **metric_params) for m in self.metric_objects()}
+        out = {m.name: m(s, g, **params) for m in self.metric_objects()}
+        out["normalisation"] = np.full(len(s), float(NORMALISATIONS.index(normalisation)))
+        out["empty-map"] = empty_maps(s, normalisation)
+        return out
+
+    def summary_extra(self, scores: dict[str, np.ndarray], ok: np.ndarray) -> dict[str, Any]:
+        """The normalisation that scored the Result (`normalisation`) and the maps that had nothing to normalise
+        (`empty_maps`: how many of the instances that did not fail, and what they scored — the worst value of KL
+        and EMD on the instance, or under min–max the uniform distribution, SPECS §3.7). Nothing for a Result
+        scored before these were recorded (no `normalisation` codes among its per-instance scores)."""
+        codes = np.asarray(scores.get("normalisation", []), dtype=np.float64)
+        ok = np.asarray(ok, dtype=bool)
+        codes = codes[ok & np.isfinite(codes)] if codes.shape == ok.shape else codes[:0]
+        if not codes.size:
+            return {}
+        name = NORMALISATIONS[int(codes[0])]
+        empty = np.asarray(scores.get("empty-map", np.zeros(len(ok))), dtype=np.float64)[ok]
+        count = int(np.nansum(empty))
+        scored = ("the uniform distribution (SPECS §3.7: a constant map)" if name == "minmax" else
+                  f"the worst KL and EMD of the instance: no {'positive' if name == 'positive' else 'non-zero'} "
+                  "attribution")
+        return {"normalisation": name, "empty_maps": {"count": count, "scored": scored}}
 
 
 register_track(AixiTrack())

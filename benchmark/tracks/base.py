@@ -303,6 +303,11 @@ class Track:
             return len(instances)
         return len(self.instances(resource, split, None))
 
+    def metric_params_of(self, extra: dict[str, Any]) -> dict[str, Any]:
+        """The metric options a Result with this `extra` was scored with (what a re-score must use): its
+        `metric_params`. A track whose defaults changed overrides it to name the defaults older Results had."""
+        return dict(extra.get("metric_params") or {})
+
     def check_metric_params(self, metric_params: dict[str, Any]) -> None:
         """Refuse unknown metric options before anything runs (XaibenchError naming the known ones)."""
         known = {k for m in self.metric_objects() for k in m.params}
