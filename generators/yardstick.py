@@ -10,10 +10,11 @@ The workload is the demo's mix in miniature, each part fixed and seeded (same wo
   and backward on a batch of 32 sentences of 40 tokens, then float64 forwards (the harness predicts in float64);
 * **python** — tokenising, counting and sorting words of a generated text in pure Python (the tracks' data handling).
 
-Each part runs `ROUNDS` times (alternating with the others) and keeps its best (timeit's rule: the run least disturbed by the rest of the machine),
-on one torch / BLAS thread (as the demo's tracks run). The **yardstick** is the sum of the parts' best CPU seconds
-(`time.process_time`: time waiting for a core is not in it); the wall seconds are printed beside. Scaling a demo time:
-T on machine B ≈ T on machine A × yardstick(B) / yardstick(A), for machines measured idle (docs/demo.md).
+Each part runs `ROUNDS` times (alternating with the others) and keeps its best (timeit's rule: the run least
+disturbed by the rest of the machine), on one torch / BLAS thread (as the demo's tracks run). The **yardstick** is
+the sum of the parts' best CPU seconds (`time.process_time`: time waiting for a core is not in it); the wall seconds
+are printed beside. Scaling a demo time: T on machine B ≈ T on machine A × yardstick(B) / yardstick(A), for machines
+measured idle (docs/demo.md).
 """
 
 from __future__ import annotations

@@ -98,8 +98,8 @@ def test_a_track_process_computes_on_one_thread():
 
 
 def test_the_yardstick_keeps_each_parts_best_cpu_time_and_says_it_in_one_line(monkeypatch):
-    """`generators.yardstick` (issue #55): each part's best of its rounds, in CPU seconds (time waiting for a core is not
-    in it), their sum is the yardstick; torch's thread count is restored after it ran on one."""
+    """`generators.yardstick` (issue #55): each part's best of its rounds, in CPU seconds (time waiting for a core is
+    not in it), their sum is the yardstick; torch's thread count is restored after it ran on one."""
     import time
 
     import torch
