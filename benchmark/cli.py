@@ -191,7 +191,7 @@ def evaluate_cmd(
                                      "after the published one (drawn from this home's secret; the boards rank by "
                                      "them; 0 = none)."),
     hidden_limit: Optional[int] = typer.Option(None, min=1, help="The hidden copies' first N instances only (default: "
-                                               "all of each copy's)."),
+                                               "--limit's N, else all of each copy's)."),
 ) -> None:
     """Evaluate a submission on a resource and write a Result.
 

@@ -39,7 +39,7 @@ from benchmark.store.storage import storage_error
 from benchmark.submission import Submission, get_submission
 from benchmark.tracks import get_track
 
-__all__ = ["RunOptions", "evaluate", "validate_output", "result_path", "display_name"]
+__all__ = ["RunOptions", "evaluate", "validate_output", "result_path", "display_name", "hidden_limit_of"]
 
 
 @dataclass
@@ -78,7 +78,8 @@ class RunOptions:
     environment: Path | None = None  # a folder of the submission's own packages (benchmark.submission.environments)
     # a hidden-copy run (`benchmark.variant_runs.hidden`, issue #50): draw `hidden` (0-based) of the board's hidden
     # copies, drawn from `hidden_round` (a `benchmark.models.variants.hidden.Round`; None: this home's secret), over the
-    # copy's first `hidden_limit` instances (None: all of them)
+    # copy's first `hidden_limit` instances (None: the run's `limit`, so `--limit 100` bounds the copies too; both
+    # None: all of them) — `hidden_limit_of`
     hidden: int | None = None
     hidden_limit: int | None = None
     hidden_round: Any = None
@@ -142,6 +143,13 @@ class RunOptions:
                                                    or self.randomisation_top < 1):
             bad("randomisation_top", f"must be an integer ≥ 1 (or None for the full randomisation), got "
                 f"{self.randomisation_top!r}")
+
+
+def hidden_limit_of(opts: RunOptions) -> int | None:
+    """How many of a hidden copy's instances a hidden-copy run evaluates (its first N; None: all of them): the
+    run's `hidden_limit` when given, else its `limit` — a user who asked for the first 100 instances does not get a
+    copy's 1,277 (issue #55) —, else all."""
+    return opts.hidden_limit if opts.hidden_limit is not None else opts.limit
 
 
 def display_name(sub: Submission, overrides: dict[str, Any]) -> str:
@@ -320,7 +328,7 @@ def evaluate(submission: str | Path | Submission, track: str, resource: str, **o
         paired = {"hidden": {"trained_result": result_path(results_dir, track, res.name, opts.model, name, coverage,
                                                            split).name}}
         spec, copy_info, instances, coverage = copy_for_run(trk, res, opts.model, split, opts.hidden,
-                                                            opts.hidden_limit, model_info, opts.hidden_round)
+                                                            hidden_limit_of(opts), model_info, opts.hidden_round)
         if spec.served is None:
             spec.load()
         model_info = model_record(spec, copy_info, instances, offered)

@@ -454,6 +454,9 @@ def demo_cmd(
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, max=64, help="Tracks run at once, each in "
                                        "its own one-thread process (default: one per core). The numbers do not "
                                        "depend on it."),
+    yardstick: bool = typer.Option(True, "--yardstick/--no-yardstick", help="At the end, time a small fixed CPU "
+                                   "workload (about 10 s; python -m generators.yardstick) so the demo's time can be "
+                                   "scaled to another machine."),
 ) -> None:
     """Run every kind of ground truth end to end, offline.
 
@@ -482,8 +485,12 @@ def demo_cmd(
         table.add_row(o.name, o.status, f"{o.seconds / 60:.1f}", o.reason or "")
     console.print(table)
     index = (Path(site) / "index.html").resolve()
-    console.print(f"demo: {time.perf_counter() - t0:.0f} s in all; open {index.as_uri()}", highlight=False,
-                  soft_wrap=True)
+    wall = time.perf_counter() - t0
+    console.print(f"demo: {wall:.0f} s in all; open {index.as_uri()}", highlight=False, soft_wrap=True)
+    if yardstick:  # this machine's speed beside the time, so it can be scaled to another's (docs/demo.md)
+        from generators.yardstick import line, measure
+
+        console.print(line(measure()), highlight=False, soft_wrap=True)
     if not any(o.status == "built" for o in outcomes):
         raise typer.Exit(1)
 

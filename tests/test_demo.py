@@ -95,3 +95,36 @@ def test_a_track_process_computes_on_one_thread():
     got = subprocess.run([sys.executable, "-c", "import torch; print(torch.get_num_threads())"], env=env,
                          capture_output=True, text=True, timeout=120)
     assert got.stdout.strip() == "1", got.stderr[-500:]
+
+
+def test_the_yardstick_keeps_each_parts_best_cpu_time_and_says_it_in_one_line(monkeypatch):
+    """`generators.yardstick` (issue #55): each part's best of its rounds, in CPU seconds (time waiting for a core is
+    not in it), their sum is the yardstick; torch's thread count is restored after it ran on one."""
+    import time
+
+    import torch
+
+    from generators import yardstick
+
+    calls: list[str] = []
+
+    def part(name: str, seconds: list[float]):
+        def run() -> float:
+            spin = seconds[len([c for c in calls if c == name]) % len(seconds)]
+            calls.append(name)
+            t = time.process_time()
+            while time.process_time() - t < spin:
+                pass
+            return 0.0
+        return run
+
+    monkeypatch.setattr(yardstick, "PARTS", {"a": part("a", [0.2, 0.05, 0.1]), "b": part("b", [0.02, 0.06, 0.04])})
+    before = torch.get_num_threads()
+    y = yardstick.measure(rounds=3)
+    assert torch.get_num_threads() == before
+    assert calls.count("a") == calls.count("b") == 3
+    assert 0.04 < y.cpu["a"] < 0.09 and 0.015 < y.cpu["b"] < 0.04  # the best (the least) of the three
+    assert y.seconds == y.cpu["a"] + y.cpu["b"]
+    text = yardstick.line(y)
+    assert text.startswith(f"CPU yardstick: {y.seconds:.2f} s (a ") and "\n" not in text and "load average" in text
+

@@ -494,3 +494,35 @@ def test_a_fixed_function_of_the_input_is_model_blind_on_the_robustness_board(rh
     assert occ.sanity.status == "model-sensitive" and not occ.blind, occ.sanity
     assert "the score criterion is not this track's" in occ.sanity.reason and occ.sanity.value() < 0.5
     assert not b.score_rule and "on this track the similarity alone" in " ".join(randomisation_notes(b))
+
+
+def test_the_randomisation_test_runs_on_a_prefix_of_the_texts(rhome, tmp_path):
+    """Issue #55: `--randomisation-limit N` on the robustness board runs the test on the trained run's first N texts
+    (`RobustnessTrack.first_instances`; `limit` counts original samples, whose attacked texts come attack by attack,
+    so `instances(limit=k)` is no prefix); every text of the prefix follows its original, the board pairs the run
+    with that prefix and judges the maps' similarity there."""
+    from benchmark.resources import load_resource
+    from benchmark.runner import evaluate
+    from benchmark.store.results import load_results
+    from benchmark.tracks import get_track
+    from leaderboard.boards import boards
+
+    trk, res = get_track("robustness"), load_resource("robustness/mr-cnn")
+    full = trk.instances(res, "test")
+    assert list(trk.instances(res, "test", 2).ids) != list(full.ids[:len(trk.instances(res, "test", 2).ids)])
+    n = next(p for p, k in enumerate(full.truths["kind"]) if k.get("attack") == "ra")  # the TEF texts only
+    first = trk.first_instances(res, "test", n)
+    assert list(first.ids) == list(full.ids[:n]) and len(first.truths["kind"]) == len(first.inputs) == n
+    assert all(k["original"] or k["of"] < p for p, k in enumerate(first.truths["kind"]))
+    where = dict(track="robustness", resource="robustness/mr-cnn", model="cnn", results_dir=tmp_path / "r",
+                 sandbox="none")
+    evaluate("saliency", **where)
+    rand = evaluate("saliency", randomised=True, randomisation_limit=n, **where)
+    assert rand.n_instances == n and rand.coverage["limit"] == n and rand.n_failed == 0
+    assert rand.metrics["rob-racc-ra"].mean is None  # no RA text in the prefix: undefined, not a crash
+    sims = rand.extra["randomisation"]["similarity"]
+    assert sims["spearman-signed"]["n"] > 0
+    (b,) = boards(load_results(tmp_path / "r")[0])
+    row = next(x for x in b.rows if x.submission == "saliency")
+    assert row.sanity.status in ("model-sensitive", "model-blind"), row.sanity
+    assert "not run" not in row.sanity.status

@@ -216,6 +216,13 @@ class Track:
         """The `Instances` of `split` (the first `limit`, after the track's exclusions); tracks override it."""
         raise NotImplementedError
 
+    def first_instances(self, resource, split: str, n: int) -> Instances:
+        """The first `n` instances of `split` in evaluation order: a prefix of `instances(resource, split)` (what the
+        randomisation test runs on under `--randomisation-limit`, `benchmark.variant_runs.randomisation`). Default:
+        `instances(resource, split, n)`, where a limit takes the first n instances; a track whose `limit` counts
+        something else (robustness: original samples) overrides it."""
+        return self.instances(resource, split, n)
+
     def inputs_key(self, resource, split: str) -> tuple[str, str]:
         """(name, revision) of what submissions are shown; explanations are cached under it, so configs
         that differ only in ground truth (e.g. IDC's three PGTs) share them. Default: the resource."""

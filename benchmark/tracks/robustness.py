@@ -157,6 +157,18 @@ class RobustnessTrack(Track):
         return Instances(ids=ids, inputs=inputs, truths=truths, output_shapes=[(len(x),) for x in inputs],
                          excluded=skipped)
 
+    def first_instances(self, resource, split: str, n: int) -> Instances:
+        """The first `n` texts in evaluation order (`instances`' `limit` counts original samples, each with all its
+        attacked texts, which come in attack order: the first samples' TEF texts, later their RA ones — so
+        `instances(limit=k)` is no prefix). Every attacked text follows its original, so any prefix holds the
+        originals its texts are paired with; the randomisation test runs on it (`--randomisation-limit`)."""
+        full = self.instances(resource, split)
+        n = max(0, min(int(n), len(full)))
+        t = full.truths
+        truths = {**t, "kind": t["kind"][:n], "texts": t["texts"][:n]}
+        return Instances(ids=full.ids[:n], inputs=full.inputs[:n], truths=truths,
+                         output_shapes=full.output_shapes[:n], excluded=dict(full.excluded))
+
     def inputs_key(self, resource, split: str) -> tuple[str, str]:
         """The texts submissions are shown (original + scored adversarial texts) and the model's weights:
         adding another explainer's attacks to the config (`--append`) keeps cached explanations valid."""

@@ -93,8 +93,9 @@ def trained_result(path: Path, sub_hash: str, params: dict, ids_sha256: str, see
 
 def first_instances(track: Any, resource: Any, split: str, limit: int, trained_ids: Sequence[str]) -> Any:
     """The track's first `limit` instances of `split`, which must be the first of the trained run's (`trained_ids`):
-    a randomised run over fewer instances (`RunOptions.randomisation_limit`) is paired with their prefix."""
-    got = track.instances(resource, split, limit)
+    a randomised run over fewer instances (`RunOptions.randomisation_limit`) is paired with their prefix
+    (`Track.first_instances`)."""
+    got = track.first_instances(resource, split, limit)
     if list(got.ids) != list(trained_ids[: len(got.ids)]):
         raise XaibenchError(f"the first {limit} instances of {resource.name} are not the first of the trained run's; "
                             "run the randomisation test on all of its instances (no --randomisation-limit)")
