@@ -45,7 +45,7 @@ from typing import Any
 from leaderboard.repository.layout import LAYOUT_VERSION, RepositoryError
 
 __all__ = ["ROUNDS", "RoundFile", "load_secret", "make_secret", "newest", "read_rounds", "reveal", "round_path",
-           "secret_file", "secret_path", "start", "states"]
+           "read_secret_file", "secret_file", "secret_path", "start", "states"]
 
 ROUNDS = "rounds"
 ROUND_KIND, SECRET_KIND = "xaibench-round", "xaibench-round-secret"
@@ -172,9 +172,10 @@ def secret_file(key_dir: Path, name: str) -> Path:
     return Path(key_dir) / ROUNDS / f"{name}.secret"
 
 
-def make_secret(key_dir: Path, name: str) -> Path:
-    """A new secret for round `name` (32 random bytes as hex, mode 0600, written atomically); refused inside a git
-    work tree (like the signing key) and when the file exists (a secret is never overwritten)."""
+def make_secret(key_dir: Path, name: str, secret: bytes | None = None) -> Path:
+    """A new secret for round `name` (32 random bytes as hex, or `secret` when given — a rebuild that must draw the
+    same copies; mode 0600, written atomically); refused inside a git work tree (like the signing key) and when the
+    file exists (a secret is never overwritten)."""
     from leaderboard.repository.signing import _inside_git_work_tree
 
     path = secret_file(key_dir, name)
@@ -190,7 +191,7 @@ def make_secret(key_dir: Path, name: str) -> Path:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{name}-", suffix=".tmp")
     try:
         with os.fdopen(fd, "w") as fh:
-            fh.write(_secrets.token_hex(32) + "\n")
+            fh.write((secret.hex() if secret is not None else _secrets.token_hex(32)) + "\n")
         os.chmod(tmp, 0o600)
         os.link(tmp, path)  # never replaces a file another process made meanwhile
     except FileExistsError:
@@ -198,6 +199,19 @@ def make_secret(key_dir: Path, name: str) -> Path:
     finally:
         os.unlink(tmp)
     return path
+
+
+def read_secret_file(path: Path) -> bytes:
+    """A round secret given on the command line (`round start --secret-file`): 64 hex digits (a round's own
+    `<key folder>/rounds/<name>.secret`, or `secrets.token_hex(32)`); `RepositoryError` naming the file otherwise."""
+    try:
+        text = Path(path).read_text().strip()
+    except OSError as exc:
+        raise RepositoryError(f"--secret-file {path} does not read ({exc.strerror}); nothing was written") from None
+    if not _HEX64.match(text):
+        raise RepositoryError(f"--secret-file {path} is not 64 hex digits (32 bytes, e.g. `python -c 'import secrets; "
+                              "print(secrets.token_hex(32))'`); nothing was written")
+    return bytes.fromhex(text)
 
 
 def load_secret(key_dir: Path, rnd: RoundFile, then: str) -> Any:
@@ -235,10 +249,11 @@ def _own(private: Any) -> dict[str, Any]:
     return {key_id(private.public_key()): private.public_key()}
 
 
-def start(repo: str, name: str, draws: int, private: Any, key_dir: Path) -> tuple[str, str, list[str]]:
-    """Start round `name` on `repo` (module docstring): a new secret in `key_dir`, then `rounds/<name>/round.json`
-    signed by `private` in one commit on the default branch. (the commit, the commitment, the older rounds still
-    open). The secret is removed again when nothing landed."""
+def start(repo: str, name: str, draws: int, private: Any, key_dir: Path,
+          secret: bytes | None = None) -> tuple[str, str, list[str]]:
+    """Start round `name` on `repo` (module docstring): a new secret in `key_dir` (`secret` when given: 32 bytes),
+    then `rounds/<name>/round.json` signed by `private` in one commit on the default branch. (the commit, the
+    commitment, the older rounds still open). The secret is removed again when nothing landed."""
     from leaderboard.repository.signing import sign_record
     from leaderboard.repository.targets import open_store
 
@@ -247,13 +262,15 @@ def start(repo: str, name: str, draws: int, private: Any, key_dir: Path) -> tupl
                               "letter or digit)")
     if isinstance(draws, bool) or not 1 <= draws <= MAX_DRAWS:
         raise RepositoryError(f"--draws must be 1 to {MAX_DRAWS}, got {draws}")
+    if secret is not None and len(secret) != 32:
+        raise RepositoryError(f"a round's secret is 32 bytes, got {len(secret)}")
     with open_store(repo) as store:
         tip = store.snapshot(store.tip())
         if (tip / ROUNDS / name).exists():
             raise RepositoryError(f"{store.where} holds a round {name} already; a round name is used once (nothing "
                                   "was written)")
         rounds, _ = read_rounds(tip, _own(private))
-        path = make_secret(key_dir, name)
+        path = make_secret(key_dir, name, secret)
         try:
             secret = bytes.fromhex(path.read_text().strip())
             commitment = hashlib.sha256(secret).hexdigest()
