@@ -295,9 +295,9 @@ def test_the_maintainer_stops_once_the_lanes_are_done_and_nothing_is_open(tmp_pa
 
 @pytest.mark.slow(reason="builds the tiny IDC resources and runs a data prior on a board in the plain worker")
 def test_a_data_prior_reaches_a_results_repository(idc_home, tmp_path, monkeypatch):
-    """The data priors (the lexicon controls) need the resource's lexicon asset: the validator asks the runner's question
-    with the track's assets, so their Results validate — before, every one was refused ("needs the 'lexicon'
-    asset, which this board does not offer") and no text board of a results repository had its floor."""
+    """The data priors (the lexicon controls) need the resource's lexicon asset: the validator asks the runner's
+    question with the track's assets, so their Results validate — before, every one was refused ("needs the
+    'lexicon' asset, which this board does not offer") and no text board of a results repository had its floor."""
     from benchmark.runner import evaluate
     from leaderboard.repository.git import init_bare
     from leaderboard.repository.submit import submit
