@@ -311,3 +311,39 @@ def test_a_data_prior_reaches_a_results_repository(idc_home, tmp_path, monkeypat
     init_bare(repo, {"xaibench-results.json": b'{"layout": 1}\n'})
     out = submit("corpus-lexicon", str(repo), results_dir=results, dry_run=True, check=False)
     assert any(p.endswith("/cnn.json") for p in out.sent), out.message
+
+
+def test_the_cpu_meter_counts_a_grandchild_s_cpu():
+    """A sandboxed worker's CPU never reaches its parent's rusage (bubblewrap reaps it): the meter reads /proc."""
+    import sys
+
+    from generators.reference.build import CpuMeter
+
+    meter = CpuMeter(every_s=0.1)
+    burn = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.6:\n    pass\n"
+    subprocess.run(["bash", "-c", f"{sys.executable} -c '{burn}' & wait"], check=True)  # a grandchild
+    assert meter.total() >= 0.45
+    meter.stop()
+
+
+def test_a_resumed_lane_keeps_the_boards_an_earlier_run_evaluated(tmp_path):
+    """Evaluating a board again would write its Results anew (a new `created`): the repository, which may hold them
+    already, would refuse them as other content at their paths. A resumed lane keeps them and submits them as they
+    are (`submit` then opens nothing new)."""
+    work = Work(tmp_path / "w")
+    t = next(t for t in P.plan_for("tiny") if t.name == "aixi")
+    work.root.mkdir()
+    work.plan.write_text(json.dumps({"options": {}, "tracks": [t.to_dict()], "choices": []}))
+    kept = {b.slug: {"status": "evaluated", "seconds": 1.0} for b in t.boards}
+    work.lane("aixi").parent.mkdir()
+    work.lane("aixi").write_text(json.dumps({"boards": kept}))
+    for b in t.boards:
+        folder = work.results("aixi") / "aixi" / b.resource.replace("/", "__") / b.model
+        folder.mkdir(parents=True)
+        (folder / "occlusion.json").write_text(json.dumps({"submission": {"name": "occlusion"}, "n_instances": 32,
+                                                           "coverage": {"complete": True}}))
+    calls: list[list[str]] = []
+    out = lane(work, "aixi", calls.append, lambda line: None)
+    assert not [c for c in calls if c[0] == "evaluate"]
+    assert [c[:2] for c in calls if c[0] == "submit"] == [["submit", "occlusion"]]
+    assert out.boards == kept and out.status == "built"

@@ -128,10 +128,62 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def _cpu_seconds() -> float:
-    """CPU seconds of this process and its finished children (the sandboxed workers)."""
-    me, kids = _rusage.getrusage(_rusage.RUSAGE_SELF), _rusage.getrusage(_rusage.RUSAGE_CHILDREN)
-    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+class CpuMeter:
+    """CPU seconds of this process and of every process below it, sampled from /proc every `every_s`: a sandboxed
+    worker's CPU never reaches this process's rusage (bubblewrap's own init reaps it inside its namespace), so the
+    tree is read while it runs. A process that lives less than `every_s` may be missed; off /proc (not Linux), this
+    process's rusage and its reaped children's."""
+
+    def __init__(self, every_s: float = 1.0) -> None:
+        self.every_s = every_s
+        self.seen: dict[tuple[int, int], float] = {}  # (pid, start time) → its last CPU seconds
+        self.proc = Path("/proc/self/stat").is_file()
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        if self.proc:
+            self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.every_s):
+            self._sample()
+
+    def _sample(self) -> None:
+        tick = os.sysconf("SC_CLK_TCK")
+        table: dict[int, tuple[int, int, float]] = {}  # pid → (ppid, start, cpu s)
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                text = stat.read_text()
+                rest = text[text.rindex(")") + 2:].split()
+                table[int(stat.parent.name)] = (int(rest[1]), int(rest[19]), (int(rest[11]) + int(rest[12])) / tick)
+            except (OSError, ValueError, IndexError):
+                continue  # ended meanwhile
+        kids: dict[int, list[int]] = {}
+        for pid, (ppid, _, _) in table.items():
+            kids.setdefault(ppid, []).append(pid)
+        todo, mine = [os.getpid()], []
+        while todo:
+            pid = todo.pop()
+            mine.append(pid)
+            todo += kids.get(pid, [])
+        with self._lock:
+            for pid in mine:
+                if pid in table:
+                    _, start, cpu = table[pid]
+                    self.seen[(pid, start)] = max(cpu, self.seen.get((pid, start), 0.0))
+
+    def total(self) -> float:
+        """CPU seconds so far."""
+        if not self.proc:
+            me, kids = _rusage.getrusage(_rusage.RUSAGE_SELF), _rusage.getrusage(_rusage.RUSAGE_CHILDREN)
+            return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+        self._sample()
+        with self._lock:
+            return sum(self.seen.values())
+
+    def stop(self) -> None:
+        """Stop sampling."""
+        self._stop.set()
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -223,6 +275,7 @@ class LaneOutcome:
     boards: dict[str, dict[str, Any]] = field(default_factory=dict)
     submitted: dict[str, str] = field(default_factory=dict)  # submission → "proposed" | why not
     submit_s: dict[str, float] = field(default_factory=dict)  # submission → seconds of its `submit` (its `check`)
+    submit_cpu_s: float = 0.0
 
 
 def _built(resource: str) -> bool:
@@ -272,12 +325,13 @@ def lane(work: Work, track: str, run: Callable[[list[str]], None], say: Callable
     if t is None:
         raise XaibenchError(f"track {track} is not in the plan of {work.root}")
     out = LaneOutcome(track)
-    t0, cpu0 = time.perf_counter(), _cpu_seconds()
+    meter = CpuMeter()
+    t0 = time.perf_counter()
     why = _missing(t.needs)
     if why:
         out.status, out.reason = "skipped", why
         say(f"skipped: {why}")
-        return _end(work, out, t0, cpu0)
+        return _end(work, out, t0, meter)
     failed: dict[str, str] = {}  # resource → why its build failed
     for g in t.generate:
         text = "xaibench " + " ".join(g.command)
@@ -286,31 +340,40 @@ def lane(work: Work, track: str, run: Callable[[list[str]], None], say: Callable
             out.steps.append({"command": text, "seconds": 0.0, "skipped": True})
             continue
         say(f"$ {text}" + (f"  # {g.what}" if g.what else ""))
-        s0 = time.perf_counter()
+        s0, c0 = time.perf_counter(), meter.total()
         try:
             run(list(g.command))
-            out.steps.append({"command": text, "seconds": round(time.perf_counter() - s0, 1)})
+            out.steps.append({"command": text, "seconds": round(time.perf_counter() - s0, 1),
+                              "cpu_s": round(meter.total() - c0, 1)})
         except (XaibenchError, SystemExit) as exc:
             reason = _reason(exc, text)
-            out.steps.append({"command": text, "seconds": round(time.perf_counter() - s0, 1), "failed": reason})
+            out.steps.append({"command": text, "seconds": round(time.perf_counter() - s0, 1),
+                              "cpu_s": round(meter.total() - c0, 1), "failed": reason})
             say(f"failed: {reason}")
             for r in g.builds:
                 if not _built(r):
                     failed[r] = reason
     costs = _read_json(work.costs, {}) or {}
+    before = (_read_json(work.lane(track), {}) or {}).get("boards", {})
     for b in t.boards:
         if b.resource in failed:
             out.boards[b.slug] = {"status": "failed", "reason": f"its resource was not built: {failed[b.resource]}"}
             continue
+        if (before.get(b.slug) or {}).get("status") == "evaluated" and _board_results(work, b):
+            # evaluated by an earlier run: its Results may be in pull requests already, and evaluating again would
+            # write them anew (a new `created`), which the repository would refuse as other content at their paths
+            say(f"{b.slug}: evaluated by an earlier run: kept")
+            out.boards[b.slug] = before[b.slug]
+            continue
         argv = _evaluate_argv(b, work, frozen["options"])
         say("$ xaibench " + " ".join(argv))
-        s0, c0 = time.perf_counter(), _cpu_seconds()
+        s0, c0 = time.perf_counter(), meter.total()
         try:
             run(argv)
             seconds = time.perf_counter() - s0
             measured = _measure(_board_results(work, b), seconds)
             out.boards[b.slug] = {"status": "evaluated", "seconds": round(seconds, 1),
-                                  "cpu_s": round(_cpu_seconds() - c0, 1), **measured}
+                                  "cpu_s": round(meter.total() - c0, 1), **measured}
             if measured["spi"] is not None and seconds > 0.5 * measured["explain_s"]:  # not answered from a cache
                 costs[b.slug] = {k: measured[k] for k in ("spi", "fixed_s", "bpi", "instances", "measured")}
         except (XaibenchError, SystemExit) as exc:
@@ -319,17 +382,18 @@ def lane(work: Work, track: str, run: Callable[[list[str]], None], say: Callable
             say(f"failed on {b.slug}: {out.boards[b.slug]['reason']}")
         _write_json(work.lane(track), {**asdict(out), "status": "running"})  # `reference status`, the progress
     _write_json(work.costs, {**(_read_json(work.costs, {}) or {}), **costs})
-    _submit_all(work, t, out, run, say)
+    _submit_all(work, t, out, run, say, meter)
     bad = [s for s, v in out.boards.items() if v["status"] == "failed"]
     out.status = "failed" if bad and len(bad) == len(t.boards) else "partial" if bad else "built"
     out.reason = "; ".join(f"{s}: {out.boards[s]['reason']}" for s in bad)[:600]
-    return _end(work, out, t0, cpu0)
+    return _end(work, out, t0, meter)
 
 
 def _submit_all(work: Work, t: TrackPlan, out: LaneOutcome, run: Callable[[list[str]], None],
-                say: Callable[[str], None]) -> None:
+                say: Callable[[str], None], meter: CpuMeter) -> None:
     """`xaibench submit` for every submission with a complete Result in the track's results folder (one pull
     request per submission and track; the maintainer lane verifies it)."""
+    c0 = meter.total()
     names: set[str] = set()
     for b in t.boards:
         if out.boards.get(b.slug, {}).get("status") == "evaluated":
@@ -348,6 +412,7 @@ def _submit_all(work: Work, t: TrackPlan, out: LaneOutcome, run: Callable[[list[
             if SUBMIT_SKIP not in reason:
                 say(f"failed to submit {name}: {reason}")
         out.submit_s[name] = round(time.perf_counter() - s0, 1)
+    out.submit_cpu_s = round(meter.total() - c0, 1)
 
 
 def _reason(exc: BaseException, what: str) -> str:
@@ -356,9 +421,10 @@ def _reason(exc: BaseException, what: str) -> str:
     return " ".join(str(exc).split())[:300]
 
 
-def _end(work: Work, out: LaneOutcome, t0: float, cpu0: float) -> LaneOutcome:
+def _end(work: Work, out: LaneOutcome, t0: float, meter: CpuMeter) -> LaneOutcome:
     out.seconds = round(time.perf_counter() - t0, 1)
-    out.cpu_s = round(_cpu_seconds() - cpu0, 1)
+    out.cpu_s = round(meter.total(), 1)
+    meter.stop()
     _write_json(work.lane(out.track), asdict(out))
     return out
 
@@ -384,7 +450,8 @@ def maintain(work: Work, run: Callable[[list[str]], None], say: Callable[[str], 
     record = _read_json(work.maintainer, {}) or {}
     record.setdefault("landed", {})
     record.setdefault("refused", {})
-    cpu0 = _cpu_seconds()
+    meter = CpuMeter()
+    spent = float(record.get("cpu_s", 0.0))  # an earlier run's
     while True:
         done = work.lanes_done.exists()  # read before listing: a lane's last pull request is listed after it
         pending = _pending(work, record["refused"])
@@ -397,17 +464,17 @@ def maintain(work: Work, run: Callable[[list[str]], None], say: Callable[[str], 
         argv = ["results", "verify", f"{work.repo}@{branch}", "--key", str(work.keys / "verifier.key"),
                 "--timeout", TIMEOUT_S]
         say("$ xaibench " + " ".join(argv))
-        s0, c0 = time.perf_counter(), _cpu_seconds()
+        s0, c0 = time.perf_counter(), meter.total()
         try:
             run(argv)
             record["landed"][branch] = {"seconds": round(time.perf_counter() - s0, 1),
-                                        "cpu_s": round(_cpu_seconds() - c0, 1), "at": _now()}
+                                        "cpu_s": round(meter.total() - c0, 1), "at": _now()}
         except (XaibenchError, SystemExit) as exc:
             record["refused"][branch] = _reason(exc, "results verify")
             say(f"refused {branch}: {record['refused'][branch]}")
-        record["cpu_s"] = round(float(record.get("cpu_s", 0.0)) + _cpu_seconds() - cpu0, 1)
-        cpu0 = _cpu_seconds()
+        record["cpu_s"] = round(spent + meter.total(), 1)
         _write_json(work.maintainer, record)
+    meter.stop()
     _write_json(work.maintainer, record)
     return record
 
@@ -428,7 +495,8 @@ def finish(work: Work, out: Path, docs: Path | None, run: Callable[[list[str]], 
     if not _on_main(work.repo, f"rounds/{ROUND}/secret.json"):
         run(["results", "reveal", str(work.repo), ROUND, "--key", key])
         state["reveal_s"] = round(time.perf_counter() - s0, 1)
-    s0, c0 = time.perf_counter(), _cpu_seconds()
+    meter = CpuMeter()
+    s0, c0 = time.perf_counter(), meter.total()
     argv = ["results", "audit", str(work.repo), ROUND, "--rebuild", "--public-key", str(work.keys / "verifier.pub")]
     say("$ xaibench " + " ".join(argv))
     try:
@@ -437,7 +505,8 @@ def finish(work: Work, out: Path, docs: Path | None, run: Callable[[list[str]], 
     except (XaibenchError, SystemExit) as exc:
         state["audit"] = f"failed: {_reason(exc, 'results audit')}"
     state["audit_s"] = round(time.perf_counter() - s0, 1)
-    state["audit_cpu_s"] = round(_cpu_seconds() - c0, 1)
+    state["audit_cpu_s"] = round(meter.total() - c0, 1)
+    meter.stop()
     _write_json(work.finished, state)
     if state["audit"] != "passed":
         raise XaibenchError(f"the audit of round {ROUND} did not pass ({state['audit']}); nothing was exported")
@@ -502,8 +571,9 @@ def _cpu_model() -> str:
 def run_build(work: Work, opts: Options, out: Path, docs: Path | None, jobs: int | None, say: Callable[[str], None],
               run: Callable[[list[str]], None], max_mb: float = 30.0, replace_partial: bool = False,
               columns: int = 100, readme: Path | None = None) -> dict:
-    """Stages 1–3 (module docstring); returns the finish record. The lanes run as `python -m
-    generators.reference.build lane|maintain WORK [TRACK]` processes on one thread each (`demo.lane_env`)."""
+    """Stages 1–3 (module docstring); returns the finish record. Each track's lane is the demo's lane process
+    (`demo.run_lanes`) running `xaibench reference lane TRACK`; the maintainer's is `python -m
+    generators.reference.build maintain WORK`; each on one thread (`demo.lane_env`)."""
     from generators.demo import Step, Track, lane_env, run_lanes
 
     frozen = prepare(work, opts, run, say)

@@ -112,6 +112,20 @@ def findings(rows: list[dict[str, str]]) -> list[str]:
     return out
 
 
+def _demote(md: str) -> tuple[str, str]:
+    """(`xaibench leaderboard --format md`'s boards with their headings two levels down and its title left out, its
+    legend — the paragraph under the title — said once for the page)."""
+    lines = md.rstrip("\n").splitlines()
+    if lines and lines[0].startswith("# "):
+        lines = lines[1:]
+    while lines and not lines[0].strip():
+        lines = lines[1:]
+    legend = ""
+    if lines and not lines[0].startswith("#"):
+        legend, lines = lines[0], lines[1:]
+    return "\n".join(("##" + x) if x.startswith("#") else x for x in lines).strip("\n"), legend
+
+
 def _num(x: float | None, digits: int = 3) -> str:
     return "—" if x is None else f"{x:.{digits}f}"
 
@@ -265,8 +279,12 @@ def write_page(reference: Path | None, out: Path, run: Callable[[list[str]], Non
               "Each board as `xaibench leaderboard --reference --format md --track T` prints it: rank and its 95 % "
               "interval, the primary metric on the hidden copies and the public rank where the board has copies, "
               "every metric's mean ± half-width, the verdict and the notes under it.", ""]
+    legend = ""
     for t in tracks:
-        lines += [f"### {t}", "", boards_md[t].rstrip("\n"), ""]
+        body, legend = _demote(boards_md[t])
+        lines += [f"### {t}", "", body, ""]
+    if legend:
+        lines.insert(lines.index("## The boards") + 3, legend + "\n")
     lines += ["## Beside the papers", ""]
     for c in compare_all(rows):
         lines += [f"### {c.title}", "", f"_{c.source}_", ""] + _table(c.header, c.rows)
