@@ -347,3 +347,43 @@ def test_a_resumed_lane_keeps_the_boards_an_earlier_run_evaluated(tmp_path):
     assert not [c for c in calls if c[0] == "evaluate"]
     assert [c[:2] for c in calls if c[0] == "submit"] == [["submit", "occlusion"]]
     assert out.boards == kept and out.status == "built"
+
+
+def test_a_submission_with_an_open_pull_request_is_deferred_then_sent_by_the_maintainer(tmp_path):
+    """Two open pull requests of one submission overlap in its metadata and source: once the first lands, the second no
+    longer matches its signature and is refused. A lane defers such a submission; the maintainer sends it when none of
+    its pull requests is open and its Results are not all on main."""
+    from generators.reference import build as B
+    from leaderboard.repository.git import GitStore, init_bare
+
+    work = Work(tmp_path / "w")
+    t = next(t for t in P.plan_for("tiny") if t.name == "aixi")
+    work.root.mkdir()
+    work.plan.write_text(json.dumps({"options": {}, "tracks": [t.to_dict()], "choices": []}))
+    init_bare(work.repo, {"xaibench-results.json": b'{"layout": 1}\n'})
+    with GitStore(str(work.repo)) as store:  # another track's pull request of occlusion, open
+        store.propose({"results/occlusion/0123456789abcdef/submission.json": b"{}\n"}, "open", "occlusion/x/y")
+    assert B._open_of(work, "occlusion", {}) and not B._open_of(work, "random", {})
+    work.lane("aixi").parent.mkdir()
+    work.lane("aixi").write_text(json.dumps({"boards": {b.slug: {"status": "evaluated"} for b in t.boards}}))
+    for b in t.boards:
+        folder = work.results("aixi") / "aixi" / b.resource.replace("/", "__") / b.model
+        folder.mkdir(parents=True)
+        for name in ("occlusion", "random"):
+            (folder / f"{name}.json").write_text(json.dumps({
+                "submission": {"name": name, "hash": "0123456789abcdef"}, "track": "aixi", "n_instances": 32,
+                "resource": {"name": b.resource, "revision": "abc"}, "model": {"name": b.model},
+                "coverage": {"complete": True}}))
+    calls: list[list[str]] = []
+    out = lane(work, "aixi", calls.append, lambda line: None)
+    assert out.submitted == {"occlusion": B.DEFERRED, "random": "proposed"}
+    assert [c[1] for c in calls if c[0] == "submit"] == ["random"]
+
+    with GitStore(str(work.repo)) as store:  # what the lane's `submit random` opened
+        store.propose({"results/random/0123456789abcdef/submission.json": b"{}\n"}, "open", "random/x/y")
+    record = {"landed": {}, "refused": {}}
+    assert not B._resubmit(work, record, calls.append, lambda line: None)  # both pull requests are open
+    record["refused"]["xaibench/occlusion/x/y"] = "refused"  # it is closed now (here: refused)
+    calls.clear()
+    assert B._resubmit(work, record, calls.append, lambda line: None)
+    assert [c[:2] for c in calls] == [["submit", "occlusion"]] and record["resubmitted"] == {"aixi/occlusion": 1}

@@ -9,10 +9,13 @@ Stages, each an ordinary `xaibench` command printed before it runs (`generators.
 2. **lanes**, side by side (`--jobs`), each track in its own one-thread process (`lane`): build its resources at
    the planned scale; evaluate every built-in on each of its boards (`evaluate all`, complete split, default
    parameters, `--no-randomisation --hidden-draws 0`: those runs would never leave this folder — `verify` makes the
-   signed ones); submit each submission's Results as a contributor would (`submit --to`). Beside them one
-   **maintainer** process (`maintain`) verifies every open pull request in the order it was opened (`results
-   verify`: the re-run, the randomisation test, the round's hidden copies, signed, landed): landings are one at a
-   time, as the repository takes them (a landing is refused when the default branch moved while it was judged).
+   signed ones); submit each submission's Results as a contributor would (`submit --to`), unless a pull request of
+   that submission is open already (another track's: the two would overlap in its metadata and source, and the
+   second would no longer match its signature once the first landed). Beside them one **maintainer** process
+   (`maintain`) verifies every open pull request in the order it was opened (`results verify`: the re-run, the
+   randomisation test, the round's hidden copies, signed, landed): landings are one at a time, as the repository
+   takes them (a landing is refused when the default branch moved while it was judged); with nothing to verify it
+   sends what a lane deferred (`_resubmit`).
 3. **finish** (`finish`): `results reveal`, `results audit --rebuild`, the repository's tip exported as plain files
    (`export`), and docs/reference.md (`xaibench reference docs`).
 
@@ -43,6 +46,7 @@ from generators.reference.plan import DRAWS, TIMEOUT_S, BoardPlan, TrackPlan, ch
 __all__ = ["ROUND", "Work", "finish", "lane", "maintain", "prepare", "run_build"]
 
 ROUND = "reference"  # the reference's round of hidden copies (one repository per build, one round)
+DEFERRED = "deferred: another pull request of it was open"
 SUBMIT_SKIP = "no complete Result"  # `submit`'s refusal for a submission without a Result here: not a failure
 
 
@@ -327,6 +331,8 @@ def lane(work: Work, track: str, run: Callable[[list[str]], None], say: Callable
     out = LaneOutcome(track)
     meter = CpuMeter()
     t0 = time.perf_counter()
+    before = (_read_json(work.lane(track), {}) or {}).get("boards", {})
+    _write_json(work.lane(track), {**asdict(out), "status": "running"})
     why = _missing(t.needs)
     if why:
         out.status, out.reason = "skipped", why
@@ -354,7 +360,6 @@ def lane(work: Work, track: str, run: Callable[[list[str]], None], say: Callable
                 if not _built(r):
                     failed[r] = reason
     costs = _read_json(work.costs, {}) or {}
-    before = (_read_json(work.lane(track), {}) or {}).get("boards", {})
     for b in t.boards:
         if b.resource in failed:
             out.boards[b.slug] = {"status": "failed", "reason": f"its resource was not built: {failed[b.resource]}"}
@@ -398,9 +403,14 @@ def _submit_all(work: Work, t: TrackPlan, out: LaneOutcome, run: Callable[[list[
     for b in t.boards:
         if out.boards.get(b.slug, {}).get("status") == "evaluated":
             names |= {str(r["submission"]["name"]) for r in _board_results(work, b)}
+    refused = (_read_json(work.maintainer, {}) or {}).get("refused", {})
     for name in sorted(names):
-        argv = ["submit", name, "--to", str(work.repo), "--results", str(work.results(t.name)),
-                "--key", str(work.keys / "contributor.key")]
+        if _open_of(work, name, refused):
+            out.submitted[name] = DEFERRED
+            say(f"{name}: another pull request of it is open; submitted once that one has landed (the maintainer "
+                "lane sends it)")
+            continue
+        argv = _submit_argv(work, t.name, name)
         say("$ xaibench " + " ".join(argv))
         s0 = time.perf_counter()
         try:
@@ -413,6 +423,57 @@ def _submit_all(work: Work, t: TrackPlan, out: LaneOutcome, run: Callable[[list[
                 say(f"failed to submit {name}: {reason}")
         out.submit_s[name] = round(time.perf_counter() - s0, 1)
     out.submit_cpu_s = round(meter.total() - c0, 1)
+
+
+def _submit_argv(work: Work, track: str, name: str) -> list[str]:
+    return ["submit", name, "--to", str(work.repo), "--results", str(work.results(track)),
+            "--key", str(work.keys / "contributor.key")]
+
+
+def _open_of(work: Work, name: str, refused: dict[str, str]) -> bool:
+    """Whether a pull request of submission `name` is open (not landed, not refused): a second one opened beside it
+    would overlap in its metadata and source, and once the first lands it no longer matches its own signature."""
+    return any(b.split("/")[1] == name for b in _pending(work, refused))
+
+
+def _unlanded(work: Work, t: TrackPlan, name: str) -> list[str]:
+    """The repository paths of `name`'s complete Results in track `t`'s results folder that `main` does not hold."""
+    rels = []
+    for b in t.boards:
+        for r in _board_results(work, b):
+            if str(r["submission"]["name"]) == name:
+                rels.append(f"results/{name}/{r['submission']['hash']}/{r['track']}/"
+                            f"{str(r['resource']['name']).replace('/', '__')}@{r['resource']['revision']}/"
+                            f"{r['model']['name']}.json")
+    have = set(_git(work.repo, "ls-tree", "-r", "--name-only", "main", "--", "results/" + name).splitlines()) \
+        if rels else set()
+    return [rel for rel in rels if rel not in have]
+
+
+def _resubmit(work: Work, record: dict, run: Callable[[list[str]], None], say: Callable[[str], None]) -> bool:
+    """Send what an ended lane could not: a submission deferred while another pull request of it was open, or one
+    whose pull request was refused for overlapping another (its Results not all on `main`, none of its pull requests
+    open). At most two tries per track and submission. Whether a pull request was opened."""
+    _, tracks = load_plan(work)
+    tries = record.setdefault("resubmitted", {})
+    for t in tracks:
+        lane_rec = _read_json(work.lane(t.name), {}) or {}
+        if lane_rec.get("status") in (None, "running", "not run", "skipped"):
+            continue
+        for name in sorted(lane_rec.get("submitted") or {}):
+            key = f"{t.name}/{name}"
+            if tries.get(key, 0) >= 2 or SUBMIT_SKIP in str(lane_rec["submitted"][name]) \
+                    or _open_of(work, name, record["refused"]) or not _unlanded(work, t, name):
+                continue
+            tries[key] = tries.get(key, 0) + 1
+            argv = _submit_argv(work, t.name, name)
+            say("$ xaibench " + " ".join(argv))
+            try:
+                run(argv)
+                return True
+            except (XaibenchError, SystemExit) as exc:
+                say(f"failed to submit {name} again: {_reason(exc, 'submit')}")
+    return False
 
 
 def _reason(exc: BaseException, what: str) -> str:
@@ -445,17 +506,22 @@ def _pending(work: Work, refused: dict[str, str]) -> list[str]:
 
 
 def maintain(work: Work, run: Callable[[list[str]], None], say: Callable[[str], None], poll_s: float = 5.0) -> dict:
-    """The maintainer lane (module docstring, stage 2): `results verify` on each open pull request, oldest first,
-    until the track lanes have ended (`Work.lanes_done`) and none is left. Returns its record."""
+    """The maintainer lane (module docstring, stage 2): `results verify` on each open pull request, oldest first;
+    when none is open, the submissions an ended lane could not send (`_resubmit`); until the track lanes have ended
+    (`Work.lanes_done`) and nothing is left. Returns its record."""
     record = _read_json(work.maintainer, {}) or {}
     record.setdefault("landed", {})
     record.setdefault("refused", {})
+    record.setdefault("resubmitted", {})
     meter = CpuMeter()
     spent = float(record.get("cpu_s", 0.0))  # an earlier run's
     while True:
         done = work.lanes_done.exists()  # read before listing: a lane's last pull request is listed after it
         pending = _pending(work, record["refused"])
         if not pending:
+            if _resubmit(work, record, run, say):
+                _write_json(work.maintainer, record)
+                continue
             if done:
                 break
             time.sleep(poll_s)

@@ -199,7 +199,10 @@ HOW = ["## How it is built", "",
        "verifies every pull request in the order it was opened (`results verify`: the re-run, the randomisation "
        "test's run, the round's hidden copies, signed and landed). Landings are one at a time because the "
        "repository takes them so: a landing is refused when `main` moved while the pull request was judged, which "
-       "two verifications at once would make happen on nearly every landing.",
+       "two verifications at once would make happen on nearly every landing. A lane does not open a second pull "
+       "request of a submission while one is open (another track's): the two would overlap in its metadata and "
+       "source, and once the first landed the second would no longer match its own signature; the maintainer lane "
+       "sends it when the first has landed.",
        "3. **Finish**: `results reveal`, `results audit --rebuild` (the export refuses on any mismatch), the tip "
        "exported (below) and this page (`xaibench reference docs`).", "",
        "A track whose data is missing or whose build fails is listed with its reason and the others go on; so is a "
