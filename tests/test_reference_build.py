@@ -89,6 +89,21 @@ def test_a_board_over_its_share_of_the_shipped_size_is_cut_to_fit():
     assert not c.reduced
 
 
+def test_a_fixed_cost_over_half_the_budget_lowers_its_own_option_first():
+    # trust: every oracle's fit reads the training explanations (fixed per evaluation); 2 evaluations per row
+    b = P.BoardPlan("trust", "trust/hatexplain-cnn", "cnn", 1000, 0.1, 1800.0)
+    gen = P.Generate(("generate", "trust"), ("trust/hatexplain-cnn",), "", P.Knob("--test-limit", 1000, 100, "t"),
+                     None, P.Knob("--train-explain-limit", 4500, 300, "training explanations"))
+    t = P.TrackPlan("trust", "Trust", (), (gen,), (b,))
+    tracks, (c,) = P.choose((t,), budget=12.0, draws=3)
+    # half of 12 × 60 / 2 s per evaluation = 180 s for the fit: 4,500 × 180 / 1,800 = 450 explanations
+    assert c.fixed == {"option": "--train-explain-limit", "value": 450}
+    # the rest, 360 − 180 s, for the instances at 0.1 s: 1,800 → the whole split fits
+    assert not c.reduced and c.boards[b.slug]["chosen"] == pytest.approx(2 * (0.1 * 1000 + 180) / 60, abs=0.05)
+    assert tracks[0].generate[0].command == ("generate", "trust", "--train-explain-limit", "450")
+    assert tracks[0].generate[0].fixed_scale == pytest.approx(0.1)
+
+
 def test_a_board_without_a_scale_option_is_kept_at_default_and_says_so():
     b = P.BoardPlan("idc", "idc/mr-wga", "cnn", 1598, 1.0)
     t = P.TrackPlan("idc", "IDC", (), (P.Generate(("generate", "idc"), ("idc/mr-wga",)),), (b,), note="no option")
@@ -117,7 +132,8 @@ def test_the_default_plan_names_real_commands_and_boards():
 
 def test_the_plan_survives_its_json_form():
     for t in P.plan_for("default"):
-        t2 = replace(t, generate=tuple(replace(g, value=7) if g.knob else g for g in t.generate))
+        t2 = replace(t, generate=tuple(replace(g, value=7, fixed_value=9 if g.fixed_knob else None) if g.knob else g
+                                       for g in t.generate))
         assert P.TrackPlan.from_dict(json.loads(json.dumps(t2.to_dict()))) == t2
 
 
@@ -287,6 +303,7 @@ def test_the_maintainer_stops_once_the_lanes_are_done_and_nothing_is_open(tmp_pa
     work = Work(tmp_path / "w")
     work.root.mkdir()
     init_bare(work.repo, {"xaibench-results.json": b'{"layout": 1}\n'})
+    work.plan.write_text(json.dumps({"options": {}, "tracks": [], "choices": []}))
     work.lanes_done.write_text("now\n")
     record = maintain(work, lambda argv: pytest.fail(f"ran {argv}"), lambda line: None, poll_s=0.01)
     assert record["landed"] == {} and record["refused"] == {}
@@ -334,6 +351,9 @@ def test_a_resumed_lane_keeps_the_boards_an_earlier_run_evaluated(tmp_path):
     t = next(t for t in P.plan_for("tiny") if t.name == "aixi")
     work.root.mkdir()
     work.plan.write_text(json.dumps({"options": {}, "tracks": [t.to_dict()], "choices": []}))
+    from leaderboard.repository.git import init_bare
+
+    init_bare(work.repo, {"xaibench-results.json": b'{"layout": 1}\n'})
     kept = {b.slug: {"status": "evaluated", "seconds": 1.0} for b in t.boards}
     work.lane("aixi").parent.mkdir()
     work.lane("aixi").write_text(json.dumps({"boards": kept}))

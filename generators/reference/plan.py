@@ -56,13 +56,26 @@ class Generate:
     what: str = ""
     knob: Knob | None = None
     value: int | None = None  # the knob's chosen value (None: its default)
+    # an option that sets what the boards' fixed cost grows with (trust: the training explanations TOKI's pipeline 1
+    # reads in every oracle's fit), and its chosen value
+    fixed_knob: Knob | None = None
+    fixed_value: int | None = None
 
     @property
     def command(self) -> tuple[str, ...]:
-        """The argv with the chosen scale option."""
-        if self.knob is None or self.value is None or self.value == self.knob.default:
-            return self.argv
-        return (*self.argv, self.knob.option, str(self.value))
+        """The argv with the chosen scale options."""
+        out = self.argv
+        for knob, value in ((self.knob, self.value), (self.fixed_knob, self.fixed_value)):
+            if knob is not None and value is not None and value != knob.default:
+                out = (*out, knob.option, str(value))
+        return out
+
+    @property
+    def fixed_scale(self) -> float:
+        """The share of the boards' fixed cost left at the chosen `fixed_value`."""
+        if self.fixed_knob is None or self.fixed_value is None:
+            return 1.0
+        return self.fixed_value / self.fixed_knob.default
 
 
 @dataclass(frozen=True)
@@ -112,7 +125,9 @@ class TrackPlan:
     def from_dict(d: dict[str, Any]) -> "TrackPlan":
         """The inverse of `to_dict`."""
         gens = tuple(Generate(tuple(g["argv"]), tuple(g["builds"]), g["what"],
-                              Knob(**g["knob"]) if g.get("knob") else None, g.get("value")) for g in d["generate"])
+                              Knob(**g["knob"]) if g.get("knob") else None, g.get("value"),
+                              Knob(**g["fixed_knob"]) if g.get("fixed_knob") else None, g.get("fixed_value"))
+                     for g in d["generate"])
         boards = tuple(BoardPlan(**b) for b in d["boards"])
         return TrackPlan(d["name"], d["title"], tuple(d["needs"]), gens, boards, d["minutes"], d.get("note", ""))
 
@@ -125,6 +140,17 @@ def _boards(track: str, resources: tuple[str, ...], models: tuple[str, ...], ins
 AIXI_CONFIGS = tuple(f"aixi/{d}-{f}" for d in ("shape", "color") for f in ("ssin", "suum", "class"))
 IDC_CONFIGS = tuple(f"idc/mr-{p}" for p in ("wga", "milp", "hybrid"))
 
+# TOKI's pipeline 1 reads every correct training prediction's LIME explanation in each oracle's fit (the paper's
+# budget for HateXplain and CAMS): about 4,500 on HateXplain (docs/trust.md: 4,507 with the supervised CNN), CAMS and
+# movies their training splits' correct predictions (estimates); the default is "all" (the option not passed)
+_TRAIN = {"hatexplain": 4500, "cams": 2000, "movies": 1100}
+
+
+def TRAIN_EXPLAIN(dataset: str) -> Knob:  # noqa: N802 - a constant per data set
+    """The trust generator's `--train-explain-limit` (the fixed cost of every oracle's fit)."""
+    return Knob("--train-explain-limit", _TRAIN[dataset], 300, "explained training predictions")
+
+
 # Bytes per instance of one stored run: its per-instance scores (`instance_scores`, zlib + base64 float64), measured
 # on the tiny build (AIXI: 6 metrics, 49–77 B; the text tracks': see docs/reference.md)
 IDC_BPI = 100.0
@@ -132,10 +158,13 @@ RCNN_BPI = 100.0
 TRUST_BPI = 100.0
 ROBUSTNESS_BPI = 400.0  # an attacked sample carries its texts' scores and curves
 
-# Priors of seconds per instance per evaluation, summed over a board's submissions, on the 2-core CI machine
-# (docs/performance.md, "What a full-scale board costs": per instance explain / CPU of IG, occlusion and LIME per
-# track; the other submissions counted as the nearest of those three families, the controls as scoring only).
-# A build replaces them with what it measured (`costs.json`).
+# Priors of seconds per instance per evaluation, summed over a board's submissions, on the idle 2-core CI machine:
+# docs/performance.md ("What a full-scale board costs", 2026-11-27) gives IG, occlusion and LIME per track; the
+# other submissions are scaled from them by their ratios in the tiny build of 2026-11-29 (one thread per lane, on
+# the loaded machine: e.g. Kernel SHAP 3.4 × LIME on IDC, 4.9 × on robustness; docs/reference.md, "What it costs").
+# `fixed_s`: per evaluation, worker starts and what does not grow with the instances — L2X's selector (RCNN,
+# robustness), the trust oracles' fits (TOKI's pipeline 1 over every training explanation: 9–10 CPU-min per TOKI
+# oracle at full scale, docs/performance.md). A build replaces them with what it measured (`costs.json`).
 _DEFAULT: tuple[TrackPlan, ...] = (
     TrackPlan(
         "aixi", "AIXI: images whose labels are known functions of the drawn objects", (),
@@ -147,8 +176,8 @@ _DEFAULT: tuple[TrackPlan, ...] = (
          Generate(("train", "aixi", *AIXI_CONFIGS[:3]), (), "the authors' CNN on each AIXI-Shape config"),
          Generate(("train", "aixi", *AIXI_CONFIGS[3:], "--augment-removal", "0.5"), (),
                   "the authors' CNN on each AIXI-Color config (object-removal augmentation 0.5)")),
-        (*_boards("aixi", AIXI_CONFIGS, ("function",), 500, {"function": 0.9}, rows=8, bpi=70.0),
-         *_boards("aixi", AIXI_CONFIGS, ("cnn",), 500, {"cnn": 1.3}, rows=14, bpi=70.0)),
+        (*_boards("aixi", AIXI_CONFIGS, ("function",), 500, {"function": 0.2}, fixed_s=20.0, rows=8, bpi=70.0),
+         *_boards("aixi", AIXI_CONFIGS, ("cnn",), 500, {"cnn": 0.85}, fixed_s=30.0, rows=14, bpi=70.0)),
         minutes=300),
     TrackPlan(
         "idc", "IDC: pseudo interpretation ground truth for a Kim CNN and a HAN on MR", ("rt_polarity",),
@@ -157,9 +186,9 @@ _DEFAULT: tuple[TrackPlan, ...] = (
         (Generate(("generate", "idc", "--milp-sample", "2000", "--milp-time-limit", "0"), IDC_CONFIGS,
                   "the Kim CNN and the HAN on MR; WGA, MILP (2,000-document sample, proven optimal) and Hybrid",
                   Knob("--test-limit", 2133, 200, "test documents", 0.75)),),
-        (*_boards("idc", IDC_CONFIGS, ("cnn",), 1598, {"cnn": 0.30}, fixed_s=120.0, hidden_share=0.3, rows=15,
+        (*_boards("idc", IDC_CONFIGS, ("cnn",), 1598, {"cnn": 0.40}, fixed_s=30.0, hidden_share=0.3, rows=14,
                   bpi=IDC_BPI),
-         *_boards("idc", IDC_CONFIGS, ("han",), 1598, {"han": 0.20}, fixed_s=120.0, hidden_share=0.3, rows=11,
+         *_boards("idc", IDC_CONFIGS, ("han",), 1598, {"han": 0.45}, fixed_s=30.0, hidden_share=0.3, rows=11,
                   bpi=IDC_BPI)),
         minutes=200),
     TrackPlan(
@@ -169,7 +198,7 @@ _DEFAULT: tuple[TrackPlan, ...] = (
                        Knob("--pool-limit", 4000, 200, "pool reviews", 0.25))
               for a in ("appearance", "aroma", "palate")),
         _boards("rcnn", tuple(f"rcnn/beer-{a}" for a in ("appearance", "aroma", "palate")), ("rcnn",), 999,
-                {"rcnn": 1.8}, fixed_s=300.0, rows=12, bpi=RCNN_BPI),
+                {"rcnn": 1.9}, fixed_s=300.0, rows=13, bpi=RCNN_BPI),
         minutes=400, note="aroma and palate miss Lei's targets on the mirror's appearance file (docs/rcnn.md): their "
                           "builds stop with the figures and are listed as failed"),
     TrackPlan(
@@ -179,26 +208,28 @@ _DEFAULT: tuple[TrackPlan, ...] = (
                   "the five embedding models and θ_relate of each"),
          Generate(("generate", "trust", "--dataset", "hatexplain"), ("trust/hatexplain-cnn",),
                   "HateXplain: a Kim CNN, every eligible test prediction explained by LIME (5,000 samples)",
-                  Knob("--test-limit", 913, 100, "explained test predictions")),
+                  Knob("--test-limit", 913, 100, "explained test predictions"), None,
+                  TRAIN_EXPLAIN("hatexplain")),
          Generate(("generate", "trust", "--dataset", "hatexplain", "--model", "cnn-sup"), ("trust/hatexplain-cnn-sup",),
                   "HateXplain with a rationale-supervised Kim CNN", Knob("--test-limit", 1022, 100,
-                                                                         "explained test predictions")),
+                                                                         "explained test predictions"), None,
+                  TRAIN_EXPLAIN("hatexplain")),
          Generate(("generate", "trust", "--dataset", "cams"), ("trust/cams-cnn",), "CAMS: a Kim CNN",
-                  Knob("--test-limit", 1000, 100, "explained test predictions")),
+                  Knob("--test-limit", 1000, 100, "explained test predictions"), None, TRAIN_EXPLAIN("cams")),
          Generate(("generate", "trust", "--dataset", "movies"), ("trust/movies-cnn",), "ERASER movies: a Kim CNN",
-                  Knob("--test-limit", 160, 50, "explained test predictions"))),
-        (BoardPlan("trust", "trust/hatexplain-cnn", "cnn", 913, 0.06, 600.0, rows=11, bpi=TRUST_BPI),
-         BoardPlan("trust", "trust/hatexplain-cnn-sup", "cnn-sup", 1022, 0.06, 600.0, rows=11, bpi=TRUST_BPI),
-         BoardPlan("trust", "trust/cams-cnn", "cnn", 1000, 0.2, 900.0, rows=11, bpi=TRUST_BPI),
-         BoardPlan("trust", "trust/movies-cnn", "cnn", 160, 1.0, 900.0, rows=11, bpi=TRUST_BPI)),
+                  Knob("--test-limit", 160, 50, "explained test predictions"), None, TRAIN_EXPLAIN("movies"))),
+        (BoardPlan("trust", "trust/hatexplain-cnn", "cnn", 913, 0.2, 3300.0, rows=11, bpi=TRUST_BPI),
+         BoardPlan("trust", "trust/hatexplain-cnn-sup", "cnn-sup", 1022, 0.2, 3300.0, rows=11, bpi=TRUST_BPI),
+         BoardPlan("trust", "trust/cams-cnn", "cnn", 1000, 0.3, 5000.0, rows=11, bpi=TRUST_BPI),
+         BoardPlan("trust", "trust/movies-cnn", "cnn", 160, 1.0, 5000.0, rows=11, bpi=TRUST_BPI)),
         minutes=300),
     TrackPlan(
         "robustness", "Robustness: TEF swaps words without changing the prediction", ("rt_polarity",),
         (Generate(("generate", "robustness"), tuple(f"robustness/mr-{m}" for m in ("cnn", "lstm", "lstm-att")),
                   "the Kim CNN, BiLSTM and BiLSTM + attention on MR; TEF, RA, RI, RS and SU through saliency",
                   Knob("--samples", 100, 10, "attacked sentences")),),
-        tuple(BoardPlan("robustness", f"robustness/mr-{m}", m, 100, s, 120.0, rows=16, bpi=ROBUSTNESS_BPI)
-              for m, s in (("cnn", 3.0), ("lstm", 5.0), ("lstm-att", 6.0))),
+        tuple(BoardPlan("robustness", f"robustness/mr-{m}", m, 100, s, 150.0, rows=16, bpi=ROBUSTNESS_BPI)
+              for m, s in (("cnn", 7.0), ("lstm", 12.0), ("lstm-att", 14.0))),
         minutes=300, note="robustness-live (each explainer attacked through itself, `xaibench attack`) is not "
                           "built: one live attack per explainer and model"),
 )
@@ -272,13 +303,14 @@ def project_bytes(board: BoardPlan, instances: int, draws: int, measured: dict[s
     return board.rows * stored_runs(board, draws) * (RUN_BYTES + bpi * instances)
 
 
-def project(board: BoardPlan, instances: int, draws: int, measured: dict[str, Any] | None = None) -> float:
-    """CPU minutes of every evaluation of `board` at `instances` instances (module docstring): the measured seconds
-    per instance and fixed seconds of an earlier build (`measured[board.slug]`) where there are some, else the
-    plan's priors."""
+def project(board: BoardPlan, instances: int, draws: int, measured: dict[str, Any] | None = None,
+            fixed_scale: float = 1.0) -> float:
+    """CPU minutes of every evaluation of `board` at `instances` instances, its fixed cost × `fixed_scale` (module
+    docstring): the measured seconds per instance and fixed seconds of an earlier build (`measured[board.slug]`)
+    where there are some, else the plan's priors."""
     m = (measured or {}).get(board.slug) or {}
     spi = float(m.get("spi", board.spi))
-    fixed = float(m.get("fixed_s", board.fixed_s))
+    fixed = float(m.get("fixed_s", board.fixed_s)) * fixed_scale
     return passes(board, draws) * (spi * instances + fixed) / 60.0
 
 
@@ -293,6 +325,7 @@ class Choice:
     value: int | None
     boards: dict[str, dict[str, float]] = field(default_factory=dict)  # slug → {"default", "chosen", "instances"}
     reason: str = ""
+    fixed: dict[str, Any] = field(default_factory=dict)  # the fixed-cost option's value, when it was lowered
 
     @property
     def reduced(self) -> bool:
@@ -301,12 +334,12 @@ class Choice:
 
 
 def _fitting(board: BoardPlan, budget: float, draws: int, measured: dict[str, Any] | None,
-             share_bytes: float | None = None) -> int:
+             share_bytes: float | None = None, fixed_scale: float = 1.0) -> int:
     """The most instances of `board` whose projected cost (`project`) is within `budget` CPU-minutes and, with
     `share_bytes`, whose projected size (`project_bytes`) is within it (0 when even the fixed part exceeds one)."""
     m = (measured or {}).get(board.slug) or {}
     spi = float(m.get("spi", board.spi))
-    fixed = float(m.get("fixed_s", board.fixed_s))
+    fixed = float(m.get("fixed_s", board.fixed_s)) * fixed_scale
     n = board.instances
     if budget > 0 and spi > 0:
         n = min(n, max(0, int((budget * 60.0 / passes(board, draws) - fixed) / spi)))
@@ -315,6 +348,23 @@ def _fitting(board: BoardPlan, budget: float, draws: int, measured: dict[str, An
         per_run = share_bytes / (board.rows * stored_runs(board, draws))
         n = min(n, max(0, int((per_run - RUN_BYTES) / bpi)) if bpi > 0 else n)
     return n
+
+
+def _fixed_value(g: Generate, built: list[BoardPlan], budget: float, draws: int,
+                 measured: dict[str, Any] | None) -> int | None:
+    """The value of `g`'s fixed-cost option that keeps each board's fixed cost within half its budget (None: it stays
+    at its default), never below the option's floor."""
+    if g.fixed_knob is None or budget <= 0:
+        return None
+    scale = 1.0
+    for b in built:
+        fixed = float(((measured or {}).get(b.slug) or {}).get("fixed_s", b.fixed_s))
+        room = budget * 60.0 / passes(b, draws) / 2
+        if fixed > room:
+            scale = min(scale, room / fixed)
+    if scale >= 1.0:
+        return None
+    return max(g.fixed_knob.floor, min(g.fixed_knob.default, int(g.fixed_knob.default * scale)))
 
 
 def _instances(board: BoardPlan, knob: Knob | None, value: int | None) -> int:
@@ -341,17 +391,19 @@ def choose(tracks: tuple[TrackPlan, ...], budget: float, draws: int, measured: d
             c = Choice(" ".join(("xaibench",) + g.argv), g.knob.option if g.knob else None,
                        g.knob.default if g.knob else None, None)
             value = g.knob.default if g.knob else None
+            fixed_value = _fixed_value(g, built, budget, draws, measured)
+            scale = 1.0 if fixed_value is None or g.fixed_knob is None else fixed_value / g.fixed_knob.default
             for b in built:
                 full, size = project(b, b.instances, draws, measured), project_bytes(b, b.instances, draws, measured)
                 c.boards[b.slug] = {"default": round(full, 1), "instances_default": b.instances,
                                     "mb_default": round(size / 1e6, 2)}
-                n = _fitting(b, budget, draws, measured, share)
+                n = _fitting(b, budget, draws, measured, share, scale)
                 if n < b.instances and g.knob is not None:
                     fits = int(g.knob.default * n / b.instances)
                     value = max(g.knob.floor, min(value or g.knob.default, fits))
             for b in built:
                 n = _instances(b, g.knob, value)
-                c.boards[b.slug].update(chosen=round(project(b, n, draws, measured), 1), instances=n,
+                c.boards[b.slug].update(chosen=round(project(b, n, draws, measured, scale), 1), instances=n,
                                         mb=round(project_bytes(b, n, draws, measured) / 1e6, 2))
             over = [s for s, v in c.boards.items() if budget > 0 and v["chosen"] > budget]
             big = [s for s, v in c.boards.items() if share is not None and v["mb"] * 1e6 > share]
@@ -367,12 +419,17 @@ def choose(tracks: tuple[TrackPlan, ...], budget: float, draws: int, measured: d
                     why.append(f"{heaviest['mb_default']:.1f} MB projected for its largest board > its share "
                                f"{share / 1e6:.1f} MB of the shipped {max_mb:g} MB")
                 c.reason = "; ".join(why) + f": {g.knob.option} {value}"
+                if fixed_value is not None and g.fixed_knob is not None:
+                    c.reason += (f", and {g.fixed_knob.option} {fixed_value} (of {g.fixed_knob.default}: the fixed "
+                                 f"cost, {g.fixed_knob.unit}, above half the budget)")
                 if value == g.knob.floor and (over or big):
                     c.reason += f" (its floor; still over on {len(set(over) | set(big))} board(s))"
             elif over or big:
                 c.reason = (f"over the budget on {len(set(over) | set(big))} board(s) at the default scale, and "
                             + (t.note if g.knob is None and t.note else "its option is at the default"))
-            gens.append(replace(g, value=c.value))
+            if fixed_value is not None:
+                c.fixed = {"option": g.fixed_knob.option if g.fixed_knob else None, "value": fixed_value}
+            gens.append(replace(g, value=c.value, fixed_value=fixed_value))
             choices.append(c)
         out_tracks.append(replace(t, generate=tuple(gens)))
     return tuple(out_tracks), choices
