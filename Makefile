@@ -7,7 +7,7 @@ STAMP   = $(VENV)/.xaibench-installed
 SYSTEM_PACKAGES = bubblewrap wordnet-base wordnet-sense-index
 BROWSER_PACKAGES = chromium chromium-driver
 
-.PHONY: setup demo test lint perf site screenshots clean
+.PHONY: setup demo reference test lint perf site screenshots clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -51,6 +51,14 @@ setup: $(STAMP)
 
 demo: $(STAMP)
 	$(VENV)/bin/xaibench demo
+
+# The reference leaderboard shipped with the package (docs/reference.md): every track at its default scale (each
+# board within REFERENCE_BUDGET CPU-minutes, the scale rule), every built-in verified in a results repository with a
+# round of hidden copies, revealed and audited, exported to leaderboard/reference/shipped/ and docs/reference.md.
+# Hours; run it again to resume. `xaibench reference build --plan` says what it will build and what it will cost.
+REFERENCE_BUDGET ?= 12
+reference: $(STAMP)
+	$(VENV)/bin/xaibench reference build --board-budget $(REFERENCE_BUDGET) $(REFERENCE_ARGS)
 
 # Style and docstrings (ruff), the import contracts of DESIGN §3 (import-linter) and types (mypy on
 # benchmark/, leaderboard/, generators/ and submissions/), all configured in pyproject.toml; about a minute;

@@ -41,6 +41,20 @@ app = typer.Typer(
 )
 
 
+# `xaibench reference ...`: the shipped reference leaderboard. Its commands come from two packages the harness does
+# not import — building it (`generators.reference`) and checking it (`leaderboard.reference`) — so the group lives
+# here and each adds its commands (`add_reference_command`).
+reference_app = typer.Typer(help="The reference leaderboard shipped with the package: build it, check it.",
+                            no_args_is_help=True)
+app.add_typer(reference_app, name="reference")
+
+
+def add_reference_command(name: str, fn: Any, hidden: bool = False) -> None:
+    """Add `xaibench reference NAME` (once: `register` may run for more than one app)."""
+    if not any(c.name == name for c in reference_app.registered_commands):
+        reference_app.command(name, hidden=hidden)(fn)
+
+
 def _parse_params(items: list[str] | None) -> dict:
     """`key=value` pairs; values parsed as JSON when possible (numbers, booleans, lists)."""
     out = {}

@@ -1,4 +1,4 @@
-"""The generators' commands: `generate`, `train`, `reproduce`, `publish`, `agreement` and `demo`.
+"""The generators' commands: `generate`, `train`, `reproduce`, `publish`, `agreement`, `demo` and `reference`.
 
 Registered on the `xaibench` command line through the `xaibench.commands` entry point; each track's
 own commands come from its package (`generators.rcnn.cli`, `generators.trust.cli`, `generators.robustness.cli`)."""
@@ -112,6 +112,9 @@ def generate_idc(
     path: Optional[str] = typer.Option(None, help="Folder with rt-polarity.pos/.neg (source=local)."),
     limit: Optional[int] = typer.Option(None, min=1,
                                         help="Use only the first N documents of each split (quick runs)."),
+    test_limit: Optional[int] = typer.Option(None, min=1, help="Evaluate only the first N documents of the (seeded, "
+                                             "shuffled) test split; the models and the PGTs are built as without it "
+                                             "(reduced scale)."),
     no_han: bool = typer.Option(False, "--no-han", help="Skip training the HAN attention model."),
     lexicon_alpha: float = typer.Option(1.0, min=0, max=1000, callback=exclusive(0),
                                         help="Add-α smoothing of the lexicon (the training split's class log-odds, "
@@ -129,7 +132,7 @@ def generate_idc(
     cfg = IdcConfig(pgts=tuple(_plain(pgt)), pool=str(pool), vocab_size=vocab_size, hybrid_rank=str(hybrid_rank),
                     alpha=alpha, beta=beta, min_words=min_words, milp_time_limit=milp_time_limit,
                     milp_sample=milp_sample, epochs=epochs, seed=seed, source=mr_source(str(source)), path=path,
-                    limit=limit, han=not no_han, lexicon_alpha=lexicon_alpha)
+                    limit=limit, test_limit=test_limit, han=not no_han, lexicon_alpha=lexicon_alpha)
     metas = build_idc(cfg, root=root, overwrite=overwrite)
     for name, meta in metas.items():
         st = meta["stats"]
@@ -496,7 +499,10 @@ def demo_cmd(
 
 
 def register(app: typer.Typer) -> None:
+    from generators.reference.cli import register as register_reference
+
     app.command("demo")(demo_cmd)
+    register_reference()
     app.add_typer(generate_app, name="generate")
     app.add_typer(train_app, name="train")
     app.add_typer(reproduce_app, name="reproduce")

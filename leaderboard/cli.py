@@ -14,6 +14,10 @@ URL or hf://datasets/ORG/NAME; `leaderboard.repository`): every row is marked ve
 re-run record holds for it under a `--public-key`) or self-reported; `--verified-only` keeps the verified ones.
 The repository commands themselves (`submit`, `results ...`) are registered here too
 (`leaderboard.repository.cli`).
+
+`--reference` (both) reads the reference leaderboard shipped with the package (`leaderboard.reference`; built by
+`xaibench reference build`): a results repository's tip as plain files, under its shipped public key, offline, a
+row whose file changed after it was signed shown MODIFIED; `xaibench reference audit` checks it.
 """
 
 from __future__ import annotations
@@ -111,6 +115,24 @@ PublicKeyOption = Annotated[
     typer.Option("--public-key", metavar="FILE", dir_okay=False, help="With --from: a verifier's public key "
                  "(repeatable); default $XAIBENCH_VERIFIER_KEYS, else $XAIBENCH_HOME/keys/verifier.pub."),
 ]
+ReferenceOption = Annotated[
+    bool,
+    typer.Option("--reference", help="The reference leaderboard shipped with the package (docs/reference.md): read "
+                 "offline, nothing computed; a file edited since it was signed shows MODIFIED."),
+]
+
+
+def _from_reference(source: str | None, results: Path | None, public_key: list[Path] | None
+                    ) -> tuple[list[Result], list[str]]:
+    """(Results, problems) of the shipped reference (`leaderboard.reference.load`); refused beside --from, --results
+    or --public-key (the reference carries its own key)."""
+    from leaderboard.reference import load
+
+    if source is not None or results is not None or public_key:
+        raise XaibenchError("--reference reads the shipped reference under its own key: give it without --from, "
+                            "--results or --public-key")
+    found, problems, _ = load()
+    return found, problems
 
 
 def _from_repository(source: str, public_key: list[Path] | None) -> tuple[list[Result], list[str], Store]:
@@ -166,7 +188,8 @@ def leaderboard(track: TrackOption = None, resource: ResourceOption = None, fmt:
                 results: ResultsOption = None, output: OutputOption = None,
                 verified_only: VerifiedOnlyOption = False, source: FromOption = None,
                 public_key: PublicKeyOption = None, summary: SummaryOption = False,
-                randomisation_threshold: ThresholdOption = None, run_floors: RunFloorsOption = True) -> None:
+                randomisation_threshold: ThresholdOption = None, run_floors: RunFloorsOption = True,
+                reference: ReferenceOption = False) -> None:
     """Print the ranked boards, per track and overall.
 
     One board per (track, resource, model): methods ranked by the primary metric with paired-bootstrap
@@ -181,7 +204,12 @@ def leaderboard(track: TrackOption = None, resource: ResourceOption = None, fmt:
     if summary and fmt is not Format.csv:
         raise XaibenchError("--summary is a CSV of the summaries: use it with --format csv (the other formats "
                             "show the summaries below the boards)")
-    if source is not None:
+    if reference:
+        found, problems = _from_reference(source, results, public_key)
+        selected = _filter(found, problems, "the shipped reference", track, resource)
+        tables = make_boards(selected, verified_only=verified_only or fmt is Format.html,
+                             **_threshold(randomisation_threshold))
+    elif source is not None:
         found, problems, store = _from_repository(source, public_key)
         with store:  # its snapshot is removed once the boards are made
             selected = _filter(found, problems, source, track, resource)
@@ -308,6 +336,7 @@ def site(
     verified_only: Annotated[bool, typer.Option("--verified-only", help="With --from: only verified rows (without "
                                                 "--from the site always ranks only results signed here).")] = False,
     randomisation_threshold: ThresholdOption = None,
+    reference: ReferenceOption = False,
 ) -> None:
     """Build the leaderboard as a static site.
 
@@ -315,7 +344,11 @@ def site(
     warnings, metric notes, pictures) and one page per submission. Opens from the file system."""
     from leaderboard.site import build_site
 
-    if source is not None:
+    if reference:
+        found, problems = _from_reference(source, results, public_key)
+        report = build_site(out, results=found, problems=problems, sample=sample, figures=not no_figures,
+                            verified_only=verified_only, threshold=randomisation_threshold)
+    elif source is not None:
         found, problems, store = _from_repository(source, public_key)
         with store:  # its snapshot is removed once the site is built
             report = build_site(out, results=found, problems=problems, sample=sample, figures=not no_figures,
@@ -448,12 +481,48 @@ def _meta(r: Result, home: Path, names: list[str] | None, n_images: int) -> None
         _warn(f"{board}: MetaQuantus skipped ({exc})")
 
 
+def reference_audit(
+    rebuild: Annotated[bool, typer.Option("--rebuild", help="Also rebuild the copies of --sample round records from "
+                                          "the revealed secret (needs each row's resource at its revision).")]
+    = False,
+    rerun: Annotated[bool, typer.Option("--rerun", help="Also evaluate those rows again on the rebuilt copies "
+                                        "(implies --rebuild).")] = False,
+    sample: Annotated[int, typer.Option(min=0, help="Round records rebuilt or re-run, drawn with --seed (0 = all)."
+                                        )] = 3,
+    seed: Annotated[int, typer.Option(min=0, help="The draw of the sample.")] = 0,
+    track: TrackOption = None,
+    sandbox: Annotated[str, typer.Option(help="Where a re-run runs: auto, bwrap or none.")] = "auto",
+) -> None:
+    """Check the shipped reference.
+
+    Every shipped file is what the build shipped and every Result verifies against its record under the shipped
+    key (a file edited by hand is named); the reference's round is audited as `xaibench results audit` audits a
+    repository; --rebuild / --rerun rebuild the hidden copies of a sample of rows and re-run them. One line per
+    mismatch; exit status 1 on any."""
+    from benchmark.progress import console as err
+    from leaderboard.reference.audit import audit_reference
+
+    if sandbox not in ("auto", "bwrap", "none"):
+        raise typer.BadParameter("must be auto, bwrap or none", param_hint="--sandbox")
+    lines, counts = audit_reference(rebuild=rebuild or rerun, rerun=rerun, sample=sample, seed=seed, track=track,
+                                    sandbox=sandbox)
+    for line in lines:
+        print(line)
+    err.print(f"the reference: {counts['results']} Result(s), {counts['runs']} hidden run(s) checked"
+              + (f", {counts['rebuilt']} rebuilt" if rebuild or rerun else "") + f"; {len(lines)} mismatch(es)",
+              markup=False, highlight=False, soft_wrap=True)
+    if lines:
+        raise typer.Exit(1)
+
+
 def register(app: typer.Typer) -> None:
-    """Add the `leaderboard` and `site` commands, and the results repository's `submit` and `results`, to the
-    xaibench CLI."""
+    """Add the `leaderboard` and `site` commands, the results repository's `submit` and `results`, and `reference
+    audit` to the xaibench CLI."""
+    from benchmark.cli import add_reference_command
     from leaderboard.repository.cli import register as register_repository
 
     app.command("leaderboard")(leaderboard)
     app.command("site")(site)
     app.command("metrics-board")(metrics_board)
     register_repository(app)
+    add_reference_command("audit", reference_audit)

@@ -88,6 +88,9 @@ class IdcConfig:
     train_seed: int = 0
     epochs: int = 10
     limit: int | None = None  # first N documents of each split (tests / quick runs)
+    # first N documents of the (seeded, shuffled) test split only: a smaller evaluation split on the same models and
+    # PGTs (the reference's scale rule, generators/reference/plan.py); None: all of them
+    test_limit: int | None = None
     han: bool = True  # also train the HAN word-attention model (for the attention explainer)
     source: MrSource = "mirror"  # MR route: mirror | local | hub
     path: str | None = None
@@ -144,12 +147,15 @@ def idc_config(params: dict[str, Any]) -> IdcConfig:
 
 
 def load_splits(cfg: IdcConfig) -> tuple[dict[str, list], list[str]]:
-    """MR's seeded train / validation / test documents (`generators.corpora.load_mr`, cut to `cfg.limit`) and the
+    """MR's seeded train / validation / test documents (`generators.corpora.load_mr`, cut to `cfg.limit`, the test
+    split to `cfg.test_limit`) and the
     class names: what `build_idc` trains and evaluates on, and what a hidden copy rebuilds from a resource's params."""
     from generators.corpora import load_mr
 
     corpus = load_mr(source=cfg.source, path=cfg.path, seed=cfg.seed)
     splits = {s: corpus[s][: cfg.limit] if cfg.limit else corpus[s] for s in ("train", "validation", "test")}
+    if cfg.test_limit:
+        splits["test"] = splits["test"][: cfg.test_limit]
     return splits, list(corpus.classes)
 
 

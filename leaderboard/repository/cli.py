@@ -332,6 +332,10 @@ def round_start_cmd(
                                              "hyphens), used once.")],
     draws: Annotated[int, typer.Option(min=1, max=100, help="Hidden copies per board in this round.")] = 3,
     key: KeyOption = None,
+    secret_file: Annotated[Optional[Path], typer.Option("--secret-file", metavar="FILE", dir_okay=False,
+                                                        help="The round's secret (64 hex digits) instead of a new "
+                                                        "random one: a rebuild that must draw the same copies "
+                                                        "(`xaibench reference build --secret-file`).")] = None,
 ) -> None:
     """Start a round of hidden copies (maintainers).
 
@@ -339,12 +343,13 @@ def round_start_cmd(
     tree, never overwritten) and lands rounds/NAME/round.json, signed, with the secret's sha256 (the commitment)
     and the number of draws. From then on `results verify` draws hidden copies from it; `results rehide` runs the
     verified rows on them. An older round left open stays unrevealed until `results reveal`."""
-    from leaderboard.repository.rounds import start
+    from leaderboard.repository.rounds import read_secret_file, start
     from leaderboard.repository.signing import default_key_dir, load_private_key
 
     private = load_private_key(key)
+    secret = read_secret_file(secret_file) if secret_file is not None else None
     commit, commitment, still_open = start(repo, name, draws, private, default_key_dir() if key is None
-                                           else key.parent)
+                                           else key.parent, secret)
     _say(f"started round {name} on {repo} (commit {commit[:12]}): {draws} draws, commitment {commitment}; "
          f"`xaibench results verify` draws from it now, and `xaibench results rehide {repo}` runs the verified rows "
          "on its copies")

@@ -272,7 +272,8 @@ def _against_track(r: Any, data: dict[str, Any], sub: Any, context: Any) -> list
     elif canonical_json(r.model) != canonical_json(model):
         out.append(f"model says {canonical_json(r.model)[:120]}; the harness builds {canonical_json(model)[:120]}")
     elif sub is not None:  # what the runner refuses before running: the re-run could never make this Result
-        why = _cannot_enter(sub, trk.modality, bool(model.get("white_box")), bool(model.get("segments")))
+        why = _cannot_enter(sub, trk.modality, bool(model.get("white_box")), bool(model.get("segments")),
+                            trk.assets(res))
         if why:
             out.append(f"the submission cannot run on this board ({why}); the re-run would refuse it")
     out += _provenance(r.provenance, sub)
@@ -304,11 +305,12 @@ def _against_track(r: Any, data: dict[str, Any], sub: Any, context: Any) -> list
     return out
 
 
-def _cannot_enter(sub: Any, modality: str, white_box: bool, segments: bool) -> str | None:
-    """Why the rebuilt submission cannot run on a board of `modality` (`Submission.supports`), or None."""
+def _cannot_enter(sub: Any, modality: str, white_box: bool, segments: bool, assets: Any = ()) -> str | None:
+    """Why the rebuilt submission cannot run on a board of `modality` whose track offers `assets` (`Track.assets`:
+    the data priors need the resource's lexicon) — `Submission.supports`, as the runner asks it — or None."""
     from benchmark.submission import Submission
 
-    return Submission.supports(sub, modality, white_box, segments)
+    return Submission.supports(sub, modality, white_box, segments, assets)
 
 
 def _extra(r: Any, trk: Any, res: Any, instances: Any, summary_extra: dict[str, Any]) -> list[str]:

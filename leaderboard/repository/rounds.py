@@ -45,8 +45,9 @@ from typing import Any
 from leaderboard.repository.layout import LAYOUT_VERSION, ROUNDS, RepositoryError, round_path, secret_path
 from leaderboard.repository.signed_state import MAX_DRAWS, ROUND_KIND, SECRET_KIND, RoundFile, round_name_ok
 
-__all__ = ["ROUNDS", "RoundFile", "load_secret", "make_secret", "newest", "reveal", "round_name_ok", "round_path",
-           "secret_file", "secret_path", "start", "states"]  # RoundFile, round_path, …: `signed_state`, `layout`
+# RoundFile, round_name_ok: `signed_state`; ROUNDS, round_path, secret_path: `layout`
+__all__ = ["ROUNDS", "RoundFile", "load_secret", "make_secret", "newest", "read_secret_file", "reveal",
+           "round_name_ok", "round_path", "secret_file", "secret_path", "start", "states"]
 
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 
@@ -76,9 +77,10 @@ def secret_file(key_dir: Path, name: str) -> Path:
     return Path(key_dir) / ROUNDS / f"{name}.secret"
 
 
-def make_secret(key_dir: Path, name: str) -> Path:
-    """A new secret for round `name` (32 random bytes as hex, mode 0600, written atomically); refused inside a git
-    work tree (like the signing key) and when the file exists (a secret is never overwritten)."""
+def make_secret(key_dir: Path, name: str, secret: bytes | None = None) -> Path:
+    """A new secret for round `name` (32 random bytes as hex, or `secret` when given — a rebuild that must draw the
+    same copies; mode 0600, written atomically); refused inside a git work tree (like the signing key) and when the
+    file exists (a secret is never overwritten)."""
     from leaderboard.repository.signing import _inside_git_work_tree
 
     path = secret_file(key_dir, name)
@@ -94,7 +96,7 @@ def make_secret(key_dir: Path, name: str) -> Path:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{name}-", suffix=".tmp")
     try:
         with os.fdopen(fd, "w") as fh:
-            fh.write(_secrets.token_hex(32) + "\n")
+            fh.write((secret.hex() if secret is not None else _secrets.token_hex(32)) + "\n")
         os.chmod(tmp, 0o600)
         os.link(tmp, path)  # never replaces a file another process made meanwhile
     except FileExistsError:
@@ -102,6 +104,19 @@ def make_secret(key_dir: Path, name: str) -> Path:
     finally:
         os.unlink(tmp)
     return path
+
+
+def read_secret_file(path: Path) -> bytes:
+    """A round secret given on the command line (`round start --secret-file`): 64 hex digits (a round's own
+    `<key folder>/rounds/<name>.secret`, or `secrets.token_hex(32)`); `RepositoryError` naming the file otherwise."""
+    try:
+        text = Path(path).read_text().strip()
+    except OSError as exc:
+        raise RepositoryError(f"--secret-file {path} does not read ({exc.strerror}); nothing was written") from None
+    if not _HEX64.match(text):
+        raise RepositoryError(f"--secret-file {path} is not 64 hex digits (32 bytes, e.g. `python -c 'import secrets; "
+                              "print(secrets.token_hex(32))'`); nothing was written")
+    return bytes.fromhex(text)
 
 
 def load_secret(key_dir: Path, rnd: RoundFile, then: str) -> Any:
@@ -133,10 +148,11 @@ def _dump(record: dict[str, Any]) -> bytes:
     return (json.dumps(record, indent=1, sort_keys=True) + "\n").encode("utf-8")
 
 
-def start(repo: str, name: str, draws: int, private: Any, key_dir: Path) -> tuple[str, str, list[str]]:
-    """Start round `name` on `repo` (module docstring): a new secret in `key_dir`, then `rounds/<name>/round.json`
-    signed by `private` in one commit on the default branch. (the commit, the commitment, the older rounds still
-    open). The secret is removed again when nothing landed."""
+def start(repo: str, name: str, draws: int, private: Any, key_dir: Path,
+          secret: bytes | None = None) -> tuple[str, str, list[str]]:
+    """Start round `name` on `repo` (module docstring): a new secret in `key_dir` (`secret` when given: 32 bytes),
+    then `rounds/<name>/round.json` signed by `private` in one commit on the default branch. (the commit, the
+    commitment, the older rounds still open). The secret is removed again when nothing landed."""
     from leaderboard.repository.signed_state import of_snapshot
     from leaderboard.repository.signing import sign_record
     from leaderboard.repository.targets import open_store
@@ -146,6 +162,8 @@ def start(repo: str, name: str, draws: int, private: Any, key_dir: Path) -> tupl
                               "letter or digit)")
     if isinstance(draws, bool) or not 1 <= draws <= MAX_DRAWS:
         raise RepositoryError(f"--draws must be 1 to {MAX_DRAWS}, got {draws}")
+    if secret is not None and len(secret) != 32:
+        raise RepositoryError(f"a round's secret is 32 bytes, got {len(secret)}")
     with open_store(repo) as store:
         tip = store.snapshot(store.tip())
         state = of_snapshot(store, tip, _own(private))
@@ -153,7 +171,7 @@ def start(repo: str, name: str, draws: int, private: Any, key_dir: Path) -> tupl
             raise RepositoryError(f"{store.where} holds a round {name} already (or held it: its records name it); a "
                                   "round name is used once (nothing was written)")
         rounds = state.rounds
-        path = make_secret(key_dir, name)
+        path = make_secret(key_dir, name, secret)
         try:
             secret = bytes.fromhex(path.read_text().strip())
             commitment = hashlib.sha256(secret).hexdigest()

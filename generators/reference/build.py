@@ -1,0 +1,720 @@
+"""`xaibench reference build` (`make reference`): the reference leaderboard, built by the flow an outsider follows.
+
+Stages, each an ordinary `xaibench` command printed before it runs (`generators.demo`'s lanes), each resumable:
+
+1. **prepare** (`prepare`): the plan at the chosen scale, frozen in `<work>/plan.json` (`plan.choose`: the scale
+   rule); a results repository (`results init`); a maintainer key and a contributor key (`results keygen`, kept in
+   `<work>/keys/`, never shipped: only the public key is); the round of hidden copies (`results round start
+   --draws 3`, with `--secret-file` when given: the same secret gives the same copies).
+2. **lanes**, side by side (`--jobs`), each track in its own one-thread process (`lane`): build its resources at
+   the planned scale; evaluate every built-in on each of its boards (`evaluate all`, complete split, default
+   parameters, `--no-randomisation --hidden-draws 0`: those runs would never leave this folder — `verify` makes the
+   signed ones); submit each submission's Results as a contributor would (`submit --to`), unless a pull request of
+   that submission is open already (another track's: the two would overlap in its metadata and source, and the
+   second would no longer match its signature once the first landed). Beside them one **maintainer** process
+   (`maintain`) verifies every open pull request in the order it was opened (`results verify`: the re-run, the
+   randomisation test, the round's hidden copies, signed, landed): landings are one at a time, as the repository
+   takes them (a landing is refused when the default branch moved while it was judged); with nothing to verify it
+   sends what a lane deferred (`_resubmit`).
+3. **finish** (`finish`): `results reveal`, `results audit --rebuild`, the repository's tip exported as plain files
+   (`export`), and docs/reference.md (`xaibench reference docs`).
+
+A track whose data is missing or whose build fails is recorded with its reason and the others go on; a board
+whose evaluation fails, or a pull request that does not verify, is recorded the same way. A second run resumes:
+built resources are kept, evaluations resume from their caches, `submit` opens nothing it opened before, a
+landed pull request is never verified again (its branch is an ancestor of `main`), the round is revealed once.
+Nothing here reads a file of the repository but through git and the commands; nothing imports the leaderboard.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource as _rusage
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+from benchmark.errors import XaibenchError
+from generators.reference.plan import DRAWS, TIMEOUT_S, BoardPlan, TrackPlan, choose, plan_for
+
+__all__ = ["ROUND", "Work", "finish", "lane", "maintain", "prepare", "run_build"]
+
+ROUND = "reference"  # the reference's round of hidden copies (one repository per build, one round)
+DEFERRED = "deferred: another pull request of it was open"
+SUBMIT_SKIP = "no complete Result"  # `submit`'s refusal for a submission without a Result here: not a failure
+
+
+@dataclass(frozen=True)
+class Work:
+    """The build's folder (default `$XAIBENCH_HOME/reference-build`): everything but the resources, the caches and
+    the hidden copies, which live in `$XAIBENCH_HOME` as for any evaluation."""
+
+    root: Path
+
+    @property
+    def repo(self) -> Path:
+        """The results repository (bare git)."""
+        return self.root / "repository.git"
+
+    @property
+    def keys(self) -> Path:
+        """The maintainer's and the contributor's keys and the round's secret (never shipped)."""
+        return self.root / "keys"
+
+    def results(self, track: str) -> Path:
+        """The contributor's results folder of one track (`evaluate --results`, `submit --results`)."""
+        return self.root / "results" / track
+
+    @property
+    def plan(self) -> Path:
+        """The frozen plan and the scale rule's choices."""
+        return self.root / "plan.json"
+
+    def lane(self, track: str) -> Path:
+        """A track lane's outcome."""
+        return self.root / "lanes" / f"{track}.json"
+
+    @property
+    def maintainer(self) -> Path:
+        """The maintainer lane's record: each pull request landed (seconds) or refused (why)."""
+        return self.root / "maintainer.json"
+
+    @property
+    def lanes_done(self) -> Path:
+        """Written when every track lane has ended: the maintainer stops once nothing is left to verify."""
+        return self.root / "lanes.done"
+
+    @property
+    def finished(self) -> Path:
+        """The finish stage's record (reveal, audit, export, docs)."""
+        return self.root / "finish.json"
+
+    @property
+    def costs(self) -> Path:
+        """Seconds per instance measured per board (`plan.project` reads them in the next plan)."""
+        return self.root / "costs.json"
+
+
+def _write_json(path: Path, data: Any) -> None:
+    """Temp file beside `path`, then rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, indent=1, sort_keys=True, default=str) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _read_json(path: Path, default: Any = None) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return default
+
+
+def _git(repo: Path, *args: str) -> str:
+    run = subprocess.run(["git", f"--git-dir={repo}", *args], capture_output=True, text=True, timeout=300)
+    if run.returncode != 0:
+        raise XaibenchError(f"git {args[0]} in {repo}: {(run.stderr.strip().splitlines() or ['failed'])[-1]}")
+    return run.stdout.strip()
+
+
+def _on_main(repo: Path, path: str) -> bool:
+    """Whether `main` of the repository holds `path` (a file or a folder)."""
+    return bool(_git(repo, "ls-tree", "main", "--", path))
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+class CpuMeter:
+    """CPU seconds of this process and of every process below it, sampled from /proc every `every_s`: a sandboxed
+    worker's CPU never reaches this process's rusage (bubblewrap's own init reaps it inside its namespace), so the
+    tree is read while it runs. A process that lives less than `every_s` may be missed; off /proc (not Linux), this
+    process's rusage and its reaped children's."""
+
+    def __init__(self, every_s: float = 1.0) -> None:
+        self.every_s = every_s
+        self.seen: dict[tuple[int, int], float] = {}  # (pid, start time) → its last CPU seconds
+        self.proc = Path("/proc/self/stat").is_file()
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        if self.proc:
+            self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.every_s):
+            self._sample()
+
+    def _sample(self) -> None:
+        tick = os.sysconf("SC_CLK_TCK")
+        table: dict[int, tuple[int, int, float]] = {}  # pid → (ppid, start, cpu s)
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                text = stat.read_text()
+                rest = text[text.rindex(")") + 2:].split()
+                table[int(stat.parent.name)] = (int(rest[1]), int(rest[19]), (int(rest[11]) + int(rest[12])) / tick)
+            except (OSError, ValueError, IndexError):
+                continue  # ended meanwhile
+        kids: dict[int, list[int]] = {}
+        for pid, (ppid, _, _) in table.items():
+            kids.setdefault(ppid, []).append(pid)
+        todo, mine = [os.getpid()], []
+        while todo:
+            pid = todo.pop()
+            mine.append(pid)
+            todo += kids.get(pid, [])
+        with self._lock:
+            for pid in mine:
+                if pid in table:
+                    _, start, cpu = table[pid]
+                    self.seen[(pid, start)] = max(cpu, self.seen.get((pid, start), 0.0))
+
+    def total(self) -> float:
+        """CPU seconds so far."""
+        if not self.proc:
+            me, kids = _rusage.getrusage(_rusage.RUSAGE_SELF), _rusage.getrusage(_rusage.RUSAGE_CHILDREN)
+            return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+        self._sample()
+        with self._lock:
+            return sum(self.seen.values())
+
+    def stop(self) -> None:
+        """Stop sampling."""
+        self._stop.set()
+
+
+# --------------------------------------------------------------------------------------------------------------
+# 1. prepare
+
+
+@dataclass
+class Options:
+    """What the command line chose (frozen in plan.json with the plan)."""
+
+    scale: str = "default"
+    budget: float = 12.0
+    draws: int = DRAWS
+    max_mb: float = 30.0
+    tracks: list[str] = field(default_factory=list)  # empty: all
+    backend: str = "local"
+    address: str | None = None
+    secret_file: str | None = None
+
+
+def prepare(work: Work, opts: Options, run: Callable[[list[str]], None], say: Callable[[str], None]) -> dict:
+    """Stage 1 (module docstring); returns the frozen plan (plan.json). A build folder started at another scale or
+    budget is refused: its resources, Results and round belong to that plan."""
+    frozen = _read_json(work.plan)
+    if frozen is not None:
+        was = frozen["options"]
+        if (was["scale"], was["budget"], was["draws"], was.get("max_mb", 30.0)) \
+                != (opts.scale, opts.budget, opts.draws, opts.max_mb):
+            raise XaibenchError(f"{work.root} holds a build at scale {was['scale']}, budget {was['budget']:g}, "
+                                f"{was['draws']} draws and {was.get('max_mb', 30.0):g} MB; resume it with those, or "
+                                "give another --work")
+        say(f"resuming the build in {work.root} (planned {frozen['planned']})")
+    else:
+        frozen = {"options": asdict(opts), "planned": _now(), "tracks": [], "choices": [], "round": ROUND}
+    have = {t["name"] for t in frozen["tracks"]}
+    new = tuple(t for t in plan_for(opts.scale) if (not opts.tracks or t.name in opts.tracks) and t.name not in have)
+    if new and (work.repo / "HEAD").is_file() and _on_main(work.repo, f"rounds/{ROUND}/secret.json"):
+        raise XaibenchError(f"the round of {work.root} is revealed, so its build is finished: it verifies nothing "
+                            f"more; build {', '.join(t.name for t in new)} in another --work")
+    if new:  # tracks planned once, when first asked for; a resumed build keeps their plan
+        every = sum(len(t.boards) for t in plan_for(opts.scale) if not opts.tracks or t.name in opts.tracks
+                    or t.name in have)
+        chosen, choices = choose(new, opts.budget, opts.draws, _read_json(work.costs, {}) or {}, opts.max_mb, every)
+        frozen["tracks"] += [t.to_dict() for t in chosen]
+        frozen["choices"] += [asdict(c) for c in choices]
+        _write_json(work.plan, frozen)
+        say(f"planned {', '.join(t.name for t in chosen)} at scale {opts.scale}, budget {opts.budget:g} CPU-min per "
+            f"board ({work.plan})")
+    for c in frozen["choices"]:
+        if c["reason"]:
+            say(f"scale rule: {c['command']}: {c['reason']}")
+    work.root.mkdir(parents=True, exist_ok=True)
+    if not (work.repo / "HEAD").is_file():
+        run(["results", "init", str(work.repo), "--name", "xaibench reference"])
+    if not (work.keys / "verifier.key").is_file():
+        run(["results", "keygen", "--out", str(work.keys)])
+    if not (work.keys / "contributor.key").is_file():
+        run(["results", "keygen", "--contributor", "--out", str(work.keys)])
+    if not _on_main(work.repo, f"rounds/{ROUND}/round.json"):
+        argv = ["results", "round", "start", str(work.repo), ROUND, "--draws", str(opts.draws),
+                "--key", str(work.keys / "verifier.key")]
+        run(argv + (["--secret-file", str(opts.secret_file)] if opts.secret_file else []))
+    return frozen
+
+
+def load_plan(work: Work) -> tuple[dict, tuple[TrackPlan, ...]]:
+    """The frozen plan of the build folder and its tracks."""
+    frozen = _read_json(work.plan)
+    if frozen is None:
+        raise XaibenchError(f"{work.plan} is missing or damaged; run `xaibench reference build` to plan the build")
+    return frozen, tuple(TrackPlan.from_dict(t) for t in frozen["tracks"])
+
+
+# --------------------------------------------------------------------------------------------------------------
+# 2. lanes: one track (evaluate, submit) and the maintainer (verify)
+
+
+@dataclass
+class LaneOutcome:
+    """What a track lane did: per step its command and seconds, per board its status, per submission its pull
+    request (or why none), and the lane's CPU seconds."""
+
+    track: str
+    status: str = "not run"  # built | partial | failed | skipped
+    reason: str = ""
+    seconds: float = 0.0
+    cpu_s: float = 0.0
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    boards: dict[str, dict[str, Any]] = field(default_factory=dict)
+    submitted: dict[str, str] = field(default_factory=dict)  # submission → "proposed" | why not
+    submit_s: dict[str, float] = field(default_factory=dict)  # submission → seconds of its `submit` (its `check`)
+    submit_cpu_s: float = 0.0
+
+
+def _built(resource: str) -> bool:
+    from generators.demo import _built as built
+
+    return built(resource) is not None
+
+
+def _evaluate_argv(b: BoardPlan, work: Work, opts: dict) -> list[str]:
+    argv = ["evaluate", "all", "--track", b.track, "--resource", b.resource, "--model", b.model,
+            "--results", str(work.results(b.track)), "--timeout", TIMEOUT_S, "--no-randomisation",
+            "--hidden-draws", "0"]
+    if opts.get("backend") == "ray":
+        argv += ["--backend", "ray"] + (["--address", opts["address"]] if opts.get("address") else [])
+    return argv
+
+
+def _board_results(work: Work, b: BoardPlan) -> list[dict[str, Any]]:
+    """The complete Results of one board in the track's results folder (the published model's only)."""
+    folder = work.results(b.track) / b.track / b.resource.replace("/", "__") / b.model
+    out = []
+    for path in sorted(folder.glob("*.json")):
+        d = _read_json(path)
+        if isinstance(d, dict) and (d.get("coverage") or {}).get("complete") is True:
+            out.append(d)
+    return out
+
+
+def _measure(results: list[dict[str, Any]], seconds: float) -> dict[str, Any]:
+    """A board's measured cost from its Results (`wall_time_s`: each submission's own work) and the step's wall
+    time (scoring and worker starts on top): seconds per instance per evaluation and fixed seconds."""
+    n = max((int(r.get("n_instances") or 0) for r in results), default=0)
+    own = sum(float(r.get("wall_time_s") or 0.0) for r in results)
+    sizes = [len(json.dumps(r.get("instance_scores") or {})) / n for r in results] if n else []
+    return {"instances": n, "submissions": len(results), "explain_s": round(own, 1), "step_s": round(seconds, 1),
+            "spi": round(own / n, 4) if n else None, "fixed_s": round(max(0.0, seconds - own), 1),
+            "bpi": round(sum(sizes) / len(sizes), 1) if sizes else None, "measured": _now()}
+
+
+def lane(work: Work, track: str, run: Callable[[list[str]], None], say: Callable[[str], None]) -> LaneOutcome:
+    """One track's lane (module docstring, stage 2): its resources, its boards' evaluations and its submissions.
+    Every failure is recorded with its reason; the lane goes on with what does not depend on it."""
+    from generators.demo import _missing
+
+    frozen, tracks = load_plan(work)
+    t = next((x for x in tracks if x.name == track), None)
+    if t is None:
+        raise XaibenchError(f"track {track} is not in the plan of {work.root}")
+    out = LaneOutcome(track)
+    meter = CpuMeter()
+    t0 = time.perf_counter()
+    before = (_read_json(work.lane(track), {}) or {}).get("boards", {})
+    _write_json(work.lane(track), {**asdict(out), "status": "running"})
+    why = _missing(t.needs)
+    if why:
+        out.status, out.reason = "skipped", why
+        say(f"skipped: {why}")
+        return _end(work, out, t0, meter)
+    failed: dict[str, str] = {}  # resource → why its build failed
+    for g in t.generate:
+        text = "xaibench " + " ".join(g.command)
+        if g.builds and all(_built(r) for r in g.builds):
+            say(f"$ {text}  # built already: skipped")
+            out.steps.append({"command": text, "seconds": 0.0, "skipped": True})
+            continue
+        say(f"$ {text}" + (f"  # {g.what}" if g.what else ""))
+        s0, c0 = time.perf_counter(), meter.total()
+        try:
+            run(list(g.command))
+            out.steps.append({"command": text, "seconds": round(time.perf_counter() - s0, 1),
+                              "cpu_s": round(meter.total() - c0, 1)})
+        except (XaibenchError, SystemExit) as exc:
+            reason = _reason(exc, text)
+            out.steps.append({"command": text, "seconds": round(time.perf_counter() - s0, 1),
+                              "cpu_s": round(meter.total() - c0, 1), "failed": reason})
+            say(f"failed: {reason}")
+            for r in g.builds:
+                if not _built(r):
+                    failed[r] = reason
+    costs = _read_json(work.costs, {}) or {}
+    for b in t.boards:
+        if b.resource in failed:
+            out.boards[b.slug] = {"status": "failed", "reason": f"its resource was not built: {failed[b.resource]}"}
+            continue
+        if (before.get(b.slug) or {}).get("status") == "evaluated" and _board_results(work, b):
+            # evaluated by an earlier run: its Results may be in pull requests already, and evaluating again would
+            # write them anew (a new `created`), which the repository would refuse as other content at their paths
+            say(f"{b.slug}: evaluated by an earlier run: kept")
+            out.boards[b.slug] = before[b.slug]
+            continue
+        argv = _evaluate_argv(b, work, frozen["options"])
+        say("$ xaibench " + " ".join(argv))
+        s0, c0 = time.perf_counter(), meter.total()
+        try:
+            run(argv)
+            seconds = time.perf_counter() - s0
+            measured = _measure(_board_results(work, b), seconds)
+            out.boards[b.slug] = {"status": "evaluated", "seconds": round(seconds, 1),
+                                  "cpu_s": round(meter.total() - c0, 1), **measured}
+            if measured["spi"] is not None and seconds > 0.5 * measured["explain_s"]:  # not answered from a cache
+                costs[b.slug] = {k: measured[k] for k in ("spi", "fixed_s", "bpi", "instances", "measured")}
+        except (XaibenchError, SystemExit) as exc:
+            out.boards[b.slug] = {"status": "failed", "reason": _reason(exc, "evaluate"),
+                                  "seconds": round(time.perf_counter() - s0, 1)}
+            say(f"failed on {b.slug}: {out.boards[b.slug]['reason']}")
+        _write_json(work.lane(track), {**asdict(out), "status": "running"})  # `reference status`, the progress
+    _write_json(work.costs, {**(_read_json(work.costs, {}) or {}), **costs})
+    _submit_all(work, t, out, run, say, meter)
+    bad = [s for s, v in out.boards.items() if v["status"] == "failed"]
+    out.status = "failed" if bad and len(bad) == len(t.boards) else "partial" if bad else "built"
+    out.reason = "; ".join(f"{s}: {out.boards[s]['reason']}" for s in bad)[:600]
+    return _end(work, out, t0, meter)
+
+
+def _submit_all(work: Work, t: TrackPlan, out: LaneOutcome, run: Callable[[list[str]], None],
+                say: Callable[[str], None], meter: CpuMeter) -> None:
+    """`xaibench submit` for every submission with a complete Result in the track's results folder (one pull
+    request per submission and track; the maintainer lane verifies it)."""
+    c0 = meter.total()
+    names: set[str] = set()
+    for b in t.boards:
+        if out.boards.get(b.slug, {}).get("status") == "evaluated":
+            names |= {str(r["submission"]["name"]) for r in _board_results(work, b)}
+    refused = (_read_json(work.maintainer, {}) or {}).get("refused", {})
+    for name in sorted(names):
+        if _open_of(work, name, refused):
+            out.submitted[name] = DEFERRED
+            say(f"{name}: another pull request of it is open; submitted once that one has landed (the maintainer "
+                "lane sends it)")
+            continue
+        argv = _submit_argv(work, t.name, name)
+        say("$ xaibench " + " ".join(argv))
+        s0 = time.perf_counter()
+        try:
+            run(argv)
+            out.submitted[name] = "proposed"
+        except (XaibenchError, SystemExit) as exc:
+            reason = _reason(exc, "submit")
+            out.submitted[name] = reason
+            if SUBMIT_SKIP not in reason:
+                say(f"failed to submit {name}: {reason}")
+        out.submit_s[name] = round(time.perf_counter() - s0, 1)
+    out.submit_cpu_s = round(meter.total() - c0, 1)
+
+
+def _submit_argv(work: Work, track: str, name: str) -> list[str]:
+    return ["submit", name, "--to", str(work.repo), "--results", str(work.results(track)),
+            "--key", str(work.keys / "contributor.key")]
+
+
+def _open_of(work: Work, name: str, refused: dict[str, str]) -> bool:
+    """Whether a pull request of submission `name` is open (not landed, not refused): a second one opened beside it
+    would overlap in its metadata and source, and once the first lands it no longer matches its own signature."""
+    return any(b.split("/")[1] == name for b in _pending(work, refused))
+
+
+def _unlanded(work: Work, t: TrackPlan, name: str) -> list[str]:
+    """The repository paths of `name`'s complete Results in track `t`'s results folder that `main` does not hold."""
+    rels = []
+    for b in t.boards:
+        for r in _board_results(work, b):
+            if str(r["submission"]["name"]) == name:
+                rels.append(f"results/{name}/{r['submission']['hash']}/{r['track']}/"
+                            f"{str(r['resource']['name']).replace('/', '__')}@{r['resource']['revision']}/"
+                            f"{r['model']['name']}.json")
+    have = set(_git(work.repo, "ls-tree", "-r", "--name-only", "main", "--", "results/" + name).splitlines()) \
+        if rels else set()
+    return [rel for rel in rels if rel not in have]
+
+
+def _resubmit(work: Work, record: dict, run: Callable[[list[str]], None], say: Callable[[str], None]) -> bool:
+    """Send what an ended lane could not: a submission deferred while another pull request of it was open, or one
+    whose pull request was refused for overlapping another (its Results not all on `main`, none of its pull requests
+    open). At most two tries per track and submission. Whether a pull request was opened."""
+    _, tracks = load_plan(work)
+    tries = record.setdefault("resubmitted", {})
+    for t in tracks:
+        lane_rec = _read_json(work.lane(t.name), {}) or {}
+        if lane_rec.get("status") in (None, "running", "not run", "skipped"):
+            continue
+        for name in sorted(lane_rec.get("submitted") or {}):
+            key = f"{t.name}/{name}"
+            if tries.get(key, 0) >= 2 or SUBMIT_SKIP in str(lane_rec["submitted"][name]) \
+                    or _open_of(work, name, record["refused"]) or not _unlanded(work, t, name):
+                continue
+            tries[key] = tries.get(key, 0) + 1
+            argv = _submit_argv(work, t.name, name)
+            say("$ xaibench " + " ".join(argv))
+            try:
+                run(argv)
+                return True
+            except (XaibenchError, SystemExit) as exc:
+                say(f"failed to submit {name} again: {_reason(exc, 'submit')}")
+    return False
+
+
+def _reason(exc: BaseException, what: str) -> str:
+    if isinstance(exc, SystemExit):
+        return f"`{what}` exited with status {exc.code}"
+    return " ".join(str(exc).split())[:300]
+
+
+def _end(work: Work, out: LaneOutcome, t0: float, meter: CpuMeter) -> LaneOutcome:
+    out.seconds = round(time.perf_counter() - t0, 1)
+    out.cpu_s = round(meter.total(), 1)
+    meter.stop()
+    _write_json(work.lane(out.track), asdict(out))
+    return out
+
+
+def _pending(work: Work, refused: dict[str, str]) -> list[str]:
+    """Open pull requests (branches `xaibench/...`) not landed on `main` and not refused, oldest first."""
+    listing = _git(work.repo, "for-each-ref", "--sort=committerdate", "--format=%(refname:short)",
+                   "refs/heads/xaibench/")
+    out = []
+    for branch in listing.splitlines():
+        if branch in refused:
+            continue
+        landed = subprocess.run(["git", f"--git-dir={work.repo}", "merge-base", "--is-ancestor", branch, "main"],
+                                capture_output=True).returncode == 0
+        if not landed:
+            out.append(branch)
+    return out
+
+
+def maintain(work: Work, run: Callable[[list[str]], None], say: Callable[[str], None], poll_s: float = 5.0) -> dict:
+    """The maintainer lane (module docstring, stage 2): `results verify` on each open pull request, oldest first;
+    when none is open, the submissions an ended lane could not send (`_resubmit`); until the track lanes have ended
+    (`Work.lanes_done`) and nothing is left. Returns its record."""
+    record = _read_json(work.maintainer, {}) or {}
+    record.setdefault("landed", {})
+    record.setdefault("refused", {})
+    record.setdefault("resubmitted", {})
+    meter = CpuMeter()
+    spent = float(record.get("cpu_s", 0.0))  # an earlier run's
+    while True:
+        done = work.lanes_done.exists()  # read before listing: a lane's last pull request is listed after it
+        pending = _pending(work, record["refused"])
+        if not pending:
+            if _resubmit(work, record, run, say):
+                _write_json(work.maintainer, record)
+                continue
+            if done:
+                break
+            time.sleep(poll_s)
+            continue
+        branch = pending[0]
+        argv = ["results", "verify", f"{work.repo}@{branch}", "--key", str(work.keys / "verifier.key"),
+                "--timeout", TIMEOUT_S]
+        say("$ xaibench " + " ".join(argv))
+        s0, c0 = time.perf_counter(), meter.total()
+        try:
+            run(argv)
+            record["landed"][branch] = {"seconds": round(time.perf_counter() - s0, 1),
+                                        "cpu_s": round(meter.total() - c0, 1), "at": _now()}
+        except (XaibenchError, SystemExit) as exc:
+            record["refused"][branch] = _reason(exc, "results verify")
+            say(f"refused {branch}: {record['refused'][branch]}")
+        record["cpu_s"] = round(spent + meter.total(), 1)
+        _write_json(work.maintainer, record)
+    meter.stop()
+    _write_json(work.maintainer, record)
+    return record
+
+
+# --------------------------------------------------------------------------------------------------------------
+# 3. finish: reveal, audit, export, docs
+
+
+def finish(work: Work, out: Path, docs: Path | None, run: Callable[[list[str]], None], say: Callable[[str], None],
+           max_mb: float, replace_partial: bool = False, readme: Path | None = None) -> dict:
+    """Stage 3 (module docstring): reveal the round, audit it (copies rebuilt), export the tip to `out` and write
+    `docs`. The export refuses when the audit found a mismatch."""
+    from generators.reference.export import export
+
+    state = _read_json(work.finished, {}) or {}
+    key = str(work.keys / "verifier.key")
+    s0 = time.perf_counter()
+    if not _on_main(work.repo, f"rounds/{ROUND}/secret.json"):
+        run(["results", "reveal", str(work.repo), ROUND, "--key", key])
+        state["reveal_s"] = round(time.perf_counter() - s0, 1)
+    meter = CpuMeter()
+    s0, c0 = time.perf_counter(), meter.total()
+    argv = ["results", "audit", str(work.repo), ROUND, "--rebuild", "--public-key", str(work.keys / "verifier.pub")]
+    say("$ xaibench " + " ".join(argv))
+    try:
+        run(argv)
+        state["audit"] = "passed"
+    except (XaibenchError, SystemExit) as exc:
+        state["audit"] = f"failed: {_reason(exc, 'results audit')}"
+    state["audit_s"] = round(time.perf_counter() - s0, 1)
+    state["audit_cpu_s"] = round(meter.total() - c0, 1)
+    meter.stop()
+    _write_json(work.finished, state)
+    if state["audit"] != "passed":
+        raise XaibenchError(f"the audit of round {ROUND} did not pass ({state['audit']}); nothing was exported")
+    s0 = time.perf_counter()
+    report = export(work, out, manifest(work, state), max_mb=max_mb, replace_partial=replace_partial)
+    state["export"] = {**report, "seconds": round(time.perf_counter() - s0, 1)}
+    say(f"exported {report['files']} files ({report['bytes'] / 1e6:.1f} MB) to {out}")
+    if docs is not None:
+        s0 = time.perf_counter()
+        run(["reference", "docs", "--reference", str(out), "--out", str(docs)]
+            + (["--readme", str(readme)] if readme is not None else []))
+        state["docs_s"] = round(time.perf_counter() - s0, 1)
+    _write_json(work.finished, state)
+    return state
+
+
+def manifest(work: Work, finish_state: dict) -> dict:
+    """What the shipped reference says about its build: the plan and the scale rule's choices, each track's
+    outcome and costs, the maintainer's landings and refusals, the audit, the machine."""
+    import platform
+
+    from benchmark import __version__
+
+    frozen, tracks = load_plan(work)
+    lanes = {t.name: _read_json(work.lane(t.name), {"track": t.name, "status": "not run"}) for t in tracks}
+    maint = _read_json(work.maintainer, {}) or {}
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
+                                cwd=Path(__file__).resolve().parent, timeout=30).stdout.strip() or None
+    except OSError:
+        commit = None
+    return {"format": 1, "kind": "xaibench-reference", "built": _now(), "xaibench": __version__, "git": commit,
+            "round": ROUND, "tip": _git(work.repo, "rev-parse", "main"), "options": frozen["options"],
+            "planned": frozen["planned"], "choices": frozen["choices"],
+            "commands": {t.name: [" ".join(("xaibench",) + g.command) for g in t.generate] for t in tracks},
+            "tracks": [{**lanes[t.name], "title": t.title, "note": t.note,
+                        "boards_planned": [b.slug for b in t.boards]} for t in tracks],
+            "maintainer": {"landed": len(maint.get("landed", {})), "refused": maint.get("refused", {}),
+                           "cpu_s": maint.get("cpu_s"),
+                           "seconds": round(sum(v["seconds"] for v in maint.get("landed", {}).values()), 1)},
+            "finish": {k: v for k, v in finish_state.items() if k != "export"},
+            "machine": {"cpu": _cpu_model(), "cores": os.cpu_count(), "python": platform.python_version(),
+                        "platform": platform.platform(terse=True)}}
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    import platform
+
+    return platform.processor() or "unknown"
+
+
+# --------------------------------------------------------------------------------------------------------------
+# the whole build
+
+
+def run_build(work: Work, opts: Options, out: Path, docs: Path | None, jobs: int | None, say: Callable[[str], None],
+              run: Callable[[list[str]], None], max_mb: float = 30.0, replace_partial: bool = False,
+              columns: int = 100, readme: Path | None = None) -> dict:
+    """Stages 1–3 (module docstring); returns the finish record. Each track's lane is the demo's lane process
+    (`demo.run_lanes`) running `xaibench reference lane TRACK`; the maintainer's is `python -m
+    generators.reference.build maintain WORK`; each on one thread (`demo.lane_env`)."""
+    from generators.demo import Step, Track, lane_env, run_lanes
+
+    frozen = prepare(work, opts, run, say)
+    tracks = tuple(TrackPlan.from_dict(t) for t in frozen["tracks"] if not opts.tracks or t["name"] in opts.tracks)
+    work.lanes_done.unlink(missing_ok=True)
+    maint = subprocess.Popen([sys.executable, "-m", "generators.reference.build", "maintain", str(work.root)],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True,
+                             errors="replace", env=lane_env(max(60, columns - 14)))
+
+    def relay() -> None:
+        assert maint.stdout is not None
+        for line in maint.stdout:
+            say(f"{'maintainer':<10} │ {line.rstrip()}")
+
+    reader = threading.Thread(target=relay, daemon=True)
+    reader.start()
+    stop = threading.Event()
+    watcher = threading.Thread(target=_watch, args=(work, tracks, stop), daemon=True)
+    watcher.start()
+    plan = tuple(Track(t.name, t.title, (), (Step(("reference", "lane", t.name, "--work", str(work.root)),
+                                                   what="its resources, evaluations and pull requests"),), t.minutes)
+                 for t in tracks)
+    try:
+        outcomes = run_lanes(say, plan=plan, jobs=jobs, columns=columns)
+    finally:
+        work.lanes_done.write_text(_now() + "\n")
+        code = maint.wait()
+        reader.join(timeout=10)
+        stop.set()
+        watcher.join(timeout=10)
+    if code != 0:
+        raise XaibenchError(f"the maintainer lane exited with status {code}; see its lines above, then run the build "
+                            "again to resume")
+    for o in outcomes:
+        if o.status != "built":
+            say(f"{o.name}: {o.status}" + (f" — {o.reason}" if o.reason else ""))
+    return finish(work, out, docs, run, say, max_mb, replace_partial, readme)
+
+
+def _watch(work: Work, tracks: tuple[TrackPlan, ...], stop: threading.Event, every_s: float = 5.0) -> None:
+    """Two progress bars while the lanes run (`benchmark.progress`; off where progress is): boards evaluated of
+    those planned, pull requests verified of those opened — read from the lanes' and the maintainer's records."""
+    from benchmark.progress import FitProgress, console, enabled
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+
+    if not enabled():
+        return
+    planned = sum(len(t.boards) for t in tracks)
+    with FitProgress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                     console=console, transient=True) as p:
+        boards = p.add_task("boards evaluated", total=planned)
+        pulls = p.add_task("pull requests verified", total=None)
+        while not stop.wait(every_s):
+            done = sum(len(_read_json(work.lane(t.name), {}).get("boards", {})) for t in tracks)
+            maint = _read_json(work.maintainer, {}) or {}
+            verified = len(maint.get("landed", {})) + len(maint.get("refused", {}))
+            try:
+                opened = len(_git(work.repo, "for-each-ref", "--format=%(refname)", "refs/heads/xaibench/").split())
+            except XaibenchError:
+                opened = verified
+            p.update(boards, completed=done)
+            p.update(pulls, completed=verified, total=max(opened, verified))
+
+
+def _main(argv: list[str]) -> int:
+    """`python -m generators.reference.build maintain WORK`: the maintainer lane of `run_build`."""
+    from benchmark.cli import _run, load_plugins
+
+    if argv[:1] != ["maintain"] or len(argv) != 2:
+        raise SystemExit("usage: python -m generators.reference.build maintain WORK")
+    load_plugins()
+    record = maintain(Work(Path(argv[1])), _run, lambda line: print(line, flush=True))
+    print(f"landed {len(record['landed'])} pull request(s), refused {len(record['refused'])}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))
