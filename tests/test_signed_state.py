@@ -257,6 +257,13 @@ def new_contributor_of(folder: Path):
     return load_private_key(folder / "contributor.key", role="contributor")
 
 
+def round_records(repo: Path, name: str) -> list[str]:
+    """The round records of round `name` on main: every row's signed hidden runs of it."""
+    paths = subprocess.run(["git", f"--git-dir={repo}", "ls-tree", "-r", "--name-only", "main"], check=True,
+                           capture_output=True, text=True).stdout.split()
+    return [p for p in paths if p.endswith(f".rounds/{name}.json")]
+
+
 # --------------------------------------------------------------------------------------------------
 # 3. a forged reveal
 
@@ -283,11 +290,9 @@ def test_a_forged_reveal_ends_nothing(world, repo, capsys):
     code, out, err = cli(["results", "round", "list", str(repo), *pub], capsys)
     assert out.split("\t")[:2] == ["r1", "revealed"] and "secret.json" not in err
     code, out, err = cli(["results", "audit", str(repo), "r1", *pub], capsys)
-    records = subprocess.run(["git", f"--git-dir={repo}", "ls-tree", "-r", "--name-only", "main"], check=True,
-                             capture_output=True, text=True).stdout.split()
     runs = sum(len(json.loads(subprocess.run(["git", f"--git-dir={repo}", "show", f"main:{p}"], check=True,
                                              capture_output=True, text=True).stdout)["hidden"])
-               for p in records if p.endswith(".rounds/r1.json"))
+               for p in round_records(repo, "r1"))
     assert runs >= 2  # the submission's copy and its floors' (the built-in data priors verify ran on the copy)
     assert code == 0 and f"{runs} hidden run(s) checked; every one matches" in err, out + err
 
@@ -302,11 +307,12 @@ def test_a_deleted_round_cannot_vanish(world, repo, tmp_path, capsys, what):
     """One commit removes rounds/r1/round.json (and, the second time, every round record naming r1): `verify` and
     `rehide` refuse in one line before anything runs, `round list` and the boards say which round is missing, and
     the name cannot be used for a new round."""
-    rp = parse_result_path(world.rel)
-    hostile_commit(repo, remove=("rounds/r1/round.json",) + ((rp.round_record("r1"),) if "record" in what else ()))
+    records = round_records(repo, "r1")  # the row's and its floors' (verify ran the built-in data priors on r1)
+    assert parse_result_path(world.rel).round_record("r1") in records
+    hostile_commit(repo, remove=("rounds/r1/round.json",) + (tuple(records) if "record" in what else ()))
     ref = propose(repo, world.cubes, "cubes")
     err = refused_in_one_line(verify_argv(world, repo, ref), repo, capsys)
-    said = "1 round record(s) signed by a maintainer name it" if what == "round.json" else \
+    said = f"{len(records)} round record(s) signed by a maintainer name it" if what == "round.json" else \
         "main's history held rounds/r1/round.json signed, and a later commit removed or changed it"
     assert "round r1 is missing: rounds/r1/round.json is absent or not signed" in err and said in err, err
     err = refused_in_one_line(["results", "rehide", str(repo), "--key", str(world.key), "--sandbox", "none"], repo,
