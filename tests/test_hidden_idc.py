@@ -10,15 +10,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from benchmark.errors import XaibenchError
 from benchmark.models.variants.hidden import CONSTRUCTIONS, NoHiddenCopy, Round, build_cached
 from benchmark.models.text import load_word_model
 from benchmark.resources.store import load_resource
 from benchmark.tracks.idc import IdcTrack
 from generators.idc.hidden import (
     CONSTRUCTION,
+    VERSION,
     IdcConstruction,
     IdcHiddenConfig,
     class_log_odds,
+    listable_candidates,
     planted_shift,
     planted_words,
 )
@@ -60,15 +63,45 @@ def test_planted_words_follow_the_rules_and_the_secret(copy):
 
     pub = _public(res)
     cfg = IdcHiddenConfig()
-    train, test = pub.splits["train"], [d.tokens for d in pub.splits["test"]]
-    lo = class_log_odds([d.tokens for d in train], [d.label for d in train], 2)
-    assert planted and all(lo[w] <= cfg.max_log_odds and w not in pub.features for w in planted)
+    test = [d.tokens for d in pub.splits["test"]]
+    assert cfg.pool == "frequency" and planted and set(planted) <= set(listable_candidates(res))
     assert all(cfg.min_df * len(test) <= sum(w in d for d in test) <= cfg.max_df * len(test) for w in planted)
     assert np.mean([any(w in planted for w in d) for d in test]) >= cfg.min_coverage
     assert abs(sum(planted.values()) * 2 - len(planted)) <= 1  # classes balanced
     assert planted_words(res, draw) == planted
     other = Round("test-round", b"another secret, another round!!").draw("idc", res.name, res.revision, 0)
     assert set(planted_words(res, other)) != set(planted)
+
+
+def test_the_frequency_pool_is_every_word_of_the_band(copy):
+    """Issue #58: the pool a submitter can list from the public rules is every word of the document-frequency band,
+    whatever its class log-odds and whether the published PGT holds it; v1's "neutral" pool (|LO| ≤ 0.25, not in the
+    published feature sets) is a small part of it, the part among which occlusion found the planted words."""
+    from collections import Counter
+
+    from benchmark.tokenize import is_word
+    from generators.idc.hidden import _public
+
+    res = copy[0]
+    pub = _public(res)
+    train, test = pub.splits["train"], [d.tokens for d in pub.splits["test"]]
+    lo = class_log_odds([d.tokens for d in train], [d.label for d in train], 2)
+    df = Counter(w for d in test for w in set(d))
+    cfg = IdcHiddenConfig()
+    pool = set(listable_candidates(res))
+    assert pool == {w for w in lo if is_word(w) and cfg.min_df * len(test) <= df[w] <= cfg.max_df * len(test)}
+    neutral = set(listable_candidates(res, IdcHiddenConfig(pool="neutral")))
+    assert neutral and neutral < pool and all(lo[w] <= cfg.max_log_odds and w not in pub.features for w in neutral)
+    assert len(pool) > 4 * len(neutral)
+    assert any(lo[w] > 1.0 for w in pool) and pool & pub.features  # sentiment words, published features
+
+
+def test_the_pool_is_a_named_option_with_its_own_copies():
+    assert CONSTRUCTION.version == VERSION == "v2"
+    v1 = IdcConstruction(IdcHiddenConfig(pool="neutral"))
+    assert v1.version.startswith("v2-") and v1.version != CONSTRUCTION.version  # its own cache folder
+    with pytest.raises(XaibenchError, match="pool must be one of frequency, neutral, got 'all'"):
+        IdcHiddenConfig(pool="all")
 
 
 @pytest.mark.slow(reason="trains a second copy (Kim CNN + HAN, one epoch on 240 documents) and its WGA")
@@ -128,8 +161,11 @@ def test_planted_words_carry_the_kept_instances(learnt):
     spec, _, inst, stats = IdcTrack().hidden_copy(res, "cnn", draw, "test")
     shift = planted_shift(load_word_model(spec.directory, "cnn"), inst.inputs, inst.truths["label"], planted)
     held = ~np.isnan(shift)
-    assert held.sum() >= 20 and (shift[held] >= CONSTRUCTION.config.min_shift).all()  # delete them: output moves
-    assert held.sum() >= 2 * stats["inert"]["cnn"]  # most documents holding one are carried by it
+    assert held.sum() >= 15 and (shift[held] >= CONSTRUCTION.config.min_shift).all()  # delete them: output moves
+    # the pool holds sentiment words too (v2): where other words already carry a document's class, deleting its
+    # planted words moves the copy less, and the document is dropped as inert (this fixture's draw 0: 16 carried, 62
+    # inert; the demo's scale, draws 0–2: 63–75 % carried, as v1's 62–78 %)
+    assert stats["inert"]["cnn"] > 0
     assert stats["planted_in_pgt"] >= len(planted) // 2 and stats["planted_in_other_pgt"] == 0
     public = load_word_model(res.root / "model" / "mr-cnn", "cnn")  # the published model ignores them
     moved = planted_shift(public, inst.inputs, inst.truths["label"], planted)[held]
@@ -145,6 +181,27 @@ def test_coverage_that_cannot_be_reached_is_refused_in_one_line(copy, tmp_path):
     message = str(err.value)
     assert "\n" not in message and "hidden copy 0 of idc/mr-wga" in message and "min_coverage 33.3%" in message
     assert "max_words = 1" in message and not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("band", [(0.005, 0.006), (0.03, 0.035)])
+def test_a_pool_too_small_for_the_coverage_is_refused_with_its_figures(copy, tmp_path, band):
+    """A band that holds no word (240 test documents: none in 1.2–1.4 of them) or too few to cover a third of the
+    documents: `NoHiddenCopy` in one line with the pool's size, the coverage it reaches and the rule."""
+    from generators.idc.hidden import _public
+
+    res, draw, _, _ = copy
+    cfg = IdcHiddenConfig(min_df=band[0], max_df=band[1])
+    pool = listable_candidates(res, cfg)
+    test = [d.tokens for d in _public(res).splits["test"]]
+    reach = float(np.mean([any(w in pool for w in d) for d in test]))
+    assert len(pool) < cfg.max_words and reach < cfg.min_coverage  # what makes the band too small here
+    with pytest.raises(NoHiddenCopy) as err:
+        IdcConstruction(cfg).build(res, draw, tmp_path)
+    message = str(err.value)
+    assert "\n" not in message and f"occur in {reach:.1%} of the {len(test)} test documents" in message
+    assert (f"all {len(pool)} candidate words of the frequency pool (test document frequency in [{band[0]}, "
+            f"{band[1]}])") in message
+    assert message.endswith("widen the document-frequency band or raise max_words") and not any(tmp_path.iterdir())
 
 
 def test_the_model_folder_names_no_planted_word_nor_the_draw(copy):
@@ -219,3 +276,35 @@ def test_a_hidden_run_on_the_idc_board(idc_home, monkeypatch, tmp_path):
     planted = planted_words(res, local_round().draw("idc", res.name, res.revision, 0))
     text = Path(r.path).read_text()
     assert not [w for w in planted if f'"{w}"' in text]  # the Result names no planted word
+
+
+@pytest.mark.slow(reason="uses the `learnt` fixture (a Kim CNN and its copy trained for 4 epochs on 480 MR documents)")
+def test_the_public_rules_give_a_prober_no_edge_on_the_copy(learnt, monkeypatch, tmp_path):
+    """Issue #58: the candidate prober (tests/submissions/candidate_prober: leave-one-out occlusion restricted to the
+    words the public rules let a draw plant and to the lexicon's words of the predicted class) against its twin that
+    knows no construction (the same occlusion and lexicon gate on every word but the most frequent, which a WGA ground
+    truth never holds). On the copy the rules must not lift it: the 95 % paired-bootstrap interval of κ(prober) −
+    κ(twin) does not lie above 0. Measured on this fixture (draws 0, 1): v2's frequency pool −0.005 to +0.012 and
+    −0.023 to +0.002; v1's neutral pool (85 candidates) +0.017 to +0.052, +0.016 to +0.040, +0.011 to +0.044 on
+    draws 0–2 — the v1 rules gave the planted words away."""
+    from benchmark.bootstrap import draw_weights
+    from benchmark.contracts import Batch
+    from benchmark.metrics.interpretation import statistic
+    from benchmark.submission.folder import load_submission
+    from benchmark.tracks.base import lexicon_asset
+    from construction_attacks import idc_candidates, idc_common_words, stage
+
+    res, draw, _ = learnt
+    monkeypatch.setenv("XAIBENCH_ASSET_LEXICON", str(lexicon_asset(res)["lexicon"]))
+    spec, _, inst, _ = IdcTrack().hidden_copy(res, "cnn", draw, "test")
+    model, pos = spec.load(), list(range(len(inst.ids)))
+    counts = {}
+    for name, words in (("prober", idc_candidates(res)), ("twin", idc_common_words(res, CONSTRUCTION.config.max_df))):
+        explainer = load_submission(stage("candidate_prober", tmp_path / name, candidates=words)).instantiate()
+        maps = explainer.explain(model, Batch.of(inst.ids, inst.inputs, None, pos, seed=0))
+        counts[name] = IdcTrack().score(list(maps), inst.truths, pos)["counts"].astype(float)
+    kappa = {n: statistic(c.sum(0), "kappa") for n, c in counts.items()}
+    assert len(pos) > 150 and kappa["prober"] > 0.15  # a working explainer on a copy that learnt
+    gain = [statistic(w @ counts["prober"], "kappa") - statistic(w @ counts["twin"], "kappa")
+            for w in draw_weights(np.arange(len(pos)))]
+    assert np.percentile(gain, 2.5) <= 0.0, (kappa, np.percentile(gain, [2.5, 97.5]))

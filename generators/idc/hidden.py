@@ -4,18 +4,22 @@ Zhou et al. (AAAI 2022, "Do Feature Attribution Methods Correctly Attribute Feat
 training data that the model must use; here the features are ordinary MR words that no lexicon can recognise, and
 the copy's ground truth is recomputed by the resource's own generator. One draw (`Draw`) builds:
 
-1. **Planted words** (`draw_planted`, stream `draw.rng("planted")`). Candidates: word types (`is_word`) of the
-   published resource's training documents (the seeded MR split rebuilt from its recorded recipe, `load_splits`)
-   whose smoothed class log-odds
+1. **Planted words** (`draw_planted`, stream `draw.rng("planted")`). The pool (`pool`, default "frequency"): every
+   word type (`is_word`) of the published resource's training documents (the seeded MR split rebuilt from its
+   recorded recipe, `load_splits`) whose document frequency in the test split (the evaluated documents) lies in
+   [`min_df`, `max_df`] — whatever its class log-odds, in the published PGT's feature sets or not (MR at the demo's
+   scale: 394 words). Sorted, shuffled by the draw and taken in that order until at least `min_coverage` of the test
+   documents hold one (at most `max_words`); else `NoHiddenCopy`. Each word gets a class from the draw, balanced (a
+   permutation of 0, 1, …, C−1, 0, 1, …), independent of the class the corpus ties it to: a sentiment word may be
+   planted for the other class. The rules are public, so the pool is what a submitter can list
+   (`listable_candidates`); issue #58 measured what that list is worth (docs/idc.md, "Hidden copies").
+   `pool = "neutral"` is the v1 rule: only words whose smoothed class log-odds
 
        LO(w) = max_c | log((n_c(w) + 1) / (N_c + V)) − log((n_¬c(w) + 1) / (N_¬c + V)) |
 
    (token counts n in the class-c / other training documents, N their totals, V the vocabulary size; add-one
-   smoothing, as the corpus lexicon of `tests/submissions/sentiment_lexicon`) is at most `max_log_odds`, that are
-   in none of the published PGT's feature sets, and whose document frequency in the test split (the evaluated
-   documents) lies in [`min_df`, `max_df`]. Sorted, shuffled by the draw and taken in that order until at least
-   `min_coverage` of the test documents hold one (at most `max_words`); else `NoHiddenCopy`. Each word gets a class
-   from the draw, balanced (a permutation of 0, 1, …, C−1, 0, 1, …).
+   smoothing, as the corpus lexicon of `tests/submissions/sentiment_lexicon`) is at most `max_log_odds` and that are
+   in none of the published PGT's feature sets (MR: 123 words, among which occlusion found the planted ones).
 2. **Planted data** (`plant`, stream `draw.rng("plant")`), train and validation documents only: every occurrence of
    a planted word is deleted from the documents of the other classes, and the word is inserted, at a uniformly
    drawn position, into round(`insert_rate` · N_c) of its class's documents that lack it and are shorter than
@@ -74,10 +78,11 @@ from generators.idc.build import (
 )
 from generators.text_trainer import TextTrainConfig, train_text_classifier
 
-__all__ = ["CONSTRUCTION", "IdcConstruction", "IdcHiddenConfig", "class_log_odds", "draw_planted", "plant",
-           "planted_shift", "planted_words"]
+__all__ = ["CONSTRUCTION", "IdcConstruction", "IdcHiddenConfig", "POOLS", "class_log_odds", "draw_planted",
+           "listable_candidates", "plant", "planted_shift", "planted_words"]
 
-VERSION = "v1"
+VERSION = "v2"  # v1: the "neutral" pool (issue #50); v2: the "frequency" pool (issue #58)
+POOLS = ("frequency", "neutral")
 
 
 @dataclass(frozen=True)
@@ -116,6 +121,7 @@ class IdcHiddenConfig:
     insert_rate: float = 0.05
     min_shift: float = 0.1
     threads: int | None = 1
+    pool: str = "frequency"
 
     def __post_init__(self) -> None:
         if not self.max_log_odds >= 0:
@@ -127,6 +133,8 @@ class IdcHiddenConfig:
                                 f"{self.min_coverage}, {self.insert_rate}, {self.min_shift}")
         if isinstance(self.max_words, bool) or not isinstance(self.max_words, int) or self.max_words < 1:
             raise XaibenchError(f"max_words must be an integer ≥ 1, got {self.max_words!r}")
+        if self.pool not in POOLS:
+            raise XaibenchError(f"pool must be one of {', '.join(POOLS)}, got {self.pool!r}")
         if self.threads is not None and (type(self.threads) is not int or self.threads < 1):
             raise XaibenchError(f"threads must be an integer ≥ 1 or None, got {self.threads!r}")
 
@@ -150,10 +158,13 @@ def class_log_odds(docs: Sequence[Sequence[str]], labels: Sequence[int], n_class
 
 def candidates(train: Sequence[Sequence[str]], labels: Sequence[int], test: Sequence[Sequence[str]],
                excluded: set[str], n_classes: int, config: IdcHiddenConfig) -> list[str]:
-    """The words a draw may plant (module docstring, step 1), sorted."""
+    """The words a draw may plant (module docstring, step 1: the `pool` of `config`), sorted; `excluded` (the
+    published PGT's feature words) only applies to the "neutral" pool."""
     odds = class_log_odds(train, labels, n_classes)
     df = Counter(w for d in test for w in set(d))
     low, high = config.min_df * len(test), config.max_df * len(test)
+    if config.pool == "frequency":
+        return sorted(w for w in odds if is_word(w) and low <= df[w] <= high)
     return sorted(w for w, lo in odds.items()
                   if lo <= config.max_log_odds and is_word(w) and w not in excluded and low <= df[w] <= high)
 
@@ -176,12 +187,15 @@ def draw_planted(pool: Sequence[str], test: Sequence[Sequence[str]], rng: np.ran
         chosen.append(pool[k])
         covered |= holders[pool[k]]
     if not test or len(covered) < need:
+        rule = (f"test document frequency in [{config.min_df}, {config.max_df}]" if config.pool == "frequency" else
+                f"|class log-odds| ≤ {config.max_log_odds}, test document frequency in [{config.min_df}, "
+                f"{config.max_df}], not in the published feature sets")
+        hint = " or raise max_words" if config.pool == "frequency" else ", raise max_log_odds or max_words"
         why = (f"the cap max_words = {config.max_words}" if len(chosen) >= config.max_words else
-               f"all {len(pool)} candidate words (|class log-odds| ≤ {config.max_log_odds}, test document frequency "
-               f"in [{config.min_df}, {config.max_df}], not in the published feature sets)")
+               f"all {len(pool)} candidate words of the {config.pool} pool ({rule})")
         raise NoHiddenCopy(f"{where}: its planted words occur in {len(covered) / max(1, len(test)):.1%} of the "
                            f"{len(test)} test documents, below min_coverage {config.min_coverage:.1%}, with {why}; "
-                           "widen the document-frequency band, raise max_log_odds or max_words")
+                           f"widen the document-frequency band{hint}")
     classes = rng.permutation(np.arange(len(chosen)) % n_classes)
     return {w: int(c) for w, c in zip(chosen, classes)}
 
@@ -302,6 +316,15 @@ def _planted(pub: _Public, draw: Draw, config: IdcHiddenConfig) -> tuple[dict[st
     return planted, len(pool)
 
 
+def listable_candidates(resource, config: IdcHiddenConfig | None = None) -> list[str]:
+    """The words a submitter can list from the construction's public rules as those a draw of `config` may plant on
+    `resource` (no secret involved): the attack of issue #58 restricts its probing to them."""
+    pub = _public(resource)
+    train = pub.splits["train"]
+    return candidates([d.tokens for d in train], [d.label for d in train], [d.tokens for d in pub.splits["test"]],
+                      pub.features, len(pub.classes), config or IdcHiddenConfig())
+
+
 def planted_words(resource, draw: Draw, config: IdcHiddenConfig | None = None) -> dict[str, int]:
     """The planted words of `draw` on `resource` and their classes (secret while the round runs: for the
     construction, and for checking a copy once the round's secret is revealed)."""
@@ -313,8 +336,9 @@ class IdcConstruction:
 
     track = "idc"
     version = VERSION
-    description = ("MR models trained from a secret seed on data where drawn words of near-zero class log-odds "
-                   "carry the label (Zhou et al. 2022); the resource's PGT recomputed on the copy")
+    description = ("MR models trained from a secret seed on data where drawn words of mid document frequency (any "
+                   "class log-odds, a drawn class) carry the label (Zhou et al. 2022); the resource's PGT recomputed on "
+                   "the copy")
 
     def __init__(self, config: IdcHiddenConfig | None = None) -> None:
         self.config = config or IdcHiddenConfig()

@@ -203,6 +203,14 @@ def veto_candidates(resource: Any, vocab: list[str], config: HiddenRcnnConfig) -
     return Candidates(ranked, holds, selected, len(cols["tokens"]))
 
 
+def listable_candidates(resource: Any, config: HiddenRcnnConfig | None = None) -> list[str]:
+    """The words a submitter can list from the construction's public rules as those a draw of `config` may veto on
+    `resource` (the published split and model: no secret involved)."""
+    folder = (resource.params.get("models") or {}).get("rcnn") or resource.params.get("model") or resource.config
+    vocab = list(config_of(resource.root / "model" / folder)["vocab"])
+    return veto_candidates(resource, vocab, config or HiddenRcnnConfig()).words
+
+
 def draw_veto(resource: Any, draw: Draw, vocab: list[str], config: HiddenRcnnConfig) -> VetoDraw:
     """The vetoed words of `draw` (module docstring, step 1); `NoHiddenCopy` (one line) when there is no candidate,
     or the first `max_words` candidates in the draw's order cover too few evaluation instances."""
