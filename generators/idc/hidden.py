@@ -337,8 +337,8 @@ class IdcConstruction:
     track = "idc"
     version = VERSION
     description = ("MR models trained from a secret seed on data where drawn words of mid document frequency (any "
-                   "class log-odds, a drawn class) carry the label (Zhou et al. 2022); the resource's PGT recomputed on "
-                   "the copy")
+                   "class log-odds, a drawn class) carry the label (Zhou et al. 2022); the resource's PGT recomputed "
+                   "on the copy")
 
     def __init__(self, config: IdcHiddenConfig | None = None) -> None:
         self.config = config or IdcHiddenConfig()

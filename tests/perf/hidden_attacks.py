@@ -13,10 +13,10 @@ of `IdcHiddenConfig` (its own cache folder). Attacks: candidate-prober (occlusio
 candidates and the lexicon's words of the predicted class), lexicon-gated-occlusion (the same without the
 candidates), common-word-occlusion (occlusion on every word but the most frequent, no lexicon: the same mask without
 the construction's rules), candidate-prior (the lexicon + every candidate marked, no probing),
-published-answers (the published `gt`), answers-plus-probe (with the candidates whose deletion moves the output). RCNN (`--track rcnn`, after the demo's `generate rcnn`): published-answers (the
-published N / SDK / SR of the verified reviews, and the published generator's selection on the rest of the pool),
-answers-demote-candidates (the same with the listable veto candidates ranked last: a prior that knows the rule) and
-answers-probe-demote (only the candidates whose deletion does not move the copy's output demoted).
+published-answers (the published `gt`), answers-plus-probe (with the candidates whose deletion moves the output).
+RCNN (`--track rcnn`, after the demo's `generate rcnn`): published-answers (the published N / SDK / SR of the
+verified reviews, and the published generator's selection on the rest of the pool), answers-demote-candidates (the
+same with the listable veto candidates ranked last: a prior that knows the rule) and answers-probe-demote (only the candidates whose deletion does not move the copy's output demoted).
 
     XAIBENCH_HOME=... python tests/perf/hidden_attacks.py --track idc --draws 3 --limit 100 [--set insert_rate=0.1]
 """
@@ -177,7 +177,6 @@ def main() -> None:
         np.savez_compressed(args.save, **{f"{b}|{n}|{m}": v for b, per in scores.items() for n, sc in per.items()
                                            for m, v in sc.items()})
 
-    n_boot = 1000
     copies = [b for b, *_ in boards if b != "published"]
     est: dict[str, dict[str, np.ndarray]] = {"published": {}, "copies": {}}
     point: dict[str, dict[str, float]] = {"published": {}, "copies": {}}
