@@ -16,7 +16,8 @@ the construction's rules), candidate-prior (the lexicon + every candidate marked
 published-answers (the published `gt`), answers-plus-probe (with the candidates whose deletion moves the output).
 RCNN (`--track rcnn`, after the demo's `generate rcnn`): published-answers (the published N / SDK / SR of the
 verified reviews, and the published generator's selection on the rest of the pool), answers-demote-candidates (the
-same with the listable veto candidates ranked last: a prior that knows the rule) and answers-probe-demote (only the candidates whose deletion does not move the copy's output demoted).
+same with the listable veto candidates ranked last: a prior that knows the rule) and answers-probe-demote (only the
+candidates whose deletion does not move the copy's output demoted).
 
     XAIBENCH_HOME=... python tests/perf/hidden_attacks.py --track idc --draws 3 --limit 100 [--set insert_rate=0.1]
 """

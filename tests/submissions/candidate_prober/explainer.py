@@ -32,7 +32,7 @@ def _candidates() -> frozenset[str]:
 
 
 class CandidateProber(LexiconControl):
-    """Attack: occlusion on the listable candidates and the lexicon's words of the predicted class (module docstring)."""
+    """Attack: occlusion on the listable candidates and the lexicon's predicted-class words (module docstring)."""
 
     def __init__(self, probe: bool = True, lexicon_min: float = 0.5) -> None:
         self.probe, self.lexicon_min = bool(probe), float(lexicon_min)
