@@ -297,6 +297,33 @@ def test_a_lane_whose_data_is_missing_is_skipped_with_the_reason(tmp_path, monke
     assert json.loads(work.lane("idc").read_text())["status"] == "skipped"
 
 
+def test_a_failed_generate_leaves_no_board_on_a_resource_it_found_already(tmp_path, monkeypatch):
+    """A home holding one of a command's resources already (an earlier build at another scale): the command refuses
+    to overwrite it, and none of its boards is evaluated on what the home held — each fails with the reason."""
+    import generators.reference.build as B
+
+    work = Work(tmp_path / "w")
+    t = next(t for t in P.plan_for("default") if t.name == "aixi")
+    work.root.mkdir()
+    work.plan.write_text(json.dumps({"options": {}, "tracks": [t.to_dict()], "choices": []}))
+    assert len(t.generate[0].builds) > 1  # a command that builds several resources, one of them held
+    held = t.generate[0].builds[0]
+    monkeypatch.setattr(B, "_built", lambda r: r == held)
+    monkeypatch.setattr(B, "_submit_all", lambda *a: None)
+    ran: list[list[str]] = []
+
+    def run(argv: list[str]) -> None:
+        ran.append(argv)
+        if argv[0] == "generate":
+            raise XaibenchError(f"resource {held} already exists; pass --overwrite to replace it")
+
+    out = lane(work, "aixi", run, lambda line: None)
+    assert not [a for a in ran if a[0] == "evaluate"]
+    on_held = [v for b, v in out.boards.items() if b.startswith(held + "/")]
+    assert on_held and all(v["status"] == "failed" and "already exists" in v["reason"] for v in on_held)
+    assert out.status == "failed"
+
+
 def test_the_maintainer_stops_once_the_lanes_are_done_and_nothing_is_open(tmp_path):
     from leaderboard.repository.git import init_bare
 

@@ -356,9 +356,8 @@ def lane(work: Work, track: str, run: Callable[[list[str]], None], say: Callable
             out.steps.append({"command": text, "seconds": round(time.perf_counter() - s0, 1),
                               "cpu_s": round(meter.total() - c0, 1), "failed": reason})
             say(f"failed: {reason}")
-            for r in g.builds:
-                if not _built(r):
-                    failed[r] = reason
+            for r in g.builds:  # one held already was not built by this step at the plan's scale: never used
+                failed[r] = reason
     costs = _read_json(work.costs, {}) or {}
     for b in t.boards:
         if b.resource in failed:
