@@ -297,6 +297,26 @@ def test_a_lane_whose_data_is_missing_is_skipped_with_the_reason(tmp_path, monke
     assert json.loads(work.lane("idc").read_text())["status"] == "skipped"
 
 
+def test_training_capped_by_train_epochs_is_in_the_frozen_plan(tmp_path):
+    """`--train-epochs N`: every `train` command of the plan runs at most N epochs (an explicit --epochs lowered,
+    none added otherwise), says so, and a build folder planned with one cap is not resumed with another."""
+    tracks = P.cap_training(P.plan_for("default"), 2)
+    trains = [g for t in tracks for g in t.generate if g.argv[0] == "train"]
+    assert len(trains) == 2 and all(g.command[-2:] == ("--epochs", "2") and "--train-epochs" in g.what
+                                    for g in trains)
+    assert all(g.argv == h.argv for t, u in zip(tracks, P.plan_for("default")) for g, h in zip(t.generate, u.generate)
+               if g.argv[0] != "train")
+    tiny = P.cap_training(P.plan_for("tiny"), 3)  # the tiny AIXI CNN trains 1 epoch: the cap never raises it
+    assert [g.argv for t in tiny for g in t.generate if g.argv[0] == "train"][0][-2:] == ("--epochs", "1")
+    assert P.cap_training(P.plan_for("default"), None) == P.plan_for("default")
+    work = Work(tmp_path / "w")
+    work.root.mkdir()
+    work.plan.write_text(json.dumps({"options": {"scale": "default", "budget": 12.0, "draws": 3, "train_epochs": 2},
+                                     "planned": "then", "tracks": [], "choices": [], "round": "reference"}))
+    with pytest.raises(XaibenchError, match="training capped at 2 epoch"):
+        prepare(work, Options(scale="default"), lambda argv: None, lambda line: None)
+
+
 def test_a_failed_generate_leaves_no_board_on_a_resource_it_found_already(tmp_path, monkeypatch):
     """A home holding one of a command's resources already (an earlier build at another scale): the command refuses
     to overwrite it, and none of its boards is evaluated on what the home held — each fails with the reason."""

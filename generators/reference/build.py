@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from benchmark.errors import XaibenchError
-from generators.reference.plan import DRAWS, TIMEOUT_S, BoardPlan, TrackPlan, choose, plan_for
+from generators.reference.plan import DRAWS, TIMEOUT_S, BoardPlan, TrackPlan, cap_training, choose, plan_for
 
 __all__ = ["ROUND", "Work", "finish", "lane", "maintain", "prepare", "run_build"]
 
@@ -206,6 +206,7 @@ class Options:
     backend: str = "local"
     address: str | None = None
     secret_file: str | None = None
+    train_epochs: int | None = None  # `--train-epochs`: the plan's `train` commands capped (`plan.cap_training`)
 
 
 def prepare(work: Work, opts: Options, run: Callable[[list[str]], None], say: Callable[[str], None]) -> dict:
@@ -214,11 +215,12 @@ def prepare(work: Work, opts: Options, run: Callable[[list[str]], None], say: Ca
     frozen = _read_json(work.plan)
     if frozen is not None:
         was = frozen["options"]
-        if (was["scale"], was["budget"], was["draws"], was.get("max_mb", 30.0)) \
-                != (opts.scale, opts.budget, opts.draws, opts.max_mb):
+        if (was["scale"], was["budget"], was["draws"], was.get("max_mb", 30.0), was.get("train_epochs")) \
+                != (opts.scale, opts.budget, opts.draws, opts.max_mb, opts.train_epochs):
             raise XaibenchError(f"{work.root} holds a build at scale {was['scale']}, budget {was['budget']:g}, "
-                                f"{was['draws']} draws and {was.get('max_mb', 30.0):g} MB; resume it with those, or "
-                                "give another --work")
+                                f"{was['draws']} draws and {was.get('max_mb', 30.0):g} MB"
+                                + (f", training capped at {was['train_epochs']} epoch(s)" if was.get("train_epochs")
+                                   else "") + "; resume it with those, or give another --work")
         say(f"resuming the build in {work.root} (planned {frozen['planned']})")
     else:
         frozen = {"options": asdict(opts), "planned": _now(), "tracks": [], "choices": [], "round": ROUND}
@@ -230,7 +232,8 @@ def prepare(work: Work, opts: Options, run: Callable[[list[str]], None], say: Ca
     if new:  # tracks planned once, when first asked for; a resumed build keeps their plan
         every = sum(len(t.boards) for t in plan_for(opts.scale) if not opts.tracks or t.name in opts.tracks
                     or t.name in have)
-        chosen, choices = choose(new, opts.budget, opts.draws, _read_json(work.costs, {}) or {}, opts.max_mb, every)
+        chosen, choices = choose(cap_training(new, opts.train_epochs), opts.budget, opts.draws,
+                                 _read_json(work.costs, {}) or {}, opts.max_mb, every)
         frozen["tracks"] += [t.to_dict() for t in chosen]
         frozen["choices"] += [asdict(c) for c in choices]
         _write_json(work.plan, frozen)

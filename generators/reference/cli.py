@@ -57,6 +57,9 @@ def build_cmd(
     max_mb: float = typer.Option(30.0, min=0.1, max=10000.0, help="Refuse to ship a tree larger than this."),
     replace_partial: bool = typer.Option(False, "--replace-partial", help="Ship even when the new reference lacks "
                                          "a board the shipped one has."),
+    train_epochs: Optional[int] = typer.Option(None, "--train-epochs", min=1, max=1000, help="Cap the epochs of the "
+                                               "plan's `train` commands (the AIXI CNNs: their recipe's 10 epochs are "
+                                               "~25 CPU-min each on 2 cores); recorded in the plan and on the page."),
     plan: bool = typer.Option(False, "--plan", help="Print the plan and the scale rule's choices; build nothing."),
 ) -> None:
     """Build the reference leaderboard (hours at scale default).
@@ -73,7 +76,7 @@ def build_cmd(
         raise XaibenchError(f"--scale {s} builds no reference to ship: give --out DIR (e.g. a temporary folder)")
     opts = Options(scale=s, budget=board_budget, draws=draws, max_mb=max_mb, tracks=[str(t) for t in track or []],
                    backend=str(backend), address=address,
-                   secret_file=str(secret_file.resolve()) if secret_file else None)
+                   secret_file=str(secret_file.resolve()) if secret_file else None, train_epochs=train_epochs)
     folder = Work(_work(work, s).resolve())
     if plan:
         _print_plan(folder, opts)
@@ -95,11 +98,11 @@ def _print_plan(folder, opts) -> None:
 
     from benchmark.resources.store import data_home
     from generators.reference.build import _read_json
-    from generators.reference.plan import SOURCE_BYTES, choose, plan_for, total_minutes
+    from generators.reference.plan import SOURCE_BYTES, cap_training, choose, plan_for, total_minutes
 
     measured = _read_json(folder.costs, {}) or {}
     tracks = tuple(t for t in plan_for(opts.scale) if not opts.tracks or t.name in opts.tracks)
-    _, choices = choose(tracks, opts.budget, opts.draws, measured, opts.max_mb)
+    _, choices = choose(cap_training(tracks, opts.train_epochs), opts.budget, opts.draws, measured, opts.max_mb)
     table = Table(title=f"the reference at scale {opts.scale}: budget {opts.budget:g} CPU-min per board, "
                   f"{opts.draws} hidden draws", title_justify="left")
     for col in ("command", "option", "board", "instances", "CPU-min at default", "CPU-min planned", "MB planned",

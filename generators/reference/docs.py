@@ -148,7 +148,11 @@ def _build_section(m: dict[str, Any]) -> list[str]:
              f"Built {m.get('built', '?')} from xaibench {m.get('xaibench', '?')} (commit {str(m.get('git'))[:12]}) "
              f"at scale **{opts.get('scale')}**, budget {opts.get('budget')} CPU-min per board, {opts.get('draws')} "
              f"hidden copies per board in round `{m.get('round')}`, on {machine.get('cpu', '?')} "
-             f"({machine.get('cores', '?')} cores). The repository's tip: `{str(m.get('tip'))[:12]}`. "
+             f"({machine.get('cores', '?')} cores)"
+             + (f", every `train` command capped at **{opts['train_epochs']} epoch(s)** (`--train-epochs`: the "
+                "recipe's own count did not fit the machine's time; the models under test are trained less than the "
+                "papers' and their boards say what those models are)" if opts.get("train_epochs") else "")
+             + f". The repository's tip: `{str(m.get('tip'))[:12]}`. "
              "The command, and how to resume it: `make reference` (`xaibench reference build`; run it again after an "
              "interruption).", ""]
     rows = []

@@ -268,6 +268,29 @@ _TINY: tuple[TrackPlan, ...] = (
 )
 
 
+def cap_training(tracks: tuple[TrackPlan, ...], epochs: int | None) -> tuple[TrackPlan, ...]:
+    """`tracks` with every `train` command run for at most `epochs` epochs (`reference build --train-epochs`; None:
+    as planned). Training is not counted against a board's budget (the scale rule), so this is the one knob of a
+    track's fixed cost on a small machine; each capped command says so in its description, and the build's
+    plan.json and manifest hold it."""
+    if epochs is None:
+        return tracks
+    out = []
+    for t in tracks:
+        gens = []
+        for g in t.generate:
+            if g.argv[0] == "train":
+                argv = list(g.argv)
+                if "--epochs" in argv:
+                    argv[argv.index("--epochs") + 1] = str(min(epochs, int(argv[argv.index("--epochs") + 1])))
+                else:
+                    argv += ["--epochs", str(epochs)]
+                g = replace(g, argv=tuple(argv), what=f"{g.what} (at most {epochs} epoch(s): --train-epochs)")
+            gens.append(g)
+        out.append(replace(t, generate=tuple(gens)))
+    return tuple(out)
+
+
 def plan_for(scale: str) -> tuple[TrackPlan, ...]:
     """The tracks of a scale (`SCALES`), every knob at its default."""
     if scale not in SCALES:
