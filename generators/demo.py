@@ -69,7 +69,7 @@ class TrackOutcome:
     step_seconds: list[float] = field(default_factory=list)  # per command run (a skipped one: 0)
 
 
-RCNN_POOL = 150
+RCNN_POOL = 400
 # the quick L2X of docs/rcnn.md: 2,000 of the model's unlabeled texts, at most 10 epochs (patience 3)
 L2X_QUICK = ("-p", "max_texts=2000", "-p", "epochs=10", "-p", "patience=3")
 
