@@ -44,7 +44,7 @@ app = typer.Typer(
 # `xaibench reference ...`: the shipped reference leaderboard. Its commands come from two packages the harness does
 # not import — building it (`generators.reference`) and checking it (`leaderboard.reference`) — so the group lives
 # here and each adds its commands (`add_reference_command`).
-reference_app = typer.Typer(help="The reference leaderboard shipped with the package: build it, check it.",
+reference_app = typer.Typer(help="The shipped reference leaderboard: build it, check it.",
                             no_args_is_help=True)
 app.add_typer(reference_app, name="reference")
 

@@ -146,7 +146,7 @@ def measure(rounds: int = ROUNDS) -> Yardstick:
     restore = _threads_one()
     try:
         try:
-            from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
+            from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]  # no stubs published
         except ImportError:  # numpy's BLAS then keeps its own count (OPENBLAS_NUM_THREADS=1 where it matters)
             limits = None
         else:

@@ -157,7 +157,7 @@ def normalisation_study(configs=CONFIGS, submissions=NORMALISATION_SUBMISSIONS, 
     if hidden_form != "weights":
         base = base / hidden_form
     track = get_track("aixi")
-    kept, track.hidden_form = track.hidden_form, hidden_form  # type: ignore[attr-defined]
+    kept, track.hidden_form = track.hidden_form, hidden_form  # type: ignore[attr-defined]  # a study's setting
     cells: list[NormalisationCell] = []
     try:
         for config in configs:

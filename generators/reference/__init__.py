@@ -1,5 +1,7 @@
-"""The reference leaderboard (`xaibench reference build`, `make reference`): every built-in on every board, landed
-in a results repository by the flow an outsider follows, then shipped as plain files (docs/reference.md).
+"""The reference leaderboard: every built-in on every board, built by the flow an outsider follows.
+
+`xaibench reference build` (`make reference`) lands them in a results repository, then ships its tip as plain files
+(docs/reference.md).
 
 `plan` (what is built: each track's resources at a scale, its boards, the scale rule and its cost model),
 `build` (the stages: the repository and its round, a lane per track that builds, evaluates and submits, one

@@ -168,7 +168,7 @@ def lane_cmd(
     track: str = typer.Argument(..., help="The track."),
     work: Path = typer.Option(..., file_okay=False, help="The build's folder."),
 ) -> None:
-    """One track's lane of a reference build (run by `reference build`)."""
+    """One track's lane of a reference build."""
     from benchmark.cli import _run
     from generators.reference.build import Work, lane
 
