@@ -129,8 +129,8 @@ def one_torch_thread():
 
 @pytest.fixture(scope="session")
 def site_results(aixi_home, tmp_path_factory):
-    """Real results: occlusion, random, uniform on aixi/shape-ssin (cnn and function, 6 images; saliency
-    and input×gradient on the cnn), written
+    """Real results: occlusion, random, uniform and the data priors foreground and centre-prior on aixi/shape-ssin
+    (cnn and function, 6 images; saliency and input×gradient on the cnn), written
     to a fresh results folder, plus hand-made bad inputs. Returns (results_dir, details)."""
     os.environ["XAIBENCH_HOME"] = str(aixi_home)
     import copy
@@ -141,7 +141,8 @@ def site_results(aixi_home, tmp_path_factory):
 
     results = tmp_path_factory.mktemp("site-results")
     made = {}
-    for sub in ("occlusion", "random", "uniform", "saliency", "input-x-gradient"):
+    # the built-in data priors too: a board without its built-in floors is unranked (leaderboard.floors, #58)
+    for sub in ("occlusion", "random", "uniform", "saliency", "input-x-gradient", "foreground", "centre-prior"):
         for model in ("cnn", "function"):
             if sub in ("saliency", "input-x-gradient") and model == "function":
                 continue  # gradient methods need the white-box CNN

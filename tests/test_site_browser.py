@@ -102,7 +102,7 @@ def test_boards_show_their_verdict_rank_intervals_and_metric_agreement(site, chr
     intervals = _column(chrome, 1)
     assert any(c != "—" for c in intervals)  # the methods' rank intervals
     ranks = _column(chrome, 0)
-    assert ranks.count("ctrl") == 2  # random and uniform: marked, never ranked
+    assert ranks.count("ctrl") == 4  # random, uniform and the data priors foreground, centre-prior: never ranked
     agreement = chrome.find_element("id", "agreement").text
     assert "Kendall τ" in agreement and "EMD" in agreement
     chrome.get((out / "index.html").as_uri())

@@ -173,7 +173,7 @@ def normalisation_study(configs=CONFIGS, submissions=NORMALISATION_SUBMISSIONS, 
             for norm in normalisations:
                 cells += _against_floor(config, norm, runs[norm])
     finally:
-        track.hidden_form = kept  # type: ignore[attr-defined]
+        track.hidden_form = kept  # type: ignore[attr-defined]  # restored
     return cells
 
 
