@@ -460,3 +460,27 @@ def test_the_hub_path_uses_huggingface_hub(world, monkeypatch):
     with pytest.raises(RepositoryError, match=r"^the Hub refused file_exists on hf://datasets/org/board "
                                               r"\(OfflineModeIsEnabled"):
         submit(sub, "hf://datasets/org/board", results_dir=results, check=False)
+
+
+def test_a_result_main_holds_already_is_left_out_and_the_rest_is_sent(world, remote, capsys):
+    """A Result of the same code that main holds at its path with other content (a maintainer's run of a built-in
+    floor, landed before the submitter's pull request: the reference build met it) is left out with one line, and
+    the rest is proposed; any other file main holds differently still refuses the whole submission."""
+    from benchmark.submission import load_submission
+    from leaderboard.repository.git import GitStore
+    from leaderboard.repository.submit import package, submit
+
+    _, sub, results = world
+    files = package(load_submission(sub), results)
+    (rel,) = [p for p in files if parse_result_path(p) is not None]
+    theirs = json.loads(files[rel])
+    theirs["created"] = "2000-01-01T00:00:00+00:00"
+    with GitStore(str(remote)) as store:
+        store.commit({rel: (json.dumps(theirs) + "\n").encode()}, "a Result of this code, run by someone else")
+    out = submit(sub, str(remote), results_dir=results, check=False)
+    assert out.left_out == [rel] and rel not in out.sent and out.sent and "1 Result(s) left out" in out.message
+    meta = next(p for p in files if p.endswith("submission.json"))
+    with GitStore(str(remote)) as store:
+        store.commit({meta: b"{}\n"}, "other metadata at the same path")
+    with pytest.raises(RepositoryError, match=f"already holds {meta} with other content"):
+        submit(sub, str(remote), results_dir=results, check=False)

@@ -37,6 +37,9 @@ class Outcome:
     where: str = ""
     message: str = ""
     target: str = ""  # REPO@REF of the pull request it opened, ready to paste into `xaibench results ...`
+    # Results left out: the default branch holds a Result of the same code at their paths (a maintainer's run of a
+    # built-in floor, or an earlier landing); a repository's files are never replaced, so they are not sent
+    left_out: list[str] = field(default_factory=list)
 
 
 def gather(sub: Any, results_dir: Path) -> dict[str, bytes]:
@@ -151,13 +154,18 @@ def submit(submission: str | Path, to: str, *, results_dir: Path | None = None, 
                               "default branch")
     with open_store(repo, client) as store:
         absent, other = store.differing(files)
-        if other:
-            raise RepositoryError(f"{store.where} already holds {other[0]} with other content on {store.base}; "
+        held = [p for p in other if parse_result_path(p) is not None]  # a Result of this code there already
+        if len(held) < len(other):
+            first = next(p for p in other if p not in held)
+            raise RepositoryError(f"{store.where} already holds {first} with other content on {store.base}; "
                                   "the repository's files are never replaced — bump the version or ask a "
                                   "maintainer (nothing was sent)")
-        out = Outcome(files)
+        out = Outcome({p: b for p, b in files.items() if p not in held}, left_out=held)
+        kept = (f"; {len(held)} Result(s) left out: {store.base} holds a Result of this code at their paths "
+                f"already ({held[0]}{', …' if len(held) > 1 else ''})") if held else ""
         if not absent:
-            out.where, out.message = store.where, f"nothing new: {store.where} ({store.base}) holds every file already"
+            out.where, out.message = store.where, (f"nothing new: {store.where} ({store.base}) holds every file "
+                                                   f"already{kept}")
             return out
         proposal = f"{sub.name}/{sub.hash}/" + sha256("".join(f"{p}\0{blob_id(files[p])}\n" for p in absent)
                                                     .encode())[:12]
@@ -177,5 +185,5 @@ def submit(submission: str | Path, to: str, *, results_dir: Path | None = None, 
         out.where, ref = store.propose(sending, title, proposal)
         out.target = f"{repo}@{ref}"
         out.sent, out.message = sorted(sending), f"opened a pull request: {out.where}; validate it with `xaibench " \
-                                                 f"results validate {out.target}`"
+                                                 f"results validate {out.target}`{kept}"
         return out
