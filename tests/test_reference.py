@@ -3,10 +3,8 @@
 board with hidden copies has its verdict from them, the revealed round audits, and a file edited by hand shows
 MODIFIED and is named by the audit. Nothing here builds a reference.
 
-Two references are checked: the one the package ships (`leaderboard/reference/shipped/`, built by `make
-reference`; skipped, saying so, while none is shipped) and the tiny fixture under tests/data/reference-tiny/ — the
-same flow at `xaibench reference build --scale tiny` (AIXI-Shape SSIN, 32 images: a fixture for the reading side,
-never a reference to read; rebuild it with the command in its README when the formats change)."""
+The reference the package ships (`leaderboard/reference/shipped/`, built by `make reference`) is checked; each test
+is skipped, saying so, while none is shipped."""
 
 from __future__ import annotations
 
@@ -23,8 +21,7 @@ import pytest
 from benchmark.cli import main
 from leaderboard.reference import SHIPPED, check, load
 
-FIXTURE = Path(__file__).parent / "data" / "reference-tiny"
-REFERENCES = [pytest.param(SHIPPED, id="shipped"), pytest.param(FIXTURE, id="tiny-fixture")]
+REFERENCES = [pytest.param(SHIPPED, id="shipped")]
 
 
 @pytest.fixture(params=REFERENCES)
@@ -123,18 +120,20 @@ def test_the_revealed_round_audits_on_a_sample(ref, capsys):
     assert code == 0 and "0 mismatch(es)" in err, err
 
 
-@pytest.mark.slow(reason="generates the fixture's AIXI resource and rebuilds a hidden copy of one row")
-def test_the_fixture_s_copies_rebuild_from_the_revealed_secret(monkeypatch, tmp_path):
+@pytest.mark.slow(reason="generates the reference's AIXI resources (no training) and rebuilds a hidden copy of a row")
+def test_the_copies_rebuild_from_the_revealed_secret(ref, monkeypatch, tmp_path):
+    """`reference audit --rebuild` on a sample: the AIXI resources rebuilt by the manifest's own command (images
+    and exact maps, the same revisions on any CPU), then one row's hidden copies drawn again from the revealed
+    secret and its signed hidden scores re-checked."""
     from leaderboard.reference.audit import audit_reference
 
-    if not (FIXTURE / "tree").is_dir():
-        pytest.skip("no fixture")
     monkeypatch.setenv("XAIBENCH_HOME", str(tmp_path / "home"))
-    manifest = json.loads((FIXTURE / "manifest.json").read_text())
-    generate = manifest["commands"]["aixi"][0].split()  # `xaibench generate aixi ...`: the fixture's resource
+    manifest = json.loads((ref / "manifest.json").read_text())
+    generate = manifest["commands"]["aixi"][0].split()  # `xaibench generate aixi ...`: the reference's resources
+    assert generate[:3] == ["xaibench", "generate", "aixi"], generate
     code = subprocess.run([sys.executable, "-m", "benchmark.cli", *generate[1:]], capture_output=True, text=True)
     assert code.returncode == 0, code.stderr[-500:]
-    lines, counts = audit_reference(FIXTURE, rebuild=True, sample=1, track="aixi")
+    lines, counts = audit_reference(ref, rebuild=True, sample=1, track="aixi")
     assert lines == [] and counts["rebuilt"] > 0
 
 
