@@ -269,7 +269,10 @@ def test_a_hidden_run_on_the_idc_board(idc_home, monkeypatch, tmp_path):
     r = evaluate("occlusion", track="idc", resource="idc/mr-wga", model="cnn", limit=4, results_dir=tmp_path,
                  hidden=0, hidden_limit=5)
     h = r.model["hidden"]
-    assert h["draw"] == 0 and h["stats"]["planted_words"] > 0 and h["excluded"]["planted_inert"] > 0
+    # the home's secret is drawn per test session, so how many of the first documents are inert varies (v2's pool
+    # holds sentiment words: 0 of them in one draw, several in another); the rule holds for any draw
+    assert h["draw"] == 0 and h["stats"]["planted_words"] > 0
+    assert 0 <= h["excluded"].get("planted_inert", 0) <= h["stats"]["inert"]["cnn"]
     assert r.n_instances == 5 and r.model["hash"] != IdcTrack().build_model(
         load_resource("idc/mr-wga", hub=False), "cnn", None)[1]["hash"]
     res = load_resource("idc/mr-wga", hub=False)
