@@ -59,7 +59,7 @@ def build_cmd(
                                          "a board the shipped one has."),
     train_epochs: Optional[int] = typer.Option(None, "--train-epochs", min=1, max=1000, help="Cap the epochs of the "
                                                "plan's `train` commands (the AIXI CNNs: their recipe's 10 epochs are "
-                                               "~25 CPU-min each on 2 cores); recorded in the plan and on the page."),
+                                               "~15 CPU-min each on 2 cores); recorded in the plan and on the page."),
     plan: bool = typer.Option(False, "--plan", help="Print the plan and the scale rule's choices; build nothing."),
 ) -> None:
     """Build the reference leaderboard (hours at scale default).
