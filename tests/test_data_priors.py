@@ -116,6 +116,31 @@ def test_a_data_prior_result_passes_the_results_repository_check(home, tmp_path)
     assert "submission.capabilities says" in finding
 
 
+@pytest.mark.slow(reason="published-truth through the runner on the whole tiny AIXI-Shape split")
+def test_a_published_truth_result_passes_the_results_repository_check(home, tmp_path):
+    """The board offers the published ground truth to the built-in `published-truth` (`runner.board_assets`), so
+    the repository's check accepts its Result: a contributor can send it (the reference's CNN boards lacked it
+    when the check asked the track's own assets alone); a row on a board that offers it no answers is refused."""
+    from leaderboard.repository import contents
+    from leaderboard.repository.layout import result_path_of
+    from leaderboard.repository.validate import _Context
+
+    sub = discover()["published-truth"]
+    r = evaluate(sub, track="aixi", resource="aixi/shape-ssin", model="function", results_dir=tmp_path,
+                 sandbox="none", timeout_s=0)
+    assert r.n_failed == 0 and r.submission["role"] == "reference"
+    data = json.loads(Path(r.path).read_text())
+    assert contents.check_result(data, result_path_of(r), sub, _Context()) == []
+    # the refusal the check gave before: the track's own assets (a lexicon, none on AIXI) without the board's answers
+    from benchmark.resources import load_resource
+    from benchmark.runner import board_assets
+    from benchmark.tracks import get_track
+
+    trk, res = get_track("aixi"), load_resource("aixi/shape-ssin")
+    assert "needs the 'published-truth' asset" in contents._cannot_enter(sub, "image", False, True, trk.assets(res))
+    assert contents._cannot_enter(sub, "image", False, True, board_assets(trk, res)) is None
+
+
 def _maps(r, ids, home) -> list[np.ndarray]:
     from benchmark.variant_runs.randomisation import result_outputs
 

@@ -233,7 +233,7 @@ def check_result(data: Any, rp: Any, sub: Any, context: Any) -> list[str]:
 def _against_track(r: Any, data: dict[str, Any], sub: Any, context: Any) -> list[str]:
     """The rules that need the track, the resource and the rebuilt submission."""
     from benchmark.store.results import coverage_of
-    from benchmark.runner import summarise_runs
+    from benchmark.runner import board_assets, summarise_runs
     from benchmark.tracks import get_track
 
     res = context.resource(str(r.resource["name"]), str(r.resource["revision"]))
@@ -273,7 +273,7 @@ def _against_track(r: Any, data: dict[str, Any], sub: Any, context: Any) -> list
         out.append(f"model says {canonical_json(r.model)[:120]}; the harness builds {canonical_json(model)[:120]}")
     elif sub is not None:  # what the runner refuses before running: the re-run could never make this Result
         why = _cannot_enter(sub, trk.modality, bool(model.get("white_box")), bool(model.get("segments")),
-                            trk.assets(res))
+                            board_assets(trk, res))
         if why:
             out.append(f"the submission cannot run on this board ({why}); the re-run would refuse it")
     out += _provenance(r.provenance, sub)
@@ -306,8 +306,9 @@ def _against_track(r: Any, data: dict[str, Any], sub: Any, context: Any) -> list
 
 
 def _cannot_enter(sub: Any, modality: str, white_box: bool, segments: bool, assets: Any = ()) -> str | None:
-    """Why the rebuilt submission cannot run on a board of `modality` whose track offers `assets` (`Track.assets`:
-    the data priors need the resource's lexicon) — `Submission.supports`, as the runner asks it — or None."""
+    """Why the rebuilt submission cannot run on a board of `modality` that offers `assets` (`runner.board_assets`:
+    the track's, e.g. the lexicon the data priors read, and the published ground truth where the track publishes
+    one) — `Submission.supports`, as the runner asks it — or None."""
     from benchmark.submission import Submission
 
     return Submission.supports(sub, modality, white_box, segments, assets)
