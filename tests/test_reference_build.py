@@ -15,7 +15,7 @@ import pytest
 
 from benchmark.errors import XaibenchError
 from generators.reference import plan as P
-from generators.reference.build import Options, Work, lane, maintain, prepare
+from generators.reference.build import Options, Work, _git, lane, maintain, prepare
 from generators.reference.docs import findings, hidden_reorders
 from generators.reference.export import boards_of, export, part_of
 from generators.reference.papers import compare_all
@@ -284,6 +284,39 @@ def test_a_build_folder_is_resumed_with_its_own_plan_only(tmp_path):
     with pytest.raises(XaibenchError, match="scale tiny, budget 12, 3 draws and 30 MB"):
         prepare(work, Options(scale="default"), calls.append, lambda line: None)
     assert calls == []
+
+
+def test_tracks_added_after_the_round_is_revealed_go_to_a_new_round_with_a_new_secret(tmp_path, monkeypatch):
+    """A build whose round is revealed takes more tracks (the maintainer's flow: a new round, its own secret): the
+    tracks already built stay in their round and are not run again; a revealed round's secret is refused for the
+    new one (anyone could draw its copies); a plan written before rounds were listed reads as one round."""
+    from benchmark.cli import _run, load_plugins
+    from generators.reference.build import _revealed, rounds_of
+
+    load_plugins()  # the `results` commands
+    monkeypatch.setenv("XAIBENCH_HOME", str(tmp_path / "home"))
+    work, said = Work(tmp_path / "w"), []
+    first = tmp_path / "s1.hex"
+    first.write_text(bytes(range(32)).hex() + "\n")
+    frozen = prepare(work, Options(scale="tiny", tracks=["aixi"], secret_file=str(first)), _run, said.append)
+    assert rounds_of(frozen) == [{"name": "reference", "tracks": ["aixi"]}]
+    again = prepare(work, Options(scale="tiny", tracks=["aixi", "idc"], secret_file=str(first)), _run, said.append)
+    assert rounds_of(again) == [{"name": "reference", "tracks": ["aixi", "idc"]}]  # the round is open: it takes them
+    _run(["results", "reveal", str(work.repo), "reference", "--key", str(work.keys / "verifier.key")])
+    assert _revealed(work, "reference")
+    with pytest.raises(XaibenchError, match="the secret of round reference, revealed already"):
+        prepare(work, Options(scale="tiny", tracks=["rcnn"], secret_file=str(first)), _run, said.append)
+    assert not _revealed(work, "reference-2") and "round reference-2" not in _git(work.repo, "log", "--format=%s",
+                                                                                    "main")
+    second = tmp_path / "s2.hex"
+    second.write_text(bytes(range(1, 33)).hex() + "\n")
+    frozen = prepare(work, Options(scale="tiny", tracks=["rcnn"], secret_file=str(second)), _run, said.append)
+    assert rounds_of(frozen)[1]["name"] == "reference-2" and "rcnn" in rounds_of(frozen)[1]["tracks"]
+    assert json.loads(work.plan.read_text())["rounds"] == rounds_of(frozen)
+    assert any("round reference is revealed" in line for line in said)
+    assert "xaibench round reference-2 starts" in _git(work.repo, "log", "--format=%s", "main")
+    legacy = {"tracks": [{"name": "aixi"}, {"name": "idc"}], "round": "reference"}
+    assert rounds_of(legacy) == [{"name": "reference", "tracks": ["aixi", "idc"]}]
 
 
 def test_a_lane_whose_data_is_missing_is_skipped_with_the_reason(tmp_path, monkeypatch):

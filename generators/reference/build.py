@@ -5,7 +5,10 @@ Stages, each an ordinary `xaibench` command printed before it runs (`generators.
 1. **prepare** (`prepare`): the plan at the chosen scale, frozen in `<work>/plan.json` (`plan.choose`: the scale
    rule); a results repository (`results init`); a maintainer key and a contributor key (`results keygen`, kept in
    `<work>/keys/`, never shipped: only the public key is); the round of hidden copies (`results round start
-   --draws 3`, with `--secret-file` when given: the same secret gives the same copies).
+   --draws 3`, with `--secret-file` when given: the same secret gives the same copies). Tracks asked for after the
+   round was revealed go to a new round (`reference-2`, …) with its own secret, as a maintainer would run one
+   (`rounds_of`): the revealed copies are public, so rows verified against them would prove nothing; a revealed
+   round's secret is refused for it. The tracks of a revealed round are not run again.
 2. **lanes**, side by side (`--jobs`), each track in its own one-thread process (`lane`): build its resources at
    the planned scale; evaluate every built-in on each of its boards (`evaluate all`, complete split, default
    parameters, `--no-randomisation --hidden-draws 0`: those runs would never leave this folder — `verify` makes the
@@ -16,18 +19,20 @@ Stages, each an ordinary `xaibench` command printed before it runs (`generators.
    randomisation test, the round's hidden copies, signed, landed): landings are one at a time, as the repository
    takes them (a landing is refused when the default branch moved while it was judged); with nothing to verify it
    sends what a lane deferred (`_resubmit`).
-3. **finish** (`finish`): `results reveal`, `results audit --rebuild`, the repository's tip exported as plain files
-   (`export`), and docs/reference.md (`xaibench reference docs`).
+3. **finish** (`finish`): `results reveal` and `results audit --rebuild` of every round (a round audited once is
+   not audited again: its records never change), the repository's tip exported as plain files (`export`), and
+   docs/reference.md (`xaibench reference docs`).
 
 A track whose data is missing or whose build fails is recorded with its reason and the others go on; a board
 whose evaluation fails, or a pull request that does not verify, is recorded the same way. A second run resumes:
 built resources are kept, evaluations resume from their caches, `submit` opens nothing it opened before, a
-landed pull request is never verified again (its branch is an ancestor of `main`), the round is revealed once.
+landed pull request is never verified again (its branch is an ancestor of `main`), a round is revealed once.
 Nothing here reads a file of the repository but through git and the commands; nothing imports the leaderboard.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import resource as _rusage
@@ -45,7 +50,8 @@ from generators.reference.plan import DRAWS, TIMEOUT_S, BoardPlan, TrackPlan, ca
 
 __all__ = ["ROUND", "Work", "finish", "lane", "maintain", "prepare", "run_build"]
 
-ROUND = "reference"  # the reference's round of hidden copies (one repository per build, one round)
+ROUND = "reference"  # the reference's first round of hidden copies; tracks added after it is revealed go to
+# `reference-2`, `reference-3`, … (`rounds_of`): one repository per build, a round per batch of tracks
 DEFERRED = "deferred: another pull request of it was open"
 SUBMIT_SKIP = "no complete Result"  # `submit`'s refusal for a submission without a Result here: not a failure
 
@@ -130,6 +136,28 @@ def _on_main(repo: Path, path: str) -> bool:
 
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def rounds_of(frozen: dict) -> list[dict]:
+    """The build's rounds, oldest first, each `{"name", "tracks"}`: the tracks whose rows its hidden copies verified.
+    A plan written before rounds were listed has one, `frozen["round"]`, holding every track."""
+    if "rounds" not in frozen:
+        frozen["rounds"] = [{"name": frozen.get("round", ROUND), "tracks": [t["name"] for t in frozen["tracks"]]}]
+    return frozen["rounds"]
+
+
+def _revealed(work: Work, name: str) -> bool:
+    """Whether round `name` is revealed on `main` (its secret.json landed; `results reveal` checks it hashes to the
+    signed commitment)."""
+    return (work.repo / "HEAD").is_file() and _on_main(work.repo, f"rounds/{name}/secret.json")
+
+
+def _commitment(work: Work, name: str) -> str | None:
+    """The commitment round `name` signed on `main`, or None."""
+    try:
+        return json.loads(_git(work.repo, "show", f"main:rounds/{name}/round.json")).get("commitment")
+    except (XaibenchError, ValueError, AttributeError):
+        return None
 
 
 class CpuMeter:
@@ -226,9 +254,14 @@ def prepare(work: Work, opts: Options, run: Callable[[list[str]], None], say: Ca
         frozen = {"options": asdict(opts), "planned": _now(), "tracks": [], "choices": [], "round": ROUND}
     have = {t["name"] for t in frozen["tracks"]}
     new = tuple(t for t in plan_for(opts.scale) if (not opts.tracks or t.name in opts.tracks) and t.name not in have)
-    if new and (work.repo / "HEAD").is_file() and _on_main(work.repo, f"rounds/{ROUND}/secret.json"):
-        raise XaibenchError(f"the round of {work.root} is revealed, so its build is finished: it verifies nothing "
-                            f"more; build {', '.join(t.name for t in new)} in another --work")
+    rounds = rounds_of(frozen)
+    if new and _revealed(work, rounds[-1]["name"]):
+        # the round's copies are public now: rows verified against them would prove nothing, so the tracks added
+        # go to a new round with a new secret, and the revealed round's rows stay as they are
+        name = f"{ROUND}-{len(rounds) + 1}"
+        say(f"round {rounds[-1]['name']} is revealed: {', '.join(t.name for t in new)} go to a new round {name} "
+            "(its own secret; the boards already built keep theirs)")
+        rounds.append({"name": name, "tracks": []})
     if new:  # tracks planned once, when first asked for; a resumed build keeps their plan
         every = sum(len(t.boards) for t in plan_for(opts.scale) if not opts.tracks or t.name in opts.tracks
                     or t.name in have)
@@ -236,6 +269,7 @@ def prepare(work: Work, opts: Options, run: Callable[[list[str]], None], say: Ca
                                  _read_json(work.costs, {}) or {}, opts.max_mb, every)
         frozen["tracks"] += [t.to_dict() for t in chosen]
         frozen["choices"] += [asdict(c) for c in choices]
+        rounds[-1]["tracks"] += [t.name for t in chosen]
         _write_json(work.plan, frozen)
         say(f"planned {', '.join(t.name for t in chosen)} at scale {opts.scale}, budget {opts.budget:g} CPU-min per "
             f"board ({work.plan})")
@@ -249,10 +283,21 @@ def prepare(work: Work, opts: Options, run: Callable[[list[str]], None], say: Ca
         run(["results", "keygen", "--out", str(work.keys)])
     if not (work.keys / "contributor.key").is_file():
         run(["results", "keygen", "--contributor", "--out", str(work.keys)])
-    if not _on_main(work.repo, f"rounds/{ROUND}/round.json"):
-        argv = ["results", "round", "start", str(work.repo), ROUND, "--draws", str(opts.draws),
+    current = rounds[-1]["name"]
+    if not _on_main(work.repo, f"rounds/{current}/round.json"):
+        argv = ["results", "round", "start", str(work.repo), current, "--draws", str(opts.draws),
                 "--key", str(work.keys / "verifier.key")]
-        run(argv + (["--secret-file", str(opts.secret_file)] if opts.secret_file else []))
+        if opts.secret_file:
+            from leaderboard.repository.rounds import read_secret_file
+
+            digest = hashlib.sha256(read_secret_file(Path(opts.secret_file))).hexdigest()
+            used = [r["name"] for r in rounds[:-1] if _commitment(work, r["name"]) == digest]
+            if used:
+                raise XaibenchError(f"--secret-file {opts.secret_file} is the secret of round {used[0]}, revealed "
+                                    f"already: round {current} needs another (anyone can draw a revealed round's "
+                                    "copies)")
+            argv += ["--secret-file", str(opts.secret_file)]
+        run(argv)
     return frozen
 
 
@@ -558,26 +603,41 @@ def finish(work: Work, out: Path, docs: Path | None, run: Callable[[list[str]], 
     from generators.reference.export import export
 
     state = _read_json(work.finished, {}) or {}
+    frozen, _ = load_plan(work)
     key = str(work.keys / "verifier.key")
-    s0 = time.perf_counter()
-    if not _on_main(work.repo, f"rounds/{ROUND}/secret.json"):
-        run(["results", "reveal", str(work.repo), ROUND, "--key", key])
-        state["reveal_s"] = round(time.perf_counter() - s0, 1)
-    meter = CpuMeter()
-    s0, c0 = time.perf_counter(), meter.total()
-    argv = ["results", "audit", str(work.repo), ROUND, "--rebuild", "--public-key", str(work.keys / "verifier.pub")]
-    say("$ xaibench " + " ".join(argv))
-    try:
-        run(argv)
-        state["audit"] = "passed"
-    except (XaibenchError, SystemExit) as exc:
-        state["audit"] = f"failed: {_reason(exc, 'results audit')}"
-    state["audit_s"] = round(time.perf_counter() - s0, 1)
-    state["audit_cpu_s"] = round(meter.total() - c0, 1)
-    meter.stop()
+    audits = state.setdefault("audits", {})
+    if state.get("audit") == "passed" and not audits:  # a finish record of one round, before rounds were listed
+        audits[rounds_of(frozen)[0]["name"]] = {k: state[k] for k in ("audit", "audit_s", "audit_cpu_s") if k in state}
+    for rnd in rounds_of(frozen):
+        name = rnd["name"]
+        s0 = time.perf_counter()
+        if not _revealed(work, name):
+            run(["results", "reveal", str(work.repo), name, "--key", key])
+            state.setdefault("reveal_s", 0.0)
+            state["reveal_s"] = round(state["reveal_s"] + time.perf_counter() - s0, 1)
+        if audits.get(name, {}).get("audit") == "passed":
+            continue  # its round records never change once it is revealed (verify draws from the newest round)
+        meter = CpuMeter()
+        s0, c0 = time.perf_counter(), meter.total()
+        argv = ["results", "audit", str(work.repo), name, "--rebuild", "--public-key",
+                str(work.keys / "verifier.pub")]
+        say("$ xaibench " + " ".join(argv))
+        try:
+            run(argv)
+            verdict = "passed"
+        except (XaibenchError, SystemExit) as exc:
+            verdict = f"failed: {_reason(exc, 'results audit')}"
+        audits[name] = {"audit": verdict, "audit_s": round(time.perf_counter() - s0, 1),
+                        "audit_cpu_s": round(meter.total() - c0, 1)}
+        meter.stop()
+        _write_json(work.finished, state)
+    failed = {n: a["audit"] for n, a in audits.items() if a["audit"] != "passed"}
+    state["audit"] = "passed" if not failed else f"failed: round {next(iter(failed))}: {next(iter(failed.values()))}"
+    state["audit_s"] = round(sum(a.get("audit_s", 0.0) for a in audits.values()), 1)
+    state["audit_cpu_s"] = round(sum(a.get("audit_cpu_s", 0.0) for a in audits.values()), 1)
     _write_json(work.finished, state)
-    if state["audit"] != "passed":
-        raise XaibenchError(f"the audit of round {ROUND} did not pass ({state['audit']}); nothing was exported")
+    if failed:
+        raise XaibenchError(f"the audit did not pass ({state['audit']}); nothing was exported")
     s0 = time.perf_counter()
     report = export(work, out, manifest(work, state), max_mb=max_mb, replace_partial=replace_partial)
     state["export"] = {**report, "seconds": round(time.perf_counter() - s0, 1)}
@@ -607,7 +667,8 @@ def manifest(work: Work, finish_state: dict) -> dict:
     except OSError:
         commit = None
     return {"format": 1, "kind": "xaibench-reference", "built": _now(), "xaibench": __version__, "git": commit,
-            "round": ROUND, "tip": _git(work.repo, "rev-parse", "main"), "options": frozen["options"],
+            "round": rounds_of(frozen)[0]["name"], "rounds": rounds_of(frozen),
+            "tip": _git(work.repo, "rev-parse", "main"), "options": frozen["options"],
             "planned": frozen["planned"], "choices": frozen["choices"],
             "commands": {t.name: [" ".join(("xaibench",) + g.command) for g in t.generate] for t in tracks},
             "tracks": [{**lanes[t.name], "title": t.title, "note": t.note,
@@ -645,7 +706,11 @@ def run_build(work: Work, opts: Options, out: Path, docs: Path | None, jobs: int
     from generators.demo import Step, Track, lane_env, run_lanes
 
     frozen = prepare(work, opts, run, say)
-    tracks = tuple(TrackPlan.from_dict(t) for t in frozen["tracks"] if not opts.tracks or t["name"] in opts.tracks)
+    settled = {n for r in rounds_of(frozen) if _revealed(work, r["name"]) for n in r["tracks"]}
+    tracks = tuple(TrackPlan.from_dict(t) for t in frozen["tracks"]
+                   if (not opts.tracks or t["name"] in opts.tracks) and t["name"] not in settled)
+    if settled:
+        say(f"not run again: {', '.join(sorted(settled))} (their round is revealed; their rows stay as landed)")
     work.lanes_done.unlink(missing_ok=True)
     maint = subprocess.Popen([sys.executable, "-m", "generators.reference.build", "maintain", str(work.root)],
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True,

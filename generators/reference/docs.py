@@ -141,13 +141,23 @@ def _mark(holds: bool | None) -> str:
     return {True: "holds", False: "**does not hold**", None: "cannot tell"}[holds]
 
 
+def _rounds_text(m: dict[str, Any]) -> str:
+    """"round `reference`", or each round with its tracks where the build added tracks after a round was revealed."""
+    rounds = [r for r in m.get("rounds") or [] if isinstance(r, dict)]
+    if len(rounds) <= 1:
+        return f"round `{(rounds[0].get('name') if rounds else None) or m.get('round')}`"
+    return "rounds " + ", ".join(f"`{r.get('name')}` ({', '.join(r.get('tracks') or []) or 'no track'})"
+                                 for r in rounds) + " (a round per batch of tracks: tracks added after a round was " \
+        "revealed get a new round with its own secret)"
+
+
 def _build_section(m: dict[str, Any]) -> list[str]:
     opts = m.get("options", {})
     machine = m.get("machine", {})
     lines = ["## The build", "",
              f"Built {m.get('built', '?')} from xaibench {m.get('xaibench', '?')} (commit {str(m.get('git'))[:12]}) "
              f"at scale **{opts.get('scale')}**, budget {opts.get('budget')} CPU-min per board, {opts.get('draws')} "
-             f"hidden copies per board in round `{m.get('round')}`, on {machine.get('cpu', '?')} "
+             f"hidden copies per board in {_rounds_text(m)}, on {machine.get('cpu', '?')} "
              f"({machine.get('cores', '?')} cores)"
              + (f", every `train` command capped at **{opts['train_epochs']} epoch(s)** (`--train-epochs`: the "
                 "recipe's own count did not fit the machine's time; the models under test are trained less than the "

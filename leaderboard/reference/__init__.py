@@ -62,13 +62,14 @@ class Reference:
             return {}
         return data if isinstance(data, dict) else {}
 
-    def round(self) -> str | None:
-        """The reference's round: the manifest's, else the only round in the tree."""
-        name = self.manifest().get("round")
-        if isinstance(name, str) and (self.tree / "rounds" / name).is_dir():
-            return name
-        rounds = sorted(p.name for p in (self.tree / "rounds").glob("*") if p.is_dir())
-        return rounds[0] if len(rounds) == 1 else None
+    def rounds(self) -> list[str]:
+        """The reference's rounds, oldest first: the manifest's (`rounds`, else its one `round`), else every round in
+        the tree. A round the manifest names but the tree lacks is kept: the audit names it."""
+        m = self.manifest()
+        listed = m.get("rounds")
+        raw = [r.get("name") for r in listed if isinstance(r, dict)] if isinstance(listed, list) else [m.get("round")]
+        names = [n for n in raw if isinstance(n, str) and n]
+        return names or sorted(p.name for p in (self.tree / "rounds").glob("*") if p.is_dir())
 
 
 def public_keys(ref: Reference) -> dict[str, Any]:
