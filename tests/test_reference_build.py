@@ -390,6 +390,28 @@ def test_the_maintainer_stops_once_the_lanes_are_done_and_nothing_is_open(tmp_pa
     assert Path(work.maintainer).is_file()
 
 
+def test_a_pull_request_refused_for_a_name_only_floors_hold_is_bound_and_verified_again(tmp_path):
+    """The maintainer's floors land a built-in's rows without a contributor binding; the build's own pull request of
+    that built-in's other rows is then refused ("bound to no contributor key"): the maintainer binds the name to the
+    build's contributor key, once, and verifies the pull request again; any other refusal stays."""
+    from generators.reference import build as B
+
+    work = Work(tmp_path / "w")
+    record = {"landed": {}, "refused": {
+        "xaibench/published-truth/h/p": "xaibench/published-truth/h/p does not validate (results/published-truth/: "
+                                        "the name is held but bound to no contributor key (no binding …)",
+        "xaibench/other/h/p": "does not validate (results/other/x.json: the default branch already holds it)"}}
+    calls: list[list[str]] = []
+    assert B._bind_held(work, record, calls.append, lambda line: None)
+    assert [c[:4] for c in calls] == [["results", "bind", str(work.repo), "published-truth"]]
+    assert calls[0][calls[0].index("--public-key") + 1] == str(work.keys / "contributor.pub")
+    assert list(record["refused"]) == ["xaibench/other/h/p"] and "published-truth" in record["bound"]
+    record["refused"]["xaibench/published-truth/h/q"] = record["refused"]["xaibench/other/h/p"].replace(
+        "results/other/x.json: the default branch already holds it",
+        "results/published-truth/: the name is held but bound to no contributor key")
+    assert not B._bind_held(work, record, calls.append, lambda line: None) and len(calls) == 1  # bound once
+
+
 @pytest.mark.slow(reason="builds the tiny IDC resources and runs a data prior on a board in the plain worker")
 def test_a_data_prior_reaches_a_results_repository(idc_home, tmp_path, monkeypatch):
     """The data priors (the lexicon controls) need the resource's lexicon asset: the validator asks the runner's

@@ -35,6 +35,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import resource as _rusage
 import subprocess
 import sys
@@ -552,6 +553,31 @@ def _pending(work: Work, refused: dict[str, str]) -> list[str]:
     return out
 
 
+UNBOUND = re.compile(r"results/([^/\s]+)/: the name is held but bound to no contributor key")
+BIND_REASON = ("the reference build's own built-in: its name is held by the built-in floors the maintainer ran (no "
+               "contributor binding), and the build's contributor key sends its other rows")
+
+
+def _bind_held(work: Work, record: dict, run: Callable[[list[str]], None], say: Callable[[str], None]) -> bool:
+    """A pull request refused because its name is held by rows the maintainer landed (a built-in's floors: no
+    contributor binding names a key for it) is the build's own: the maintainer binds the name to the build's
+    contributor key (`results bind`, signed, once per name) and the pull request is verified again. Whether one was
+    bound."""
+    bound = record.setdefault("bound", {})
+    for branch, reason in list(record["refused"].items()):
+        m = UNBOUND.search(reason)
+        if m is None or m.group(1) in bound:
+            continue
+        name = m.group(1)
+        run(["results", "bind", str(work.repo), name, "--public-key", str(work.keys / "contributor.pub"),
+             "--reason", BIND_REASON, "--key", str(work.keys / "verifier.key")])
+        bound[name] = _now()
+        del record["refused"][branch]
+        say(f"bound {name} to the build's contributor key; {branch} is verified again")
+        return True
+    return False
+
+
 def maintain(work: Work, run: Callable[[list[str]], None], say: Callable[[str], None], poll_s: float = 5.0) -> dict:
     """The maintainer lane (module docstring, stage 2): `results verify` on each open pull request, oldest first;
     when none is open, the submissions an ended lane could not send (`_resubmit`); until the track lanes have ended
@@ -564,6 +590,8 @@ def maintain(work: Work, run: Callable[[list[str]], None], say: Callable[[str], 
     spent = float(record.get("cpu_s", 0.0))  # an earlier run's
     while True:
         done = work.lanes_done.exists()  # read before listing: a lane's last pull request is listed after it
+        if _bind_held(work, record, run, say):
+            _write_json(work.maintainer, record)
         pending = _pending(work, record["refused"])
         if not pending:
             if _resubmit(work, record, run, say):

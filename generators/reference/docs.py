@@ -219,6 +219,12 @@ HOW = ["## How it is built", "",
        "sends it when the first has landed.",
        "3. **Finish**: `results reveal`, `results audit --rebuild` (the export refuses on any mismatch), the tip "
        "exported (below) and this page (`xaibench reference docs`).", "",
+       "**Tracks added later.** `xaibench reference build --track T` on a build whose round is revealed starts a new "
+       "round (`reference-2`, …) with its own secret for T, as a maintainer runs rounds: the revealed round's copies "
+       "are public, so rows verified on them would prove nothing (its secret is refused for the new round). The "
+       "tracks of a revealed round are not run again and their rows stay as landed; finish reveals and audits each "
+       "round once, and the page lists every round with its tracks. So the reference grows a track at a time on a "
+       "small machine.", "",
        "A track whose data is missing or whose build fails is listed with its reason and the others go on; so is a "
        "board whose evaluation fails and a pull request that does not verify.", "",
        "**What verification costs, and what it may reuse.** `verify` re-runs each Result from its hashed source in "
