@@ -390,6 +390,31 @@ def test_the_maintainer_stops_once_the_lanes_are_done_and_nothing_is_open(tmp_pa
     assert Path(work.maintainer).is_file()
 
 
+def test_a_git_that_does_not_answer_is_one_line_and_the_maintainer_asks_again(tmp_path, monkeypatch):
+    """A build stopped (SIGSTOP) and resumed past git's time limit: `_git` says so in one line (no traceback), and
+    the maintainer lists the open pull requests again instead of dying."""
+    from generators.reference import build as B
+    from leaderboard.repository.git import init_bare
+
+    work = Work(tmp_path / "w")
+    work.root.mkdir()
+    init_bare(work.repo, {"xaibench-results.json": b'{"layout": 1}\n'})
+    work.plan.write_text(json.dumps({"options": {}, "tracks": [], "choices": []}))
+    work.lanes_done.write_text("now\n")
+    real, failed = subprocess.run, []
+
+    def slow_once(argv, *a, **kw):
+        if "for-each-ref" in argv and not failed:
+            failed.append(argv)
+            raise subprocess.TimeoutExpired(argv, 300)
+        return real(argv, *a, **kw)
+
+    monkeypatch.setattr(B.subprocess, "run", slow_once)
+    said: list[str] = []
+    record = maintain(work, lambda argv: pytest.fail(f"ran {argv}"), said.append, poll_s=0.01)
+    assert failed and record["landed"] == {} and any("no answer within 300 s" in line for line in said)
+
+
 def test_a_pull_request_refused_for_a_name_only_floors_hold_is_bound_and_verified_again(tmp_path):
     """The maintainer's floors land a built-in's rows without a contributor binding; the build's own pull request of
     that built-in's other rows is then refused ("bound to no contributor key"): the maintainer binds the name to the

@@ -124,7 +124,10 @@ def _read_json(path: Path, default: Any = None) -> Any:
 
 
 def _git(repo: Path, *args: str) -> str:
-    run = subprocess.run(["git", f"--git-dir={repo}", *args], capture_output=True, text=True, timeout=300)
+    try:
+        run = subprocess.run(["git", f"--git-dir={repo}", *args], capture_output=True, text=True, timeout=300)
+    except subprocess.TimeoutExpired:  # e.g. the build was stopped (SIGSTOP) and resumed past the limit
+        raise XaibenchError(f"git {args[0]} in {repo}: no answer within 300 s") from None
     if run.returncode != 0:
         raise XaibenchError(f"git {args[0]} in {repo}: {(run.stderr.strip().splitlines() or ['failed'])[-1]}")
     return run.stdout.strip()
@@ -592,7 +595,12 @@ def maintain(work: Work, run: Callable[[list[str]], None], say: Callable[[str], 
         done = work.lanes_done.exists()  # read before listing: a lane's last pull request is listed after it
         if _bind_held(work, record, run, say):
             _write_json(work.maintainer, record)
-        pending = _pending(work, record["refused"])
+        try:
+            pending = _pending(work, record["refused"])
+        except XaibenchError as exc:  # git did not answer (a stopped and resumed build): ask again
+            say(f"listing the open pull requests failed ({exc}); trying again")
+            time.sleep(poll_s)
+            continue
         if not pending:
             if _resubmit(work, record, run, say):
                 _write_json(work.maintainer, record)
