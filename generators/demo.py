@@ -100,7 +100,7 @@ PLAN: tuple[Track, ...] = (
         # verdicts and τ_b are the same on the first 20 images as on all 40 (2026-11-29), at half the cost
         Step(("metrics-board", "--track", "aixi", "--resource", "aixi/shape-ssin", "--model", "function", "--limit",
               "20"), what="the ground-truth-free metrics (Quantus) on the same maps, scored against the ground truth"),
-    ), minutes=3.5),
+    ), minutes=2.2),
     Track("idc", "IDC: pseudo interpretation ground truth (WGA) for a Kim CNN on MR", ("rt_polarity",), (
         Step(("generate", "idc", "--pgt", "wga", "--no-han", "--epochs", "4"), skip_if="idc/mr-wga",
              what="the Kim CNN on MR and the WGA pseudo ground truth"),
@@ -111,7 +111,7 @@ PLAN: tuple[Track, ...] = (
         # the board to rank (docs/leaderboard.md, "Copies sized to rank")
         _evaluate("idc", "idc/mr-wga", "cnn", 30, "--randomisation-limit", "10", "--hidden-draws", "1",
                   "--hidden-limit", "150"),
-    ), minutes=6.1),
+    ), minutes=3.8),
     Track("rcnn", "RCNN: tokens Lei's rationale model never selects contribute nothing", ("beer_advocate_lei2016",), (
         # up to 16 epochs, stopping 2 epochs after the best epoch inside Lei's 10–13 % band, never before one
         # is reached: the kept epoch is in the band on any CPU where one epoch lands there (#35); RCNN_POOL pool
@@ -135,7 +135,7 @@ PLAN: tuple[Track, ...] = (
         _evaluate("rcnn", "rcnn/beer-appearance", "rcnn", 15, *L2X_QUICK, "--timeout", "0",
                   "--hidden-draws", "1", "--hidden-limit", "30", submission="l2x",
                   what="L2X, trained quickly on each model it explains (the paper's finding: LIME and SHAP above it)"),
-    ), minutes=17.6),
+    ), minutes=9.3),
     Track("trust", "Trust: oracles judge explained predictions against people's rationales", ("hatexplain",), (
         Step(("generate", "trust", "--embeddings", "--embedding-model", "minilm-word", "--embedding-model",
               "minilm-static", "--embedding-model", "glove-50d"), skip_if="trust/embeddings",
@@ -147,7 +147,7 @@ PLAN: tuple[Track, ...] = (
         *(_evaluate("trust", "trust/hatexplain-cnn-sup", "cnn-sup", None, submission=s)
           for s in ("toki-lime", "toki-lime-ki", "naive-oracle", "random-oracle", "text-length-oracle",
                     "explanation-size-oracle", "rationale-ceiling")),
-    ), minutes=6.9),
+    ), minutes=4.8),
     Track("robustness", "Robustness: TEF swaps words without changing the prediction", ("rt_polarity",), (
         Step(("generate", "robustness", "--model", "cnn", "--samples", "20", "--explainer", "saliency",
               "--attack", "tef", "--attack", "ra", "--policy-samples", "0"),
@@ -157,7 +157,7 @@ PLAN: tuple[Track, ...] = (
         # (2026-11-29). 20 sentences stay: on 10 no TEF attack of the board's texts counted, rACC TEF had no value
         # and the board no verdict (2026-11-29)
         _evaluate("robustness", "robustness/mr-cnn", "cnn", None, "--randomisation-limit", "35"),
-    ), minutes=7.8),
+    ), minutes=6.3),
 )
 
 
