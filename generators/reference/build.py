@@ -292,9 +292,10 @@ def prepare(work: Work, opts: Options, run: Callable[[list[str]], None], say: Ca
         argv = ["results", "round", "start", str(work.repo), current, "--draws", str(opts.draws),
                 "--key", str(work.keys / "verifier.key")]
         if opts.secret_file:
-            from leaderboard.repository.rounds import read_secret_file
-
-            digest = hashlib.sha256(read_secret_file(Path(opts.secret_file))).hexdigest()
+            # the round's commitment is sha256 of the secret's 32 bytes (`results round start` reads and checks the
+            # file: 64 hex digits); a file it would refuse matches no commitment here
+            text = Path(opts.secret_file).read_text(encoding="utf-8", errors="replace").strip().lower()
+            digest = hashlib.sha256(bytes.fromhex(text)).hexdigest() if re.fullmatch(r"[0-9a-f]{64}", text) else ""
             used = [r["name"] for r in rounds[:-1] if _commitment(work, r["name"]) == digest]
             if used:
                 raise XaibenchError(f"--secret-file {opts.secret_file} is the secret of round {used[0]}, revealed "
