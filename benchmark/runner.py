@@ -241,6 +241,18 @@ def _once(load: Callable[[], Any]) -> Callable[[], Any]:
     return get
 
 
+def cache_inputs(inputs_name: str, needed: dict[str, Any]) -> str:
+    """The inputs part of a cache's name (`cache_rel`): the track's inputs name (`Track.inputs_key`, which boards of
+    one model and one text set share, so their explanations are computed once), and for a submission that reads
+    assets (`asset_key`) the digest of what it was handed: two boards that share inputs but hand it different assets
+    (IDC's WGA, MILP and Hybrid published ground truths) get caches of their own, where one shared cache was
+    refused on the second board."""
+    if not needed.get("assets"):
+        return inputs_name
+    digest = hashlib.sha256(json.dumps(needed["assets"], sort_keys=True).encode()).hexdigest()[:8]
+    return f"{inputs_name}.assets-{digest}"
+
+
 def cache_rel(track: str, inputs_name: str, model: str, sub_name: str, sub_hash: str, model_hash: str,
               params: dict[str, Any], seed: int, split: str) -> str:
     """The cache file of one seed's run, relative to the data home: the submission's code, the model's
@@ -431,7 +443,7 @@ def _run_seed(sub: Submission, trk, res, split: str, instances, spec, model_info
            "submission": sub.hash, "parameters": params, "seed": seed, **versions, **needed}
     # the submission's code and the model's weights name the file: changed code or a retrained model
     # starts a fresh cache (the old one stays); the key inside still refuses any other mismatch
-    cache_path = data_home() / cache_rel(trk.name, inputs_name, opts.model, sub.name, sub.hash,
+    cache_path = data_home() / cache_rel(trk.name, cache_inputs(inputs_name, needed), opts.model, sub.name, sub.hash,
                                          str(model_info["hash"]), params, seed, split)
     fit = trk.fit_context(res, role=sub.role)  # a reference may be handed more (e.g. training rationales)
     memory_gb = opts.memory_gb or memory_default(opts.backend, opts.address, opts.workers)

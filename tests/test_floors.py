@@ -391,6 +391,35 @@ def test_the_published_ground_truth_of_idc_is_the_whole_gt_column_and_the_map_re
     assert not out[1][len(maps[1]):].any() and out[2].tolist() == [0.0, 0.0]
 
 
+@pytest.mark.slow(reason="published-truth through the runner on the tiny IDC WGA and MILP boards (one model, one text "
+                         "set)")
+def test_published_truth_on_boards_that_share_inputs_keeps_a_cache_per_ground_truth(idc_home, monkeypatch, tmp_path):
+    """IDC's WGA and MILP boards share the CNN and the test documents (one inputs key: explanations computed once),
+    but hand `published-truth` different answers: each gets a cache of its own (`runner.cache_inputs`), where the
+    second board's run was refused ("cache … was made for a different assets") and the reference build lost it; the
+    repository's check accepts the name; a submission that reads no asset keeps the shared name."""
+    import json as _json
+
+    from benchmark.runner import evaluate
+    from benchmark.submission import discover
+    from leaderboard.repository.contents import check_result
+    from leaderboard.repository.layout import result_path_of
+    from leaderboard.repository.validate import _Context
+
+    monkeypatch.setenv("XAIBENCH_HOME", str(idc_home))
+    kw = dict(track="idc", model="cnn", results_dir=tmp_path, sandbox="none", timeout_s=0)
+    runs = {c: evaluate("published-truth", resource=f"idc/mr-{c}", **kw) for c in ("wga", "milp")}
+    assert all(r.n_failed == 0 for r in runs.values())
+    caches = {c: r.extra["cache"] for c, r in runs.items()}
+    assert caches["wga"] != caches["milp"] and all(".assets-" in c for c in caches.values())
+    assert all(r.metrics[r.primary_metric].mean == 1.0 for r in runs.values())  # each board's own answers
+    sub = discover()["published-truth"]
+    for r in runs.values():
+        assert check_result(_json.loads(Path(r.path).read_text()), result_path_of(r), sub, _Context()) == []
+    plain = evaluate("uniform", resource="idc/mr-wga", **{**kw, "limit": 5})
+    assert ".assets-" not in plain.extra["cache"]
+
+
 def test_the_rcnn_published_labels_as_a_map_rank_every_sr_token_before_every_n_token():
     from benchmark.metrics.zero_contribution import N, SDK, SR, zero_contribution_errors
 

@@ -301,7 +301,7 @@ def _against_track(r: Any, data: dict[str, Any], sub: Any, context: Any) -> list
         out.append(f"failures name {len(r.failures)} instance(s); its per-instance scores say {len(failed)} failed")
     if any(not isinstance(f.reason, str) or not f.reason.strip() or len(f.reason) > MAX_REASON for f in r.failures):
         out.append(f"every failure needs a reason (a string of 1 to {MAX_REASON} characters)")
-    out += _extra(r, trk, res, instances, summary_extra)
+    out += _extra(r, trk, res, instances, summary_extra, sub)
     return out
 
 
@@ -314,9 +314,10 @@ def _cannot_enter(sub: Any, modality: str, white_box: bool, segments: bool, asse
     return Submission.supports(sub, modality, white_box, segments, assets)
 
 
-def _extra(r: Any, trk: Any, res: Any, instances: Any, summary_extra: dict[str, Any]) -> list[str]:
-    """`extra`: the track's summary recomputed, the harness's own entries, nothing else."""
-    from benchmark.runner import cache_rel
+def _extra(r: Any, trk: Any, res: Any, instances: Any, summary_extra: dict[str, Any], sub: Any = None) -> list[str]:
+    """`extra`: the track's summary recomputed, the harness's own entries, nothing else (`sub`: the rebuilt
+    submission, whose assets name its cache)."""
+    from benchmark.runner import asset_key, assets_for, cache_inputs, cache_rel
 
     extra = r.extra
     out = [f"extra.{k} is not one the {r.track} track or the harness writes; remove it"
@@ -331,6 +332,8 @@ def _extra(r: Any, trk: Any, res: Any, instances: Any, summary_extra: dict[str, 
             out.append(f"extra.{k} must be a finite number ≥ 0")
     seeds = seeds_of(r.provenance)
     inputs_name, _ = trk.inputs_key(res, trk.default_split)
+    if sub is not None and sub.needs_assets:  # what the harness handed it names its cache (`runner.cache_inputs`)
+        inputs_name = cache_inputs(inputs_name, asset_key(sub, assets_for(sub, trk, res, trk.default_split)))
     caches = [cache_rel(trk.name, inputs_name, str(r.model["name"]), r.submission["name"], r.submission["hash"],
                         str(r.model.get("hash")), r.submission.get("parameters") or {}, s, trk.default_split)
               for s in seeds]
