@@ -243,6 +243,35 @@ with open(os.path.join(os.environ['XAIBENCH_SCRATCH'], 'report.txt'), 'w') as fh
     check_contained(reference, tmp_path)
 
 
+def test_a_grandchild_whose_parent_is_still_alive_does_not_outlive_the_run(reference, tmp_path):
+    """Without a PID namespace (`--sandbox none`) the harness ends the worker's orphans: a child that forked and
+    still lives is killed first, and only then hands its own child to the harness — a single round of killing let
+    that grandchild write on (the flake of test_forked_process_does_not_outlive_the_run[none] under load)."""
+    name = "forker-alive"
+    body = """
+import os, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        path = os.path.join(os.environ['XAIBENCH_SCRATCH'], 'beat.txt')
+        for _ in range(600):
+            with open(path, 'a') as fh:
+                fh.write('.')
+            time.sleep(0.05)
+        os._exit(0)
+    time.sleep(60)
+    os._exit(0)
+time.sleep(0.3)
+return [np.ones(x.shape, np.float32) for x in batch.inputs]
+"""
+    evaluate(str(hostile(tmp_path, name, body)), results_dir=tmp_path / "res", sandbox="none", **RUN)
+    beat = data_home() / "scratch" / name / "beat.txt"
+    time.sleep(0.5)
+    n = beat.stat().st_size if beat.exists() else 0
+    time.sleep(1.0)
+    assert (beat.stat().st_size if beat.exists() else 0) == n, "a process of the worker is still running"
+
+
 @pytest.mark.parametrize("sandbox", ["auto", "none"])
 def test_forked_process_does_not_outlive_the_run(reference, tmp_path, sandbox):
     name = f"forker-{sandbox}"

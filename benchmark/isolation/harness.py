@@ -451,24 +451,31 @@ class Worker:
     def _end_orphans(token: str) -> None:
         """Without a PID namespace, forks that outlived the worker were re-parented to us (we are
         their subreaper): end every child that carries this worker's token in its environment (or
-        cleared its environment), except the harness's own process pools."""
+        cleared its environment), except the harness's own process pools. Round after round until one ends
+        none: a child killed after it forked leaves its own child to us only when it dies, which `waitpid` has
+        seen by the next round (a single round let such a grandchild live on)."""
         import multiprocessing
 
         keep = {p.pid for p in multiprocessing.active_children()}
-        for pid in _children():
-            if pid in keep:
-                continue
-            try:
-                environ = Path(f"/proc/{pid}/environ").read_bytes()
-            except OSError:
-                continue
-            if environ and f"XAIBENCH_WORKER={token}".encode() not in environ.split(b"\0"):
-                continue
-            try:
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-            except (ProcessLookupError, ChildProcessError, PermissionError):
-                pass
+        for _ in range(1000):  # each round ends a generation; a process tree is never this deep
+            ended = 0
+            for pid in _children():
+                if pid in keep:
+                    continue
+                try:
+                    environ = Path(f"/proc/{pid}/environ").read_bytes()
+                except OSError:
+                    continue
+                if environ and f"XAIBENCH_WORKER={token}".encode() not in environ.split(b"\0"):
+                    continue
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
+                    ended += 1
+                except (ProcessLookupError, ChildProcessError, PermissionError):
+                    pass
+            if not ended:
+                return
 
     def __enter__(self) -> "Worker":
         return self
