@@ -139,6 +139,16 @@ def test_a_published_truth_result_passes_the_results_repository_check(home, tmp_
     trk, res = get_track("aixi"), load_resource("aixi/shape-ssin")
     assert "needs the 'published-truth' asset" in contents._cannot_enter(sub, "image", False, True, trk.assets(res))
     assert contents._cannot_enter(sub, "image", False, True, board_assets(trk, res)) is None
+    # the same code under another name is another code: the board's answers are not for it (as the runner says)
+    from benchmark.submission import get_submission
+
+    mine = tmp_path / "my_truth"
+    mine.mkdir()
+    (mine / "explainer.py").write_text((sub.path / "explainer.py").read_text())
+    (mine / "submission.toml").write_text((sub.path / "submission.toml").read_text().replace(
+        'name = "published-truth"', 'name = "my-truth"'))
+    why = contents._cannot_enter(get_submission(mine), "image", False, True, board_assets(trk, res))
+    assert why is not None and "handed to the built-in published-truth alone" in why
 
 
 def _maps(r, ids, home) -> list[np.ndarray]:

@@ -308,9 +308,15 @@ def _against_track(r: Any, data: dict[str, Any], sub: Any, context: Any) -> list
 def _cannot_enter(sub: Any, modality: str, white_box: bool, segments: bool, assets: Any = ()) -> str | None:
     """Why the rebuilt submission cannot run on a board of `modality` that offers `assets` (`runner.board_assets`:
     the track's, e.g. the lexicon the data priors read, and the published ground truth where the track publishes
-    one) — `Submission.supports`, as the runner asks it — or None."""
+    one) — `Submission.supports`, as the runner asks it — or None. The published ground truth goes to the built-in
+    `published-truth` alone, recognised by its code (`published_truth.receives`): any other submission that asks for
+    it is refused, as the runner refuses it."""
+    from benchmark import published_truth
     from benchmark.submission import Submission
 
+    if published_truth.ASSET in (getattr(sub, "needs_assets", None) or ()) and not published_truth.receives(sub):
+        return (f"the '{published_truth.ASSET}' asset is handed to the built-in {published_truth.ASSET} alone, "
+                f"recognised by its code; {sub.name} (hash {sub.hash}) is not it")
     return Submission.supports(sub, modality, white_box, segments, assets)
 
 
