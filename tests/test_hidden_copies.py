@@ -271,10 +271,19 @@ def test_an_inverter_of_the_public_form_reads_the_v2_copies_exactly(home, tmp_pa
     public = [evaluate(str(INVERTER), hidden=k, **kw) for k in range(2)]
     assert all(r.n_failed == 0 and abs(r.metrics["kl"].mean) < 1e-9 for r in public)
     assert abs(evaluate(str(INVERTER), **kw).metrics["kl"].mean) < 1e-9  # and the published model, as exactly
+    # How far the inverter misses depends on the drawn curve (ι̂^γ, γ → 1 is the published form): a round whose two
+    # draws bend the curve at least 2× either way (found deterministically), so the claim holds for every secret
+    res = load_resource("aixi/shape-ssin")
+    ssin = get_function("ssin", res.params.get("class_rule", "count"))
+    bent = next(rnd for rnd in (Round(f"test-bent-{i}", bytes([i]) * 32) for i in range(1, 256))
+                if all(abs(np.log(hidden_function(ssin, d.rng("aixi-function"), "shared-curve").curve[0])) >= np.log(2)
+                       for d in rnd.draws("aixi", res.name, res.revision, 2)))
+    monkeypatch.setattr("benchmark.variant_runs.hidden.local_round", lambda: bent)
     monkeypatch.setattr(get_track("aixi"), "hidden_form", "shared-curve")
     curved = [evaluate(str(INVERTER), hidden=k, **kw) for k in range(2)]
     assert all(c.model["hash"] != p.model["hash"] for c, p in zip(curved, public))  # its own copies, own caches
     assert "shared-curve" in curved[0].model["hidden"]["construction"]
-    assert max(r.metrics["kl"].mean for r in curved) > 1e-3
+    assert all(c.model["hidden"]["round"] == bent.id for c in curved)
+    assert min(r.metrics["kl"].mean for r in curved) > 1e-3
     shared = [evaluate(str(INVERTER), hidden=k, params={"form": "shared"}, **kw) for k in range(2)]
     assert all(abs(r.metrics["kl"].mean) < 1e-9 for r in shared)
