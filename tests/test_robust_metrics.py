@@ -118,6 +118,23 @@ def test_weighted_acc_matches_repetition_and_the_bootstrap_form():
         assert value == pytest.approx(rm.acc_of(rho, pcc, weights=row))
 
 
+def test_acc_rows_is_acc_row_by_row_bit_for_bit():
+    """The bootstrap's ACCs at once (`acc_rows`): the same bits as `acc` on each row, with empty bins before, inside
+    and after the filled ones, rows with no filled bin, and both rules for an empty last bin."""
+    rng = np.random.default_rng(0)
+    centre = (np.arange(8) + 0.5) * 0.05
+    for trial in range(60):
+        means = rng.uniform(-1, 1, (30, 8))
+        mass = rng.poisson(1.0, (30, 8)).astype(float) * rng.uniform(0.2, 2, (30, 8))
+        means[(rng.random((30, 8)) < 0.3) | (mass == 0)] = np.nan
+        mass[: trial % 3] = 0.0  # rows with nothing in any bin
+        for empty in ("carry", "undefined"):
+            got = rm.acc_rows(centre, means, mass, empty=empty)
+            want = np.asarray([rm.acc(centre, m, w, empty=empty) for m, w in zip(means, mass)])
+            assert np.array_equal(got, want, equal_nan=True), (trial, empty)
+    assert np.isnan(rm.acc_rows(centre, np.full((2, 8), np.nan), np.zeros((2, 8)))).all()
+
+
 def test_binning_and_acc_by_hand():
     rho = [0.01, 0.04, 0.06, 0.10, 0.40, 0.5]
     pcc = [0.8, 0.6, 0.5, 0.3, -0.2, 0.0]

@@ -602,3 +602,29 @@ def test_window_conv_equals_the_2d_convolution():
     assert torch.allclose(g1, g2, atol=1e-5)
     wide = torch.randn(2, 1, 12, 14)  # kernel narrower than the input: the 2-d convolution
     assert torch.allclose(conv(wide), F.conv2d(wide, conv.weight, conv.bias), atol=1e-5)
+
+
+def test_kim_cnn_tables_are_shared_by_equal_weights_only():
+    """`vocabulary_tables` is computed once per weight set in a process: a second module with the same weights (a
+    model loaded again) gets the same tables; a module whose weights differ in one value, or one edited in place
+    after its tables were made, gets its own — and its logits follow its own weights."""
+    import copy
+
+    torch.manual_seed(5)
+    a = KimCNN(vocab_size=40, n_classes=2, max_len=8, embed_dim=8, filters=5).eval()
+    b = copy.deepcopy(a)
+    ids = torch.randint(1, 40, (6, 7))
+    assert b.vocabulary_tables() is not None and a.vocabulary_tables()[0] is b.vocabulary_tables()[0]
+    assert torch.equal(a.forward_ids(ids), b.forward_ids(ids))
+    c = copy.deepcopy(a)
+    with torch.no_grad():
+        c.embedding.weight[ids[0, 0]] += 0.5
+    assert c.vocabulary_tables()[0] is not a.vocabulary_tables()[0]
+    with torch.no_grad():
+        ref = c.forward_embedded(c.embedding(ids)).double()
+    assert torch.allclose(c.forward_ids(ids), ref, atol=1e-5) and not torch.equal(c.forward_ids(ids), a.forward_ids(ids))
+    with torch.no_grad():  # edited in place after its tables were made
+        b.convs[1].weight.mul_(2.0)
+    assert b.vocabulary_tables()[1] is not a.vocabulary_tables()[1]
+    with torch.no_grad():
+        assert torch.allclose(b.forward_ids(ids), b.forward_embedded(b.embedding(ids)).double(), atol=1e-5)

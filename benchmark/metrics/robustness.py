@@ -258,7 +258,33 @@ def acc_weighted(rho, pccs, weights, width: float = BIN_WIDTH, hi: float = RHO_M
     with np.errstate(invalid="ignore", divide="ignore"):
         means = np.where(mass > 0, total / np.where(mass > 0, mass, 1.0), np.nan)
     centre = (np.arange(n_bins) + 0.5) * width
-    return np.asarray([acc(centre, row, w, empty=empty) for row, w in zip(means, mass)])
+    return acc_rows(centre, means, mass, empty=empty)
+
+
+def acc_rows(centres, means, mass, empty: str = "carry") -> np.ndarray:
+    """`acc` (anchored) of each row of `means` / `mass` (B, bins) at once, the same bits as row by row: the rows
+    are grouped by their first filled bin f, and each group's trapezoids — (0, 1) then (centre_b, cumulative
+    mean_b) for b ≥ f — are summed along the row as `acc` sums them (numpy's pairwise sum of one contiguous
+    row). NaN where `acc` gives NaN (no filled bin; `empty="undefined"` and the last bin empty)."""
+    if empty not in EMPTY_BINS:
+        raise ValueError(f"empty must be one of {EMPTY_BINS}, got {empty!r}")
+    c = np.asarray(centres, dtype=np.float64)
+    m, w = np.atleast_2d(np.asarray(means, dtype=np.float64)), np.atleast_2d(np.asarray(mass, dtype=np.float64))
+    filled = np.isfinite(m) & (w > 0)
+    out = np.full(len(m), np.nan)
+    defined = filled.any(axis=1)
+    if empty == "undefined":
+        defined &= filled[:, -1]
+    if not defined.any():
+        return out
+    y = cumulative_means(m, w)  # finite from the first filled bin on, NaN before it
+    first = np.argmax(filled, axis=1)
+    for f in np.unique(first[defined]):
+        rows = np.flatnonzero(defined & (first == f))
+        x = np.concatenate([[0.0], c[f:]])
+        ys = np.concatenate([np.ones((len(rows), 1)), y[rows, f:]], axis=1)
+        out[rows] = np.sum((x[1:] - x[:-1]) * (ys[:, 1:] + ys[:, :-1]) / 2.0, axis=1)
+    return out
 
 
 def position_profile(attributions: Sequence, min_texts: int = 2,
