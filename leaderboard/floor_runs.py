@@ -10,7 +10,9 @@ board's copies — and writes the Results to `results`. It runs nothing, and say
 * the resource is not built here at the board's revision (`load_resource(..., hub=False)`: nothing is downloaded);
 * the board's copies are of another round than this home's secret (only that round's secret builds them), or the
   caller gives no round;
-* the built-in is not installed, or the evaluation fails (its one-line error).
+* the built-in is not installed, or the evaluation fails (its one-line error, cut to 200 characters: it may quote
+  what a submission printed); or a hidden copy cannot be built (`NoHiddenCopy`: the harness's own line, kept whole —
+  which copy, its figures and what stopped it).
 
 `xaibench leaderboard` calls it for a board read from a local results folder (`--run-floors`, the default) and then
 builds the boards again; a board whose floors still miss stays unranked with the reason (`floors.run_line`).
@@ -27,7 +29,7 @@ from typing import Any, Callable
 from benchmark.errors import XaibenchError
 from leaderboard.boards import Board
 
-__all__ = ["Copies", "FloorRun", "run_missing", "wanted"]
+__all__ = ["Copies", "FloorRun", "one_line", "run_missing", "wanted"]
 
 
 @dataclass
@@ -46,6 +48,15 @@ class FloorRun:
     board: str
     results: list[Any] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+
+
+def one_line(exc: Exception) -> str:
+    """Why a floor did not run, on one line: a `NoHiddenCopy` whole (the harness writes it: the copy, the figures,
+    what stopped it), any other error cut to 200 characters."""
+    from benchmark.models.variants.hidden import NoHiddenCopy
+
+    text = " ".join(str(exc).split())
+    return text if isinstance(exc, NoHiddenCopy) else text[:200]
 
 
 def wanted(board: Board) -> list[tuple[str, bool]]:
@@ -115,6 +126,5 @@ def run_missing(board: Board, results: Path, *, sandbox: str = "auto", timeout_s
                     out.results.append(evaluate(sub, board.track, resource, **common, hidden=k, hidden_limit=n,
                                                 hidden_round=rnd))
         except XaibenchError as exc:
-            out.problems.append(f"{board.title}: the built-in floor {name} could not run "
-                                f"({' '.join(str(exc).split())[:200]})")
+            out.problems.append(f"{board.title}: the built-in floor {name} could not run ({one_line(exc)})")
     return out

@@ -97,11 +97,15 @@ def test_the_frequency_pool_is_every_word_of_the_band(copy):
 
 
 def test_the_pool_is_a_named_option_with_its_own_copies():
-    assert CONSTRUCTION.version == VERSION == "v2"
+    assert CONSTRUCTION.version == VERSION == "v3"
     v1 = IdcConstruction(IdcHiddenConfig(pool="neutral"))
-    assert v1.version.startswith("v2-") and v1.version != CONSTRUCTION.version  # its own cache folder
+    assert v1.version.startswith("v3-") and v1.version != CONSTRUCTION.version  # its own cache folder
+    v2 = IdcConstruction(IdcHiddenConfig(df_documents="evaluated", max_words=40))
+    assert v2.version.startswith("v3-") and v2.version not in (CONSTRUCTION.version, v1.version)
     with pytest.raises(XaibenchError, match="pool must be one of frequency, neutral, got 'all'"):
         IdcHiddenConfig(pool="all")
+    with pytest.raises(XaibenchError, match="df_documents must be one of test-split, evaluated, got 'train'"):
+        IdcHiddenConfig(df_documents="train")
 
 
 @pytest.mark.slow(reason="trains a second copy (Kim CNN + HAN, one epoch on 240 documents) and its WGA")
@@ -199,9 +203,80 @@ def test_a_pool_too_small_for_the_coverage_is_refused_with_its_figures(copy, tmp
         IdcConstruction(cfg).build(res, draw, tmp_path)
     message = str(err.value)
     assert "\n" not in message and f"occur in {reach:.1%} of the {len(test)} test documents" in message
-    assert (f"all {len(pool)} candidate words of the frequency pool (test document frequency in [{band[0]}, "
-            f"{band[1]}])") in message
+    assert (f"all {len(pool)} candidate words of the frequency pool (document frequency in [{band[0]}, "
+            f"{band[1]}] of the test-split documents)") in message
     assert message.endswith("widen the document-frequency band or raise max_words") and not any(tmp_path.iterdir())
+    # where the leaderboard runs a board's floors on its copies, the line is kept whole (other errors are cut at 200)
+    from leaderboard.floor_runs import one_line
+
+    assert len(message) > 200 and one_line(err.value) == message and one_line(XaibenchError(message)) == message[:200]
+
+
+@pytest.fixture(scope="module")
+def reduced(tmp_path_factory, idc_home):
+    """idc/mr-wga on 480 MR documents per split, evaluated on the first 200 test documents (`test_limit`, the
+    reference build's scale rule): a one-epoch CNN, WGA only, no HAN."""
+    import torch
+
+    from generators.idc.build import IdcConfig, build_idc
+
+    root = tmp_path_factory.mktemp("idc-reduced")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        build_idc(IdcConfig(limit=480, test_limit=200, epochs=1, vocab_size=400, min_words=2, pgts=("wga",),
+                            han=False), root=root)
+    finally:
+        torch.set_num_threads(threads)
+    return load_resource("idc/mr-wga", root=root, hub=False)
+
+
+# draws of a fixed revision label, so that which of them v2 refuses does not hang on the fixture's trained weights
+REDUCED_DRAWS = [ROUND.draw("idc", "idc/mr-wga", "reduced-split", k) for k in range(16)]
+
+
+def test_a_reduced_test_split_draws_from_the_whole_splits_band(reduced):
+    """On 200 evaluated documents the band's floor (0.005 · 200) is one document: measured there (v2,
+    `df_documents="evaluated"`) the pool fills with words met once by chance and 40 of them cover too few documents;
+    v3 measures the band on the whole test split (480 here) and reaches a third of the 200 in every draw."""
+    from generators.idc.hidden import _public
+
+    pub = _public(reduced)
+    evaluated = [d.tokens for d in pub.splits["test"]]
+    for draw in REDUCED_DRAWS:
+        planted = planted_words(reduced, draw)
+        assert 0 < len(planted) <= CONSTRUCTION.config.max_words
+        assert np.mean([any(w in planted for w in d) for d in evaluated]) >= 1 / 3
+    whole = [d.tokens for d in pub.whole_test]
+    assert len(evaluated) == 200 and len(whole) == 480 and whole[:200] == evaluated
+    v2 = IdcHiddenConfig(df_documents="evaluated", max_words=40)
+    pool, pool_v2 = listable_candidates(reduced), listable_candidates(reduced, v2)
+    df = {w: sum(w in d for d in whole) for w in pool}
+    assert all(0.005 * 480 <= n <= 0.1 * 480 for n in df.values()) and len(pool_v2) > 1.5 * len(pool)
+    assert all(set(planted_words(reduced, draw)) <= set(pool) for draw in REDUCED_DRAWS)
+    refused = 0
+    for draw in REDUCED_DRAWS:
+        try:
+            planted_words(reduced, draw, v2)
+        except NoHiddenCopy as err:
+            assert "of the 200 test documents, below min_coverage 33.3%, with the cap max_words = 40" in str(err)
+            refused += 1
+    assert refused >= 4  # measured: 5 of these 16 (draws 0, 6, 8, 11, 13), 15 of the first 40; v3: none
+
+
+def test_a_reduced_test_split_builds_the_copy_v2_refused(reduced, tmp_path):
+    """The whole construction on the 200 evaluated documents, for a draw whose v2 copy was refused: the copy's
+    test split is those 200 documents and a third of them hold a planted word."""
+    draw = REDUCED_DRAWS[0]
+    stats = CONSTRUCTION.build(reduced, draw, tmp_path / "v3")
+    table = load_resource("idc/mr-wga", root=tmp_path / "v3", hub=False).table("test", columns=["id"])
+    assert table.num_rows == 200 and stats["test_coverage"] >= 1 / 3  # (the one-epoch copy learns none of them)
+    assert stats["planted_words"] == len(planted_words(reduced, draw)) and stats["candidates"] == len(
+        listable_candidates(reduced))
+    v2 = IdcConstruction(IdcHiddenConfig(df_documents="evaluated", max_words=40))
+    with pytest.raises(NoHiddenCopy, match="max_words = 40; widen the document-frequency band or raise max_words$"):
+        v2.build(reduced, draw, tmp_path / "v2")
+    assert not (tmp_path / "v2").exists() or not any((tmp_path / "v2").iterdir())
 
 
 def test_the_model_folder_names_no_planted_word_nor_the_draw(copy):

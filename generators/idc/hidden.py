@@ -6,10 +6,14 @@ the copy's ground truth is recomputed by the resource's own generator. One draw 
 
 1. **Planted words** (`draw_planted`, stream `draw.rng("planted")`). The pool (`pool`, default "frequency"): every
    word type (`is_word`) of the published resource's training documents (the seeded MR split rebuilt from its
-   recorded recipe, `load_splits`) whose document frequency in the test split (the evaluated documents) lies in
-   [`min_df`, `max_df`] — whatever its class log-odds, in the published PGT's feature sets or not (MR at the demo's
-   scale: 394 words). Sorted, shuffled by the draw and taken in that order until at least `min_coverage` of the test
-   documents hold one (at most `max_words`); else `NoHiddenCopy`. Each word gets a class from the draw, balanced (a
+   recorded recipe, `load_splits`) whose document frequency lies in [`min_df`, `max_df`] — whatever its class
+   log-odds, in the published PGT's feature sets or not (MR: 394 words). The frequency is measured on the documents
+   `df_documents` names: by default the whole test split of the models' scale, before `test_limit` cuts it to the
+   evaluated documents, so a reduced evaluation split draws from the pool of the full board (v3; v2 measured it on
+   the evaluated documents, and on 200 of them every word met once, by chance, entered the band: 1,368 words, 72 %
+   held by one document). Sorted, shuffled by the draw and taken in that order until at least `min_coverage` of the
+   evaluated test documents hold one (at most `max_words`); else `NoHiddenCopy`. Each word gets a class from the
+   draw, balanced (a
    permutation of 0, 1, …, C−1, 0, 1, …), independent of the class the corpus ties it to: a sentiment word may be
    planted for the other class. The rules are public, so the pool is what a submitter can list
    (`listable_candidates`); issue #58 measured what that list is worth (docs/idc.md, "Hidden copies").
@@ -78,11 +82,13 @@ from generators.idc.build import (
 )
 from generators.text_trainer import TextTrainConfig, train_text_classifier
 
-__all__ = ["CONSTRUCTION", "IdcConstruction", "IdcHiddenConfig", "POOLS", "class_log_odds", "draw_planted",
-           "listable_candidates", "plant", "planted_shift", "planted_words"]
+__all__ = ["CONSTRUCTION", "DF_DOCUMENTS", "IdcConstruction", "IdcHiddenConfig", "POOLS", "class_log_odds",
+           "draw_planted", "listable_candidates", "plant", "planted_shift", "planted_words"]
 
-VERSION = "v2"  # v1: the "neutral" pool (issue #50); v2: the "frequency" pool (issue #58)
+VERSION = "v3"  # v1: the "neutral" pool (issue #50); v2: the "frequency" pool (issue #58); v3: its band measured on
+# the whole test split (`df_documents`) and the cap `max_words` 60, so a reduced test split builds copies
 POOLS = ("frequency", "neutral")
+DF_DOCUMENTS = ("test-split", "evaluated")
 
 
 @dataclass(frozen=True)
@@ -96,8 +102,16 @@ class IdcHiddenConfig:
       an attacker can list the candidates (a "candidate prior" that marks them all); the band makes that list
       ≈ 5.6 times the planted set (MR: 123 candidates, 15–35 planted by the draw; with [0.01, 0.05] it was 41 for
       ≈ 20 and the candidate prior beat occlusion at ``insert_rate`` 0.1).
-    * ``min_coverage`` = 1/3 — share of the test documents that must hold a planted word (issue #50).
-    * ``max_words`` = 40 — cap on the planted words (MR: at most 35 needed in 100 draws).
+    * ``df_documents`` = "test-split" — the documents the band is measured on: the whole test split of the models'
+      scale (``IdcConfig.limit`` applies, ``test_limit`` does not), so an evaluation split cut by ``--test-limit``
+      (the reference's 200 documents) draws from the full board's pool. "evaluated" (v2): the evaluated documents;
+      on 200 of MR's the band's floor (1.0 document) lets in every word met once (1,368 words, 72 % held by one
+      document), 40 of them cover a median 28 % of the documents (100 draws) and 85 % of 1,000 draws are
+      refused (2026-11-29).
+    * ``min_coverage`` = 1/3 — share of the evaluated test documents that must hold a planted word (issue #50).
+    * ``max_words`` = 60 — cap on the planted words. Words needed for 1/3 coverage on MR, 1,000 draws
+      (`df_documents` "test-split", 2026-11-29): median 29, 99th percentile 41–44, most 47 (all 2,133 test documents)
+      and 49 (the first 200 or 400); v2's cap 40 would refuse 2–4 % of these draws at every size.
     * ``insert_rate`` = 0.05 — each word is inserted into 5 % of its class's training and validation documents.
       κ of occlusion vs the best data prior on the copy (MR, with the band [0.01, 0.05]): at 0.02 the copy's WGA PGT
       stays so close to the published one that the published `gt` switch beats occlusion (0.541 vs 0.517); at 0.1
@@ -117,11 +131,12 @@ class IdcHiddenConfig:
     min_df: float = 0.005
     max_df: float = 0.1
     min_coverage: float = 1 / 3
-    max_words: int = 40
+    max_words: int = 60
     insert_rate: float = 0.05
     min_shift: float = 0.1
     threads: int | None = 1
     pool: str = "frequency"
+    df_documents: str = "test-split"
 
     def __post_init__(self) -> None:
         if not self.max_log_odds >= 0:
@@ -135,6 +150,8 @@ class IdcHiddenConfig:
             raise XaibenchError(f"max_words must be an integer ≥ 1, got {self.max_words!r}")
         if self.pool not in POOLS:
             raise XaibenchError(f"pool must be one of {', '.join(POOLS)}, got {self.pool!r}")
+        if self.df_documents not in DF_DOCUMENTS:
+            raise XaibenchError(f"df_documents must be one of {', '.join(DF_DOCUMENTS)}, got {self.df_documents!r}")
         if self.threads is not None and (type(self.threads) is not int or self.threads < 1):
             raise XaibenchError(f"threads must be an integer ≥ 1 or None, got {self.threads!r}")
 
@@ -156,13 +173,14 @@ def class_log_odds(docs: Sequence[Sequence[str]], labels: Sequence[int], n_class
     return out
 
 
-def candidates(train: Sequence[Sequence[str]], labels: Sequence[int], test: Sequence[Sequence[str]],
+def candidates(train: Sequence[Sequence[str]], labels: Sequence[int], band: Sequence[Sequence[str]],
                excluded: set[str], n_classes: int, config: IdcHiddenConfig) -> list[str]:
-    """The words a draw may plant (module docstring, step 1: the `pool` of `config`), sorted; `excluded` (the
-    published PGT's feature words) only applies to the "neutral" pool."""
+    """The words a draw may plant (module docstring, step 1: the `pool` of `config`), sorted: their document
+    frequency is measured on `band` (the test documents `config.df_documents` names); `excluded` (the published
+    PGT's feature words) only applies to the "neutral" pool."""
     odds = class_log_odds(train, labels, n_classes)
-    df = Counter(w for d in test for w in set(d))
-    low, high = config.min_df * len(test), config.max_df * len(test)
+    df = Counter(w for d in band for w in set(d))
+    low, high = config.min_df * len(band), config.max_df * len(band)
     if config.pool == "frequency":
         return sorted(w for w in odds if is_word(w) and low <= df[w] <= high)
     return sorted(w for w, lo in odds.items()
@@ -171,8 +189,10 @@ def candidates(train: Sequence[Sequence[str]], labels: Sequence[int], test: Sequ
 
 def draw_planted(pool: Sequence[str], test: Sequence[Sequence[str]], rng: np.random.Generator, n_classes: int,
                  config: IdcHiddenConfig, where: str) -> dict[str, int]:
-    """{planted word: its class}: `pool` shuffled by `rng`, taken until `min_coverage` of `test` hold one (module
-    docstring, step 1); `NoHiddenCopy` naming `where` (the draw) and the coverage reached when it cannot be."""
+    """{planted word: its class}: `pool` shuffled by `rng`, taken until `min_coverage` of `test` (the evaluated
+    documents) hold one (module docstring, step 1); `NoHiddenCopy` in one line naming `where` (the draw), the words
+    taken, the coverage they reach and the bound that stopped them (the cap `max_words`, or the pool) when it
+    cannot be."""
     holders: dict[str, set[int]] = {w: set() for w in pool}
     for i, d in enumerate(test):
         for w in set(d):
@@ -187,15 +207,17 @@ def draw_planted(pool: Sequence[str], test: Sequence[Sequence[str]], rng: np.ran
         chosen.append(pool[k])
         covered |= holders[pool[k]]
     if not test or len(covered) < need:
-        rule = (f"test document frequency in [{config.min_df}, {config.max_df}]" if config.pool == "frequency" else
-                f"|class log-odds| ≤ {config.max_log_odds}, test document frequency in [{config.min_df}, "
-                f"{config.max_df}], not in the published feature sets")
+        band = f"document frequency in [{config.min_df}, {config.max_df}] of the {config.df_documents} documents"
+        rule = band if config.pool == "frequency" else (f"|class log-odds| ≤ {config.max_log_odds}, {band}, not in "
+                                                        "the published feature sets")
         hint = " or raise max_words" if config.pool == "frequency" else ", raise max_log_odds or max_words"
         why = (f"the cap max_words = {config.max_words}" if len(chosen) >= config.max_words else
                f"all {len(pool)} candidate words of the {config.pool} pool ({rule})")
-        raise NoHiddenCopy(f"{where}: its planted words occur in {len(covered) / max(1, len(test)):.1%} of the "
-                           f"{len(test)} test documents, below min_coverage {config.min_coverage:.1%}, with {why}; "
-                           f"widen the document-frequency band{hint}")
+        words = "its 1 planted word occurs" if len(chosen) == 1 else f"its {len(chosen)} planted words occur"
+        raise NoHiddenCopy(f"{where}: {words} in {len(covered) / max(1, len(test)):.1%} of the {len(test)} test "
+                           f"documents, below "
+                           f"min_coverage {config.min_coverage:.1%}, with {why}; widen the document-frequency "
+                           f"band{hint}")
     classes = rng.permutation(np.arange(len(chosen)) % n_classes)
     return {w: int(c) for w, c in zip(chosen, classes)}
 
@@ -270,6 +292,12 @@ class _Public:
     classes: list[str]
     models: dict[str, str]  # model name -> folder under model/
     features: set[str]  # words of the published PGT's feature sets
+    whole_test: list  # the test split before `cfg.test_limit` (the evaluated documents are its first ones)
+
+    def band(self, config: IdcHiddenConfig) -> list[list[str]]:
+        """The test documents the candidates' document frequency is measured on (`config.df_documents`)."""
+        docs = self.whole_test if config.df_documents == "test-split" else self.splits["test"]
+        return [d.tokens for d in docs]
 
 
 def _public(resource) -> _Public:
@@ -287,6 +315,7 @@ def _public_at(root: Path, name: str, revision: str) -> _Public:
                             "idc/mr-<wga|milp|hybrid>")
     cfg = idc_config(params)
     splits, classes = load_splits(cfg)
+    whole_test = load_splits(replace(cfg, test_limit=None))[0]["test"] if cfg.test_limit else splits["test"]
     models = {k: v for k, v in params.get("models", {}).items() if v}
     ids = resource.table("test", columns=["id"]).column("id").to_pylist()
     cnn = read_model_config(resource.root / "model" / models["cnn"])
@@ -300,7 +329,7 @@ def _public_at(root: Path, name: str, revision: str) -> _Public:
         raise ResourceError(f"{resource.name}: its feature sets ({resource.config}-features) are missing beside it; "
                             "rebuild the resource (xaibench generate idc)") from None
     words = set(feats.table("features", columns=["word"]).column("word").to_pylist())
-    return _Public(resource, cfg, splits, classes, models, words)
+    return _Public(resource, cfg, splits, classes, models, words, whole_test)
 
 
 def _where(draw: Draw, resource) -> str:
@@ -309,8 +338,8 @@ def _where(draw: Draw, resource) -> str:
 
 def _planted(pub: _Public, draw: Draw, config: IdcHiddenConfig) -> tuple[dict[str, int], int]:
     train = pub.splits["train"]
-    pool = candidates([d.tokens for d in train], [d.label for d in train], [d.tokens for d in pub.splits["test"]],
-                      pub.features, len(pub.classes), config)
+    pool = candidates([d.tokens for d in train], [d.label for d in train], pub.band(config), pub.features,
+                      len(pub.classes), config)
     planted = draw_planted(pool, [d.tokens for d in pub.splits["test"]], draw.rng("planted"), len(pub.classes),
                            config, _where(draw, pub.resource))
     return planted, len(pool)
@@ -320,9 +349,9 @@ def listable_candidates(resource, config: IdcHiddenConfig | None = None) -> list
     """The words a submitter can list from the construction's public rules as those a draw of `config` may plant on
     `resource` (no secret involved): the attack of issue #58 restricts its probing to them."""
     pub = _public(resource)
-    train = pub.splits["train"]
-    return candidates([d.tokens for d in train], [d.label for d in train], [d.tokens for d in pub.splits["test"]],
-                      pub.features, len(pub.classes), config or IdcHiddenConfig())
+    train, config = pub.splits["train"], config or IdcHiddenConfig()
+    return candidates([d.tokens for d in train], [d.label for d in train], pub.band(config), pub.features,
+                      len(pub.classes), config)
 
 
 def planted_words(resource, draw: Draw, config: IdcHiddenConfig | None = None) -> dict[str, int]:
