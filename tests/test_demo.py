@@ -10,7 +10,10 @@ from generators.demo import PLAN, Step, Track, run_demo
 
 
 def test_every_track_is_in_the_plan_with_its_mirror_needs():
-    assert [t.name for t in PLAN] == ["aixi", "idc", "rcnn", "trust", "robustness"]
+    assert [t.name for t in PLAN] == ["aixi", "idc", "rcnn", "rcnn:l2x", "trust", "robustness"]
+    assert sorted({t.kind for t in PLAN}) == ["aixi", "idc", "rcnn", "robustness", "trust"]
+    built_by_a_step = {s.skip_if for t in PLAN for s in t.steps if s.skip_if}
+    assert all(t.after in built_by_a_step for t in PLAN if t.after)  # a lane waits only for what the plan builds
     for t in PLAN:
         assert any(s.argv[0] == "evaluate" for s in t.steps), t.name  # every track ends on a board
         assert all(s.argv[0] in ("generate", "train", "evaluate", "metrics-board") for s in t.steps)
@@ -80,6 +83,31 @@ def test_tracks_run_side_by_side_in_one_thread_processes_and_report_alone(home, 
                               jobs=1)
     assert dead.status == "failed" and "exited with status 1 before it reported" in dead.reason
     assert ok.status == "built" and lines[0].startswith("dead │ ") and lines[-1].startswith("ok   │ ")
+
+
+def test_a_lane_waits_for_the_resource_it_needs_and_starts_when_its_builder_ends_without_it(home, tmp_path,
+                                                                                              monkeypatch):
+    """`Track.after`: with a free core, a lane that needs a resource another lane builds does not start before
+    the builder has it; a builder that ends without it (here: a step that builds nothing) releases the lane, which
+    then runs on its own. `--track K` takes every part of track K (`rcnn` and `rcnn:l2x`)."""
+    import generators.demo as demo
+
+    monkeypatch.setenv("XAIBENCH_DATA_MIRROR", str(tmp_path / "mirror"))
+    (tmp_path / "mirror").mkdir()
+    plan = (
+        Track("maker", "builds nothing", (), (Step(("list",), skip_if="nothing/built-here"), Step(("list",))),
+              minutes=2),
+        Track("maker:after", "waits for it", (), (Step(("list",)),), minutes=3, after="nothing/built-here"),
+    )
+    lines: list[str] = []
+    out = demo.run_lanes(lines.append, plan=plan, jobs=2)
+    assert [o.status for o in out] == ["built", "built"]
+    last_of_maker = max(i for i, line in enumerate(lines) if line.startswith("maker       │"))
+    first_of_waiter = min(i for i, line in enumerate(lines) if line.startswith("maker:after │"))
+    assert first_of_waiter > last_of_maker  # the longer lane waited although a core was free
+    lines.clear()
+    only = demo.run_lanes(lines.append, tracks=("maker",), plan=plan, jobs=2)
+    assert [o.name for o in only] == ["maker", "maker:after"]
 
 
 def test_a_track_process_computes_on_one_thread():

@@ -61,6 +61,28 @@ def test_wordnet_setup_and_random_pairs(tmp_path, monkeypatch):
     assert pairs == random_pairs(wn, 12, seed=1, words=vocab)
 
 
+def test_lemma_counts_are_nltks_lemma_count(tmp_path, monkeypatch):
+    """`lemma_counts` (one pass over cntlist.rev) gives every lemma the count nltk's `Lemma.count()` finds by
+    binary search — on every 25th synset's lemmas, counted ones and uncounted ones alike."""
+    from itertools import islice
+    from pathlib import Path
+
+    from benchmark.resources.store import mirror_root
+
+    if not Path("/usr/share/wordnet/data.noun").is_file() or mirror_root() is None:
+        pytest.skip("WordNet (apt wordnet-base wordnet-sense-index) or the data mirror is missing")
+    monkeypatch.setenv("NLTK_DATA", str(tmp_path / "nltk"))
+    from generators.lexicon import ensure_wordnet
+    from generators.trust.wordnet import lemma_counts
+
+    wn = ensure_wordnet()
+    counts = lemma_counts(wn)
+    lemmas = [lem for syn in islice(wn.all_synsets(), 0, None, 25) for lem in syn.lemmas()]
+    got = [counts.get(lem.key(), 0) for lem in lemmas]
+    assert got == [lem.count() for lem in lemmas]
+    assert len(lemmas) > 5000 and sum(c > 0 for c in got) > 500  # both kinds are checked
+
+
 def test_gensim_embedding_centring():
     from gensim.models import KeyedVectors
 
