@@ -12,9 +12,9 @@ Resumable and forgiving, by construction:
   step fails is reported with the error, while the other tracks go on; the summary at the end names
   every track's outcome and time. Nothing here prints a traceback for a failed step.
 
-The scale of each track is chosen so the whole demo fits well inside 15 minutes on a 2-core machine
-after set-up (`docs/demo.md` gives the measured times); each board says what it ranks and whether it
-discriminates at that scale.
+The scale of each track is chosen so the whole demo fits inside 10 minutes on a 2-core machine after
+set-up (9 min 26 s idle, 2026-11-29; `docs/demo.md` gives the measured times and what the scale leaves out);
+each board says what it ranks and whether it discriminates at that scale.
 """
 
 from __future__ import annotations
@@ -120,7 +120,7 @@ PLAN: tuple[Track, ...] = (
         # scale (65 s of the board's 213, 2026-11-29; not in the paper's Table 1)
         _evaluate("idc", "idc/mr-wga", "cnn", 30, "--randomisation-limit", "10", "--hidden-draws", "1",
                   "--hidden-limit", "150", "--exclude", "kernel-shap"),
-    ), minutes=2.9),
+    ), minutes=2.8),
     Track("rcnn", "RCNN: tokens Lei's rationale model never selects contribute nothing", ("beer_advocate_lei2016",), (
         # up to 10 epochs, stopping 2 epochs after the best epoch inside Lei's 10–13 % band, never before one
         # is reached (#35): on this project's CPUs (2026-11-29, four runs, the same bits) no epoch of 1–16 lands in
@@ -149,12 +149,12 @@ PLAN: tuple[Track, ...] = (
         _evaluate("rcnn", "rcnn/beer-appearance", "rcnn", 15, *L2X_QUICK, "--timeout", "0",
                   "--hidden-draws", "1", "--hidden-limit", "30", submission="l2x",
                   what="L2X, trained quickly on each model it explains (the paper's finding: LIME and SHAP above it)"),
-    ), minutes=1.5, after="rcnn/beer-appearance"),
+    ), minutes=1.6, after="rcnn/beer-appearance"),
     Track("trust", "Trust: oracles judge explained predictions against people's rationales", ("hatexplain",), (
         # TOKI's ensemble at the demo's scale: the two static stand-ins (MiniLM's word-piece table, GloVe 50-d). The
         # third pre-trained one, MiniLM on the isolated word (float64, so a word's vector never depends on its
-        # batch), cost 3.6 of the track's 4.9 CPU-minutes — θ_relate on 21,000 words and every oracle run encoding
-        # its posts' words again — (2026-11-29); `xaibench generate trust --embeddings` builds all five
+        # batch), cost 190 s of the track's 294 — θ_relate on WordNet's pairs, and every oracle run encoding its
+        # posts' words again — (2026-11-29); `xaibench generate trust --embeddings` builds all five
         Step(("generate", "trust", "--embeddings", "--embedding-model", "minilm-static", "--embedding-model",
               "glove-50d"), skip_if="trust/embeddings",
              what="two pre-trained embedding models (MiniLM's word pieces, GloVe) and θ_relate of each"),
