@@ -72,10 +72,11 @@ lint: $(STAMP)
 # time (`--dist loadscope`: a module's fixtures are built once) in the order tests/conftest.py gives (the modules
 # holding a slow test first), each computing on one thread. TEST_WORKERS=0 runs them in this process;
 # `make test TEST_WORKERS=auto` uses every core. `pytest -m "not slow"` is the fast tier (docs/performance.md).
+# The 25 slowest tests are listed at the end (what to cut when the suite outgrows its 10 minutes).
 TEST_WORKERS ?= 2
 
 test: lint
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder --durations=25
 
 # The leaderboard as a static site, from the results in $$XAIBENCH_HOME (after `make demo`).
 site: $(STAMP)

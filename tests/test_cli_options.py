@@ -126,7 +126,7 @@ def test_choices_match_the_code_that_reads_them():
     from generators.rcnn.data import ALIASES, ASPECTS, LONG_POLICIES, TOKENIZATIONS
 
     assert _values(gcli.AixiScale) == set(AIXI_SCALES)
-    assert _values(gcli.DemoTrack) == {t.name for t in DEMO_PLAN}
+    assert _values(gcli.DemoTrack) == {t.kind for t in DEMO_PLAN}  # a track's lanes are chosen together
     assert _values(gcli.Pgt) == set(PGTS)
     assert _values(gcli.MrSource) == set(MR_SOURCES)
     assert _values(rcnn_cli.RcnnScale) == set(RCNN_SCALES)
