@@ -243,6 +243,17 @@ with open(os.path.join(os.environ['XAIBENCH_SCRATCH'], 'report.txt'), 'w') as fh
     check_contained(reference, tmp_path)
 
 
+def _run_and_check_no_heartbeat(tmp_path, name: str, body: str, sandbox: str) -> None:
+    """Run the forking submission `body`, then check that nothing it started still appends to its scratch's
+    beat.txt once the run is over (the file stops growing)."""
+    evaluate(str(hostile(tmp_path, name, body)), results_dir=tmp_path / "res", sandbox=sandbox, **RUN)
+    beat = data_home() / "scratch" / name / "beat.txt"
+    time.sleep(0.5)
+    n = beat.stat().st_size if beat.exists() else 0
+    time.sleep(1.0)
+    assert (beat.stat().st_size if beat.exists() else 0) == n, "a process of the worker is still running"
+
+
 def test_a_grandchild_whose_parent_is_still_alive_does_not_outlive_the_run(reference, tmp_path):
     """Without a PID namespace (`--sandbox none`) the harness ends the worker's orphans: a child that forked and
     still lives is killed first, and only then hands its own child to the harness — a single round of killing let
@@ -264,12 +275,7 @@ if os.fork() == 0:
 time.sleep(0.3)
 return [np.ones(x.shape, np.float32) for x in batch.inputs]
 """
-    evaluate(str(hostile(tmp_path, name, body)), results_dir=tmp_path / "res", sandbox="none", **RUN)
-    beat = data_home() / "scratch" / name / "beat.txt"
-    time.sleep(0.5)
-    n = beat.stat().st_size if beat.exists() else 0
-    time.sleep(1.0)
-    assert (beat.stat().st_size if beat.exists() else 0) == n, "a process of the worker is still running"
+    _run_and_check_no_heartbeat(tmp_path, name, body, "none")
 
 
 @pytest.mark.parametrize("sandbox", ["auto", "none"])
@@ -288,12 +294,7 @@ if os.fork() == 0:
     os._exit(0)
 return [np.ones(x.shape, np.float32) for x in batch.inputs]
 """
-    evaluate(str(hostile(tmp_path, name, body)), results_dir=tmp_path / "res", sandbox=sandbox, **RUN)
-    beat = data_home() / "scratch" / name / "beat.txt"
-    time.sleep(0.5)
-    n = beat.stat().st_size if beat.exists() else 0
-    time.sleep(1.0)
-    assert (beat.stat().st_size if beat.exists() else 0) == n, "a process of the worker is still running"
+    _run_and_check_no_heartbeat(tmp_path, name, body, sandbox)
     check_contained(reference, tmp_path)
 
 
