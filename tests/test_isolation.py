@@ -392,6 +392,30 @@ return [np.ones(x.shape, np.float32) for x in batch.inputs]
     assert cpu == int(2 * 4 * (os.cpu_count() or 1) + 600)
 
 
+def test_a_worker_runs_the_harness_s_own_package_not_the_installed_one(tmp_path):
+    """A harness started from another checkout (a copy of `benchmark` first on its path) starts workers that import
+    that copy: `worker_command` loads `benchmark` from the harness's folder, where plain `python -m` would import the
+    installation's (an editable install: its own checkout, which the sandbox does not bind)."""
+    import shutil
+    import subprocess
+    import sys
+
+    import benchmark
+
+    other = tmp_path / "other-checkout"
+    shutil.copytree(Path(benchmark.__file__).parent, other / "benchmark", ignore=shutil.ignore_patterns("__pycache__"))
+    (other / "benchmark" / "where.py").write_text("import benchmark\nprint(benchmark.__file__)\n")
+    start = ("import subprocess, sys; sys.path.insert(0, sys.argv[1]); "
+             "from benchmark.isolation.sandbox import worker_command; "
+             "subprocess.run(worker_command('benchmark.where'), cwd='/', check=True)")
+    r = subprocess.run([sys.executable, "-c", start, str(other)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == str((other / "benchmark" / "__init__.py").resolve())
+    plain = subprocess.run([sys.executable, "-m", "benchmark.where"], cwd="/", capture_output=True, text=True,
+                           timeout=60)
+    assert plain.returncode != 0 and "No module named benchmark.where" in plain.stderr
+
+
 def test_the_sandbox_binds_the_whole_harness_package():
     """The worker imports `benchmark` (not only `benchmark.isolation`, where the sandbox lives)."""
     import benchmark

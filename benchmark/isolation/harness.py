@@ -32,7 +32,6 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -48,7 +47,7 @@ from benchmark.errors import ParameterError, ResourceError, SubmissionError, Sub
 from benchmark.isolation import landlock
 from benchmark.isolation.sandbox import (INSIDE_ENVIRONMENT, INSIDE_MODEL, INSIDE_SCRATCH, INSIDE_SUBMISSION, UID_BASE,
                                          WORKER_GID, Limits, SandboxError, asset_paths, bwrap_argv, landlock_rules,
-                                         own_uid, resolve_mode, warn_process_limit, worker_env)
+                                         own_uid, resolve_mode, warn_process_limit, worker_command, worker_env)
 from benchmark.isolation.scratch import Guard, clean, descendants, measure
 from benchmark.isolation.wire import MAX_BYTES, Channel, Deadline, PeerClosed, WireError
 from benchmark.models.spec import ModelSpec
@@ -243,7 +242,7 @@ class Worker:
         self._staged = staged = self.sub.stage(Path(self._stage.name))  # exactly the hashed files, read-only
         parent, child = socket.socketpair()
         scratch = self._scratch()
-        worker_argv = [sys.executable, "-m", "benchmark.isolation.worker", "--fd", str(child.fileno())]
+        worker_argv = worker_command("benchmark.isolation.worker", "--fd", str(child.fileno()))
         environment = self.config.environment
         if self.mode == "bwrap":
             model_dir = Path(self.spec.directory) if self.spec.directory is not None else None
@@ -261,7 +260,8 @@ class Worker:
                 rules = landlock_rules(model_dir=self.spec.directory, submission_dir=staged, scratch_dir=scratch,
                                        home=Path(self._home.name), hidden=self.config.hidden,
                                        assets=self.config.assets, environment=environment)
-                argv = [sys.executable, "-m", "benchmark.isolation.landlock", json.dumps(rules), *worker_argv[2:]]
+                argv = worker_command("benchmark.isolation.landlock", json.dumps(rules), "benchmark.isolation.worker",
+                                      "--fd", str(child.fileno()))
             env = {**worker_env(str(scratch), self._home.name), **asset_paths(self.config.assets, False)}
             self._token = env["XAIBENCH_WORKER"] = os.urandom(8).hex()
             sub_path, model_path = str(staged), None

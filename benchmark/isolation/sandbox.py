@@ -279,10 +279,6 @@ def _uid_range_mapped(low: int, high: int) -> bool:
     return any(inside <= low and high < inside + count for inside, _, count in rows)
 
 
-_PROBE = ("import os, sys; from benchmark.isolation.sandbox import drop_privileges; drop_privileges(int(sys.argv[1]), "
-          "int(sys.argv[2])); import benchmark.isolation.worker; os.listdir('/xaibench/scratch'); print(os.getuid())")
-
-
 @lru_cache(maxsize=1)
 def own_uid_problem() -> str | None:
     """None when a root harness can run workers under uids of their own (bubblewrap without a user
@@ -300,7 +296,7 @@ def own_uid_problem() -> str | None:
         os.chown(scratch, -1, WORKER_GID)
         os.chmod(scratch, 0o2770)
         uid = UID_BASE + os.getpid()
-        argv = bwrap_argv([sys.executable, "-c", _PROBE, str(uid), str(WORKER_GID)], model_dir=None,
+        argv = bwrap_argv(worker_command("benchmark.isolation.uid_probe", str(uid), str(WORKER_GID)), model_dir=None,
                           submission_dir=Path(t), scratch_dir=scratch, hidden=[], limits=Limits(), as_uid=True)
         try:
             r = subprocess.run(argv, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
@@ -358,8 +354,33 @@ def _package_dirs() -> list[Path]:
     busy machine)."""
     from benchmark.submission import builtin_folders
 
-    harness = Path(__file__).resolve().parents[1]  # benchmark/ (this file is benchmark/isolation/sandbox.py)
-    return sorted({harness} | set(builtin_folders()))
+    return sorted({harness_package()} | set(builtin_folders()))
+
+
+# `python -c BOOT ROOT MODULE ARGS…`: import the `benchmark` package from ROOT (the harness's own folder) and run
+# MODULE as `__main__` with ARGS. A worker then runs exactly the harness's code whichever checkout or installation
+# started it (plain `-m` would find `benchmark` through the installation's path — an editable install points at its
+# own checkout), without the folder above ROOT on `sys.path` (neither bubblewrap nor Landlock lets the worker list it).
+_BOOT = ("import importlib.util, runpy, sys\n"
+         "root, module = sys.argv[1], sys.argv[2]\n"
+         "spec = importlib.util.spec_from_file_location('benchmark', root + '/__init__.py', "
+         "submodule_search_locations=[root])\n"
+         "package = importlib.util.module_from_spec(spec)\n"
+         "sys.modules['benchmark'] = package\n"
+         "spec.loader.exec_module(package)\n"
+         "sys.argv = [module, *sys.argv[3:]]\n"
+         "runpy.run_module(module, run_name='__main__', alter_sys=True)\n")
+
+
+def harness_package() -> Path:
+    """The folder of the harness's `benchmark` package (this file is benchmark/isolation/sandbox.py)."""
+    return Path(__file__).resolve().parents[1]
+
+
+def worker_command(module: str, *args: str) -> list[str]:
+    """The command line that runs `python -m MODULE ARGS` in a worker, `benchmark` imported from
+    `harness_package()` (the `_BOOT` above says why)."""
+    return [sys.executable, "-c", _BOOT, str(harness_package()), module, *args]
 
 
 def _under(path: Path, root: Path) -> bool:
