@@ -113,6 +113,32 @@ def test_every_board_with_hidden_copies_has_its_verdict_from_them(ref, capsys):
         assert all(r["hidden_draws"] == str(manifest["options"]["draws"]) for r in rows if r["hidden_mean"]), key
 
 
+def test_a_board_without_a_verdict_from_its_round_s_copies_is_named(ref, capsys):
+    """`hidden_gaps`, which the build asks before it reveals a round: none on the shipped reference; every board with
+    copies under a round that did not run them; exactly the board whose copies' verdict is missing."""
+    from generators.reference.build import hidden_gaps
+
+    code, out, _ = cli(["leaderboard", "--reference", "--format", "csv"], capsys)
+    manifest = json.loads((ref / "manifest.json").read_text())
+    rounds = manifest.get("rounds") or [{"name": manifest["round"], "tracks": [t["track"] for t in manifest["tracks"]]}]
+    for rnd in rounds:
+        assert hidden_gaps(out, rnd["name"], rnd["tracks"]) == [], rnd["name"]
+    rows = _csv(out)
+    tracks = sorted({r["track"] for r in rows})
+    with_copies = sorted({(r["track"], r["resource"], r["model"]) for r in rows if r["public_verdict"]})
+    assert len(hidden_gaps(out, "a-round-never-run", tracks)) == len(with_copies) > 0
+    blank = with_copies[0]
+    for r in rows:
+        if (r["track"], r["resource"], r["model"]) == blank:
+            r["public_verdict"] = ""
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=list(rows[0]))
+    writer.writeheader()
+    writer.writerows(rows)
+    gaps = hidden_gaps(buf.getvalue(), rows[0]["hidden_round"] or rounds[0]["name"], tracks)
+    assert [g.split(":")[0] for g in gaps] == [f"{blank[0]} {blank[1]}/{blank[2]}"]
+
+
 def test_the_revealed_round_audits_on_a_sample(ref, capsys):
     from leaderboard.reference.audit import audit_reference
 

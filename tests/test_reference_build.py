@@ -319,6 +319,34 @@ def test_tracks_added_after_the_round_is_revealed_go_to_a_new_round_with_a_new_s
     assert rounds_of(legacy) == [{"name": "reference", "tracks": ["aixi", "idc"]}]
 
 
+def test_a_round_whose_boards_lack_hidden_verdicts_is_not_revealed(tmp_path, monkeypatch):
+    """`finish` asks the leaderboard which boards of a round have no verdict from its copies before it reveals it
+    (once revealed, none of its copies can be run): it stops, naming them and the way on, and reveals nothing;
+    with `reveal_incomplete` it reveals the round and records the boards."""
+    from benchmark.cli import _run, load_plugins
+    from generators.reference import build as B
+
+    load_plugins()
+    monkeypatch.setenv("XAIBENCH_HOME", str(tmp_path / "home"))
+    work, said = Work(tmp_path / "w"), []
+    prepare(work, Options(scale="tiny", tracks=["aixi"]), _run, said.append)
+    asked: list[tuple[str, list[str]]] = []
+
+    def gaps(w, name, tracks):
+        asked.append((name, tracks))
+        return ["aixi aixi/shape-ssin/function: hidden round none"]
+
+    monkeypatch.setattr(B, "_round_gaps", gaps)
+    with pytest.raises(XaibenchError, match=r"round reference is not revealed: 1 board\(s\) .*aixi/shape-ssin/function"
+                                            r".*results rehide.*--reveal-incomplete"):
+        B.finish(work, tmp_path / "out", None, _run, said.append, 30.0)
+    assert asked == [("reference", ["aixi"])] and not B._revealed(work, "reference")
+    B.finish(work, tmp_path / "out", None, _run, said.append, 30.0, reveal_incomplete=True)
+    assert B._revealed(work, "reference")
+    assert json.loads(work.finished.read_text())["unverdicted"] == {"reference": ["aixi aixi/shape-ssin/function: "
+                                                                                  "hidden round none"]}
+
+
 def test_a_lane_whose_data_is_missing_is_skipped_with_the_reason(tmp_path, monkeypatch):
     monkeypatch.setenv("XAIBENCH_DATA_MIRROR", str(tmp_path / "no-mirror"))
     work = Work(tmp_path / "w")

@@ -633,10 +633,52 @@ def maintain(work: Work, run: Callable[[list[str]], None], say: Callable[[str], 
 # 3. finish: reveal, audit, export, docs
 
 
+def hidden_gaps(csv_text: str, round_name: str, tracks: list[str]) -> list[str]:
+    """The boards of `tracks` with hidden copies whose leaderboard (`leaderboard --format csv`) has no verdict from
+    round `round_name`'s copies, one line each: a board whose rows were not run on that round's copies, or whose
+    copies' runs are incomplete or lack their floor (its `public_verdict` is then empty: the verdict is the
+    published model's)."""
+    import csv
+    import io
+
+    from benchmark.tracks import get_track
+
+    boards: dict[tuple[str, str, str], list[dict[str, str]]] = {}
+    for r in csv.DictReader(io.StringIO(csv_text)):
+        if r.get("track") in tracks:
+            boards.setdefault((r["track"], r["resource"], r["model"]), []).append(r)
+    gaps = []
+    for (track, resource, model), rows in sorted(boards.items()):
+        if get_track(track).no_hidden_copy_of(model):
+            continue
+        rounds = sorted({r.get("hidden_round") or "" for r in rows})
+        if rounds != [round_name] or not rows[0].get("public_verdict"):
+            why = "; ".join(sorted({r.get("hidden_reason") or "" for r in rows} - {""}))[:200]
+            gaps.append(f"{track} {resource}/{model}: hidden round {'/'.join(x or 'none' for x in rounds)}"
+                        + (f" ({why})" if why else ""))
+    return gaps
+
+
+def _round_gaps(work: Work, round_name: str, tracks: list[str]) -> list[str]:
+    """`hidden_gaps` of the repository's tip (`xaibench leaderboard --from REPO --format csv`, in a subprocess)."""
+    argv = [sys.executable, "-m", "benchmark.cli", "leaderboard", "--from", str(work.repo), "--format", "csv",
+            "--public-key", str(work.keys / "verifier.pub")]
+    r = subprocess.run(argv, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=3600,
+                       env={**os.environ, "XAIBENCH_PROGRESS": "0"})
+    if r.returncode != 0:
+        raise XaibenchError(f"the leaderboard of {work.repo} did not build before the reveal (exit {r.returncode}): "
+                            + " ".join(r.stderr.strip().splitlines()[-2:])[:300])
+    return hidden_gaps(r.stdout, round_name, tracks)
+
+
 def finish(work: Work, out: Path, docs: Path | None, run: Callable[[list[str]], None], say: Callable[[str], None],
-           max_mb: float, replace_partial: bool = False, readme: Path | None = None) -> dict:
+           max_mb: float, replace_partial: bool = False, readme: Path | None = None,
+           reveal_incomplete: bool = False) -> dict:
     """Stage 3 (module docstring): reveal the round, audit it (copies rebuilt), export the tip to `out` and write
-    `docs`. The export refuses when the audit found a mismatch."""
+    `docs`. The export refuses when the audit found a mismatch. A round whose boards with hidden copies lack a
+    verdict from them (`hidden_gaps`) is not revealed — once its secret is public no copy of it can be run — unless
+    `reveal_incomplete` (`reference build --reveal-incomplete`: the reference then shows those boards' published
+    verdicts and says so)."""
     from generators.reference.export import export
 
     state = _read_json(work.finished, {}) or {}
@@ -649,6 +691,17 @@ def finish(work: Work, out: Path, docs: Path | None, run: Callable[[list[str]], 
         name = rnd["name"]
         s0 = time.perf_counter()
         if not _revealed(work, name):
+            gaps = _round_gaps(work, name, list(rnd["tracks"]))
+            if gaps and not reveal_incomplete:
+                raise XaibenchError(
+                    f"round {name} is not revealed: {len(gaps)} board(s) with hidden copies have no verdict from "
+                    f"them — " + "; ".join(gaps) + f". Once revealed, none of its copies can be run. Run the rows on "
+                    f"the copies (`xaibench results rehide {work.repo}`) and build again, or give "
+                    f"--reveal-incomplete to reveal it as it is")
+            if gaps:
+                say(f"revealing round {name} with {len(gaps)} board(s) without a hidden verdict "
+                    f"(--reveal-incomplete): " + "; ".join(gaps))
+            state.setdefault("unverdicted", {})[name] = gaps
             run(["results", "reveal", str(work.repo), name, "--key", key])
             state.setdefault("reveal_s", 0.0)
             state["reveal_s"] = round(state["reveal_s"] + time.perf_counter() - s0, 1)
@@ -736,7 +789,7 @@ def _cpu_model() -> str:
 
 def run_build(work: Work, opts: Options, out: Path, docs: Path | None, jobs: int | None, say: Callable[[str], None],
               run: Callable[[list[str]], None], max_mb: float = 30.0, replace_partial: bool = False,
-              columns: int = 100, readme: Path | None = None) -> dict:
+              columns: int = 100, readme: Path | None = None, reveal_incomplete: bool = False) -> dict:
     """Stages 1–3 (module docstring); returns the finish record. Each track's lane is the demo's lane process
     (`demo.run_lanes`) running `xaibench reference lane TRACK`; the maintainer's is `python -m
     generators.reference.build maintain WORK`; each on one thread (`demo.lane_env`)."""
@@ -780,7 +833,7 @@ def run_build(work: Work, opts: Options, out: Path, docs: Path | None, jobs: int
     for o in outcomes:
         if o.status != "built":
             say(f"{o.name}: {o.status}" + (f" — {o.reason}" if o.reason else ""))
-    return finish(work, out, docs, run, say, max_mb, replace_partial, readme)
+    return finish(work, out, docs, run, say, max_mb, replace_partial, readme, reveal_incomplete)
 
 
 def _watch(work: Work, tracks: tuple[TrackPlan, ...], stop: threading.Event, every_s: float = 5.0) -> None:

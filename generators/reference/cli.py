@@ -57,6 +57,9 @@ def build_cmd(
     max_mb: float = typer.Option(30.0, min=0.1, max=10000.0, help="Refuse to ship a tree larger than this."),
     replace_partial: bool = typer.Option(False, "--replace-partial", help="Ship even when the new reference lacks "
                                          "a board the shipped one has."),
+    reveal_incomplete: bool = typer.Option(False, "--reveal-incomplete", help="Reveal a round even when some "
+                                           "board with hidden copies has no verdict from them (listed; without it the "
+                                           "build stops before the reveal, while the copies can still be run)."),
     train_epochs: Optional[int] = typer.Option(None, "--train-epochs", min=1, max=1000, help="Cap the epochs of the "
                                                "plan's `train` commands (the AIXI CNNs: their recipe's 10 epochs are "
                                                "~15 CPU-min each on 2 cores); recorded in the plan and on the page."),
@@ -86,7 +89,7 @@ def build_cmd(
     t0 = time.perf_counter()
     readme = Path("README.md") if s == "default" and page is not None and Path("README.md").is_file() else None
     state = run_build(folder, opts, out, page, jobs, _say, _run, max_mb=max_mb, replace_partial=replace_partial,
-                      columns=console.width, readme=readme)
+                      columns=console.width, readme=readme, reveal_incomplete=reveal_incomplete)
     _say(f"reference: {time.perf_counter() - t0:.0f} s; audit {state.get('audit')}; shipped at {out}"
          + (f"; {page} written" if page else ""))
 
