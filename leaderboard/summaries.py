@@ -181,11 +181,15 @@ def _bt_rows(strata: list[list[Board]], weights: list[float], total: int | None 
     n_items = len(names)
     total = len(boards) if total is None else total
 
-    def fit(chosen: list[list[Board]]) -> tuple[np.ndarray, np.ndarray]:
-        comps = [c for st, w in zip(chosen, weights) for b in st for c in _comparisons(b, index, w)]
-        return np.log(stats.bradley_terry(n_items, comps)), _present([b for st in chosen for b in st], index)
+    def comparisons(chosen: list[list[Board]]) -> list[tuple[int, int, float]]:
+        return [c for st, w in zip(chosen, weights) for b in st for c in _comparisons(b, index, w)]
 
-    theta, met = fit(strata)
+    rng = np.random.default_rng(0)
+    resamples = [[[st[j] for j in rng.integers(0, len(st), len(st))] if st else [] for st in strata]
+                 for _ in range(N_BOARD_BOOT)]
+    # the board's fit and its resamples' fits side by side (`bradley_terry_many`: the same numbers as one by one)
+    thetas = np.log(stats.bradley_terry_many(n_items, [comparisons(c) for c in [strata, *resamples]]))
+    theta, met = thetas[0], _present(boards, index)
     parts: dict[str, dict[str, float]] = {n: {} for n in names}
     for b in boards:
         for name, place in _standing(b):
@@ -196,11 +200,9 @@ def _bt_rows(strata: list[list[Board]], weights: list[float], total: int | None 
     complete = np.array([not covered[n][2] for n in names])
     blind_only = np.array([_blind_everywhere(scope, n) for n in names])
     rankable = met & (entered >= MIN_SHARE * total) & complete & ~blind_only
-    rng = np.random.default_rng(0)
-    fits = [fit([[st[j] for j in rng.integers(0, len(st), len(st))] if st else [] for st in strata])
-            for _ in range(N_BOARD_BOOT)]
-    draws = np.array([f[0] for f in fits])  # (B, n)
-    here = np.array([f[1] for f in fits]) & rankable[None, :]  # (B, n): present and rankable in the draw
+    draws = thetas[1:]  # (B, n)
+    here = np.array([_present([b for st in c for b in st], index) for c in resamples]) & rankable[None, :]
+    # (B, n): present and rankable in the draw
     idx = [k for k in range(n_items) if rankable[k]]
     behind = np.zeros((len(idx), len(idx)), dtype=bool)
     for a, i in enumerate(idx):

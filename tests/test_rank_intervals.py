@@ -344,6 +344,41 @@ def test_bradley_terry_matches_the_choix_reference():
     assert np.allclose(ours - ours.mean(), theirs - theirs.mean(), atol=1e-6)
 
 
+def _bt_one_set(n_items, comparisons, prior=0.5, tol=1e-10, max_iter=10_000):
+    """The MM iteration written for one set (the module docstring's update), to hold the batched fit to."""
+    wins = np.full(n_items, float(prior))
+    games = np.zeros((n_items, n_items))
+    for winner, loser, weight in comparisons:
+        wins[winner] += weight
+        games[winner, loser] += weight
+        games[loser, winner] += weight
+    pi = np.ones(n_items)
+    for _ in range(max_iter):
+        new = wins / ((games / (pi[:, None] + pi[None, :])).sum(1) + 2 * prior / (pi + 1.0))
+        done = np.max(np.abs(np.log(new) - np.log(pi))) < tol
+        pi = new
+        if done:
+            break
+    return pi
+
+
+def test_bradley_terry_fitted_side_by_side_gives_each_set_s_own_numbers_bit_for_bit():
+    """A board summary fits its 200 board resamples at once (`bradley_terry_many`); each set converges at its own
+    step, so its strengths are exactly those of fitting it alone — also for an empty set, a set where one item
+    meets nobody, and sets that converge many steps apart."""
+    rng = np.random.default_rng(3)
+    sets = [[(int(a), int(b), float(w)) for a, b, w in zip(rng.integers(0, 13, k), rng.integers(0, 13, k),
+                                                             rng.choice([0.5, 1.0, 2.0], k)) if a != b]
+            for k in (0, 3, 40, 400, 2000)]
+    sets.append([(0, 1, 1.0)] * 50)  # items 2..12 meet nobody
+    many = stats.bradley_terry_many(13, sets)
+    for s, comps in enumerate(sets):
+        assert np.array_equal(many[s], _bt_one_set(13, comps)), s
+        assert np.array_equal(stats.bradley_terry(13, comps), many[s]), s
+
+
+# --------------------------------------------------------------------------------------------------
+# several seeds
 # --------------------------------------------------------------------------------------------------
 # several seeds
 
