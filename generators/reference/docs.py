@@ -271,7 +271,8 @@ REPRO = ["## The same secret, the same boards", "",
          "the same weights (docs/demo.md), but trained weights differ in their last digits (the order of the "
          "training sums follows the CPU and its BLAS), and with them the resources' revisions, the trained hidden "
          "copies (IDC, RCNN), gradient maps to float tolerance, and occasionally which epoch or which reviews a build "
-         "keeps; AIXI's images and its function model's boards are the same on any CPU.", ""]
+         "keeps; AIXI's images and its function model's boards are the same on any CPU. Measured: docs/performance.md, "
+         "“The same bits from scratch”.", ""]
 
 
 def write_page(reference: Path | None, out: Path, run: Callable[[list[str]], None] | None = None,
