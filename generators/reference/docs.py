@@ -218,7 +218,9 @@ HOW = ["## How it is built", "",
        "source, and once the first landed the second would no longer match its own signature; the maintainer lane "
        "sends it when the first has landed.",
        "3. **Finish**: `results reveal`, `results audit --rebuild` (the export refuses on any mismatch), the tip "
-       "exported (below) and this page (`xaibench reference docs`).", "",
+       "exported (below) and this page (`xaibench reference docs`). A round is revealed only when every board of its "
+       "tracks with hidden copies has a verdict from them: once its secret is public none of its copies can be run, "
+       "so the build stops first and names the boards (`--reveal-incomplete` reveals it as it is).", "",
        "**Tracks added later.** `xaibench reference build --track T` on a build whose round is revealed starts a new "
        "round (`reference-2`, …) with its own secret for T, as a maintainer runs rounds: the revealed round's copies "
        "are public, so rows verified on them would prove nothing (its secret is refused for the new round). The "
