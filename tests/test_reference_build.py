@@ -465,6 +465,52 @@ def test_a_pull_request_refused_for_a_name_only_floors_hold_is_bound_and_verifie
     assert not B._bind_held(work, record, calls.append, lambda line: None) and len(calls) == 1  # bound once
 
 
+def test_a_refused_pull_request_whose_results_all_landed_as_floor_runs_is_superseded(tmp_path):
+    """A built-in floor's own pull request is refused once the maintainer's floor runs landed its Results at the same
+    paths: with every one of its Results on `main` it is recorded as superseded (the reference lists it so), not
+    refused; one whose Results are not all on `main`, or that the lanes hold none of, stays refused."""
+    from generators.reference import build as B
+    from leaderboard.repository.git import init_bare
+
+    work = Work(tmp_path / "w")
+    t = next(t for t in P.plan_for("tiny") if t.name == "aixi")
+    work.root.mkdir()
+    work.plan.write_text(json.dumps({"options": {}, "tracks": [t.to_dict()], "choices": []}))
+    on_main = {"xaibench-results.json": b'{"layout": 1}\n'}
+    for k, b in enumerate(t.boards):
+        folder = work.results("aixi") / "aixi" / b.resource.replace("/", "__") / b.model
+        folder.mkdir(parents=True)
+        for name in ("foreground", "occlusion"):
+            (folder / f"{name}.json").write_text(json.dumps({
+                "submission": {"name": name, "hash": "h"}, "track": "aixi", "coverage": {"complete": True},
+                "resource": {"name": b.resource, "revision": "r"}, "model": {"name": b.model}}))
+            if name == "foreground" or k == 0:  # occlusion: one board's Result only
+                on_main[f"results/{name}/h/aixi/{b.resource.replace('/', '__')}@r/{b.model}.json"] = b"{}"
+    init_bare(work.repo, {"xaibench-results.json": on_main.pop("xaibench-results.json")})
+    checkout = tmp_path / "checkout"
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(checkout)]
+    subprocess.run(["git", "clone", "-q", str(work.repo), str(checkout)], check=True, capture_output=True)
+    for rel, data in on_main.items():
+        (checkout / rel).parent.mkdir(parents=True, exist_ok=True)
+        (checkout / rel).write_bytes(data)
+    subprocess.run([*git, "add", "-A"], check=True, capture_output=True)
+    subprocess.run([*git, "commit", "-q", "-m", "floor runs"], check=True, capture_output=True)
+    subprocess.run([*git, "push", "-q", "origin", "HEAD:main"], check=True, capture_output=True)
+    record = {"landed": {}, "refused": {"xaibench/foreground/h/p1": "the default branch already holds it",
+                                        "xaibench/occlusion/h/p2": "the default branch already holds it",
+                                        "xaibench/lrp/h/p3": "the default branch already holds it"}}
+    assert B._supersede(work, record)
+    assert list(record["superseded"]) == ["xaibench/foreground/h/p1"]
+    assert sorted(record["refused"]) == ["xaibench/lrp/h/p3", "xaibench/occlusion/h/p2"]
+    assert not B._supersede(work, record)
+    from generators.reference.docs import _build_section
+
+    page = "\n".join(_build_section({"maintainer": {"landed": 3, "refused": record["refused"],
+                                                    "superseded": record["superseded"]}}))
+    assert "refused 2: `xaibench/occlusion/h/p2`" in page
+    assert "1 superseded (`xaibench/foreground/h/p1`: every Result" in page
+
+
 @pytest.mark.slow(reason="builds the tiny IDC resources and runs a data prior on a board in the plain worker")
 def test_a_data_prior_reaches_a_results_repository(idc_home, tmp_path, monkeypatch):
     """The data priors (the lexicon controls) need the resource's lexicon asset: the validator asks the runner's

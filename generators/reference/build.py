@@ -582,6 +582,27 @@ def _bind_held(work: Work, record: dict, run: Callable[[list[str]], None], say: 
     return False
 
 
+SUPERSEDED = ("every Result it held is on `main` already, landed signed as the maintainer's own runs of the built-in "
+              "floors of the boards other pull requests touched (`results verify` runs a board's missing floors)")
+
+
+def _supersede(work: Work, record: dict) -> bool:
+    """A refused pull request whose submission has no Result left off `main` in any track (a built-in floor: the
+    maintainer's verifications of the boards' other rows ran and landed it first, so its own files conflict) is
+    recorded as superseded, not refused. Whether one was."""
+    _, tracks = load_plan(work)
+    moved = False
+    for branch in list(record["refused"]):
+        name = branch.split("/")[1] if branch.count("/") >= 2 else ""
+        held = name and any(str(r["submission"]["name"]) == name for t in tracks for b in t.boards
+                            for r in _board_results(work, b))
+        if held and not any(_unlanded(work, t, name) for t in tracks):
+            record.setdefault("superseded", {})[branch] = SUPERSEDED
+            del record["refused"][branch]
+            moved = True
+    return moved
+
+
 def maintain(work: Work, run: Callable[[list[str]], None], say: Callable[[str], None], poll_s: float = 5.0) -> dict:
     """The maintainer lane (module docstring, stage 2): `results verify` on each open pull request, oldest first;
     when none is open, the submissions an ended lane could not send (`_resubmit`); until the track lanes have ended
@@ -594,7 +615,7 @@ def maintain(work: Work, run: Callable[[list[str]], None], say: Callable[[str], 
     spent = float(record.get("cpu_s", 0.0))  # an earlier run's
     while True:
         done = work.lanes_done.exists()  # read before listing: a lane's last pull request is listed after it
-        if _bind_held(work, record, run, say):
+        if _bind_held(work, record, run, say) | _supersede(work, record):
             _write_json(work.maintainer, record)
         try:
             pending = _pending(work, record["refused"])
@@ -764,6 +785,7 @@ def manifest(work: Work, finish_state: dict) -> dict:
             "tracks": [{**lanes[t.name], "title": t.title, "note": t.note,
                         "boards_planned": [b.slug for b in t.boards]} for t in tracks],
             "maintainer": {"landed": len(maint.get("landed", {})), "refused": maint.get("refused", {}),
+                           "superseded": maint.get("superseded", {}),
                            "cpu_s": maint.get("cpu_s"),
                            "seconds": round(sum(v["seconds"] for v in maint.get("landed", {}).values()), 1)},
             "finish": {k: v for k, v in finish_state.items() if k != "export"},

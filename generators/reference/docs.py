@@ -178,7 +178,9 @@ def _build_section(m: dict[str, Any]) -> list[str]:
               f"{(maint.get('cpu_s') or 0) / 60:.1f} min)"
               + (f"; refused {len(maint.get('refused', {}))}: " + "; ".join(f"`{b}`: {w}" for b, w in
                                                                             maint["refused"].items())
-                 if maint.get("refused") else "") + ".", ""]
+                 if maint.get("refused") else "")
+              + (f"; {len(maint['superseded'])} superseded (" + ", ".join(f"`{b}`" for b in maint["superseded"])
+                 + f": {next(iter(maint['superseded'].values()))})" if maint.get("superseded") else "") + ".", ""]
     reduced = [c for c in m.get("choices", []) if c.get("reason")]
     if reduced:
         lines += ["**The scale rule** (docs/reference.md's rule, `generators/reference/plan.py`): where a board's "
