@@ -499,7 +499,14 @@ def test_a_refused_pull_request_whose_results_all_landed_as_floor_runs_is_supers
     record = {"landed": {}, "refused": {"xaibench/foreground/h/p1": "the default branch already holds it",
                                         "xaibench/occlusion/h/p2": "the default branch already holds it",
                                         "xaibench/lrp/h/p3": "the default branch already holds it"}}
+    (checkout / "pr.txt").write_text("the built-in's own pull request")  # a branch off main, never landed
+    subprocess.run([*git, "add", "-A"], check=True, capture_output=True)
+    subprocess.run([*git, "commit", "-q", "-m", "pull request"], check=True, capture_output=True)
+    subprocess.run([*git, "push", "-q", "origin", "HEAD:refs/heads/xaibench/foreground/h/p1"], check=True,
+                   capture_output=True)
+    assert B._pending(work, B._closed(record)) == []  # refused: not verified again
     assert B._supersede(work, record)
+    assert B._pending(work, B._closed(record)) == []  # superseded: not verified again either
     assert list(record["superseded"]) == ["xaibench/foreground/h/p1"]
     assert sorted(record["refused"]) == ["xaibench/lrp/h/p3", "xaibench/occlusion/h/p2"]
     assert not B._supersede(work, record)

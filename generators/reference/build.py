@@ -455,9 +455,9 @@ def _submit_all(work: Work, t: TrackPlan, out: LaneOutcome, run: Callable[[list[
     for b in t.boards:
         if out.boards.get(b.slug, {}).get("status") == "evaluated":
             names |= {str(r["submission"]["name"]) for r in _board_results(work, b)}
-    refused = (_read_json(work.maintainer, {}) or {}).get("refused", {})
+    closed = _closed(_read_json(work.maintainer, {}) or {})
     for name in sorted(names):
-        if _open_of(work, name, refused):
+        if _open_of(work, name, closed):
             out.submitted[name] = DEFERRED
             say(f"{name}: another pull request of it is open; submitted once that one has landed (the maintainer "
                 "lane sends it)")
@@ -482,7 +482,12 @@ def _submit_argv(work: Work, track: str, name: str) -> list[str]:
             "--key", str(work.keys / "contributor.key")]
 
 
-def _open_of(work: Work, name: str, refused: dict[str, str]) -> bool:
+def _closed(record: dict) -> set[str]:
+    """The maintainer record's pull requests that are closed without landing: refused or superseded."""
+    return set(record.get("refused") or {}) | set(record.get("superseded") or {})
+
+
+def _open_of(work: Work, name: str, refused: set[str] | dict[str, str]) -> bool:
     """Whether a pull request of submission `name` is open (not landed, not refused): a second one opened beside it
     would overlap in its metadata and source, and once the first lands it no longer matches its own signature."""
     return any(b.split("/")[1] == name for b in _pending(work, refused))
@@ -515,7 +520,7 @@ def _resubmit(work: Work, record: dict, run: Callable[[list[str]], None], say: C
         for name in sorted(lane_rec.get("submitted") or {}):
             key = f"{t.name}/{name}"
             if tries.get(key, 0) >= 2 or SUBMIT_SKIP in str(lane_rec["submitted"][name]) \
-                    or _open_of(work, name, record["refused"]) or not _unlanded(work, t, name):
+                    or _open_of(work, name, _closed(record)) or not _unlanded(work, t, name):
                 continue
             tries[key] = tries.get(key, 0) + 1
             argv = _submit_argv(work, t.name, name)
@@ -542,8 +547,9 @@ def _end(work: Work, out: LaneOutcome, t0: float, meter: CpuMeter) -> LaneOutcom
     return out
 
 
-def _pending(work: Work, refused: dict[str, str]) -> list[str]:
-    """Open pull requests (branches `xaibench/...`) not landed on `main` and not refused, oldest first."""
+def _pending(work: Work, refused: set[str] | dict[str, str]) -> list[str]:
+    """Open pull requests (branches `xaibench/...`) not landed on `main` and not closed (`refused`: the refused and
+    superseded ones), oldest first."""
     listing = _git(work.repo, "for-each-ref", "--sort=committerdate", "--format=%(refname:short)",
                    "refs/heads/xaibench/")
     out = []
@@ -618,7 +624,7 @@ def maintain(work: Work, run: Callable[[list[str]], None], say: Callable[[str], 
         if _bind_held(work, record, run, say) | _supersede(work, record):
             _write_json(work.maintainer, record)
         try:
-            pending = _pending(work, record["refused"])
+            pending = _pending(work, _closed(record))
         except XaibenchError as exc:  # git did not answer (a stopped and resumed build): ask again
             say(f"listing the open pull requests failed ({exc}); trying again")
             time.sleep(poll_s)
