@@ -571,6 +571,19 @@ def test_a_resumed_lane_keeps_the_boards_an_earlier_run_evaluated(tmp_path):
         (folder / "occlusion.json").write_text(json.dumps({"submission": {"name": "occlusion"}, "n_instances": 32,
                                                            "coverage": {"complete": True}}))
     calls: list[list[str]] = []
+
+    class Stopped(BaseException):
+        pass
+
+    def stopped_at_submit(argv: list[str]) -> None:  # the build stopped (TERM) while the lane submits
+        calls.append(argv)
+        if argv[0] == "submit":
+            raise Stopped
+
+    with pytest.raises(Stopped):
+        lane(work, "aixi", stopped_at_submit, lambda line: None)
+    assert json.loads(work.lane("aixi").read_text())["boards"] == kept  # the next run still keeps them
+    calls.clear()
     out = lane(work, "aixi", calls.append, lambda line: None)
     assert not [c for c in calls if c[0] == "evaluate"]
     assert [c[:2] for c in calls if c[0] == "submit"] == [["submit", "occlusion"]]

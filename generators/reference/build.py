@@ -385,7 +385,9 @@ def lane(work: Work, track: str, run: Callable[[list[str]], None], say: Callable
     meter = CpuMeter()
     t0 = time.perf_counter()
     before = (_read_json(work.lane(track), {}) or {}).get("boards", {})
-    _write_json(work.lane(track), {**asdict(out), "status": "running"})
+    # the boards an earlier run evaluated stay in the record until this run has decided on each: a run stopped before
+    # it reached them must not forget them (the next would evaluate them again, writing Results anew)
+    _write_json(work.lane(track), {**asdict(out), "boards": before, "status": "running"})
     why = _missing(t.needs)
     if why:
         out.status, out.reason = "skipped", why
@@ -437,7 +439,8 @@ def lane(work: Work, track: str, run: Callable[[list[str]], None], say: Callable
             out.boards[b.slug] = {"status": "failed", "reason": _reason(exc, "evaluate"),
                                   "seconds": round(time.perf_counter() - s0, 1)}
             say(f"failed on {b.slug}: {out.boards[b.slug]['reason']}")
-        _write_json(work.lane(track), {**asdict(out), "status": "running"})  # `reference status`, the progress
+        # `reference status` and the progress read it; an earlier run's boards stay until this run decides on them
+        _write_json(work.lane(track), {**asdict(out), "boards": {**before, **out.boards}, "status": "running"})
     _write_json(work.costs, {**(_read_json(work.costs, {}) or {}), **costs})
     _submit_all(work, t, out, run, say, meter)
     bad = [s for s, v in out.boards.items() if v["status"] == "failed"]
