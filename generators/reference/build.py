@@ -591,8 +591,9 @@ def _bind_held(work: Work, record: dict, run: Callable[[list[str]], None], say: 
     return False
 
 
-SUPERSEDED = ("every Result it held is on `main` already, landed signed as the maintainer's own runs of the built-in "
-              "floors of the boards other pull requests touched (`results verify` runs a board's missing floors)")
+SUPERSEDED = ("every Result it held is on `main` already, landed signed: as the maintainer's runs of the built-in "
+              "floors of the boards other pull requests touched (`results verify` runs a board's missing floors), or "
+              "by a later pull request of the same code that sent the rest")
 
 
 def _supersede(work: Work, record: dict) -> bool:
