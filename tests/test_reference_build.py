@@ -604,7 +604,7 @@ def test_a_submission_with_an_open_pull_request_is_deferred_then_sent_by_the_mai
     init_bare(work.repo, {"xaibench-results.json": b'{"layout": 1}\n'})
     with GitStore(str(work.repo)) as store:  # another track's pull request of occlusion, open
         store.propose({"results/occlusion/0123456789abcdef/submission.json": b"{}\n"}, "open", "occlusion/x/y")
-    assert B._open_of(work, "occlusion", {}) and not B._open_of(work, "random", {})
+    assert B._open_of(work, "occlusion", set()) and not B._open_of(work, "random", set())
     work.lane("aixi").parent.mkdir()
     work.lane("aixi").write_text(json.dumps({"boards": {b.slug: {"status": "evaluated"} for b in t.boards}}))
     for b in t.boards:

@@ -490,10 +490,10 @@ def _closed(record: dict) -> set[str]:
     return set(record.get("refused") or {}) | set(record.get("superseded") or {})
 
 
-def _open_of(work: Work, name: str, refused: set[str] | dict[str, str]) -> bool:
-    """Whether a pull request of submission `name` is open (not landed, not refused): a second one opened beside it
+def _open_of(work: Work, name: str, closed: set[str]) -> bool:
+    """Whether a pull request of submission `name` is open (not landed, not `closed`): a second one opened beside it
     would overlap in its metadata and source, and once the first lands it no longer matches its own signature."""
-    return any(b.split("/")[1] == name for b in _pending(work, refused))
+    return any(b.split("/")[1] == name for b in _pending(work, closed))
 
 
 def _unlanded(work: Work, t: TrackPlan, name: str) -> list[str]:
@@ -550,14 +550,14 @@ def _end(work: Work, out: LaneOutcome, t0: float, meter: CpuMeter) -> LaneOutcom
     return out
 
 
-def _pending(work: Work, refused: set[str] | dict[str, str]) -> list[str]:
-    """Open pull requests (branches `xaibench/...`) not landed on `main` and not closed (`refused`: the refused and
-    superseded ones), oldest first."""
+def _pending(work: Work, closed: set[str]) -> list[str]:
+    """Open pull requests (branches `xaibench/...`) not landed on `main` and not `closed` (refused or superseded:
+    `_closed`), oldest first."""
     listing = _git(work.repo, "for-each-ref", "--sort=committerdate", "--format=%(refname:short)",
                    "refs/heads/xaibench/")
     out = []
     for branch in listing.splitlines():
-        if branch in refused:
+        if branch in closed:
             continue
         landed = subprocess.run(["git", f"--git-dir={work.repo}", "merge-base", "--is-ancestor", branch, "main"],
                                 capture_output=True).returncode == 0

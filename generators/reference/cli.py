@@ -137,7 +137,7 @@ def status_cmd(
     and the finish stage; read from the build's folder, nothing computed."""
     from rich.table import Table
 
-    from generators.reference.build import Work, _pending, _read_json, load_plan
+    from generators.reference.build import Work, _closed, _pending, _read_json, load_plan
 
     folder = Work(_work(work, str(scale)).resolve())
     frozen, tracks = load_plan(folder)
@@ -156,9 +156,9 @@ def status_cmd(
     console.print(table)
     maint = _read_json(folder.maintainer, {}) or {}
     refused = maint.get("refused", {})
-    pending = _pending(folder, refused) if (folder.repo / "HEAD").is_file() else []
+    pending = _pending(folder, _closed(maint)) if (folder.repo / "HEAD").is_file() else []
     _say(f"maintainer: {len(maint.get('landed', {}))} pull request(s) landed, {len(pending)} open, "
-         f"{len(refused)} refused")
+         f"{len(refused)} refused, {len(maint.get('superseded', {}))} superseded")
     for branch, why in refused.items():
         _say(f"    refused {branch}: {why}")
     finished = _read_json(folder.finished)
