@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import subprocess
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -416,6 +417,43 @@ def test_the_maintainer_stops_once_the_lanes_are_done_and_nothing_is_open(tmp_pa
     record = maintain(work, lambda argv: pytest.fail(f"ran {argv}"), lambda line: None, poll_s=0.01)
     assert record["landed"] == {} and record["refused"] == {}
     assert Path(work.maintainer).is_file()
+
+
+def test_an_idle_maintainer_decides_again_only_when_the_state_changes(tmp_path, monkeypatch):
+    """Waiting for the lanes, the maintainer polls every few seconds; `_supersede` and `_resubmit` read every board's
+    Results, so they run once per state of `main`, the closed pull requests and the lanes' records, not per poll."""
+    from generators.reference import build as B
+    from leaderboard.repository.git import init_bare
+
+    work = Work(tmp_path / "w")
+    (work.root / "lanes").mkdir(parents=True)
+    init_bare(work.repo, {"xaibench-results.json": b'{"layout": 1}\n'})
+    work.plan.write_text(json.dumps({"options": {}, "tracks": [], "choices": []}))
+    calls = {"supersede": 0, "resubmit": 0}
+
+    def counted(name):
+        def call(*args):
+            calls[name] += 1
+            return False
+        return call
+
+    monkeypatch.setattr(B, "_supersede", counted("supersede"))
+    monkeypatch.setattr(B, "_resubmit", counted("resubmit"))
+    polls, real_sleep = [], time.sleep
+
+    def sleep(seconds):
+        if seconds != 5.0:  # another thread's (the CPU meter's)
+            return real_sleep(seconds)
+        polls.append(seconds)
+        if len(polls) == 10:  # a lane ends: its record changes
+            (work.root / "lanes" / "aixi.json").write_text('{"status": "built"}')
+        if len(polls) == 20:
+            work.lanes_done.write_text("now\n")
+
+    monkeypatch.setattr(B.time, "sleep", sleep)
+    maintain(work, lambda argv: pytest.fail(f"ran {argv}"), lambda line: None, poll_s=5.0)
+    assert len(polls) == 20
+    assert calls == {"supersede": 2, "resubmit": 2}  # the first poll and the lane's end
 
 
 def test_a_git_that_does_not_answer_is_one_line_and_the_maintainer_asks_again(tmp_path, monkeypatch):

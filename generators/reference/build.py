@@ -613,6 +613,19 @@ def _supersede(work: Work, record: dict) -> bool:
     return moved
 
 
+def _idle_state(work: Work, record: dict) -> tuple:
+    """What `_bind_held`, `_supersede` and `_resubmit` decide from: `main`'s tip, the refused and closed pull
+    requests, the resend tries and the lanes' records. While it is unchanged an idle maintainer does not read every
+    board's Results again on each poll."""
+    try:
+        tip = _git(work.repo, "rev-parse", "--verify", "-q", "main")
+    except XaibenchError:
+        tip = None  # git did not answer: never equal to a state seen, so everything is decided again
+    lanes = tuple(sorted((p.name, p.stat().st_mtime_ns) for p in (work.root / "lanes").glob("*.json")))
+    return (tip, tuple(sorted(record["refused"])), tuple(sorted(_closed(record))),
+            tuple(sorted((record.get("resubmitted") or {}).items())), lanes) if tip is not None else (object(),)
+
+
 def maintain(work: Work, run: Callable[[list[str]], None], say: Callable[[str], None], poll_s: float = 5.0) -> dict:
     """The maintainer lane (module docstring, stage 2): `results verify` on each open pull request, oldest first;
     when none is open, the submissions an ended lane could not send (`_resubmit`); until the track lanes have ended
@@ -623,9 +636,11 @@ def maintain(work: Work, run: Callable[[list[str]], None], say: Callable[[str], 
     record.setdefault("resubmitted", {})
     meter = CpuMeter()
     spent = float(record.get("cpu_s", 0.0))  # an earlier run's
+    idle_at = None  # the state `_supersede` and `_resubmit` last found nothing to do in
     while True:
         done = work.lanes_done.exists()  # read before listing: a lane's last pull request is listed after it
-        if _bind_held(work, record, run, say) | _supersede(work, record):
+        state = _idle_state(work, record)
+        if state != idle_at and (_bind_held(work, record, run, say) | _supersede(work, record)):
             _write_json(work.maintainer, record)
         try:
             pending = _pending(work, _closed(record))
@@ -634,11 +649,12 @@ def maintain(work: Work, run: Callable[[list[str]], None], say: Callable[[str], 
             time.sleep(poll_s)
             continue
         if not pending:
-            if _resubmit(work, record, run, say):
+            if state != idle_at and _resubmit(work, record, run, say):
                 _write_json(work.maintainer, record)
                 continue
             if done:
                 break
+            idle_at = _idle_state(work, record)
             time.sleep(poll_s)
             continue
         branch = pending[0]
