@@ -49,6 +49,7 @@ WHY = {
                                "gradients: it marks windows, not words, and far more words than the PGT under the "
                                "α-threshold (docs/idc.md, Table 1: top-k scoring brings it to 0.459; "
                                "docs/leaderboard.md, \"Hidden copies\")",
+    ("idc", "gradient-trio"): "the three compute gradient × input on the Kim CNN's embeddings; docs/idc.md, Table 1",
     ("idc", "saliency-over-attention"): "docs/idc.md, Table 1: saliency and attention both mark many more words than "
                                         "the PGT under the α-threshold; under top-k saliency 0.332 > attention 0.223",
     ("idc", "milp-half"): "our full-pool MILP differs from the paper's 2K-document one; docs/idc.md, \"Measured\" "
@@ -94,6 +95,18 @@ def _order(claim: str, values: list[float | None], key: tuple[str, str], detail:
     vs = [float(v) for v in values if v is not None]
     ok = all(a > b if strict else a >= b for a, b in zip(vs, vs[1:]))
     return Ordering(claim, ok, detail, "" if ok else WHY.get(key, ""))
+
+
+NEAR = 0.05  # "≈" between two of our κ: at most this far apart (the paper's are 0.00–0.02 apart)
+
+
+def _near(claim: str, values: list[float | None], key: tuple[str, str], detail: str) -> Ordering:
+    """`values` all within `NEAR` of one another; None anywhere: cannot tell."""
+    if any(v is None for v in values):
+        return Ordering(claim, None, "a board or a row is missing")
+    vs = [float(v) for v in values if v is not None]
+    ok = max(vs) - min(vs) <= NEAR
+    return Ordering(claim, ok, f"{detail} (≈: within {NEAR:g})", "" if ok else WHY.get(key, ""))
 
 
 def aixi(boards: dict) -> list[Comparison]:
@@ -150,9 +163,16 @@ def idc(boards: dict) -> list[Comparison]:
             c.rows.append([pgt.upper(), m, _f(p[0], 2), _f(ours[0]), _f(p[1], 2), _f(ours[1]), _f(p[2], 2),
                            _f(ours[2])])
     for pgt, k in kappa.items():
+        trio = [k.get(m) for m in ("lrp", "integrated-gradients", "deeplift")]
+        c.orderings.append(_near(f"{pgt.upper()}: LRP ≈ IG ≈ DeepLIFT (the paper: within 0.02 of κ)", trio,
+                                 ("idc", "gradient-trio"), f"LRP {_f(trio[0])}, IG {_f(trio[1])}, DeepLIFT "
+                                 f"{_f(trio[2])}"))
+        pair = [k.get("grad-cam"), k.get("lrp")]
+        c.orderings.append(_near(f"{pgt.upper()}: Grad-CAM ≈ LRP (the paper: within 0.01 of κ)", pair,
+                                 ("idc", "gradcam-family"), f"Grad-CAM {_f(pair[0])}, LRP {_f(pair[1])}"))
         grad = [k.get(m) for m in ("lrp", "integrated-gradients", "deeplift", "grad-cam")]
         lowest = None if None in grad else min(v for v in grad if v is not None)
-        c.orderings.append(_order(f"{pgt.upper()}: LRP ≈ the gradient-by-input family (Grad-CAM, IG, DeepLIFT) > "
+        c.orderings.append(_order(f"{pgt.upper()}: the gradient-by-input family (LRP, IG, DeepLIFT, Grad-CAM) > "
                                   "Saliency", [lowest, k.get("saliency")], ("idc", "gradcam-family"),
                                   f"the family's lowest {_f(lowest)}, saliency {_f(k.get('saliency'))}"))
         c.orderings.append(_order(f"{pgt.upper()}: Saliency > HAN attention", [k.get("saliency"), k.get("attention")],
