@@ -230,6 +230,8 @@ def test_findings_and_reorders_come_from_the_csv():
     assert "1 of the 2 boards with hidden copies discriminate" in text
     assert "aixi/shape-ssin / function (does not discriminate)" in text
     assert "lrp on 1" in text and "reorder 2 method placing(s)" in text
+    assert ("lime-text on idc/mr-wga / cnn, rank 1 on the published model (interp-kappa 0.600) → 2 on the "
+            "copies.") in text
     assert "saliency on idc/mr-wga / cnn" in text
 
 
@@ -240,8 +242,11 @@ def test_the_papers_orderings_are_checked_on_our_numbers():
     rows += [_row("rcnn/beer-appearance", "rcnn", m, pct_first=v, pct_misrank=v, avg_misrank=v)
              for m, v in (("lime-text", 1.0), ("kernel-shap", 0.5), ("l2x", 3.0))]
     got = {o.claim: o for c in compare_all(rows) for o in c.orderings}
-    family = got["WGA: LRP ≈ the gradient-by-input family (Grad-CAM, IG, DeepLIFT) > Saliency"]
+    family = got["WGA: the gradient-by-input family (LRP, IG, DeepLIFT, Grad-CAM) > Saliency"]
     assert family.holds is True  # 0.2 > 0.1
+    assert got["WGA: LRP ≈ IG ≈ DeepLIFT (the paper: within 0.02 of κ)"].holds is True
+    gradcam = got["WGA: Grad-CAM ≈ LRP (the paper: within 0.01 of κ)"]
+    assert gradcam.holds is False and "windows, not words" in gradcam.why  # 0.2 against 0.55
     assert got["WGA: Saliency > HAN attention"].holds is True
     assert got["MILP: Saliency > HAN attention"].holds is None  # no MILP board: cannot tell
     assert got["appearance: lime-text errs less than L2X on pct-first"].holds is True
@@ -589,10 +594,13 @@ def test_the_cpu_meter_counts_a_grandchild_s_cpu():
     meter.stop()
 
 
-def test_a_resumed_lane_keeps_the_boards_an_earlier_run_evaluated(tmp_path):
+def test_a_resumed_lane_keeps_the_boards_an_earlier_run_evaluated(tmp_path, monkeypatch):
     """Evaluating a board again would write its Results anew (a new `created`): the repository, which may hold them
     already, would refuse them as other content at their paths. A resumed lane keeps them and submits them as they
-    are (`submit` then opens nothing new)."""
+    are (`submit` then opens nothing new). Its cost is every run's: the earlier runs' seconds and the steps they ran
+    stay in the record."""
+    from generators.reference import build as B
+
     work = Work(tmp_path / "w")
     t = next(t for t in P.plan_for("tiny") if t.name == "aixi")
     work.root.mkdir()
@@ -602,7 +610,10 @@ def test_a_resumed_lane_keeps_the_boards_an_earlier_run_evaluated(tmp_path):
     init_bare(work.repo, {"xaibench-results.json": b'{"layout": 1}\n'})
     kept = {b.slug: {"status": "evaluated", "seconds": 1.0} for b in t.boards}
     work.lane("aixi").parent.mkdir()
-    work.lane("aixi").write_text(json.dumps({"boards": kept}))
+    generated = "xaibench " + " ".join(t.generate[0].command)
+    work.lane("aixi").write_text(json.dumps({"boards": kept, "seconds": 100.0, "cpu_s": 50.0, "steps": [
+        {"command": generated, "seconds": 60.0, "cpu_s": 30.0}]}))
+    monkeypatch.setattr(B, "_built", lambda resource: True)  # the earlier run built them
     for b in t.boards:
         folder = work.results("aixi") / "aixi" / b.resource.replace("/", "__") / b.model
         folder.mkdir(parents=True)
@@ -626,6 +637,8 @@ def test_a_resumed_lane_keeps_the_boards_an_earlier_run_evaluated(tmp_path):
     assert not [c for c in calls if c[0] == "evaluate"]
     assert [c[:2] for c in calls if c[0] == "submit"] == [["submit", "occlusion"]]
     assert out.boards == kept and out.status == "built"
+    assert out.runs == 3 and out.seconds >= 100.0 and out.cpu_s >= 50.0  # the first, the stopped one and this one
+    assert out.steps[0] == {"command": generated, "seconds": 60.0, "cpu_s": 30.0, "earlier_run": True}
 
 
 def test_a_submission_with_an_open_pull_request_is_deferred_then_sent_by_the_maintainer(tmp_path):

@@ -326,8 +326,9 @@ class LaneOutcome:
     track: str
     status: str = "not run"  # built | partial | failed | skipped
     reason: str = ""
-    seconds: float = 0.0
+    seconds: float = 0.0  # every run of the lane together (a resumed lane adds its run to the earlier ones')
     cpu_s: float = 0.0
+    runs: int = 0  # how many runs `seconds` and `cpu_s` add up (0: a record from before runs were counted)
     steps: list[dict[str, Any]] = field(default_factory=list)
     boards: dict[str, dict[str, Any]] = field(default_factory=dict)
     submitted: dict[str, str] = field(default_factory=dict)  # submission → "proposed" | why not
@@ -381,13 +382,19 @@ def lane(work: Work, track: str, run: Callable[[list[str]], None], say: Callable
     t = next((x for x in tracks if x.name == track), None)
     if t is None:
         raise XaibenchError(f"track {track} is not in the plan of {work.root}")
-    out = LaneOutcome(track)
+    earlier = _read_json(work.lane(track), {}) or {}
+    # the lane's cost is every run's: a resumed run adds to what the earlier ones (stopped ones too, up to their last
+    # record) spent, and keeps the steps they ran where it only finds their work done
+    out = LaneOutcome(track, seconds=float(earlier.get("seconds") or 0.0), cpu_s=float(earlier.get("cpu_s") or 0.0),
+                      runs=int(earlier.get("runs") or (1 if earlier.get("seconds") else 0)) + 1)
     meter = CpuMeter()
     t0 = time.perf_counter()
-    before = (_read_json(work.lane(track), {}) or {}).get("boards", {})
+    ran_before = {st["command"]: st for st in earlier.get("steps") or [] if not st.get("skipped")}
+    before = earlier.get("boards", {})
     # the boards an earlier run evaluated stay in the record until this run has decided on each: a run stopped before
     # it reached them must not forget them (the next would evaluate them again, writing Results anew)
-    _write_json(work.lane(track), {**asdict(out), "boards": before, "status": "running"})
+    _write_json(work.lane(track), {**asdict(out), "boards": before, "steps": earlier.get("steps") or [],
+                                   "status": "running"})
     why = _missing(t.needs)
     if why:
         out.status, out.reason = "skipped", why
@@ -398,7 +405,8 @@ def lane(work: Work, track: str, run: Callable[[list[str]], None], say: Callable
         text = "xaibench " + " ".join(g.command)
         if g.builds and all(_built(r) for r in g.builds):
             say(f"$ {text}  # built already: skipped")
-            out.steps.append({"command": text, "seconds": 0.0, "skipped": True})
+            out.steps.append({**ran_before[text], "earlier_run": True} if text in ran_before
+                             else {"command": text, "seconds": 0.0, "skipped": True})
             continue
         say(f"$ {text}" + (f"  # {g.what}" if g.what else ""))
         s0, c0 = time.perf_counter(), meter.total()
@@ -440,7 +448,8 @@ def lane(work: Work, track: str, run: Callable[[list[str]], None], say: Callable
                                   "seconds": round(time.perf_counter() - s0, 1)}
             say(f"failed on {b.slug}: {out.boards[b.slug]['reason']}")
         # `reference status` and the progress read it; an earlier run's boards stay until this run decides on them
-        _write_json(work.lane(track), {**asdict(out), "boards": {**before, **out.boards}, "status": "running"})
+        _write_json(work.lane(track), {**asdict(out), "boards": {**before, **out.boards}, "status": "running",
+                                       **_spent(out, t0, meter)})
     _write_json(work.costs, {**(_read_json(work.costs, {}) or {}), **costs})
     _submit_all(work, t, out, run, say, meter)
     bad = [s for s, v in out.boards.items() if v["status"] == "failed"]
@@ -542,9 +551,14 @@ def _reason(exc: BaseException, what: str) -> str:
     return " ".join(str(exc).split())[:300]
 
 
+def _spent(out: LaneOutcome, t0: float, meter: CpuMeter) -> dict[str, float]:
+    """The lane's wall and CPU seconds: the earlier runs' (in `out` from its start) and this run's so far."""
+    return {"seconds": round(out.seconds + time.perf_counter() - t0, 1), "cpu_s": round(out.cpu_s + meter.total(), 1)}
+
+
 def _end(work: Work, out: LaneOutcome, t0: float, meter: CpuMeter) -> LaneOutcome:
-    out.seconds = round(time.perf_counter() - t0, 1)
-    out.cpu_s = round(meter.total(), 1)
+    spent = _spent(out, t0, meter)
+    out.seconds, out.cpu_s = spent["seconds"], spent["cpu_s"]
     meter.stop()
     _write_json(work.lane(out.track), asdict(out))
     return out

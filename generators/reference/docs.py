@@ -102,8 +102,9 @@ def findings(rows: list[dict[str, str]]) -> list[str]:
         m = moves[0]
         out.append(f"**The hidden copies reorder {len({(x['board'], x['submission']) for x in moves})} method "
                    f"placing(s)**; the largest: {m['submission']} on {m['board']}, rank {m['public_rank']} on the "
-                   f"published model → {m['hidden_rank']} on the copies ({m['metric']} {_num(m['public'])} → "
-                   f"{_num(m['hidden'])}).")
+                   f"published model ({m['metric']} {_num(m['public'])}) → {m['hidden_rank']} on the copies"
+                   + (f" ({_num(m['hidden'])} there: each model has its own scale, so only the ranks compare)."
+                      if m["hidden"] is not None else "."))
     below = sorted({f"{r['submission']} on {_board(r)}" for r in rows if r.get("role") == "method"
                     and "data prior" in (r.get("hidden_reason") or "")})
     if below:
@@ -171,7 +172,9 @@ def _build_section(m: dict[str, Any]) -> list[str]:
         ok = sum(v.get("status") == "evaluated" for v in boards.values())
         rows.append([t.get("track", "?"), t.get("status", "not run"), f"{ok} of {len(t.get('boards_planned', []))}",
                      f"{t.get('seconds', 0) / 60:.1f}", f"{t.get('cpu_s', 0) / 60:.1f}", t.get("reason") or ""])
-    lines += _table(["track", "outcome", "boards", "lane wall min", "lane CPU min", "why not"], rows)
+    every = all(t.get("runs") for t in m.get("tracks", []))  # records from before runs were counted: the last run's
+    lines += _table(["track", "outcome", "boards", "lane wall min" + ("" if every else " (its last run)"),
+                     "lane CPU min" + ("" if every else " (its last run)"), "why not"], rows)
     maint = m.get("maintainer", {})
     lines += [f"The maintainer verified and landed {maint.get('landed', 0)} pull request(s) in "
               f"{(maint.get('seconds') or 0) / 60:.1f} min (re-runs, randomisation tests and hidden copies; CPU "
