@@ -68,12 +68,14 @@ lint: $(STAMP)
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
 
-# The tests on TEST_WORKERS processes (pytest-xdist; the CI machine has two cores), one module per process at a
+# The tests on TEST_WORKERS processes (pytest-xdist; the CI machine has two cores, and three processes keep them
+# busy: the tests wait on worker starts, subprocesses and fsync, so two left about a quarter of the CPU idle —
+# docs/performance.md measures 678 s against ≈ 830 s), one module per process at a
 # time (`--dist loadscope`: a module's fixtures are built once) in the order tests/conftest.py gives (the modules
 # holding a slow test first), each computing on one thread. TEST_WORKERS=0 runs them in this process;
 # `make test TEST_WORKERS=auto` uses every core. `pytest -m "not slow"` is the fast tier (docs/performance.md).
 # The 25 slowest tests are listed at the end (what to cut when the suite outgrows its 10 minutes).
-TEST_WORKERS ?= 2
+TEST_WORKERS ?= 3
 
 test: lint
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder --durations=25
