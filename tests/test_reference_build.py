@@ -424,6 +424,20 @@ def test_the_maintainer_stops_once_the_lanes_are_done_and_nothing_is_open(tmp_pa
     assert Path(work.maintainer).is_file()
 
 
+def test_the_maintainer_verifies_a_pull_requests_boards_at_once(tmp_path, capsys):
+    """The maintainer is the build's bottleneck: its `results verify` re-runs `VERIFY_JOBS` boards at once, and the
+    command line takes the option (the missing key is its error, not the option)."""
+    from benchmark.cli import main
+    from generators.reference import build as B
+
+    argv = B._verify_argv(Work(tmp_path / "w"), "xaibench/occlusion/h/p")
+    assert argv[argv.index("--jobs") + 1] == str(B.VERIFY_JOBS) and B.VERIFY_JOBS >= 1
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exc.value.code != 0 and "no signing key" in err and "No such option" not in err
+
+
 def test_an_idle_maintainer_decides_again_only_when_the_state_changes(tmp_path, monkeypatch):
     """Waiting for the lanes, the maintainer polls every few seconds; `_supersede` and `_resubmit` read every board's
     Results, so they run once per state of `main`, the closed pull requests and the lanes' records, not per poll."""

@@ -134,7 +134,8 @@ def test_end_to_end_submit_validate_verify_site(world, remote, tmp_path, capsys)
     keys = tmp_path / "keys"
     code, _, err = cli(["results", "keygen", "--out", str(keys)], capsys)
     assert code == 0 and (keys / "verifier.key").stat().st_mode & 0o077 == 0
-    code, out, err = cli(["results", "verify", f"{remote}@{ref}", "--key", str(keys / "verifier.key")], capsys)
+    code, out, err = cli(["results", "verify", f"{remote}@{ref}", "--key", str(keys / "verifier.key"), "--jobs", "2"],
+                         capsys)
     assert code == 0, out + err
     assert out.startswith("ok results/squares/") and "(equal outputs)" in out and "signed 3 record" in err
     # the board's built-in floors it lacked, run and signed by the maintainer in the same commit (issue #58)
@@ -484,3 +485,36 @@ def test_a_result_main_holds_already_is_left_out_and_the_rest_is_sent(world, rem
         store.commit({meta: b"{}\n"}, "other metadata at the same path")
     with pytest.raises(RepositoryError, match=f"already holds {meta} with other content"):
         submit(sub, str(remote), results_dir=results, check=False)
+
+
+def test_verify_re_runs_the_boards_of_different_resources_at_once_and_one_resources_in_turn():
+    """`results verify --jobs N`: the Results of different resources re-run on N threads at once; those of one
+    resource one after the other (a hidden copy they share is built once); the re-runs come back in the pull
+    request's order."""
+    import threading
+    import time
+
+    from leaderboard.repository.rerun import Rerun, rerun_all
+
+    rels = [f"results/s/0123456789abcdef/idc/idc__mr-{r}@abc/{m}.json"
+            for r, m in (("wga", "cnn"), ("wga", "han"), ("milp", "cnn"), ("hybrid", "cnn"))]
+    active: dict[str, int] = {}
+    most, lock, order = [0], threading.Lock(), []
+
+    def one(rel: str) -> Rerun:
+        resource = rel.split("/")[4]
+        with lock:
+            assert not active.get(resource), f"two re-runs of {resource} at once"
+            active[resource] = 1
+            most[0] = max(most[0], sum(active.values()))
+            order.append(rel)
+        time.sleep(0.2)
+        with lock:
+            active[resource] = 0
+        return Rerun(rel)
+
+    runs = rerun_all(rels, one, jobs=2)
+    assert [r.rel for r in runs] == rels and sorted(order) == sorted(rels)
+    assert most[0] == 2  # two resources at once, never more than the jobs
+    assert order.index(rels[0]) < order.index(rels[1])  # one resource's Results in their order
+    assert [r.rel for r in rerun_all(rels, one, jobs=1)] == rels

@@ -627,6 +627,16 @@ def _supersede(work: Work, record: dict) -> bool:
     return moved
 
 
+VERIFY_JOBS = max(1, min(4, os.cpu_count() or 1))  # boards a verification re-runs at once (`results verify --jobs`)
+
+
+def _verify_argv(work: Work, branch: str) -> list[str]:
+    """The maintainer's `results verify` of one pull request: its boards re-run `VERIFY_JOBS` at once (the
+    maintainer is the build's bottleneck: one pull request at a time, each landing on the tip it was judged on)."""
+    return ["results", "verify", f"{work.repo}@{branch}", "--key", str(work.keys / "verifier.key"),
+            "--timeout", TIMEOUT_S, "--jobs", str(VERIFY_JOBS)]
+
+
 def _idle_state(work: Work, record: dict) -> tuple:
     """What `_bind_held`, `_supersede` and `_resubmit` decide from: `main`'s tip, the refused and closed pull
     requests, the resend tries and the lanes' records. While it is unchanged an idle maintainer does not read every
@@ -672,8 +682,7 @@ def maintain(work: Work, run: Callable[[list[str]], None], say: Callable[[str], 
             time.sleep(poll_s)
             continue
         branch = pending[0]
-        argv = ["results", "verify", f"{work.repo}@{branch}", "--key", str(work.keys / "verifier.key"),
-                "--timeout", TIMEOUT_S]
+        argv = _verify_argv(work, branch)
         say("$ xaibench " + " ".join(argv))
         s0, c0 = time.perf_counter(), meter.total()
         try:

@@ -208,6 +208,9 @@ def verify_cmd(
     timeout: TimeoutOption = 60.0,
     find_links: FindLinksOption = None,
     index_url: IndexUrlOption = None,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, max=64,
+                                      help="Boards re-run at once (the Results of one resource run one after the "
+                                           "other; each run's work is in its sandboxed workers).")] = 1,
 ) -> None:
     """Re-run a pull request, sign and land it (maintainers).
 
@@ -233,7 +236,7 @@ def verify_cmd(
         runs, commit = verify_pull_request(store, ref, private, sandbox=sandbox, timeout_s=timeout,
                                            sources=Sources(tuple(find_links or ()), index_url),
                                            key_dir=None if key is None else key.parent, say=_say,
-                                           public_keys=_configured())
+                                           public_keys=_configured(), jobs=jobs)
         _print_runs(runs)
         if commit is None:
             _say(f"{sum(bool(r.problems) for r in runs)} of {len(runs)} Result(s) do not hold; nothing was signed")

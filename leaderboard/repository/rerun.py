@@ -70,7 +70,7 @@ from leaderboard.repository.reading import folder_digests
 
 __all__ = ["COMPARED_PROVENANCE", "Evaluation", "FLOOR_RULE", "Rerun", "compare", "figures_of", "floor_runs",
            "hidden_record_for", "hidden_runs", "no_copy", "open_round", "provenance_differences", "rebuild",
-           "record_for", "rehide", "rerun_result", "trusted", "verify_pull_request"]
+           "record_for", "rehide", "rerun_all", "rerun_result", "trusted", "verify_pull_request"]
 
 REL_TOL = 1e-9
 STOCHASTIC_FACTOR = 3.0
@@ -506,14 +506,15 @@ def _dump(record: dict[str, Any], private: Any) -> bytes:
 def verify_pull_request(store: Any, ref: str, private: Any, sandbox: str = "auto", timeout_s: float = 60.0,
                         sources: Any = None, key_dir: Path | None = None,
                         say: Callable[[str], None] = lambda line: None,
-                        public_keys: dict[str, Any] | None = None) -> tuple[list[Rerun], str | None]:
+                        public_keys: dict[str, Any] | None = None, jobs: int = 1) -> tuple[list[Rerun], str | None]:
     """Judge `ref` against the tip, re-run every Result it adds, and when all hold land it with their signed
     records in one commit: (the re-runs, the commit or None when nothing was written). `sources`: where a
     submission's requirements are installed from (`benchmark.submission.environments.Sources`). A Result whose board has
     hidden copies is also run on the open round's draws (`open_round`; the round's secret kept in `key_dir`,
     default the key folder), and those runs are signed in its round record (`hidden_record_for`). Signed state —
     who holds a name, which rounds there are — is believed under `private`'s key and `public_keys` (`trusted`);
-    the binding the landing writes is signed by `private` (`landing_files`)."""
+    the binding the landing writes is signed by `private` (`landing_files`). `jobs`: boards re-run at once
+    (`rerun_all`)."""
     from leaderboard.repository.pull import judge, open_pull_request
 
     pr = open_pull_request(store, ref, trusted(private, public_keys))
@@ -526,13 +527,14 @@ def verify_pull_request(store: Any, ref: str, private: Any, sandbox: str = "auto
     why = {rel: no_copy(rel) for rel in rels}
     hidden = open_round(pr.tip, store.where, private, key_dir, sandbox, say, pr.state) \
         if not all(why.values()) else None
-    runs = []
-    for rel in rels:
+    def one(rel: str) -> Rerun:
         run = rerun_result(pr.merged, rel, sandbox, timeout_s, sources, None if why[rel] else hidden)
         run.hidden_not_run = why[rel] or run.hidden_not_run or ("" if hidden else "this repository has started no "
                                                                 "round of hidden copies (`xaibench results round "
                                                                 "start`)")
-        runs.append(run)
+        return run
+
+    runs = rerun_all(rels, one, jobs)
     if any(r.problems for r in runs):
         return runs, None
     from leaderboard.repository.contributors import SIGNATURES, read_signature
@@ -558,6 +560,27 @@ def verify_pull_request(store: Any, ref: str, private: Any, sandbox: str = "auto
     commit = store.land(ref, files, f"xaibench verify {first.submission} {first.code_hash}: {len(runs)} Result(s) "
                                     f"re-run and signed ({ref})", pr.tip_commit)
     return runs, commit
+
+
+def rerun_all(rels: list[str], one: Callable[[str], Rerun], jobs: int = 1) -> list[Rerun]:
+    """`one(rel)` for every Result path, in `rels`' order. With `jobs` > 1 the Results of different resources run at
+    once on that many threads (each re-run's work is in its sandboxed workers); the Results of one resource run one
+    after the other, so a hidden copy they share is built once (`build_cached` would keep the first of two builds)."""
+    if jobs <= 1 or len(rels) < 2:
+        return [one(rel) for rel in rels]
+    from concurrent.futures import ThreadPoolExecutor
+
+    groups: dict[tuple[str, str], list[str]] = {}
+    for rel in rels:
+        rp = parse_result_path(rel)
+        groups.setdefault((rp.track, rp.resource) if rp is not None else ("", rel), []).append(rel)
+    def in_turn(group: list[str]) -> list[Rerun]:
+        return [one(rel) for rel in group]
+
+    with ThreadPoolExecutor(max_workers=min(jobs, len(groups)), thread_name_prefix="xaibench-verify") as pool:
+        done = {run.rel: run for future in [pool.submit(in_turn, g) for g in groups.values()]
+                for run in future.result()}
+    return [done[rel] for rel in rels]
 
 
 FLOOR_RULE = "a built-in floor, run by the maintainer"  # the record's rule of a floor `floor_runs` landed
