@@ -69,8 +69,8 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 
 # The tests on TEST_WORKERS processes (pytest-xdist; the CI machine has two cores, and three processes keep them
-# busy: the tests wait on worker starts, subprocesses and fsync, so two left about a quarter of the CPU idle —
-# docs/performance.md measures 678 s against ≈ 830 s), one module per process at a
+# busy while tests wait on worker starts, subprocesses and fsync — docs/performance.md: 0.98× on an idle machine,
+# 0.82× beside a niced build), one module per process at a
 # time (`--dist loadscope`: a module's fixtures are built once) in the order tests/conftest.py gives (the modules
 # holding a slow test first), each computing on one thread. TEST_WORKERS=0 runs them in this process;
 # `make test TEST_WORKERS=auto` uses every core. `pytest -m "not slow"` is the fast tier (docs/performance.md).
