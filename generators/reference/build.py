@@ -638,16 +638,16 @@ def _verify_argv(work: Work, branch: str) -> list[str]:
 
 
 def _idle_state(work: Work, record: dict) -> tuple:
-    """What `_bind_held`, `_supersede` and `_resubmit` decide from: `main`'s tip, the refused and closed pull
-    requests, the resend tries and the lanes' records. While it is unchanged an idle maintainer does not read every
+    """What `_bind_held`, `_supersede` and `_resubmit` decide from: `main`'s tip, the closed (refused or superseded)
+    pull requests, the resend tries and the lanes' records. While it is unchanged an idle maintainer does not read every
     board's Results again on each poll."""
     try:
         tip = _git(work.repo, "rev-parse", "--verify", "-q", "main")
     except XaibenchError:
         tip = None  # git did not answer: never equal to a state seen, so everything is decided again
     lanes = tuple(sorted((p.name, p.stat().st_mtime_ns) for p in (work.root / "lanes").glob("*.json")))
-    return (tip, tuple(sorted(record["refused"])), tuple(sorted(_closed(record))),
-            tuple(sorted((record.get("resubmitted") or {}).items())), lanes) if tip is not None else (object(),)
+    return (tip, tuple(sorted(_closed(record))), tuple(sorted((record.get("resubmitted") or {}).items())), lanes) \
+        if tip is not None else (object(),)
 
 
 def maintain(work: Work, run: Callable[[list[str]], None], say: Callable[[str], None], poll_s: float = 5.0) -> dict:
@@ -678,7 +678,7 @@ def maintain(work: Work, run: Callable[[list[str]], None], say: Callable[[str], 
                 continue
             if done:
                 break
-            idle_at = _idle_state(work, record)
+            idle_at = state  # a record changed by the checks above differs from it: they run once more, then rest
             time.sleep(poll_s)
             continue
         branch = pending[0]

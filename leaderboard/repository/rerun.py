@@ -527,6 +527,7 @@ def verify_pull_request(store: Any, ref: str, private: Any, sandbox: str = "auto
     why = {rel: no_copy(rel) for rel in rels}
     hidden = open_round(pr.tip, store.where, private, key_dir, sandbox, say, pr.state) \
         if not all(why.values()) else None
+
     def one(rel: str) -> Rerun:
         run = rerun_result(pr.merged, rel, sandbox, timeout_s, sources, None if why[rel] else hidden)
         run.hidden_not_run = why[rel] or run.hidden_not_run or ("" if hidden else "this repository has started no "
@@ -574,6 +575,7 @@ def rerun_all(rels: list[str], one: Callable[[str], Rerun], jobs: int = 1) -> li
     for rel in rels:
         rp = parse_result_path(rel)
         groups.setdefault((rp.track, rp.resource) if rp is not None else ("", rel), []).append(rel)
+
     def in_turn(group: list[str]) -> list[Rerun]:
         return [one(rel) for rel in group]
 
